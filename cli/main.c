@@ -1,0 +1,47 @@
+/* kvsim: a discrete-event simulator of how LLM serving engines spend GPU
+ * memory. Dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *help;
+} commands[] = {
+    {"calc", cmd_calc, "static memory plan: what the engine prints at start-up"},
+    {"run", cmd_run, "simulate a scenario: time series, per-request table, summary"},
+    {"trace", cmd_trace, "inspect, convert and generate workloads (stats|convert|gen)"},
+    {"validate", cmd_validate, "compare a simulated run with a measured engine run"},
+    {"calibrate", cmd_calibrate, "fit the step-time model's coefficients to measured runs"},
+    {"sweep", cmd_sweep, "run a grid of scenarios and write one comparison table"},
+    {"plan", cmd_plan, "search the rate, replicas or utilization that meets an SLO"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: kvsim COMMAND [ARGS]...\n\n");
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+  fprintf(out, "\n`kvsim COMMAND --help` describes a command's flags.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("kvsim %s\n", KVSIM_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].fn(argc, argv);
+  fprintf(stderr, "kvsim: error: unknown command '%s' (see kvsim --help)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,8 @@
+#include "args.h"
+#include "commands.h"
+
+int cmd_run(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return cli_fail("run", "not implemented yet");
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kvsim needs, only those missing.
+# Usage (as root): scripts/deps.sh [--test]
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcriterion-dev gnuplot-nox)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,55 @@
+/* GPU catalog entry: memory as the runtime reports it, bandwidths, peak
+ * FLOPs, links, and the step-time model's efficiency coefficients. */
+#ifndef KVSIM_GPU_H
+#define KVSIM_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+/* Coefficients of the step-time model (perf.h). Calibrated per GPU by
+ * `kvsim calibrate`; otherwise defaults by GPU generation. */
+typedef struct kvsim_gpu_perf {
+  double mfu;                /* fraction of dense peak FLOPs reached by the batch's GEMMs */
+  double mbu;                /* fraction of HBM bandwidth reached streaming weights and KV */
+  double step_overhead_us;   /* fixed per step: scheduling, launches, sampling */
+  double per_seq_us;         /* per sequence in the batch (input prep, sampler, detokenize) */
+  double per_token_us;       /* per scheduled token */
+  double attn_efficiency;    /* attention kernels' fraction of the roofline */
+  /* Relative spread of the calibration residuals (one sigma), used for the
+   * +/- band on latencies; 0 when not calibrated. */
+  double ttft_rel_sigma, tpot_rel_sigma;
+  bool calibrated;
+  char source[256];
+} kvsim_gpu_perf_t;
+
+typedef struct kvsim_gpu {
+  char name[64];
+  char description[128];
+  char vendor[16];
+  char generation[16];
+  int64_t memory_total_bytes; /* cudaMemGetInfo total: vLLM's total_gpu_memory */
+  double hbm_bandwidth_GBps;
+  double bf16_tflops, fp8_tflops, fp4_tflops; /* dense */
+  double host_link_GBps;      /* one direction */
+  double host_link_latency_us;
+  double gpu_link_GBps;       /* one direction, per GPU */
+  double gpu_link_latency_us;
+  double tdp_w;
+  kvsim_gpu_perf_t perf;
+} kvsim_gpu_t;
+
+/* Catalog name (case-insensitive) or path to a GPU JSON file. */
+int kvsim_gpu_load(const char *name_or_path, kvsim_gpu_t *g, kvsim_err *err);
+int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err);
+
+/* Default efficiency coefficients for a generation ("hopper", ...). */
+void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
+
+/* Maps loose names ("H100 80GB", "h100_sxm", "RTX 4090", "NVIDIA GeForce
+ * RTX 4090") onto a catalog name. Returns 1 if found. */
+int kvsim_gpu_catalog_name(const char *loose, char *out, size_t cap);
+
+#endif

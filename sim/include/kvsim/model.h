@@ -1,0 +1,109 @@
+/* Model architecture from a Hugging Face config.json: layers, attention
+ * geometry (MHA/GQA/MQA/MLA, sliding windows), MoE, quantization, and the
+ * parameter count derived from them. */
+#ifndef KVSIM_MODEL_H
+#define KVSIM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+#define KVSIM_MAX_LAYERS 512
+
+typedef enum kvsim_quant_kind {
+  KVSIM_QUANT_NONE = 0, /* weights in the model dtype */
+  KVSIM_QUANT_FP8,      /* 1 byte + per-block or per-channel scales */
+  KVSIM_QUANT_INT8,     /* 1 byte + per-channel scales (w8a8) */
+  KVSIM_QUANT_INT4,     /* 0.5 byte + per-group scales and zeros (awq, gptq) */
+  KVSIM_QUANT_MXFP4,    /* 0.5 byte + one byte scale per 32 (gpt-oss experts) */
+} kvsim_quant_kind;
+
+typedef struct kvsim_quant {
+  kvsim_quant_kind kind;
+  char method[32];     /* as in quantization_config.quant_method, or the flag */
+  int group_size;      /* int4: elements per scale group (default 128) */
+  int block_size;      /* fp8 block-wise scales: square block edge (DeepSeek 128), 0 = per-channel */
+  bool experts_only;   /* only MoE expert weights are quantized (mxfp4) */
+} kvsim_quant_t;
+
+typedef struct kvsim_model {
+  char name[64];       /* catalog name or file stem */
+  char model_type[32];
+  char dtype[16];      /* "bfloat16", "float16", "float32" */
+  int dtype_bytes;
+
+  int num_layers;
+  int64_t hidden_size, num_heads, num_kv_heads, head_dim, v_head_dim;
+  int64_t intermediate_size, vocab_size, max_position_embeddings;
+  bool tie_word_embeddings;
+  bool qkv_bias, o_bias; /* Qwen2 q/k/v bias; gpt-oss attention_bias */
+  bool qk_norm;          /* Qwen3, Gemma-3: per-head RMSNorm on q and k */
+  int norms_per_layer;   /* 2, or 4 for Gemma-2/3 */
+
+  /* Attention pattern. sliding_window = 0 means none. */
+  int64_t sliding_window;
+  int num_sliding_layers;
+  uint8_t layer_sliding[KVSIM_MAX_LAYERS];
+
+  /* Multi-head latent attention (DeepSeek-V2/V3). */
+  bool mla;
+  int64_t kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim;
+
+  /* Mixture of experts. num_experts = 0 means dense. */
+  int64_t num_experts, experts_per_tok, num_shared_experts;
+  int64_t moe_intermediate_size, shared_expert_intermediate_size;
+  bool expert_bias;    /* gpt-oss experts and router carry biases */
+  uint8_t layer_moe[KVSIM_MAX_LAYERS];
+  int num_moe_layers;
+
+  kvsim_quant_t quant;
+} kvsim_model_t;
+
+/* Parameters of one piece of the model, split the way tensor parallelism
+ * splits it. */
+typedef struct kvsim_model_params {
+  int64_t embedding;   /* vocab x hidden */
+  int64_t lm_head;     /* 0 when tied */
+  int64_t final_norm;
+  int64_t attention;   /* all layers: projections, biases, norms of q/k */
+  int64_t kv_proj;     /* the part of `attention` that is K/V projection (replicated when TP > kv heads) */
+  int64_t dense_mlp;   /* all dense MLP layers */
+  int64_t experts;     /* all routed experts */
+  int64_t shared_experts;
+  int64_t router;
+  int64_t norms;       /* per-layer norms */
+  int64_t total;
+  int64_t active;      /* per token: total minus unused routed experts, minus embedding */
+} kvsim_model_params_t;
+
+/* Loads `name_or_path`: a catalog name (case-insensitive), a path to a
+ * config.json (or a folder holding one), or a Hugging Face id such as
+ * "meta-llama/Llama-3.1-8B-Instruct" that maps onto a catalog name. */
+int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err);
+
+/* Parses config.json text. `where` names the source in error messages. */
+int kvsim_model_parse(const char *json_text, const char *name, const char *where,
+                      kvsim_model_t *m, kvsim_err *err);
+
+/* Maps a Hugging Face id onto a catalog name: organisation dropped,
+ * -Instruct/-FP8/... suffixes dropped, lower case. Returns 1 if the result
+ * is in the catalog. */
+int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap);
+
+void kvsim_model_count_params(const kvsim_model_t *m, kvsim_model_params_t *p);
+
+/* Layer index range [first, last) held by pipeline stage `stage` of `pp`,
+ * as vLLM's get_pp_indices splits them. */
+void kvsim_model_pp_layers(int num_layers, int pp, int stage, int *first, int *last);
+
+/* KV geometry: per-layer cache entry for one token, in elements. MLA keeps
+ * one latent (kv_lora_rank + qk_rope_head_dim) and no V. */
+int64_t kvsim_model_kv_heads_per_rank(const kvsim_model_t *m, int tp);
+int64_t kvsim_model_kv_head_size(const kvsim_model_t *m);
+int kvsim_model_kv_factor(const kvsim_model_t *m); /* 2 (K and V) or 1 (MLA) */
+
+bool kvsim_model_is_hybrid(const kvsim_model_t *m); /* mixes sliding and full layers */
+
+#endif

@@ -1,0 +1,122 @@
+/* The static memory plan: what the engine prints at start-up. Per GPU rank:
+ * total x utilization = weights + activation peak + non-torch [+ CUDA graphs]
+ * + KV pool; the pool is cut into blocks of block_size tokens.
+ * Engine rules are those of ../shared/reference/VLLM.md section 1. */
+#ifndef KVSIM_PLAN_H
+#define KVSIM_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+#include "kvsim/gpu.h"
+#include "kvsim/model.h"
+
+typedef enum kvsim_plan_engine {
+  KVSIM_PLAN_V1 = 1, /* vLLM V1 (>= 0.9.2 memory profiling; null block; hybrid allocator) */
+  KVSIM_PLAN_V0 = 0, /* vLLM V0 (0.6.5 .. end of V0) */
+} kvsim_plan_engine;
+
+typedef enum kvsim_kv_dtype {
+  KVSIM_KV_AUTO = 0, /* the model dtype */
+  KVSIM_KV_BF16,
+  KVSIM_KV_FP16,
+  KVSIM_KV_FP8,      /* fp8, fp8_e4m3, fp8_e5m2, fp8_inc: 1 byte, no scales in the page */
+  KVSIM_KV_INT8,     /* HF QuantizedCache style: per-group scales + residual window */
+  KVSIM_KV_INT4,
+} kvsim_kv_dtype;
+
+/* Everything the plan depends on. Zero / negative means "engine default"
+ * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
+typedef struct kvsim_plan_params {
+  kvsim_plan_engine engine;
+  int tp, pp;
+  double gpu_memory_utilization;   /* (0, 1] */
+  int64_t total_memory_bytes;      /* 0: the GPU's */
+  int64_t max_model_len;           /* 0: the model's max_position_embeddings */
+  int block_size;                  /* 0: 16 */
+  kvsim_kv_dtype kv_dtype;
+  int kv_quant_group;              /* int8/int4 cache: elements per scale group (default 64) */
+  int kv_residual_tokens;          /* int8/int4 cache: recent tokens kept unquantized (default 128) */
+  char quantization[32];           /* "" keeps the model's; fp8, int8, awq, gptq, int4, mxfp4, none */
+  int64_t max_num_batched_tokens;  /* 0: engine default for the GPU */
+  int64_t max_num_seqs;            /* 0: engine default for the GPU */
+  int enable_chunked_prefill;      /* -1: engine default (V1 on, V0 off) */
+  bool disable_hybrid_kv_cache_manager;
+  bool enforce_eager;
+  bool estimate_cudagraphs;        /* VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: subtract graph memory */
+  /* Measured overrides in GiB; negative = predict. */
+  double weights_gib, activation_gib, non_torch_gib, cuda_graph_gib;
+  int64_t kv_cache_memory_bytes;   /* > 0: bypass profiling, use this budget */
+  int64_t num_gpu_blocks_override; /* > 0: use this many blocks */
+} kvsim_plan_params_t;
+
+/* One KV cache group of the V1 hybrid allocator: layers of one attention
+ * type that share a block table. Full-attention models have one group. */
+typedef struct kvsim_plan_group {
+  bool sliding;
+  int64_t window;        /* tokens (sliding groups) */
+  int num_layers;        /* real layers in the group */
+} kvsim_plan_group_t;
+
+#define KVSIM_PLAN_MAX_GROUPS 16
+
+typedef struct kvsim_plan {
+  kvsim_plan_params_t p;      /* resolved parameters (defaults filled in) */
+  /* KV geometry on the binding rank. */
+  int num_layers;             /* attention layers holding KV on that rank */
+  int64_t kv_heads_per_rank, head_dim;
+  double kv_bytes_per_element;
+  int64_t per_token_kv_bytes; /* all layers of the rank; with scales for int8/int4 */
+  int64_t block_bytes;        /* one block across all layers of the rank (V1 hybrid: group_size layers) */
+  int64_t page_bytes;         /* one block of one layer */
+  /* Memory (bytes, per rank). */
+  int64_t total_memory_bytes, requested_bytes, weights_bytes, activation_bytes,
+      non_torch_bytes, cuda_graph_bytes, available_kv_bytes;
+  bool cuda_graph_subtracted;
+  /* Pool. */
+  int64_t num_gpu_blocks;     /* as logged; V1 includes the null block 0 */
+  int64_t kv_cache_tokens;    /* "GPU KV cache size: N tokens" */
+  double max_concurrency;     /* "Maximum concurrency for L tokens per request: X" */
+  int64_t blocks_per_request_max; /* blocks one max_model_len request needs (V1) */
+  int num_groups, group_size;
+  kvsim_plan_group_t groups[KVSIM_PLAN_MAX_GROUPS];
+  int binding_stage;
+  /* int8/int4 caches: unquantized residual window per request. */
+  int64_t residual_bytes_per_request;
+  /* Verdict. */
+  bool fits;
+  char error[512];            /* the engine's own error text when !fits */
+  int64_t max_model_len_fit;  /* largest max_model_len that fits, 0 if none */
+} kvsim_plan_t;
+
+void kvsim_plan_params_default(kvsim_plan_params_t *p);
+
+/* Parses "auto", "bfloat16", "fp8_e4m3", "int4", ... Returns <0 if unknown. */
+int kvsim_kv_dtype_parse(const char *s, kvsim_kv_dtype *out);
+const char *kvsim_kv_dtype_name(kvsim_kv_dtype d);
+
+/* Computes the plan. Fails (KVSIM_EINVAL) only on invalid parameters
+ * (TP that does not divide the heads, utilization out of range, ...); a
+ * plan that does not fit is a successful result with fits = false. */
+int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                       const kvsim_plan_params_t *p, kvsim_plan_t *out, kvsim_err *err);
+
+/* Blocks of the pool that a request with `tokens` tokens of context holds
+ * (sum over KV groups; sliding groups hold only the window). */
+int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens);
+
+/* Reverse mode: memory that `concurrency` requests of `seq_len` tokens need. */
+typedef struct kvsim_plan_reverse {
+  int64_t required_kv_bytes;     /* per rank at the plan's TP */
+  int64_t required_memory_bytes; /* per GPU, before utilization: what total memory must be */
+  int min_gpus;                  /* smallest TP degree on this GPU that fits, -1 if none <= 64 */
+} kvsim_plan_reverse_t;
+
+int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                       const kvsim_plan_params_t *p, int64_t concurrency, int64_t seq_len,
+                       kvsim_plan_reverse_t *out, kvsim_err *err);
+
+#define KVSIM_GIB 1073741824.0
+
+#endif

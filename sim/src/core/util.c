@@ -1,0 +1,188 @@
+#include "core/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+    }
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (n < cap - 1)
+      break;
+    cap *= 2;
+    char *grown = realloc(buf, cap);
+    if (!grown)
+      free(buf);
+    buf = grown;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return kvsim_err_set(err, KVSIM_EIO, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len)
+    *len = n;
+  return KVSIM_OK;
+}
+
+cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
+  const char *end = NULL;
+  cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+  if (!j) {
+    /* cJSON reports the failing position; turn it into a line number. */
+    int line = 1;
+    const char *stop = end ? end : cJSON_GetErrorPtr();
+    for (const char *p = text; stop && p < stop && *p; p++)
+      line += *p == '\n';
+    kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON", where, line);
+  }
+  return j;
+}
+
+static const cJSON *field(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return (v && !cJSON_IsNull(v)) ? v : NULL;
+}
+
+int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char *where,
+                    kvsim_err *err) {
+  const cJSON *v = field(obj, key);
+  if (!v)
+    return 0;
+  double d = v->valuedouble;
+  if (!cJSON_IsNumber(v) || d != floor(d) || fabs(d) > 9.0e15)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected an integer", where,
+                         *where ? "." : "", key);
+  *out = (int64_t)d;
+  return 1;
+}
+
+int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,
+                    kvsim_err *err) {
+  const cJSON *v = field(obj, key);
+  if (!v)
+    return 0;
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a number", where,
+                         *where ? "." : "", key);
+  *out = v->valuedouble;
+  return 1;
+}
+
+int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *where,
+                     kvsim_err *err) {
+  const cJSON *v = field(obj, key);
+  if (!v)
+    return 0;
+  if (!cJSON_IsBool(v))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected true or false", where,
+                         *where ? "." : "", key);
+  *out = cJSON_IsTrue(v);
+  return 1;
+}
+
+int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
+                    const char *where, kvsim_err *err) {
+  const cJSON *v = field(obj, key);
+  if (!v)
+    return 0;
+  if (!cJSON_IsString(v))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a string", where,
+                         *where ? "." : "", key);
+  if (strlen(v->valuestring) >= cap)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: string longer than %zu characters",
+                         where, *where ? "." : "", key, cap - 1);
+  strcpy(out, v->valuestring);
+  return 1;
+}
+
+int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const char *where,
+                          kvsim_err *err) {
+  if (!cJSON_IsObject(obj))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", where);
+  for (const cJSON *c = obj->child; c; c = c->next) {
+    const char *best = NULL;
+    int best_d = 1 << 30;
+    int found = 0;
+    for (const char *const *a = allowed; *a; a++) {
+      if (strcmp(*a, c->string) == 0) {
+        found = 1;
+        break;
+      }
+      int d = kvsim__edit_distance(*a, c->string);
+      if (d < best_d) {
+        best_d = d;
+        best = *a;
+      }
+    }
+    if (!found) {
+      if (best && best_d <= 3)
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean '%s'?)",
+                             where, *where ? "." : "", c->string, best);
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key", where,
+                           *where ? "." : "", c->string);
+    }
+  }
+  return KVSIM_OK;
+}
+
+int kvsim__edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 128 || lb > 128)
+    return 1 << 20;
+  int row[129];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int up = row[j];
+      int cost = a[i - 1] != b[j - 1];
+      int v = diag + cost;
+      if (row[j] + 1 < v)
+        v = row[j] + 1;
+      if (row[j - 1] + 1 < v)
+        v = row[j - 1] + 1;
+      row[j] = v;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *kvsim__commas(int64_t v, char *buf, size_t cap) {
+  char digits[32];
+  int neg = v < 0;
+  uint64_t u = neg ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+  int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)u);
+  size_t o = 0;
+  if (neg && o + 1 < cap)
+    buf[o++] = '-';
+  for (int i = 0; i < n && o + 1 < cap; i++) {
+    if (i > 0 && (n - i) % 3 == 0 && o + 1 < cap)
+      buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+bool kvsim__ends_with(const char *s, const char *suffix) {
+  size_t ls = strlen(s), lx = strlen(suffix);
+  return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}

@@ -1,0 +1,45 @@
+/* Internal helpers shared by the readers of JSON files (model, GPU, scenario)
+ * and small string utilities. Not part of the public API. */
+#ifndef KVSIM_CORE_UTIL_H
+#define KVSIM_CORE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "kvsim/error.h"
+
+/* Reads a whole file into a NUL-terminated malloc'd buffer (*out, caller frees). */
+int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err);
+
+/* Parses JSON text; `where` names the source in the error ("configs/x.json"). */
+cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err);
+
+/* Typed field getters. They return 1 when the key is present and valid,
+ * 0 when absent or JSON null (out untouched), negative on a wrong type or
+ * range. `where` prefixes the error ("scenario.json: engine.block_size"). */
+int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char *where,
+                    kvsim_err *err);
+int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,
+                    kvsim_err *err);
+int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *where,
+                     kvsim_err *err);
+/* Copies a string value into out[cap]. */
+int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
+                    const char *where, kvsim_err *err);
+
+/* Error unless every key of obj is in the NULL-terminated list `allowed`. */
+int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const char *where,
+                          kvsim_err *err);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+int kvsim__edit_distance(const char *a, const char *b);
+
+/* Formats an integer with thousands separators ("436,528"). */
+const char *kvsim__commas(int64_t v, char *buf, size_t cap);
+
+bool kvsim__ends_with(const char *s, const char *suffix);
+
+#endif

@@ -1,0 +1,188 @@
+#include "kvsim/gpu.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "core/catalog.h"
+#include "core/util.h"
+
+void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
+  /* Uncalibrated defaults by generation: the same efficiencies for every GPU
+   * of a generation. Calibrated GPUs override them in their JSON "perf". */
+  memset(p, 0, sizeof *p);
+  p->mfu = 0.55;
+  p->mbu = 0.80;
+  p->attn_efficiency = 0.5;
+  p->step_overhead_us = 1500;
+  p->per_seq_us = 10;
+  p->per_token_us = 0.5;
+  if (!strcmp(generation, "hopper")) {
+    p->mfu = 0.60;
+  } else if (!strcmp(generation, "blackwell")) {
+    p->mfu = 0.55;
+    p->step_overhead_us = 1200;
+  } else if (!strcmp(generation, "ada")) {
+    p->mfu = 0.60;
+    p->mbu = 0.85;
+  } else if (!strcmp(generation, "cdna3")) {
+    p->mfu = 0.45;
+    p->mbu = 0.65;
+    p->step_overhead_us = 2000;
+  }
+  snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
+}
+
+static int parse_perf(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
+  static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
+                                     "per_token_us", "attn_efficiency", "ttft_rel_sigma",
+                                     "tpot_rel_sigma", "calibrated", "source", NULL};
+  char w[256];
+  snprintf(w, sizeof w, "%s: perf", where);
+  int rc;
+  if ((rc = kvsim__json_only_keys(j, keys, w, err)) < 0)
+    return rc;
+  struct {
+    const char *key;
+    double *dst;
+    double lo, hi;
+  } nums[] = {{"mfu", &p->mfu, 1e-3, 1},
+              {"mbu", &p->mbu, 1e-3, 1},
+              {"step_overhead_us", &p->step_overhead_us, 0, 1e6},
+              {"per_seq_us", &p->per_seq_us, 0, 1e5},
+              {"per_token_us", &p->per_token_us, 0, 1e4},
+              {"attn_efficiency", &p->attn_efficiency, 1e-3, 1},
+              {"ttft_rel_sigma", &p->ttft_rel_sigma, 0, 10},
+              {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10}};
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+    if ((rc = kvsim__json_num(j, nums[i].key, nums[i].dst, w, err)) < 0)
+      return rc;
+    if (*nums[i].dst < nums[i].lo || *nums[i].dst > nums[i].hi)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s = %g, expected in [%g, %g]", w, nums[i].key,
+                           *nums[i].dst, nums[i].lo, nums[i].hi);
+  }
+  if ((rc = kvsim__json_bool(j, "calibrated", &p->calibrated, w, err)) < 0 ||
+      (rc = kvsim__json_str(j, "source", p->source, sizeof p->source, w, err)) < 0)
+    return rc;
+  return KVSIM_OK;
+}
+
+int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
+  static const char *const keys[] = {
+      "name", "description", "vendor", "generation", "memory_total_bytes",
+      "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+      "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
+      "gpu_link_latency_us", "tdp_w", "source", "perf", NULL};
+  memset(g, 0, sizeof *g);
+  cJSON *j = kvsim__json_parse(json_text, where, err);
+  if (!j)
+    return err->code;
+  int rc;
+  if ((rc = kvsim__json_only_keys(j, keys, where, err)) < 0)
+    goto out;
+  if ((rc = kvsim__json_str(j, "name", g->name, sizeof g->name, where, err)) <= 0 ||
+      (rc = kvsim__json_str(j, "generation", g->generation, sizeof g->generation, where, err)) <= 0 ||
+      (rc = kvsim__json_int(j, "memory_total_bytes", &g->memory_total_bytes, where, err)) <= 0 ||
+      (rc = kvsim__json_num(j, "hbm_bandwidth_GBps", &g->hbm_bandwidth_GBps, where, err)) <= 0 ||
+      (rc = kvsim__json_num(j, "bf16_tflops", &g->bf16_tflops, where, err)) <= 0) {
+    if (rc == 0)
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: missing one of name, generation, memory_total_bytes, "
+                         "hbm_bandwidth_GBps, bf16_tflops",
+                         where);
+    goto out;
+  }
+  if ((rc = kvsim__json_str(j, "description", g->description, sizeof g->description, where, err)) < 0 ||
+      (rc = kvsim__json_str(j, "vendor", g->vendor, sizeof g->vendor, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "fp8_tflops", &g->fp8_tflops, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "fp4_tflops", &g->fp4_tflops, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "host_link_GBps", &g->host_link_GBps, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "host_link_latency_us", &g->host_link_latency_us, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "gpu_link_GBps", &g->gpu_link_GBps, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "gpu_link_latency_us", &g->gpu_link_latency_us, where, err)) < 0 ||
+      (rc = kvsim__json_num(j, "tdp_w", &g->tdp_w, where, err)) < 0)
+    goto out;
+  if (g->memory_total_bytes <= 0 || g->hbm_bandwidth_GBps <= 0 || g->bf16_tflops <= 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: memory_total_bytes, hbm_bandwidth_GBps and bf16_tflops must be > 0", where);
+    goto out;
+  }
+  /* A PCIe Gen4 x16 link is the floor when the file says nothing. */
+  if (g->host_link_GBps <= 0)
+    g->host_link_GBps = 32;
+  if (g->host_link_latency_us <= 0)
+    g->host_link_latency_us = 10;
+  if (g->gpu_link_GBps <= 0)
+    g->gpu_link_GBps = g->host_link_GBps;
+  if (g->gpu_link_latency_us <= 0)
+    g->gpu_link_latency_us = 8;
+  kvsim_gpu_default_perf(g->generation, &g->perf);
+  const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
+  if (perf && (rc = parse_perf(perf, where, &g->perf, err)) < 0)
+    goto out;
+  rc = KVSIM_OK;
+out:
+  cJSON_Delete(j);
+  return rc;
+}
+
+int kvsim_gpu_catalog_name(const char *loose, char *out, size_t cap) {
+  /* Normalise: lower case, '_' and ' ' to '-', drop vendor words. */
+  char s[128];
+  size_t n = 0;
+  for (const char *p = loose; *p && n + 1 < sizeof s; p++)
+    s[n++] = (*p == '_' || *p == ' ') ? '-' : (char)tolower((unsigned char)*p);
+  s[n] = '\0';
+  static const char *drop[] = {"nvidia-", "geforce-", "amd-", "instinct-"};
+  for (size_t k = 0; k < sizeof drop / sizeof *drop; k++) {
+    char *hit = strstr(s, drop[k]);
+    if (hit)
+      memmove(hit, hit + strlen(drop[k]), strlen(hit + strlen(drop[k])) + 1);
+  }
+  static const struct {
+    const char *from, *to;
+  } alias[] = {{"h100-80gb", "h100-sxm"}, {"h100-sxm5", "h100-sxm"}, {"h100-80gb-hbm3", "h100-sxm"},
+               {"h100", "h100-sxm"},      {"h200-sxm", "h200"},      {"h200-141gb", "h200"},
+               {"b200-sxm", "b200"},      {"a100-80gb", "a100-80g"}, {"a100-40gb", "a100-40g"},
+               {"a100-sxm4-80gb", "a100-80g"}, {"a100-sxm4-40gb", "a100-40g"}, {"a100", "a100-80g"},
+               {"rtx-4090", "rtx4090"},   {"rtx-3090", "rtx3090"},   {"rtx-5090", "rtx5090"},
+               {"rtxpro6000", "rtx-pro-6000"}, {"rtx-pro-6000-blackwell", "rtx-pro-6000"},
+               {"l40s-48gb", "l40s"},     {"mi300x-192gb", "mi300x"}, {"gb200-nvl72", "gb200"}};
+  for (size_t k = 0; k < sizeof alias / sizeof *alias; k++)
+    if (!strcmp(s, alias[k].from)) {
+      snprintf(out, cap, "%s", alias[k].to);
+      return kvsim__catalog_find(KVSIM_CATALOG_GPU, out) != NULL;
+    }
+  snprintf(out, cap, "%s", s);
+  return kvsim__catalog_find(KVSIM_CATALOG_GPU, out) != NULL;
+}
+
+int kvsim_gpu_load(const char *name_or_path, kvsim_gpu_t *g, kvsim_err *err) {
+  char mapped[128];
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_GPU, name_or_path);
+  if (!e && kvsim_gpu_catalog_name(name_or_path, mapped, sizeof mapped))
+    e = kvsim__catalog_find(KVSIM_CATALOG_GPU, mapped);
+  if (e) {
+    char where[96];
+    snprintf(where, sizeof where, "configs/gpus/%s.json", e->name);
+    return kvsim_gpu_parse(e->json, where, g, err);
+  }
+  struct stat st;
+  if (stat(name_or_path, &st) == 0 && S_ISREG(st.st_mode)) {
+    char *text;
+    int rc = kvsim__read_file(name_or_path, &text, NULL, err);
+    if (rc < 0)
+      return rc;
+    rc = kvsim_gpu_parse(text, name_or_path, g, err);
+    free(text);
+    return rc;
+  }
+  char near[256];
+  kvsim__catalog_suggest(KVSIM_CATALOG_GPU, name_or_path, near, sizeof near, 3);
+  return kvsim_err_set(err, KVSIM_ENOENT,
+                       "unknown GPU '%s' (not a catalog name or a readable file); closest: %s",
+                       name_or_path, near);
+}

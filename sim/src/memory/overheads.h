@@ -1,0 +1,35 @@
+/* Predictions of the non-KV terms of the memory plan, per GPU rank. Each
+ * can be replaced by a measured value (--weights-gib ...). Internal. */
+#ifndef KVSIM_MEMORY_OVERHEADS_H
+#define KVSIM_MEMORY_OVERHEADS_H
+
+#include <stdint.h>
+
+#include "kvsim/gpu.h"
+#include "kvsim/model.h"
+#include "kvsim/plan.h"
+
+/* Resolves --quantization against the model's own quantization_config.
+ * Returns <0 on an unknown method. */
+int kvsim__quant_resolve(const kvsim_model_t *m, const char *flag, kvsim_quant_t *q,
+                         kvsim_err *err);
+
+/* Bytes of weights (and weight-like buffers) on one rank of pipeline stage
+ * `stage`: its layers split by TP, embeddings on the first stage, lm_head
+ * on the last, and the rotary cos/sin cache. */
+int64_t kvsim__weights_bytes(const kvsim_model_t *m, const kvsim_quant_t *q, int tp, int pp,
+                             int stage);
+
+/* Peak activation of the engine's profiling run: a dummy batch of `tokens`
+ * tokens over `seqs` sequences, then the sampler over `seqs` rows. */
+int64_t kvsim__activation_bytes(const kvsim_model_t *m, int tp, int64_t tokens, int64_t seqs,
+                                kvsim_plan_engine engine);
+
+/* Memory outside PyTorch's allocator charged to the KV budget. */
+int64_t kvsim__non_torch_bytes(const kvsim_model_t *m, const kvsim_gpu_t *g, int tp, int pp,
+                               kvsim_plan_engine engine);
+
+/* CUDA-graph pool of the captured batch sizes. */
+int64_t kvsim__cuda_graph_bytes(const kvsim_model_t *m, int tp, int pp, int64_t max_num_seqs);
+
+#endif

@@ -1,0 +1,427 @@
+/* The static memory plan (VLLM.md section 1). Numbers are per GPU rank; the
+ * pool is the minimum over pipeline stages, like the engine's
+ * unify_kv_cache_configs / min over workers. */
+#include "kvsim/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "memory/overheads.h"
+
+void kvsim_plan_params_default(kvsim_plan_params_t *p) {
+  memset(p, 0, sizeof *p);
+  p->engine = KVSIM_PLAN_V1;
+  p->tp = p->pp = 1;
+  /* vllm/config/cache.py: gpu_memory_utilization = 0.9. */
+  p->gpu_memory_utilization = 0.9;
+  p->enable_chunked_prefill = -1;
+  p->weights_gib = p->activation_gib = p->non_torch_gib = p->cuda_graph_gib = -1;
+  p->kv_quant_group = 64;
+  p->kv_residual_tokens = 128;
+}
+
+static const struct {
+  const char *name;
+  kvsim_kv_dtype d;
+} kv_names[] = {{"auto", KVSIM_KV_AUTO},     {"bfloat16", KVSIM_KV_BF16}, {"float16", KVSIM_KV_FP16},
+                {"half", KVSIM_KV_FP16},     {"fp8", KVSIM_KV_FP8},       {"fp8_e4m3", KVSIM_KV_FP8},
+                {"fp8_e5m2", KVSIM_KV_FP8},  {"fp8_inc", KVSIM_KV_FP8},   {"int8", KVSIM_KV_INT8},
+                {"int4", KVSIM_KV_INT4}};
+
+int kvsim_kv_dtype_parse(const char *s, kvsim_kv_dtype *out) {
+  for (size_t i = 0; i < sizeof kv_names / sizeof *kv_names; i++)
+    if (!strcasecmp(s, kv_names[i].name)) {
+      *out = kv_names[i].d;
+      return KVSIM_OK;
+    }
+  return KVSIM_EINVAL;
+}
+
+const char *kvsim_kv_dtype_name(kvsim_kv_dtype d) {
+  for (size_t i = 0; i < sizeof kv_names / sizeof *kv_names; i++)
+    if (kv_names[i].d == d)
+      return kv_names[i].name;
+  return "?";
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Bytes of one head vector of one token (K or V, or the MLA latent). */
+static int64_t head_vector_bytes(const kvsim_model_t *m, const kvsim_plan_params_t *p,
+                                 int64_t head, double *elem_bytes) {
+  switch (p->kv_dtype) {
+  case KVSIM_KV_FP8:
+    /* STR_DTYPE_TO_TORCH_DTYPE maps every fp8 variant to a 1-byte dtype;
+     * no scale storage in the page. */
+    *elem_bytes = 1;
+    return head;
+  case KVSIM_KV_INT8:
+  case KVSIM_KV_INT4: {
+    /* HF QuantizedCache: per group of kv_quant_group elements one fp16
+     * scale and one fp16 zero point. */
+    int bits = p->kv_dtype == KVSIM_KV_INT8 ? 8 : 4;
+    int64_t groups = cdiv(head, p->kv_quant_group);
+    int64_t bytes = cdiv(head * bits, 8) + groups * 4;
+    *elem_bytes = (double)bytes / head;
+    return bytes;
+  }
+  case KVSIM_KV_BF16:
+  case KVSIM_KV_FP16:
+    *elem_bytes = 2;
+    return head * 2;
+  case KVSIM_KV_AUTO:
+  default:
+    *elem_bytes = m->dtype_bytes;
+    return head * m->dtype_bytes;
+  }
+}
+
+/* V1 hybrid allocator grouping (kv_cache_utils.py
+ * _get_kv_cache_groups_uniform_page_size): group_size = min layers per
+ * type, or the max when max < 1.5 x min; each type is cut into groups of
+ * group_size layers, the last padded. */
+static void make_groups(const kvsim_model_t *m, int n_full, int n_sw, kvsim_plan_t *pl) {
+  if (n_full == 0 || n_sw == 0) {
+    pl->num_groups = 1;
+    pl->group_size = n_full + n_sw;
+    pl->groups[0] = (kvsim_plan_group_t){n_sw > 0, m->sliding_window, n_full + n_sw};
+    return;
+  }
+  int lo = n_full < n_sw ? n_full : n_sw, hi = n_full < n_sw ? n_sw : n_full;
+  int gs = (double)hi < 1.5 * lo ? hi : lo;
+  pl->group_size = gs;
+  int n = 0;
+  for (int left = n_full; left > 0 && n < KVSIM_PLAN_MAX_GROUPS; left -= gs)
+    pl->groups[n++] = (kvsim_plan_group_t){false, 0, left < gs ? left : gs};
+  for (int left = n_sw; left > 0 && n < KVSIM_PLAN_MAX_GROUPS; left -= gs)
+    pl->groups[n++] = (kvsim_plan_group_t){true, m->sliding_window, left < gs ? left : gs};
+  pl->num_groups = n;
+}
+
+int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens) {
+  const int64_t bs = pl->p.block_size;
+  int64_t blocks = 0;
+  for (int g = 0; g < pl->num_groups; g++) {
+    const kvsim_plan_group_t *gr = &pl->groups[g];
+    if (gr->sliding && pl->p.engine == KVSIM_PLAN_V1) {
+      /* SlidingWindowSpec.max_memory_usage_bytes: the window plus one
+       * step's tokens, plus one block for the unaligned start. */
+      int64_t span = gr->window - 1 + pl->p.max_num_batched_tokens;
+      if (span > tokens)
+        span = tokens;
+      blocks += cdiv(span, bs) + 1;
+    } else {
+      blocks += cdiv(tokens, bs);
+    }
+  }
+  return blocks;
+}
+
+/* Budget of one stage's rank; fills the memory terms. */
+static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                               const kvsim_plan_params_t *p, const kvsim_quant_t *q, int stage,
+                               kvsim_plan_t *pl) {
+  pl->weights_bytes = p->weights_gib >= 0 ? (int64_t)llround(p->weights_gib * KVSIM_GIB)
+                                          : kvsim__weights_bytes(m, q, p->tp, p->pp, stage);
+  int64_t prof_tokens = p->max_num_batched_tokens;
+  pl->activation_bytes = p->activation_gib >= 0
+                             ? (int64_t)llround(p->activation_gib * KVSIM_GIB)
+                             : kvsim__activation_bytes(m, p->tp, prof_tokens, p->max_num_seqs,
+                                                       p->engine);
+  pl->non_torch_bytes = p->non_torch_gib >= 0 ? (int64_t)llround(p->non_torch_gib * KVSIM_GIB)
+                                              : kvsim__non_torch_bytes(m, g, p->tp, p->pp, p->engine);
+  pl->cuda_graph_bytes = p->enforce_eager ? 0
+                         : p->cuda_graph_gib >= 0
+                             ? (int64_t)llround(p->cuda_graph_gib * KVSIM_GIB)
+                             : kvsim__cuda_graph_bytes(m, p->tp, p->pp, p->max_num_seqs);
+  /* The graph estimate is subtracted only when the engine does so
+   * (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default from ~v0.21) or the
+   * user measured it. */
+  pl->cuda_graph_subtracted = p->engine == KVSIM_PLAN_V1 && !p->enforce_eager &&
+                              (p->estimate_cudagraphs || p->cuda_graph_gib >= 0);
+  if (p->kv_cache_memory_bytes > 0)
+    return p->kv_cache_memory_bytes;
+  return pl->requested_bytes - pl->weights_bytes - pl->activation_bytes - pl->non_torch_bytes -
+         (pl->cuda_graph_subtracted ? pl->cuda_graph_bytes : 0);
+}
+
+static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_params_t *p,
+                            kvsim_err *err) {
+  if (!(p->gpu_memory_utilization > 0 && p->gpu_memory_utilization <= 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
+                         p->gpu_memory_utilization);
+  if (p->tp < 1 || p->pp < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
+  /* vLLM verify_with_parallel_config: attention heads must split evenly. */
+  if (m->num_heads % p->tp)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tensor-parallel-size: %d does not divide the model's %lld attention heads",
+                         p->tp, (long long)m->num_heads);
+  if (!m->mla && p->tp < m->num_kv_heads && m->num_kv_heads % p->tp)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tensor-parallel-size: %d does not divide the model's %lld KV heads",
+                         p->tp, (long long)m->num_kv_heads);
+  if (!m->mla && p->tp > m->num_kv_heads && p->tp % m->num_kv_heads)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tensor-parallel-size: %d is not a multiple of the model's %lld KV heads",
+                         p->tp, (long long)m->num_kv_heads);
+  if (p->pp > m->num_layers)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
+                         p->pp, m->num_layers);
+  if (p->block_size == 0)
+    p->block_size = 16; /* CacheConfig.DEFAULT_BLOCK_SIZE */
+  if (p->block_size < 1 || p->block_size > 4096)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, 4096]", p->block_size);
+  if (p->total_memory_bytes <= 0)
+    p->total_memory_bytes = g->memory_total_bytes;
+  if (p->max_model_len <= 0)
+    p->max_model_len = m->max_position_embeddings;
+  if (p->max_model_len <= 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--max-model-len: required (the model config has no max_position_embeddings)");
+  if (m->max_position_embeddings > 0 && p->max_model_len > m->max_position_embeddings)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--max-model-len: %lld is greater than the model's max_position_embeddings (%lld)",
+                         (long long)p->max_model_len, (long long)m->max_position_embeddings);
+  if (p->kv_quant_group < 1 || p->kv_residual_tokens < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "kv cache quantization group must be >= 1 and residual >= 0");
+  if (p->enable_chunked_prefill < 0)
+    p->enable_chunked_prefill = p->engine == KVSIM_PLAN_V1;
+  /* vllm/engine/arg_utils.py get_batch_defaults (OpenAI server context):
+   * GPUs with >= 70 GiB whose name is not A100 get 8192 tokens and 1024
+   * sequences, the others 2048 and 256. V0 keeps 256 sequences. */
+  bool big = (double)p->total_memory_bytes >= 70 * KVSIM_GIB && !strstr(g->name, "a100");
+  if (p->max_num_seqs <= 0)
+    p->max_num_seqs = p->engine == KVSIM_PLAN_V1 ? (big ? 1024 : 256) : 256;
+  if (p->max_num_batched_tokens <= 0) {
+    if (p->engine == KVSIM_PLAN_V1) {
+      p->max_num_batched_tokens = big ? 8192 : 2048;
+      if (p->max_num_batched_tokens > p->max_num_seqs * p->max_model_len)
+        p->max_num_batched_tokens = p->max_num_seqs * p->max_model_len;
+    } else {
+      /* V0 SchedulerConfig: max(max_model_len, 2048) without chunked
+       * prefill (the profile batch grows with max_model_len), 2048 with. */
+      p->max_num_batched_tokens = p->enable_chunked_prefill
+                                      ? 2048
+                                      : (p->max_model_len > 2048 ? p->max_model_len : 2048);
+    }
+  }
+  if (p->max_num_seqs > p->max_num_batched_tokens)
+    p->max_num_seqs = p->max_num_batched_tokens;
+  if (!p->enable_chunked_prefill && p->max_num_batched_tokens < p->max_model_len)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--max-num-batched-tokens: %lld is smaller than max_model_len (%lld) "
+                         "without chunked prefill",
+                         (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
+  return KVSIM_OK;
+}
+
+static void fmt_gib(char *buf, size_t cap, double bytes) { snprintf(buf, cap, "%.2f", bytes / KVSIM_GIB); }
+
+/* Computes the plan for the resolved parameters, without max_model_len_fit. */
+static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *pin,
+                     kvsim_plan_t *pl, kvsim_err *err) {
+  memset(pl, 0, sizeof *pl);
+  pl->p = *pin;
+  kvsim_plan_params_t *p = &pl->p;
+  int rc = resolve_defaults(m, g, p, err);
+  if (rc < 0)
+    return rc;
+  kvsim_quant_t q;
+  if ((rc = kvsim__quant_resolve(m, p->quantization, &q, err)) < 0)
+    return rc;
+
+  pl->kv_heads_per_rank = kvsim_model_kv_heads_per_rank(m, p->tp);
+  pl->head_dim = kvsim_model_kv_head_size(m);
+  int64_t head = pl->head_dim;
+  /* V0 pads the MLA latent to 256 bytes of the model dtype
+   * (cache_engine.py _align_cache, VLLM_CUDA_MEM_ALIGN_KV_CACHE=1): 576 -> 640. */
+  if (p->engine == KVSIM_PLAN_V0 && m->mla) {
+    int64_t align = 256 / m->dtype_bytes;
+    head = cdiv(head, align) * align;
+  }
+  int64_t vec = head_vector_bytes(m, p, head, &pl->kv_bytes_per_element);
+  int64_t per_layer_token = pl->kv_heads_per_rank * vec * kvsim_model_kv_factor(m);
+  pl->page_bytes = per_layer_token * p->block_size;
+  pl->total_memory_bytes = p->total_memory_bytes;
+  /* V1 request_memory: ceil(total x utilization); V0 a plain product. */
+  double req = (double)p->total_memory_bytes * p->gpu_memory_utilization;
+  pl->requested_bytes = p->engine == KVSIM_PLAN_V1 ? (int64_t)ceil(req) : (int64_t)req;
+
+  /* Every stage: its layers, its weights, its pool; keep the smallest. */
+  pl->num_gpu_blocks = -1;
+  for (int s = 0; s < p->pp; s++) {
+    int first, last;
+    kvsim_model_pp_layers(m->num_layers, p->pp, s, &first, &last);
+    int n_sw = 0, n_full = 0;
+    for (int i = first; i < last; i++) {
+      /* V0 and V1 with the hybrid manager off treat sliding layers as full
+       * attention (unify_hybrid_kv_cache_specs); a model whose every layer
+       * slides stays a sliding model. */
+      bool sw = m->layer_sliding[i] &&
+                (p->engine == KVSIM_PLAN_V1 &&
+                 (!p->disable_hybrid_kv_cache_manager || !kvsim_model_is_hybrid(m)));
+      n_sw += sw;
+      n_full += !sw;
+    }
+    kvsim_plan_t st = *pl;
+    make_groups(m, n_full, n_sw, &st);
+    st.num_layers = last - first;
+    int64_t avail = stage_available(m, g, p, &q, s, &st);
+    st.available_kv_bytes = avail;
+    int64_t per_block = pl->page_bytes * st.group_size;
+    int64_t blocks = avail > 0 ? avail / per_block : 0;
+    if (pl->num_gpu_blocks < 0 || blocks < pl->num_gpu_blocks ||
+        (blocks == pl->num_gpu_blocks && avail < pl->available_kv_bytes)) {
+      st.num_gpu_blocks = blocks;
+      st.block_bytes = per_block;
+      st.binding_stage = s;
+      *pl = st;
+    }
+  }
+  if (p->num_gpu_blocks_override > 0)
+    pl->num_gpu_blocks = p->num_gpu_blocks_override;
+  pl->per_token_kv_bytes = per_layer_token * pl->num_layers;
+  if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
+    /* The residual window stays in the model dtype. */
+    pl->residual_bytes_per_request = (int64_t)p->kv_residual_tokens * pl->kv_heads_per_rank *
+                                     pl->head_dim * kvsim_model_kv_factor(m) * m->dtype_bytes *
+                                     pl->num_layers;
+  }
+
+  /* Start-up log numbers. */
+  pl->blocks_per_request_max = kvsim_plan_blocks_for_tokens(pl, p->max_model_len);
+  if (p->engine == KVSIM_PLAN_V1) {
+    /* _report_kv_cache_config: num_blocks // len(groups) * block_size;
+     * get_max_concurrency_for_kv_cache_config: num_blocks / blocks per
+     * max_model_len request (both count the null block). */
+    pl->kv_cache_tokens = pl->num_gpu_blocks / pl->num_groups * p->block_size;
+    pl->max_concurrency = (double)pl->num_gpu_blocks / (double)pl->blocks_per_request_max;
+  } else {
+    /* V0 executor: num_gpu_blocks * block_size / max_model_len. */
+    pl->kv_cache_tokens = pl->num_gpu_blocks * p->block_size;
+    pl->max_concurrency = (double)pl->kv_cache_tokens / (double)p->max_model_len;
+  }
+
+  /* Verdict, in the engine's words. */
+  char a[32], n[32];
+  pl->fits = true;
+  if (pl->available_kv_bytes <= 0 && p->num_gpu_blocks_override <= 0) {
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+             "when initializing the engine.");
+  } else if (p->engine == KVSIM_PLAN_V1) {
+    /* _check_enough_kv_cache_memory sums max_memory_usage_bytes over the
+     * real layers (padding layers of a hybrid group do not count). */
+    int64_t need = 0;
+    for (int gi = 0; gi < pl->num_groups; gi++) {
+      kvsim_plan_t one = *pl;
+      one.num_groups = 1;
+      one.groups[0] = pl->groups[gi];
+      need += kvsim_plan_blocks_for_tokens(&one, p->max_model_len) * pl->page_bytes *
+              pl->groups[gi].num_layers;
+    }
+    int64_t have = p->num_gpu_blocks_override > 0 ? pl->num_gpu_blocks * pl->block_bytes
+                                                  : pl->available_kv_bytes;
+    if (need > have) {
+      pl->fits = false;
+      fmt_gib(n, sizeof n, (double)need);
+      fmt_gib(a, sizeof a, (double)have);
+      snprintf(pl->error, sizeof pl->error,
+               "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
+               "cache is needed, which is larger than the available KV cache memory (%s GiB). "
+               "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+               "initializing the engine.",
+               (long long)p->max_model_len, n, a);
+    }
+  } else if (p->max_model_len > pl->kv_cache_tokens) {
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "The model's max seq len (%lld) is larger than the maximum number of tokens that can "
+             "be stored in KV cache (%lld). Try increasing `gpu_memory_utilization` or decreasing "
+             "`max_model_len` when initializing the engine.",
+             (long long)p->max_model_len, (long long)pl->kv_cache_tokens);
+  }
+  return KVSIM_OK;
+}
+
+int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
+                       kvsim_plan_t *out, kvsim_err *err) {
+  int rc = plan_once(m, g, p, out, err);
+  if (rc < 0)
+    return rc;
+  if (out->fits) {
+    out->max_model_len_fit = out->p.max_model_len;
+    /* The engine would accept longer requests if the model allowed them;
+     * report the largest length the pool could hold, capped by the model. */
+  }
+  /* Binary search for the largest max_model_len that fits (the engine's
+   * estimate_max_model_len), keeping every other setting. A user-given
+   * max_num_batched_tokens stays; defaults are re-derived per length. */
+  int64_t lo = 0, hi = m->max_position_embeddings > 0 ? m->max_position_embeddings : out->p.max_model_len;
+  if (out->fits)
+    lo = out->p.max_model_len;
+  kvsim_err scratch;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    kvsim_plan_params_t q = *p;
+    q.max_model_len = mid;
+    kvsim_plan_t t;
+    if (plan_once(m, g, &q, &t, &scratch) == KVSIM_OK && t.fits)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  out->max_model_len_fit = lo;
+  if (!out->fits && out->p.engine == KVSIM_PLAN_V1 && out->available_kv_bytes > 0) {
+    /* The V1 message goes on with the estimate, as the engine's does. */
+    char *cut = strstr(out->error, " Try increasing");
+    if (cut) {
+      char tail[256];
+      snprintf(tail, sizeof tail, "%s", cut);
+      snprintf(cut, sizeof out->error - (size_t)(cut - out->error),
+               " Based on the available memory, the estimated maximum model length is %lld.%s",
+               (long long)lo, tail);
+    }
+  }
+  return KVSIM_OK;
+}
+
+int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
+                       int64_t concurrency, int64_t seq_len, kvsim_plan_reverse_t *out,
+                       kvsim_err *err) {
+  if (concurrency < 1 || seq_len < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--target-concurrency and --seq-len must be >= 1");
+  kvsim_plan_t pl;
+  kvsim_plan_params_t q = *p;
+  if (q.max_model_len <= 0 || q.max_model_len < seq_len)
+    q.max_model_len = seq_len;
+  int rc = plan_once(m, g, &q, &pl, err);
+  if (rc < 0)
+    return rc;
+  int64_t per_req = kvsim_plan_blocks_for_tokens(&pl, seq_len) * pl.block_bytes +
+                    pl.residual_bytes_per_request;
+  out->required_kv_bytes = concurrency * per_req;
+  int64_t other = pl.weights_bytes + pl.activation_bytes + pl.non_torch_bytes +
+                  (pl.cuda_graph_subtracted ? pl.cuda_graph_bytes : 0);
+  out->required_memory_bytes =
+      (int64_t)ceil((double)(out->required_kv_bytes + other) / pl.p.gpu_memory_utilization);
+  out->min_gpus = -1;
+  for (int tp = 1; tp <= 64; tp *= 2) {
+    kvsim_plan_params_t t = q;
+    t.tp = tp;
+    kvsim_plan_t tpl;
+    kvsim_err scratch;
+    if (plan_once(m, g, &t, &tpl, &scratch) < 0)
+      continue;
+    int64_t need = concurrency * (kvsim_plan_blocks_for_tokens(&tpl, seq_len) * tpl.block_bytes +
+                                  tpl.residual_bytes_per_request);
+    if (tpl.available_kv_bytes >= need) {
+      out->min_gpus = tp;
+      break;
+    }
+  }
+  return KVSIM_OK;
+}

@@ -1,0 +1,481 @@
+/* Hugging Face config.json -> kvsim_model_t. Field names are those of real
+ * HF files; where a family keeps a rule in code rather than in the config
+ * (Gemma-2's layer alternation, Qwen2's q/k/v bias), the rule is here with
+ * its source. */
+#include "kvsim/model.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "core/catalog.h"
+#include "core/util.h"
+
+static bool type_is(const kvsim_model_t *m, const char *prefix) {
+  return strncmp(m->model_type, prefix, strlen(prefix)) == 0;
+}
+
+static int get_int(const cJSON *a, const cJSON *b, const char *key, int64_t *out,
+                   const char *where, kvsim_err *err) {
+  /* Looks in the text config first, then the top level. */
+  int r = kvsim__json_int(a, key, out, where, err);
+  if (r == 0 && b && b != a)
+    r = kvsim__json_int(b, key, out, where, err);
+  return r;
+}
+
+static int need_int(const cJSON *a, const cJSON *b, const char *key, int64_t *out,
+                    int64_t min, const char *where, kvsim_err *err) {
+  int r = get_int(a, b, key, out, where, err);
+  if (r < 0)
+    return r;
+  if (r == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field '%s'", where, key);
+  if (*out < min)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %s = %lld, expected >= %lld", where, key,
+                         (long long)*out, (long long)min);
+  return KVSIM_OK;
+}
+
+static int parse_dtype(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                       kvsim_err *err) {
+  /* transformers >= 4.56 writes "dtype", older files "torch_dtype". */
+  static const char *keys[] = {"dtype", "torch_dtype"};
+  const cJSON *objs[] = {tc, top};
+  for (int o = 0; o < 2; o++)
+    for (int k = 0; k < 2; k++) {
+      int r = kvsim__json_str(objs[o], keys[k], m->dtype, sizeof m->dtype, where, err);
+      if (r < 0)
+        return r;
+      if (r > 0)
+        goto found;
+    }
+  /* vLLM's default for a config without a dtype is the float16/bfloat16
+   * of the checkpoint; bfloat16 is what every catalog family ships. */
+  strcpy(m->dtype, "bfloat16");
+found:
+  if (!strcmp(m->dtype, "bfloat16") || !strcmp(m->dtype, "float16") ||
+      !strcmp(m->dtype, "half") || !strcmp(m->dtype, "bf16") || !strcmp(m->dtype, "fp16"))
+    m->dtype_bytes = 2;
+  else if (!strcmp(m->dtype, "float32") || !strcmp(m->dtype, "float"))
+    /* vLLM serves float32 checkpoints in bfloat16/float16 by default
+     * (ModelConfig._get_and_verify_dtype downcasts float32). */
+    m->dtype_bytes = 2;
+  else
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: dtype '%s' not supported", where, m->dtype);
+  return KVSIM_OK;
+}
+
+static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kvsim_err *err) {
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(top, "quantization_config");
+  if (!q || cJSON_IsNull(q))
+    return KVSIM_OK;
+  if (!cJSON_IsObject(q))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: quantization_config: expected an object", where);
+  char method[32] = "";
+  int r = kvsim__json_str(q, "quant_method", method, sizeof method, where, err);
+  if (r < 0)
+    return r;
+  int64_t bits = 0, group = 0;
+  if (kvsim__json_int(q, "bits", &bits, where, err) < 0 ||
+      kvsim__json_int(q, "group_size", &group, where, err) < 0)
+    return err->code;
+  snprintf(m->quant.method, sizeof m->quant.method, "%s", method);
+  if (!strcasecmp(method, "fp8")) {
+    m->quant.kind = KVSIM_QUANT_FP8;
+    const cJSON *wbs = cJSON_GetObjectItemCaseSensitive(q, "weight_block_size");
+    if (cJSON_IsArray(wbs) && cJSON_GetArraySize(wbs) >= 1)
+      m->quant.block_size = cJSON_GetArrayItem(wbs, 0)->valueint;
+  } else if (!strcasecmp(method, "mxfp4")) {
+    /* gpt-oss: MoE expert weights in MXFP4; attention, router, embeddings
+     * and lm_head stay bf16 (OpenAI model card). */
+    m->quant.kind = KVSIM_QUANT_MXFP4;
+    m->quant.experts_only = true;
+  } else if (!strcasecmp(method, "awq") || !strcasecmp(method, "gptq") ||
+             !strcasecmp(method, "awq_marlin") || !strcasecmp(method, "gptq_marlin")) {
+    m->quant.kind = bits == 8 ? KVSIM_QUANT_INT8 : KVSIM_QUANT_INT4;
+    m->quant.group_size = group > 0 ? (int)group : 128;
+  } else if (!strcasecmp(method, "compressed-tensors")) {
+    /* w8a8 int8 or fp8; the weight type sits in config_groups.*.weights. */
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
+    const cJSON *g = groups ? groups->child : NULL;
+    const cJSON *w = g ? cJSON_GetObjectItemCaseSensitive(g, "weights") : NULL;
+    int64_t nb = 8;
+    char type[16] = "int";
+    if (w) {
+      kvsim__json_int(w, "num_bits", &nb, where, err);
+      kvsim__json_str(w, "type", type, sizeof type, where, err);
+      int64_t gs = 0;
+      if (kvsim__json_int(w, "group_size", &gs, where, err) > 0)
+        m->quant.group_size = (int)gs;
+    }
+    if (nb == 4)
+      m->quant.kind = KVSIM_QUANT_INT4;
+    else if (!strcmp(type, "float"))
+      m->quant.kind = KVSIM_QUANT_FP8;
+    else
+      m->quant.kind = KVSIM_QUANT_INT8;
+    if (m->quant.kind == KVSIM_QUANT_INT4 && m->quant.group_size <= 0)
+      m->quant.group_size = 128;
+  } else {
+    return kvsim_err_set(err, KVSIM_EUNSUP, "%s: quantization_config.quant_method '%s' not supported",
+                         where, method);
+  }
+  return KVSIM_OK;
+}
+
+static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m,
+                             const char *where, kvsim_err *err) {
+  const cJSON *lt = cJSON_GetObjectItemCaseSensitive(tc, "layer_types");
+  if (!lt)
+    lt = cJSON_GetObjectItemCaseSensitive(top, "layer_types");
+  if (lt && !cJSON_IsNull(lt)) {
+    if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != m->num_layers)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s: layer_types: expected an array of %d entries", where,
+                           m->num_layers);
+    int i = 0;
+    for (const cJSON *e = lt->child; e; e = e->next, i++) {
+      if (!cJSON_IsString(e))
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s: layer_types[%d]: expected a string", where, i);
+      if (!strcmp(e->valuestring, "sliding_attention"))
+        m->layer_sliding[i] = 1;
+      else if (strcmp(e->valuestring, "full_attention"))
+        return kvsim_err_set(err, KVSIM_EUNSUP, "%s: layer_types[%d] = '%s' not supported", where,
+                             i, e->valuestring);
+    }
+    return KVSIM_OK;
+  }
+  if (!m->sliding_window)
+    return KVSIM_OK;
+  if (type_is(m, "gemma2")) {
+    /* transformers modeling_gemma2.py: sliding_window applies when
+     * layer_idx % 2 == 0, so even layers are local, odd layers global. */
+    for (int i = 0; i < m->num_layers; i++)
+      m->layer_sliding[i] = (i % 2) == 0;
+  } else if (type_is(m, "gemma3")) {
+    /* Gemma3 config: "sliding_attention" if (i + 1) % sliding_window_pattern
+     * else "full_attention"; the pattern defaults to 6. */
+    int64_t pattern = 6;
+    if (get_int(tc, top, "sliding_window_pattern", &pattern, where, err) < 0)
+      return err->code;
+    for (int i = 0; i < m->num_layers; i++)
+      m->layer_sliding[i] = pattern > 0 && ((i + 1) % pattern) != 0;
+  } else if (type_is(m, "qwen2") || type_is(m, "qwen3")) {
+    /* Qwen2/3 configs carry sliding_window but use it only when
+     * use_sliding_window is true, and then for layers >= max_window_layers. */
+    bool use = false;
+    int64_t max_window_layers = m->num_layers;
+    if (kvsim__json_bool(tc, "use_sliding_window", &use, where, err) < 0 ||
+        get_int(tc, top, "max_window_layers", &max_window_layers, where, err) < 0)
+      return err->code;
+    for (int i = 0; use && i < m->num_layers; i++)
+      m->layer_sliding[i] = i >= max_window_layers;
+  } else {
+    /* Mistral-7B-v0.1, Phi-3: one window on every layer. */
+    for (int i = 0; i < m->num_layers; i++)
+      m->layer_sliding[i] = 1;
+  }
+  return KVSIM_OK;
+}
+
+static int parse_moe(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                     kvsim_err *err) {
+  /* The expert count's key differs by family: Mixtral and gpt-oss
+   * num_local_experts, Qwen-MoE num_experts, DeepSeek n_routed_experts. */
+  static const char *count_keys[] = {"num_local_experts", "num_experts", "n_routed_experts"};
+  for (int k = 0; k < 3 && !m->num_experts; k++)
+    if (get_int(tc, top, count_keys[k], &m->num_experts, where, err) < 0)
+      return err->code;
+  if (m->num_experts <= 1) {
+    m->num_experts = 0;
+    return KVSIM_OK;
+  }
+  if (get_int(tc, top, "num_experts_per_tok", &m->experts_per_tok, where, err) < 0 ||
+      (!m->experts_per_tok &&
+       get_int(tc, top, "experts_per_token", &m->experts_per_tok, where, err) < 0))
+    return err->code;
+  if (m->experts_per_tok <= 0 || m->experts_per_tok > m->num_experts)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: num_experts_per_tok missing or out of range",
+                         where);
+  m->moe_intermediate_size = m->intermediate_size; /* Mixtral, gpt-oss */
+  if (get_int(tc, top, "moe_intermediate_size", &m->moe_intermediate_size, where, err) < 0 ||
+      get_int(tc, top, "n_shared_experts", &m->num_shared_experts, where, err) < 0)
+    return err->code;
+  m->shared_expert_intermediate_size = m->num_shared_experts * m->moe_intermediate_size;
+  int64_t shared = 0;
+  if (get_int(tc, top, "shared_expert_intermediate_size", &shared, where, err) < 0)
+    return err->code;
+  if (shared > 0) { /* Qwen2-MoE: one shared expert of its own size */
+    m->shared_expert_intermediate_size = shared;
+    m->num_shared_experts = 1;
+  }
+  int64_t first_dense = 0, freq = 1, sparse_step = 1;
+  if (get_int(tc, top, "first_k_dense_replace", &first_dense, where, err) < 0 ||
+      get_int(tc, top, "moe_layer_freq", &freq, where, err) < 0 ||
+      get_int(tc, top, "decoder_sparse_step", &sparse_step, where, err) < 0)
+    return err->code;
+  if (freq < 1)
+    freq = 1;
+  if (sparse_step < 1)
+    sparse_step = 1;
+  for (int i = 0; i < m->num_layers; i++) {
+    bool moe;
+    if (type_is(m, "deepseek"))
+      /* DeepSeek: layers >= first_k_dense_replace with i % moe_layer_freq == 0. */
+      moe = i >= first_dense && i % freq == 0;
+    else
+      /* Qwen-MoE: (i + 1) % decoder_sparse_step == 0 unless in mlp_only_layers. */
+      moe = (i + 1) % sparse_step == 0;
+    m->layer_moe[i] = moe;
+  }
+  const cJSON *mlp_only = cJSON_GetObjectItemCaseSensitive(tc, "mlp_only_layers");
+  if (cJSON_IsArray(mlp_only))
+    for (const cJSON *e = mlp_only->child; e; e = e->next)
+      if (cJSON_IsNumber(e) && e->valueint >= 0 && e->valueint < m->num_layers)
+        m->layer_moe[e->valueint] = 0;
+  for (int i = 0; i < m->num_layers; i++)
+    m->num_moe_layers += m->layer_moe[i];
+  m->expert_bias = type_is(m, "gpt_oss");
+  return KVSIM_OK;
+}
+
+int kvsim_model_parse(const char *json_text, const char *name, const char *where,
+                      kvsim_model_t *m, kvsim_err *err) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->name, sizeof m->name, "%s", name);
+  cJSON *top = kvsim__json_parse(json_text, where, err);
+  if (!top)
+    return err->code;
+  int rc = KVSIM_OK;
+  if (!cJSON_IsObject(top)) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
+    goto out;
+  }
+  /* Multimodal configs (Gemma-3, Llama-4) nest the language model. */
+  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top, "text_config");
+  if (!cJSON_IsObject(tc))
+    tc = top;
+  if ((rc = kvsim__json_str(tc, "model_type", m->model_type, sizeof m->model_type, where, err)) < 0)
+    goto out;
+  if (!rc && (rc = kvsim__json_str(top, "model_type", m->model_type, sizeof m->model_type,
+                                   where, err)) < 0)
+    goto out;
+  if ((rc = parse_dtype(tc, top, m, where, err)) < 0)
+    goto out;
+
+  int64_t layers;
+  if ((rc = need_int(tc, top, "num_hidden_layers", &layers, 1, where, err)) < 0 ||
+      (rc = need_int(tc, top, "hidden_size", &m->hidden_size, 1, where, err)) < 0 ||
+      (rc = need_int(tc, top, "num_attention_heads", &m->num_heads, 1, where, err)) < 0)
+    goto out;
+  if (layers > KVSIM_MAX_LAYERS) {
+    rc = kvsim_err_set(err, KVSIM_EUNSUP, "%s: num_hidden_layers = %lld exceeds %d", where,
+                       (long long)layers, KVSIM_MAX_LAYERS);
+    goto out;
+  }
+  m->num_layers = (int)layers;
+
+  /* Gemma-3 text configs omit fields that take transformers' defaults. */
+  bool gemma3 = type_is(m, "gemma3");
+  m->num_kv_heads = m->num_heads;
+  m->vocab_size = gemma3 ? 262208 : 0;
+  m->max_position_embeddings = gemma3 ? 131072 : 0;
+  if ((rc = get_int(tc, top, "num_key_value_heads", &m->num_kv_heads, where, err)) < 0 ||
+      (rc = get_int(tc, top, "vocab_size", &m->vocab_size, where, err)) < 0 ||
+      (rc = get_int(tc, top, "max_position_embeddings", &m->max_position_embeddings, where,
+                    err)) < 0 ||
+      (rc = need_int(tc, top, "intermediate_size", &m->intermediate_size, 1, where, err)) < 0)
+    goto out;
+  if (m->vocab_size <= 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field 'vocab_size'", where);
+    goto out;
+  }
+  if (m->num_kv_heads < 1 || m->num_heads % m->num_kv_heads) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: num_key_value_heads = %lld does not divide num_attention_heads = %lld",
+                       where, (long long)m->num_kv_heads, (long long)m->num_heads);
+    goto out;
+  }
+  /* Explicit head_dim wins: Gemma, Qwen3 and gpt-oss set it != hidden/heads. */
+  m->head_dim = 0;
+  if ((rc = get_int(tc, top, "head_dim", &m->head_dim, where, err)) < 0)
+    goto out;
+  if (m->head_dim <= 0) {
+    if (m->hidden_size % m->num_heads) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: hidden_size %lld not divisible by num_attention_heads %lld and no head_dim",
+                         where, (long long)m->hidden_size, (long long)m->num_heads);
+      goto out;
+    }
+    m->head_dim = m->hidden_size / m->num_heads;
+  }
+  m->v_head_dim = m->head_dim;
+
+  /* Embeddings: Gemma ties them by default; others say so explicitly. */
+  m->tie_word_embeddings = type_is(m, "gemma");
+  bool tie;
+  if ((rc = kvsim__json_bool(tc, "tie_word_embeddings", &tie, where, err)) < 0)
+    goto out;
+  if (rc == 0 && tc != top && (rc = kvsim__json_bool(top, "tie_word_embeddings", &tie, where, err)) < 0)
+    goto out;
+  if (rc > 0)
+    m->tie_word_embeddings = tie;
+
+  /* Biases: Qwen2 has q/k/v bias in code (no config key); others say
+   * attention_bias (gpt-oss true: q, k, v and o). */
+  bool attn_bias = false;
+  if ((rc = kvsim__json_bool(tc, "attention_bias", &attn_bias, where, err)) < 0)
+    goto out;
+  m->qkv_bias = attn_bias || type_is(m, "qwen2");
+  m->o_bias = attn_bias;
+  m->qk_norm = type_is(m, "qwen3") || gemma3;
+  m->norms_per_layer = type_is(m, "gemma2") || gemma3 ? 4 : 2;
+
+  /* MLA (DeepSeek-V2/V3): kv_lora_rank present and non-null. */
+  if ((rc = get_int(tc, top, "kv_lora_rank", &m->kv_lora_rank, where, err)) < 0)
+    goto out;
+  if (m->kv_lora_rank > 0) {
+    m->mla = true;
+    if ((rc = need_int(tc, top, "qk_rope_head_dim", &m->qk_rope_head_dim, 1, where, err)) < 0 ||
+        (rc = need_int(tc, top, "qk_nope_head_dim", &m->qk_nope_head_dim, 1, where, err)) < 0 ||
+        (rc = need_int(tc, top, "v_head_dim", &m->v_head_dim, 1, where, err)) < 0 ||
+        (rc = get_int(tc, top, "q_lora_rank", &m->q_lora_rank, where, err)) < 0)
+      goto out;
+    m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+  }
+
+  /* Sliding window: null means none. */
+  const cJSON *sw = cJSON_GetObjectItemCaseSensitive(tc, "sliding_window");
+  if (sw && !cJSON_IsNull(sw)) {
+    if (!cJSON_IsNumber(sw) || sw->valuedouble < 0) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: sliding_window: expected a positive integer or null",
+                         where);
+      goto out;
+    }
+    m->sliding_window = (int64_t)sw->valuedouble;
+  }
+  if ((rc = parse_layer_types(tc, top, m, where, err)) < 0 ||
+      (rc = parse_moe(tc, top, m, where, err)) < 0 || (rc = parse_quant(top, m, where, err)) < 0)
+    goto out;
+  for (int i = 0; i < m->num_layers; i++)
+    m->num_sliding_layers += m->layer_sliding[i];
+  if (m->num_sliding_layers && m->sliding_window <= 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: layer_types has sliding layers but no sliding_window",
+                       where);
+    goto out;
+  }
+  if (!m->num_sliding_layers)
+    m->sliding_window = 0;
+  rc = KVSIM_OK;
+out:
+  cJSON_Delete(top);
+  return rc;
+}
+
+int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap) {
+  const char *base = strrchr(hf_id, '/');
+  base = base ? base + 1 : hf_id;
+  char s[128];
+  size_t n = 0;
+  for (; base[n] && n + 1 < sizeof s; n++)
+    s[n] = (char)tolower((unsigned char)base[n]);
+  s[n] = '\0';
+  /* Strip release tags and precision suffixes, repeatedly
+   * ("Llama-3.1-8B-Instruct-FP8" -> "llama-3.1-8b"). */
+  static const char *suffixes[] = {"-instruct", "-fp8", "-fp8-dynamic", "-it", "-chat", "-hf",
+                                   "-base", "-awq", "-gptq", "-int4", "-int8", "-w8a8",
+                                   "-2507", "-instruct-2507", "-thinking-2507", "-fp4", "-nvfp4"};
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++)
+      if (kvsim__ends_with(s, suffixes[k])) {
+        s[strlen(s) - strlen(suffixes[k])] = '\0';
+        changed = 1;
+      }
+  }
+  /* "meta-llama-3-8b" (Meta-Llama-3-8B) -> "llama-3-8b". */
+  const char *name = !strncmp(s, "meta-llama-", 11) ? s + 5 : s;
+  snprintf(out, cap, "%s", name);
+  return kvsim__catalog_find(KVSIM_CATALOG_MODEL, out) != NULL;
+}
+
+int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err) {
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, name_or_path);
+  if (e) {
+    char where[96];
+    snprintf(where, sizeof where, "configs/models/%s.json", e->name);
+    return kvsim_model_parse(e->json, e->name, where, m, err);
+  }
+  struct stat st;
+  if (stat(name_or_path, &st) == 0) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s", name_or_path,
+             S_ISDIR(st.st_mode) ? "/config.json" : "");
+    char *text;
+    int rc = kvsim__read_file(path, &text, NULL, err);
+    if (rc < 0)
+      return rc;
+    /* The model's name is its file stem, or its folder for config.json. */
+    char stem[64];
+    const char *slash = strrchr(name_or_path, '/');
+    snprintf(stem, sizeof stem, "%s", slash && slash[1] ? slash + 1 : name_or_path);
+    char *dot = strstr(stem, ".json");
+    if (dot)
+      *dot = '\0';
+    rc = kvsim_model_parse(text, stem, path, m, err);
+    free(text);
+    return rc;
+  }
+  char mapped[128];
+  if (kvsim_model_catalog_name(name_or_path, mapped, sizeof mapped)) {
+    e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, mapped);
+    char where[96];
+    snprintf(where, sizeof where, "configs/models/%s.json", e->name);
+    return kvsim_model_parse(e->json, e->name, where, m, err);
+  }
+  char near[256];
+  kvsim__catalog_suggest(KVSIM_CATALOG_MODEL, mapped, near, sizeof near, 3);
+  return kvsim_err_set(err, KVSIM_ENOENT,
+                       "unknown model '%s' (not a catalog name or a readable file); closest: %s",
+                       name_or_path, near);
+}
+
+void kvsim_model_pp_layers(int num_layers, int pp, int stage, int *first, int *last) {
+  /* vllm/distributed/utils.py get_pp_indices: an even split, and the
+   * remainder added one layer each to the stages before the last, from the
+   * second-to-last backwards (the last stage also runs norm and lm_head). */
+  int part[KVSIM_MAX_LAYERS];
+  int base = num_layers / pp, rem = num_layers % pp;
+  for (int i = 0; i < pp; i++)
+    part[i] = base;
+  for (int i = 2; i < rem + 2; i++)
+    part[pp - i] += 1;
+  int start = 0;
+  for (int i = 0; i < stage; i++)
+    start += part[i];
+  *first = start;
+  *last = start + part[stage];
+}
+
+int64_t kvsim_model_kv_heads_per_rank(const kvsim_model_t *m, int tp) {
+  /* vLLM ModelConfig.get_num_kv_heads: MLA caches one latent "head";
+   * otherwise max(1, kv_heads // tp): replicated when TP > kv heads. */
+  if (m->mla)
+    return 1;
+  int64_t h = m->num_kv_heads / tp;
+  return h < 1 ? 1 : h;
+}
+
+int64_t kvsim_model_kv_head_size(const kvsim_model_t *m) {
+  return m->mla ? m->kv_lora_rank + m->qk_rope_head_dim : m->head_dim;
+}
+
+int kvsim_model_kv_factor(const kvsim_model_t *m) { return m->mla ? 1 : 2; }
+
+bool kvsim_model_is_hybrid(const kvsim_model_t *m) {
+  return m->num_sliding_layers > 0 && m->num_sliding_layers < m->num_layers;
+}

@@ -1,0 +1,92 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "kvsim/report.h"
+
+void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
+                            cJSON *o) {
+  const kvsim_plan_params_t *p = &pl->p;
+  kvsim_model_params_t mp;
+  kvsim_model_count_params(m, &mp);
+  cJSON_AddStringToObject(o, "model", m->name);
+  cJSON_AddStringToObject(o, "gpu", g->name);
+  cJSON_AddStringToObject(o, "engine", p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0");
+  cJSON_AddNumberToObject(o, "tensor_parallel_size", p->tp);
+  cJSON_AddNumberToObject(o, "pipeline_parallel_size", p->pp);
+  cJSON_AddNumberToObject(o, "gpu_memory_utilization", p->gpu_memory_utilization);
+  cJSON_AddNumberToObject(o, "max_model_len", (double)p->max_model_len);
+  cJSON_AddNumberToObject(o, "block_size", p->block_size);
+  cJSON_AddStringToObject(o, "kv_cache_dtype", kvsim_kv_dtype_name(p->kv_dtype));
+  cJSON_AddNumberToObject(o, "max_num_batched_tokens", (double)p->max_num_batched_tokens);
+  cJSON_AddNumberToObject(o, "max_num_seqs", (double)p->max_num_seqs);
+  cJSON_AddNumberToObject(o, "params_total", (double)mp.total);
+  cJSON_AddNumberToObject(o, "params_active", (double)mp.active);
+  cJSON_AddNumberToObject(o, "num_layers", pl->num_layers);
+  cJSON_AddNumberToObject(o, "kv_heads_per_rank", (double)pl->kv_heads_per_rank);
+  cJSON_AddNumberToObject(o, "head_dim", (double)pl->head_dim);
+  cJSON_AddNumberToObject(o, "kv_bytes_per_element", pl->kv_bytes_per_element);
+  cJSON_AddNumberToObject(o, "per_token_kv_bytes", (double)pl->per_token_kv_bytes);
+  cJSON_AddNumberToObject(o, "block_bytes", (double)pl->block_bytes);
+  cJSON_AddNumberToObject(o, "num_kv_cache_groups", pl->num_groups);
+  cJSON_AddNumberToObject(o, "total_memory_bytes", (double)pl->total_memory_bytes);
+  cJSON_AddNumberToObject(o, "requested_bytes", (double)pl->requested_bytes);
+  cJSON_AddNumberToObject(o, "weights_bytes", (double)pl->weights_bytes);
+  cJSON_AddNumberToObject(o, "activation_bytes", (double)pl->activation_bytes);
+  cJSON_AddNumberToObject(o, "non_torch_bytes", (double)pl->non_torch_bytes);
+  cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)pl->cuda_graph_bytes);
+  cJSON_AddBoolToObject(o, "cuda_graph_subtracted", pl->cuda_graph_subtracted);
+  cJSON_AddNumberToObject(o, "available_kv_bytes", (double)pl->available_kv_bytes);
+  cJSON_AddNumberToObject(o, "num_gpu_blocks", (double)pl->num_gpu_blocks);
+  cJSON_AddNumberToObject(o, "kv_cache_tokens", (double)pl->kv_cache_tokens);
+  cJSON_AddNumberToObject(o, "blocks_per_request", (double)pl->blocks_per_request_max);
+  cJSON_AddNumberToObject(o, "max_concurrency", pl->max_concurrency);
+  if (pl->residual_bytes_per_request)
+    cJSON_AddNumberToObject(o, "kv_residual_bytes_per_request",
+                            (double)pl->residual_bytes_per_request);
+  cJSON_AddBoolToObject(o, "fits", pl->fits);
+  if (!pl->fits)
+    cJSON_AddStringToObject(o, "error", pl->error);
+  cJSON_AddNumberToObject(o, "max_model_len_fit", (double)pl->max_model_len_fit);
+}
+
+static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
+
+void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
+                            FILE *out) {
+  const kvsim_plan_params_t *p = &pl->p;
+  char a[32], b[32], c[32];
+  fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s\n",
+          m->name, g->name, p->tp, p->pp, p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0",
+          kvsim__commas(p->max_model_len, a, sizeof a), p->block_size,
+          kvsim_kv_dtype_name(p->kv_dtype));
+  fprintf(out, "KV cache per token: %s bytes (%d layers x %lld KV heads x %lld x %s); block: %s bytes\n",
+          kvsim__commas(pl->per_token_kv_bytes, a, sizeof a), pl->num_layers,
+          (long long)pl->kv_heads_per_rank, (long long)pl->head_dim,
+          m->mla ? "1 latent" : "2 (K,V)", kvsim__commas(pl->block_bytes, b, sizeof b));
+  fprintf(out,
+          "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
+          "(%.2f) = %.2fGiB\n",
+          gib(pl->total_memory_bytes), p->gpu_memory_utilization, gib(pl->requested_bytes));
+  fprintf(out,
+          "model weights take %.2fGiB; non_torch_memory takes %.2fGiB; PyTorch activation peak "
+          "memory takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB.\n",
+          gib(pl->weights_bytes), gib(pl->non_torch_bytes), gib(pl->activation_bytes),
+          gib(pl->available_kv_bytes));
+  if (pl->cuda_graph_subtracted)
+    fprintf(out, "Estimated CUDA graph memory: %.2f GiB total (subtracted from the KV budget)\n",
+            gib(pl->cuda_graph_bytes));
+  if (p->engine == KVSIM_PLAN_V1) {
+    fprintf(out, "Available KV cache memory: %.2f GiB\n", gib(pl->available_kv_bytes));
+    fprintf(out, "GPU KV cache size: %s tokens\n", kvsim__commas(pl->kv_cache_tokens, a, sizeof a));
+  } else {
+    fprintf(out, "# cuda blocks: %lld, # CPU blocks: 0\n", (long long)pl->num_gpu_blocks);
+  }
+  fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx\n",
+          kvsim__commas(p->max_model_len, c, sizeof c), pl->max_concurrency);
+  if (!pl->fits) {
+    fprintf(out, "ValueError: %s\n", pl->error);
+    fprintf(out, "Largest max_model_len that fits: %s\n",
+            kvsim__commas(pl->max_model_len_fit, a, sizeof a));
+  }
+}
