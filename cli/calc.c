@@ -48,7 +48,7 @@ int cmd_calc(int argc, char **argv) {
       {"--weights-gib", ARG_NUM, &w, "measured weights (GiB) instead of the prediction", NULL},
       {"--activation-gib", ARG_NUM, &act, "measured activation peak (GiB)", NULL},
       {"--non-torch-gib", ARG_NUM, &nt, "measured non-torch memory (GiB)", NULL},
-      {"--cuda-graph-gib", ARG_NUM, &cg, "measured CUDA-graph memory (GiB); subtracted when given", NULL},
+      {"--cuda-graph-gib", ARG_NUM, &cg, "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs", NULL},
       {"--target-concurrency", ARG_INT, &target, "reverse mode: concurrent requests to hold", NULL},
       {"--seq-len", ARG_INT, &seq_len, "reverse mode: tokens per request", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},

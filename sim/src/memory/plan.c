@@ -1,6 +1,21 @@
 /* The static memory plan (VLLM.md section 1). Numbers are per GPU rank; the
  * pool is the minimum over pipeline stages, like the engine's
- * unify_kv_cache_configs / min over workers. */
+ * unify_kv_cache_configs / min over workers.
+ *
+ * Which engine versions the two profiles follow:
+ * - vllm-v1: the profiling of #19312 (v0.9.2+: budget = ceil(total x util)
+ *   minus the increases since the init snapshot, so the CUDA context and
+ *   other processes are not charged), with NCCL initialised before that
+ *   snapshot as from #25359 (v0.11+: NCCL buffers not charged), the null
+ *   block and the hybrid allocator, and CUDA graphs charged only with
+ *   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (--estimate-cudagraphs; the
+ *   default from ~v0.21). V1 0.8.x-0.9.1 (non-torch incl. the context and
+ *   other processes) and 0.9.2-0.10.x (NCCL charged) are not separate
+ *   profiles: kvsim_plan_params_t has no version field.
+ * - vllm-v0: 0.6.5 to the end of V0 (#10511/#12126: increases since the
+ *   baseline snapshot taken before NCCL init, so NCCL is charged; no
+ *   context). 0.6.4 also charged the context and other processes, and
+ *   <= 0.6.3 measured total - free after the profile run; not modelled. */
 #include "kvsim/plan.h"
 
 #include <math.h>
@@ -125,10 +140,16 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                                kvsim_plan_t *pl) {
   pl->weights_bytes = p->weights_gib >= 0 ? (int64_t)llround(p->weights_gib * KVSIM_GIB)
                                           : kvsim__weights_bytes(m, q, p->tp, p->pp, stage);
+  /* The profiling batch: max_num_batched_tokens (V1; V0 with chunked
+   * prefill), or max(max_model_len, 2048) in V0 without it (resolved in
+   * resolve_defaults). Only the last pipeline stage samples (V1
+   * profile_run: `if get_pp_group().is_last_rank`), so earlier stages
+   * profile the forward pass alone. */
   int64_t prof_tokens = p->max_num_batched_tokens;
+  int64_t prof_seqs = stage == p->pp - 1 ? p->max_num_seqs : 0;
   pl->activation_bytes = p->activation_gib >= 0
                              ? (int64_t)llround(p->activation_gib * KVSIM_GIB)
-                             : kvsim__activation_bytes(m, p->tp, prof_tokens, p->max_num_seqs,
+                             : kvsim__activation_bytes(m, p->tp, prof_tokens, prof_seqs,
                                                        p->engine);
   pl->non_torch_bytes = p->non_torch_gib >= 0 ? (int64_t)llround(p->non_torch_gib * KVSIM_GIB)
                                               : kvsim__non_torch_bytes(m, g, p->tp, p->pp, p->engine);
@@ -136,11 +157,14 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                          : p->cuda_graph_gib >= 0
                              ? (int64_t)llround(p->cuda_graph_gib * KVSIM_GIB)
                              : kvsim__cuda_graph_bytes(m, p->tp, p->pp, p->max_num_seqs);
-  /* The graph estimate is subtracted only when the engine does so
-   * (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default from ~v0.21) or the
-   * user measured it. */
-  pl->cuda_graph_subtracted = p->engine == KVSIM_PLAN_V1 && !p->enforce_eager &&
-                              (p->estimate_cudagraphs || p->cuda_graph_gib >= 0);
+  /* CUDA graphs are captured after the KV cache is allocated and are not
+   * charged to it (VLLM.md 1.1 "CUDA graphs", V0 and V1), except where V1
+   * profiles them: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (opt-in in
+   * vllm#30515, the default from ~v0.21 per logs; VLLM.md 1.3(d)). A
+   * measured --cuda-graph-gib replaces the estimate's value; it does not
+   * make an engine subtract what it does not. */
+  pl->cuda_graph_subtracted =
+      p->engine == KVSIM_PLAN_V1 && !p->enforce_eager && p->estimate_cudagraphs;
   if (p->kv_cache_memory_bytes > 0)
     return p->kv_cache_memory_bytes;
   return pl->requested_bytes - pl->weights_bytes - pl->activation_bytes - pl->non_torch_bytes -
@@ -170,8 +194,15 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->pp > m->num_layers)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);
-  if (p->block_size == 0)
-    p->block_size = 16; /* CacheConfig.DEFAULT_BLOCK_SIZE */
+  if (p->block_size == 0) {
+    /* CacheConfig.DEFAULT_BLOCK_SIZE = 16, unless the attention backend
+     * insists and the user gave none (VLLM.md 1.6): V1 MLA runs FlashMLA
+     * ("Forcing kv cache block size to 64 for FlashMLA backend"), or
+     * CUTLASS_MLA on Blackwell, which forces 128. */
+    p->block_size = 16;
+    if (m->mla && p->engine == KVSIM_PLAN_V1)
+      p->block_size = !strcmp(g->generation, "blackwell") ? 128 : 64;
+  }
   if (p->block_size < 1 || p->block_size > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, 4096]", p->block_size);
   if (p->total_memory_bytes <= 0)
@@ -186,8 +217,23 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
                          (long long)p->max_model_len, (long long)m->max_position_embeddings);
   if (p->kv_quant_group < 1 || p->kv_residual_tokens < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "kv cache quantization group must be >= 1 and residual >= 0");
-  if (p->enable_chunked_prefill < 0)
-    p->enable_chunked_prefill = p->engine == KVSIM_PLAN_V1;
+  if (p->kv_cache_memory_bytes > 0 && p->engine == KVSIM_PLAN_V0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-memory-bytes: not available in vllm-v0 (a V1 option, vllm#21489)");
+  if (p->estimate_cudagraphs && p->engine == KVSIM_PLAN_V0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--estimate-cudagraphs: vllm-v0 never charges CUDA graphs to the KV budget");
+  if (p->enable_chunked_prefill < 0) {
+    /* V1 always chunks. V0 (EngineArgs.create_engine_config, v0.6-v0.8)
+     * turns chunked prefill on by default for long-context models
+     * (max_model_len > 32000) on CUDA unless the model has a sliding
+     * window, uses MLA or is multimodal, "to avoid OOM errors in the
+     * initial memory profiling phase". */
+    if (p->engine == KVSIM_PLAN_V1)
+      p->enable_chunked_prefill = 1;
+    else
+      p->enable_chunked_prefill = p->max_model_len > 32000 && m->sliding_window == 0 && !m->mla;
+  }
   /* vllm/engine/arg_utils.py get_batch_defaults (OpenAI server context):
    * GPUs with >= 70 GiB whose name is not A100 get 8192 tokens and 1024
    * sequences, the others 2048 and 256. V0 keeps 256 sequences. */
@@ -307,14 +353,12 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   /* Verdict, in the engine's words. */
   char a[32], n[32];
   pl->fits = true;
-  if (pl->available_kv_bytes <= 0 && p->num_gpu_blocks_override <= 0) {
-    pl->fits = false;
-    snprintf(pl->error, sizeof pl->error,
-             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
-             "when initializing the engine.");
-  } else if (p->engine == KVSIM_PLAN_V1) {
-    /* _check_enough_kv_cache_memory sums max_memory_usage_bytes over the
-     * real layers (padding layers of a hybrid group do not count). */
+  if (p->engine == KVSIM_PLAN_V1) {
+    /* kv_cache_utils._check_enough_kv_cache_memory runs on the profiled
+     * (or --kv-cache-memory-bytes) budget before num_gpu_blocks_override
+     * replaces the block count, so the override does not rescue a budget
+     * that is too small. It sums max_memory_usage_bytes over the real
+     * layers (padding layers of a hybrid group do not count). */
     int64_t need = 0;
     for (int gi = 0; gi < pl->num_groups; gi++) {
       kvsim_plan_t one = *pl;
@@ -323,12 +367,15 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
       need += kvsim_plan_blocks_for_tokens(&one, p->max_model_len) * pl->page_bytes *
               pl->groups[gi].num_layers;
     }
-    int64_t have = p->num_gpu_blocks_override > 0 ? pl->num_gpu_blocks * pl->block_bytes
-                                                  : pl->available_kv_bytes;
-    if (need > have) {
+    if (pl->available_kv_bytes <= 0) {
+      pl->fits = false;
+      snprintf(pl->error, sizeof pl->error,
+               "No available memory for the cache blocks. Try increasing "
+               "`gpu_memory_utilization` when initializing the engine.");
+    } else if (need > pl->available_kv_bytes) {
       pl->fits = false;
       fmt_gib(n, sizeof n, (double)need);
-      fmt_gib(a, sizeof a, (double)have);
+      fmt_gib(a, sizeof a, (double)pl->available_kv_bytes);
       snprintf(pl->error, sizeof pl->error,
                "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
                "cache is needed, which is larger than the available KV cache memory (%s GiB). "
@@ -336,6 +383,13 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
                "initializing the engine.",
                (long long)p->max_model_len, n, a);
     }
+  } else if (pl->num_gpu_blocks <= 0) {
+    /* V0 worker.raise_if_cache_size_invalid, on the block count after
+     * num_gpu_blocks_override (LLMEngine._initialize_kv_caches). */
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+             "when initializing the engine.");
   } else if (p->max_model_len > pl->kv_cache_tokens) {
     pl->fits = false;
     snprintf(pl->error, sizeof pl->error,
@@ -359,7 +413,11 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   }
   /* Binary search for the largest max_model_len that fits (the engine's
    * estimate_max_model_len), keeping every other setting. A user-given
-   * max_num_batched_tokens stays; defaults are re-derived per length. */
+   * max_num_batched_tokens stays; defaults are re-derived per length
+   * (V0 without chunked prefill profiles max(max_model_len, 2048) tokens).
+   * The chunked-prefill decision is frozen at this plan's, so that "fits"
+   * stays monotone in the length (V0 would otherwise switch chunking on
+   * above 32000 tokens). */
   int64_t lo = 0, hi = m->max_position_embeddings > 0 ? m->max_position_embeddings : out->p.max_model_len;
   if (out->fits)
     lo = out->p.max_model_len;
@@ -368,6 +426,7 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
     int64_t mid = lo + (hi - lo + 1) / 2;
     kvsim_plan_params_t q = *p;
     q.max_model_len = mid;
+    q.enable_chunked_prefill = out->p.enable_chunked_prefill;
     kvsim_plan_t t;
     if (plan_once(m, g, &q, &t, &scratch) == KVSIM_OK && t.fits)
       lo = mid;

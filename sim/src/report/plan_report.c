@@ -76,12 +76,14 @@ void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   if (pl->cuda_graph_subtracted)
     fprintf(out, "Estimated CUDA graph memory: %.2f GiB total (subtracted from the KV budget)\n",
             gib(pl->cuda_graph_bytes));
-  if (p->engine == KVSIM_PLAN_V1) {
-    fprintf(out, "Available KV cache memory: %.2f GiB\n", gib(pl->available_kv_bytes));
-    fprintf(out, "GPU KV cache size: %s tokens\n", kvsim__commas(pl->kv_cache_tokens, a, sizeof a));
-  } else {
-    fprintf(out, "# cuda blocks: %lld, # CPU blocks: 0\n", (long long)pl->num_gpu_blocks);
-  }
+  /* V0 logs the block count (executor_base.py "# cuda blocks: N, # CPU
+   * blocks: M"; the CPU part needs --swap-space and is printed by calc).
+   * The three lines below are V1's own words and kvsim's contract for both
+   * engines (DESIGN.md section 2). */
+  if (p->engine == KVSIM_PLAN_V0)
+    fprintf(out, "# cuda blocks: %lld\n", (long long)pl->num_gpu_blocks);
+  fprintf(out, "Available KV cache memory: %.2f GiB\n", gib(pl->available_kv_bytes));
+  fprintf(out, "GPU KV cache size: %s tokens\n", kvsim__commas(pl->kv_cache_tokens, a, sizeof a));
   fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx\n",
           kvsim__commas(p->max_model_len, c, sizeof c), pl->max_concurrency);
   if (!pl->fits) {

@@ -1,0 +1,352 @@
+/* Model loader and parameter count: real catalog configs, the quirks real
+ * HF config.json files carry, and the loader's errors (temp files). */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kvsim/error.h"
+#include "kvsim/model.h"
+
+static kvsim_model_t load(const char *name) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = kvsim_model_load(name, &m, &err);
+  cr_assert_eq(rc, KVSIM_OK, "loading %s failed: %s", name, err.msg);
+  return m;
+}
+
+static int64_t params(const char *name) {
+  kvsim_model_t m = load(name);
+  kvsim_model_params_t p;
+  kvsim_model_count_params(&m, &p);
+  return p.total;
+}
+
+/* Writes `text` to a fresh temp file; the caller unlinks it. */
+static void temp_config(const char *text, char *path, size_t cap) {
+  snprintf(path, cap, "/tmp/kvsim-test-model-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed for %s", path);
+  FILE *f = fdopen(fd, "w");
+  cr_assert_not_null(f, "fdopen failed");
+  cr_assert_eq(fputs(text, f) >= 0, 1, "write failed");
+  cr_assert_eq(fclose(f), 0, "close failed");
+}
+
+static int parse_temp(const char *text, kvsim_model_t *m, kvsim_err *err, char *path,
+                      size_t cap) {
+  temp_config(text, path, cap);
+  int rc = kvsim_model_load(path, m, err);
+  unlink(path);
+  return rc;
+}
+
+/* A minimal Llama-style config; tests splice fields into it. */
+#define BASE_FIELDS                                                                            \
+  "\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_attention_heads\": 8, "            \
+  "\"num_key_value_heads\": 2, \"intermediate_size\": 2048, \"vocab_size\": 32000, "         \
+  "\"max_position_embeddings\": 4096"
+
+/* ---- parameter counts ---- */
+
+Test(model_params, llama_3_1_8b_is_exact) {
+  /* total_parameters of the safetensors index (HARDWARE.md 2d). */
+  int64_t n = params("llama-3.1-8b");
+  cr_assert_eq(n, 8030261248LL, "Llama-3.1-8B: got %lld, want 8,030,261,248", (long long)n);
+}
+
+Test(model_params, llama_3_1_70b_is_exact) {
+  int64_t n = params("llama-3.1-70b");
+  cr_assert_eq(n, 70553706496LL, "Llama-3.1-70B: got %lld, want 70,553,706,496", (long long)n);
+}
+
+Test(model_params, published_totals_within_half_a_percent) {
+  /* Published totals: HARDWARE.md 2d (Mixtral 46.7B, DeepSeek-V3 671B,
+   * Qwen3-30B-A3B 30.5B, gpt-oss 21B / 117B (116.8B on the model card),
+   * Llama-3.1-405B) and the model cards (Qwen3-235B-A22B 235B). */
+  static const struct {
+    const char *name;
+    double published;
+  } want[] = {{"mixtral-8x7b", 46.7e9},    {"deepseek-v3", 671e9},    {"qwen3-30b-a3b", 30.5e9},
+              {"gpt-oss-120b", 116.8e9},   {"gpt-oss-20b", 21e9},     {"llama-3.1-405b", 405e9},
+              {"qwen3-235b-a22b", 235e9}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    double n = (double)params(want[i].name);
+    double rel = fabs(n - want[i].published) / want[i].published;
+    cr_assert(rel <= 0.005, "%s: %.4g parameters is %.2f%% from the published %.4g", want[i].name,
+              n, 100 * rel, want[i].published);
+  }
+}
+
+Test(model_params, tied_embeddings_drop_the_lm_head) {
+  kvsim_model_t m = load("llama-3.2-1b");
+  cr_assert(m.tie_word_embeddings, "Llama-3.2-1B ties its embeddings");
+  kvsim_model_params_t p;
+  kvsim_model_count_params(&m, &p);
+  cr_assert_eq(p.lm_head, 0, "tied lm_head must not be counted, got %lld", (long long)p.lm_head);
+  m.tie_word_embeddings = false;
+  kvsim_model_params_t u;
+  kvsim_model_count_params(&m, &u);
+  cr_assert_eq(u.total - p.total, m.vocab_size * m.hidden_size,
+               "untying adds exactly vocab x hidden (%lld), got %lld",
+               (long long)(m.vocab_size * m.hidden_size), (long long)(u.total - p.total));
+}
+
+/* ---- loader quirks ---- */
+
+Test(model_loader, explicit_head_dim_wins) {
+  static const struct {
+    const char *name;
+    int64_t head_dim;
+  } want[] = {{"gemma-2-9b", 256}, {"qwen3-32b", 128}, {"gpt-oss-120b", 64}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_model_t m = load(want[i].name);
+    cr_assert_eq(m.head_dim, want[i].head_dim, "%s: head_dim %lld, want %lld", want[i].name,
+                 (long long)m.head_dim, (long long)want[i].head_dim);
+    cr_assert_neq(m.head_dim, m.hidden_size / m.num_heads,
+                  "%s: the explicit head_dim differs from hidden/heads", want[i].name);
+  }
+}
+
+Test(model_loader, derived_head_dim_without_the_key) {
+  kvsim_model_t m = load("mistral-7b-v0.3");
+  cr_assert_eq(m.head_dim, 128, "Mistral-7B-v0.3: hidden 4096 / 32 heads = 128, got %lld",
+               (long long)m.head_dim);
+}
+
+Test(model_loader, nested_text_config_with_defaults) {
+  kvsim_model_t m = load("gemma-3-27b");
+  cr_assert_eq(m.num_layers, 62, "Gemma-3-27B text_config: 62 layers, got %d", m.num_layers);
+  cr_assert_eq(m.hidden_size, 5376, "hidden_size from text_config, got %lld",
+               (long long)m.hidden_size);
+  cr_assert_eq(m.vocab_size, 262208, "vocab_size takes the transformers default, got %lld",
+               (long long)m.vocab_size);
+  cr_assert_eq(m.max_position_embeddings, 131072, "max_position_embeddings default, got %lld",
+               (long long)m.max_position_embeddings);
+  cr_assert_str_eq(m.dtype, "bfloat16", "torch_dtype is read from the top level");
+}
+
+Test(model_loader, dtype_and_torch_dtype) {
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": 2, \"dtype\": \"float16\"}", &m,
+                      &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_OK, "dtype config: %s", err.msg);
+  cr_assert_str_eq(m.dtype, "float16", "transformers >= 4.56 writes \"dtype\"");
+  rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": 2, \"torch_dtype\": \"bfloat16\"}", &m,
+                  &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_OK, "torch_dtype config: %s", err.msg);
+  cr_assert_str_eq(m.dtype, "bfloat16", "older files write \"torch_dtype\"");
+  cr_assert_eq(m.dtype_bytes, 2, "bfloat16 is 2 bytes");
+  rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": 2, \"torch_dtype\": \"float32\"}", &m,
+                  &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_OK, "float32 config: %s", err.msg);
+  cr_assert_eq(m.dtype_bytes, 2, "vLLM serves float32 checkpoints in 16 bits by default");
+}
+
+Test(model_loader, sliding_window_null_means_none) {
+  kvsim_model_t m = load("mistral-7b-v0.3");
+  cr_assert_eq(m.sliding_window, 0, "Mistral-7B-v0.3 has sliding_window null");
+  cr_assert_eq(m.num_sliding_layers, 0, "no sliding layers");
+  cr_assert(!kvsim_model_is_hybrid(&m), "not hybrid");
+  /* Qwen2.5 carries a window but use_sliding_window false. */
+  kvsim_model_t q = load("qwen2.5-14b");
+  cr_assert_eq(q.num_sliding_layers, 0, "Qwen2.5 with use_sliding_window false has no sliding layers");
+}
+
+Test(model_loader, gpt_oss_layer_types_alternate_from_zero) {
+  kvsim_model_t m = load("gpt-oss-120b");
+  cr_assert_eq(m.sliding_window, 128, "gpt-oss window 128, got %lld", (long long)m.sliding_window);
+  for (int i = 0; i < m.num_layers; i++)
+    cr_assert_eq(m.layer_sliding[i], i % 2 == 0, "gpt-oss layer %d should be %s", i,
+                 i % 2 == 0 ? "sliding" : "full");
+  cr_assert_eq(m.num_sliding_layers, 18, "18 of 36 layers slide, got %d", m.num_sliding_layers);
+  cr_assert(kvsim_model_is_hybrid(&m), "gpt-oss is hybrid");
+}
+
+Test(model_loader, gemma2_even_layers_slide) {
+  kvsim_model_t m = load("gemma-2-9b");
+  for (int i = 0; i < m.num_layers; i++)
+    cr_assert_eq(m.layer_sliding[i], i % 2 == 0, "Gemma-2 layer %d: even layers are local", i);
+  cr_assert_eq(m.num_sliding_layers, 21, "21 of 42 layers slide, got %d", m.num_sliding_layers);
+  cr_assert_eq(m.sliding_window, 4096, "window 4096");
+}
+
+Test(model_loader, gemma3_pattern_six) {
+  kvsim_model_t m = load("gemma-3-27b");
+  int full = 0;
+  for (int i = 0; i < m.num_layers; i++) {
+    bool want_full = (i + 1) % 6 == 0; /* 5, 11, 17, ... */
+    cr_assert_eq(m.layer_sliding[i], !want_full, "Gemma-3 layer %d should be %s", i,
+                 want_full ? "full" : "sliding");
+    full += want_full;
+  }
+  cr_assert_eq(full, 10, "62 layers hold 10 full-attention layers");
+  cr_assert_eq(m.num_sliding_layers, 52, "52 sliding layers, got %d", m.num_sliding_layers);
+  /* An explicit layer_types array overrides the pattern. */
+  char text[4096], path[64];
+  int o = snprintf(text, sizeof text,
+                   "{\"model_type\": \"gemma3_text\", \"hidden_size\": 1024, "
+                   "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 128, "
+                   "\"intermediate_size\": 2048, \"num_hidden_layers\": 4, \"sliding_window\": 512, "
+                   "\"layer_types\": [\"full_attention\", \"sliding_attention\", "
+                   "\"full_attention\", \"sliding_attention\"]}");
+  cr_assert(o > 0 && (size_t)o < sizeof text, "fixture fits");
+  kvsim_err err = {0};
+  int rc = parse_temp(text, &m, &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_OK, "layer_types config: %s", err.msg);
+  cr_assert(!m.layer_sliding[0] && m.layer_sliding[1] && !m.layer_sliding[2] && m.layer_sliding[3],
+            "layer_types is followed as written");
+}
+
+Test(model_loader, moe_keys_of_each_family) {
+  kvsim_model_t mx = load("mixtral-8x7b");
+  cr_assert_eq(mx.num_experts, 8, "Mixtral num_local_experts 8");
+  cr_assert_eq(mx.moe_intermediate_size, 14336, "Mixtral experts use intermediate_size");
+  kvsim_model_t q = load("qwen3-30b-a3b");
+  cr_assert_eq(q.num_experts, 128, "Qwen3-MoE num_experts 128");
+  cr_assert_eq(q.experts_per_tok, 8, "top-8");
+  cr_assert_eq(q.moe_intermediate_size, 768, "moe_intermediate_size 768");
+  cr_assert_eq(q.num_moe_layers, 48, "every Qwen3-30B-A3B layer is MoE");
+  kvsim_model_t d = load("deepseek-v3");
+  cr_assert_eq(d.num_experts, 256, "DeepSeek n_routed_experts 256");
+  cr_assert_eq(d.num_shared_experts, 1, "n_shared_experts 1");
+  cr_assert_eq(d.moe_intermediate_size, 2048, "moe_intermediate_size 2048");
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(d.layer_moe[i], 0, "first_k_dense_replace: layer %d is dense", i);
+  cr_assert_eq(d.layer_moe[3], 1, "layer 3 is the first MoE layer");
+  cr_assert_eq(d.num_moe_layers, 58, "61 - 3 MoE layers, got %d", d.num_moe_layers);
+  kvsim_model_t g = load("gpt-oss-120b");
+  cr_assert_eq(g.num_experts, 128, "gpt-oss num_local_experts 128");
+  cr_assert_eq(g.experts_per_tok, 4, "gpt-oss top-4");
+}
+
+Test(model_loader, mla_latent_geometry) {
+  kvsim_model_t d = load("deepseek-v3");
+  cr_assert(d.mla, "DeepSeek-V3 uses MLA");
+  cr_assert_eq(kvsim_model_kv_head_size(&d), 576, "kv_lora_rank 512 + qk_rope_head_dim 64");
+  cr_assert_eq(kvsim_model_kv_factor(&d), 1, "MLA stores one latent, no V");
+  cr_assert_eq(kvsim_model_kv_heads_per_rank(&d, 8), 1, "MLA caches one head at any TP");
+  kvsim_model_t l = load("llama-3.1-8b");
+  cr_assert_eq(kvsim_model_kv_factor(&l), 2, "GQA stores K and V");
+}
+
+Test(model_loader, quantization_config) {
+  kvsim_model_t d = load("deepseek-v3");
+  cr_assert_eq(d.quant.kind, KVSIM_QUANT_FP8, "DeepSeek-V3 checkpoint is fp8");
+  cr_assert_eq(d.quant.block_size, 128, "weight_block_size [128, 128]");
+  kvsim_model_t g = load("gpt-oss-120b");
+  cr_assert_eq(g.quant.kind, KVSIM_QUANT_MXFP4, "gpt-oss experts are mxfp4");
+  cr_assert(g.quant.experts_only, "only the experts are mxfp4");
+  kvsim_model_t l = load("llama-3.1-8b");
+  cr_assert_eq(l.quant.kind, KVSIM_QUANT_NONE, "Llama-3.1-8B is not quantized");
+}
+
+Test(model_loader, pp_split_like_get_pp_indices) {
+  /* vllm/distributed/utils.py get_pp_indices: 61 layers over 4 stages. */
+  int want[] = {15, 15, 16, 15}, start = 0;
+  for (int s = 0; s < 4; s++) {
+    int first, last;
+    kvsim_model_pp_layers(61, 4, s, &first, &last);
+    cr_assert_eq(first, start, "stage %d starts at %d, got %d", s, start, first);
+    cr_assert_eq(last - first, want[s], "stage %d holds %d layers, got %d", s, want[s],
+                 last - first);
+    start = last;
+  }
+  cr_assert_eq(start, 61, "all layers assigned");
+}
+
+/* ---- HF ids ---- */
+
+Test(model_catalog, hf_ids_map_onto_catalog_names) {
+  static const struct {
+    const char *id, *name;
+  } want[] = {{"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b"},
+              {"meta-llama/Meta-Llama-3-8B", "llama-3-8b"},
+              {"Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"},
+              {"openai/gpt-oss-120b", "gpt-oss-120b"}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    char out[128];
+    int found = kvsim_model_catalog_name(want[i].id, out, sizeof out);
+    cr_assert_eq(found, 1, "%s should map into the catalog (got '%s')", want[i].id, out);
+    cr_assert_str_eq(out, want[i].name, "%s maps to %s", want[i].id, want[i].name);
+  }
+  char out[128];
+  cr_assert_eq(kvsim_model_catalog_name("acme/Unknown-Model-9B", out, sizeof out), 0,
+               "an unknown id is reported as not in the catalog");
+  kvsim_model_t m = load("meta-llama/Llama-3.1-8B-Instruct");
+  cr_assert_str_eq(m.name, "llama-3.1-8b", "loading by HF id gives the catalog model");
+}
+
+/* ---- errors ---- */
+
+Test(model_errors, missing_field_names_it) {
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_temp("{" BASE_FIELDS "}", &m, &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "missing num_hidden_layers must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "num_hidden_layers") != NULL, "message names the field: %s", err.msg);
+  cr_assert(strstr(err.msg, path) != NULL, "message names the file: %s", err.msg);
+}
+
+Test(model_errors, wrong_type_names_field) {
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": \"32\"}", &m, &err, path,
+                      sizeof path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a string layer count must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "num_hidden_layers") != NULL, "message names the field: %s", err.msg);
+  cr_assert(strstr(err.msg, "integer") != NULL, "message says what was expected: %s", err.msg);
+}
+
+Test(model_errors, bad_json_gives_the_line) {
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  /* The stray comma on line 3 is the error. */
+  int rc = parse_temp("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 1024,,\n  \"x\": 1\n}\n",
+                      &m, &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_EPARSE, "bad JSON must fail with a parse error, got %d", rc);
+  char want[96];
+  snprintf(want, sizeof want, "%s:3:", path);
+  cr_assert(strstr(err.msg, want) != NULL, "message gives file and line 3: %s", err.msg);
+}
+
+Test(model_errors, bad_layer_types_length) {
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": 3, \"sliding_window\": 64, "
+                      "\"layer_types\": [\"sliding_attention\"]}",
+                      &m, &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "layer_types of the wrong length must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "layer_types") != NULL, "message names the field: %s", err.msg);
+}
+
+Test(model_errors, unknown_model_suggests_close_names) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = kvsim_model_load("llama-3.1-8x", &m, &err);
+  cr_assert_eq(rc, KVSIM_ENOENT, "an unknown name is not found, got %d", rc);
+  cr_assert(strstr(err.msg, "llama-3.1-8x") != NULL, "message repeats the name: %s", err.msg);
+  cr_assert(strstr(err.msg, "llama-3.1-8b") != NULL, "message suggests llama-3.1-8b: %s", err.msg);
+}
+
+Test(model_errors, unreadable_path) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  /* A folder without config.json: the loader looks for FOLDER/config.json. */
+  char dir[] = "/tmp/kvsim-test-dir-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
+  int rc = kvsim_model_load(dir, &m, &err);
+  rmdir(dir);
+  cr_assert_eq(rc, KVSIM_EIO, "a folder without config.json cannot be read, got %d", rc);
+  cr_assert(strstr(err.msg, "config.json") != NULL, "message names the file: %s", err.msg);
+}

@@ -1,0 +1,411 @@
+/* The memory plan: the seeds' worked numbers, the engine's sizing rules of
+ * VLLM.md section 1, the verdict and the reverse mode. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kvsim/error.h"
+#include "kvsim/gpu.h"
+#include "kvsim/model.h"
+#include "kvsim/plan.h"
+
+#define MIB (1024LL * 1024)
+#define GIB (1024LL * 1024 * 1024)
+
+static kvsim_model_t model(const char *name) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_load(name, &m, &err), KVSIM_OK, "load %s: %s", name, err.msg);
+  return m;
+}
+
+static kvsim_gpu_t gpu(const char *name) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load(name, &g, &err), KVSIM_OK, "load %s: %s", name, err.msg);
+  return g;
+}
+
+static kvsim_plan_t plan(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                         const kvsim_plan_params_t *p) {
+  kvsim_plan_t pl;
+  kvsim_err err = {0};
+  int rc = kvsim_plan_compute(m, g, p, &pl, &err);
+  cr_assert_eq(rc, KVSIM_OK, "plan %s on %s failed: %s", m->name, g->name, err.msg);
+  return pl;
+}
+
+static kvsim_plan_params_t params(kvsim_plan_engine e, int64_t max_model_len) {
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = e;
+  p.max_model_len = max_model_len;
+  return p;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ---- the seeds' worked numbers ---- */
+
+Test(plan_seeds, llama_8b_bytes_per_token_and_per_request) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.per_token_kv_bytes, 131072, "Llama-3.1-8B bf16: 131,072 B/token, got %lld",
+               (long long)pl.per_token_kv_bytes);
+  cr_assert_eq(pl.block_bytes, 16 * 131072, "a 16-token block is 2 MiB, got %lld",
+               (long long)pl.block_bytes);
+  int64_t req = kvsim_plan_blocks_for_tokens(&pl, 4096) * pl.block_bytes;
+  cr_assert_eq(req, 512 * MIB, "a 4,096-token request holds 512 MiB, got %lld", (long long)req);
+  int64_t full = kvsim_plan_blocks_for_tokens(&pl, 8192) * pl.block_bytes;
+  cr_assert_eq(full, GIB, "32 layers x 8 KV heads x 128 at 8,192 tokens = 1 GiB, got %lld",
+               (long long)full);
+}
+
+Test(plan_seeds, query_heads_by_mistake_is_four_times) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t right = plan(&m, &g, &p);
+  /* The classic mistake: sizing the cache with the 32 query heads. */
+  kvsim_model_t wrong_m = m;
+  wrong_m.num_kv_heads = m.num_heads;
+  kvsim_plan_t wrong = plan(&wrong_m, &g, &p);
+  int64_t r = right.per_token_kv_bytes * 8192, w = wrong.per_token_kv_bytes * 8192;
+  cr_assert_eq(r, GIB, "8 KV heads: 1 GiB at 8,192 tokens, got %lld", (long long)r);
+  cr_assert_eq(w, 4 * GIB, "32 heads by mistake: 4 GiB, got %lld", (long long)w);
+  cr_assert_eq(w / r, 4, "the mistake costs 4x");
+}
+
+Test(plan_seeds, fp8_halves_the_bytes) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t bf16 = plan(&m, &g, &p);
+  cr_assert_eq(kvsim_kv_dtype_parse("fp8_e4m3", &p.kv_dtype), KVSIM_OK, "fp8_e4m3 parses");
+  kvsim_plan_t fp8 = plan(&m, &g, &p);
+  cr_assert_eq(fp8.per_token_kv_bytes * 2, bf16.per_token_kv_bytes,
+               "fp8 %lld B/token should be half of %lld", (long long)fp8.per_token_kv_bytes,
+               (long long)bf16.per_token_kv_bytes);
+  cr_assert_eq(fp8.available_kv_bytes, bf16.available_kv_bytes, "the KV dtype leaves the budget alone");
+  cr_assert(fp8.num_gpu_blocks >= 2 * bf16.num_gpu_blocks, "twice the blocks (%lld vs %lld)",
+            (long long)fp8.num_gpu_blocks, (long long)bf16.num_gpu_blocks);
+  kvsim_kv_dtype d;
+  cr_assert_lt(kvsim_kv_dtype_parse("fp7", &d), 0, "an unknown KV dtype is rejected");
+}
+
+/* ---- geometry under parallelism ---- */
+
+Test(plan_geometry, kv_heads_split_by_tp_and_replicated_beyond) {
+  kvsim_model_t m = model("llama-3.1-70b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  static const struct {
+    int tp;
+    int64_t heads;
+  } want[] = {{2, 4}, {4, 2}, {8, 1}, {16, 1}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+    p.tp = want[i].tp;
+    kvsim_plan_t pl = plan(&m, &g, &p);
+    cr_assert_eq(pl.kv_heads_per_rank, want[i].heads, "TP %d: %lld KV heads per rank, want %lld",
+                 want[i].tp, (long long)pl.kv_heads_per_rank, (long long)want[i].heads);
+    cr_assert_eq(pl.per_token_kv_bytes, 80 * want[i].heads * 128 * 2 * 2,
+                 "TP %d per-token bytes", want[i].tp);
+  }
+}
+
+Test(plan_geometry, pp_splits_layers_and_takes_the_smallest_stage) {
+  kvsim_model_t m = model("deepseek-v3");
+  kvsim_gpu_t g = gpu("h200");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 8;
+  p.pp = 4;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  int first, last;
+  kvsim_model_pp_layers(61, 4, pl.binding_stage, &first, &last);
+  cr_assert_eq(pl.num_layers, last - first, "the plan holds the binding stage's %d layers, got %d",
+               last - first, pl.num_layers);
+  cr_assert(pl.num_layers == 15 || pl.num_layers == 16, "61 layers over PP4 are 15 or 16 a stage");
+  /* The per-token bytes are those of the binding stage's layers only. */
+  cr_assert_eq(pl.per_token_kv_bytes, (int64_t)pl.num_layers * 576 * 2,
+               "per-token bytes of %d layers", pl.num_layers);
+}
+
+Test(plan_geometry, mla_one_latent_and_v0_padding) {
+  kvsim_model_t m = model("deepseek-v3");
+  kvsim_gpu_t g = gpu("h200");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 8;
+  kvsim_plan_t v1 = plan(&m, &g, &p);
+  cr_assert_eq(v1.kv_heads_per_rank, 1, "MLA caches one latent per token");
+  cr_assert_eq(v1.head_dim, 576, "kv_lora_rank + qk_rope_head_dim = 576");
+  cr_assert_eq(v1.per_token_kv_bytes, 61 * 576 * 2, "V1: 61 layers x 576 x 2 B, no V; got %lld",
+               (long long)v1.per_token_kv_bytes);
+  cr_assert_eq(v1.p.block_size, 64, "V1 MLA on Hopper: FlashMLA forces 64-token blocks");
+  kvsim_gpu_t b = gpu("b200");
+  kvsim_plan_t bw = plan(&m, &b, &p);
+  cr_assert_eq(bw.p.block_size, 128, "V1 MLA on Blackwell: CUTLASS_MLA forces 128");
+  p.engine = KVSIM_PLAN_V0;
+  kvsim_plan_t v0 = plan(&m, &g, &p);
+  cr_assert_eq(v0.per_token_kv_bytes, 61 * 640 * 2,
+               "V0 pads the latent to 256 bytes: 576 -> 640 bf16 elements; got %lld",
+               (long long)v0.per_token_kv_bytes);
+}
+
+/* ---- hybrid allocator ---- */
+
+Test(plan_hybrid, v1_group_counts) {
+  kvsim_gpu_t g = gpu("h200");
+  static const struct {
+    const char *name;
+    int groups, group_size;
+  } want[] = {{"gpt-oss-120b", 2, 18}, {"gemma-3-27b", 7, 10}, {"gemma-2-9b", 2, 21}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_model_t m = model(want[i].name);
+    kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+    kvsim_plan_t pl = plan(&m, &g, &p);
+    cr_assert_eq(pl.num_groups, want[i].groups, "%s: %d KV cache groups, got %d", want[i].name,
+                 want[i].groups, pl.num_groups);
+    cr_assert_eq(pl.group_size, want[i].group_size, "%s: groups of %d layers, got %d",
+                 want[i].name, want[i].group_size, pl.group_size);
+    cr_assert_eq(pl.block_bytes, pl.page_bytes * pl.group_size,
+                 "%s: a block spans one layer of each group slot", want[i].name);
+    cr_assert_eq(pl.kv_cache_tokens, pl.num_gpu_blocks / pl.num_groups * pl.p.block_size,
+                 "%s: tokens = blocks // groups x block_size", want[i].name);
+    p.disable_hybrid_kv_cache_manager = true;
+    kvsim_plan_t off = plan(&m, &g, &p);
+    cr_assert_eq(off.num_groups, 1, "%s: one group with the hybrid manager off", want[i].name);
+  }
+}
+
+Test(plan_hybrid, sliding_layers_hold_less_of_the_pool) {
+  kvsim_model_t m = model("gpt-oss-120b");
+  kvsim_gpu_t g = gpu("h200");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 131072);
+  kvsim_plan_t hyb = plan(&m, &g, &p);
+  p.disable_hybrid_kv_cache_manager = true;
+  kvsim_plan_t off = plan(&m, &g, &p);
+  double share_h = (double)kvsim_plan_blocks_for_tokens(&hyb, 131072) / (double)hyb.num_gpu_blocks;
+  double share_o = (double)kvsim_plan_blocks_for_tokens(&off, 131072) / (double)off.num_gpu_blocks;
+  cr_assert_lt(share_h, share_o,
+               "a 131,072-token request holds %.4f of the hybrid pool but %.4f without it",
+               share_h, share_o);
+  cr_assert_gt(hyb.max_concurrency, off.max_concurrency,
+               "hybrid concurrency %.2f should beat %.2f", hyb.max_concurrency,
+               off.max_concurrency);
+  /* A sliding group holds the window plus one step, plus one block. */
+  int64_t want = cdiv(131072, 16) + cdiv(128 - 1 + hyb.p.max_num_batched_tokens, 16) + 1;
+  cr_assert_eq(kvsim_plan_blocks_for_tokens(&hyb, 131072), want,
+               "full group + sliding group blocks = %lld", (long long)want);
+}
+
+/* ---- start-up numbers per engine ---- */
+
+Test(plan_engine, v1_tokens_and_concurrency) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 10000); /* not a multiple of 16 */
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.num_gpu_blocks, pl.available_kv_bytes / pl.block_bytes,
+               "blocks = floor(available / block bytes)");
+  cr_assert_eq(pl.kv_cache_tokens, pl.num_gpu_blocks * 16, "V1 tokens = blocks x block_size");
+  double want = (double)pl.num_gpu_blocks / (double)cdiv(10000, 16);
+  cr_assert(fabs(pl.max_concurrency - want) < 1e-12,
+            "V1 concurrency = blocks / cdiv(max_model_len, 16) = %.6f, got %.6f", want,
+            pl.max_concurrency);
+  cr_assert_eq(pl.requested_bytes, (int64_t)ceil((double)g.memory_total_bytes * 0.9),
+               "V1 requested = ceil(total x utilization)");
+}
+
+Test(plan_engine, v0_concurrency_is_a_plain_ratio) {
+  kvsim_model_t m = model("llama-3-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 8000);
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  double want = (double)pl.num_gpu_blocks * 16 / 8000.0;
+  cr_assert(fabs(pl.max_concurrency - want) < 1e-12,
+            "V0 concurrency = blocks x block_size / max_model_len = %.6f, got %.6f", want,
+            pl.max_concurrency);
+}
+
+Test(plan_engine, v0_profiles_the_long_context_batch) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 16384);
+  kvsim_plan_t no_chunk = plan(&m, &g, &p);
+  cr_assert_eq(no_chunk.p.max_num_batched_tokens, 16384,
+               "V0 without chunked prefill profiles max(max_model_len, 2048) tokens");
+  p.max_model_len = 8192;
+  kvsim_plan_t shorter = plan(&m, &g, &p);
+  cr_assert_gt(no_chunk.activation_bytes, shorter.activation_bytes,
+               "the V0 activation peak grows with max_model_len");
+  p.max_model_len = 65536; /* > 32000: chunked prefill on by default */
+  kvsim_plan_t chunked = plan(&m, &g, &p);
+  cr_assert_eq(chunked.p.enable_chunked_prefill, 1, "V0 chunks long-context models by default");
+  cr_assert_eq(chunked.p.max_num_batched_tokens, 2048, "and then profiles 2048 tokens");
+}
+
+Test(plan_engine, v1_profile_batch_sets_the_activation) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t def = plan(&m, &g, &p);
+  cr_assert_eq(def.p.max_num_batched_tokens, 8192, "H100 (>= 70 GiB, not A100): 8192 tokens");
+  cr_assert_eq(def.p.max_num_seqs, 1024, "and 1024 sequences");
+  p.max_num_seqs = 256;
+  kvsim_plan_t fewer = plan(&m, &g, &p);
+  cr_assert_lt(fewer.activation_bytes, def.activation_bytes,
+               "fewer dummy requests, a smaller sampler peak (%lld vs %lld)",
+               (long long)fewer.activation_bytes, (long long)def.activation_bytes);
+  kvsim_gpu_t a = gpu("a100-80g");
+  kvsim_plan_params_t q = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t a100 = plan(&m, &a, &q);
+  cr_assert_eq(a100.p.max_num_batched_tokens, 2048, "A100 keeps the small defaults");
+  cr_assert_eq(a100.p.max_num_seqs, 256, "A100: 256 sequences");
+}
+
+Test(plan_engine, kv_cache_memory_bytes_bypasses_the_budget) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.kv_cache_memory_bytes = 10 * GIB;
+  p.gpu_memory_utilization = 0.5;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.available_kv_bytes, 10 * GIB, "available = the given bytes");
+  cr_assert_eq(pl.num_gpu_blocks, 10 * GIB / (2 * MIB), "5120 blocks of 2 MiB");
+  p.engine = KVSIM_PLAN_V0;
+  kvsim_plan_t out;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &out, &err), KVSIM_EINVAL,
+               "V0 has no --kv-cache-memory-bytes");
+  cr_assert(strstr(err.msg, "--kv-cache-memory-bytes") != NULL, "names the flag: %s", err.msg);
+}
+
+Test(plan_engine, num_gpu_blocks_override) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.num_gpu_blocks_override = 1000;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.num_gpu_blocks, 1000, "the override sets the block count");
+  cr_assert_eq(pl.kv_cache_tokens, 16000, "and the logged tokens");
+  cr_assert(fabs(pl.max_concurrency - 1000.0 / 512) < 1e-12, "and the concurrency");
+}
+
+Test(plan_engine, cuda_graphs_only_where_the_engine_charges_them) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t base = plan(&m, &g, &p);
+  p.cuda_graph_gib = 1.0;
+  kvsim_plan_t measured = plan(&m, &g, &p);
+  cr_assert(!measured.cuda_graph_subtracted, "a measured value alone is not subtracted");
+  cr_assert_eq(measured.available_kv_bytes, base.available_kv_bytes, "budget unchanged");
+  cr_assert_eq(measured.cuda_graph_bytes, GIB, "but the value is reported");
+  p.estimate_cudagraphs = true;
+  kvsim_plan_t est = plan(&m, &g, &p);
+  cr_assert(est.cuda_graph_subtracted, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS subtracts it");
+  cr_assert_eq(est.available_kv_bytes, base.available_kv_bytes - GIB, "by exactly 1 GiB");
+  p.engine = KVSIM_PLAN_V0;
+  kvsim_plan_t out;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &out, &err), KVSIM_EINVAL,
+               "V0 never charges CUDA graphs");
+}
+
+Test(plan_engine, overrides_replace_predictions) {
+  /* vllm#10511: 79.22 GiB x 0.90 - 14.96 - 1.79 - 1.26 = 53.29 GiB. */
+  kvsim_model_t m = model("llama-3-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 0);
+  p.total_memory_bytes = (int64_t)llround(79.22 * GIB);
+  p.weights_gib = 14.96;
+  p.non_torch_gib = 1.79;
+  p.activation_gib = 1.26;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  double avail = (double)pl.available_kv_bytes / GIB;
+  cr_assert(fabs(avail - 53.29) < 0.005, "available %.4f GiB should print as 53.29", avail);
+}
+
+/* ---- verdict ---- */
+
+Test(plan_verdict, too_long_for_the_pool) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("rtx4090");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 131072);
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert(!pl.fits, "128k tokens of Llama-3.1-8B do not fit a 24 GB card");
+  cr_assert(strstr(pl.error, "To serve at least one request with the models's max seq len (131072)") ==
+                pl.error,
+            "the engine's own words: %s", pl.error);
+  char est[96];
+  snprintf(est, sizeof est, "the estimated maximum model length is %lld.",
+           (long long)pl.max_model_len_fit);
+  cr_assert(strstr(pl.error, est) != NULL, "the message carries the estimate: %s", pl.error);
+  cr_assert_gt(pl.max_model_len_fit, 0, "something fits");
+  kvsim_plan_params_t q = p;
+  q.max_model_len = pl.max_model_len_fit;
+  kvsim_plan_t at = plan(&m, &g, &q);
+  cr_assert(at.fits, "max_model_len_fit %lld fits", (long long)q.max_model_len);
+  q.max_model_len = pl.max_model_len_fit + 1;
+  kvsim_plan_t above = plan(&m, &g, &q);
+  cr_assert(!above.fits, "one token more (%lld) does not", (long long)q.max_model_len);
+}
+
+Test(plan_verdict, v0_words_and_no_memory) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("rtx4090");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 131072);
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert(!pl.fits, "V0: does not fit");
+  cr_assert(strstr(pl.error, "is larger than the maximum number of tokens that can be stored in KV cache") !=
+                NULL,
+            "V0 raise_if_cache_size_invalid words: %s", pl.error);
+  kvsim_model_t big = model("llama-3.1-70b");
+  kvsim_gpu_t h = gpu("h100-sxm");
+  kvsim_plan_params_t q = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t none = plan(&big, &h, &q);
+  cr_assert(!none.fits, "70B bf16 on one H100 does not fit");
+  cr_assert(strstr(none.error, "No available memory for the cache blocks") == none.error,
+            "no memory at all: %s", none.error);
+}
+
+Test(plan_verdict, invalid_parameters_are_errors) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_t out;
+  kvsim_err err = {0};
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.gpu_memory_utilization = 1.5;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &out, &err), KVSIM_EINVAL, "utilization 1.5");
+  cr_assert(strstr(err.msg, "--gpu-memory-utilization") != NULL, "names the flag: %s", err.msg);
+  p.gpu_memory_utilization = 0;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &out, &err), KVSIM_EINVAL, "utilization 0");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 3;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &out, &err), KVSIM_EINVAL, "TP 3 of 32 heads");
+  cr_assert(strstr(err.msg, "--tensor-parallel-size") != NULL, "names the flag: %s", err.msg);
+}
+
+/* ---- reverse mode ---- */
+
+Test(plan_reverse, concurrency_times_length_to_memory) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_reverse_t r;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 64, 8192, &r, &err), KVSIM_OK, "reverse: %s",
+               err.msg);
+  cr_assert_eq(r.required_kv_bytes, 64 * GIB, "64 requests x 8,192 tokens x 128 KiB = 64 GiB");
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  int64_t other = pl.weights_bytes + pl.activation_bytes + pl.non_torch_bytes;
+  int64_t want = (int64_t)ceil((double)(64 * GIB + other) / 0.9);
+  cr_assert_eq(r.required_memory_bytes, want, "required total = (KV + the rest) / utilization");
+  /* TP1 holds ~54 GiB of KV: not enough; TP2 needs 32 GiB a rank. */
+  cr_assert_lt(pl.available_kv_bytes, 64 * GIB, "one H100 is short");
+  cr_assert_eq(r.min_gpus, 2, "two H100s hold it, got %d", r.min_gpus);
+}
