@@ -1,0 +1,579 @@
+/* The scenario's "workload" object: strict parsing (unknown keys are errors
+ * with the key path and a did-you-mean), defaults, resolved JSON. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "workload/wl.h"
+
+#define WHERE_MAX 512
+
+static void path_join(char *out, size_t cap, const char *base, const char *where_key) {
+  snprintf(out, cap, "%s%s%s", base, *base ? "." : "", where_key);
+}
+
+static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bool required,
+                   const char *where, kvsim_err *err) {
+  int rc = kvsim__json_int(o, key, out, where, err);
+  if (rc < 0)
+    return rc;
+  if (rc == 0) {
+    if (required)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing", where, key);
+    return 0;
+  }
+  if (*out < lo)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %lld (expected >= %lld)", where,
+                         key, (long long)*out, (long long)lo);
+  return 1;
+}
+
+static int req_num(const cJSON *o, const char *key, double lo, bool strict, double *out,
+                   bool required, const char *where, kvsim_err *err) {
+  int rc = kvsim__json_num(o, key, out, where, err);
+  if (rc < 0)
+    return rc;
+  if (rc == 0) {
+    if (required)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing", where, key);
+    return 0;
+  }
+  if (strict ? !(*out > lo) : !(*out >= lo))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %s %g)", where, key,
+                         *out, strict ? ">" : ">=", lo);
+  return 1;
+}
+
+static void resolve_path(char *out, size_t cap, const char *base_dir, const char *p) {
+  if (p[0] == '/' || !base_dir || !*base_dir)
+    snprintf(out, cap, "%s", p);
+  else
+    snprintf(out, cap, "%s/%s", base_dir, p);
+}
+
+static const cJSON *get(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+/* ---- arrival ---------------------------------------------------------------- */
+
+static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *c,
+                         kvsim_err *err) {
+  static const char *const keys[] = {"process", "rate", "cv", "clients", "think_s",
+                                     "burst_rate", "burst_s", "period_s", "amplitude",
+                                     "phase_s", NULL};
+  int rc = kvsim__json_only_keys(a, keys, where, err);
+  if (rc < 0)
+    return rc;
+  char proc[32] = "";
+  if ((rc = kvsim__json_str(a, "process", proc, sizeof proc, where, err)) < 0)
+    return rc;
+  if (rc == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.process: missing (poisson, gamma, constant, closed_loop, bursts or "
+                         "diurnal)",
+                         where);
+  const char *allowed;
+  if (!strcmp(proc, "poisson")) {
+    c->arrival = KVSIM__ARR_POISSON;
+    allowed = "rate";
+    rc = req_num(a, "rate", 0, true, &c->rate, true, where, err);
+  } else if (!strcmp(proc, "gamma")) {
+    c->arrival = KVSIM__ARR_GAMMA;
+    allowed = "rate cv";
+    if ((rc = req_num(a, "rate", 0, true, &c->rate, true, where, err)) >= 0)
+      rc = req_num(a, "cv", 0, true, &c->cv, true, where, err);
+  } else if (!strcmp(proc, "constant")) {
+    c->arrival = KVSIM__ARR_CONSTANT;
+    allowed = "rate";
+    rc = req_num(a, "rate", 0, true, &c->rate, true, where, err);
+  } else if (!strcmp(proc, "closed_loop")) {
+    c->arrival = KVSIM__ARR_CLOSED;
+    allowed = "clients think_s";
+    if ((rc = req_int(a, "clients", 1, &c->clients, true, where, err)) >= 0)
+      rc = req_num(a, "think_s", 0, false, &c->think_s, false, where, err);
+    if (rc >= 0 && c->clients > 1000000)
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.clients: bad value %lld (expected <= 1000000)",
+                         where, (long long)c->clients);
+  } else if (!strcmp(proc, "bursts")) {
+    c->arrival = KVSIM__ARR_BURSTS;
+    allowed = "rate burst_rate burst_s period_s";
+    if ((rc = req_num(a, "rate", 0, false, &c->rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "burst_rate", 0, true, &c->burst_rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "burst_s", 0, true, &c->burst_s, true, where, err)) >= 0)
+      rc = req_num(a, "period_s", 0, true, &c->period_s, true, where, err);
+    if (rc >= 0 && c->burst_s > c->period_s)
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.burst_s: bad value %g (longer than period_s %g)",
+                         where, c->burst_s, c->period_s);
+  } else if (!strcmp(proc, "diurnal")) {
+    c->arrival = KVSIM__ARR_DIURNAL;
+    allowed = "rate amplitude period_s phase_s";
+    c->period_s = 86400;
+    if ((rc = req_num(a, "rate", 0, true, &c->rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "amplitude", 0, false, &c->amplitude, true, where, err)) >= 0 &&
+        (rc = req_num(a, "period_s", 0, true, &c->period_s, false, where, err)) >= 0)
+      rc = kvsim__json_num(a, "phase_s", &c->phase_s, where, err);
+    if (rc >= 0 && c->amplitude > 1)
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.amplitude: bad value %g (expected 0..1)", where,
+                         c->amplitude);
+  } else {
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.process: bad value '%s' (expected poisson, gamma, constant, "
+                         "closed_loop, bursts or diurnal)",
+                         where, proc);
+  }
+  if (rc < 0)
+    return rc;
+  for (const cJSON *k = a->child; k; k = k->next) {
+    if (!strcmp(k->string, "process"))
+      continue;
+    const char *p = strstr(allowed, k->string);
+    size_t l = strlen(k->string);
+    if (!p || (p[l] != ' ' && p[l] != '\0') || (p != allowed && p[-1] != ' '))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: not a parameter of process '%s' (takes %s)",
+                           where, k->string, proc, allowed);
+  }
+  return 0;
+}
+
+/* ---- synthetic ----------------------------------------------------------------- */
+
+static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
+                       kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const keys[] = {"requests", "duration_s", "arrival", "prompt_tokens",
+                                     "output_tokens", "lengths_from", "prefix", "few_shot",
+                                     "sessions", "tenants", "priority", NULL};
+  int rc = kvsim__json_only_keys(s, keys, where, err);
+  if (rc < 0)
+    return rc;
+  char w[WHERE_MAX];
+  c->requests = -1;
+  c->duration_s = -1;
+  if ((rc = req_int(s, "requests", 1, &c->requests, false, where, err)) < 0)
+    return rc;
+  if ((rc = req_num(s, "duration_s", 0, true, &c->duration_s, false, where, err)) < 0)
+    return rc;
+  if (c->requests < 0 && c->duration_s < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: give requests or duration_s (or both)", where);
+
+  const cJSON *a = get(s, "arrival");
+  path_join(w, sizeof w, where, "arrival");
+  if (!a)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w);
+  if ((rc = parse_arrival(a, w, c, err)) < 0)
+    return rc;
+
+  const cJSON *lf = get(s, "lengths_from");
+  const cJSON *pt = get(s, "prompt_tokens"), *ot = get(s, "output_tokens");
+  if (lf) {
+    if (pt || ot)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.lengths_from: give either lengths_from or prompt_tokens and "
+                           "output_tokens, not both",
+                           where);
+    path_join(w, sizeof w, where, "lengths_from");
+    char file[KVSIM__WL_PATH_MAX] = "";
+    if (cJSON_IsString(lf)) {
+      snprintf(file, sizeof file, "%s", lf->valuestring);
+    } else {
+      static const char *const lkeys[] = {"file", NULL};
+      if ((rc = kvsim__json_only_keys(lf, lkeys, w, err)) < 0 ||
+          (rc = kvsim__json_str(lf, "file", file, sizeof file, w, err)) < 0)
+        return rc;
+      if (rc == 0)
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s.file: missing", w);
+    }
+    resolve_path(c->lengths_path, sizeof c->lengths_path, base_dir, file);
+    c->lengths_file = true;
+    if ((rc = kvsim__load_lengths(c->lengths_path, &c->lengths, &c->num_lengths, err)) < 0)
+      return kvsim_err_prefix(err, "%s.file", w);
+  } else {
+    if (!pt || !ot)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing (or give lengths_from)", where,
+                           pt ? "output_tokens" : "prompt_tokens");
+    path_join(w, sizeof w, where, "prompt_tokens");
+    if ((rc = kvsim__dist_parse(pt, w, &c->prompt, err)) < 0)
+      return rc;
+    path_join(w, sizeof w, where, "output_tokens");
+    if ((rc = kvsim__dist_parse(ot, w, &c->output, err)) < 0)
+      return rc;
+  }
+
+  const cJSON *pf = get(s, "prefix");
+  if (pf) {
+    path_join(w, sizeof w, where, "prefix");
+    static const char *const pkeys[] = {"shared_tokens", "groups", "popularity", "zipf_s",
+                                        "fraction", NULL};
+    if ((rc = kvsim__json_only_keys(pf, pkeys, w, err)) < 0)
+      return rc;
+    c->prefix = true;
+    c->groups = 1;
+    c->prefix_fraction = 1;
+    if ((rc = req_int(pf, "shared_tokens", 1, &c->shared_tokens, true, w, err)) < 0 ||
+        (rc = req_int(pf, "groups", 1, &c->groups, false, w, err)) < 0 ||
+        (rc = req_num(pf, "fraction", 0, false, &c->prefix_fraction, false, w, err)) < 0)
+      return rc;
+    if (c->prefix_fraction > 1)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
+                           c->prefix_fraction);
+    if ((rc = kvsim__pick_parse(pf, w, c->groups, &c->group_pick, err)) < 0)
+      return rc;
+  }
+
+  const cJSON *fs = get(s, "few_shot");
+  if (fs) {
+    path_join(w, sizeof w, where, "few_shot");
+    static const char *const fkeys[] = {"templates", "tokens", "popularity", "zipf_s",
+                                        "fraction", NULL};
+    if ((rc = kvsim__json_only_keys(fs, fkeys, w, err)) < 0)
+      return rc;
+    c->few_shot = true;
+    c->few_shot_fraction = 1;
+    if ((rc = req_int(fs, "templates", 1, &c->templates, true, w, err)) < 0 ||
+        (rc = req_num(fs, "fraction", 0, false, &c->few_shot_fraction, false, w, err)) < 0)
+      return rc;
+    if (c->few_shot_fraction > 1)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
+                           c->few_shot_fraction);
+    if (c->templates > 10000000)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.templates: bad value %lld (expected <= 1e7)",
+                           w, (long long)c->templates);
+    const cJSON *tt = get(fs, "tokens");
+    char w2[WHERE_MAX];
+    path_join(w2, sizeof w2, w, "tokens");
+    if (!tt)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
+    if ((rc = kvsim__dist_parse(tt, w2, &c->template_tokens, err)) < 0 ||
+        (rc = kvsim__pick_parse(fs, w, c->templates, &c->template_pick, err)) < 0)
+      return rc;
+  }
+
+  const cJSON *se = get(s, "sessions");
+  if (se) {
+    path_join(w, sizeof w, where, "sessions");
+    static const char *const skeys[] = {"turns", "think_s", "user_tokens", "max_context", NULL};
+    if ((rc = kvsim__json_only_keys(se, skeys, w, err)) < 0)
+      return rc;
+    c->sessions = true;
+    char w2[WHERE_MAX];
+    const cJSON *tu = get(se, "turns");
+    path_join(w2, sizeof w2, w, "turns");
+    if (!tu)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
+    if ((rc = kvsim__dist_parse(tu, w2, &c->turns, err)) < 0)
+      return rc;
+    if ((rc = req_num(se, "think_s", 0, false, &c->session_think_s, false, w, err)) < 0 ||
+        (rc = req_int(se, "max_context", 2, &c->max_context, false, w, err)) < 0)
+      return rc;
+    const cJSON *ut = get(se, "user_tokens");
+    if (ut) {
+      path_join(w2, sizeof w2, w, "user_tokens");
+      if ((rc = kvsim__dist_parse(ut, w2, &c->user, err)) < 0)
+        return rc;
+      c->user_set = true;
+    }
+  }
+
+  const cJSON *te = get(s, "tenants");
+  if (te) {
+    path_join(w, sizeof w, where, "tenants");
+    static const char *const tkeys[] = {"count", "popularity", "zipf_s", NULL};
+    if ((rc = kvsim__json_only_keys(te, tkeys, w, err)) < 0 ||
+        (rc = req_int(te, "count", 1, &c->tenants, true, w, err)) < 0)
+      return rc;
+    if (c->tenants > INT32_MAX)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.count: bad value %lld", w,
+                           (long long)c->tenants);
+    if ((rc = kvsim__pick_parse(te, w, c->tenants, &c->tenant_pick, err)) < 0)
+      return rc;
+  }
+
+  const cJSON *pr = get(s, "priority");
+  if (pr) {
+    path_join(w, sizeof w, where, "priority");
+    static const char *const rkeys[] = {"levels", "weights", NULL};
+    int64_t levels = 0;
+    if ((rc = kvsim__json_only_keys(pr, rkeys, w, err)) < 0 ||
+        (rc = req_int(pr, "levels", 1, &levels, true, w, err)) < 0)
+      return rc;
+    if (levels > KVSIM__MAX_PRIORITY_LEVELS)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.levels: bad value %lld (expected <= %d)", w,
+                           (long long)levels, KVSIM__MAX_PRIORITY_LEVELS);
+    c->priority_levels = (int32_t)levels;
+    const cJSON *wt = get(pr, "weights");
+    for (int i = 0; i < levels; i++)
+      c->priority_weights[i] = 1;
+    if (wt) {
+      if (!cJSON_IsArray(wt) || cJSON_GetArraySize(wt) != levels)
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s.weights: bad value (expected an array of %lld numbers)", w,
+                             (long long)levels);
+      int i = 0;
+      double sum = 0;
+      for (const cJSON *x = wt->child; x; x = x->next, i++) {
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble))
+          return kvsim_err_set(err, KVSIM_EINVAL,
+                               "%s.weights[%d]: bad value (expected a number >= 0)", w, i);
+        c->priority_weights[i] = x->valuedouble;
+        sum += x->valuedouble;
+      }
+      if (!(sum > 0))
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s.weights: all zero", w);
+    }
+    c->priority_table = gsl_ran_discrete_preproc((size_t)levels, c->priority_weights);
+    if (!c->priority_table)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", w);
+  }
+  return 0;
+}
+
+static void synth_free(kvsim__synth_cfg_t *c) {
+  kvsim__dist_fini(&c->prompt);
+  kvsim__dist_fini(&c->output);
+  kvsim__dist_fini(&c->template_tokens);
+  kvsim__dist_fini(&c->turns);
+  kvsim__dist_fini(&c->user);
+  kvsim__pick_fini(&c->group_pick);
+  kvsim__pick_fini(&c->template_pick);
+  kvsim__pick_fini(&c->tenant_pick);
+  if (c->priority_table)
+    gsl_ran_discrete_free(c->priority_table);
+  free(c->lengths);
+}
+
+/* ---- workload -------------------------------------------------------------------- */
+
+int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
+                         kvsim_workload_cfg_t **out, kvsim_err *err) {
+  *out = NULL;
+  if (!where)
+    where = "workload";
+  static const char *const keys[] = {"trace", "synthetic", "format", "time_scale", "limit",
+                                     "skip_bad_rows", "max_total_tokens", "hash_block_tokens",
+                                     NULL};
+  int rc = kvsim__json_only_keys(obj, keys, where, err);
+  if (rc < 0)
+    return rc;
+  kvsim_workload_cfg_t *c = calloc(1, sizeof *c);
+  if (!c)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", where);
+  c->time_scale = 1;
+  c->limit = -1;
+  c->hash_block_tokens = 512;
+  const cJSON *tr = get(obj, "trace"), *sy = get(obj, "synthetic");
+  if (!tr == !sy) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: give exactly one of \"trace\" or \"synthetic\"",
+                       where);
+    goto fail;
+  }
+  if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) < 0)
+    goto fail;
+  if (sy) {
+    static const char *const trace_only[] = {"format", "time_scale", "limit", "skip_bad_rows",
+                                             "hash_block_tokens", NULL};
+    for (const char *const *k = trace_only; *k; k++)
+      if (get(obj, *k)) {
+        rc = kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: applies to traces only (synthetic workloads set requests "
+                           "and arrival.rate)",
+                           where, *k);
+        goto fail;
+      }
+    c->synthetic = true;
+    char w[WHERE_MAX];
+    path_join(w, sizeof w, where, "synthetic");
+    if ((rc = parse_synth(sy, base_dir, w, &c->syn, err)) < 0)
+      goto fail;
+    *out = c;
+    return 0;
+  }
+  if (!cJSON_IsString(tr)) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.trace: expected a path (string)", where);
+    goto fail;
+  }
+  snprintf(c->given_path, sizeof c->given_path, "%s", tr->valuestring);
+  resolve_path(c->path, sizeof c->path, base_dir, tr->valuestring);
+  char fmt[32] = "auto";
+  if ((rc = kvsim__json_str(obj, "format", fmt, sizeof fmt, where, err)) < 0)
+    goto fail;
+  c->format_given = kvsim__fmt_from_name(fmt);
+  if (c->format_given < 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s.format: bad value '%s' (expected auto, azure, vidur, mooncake, "
+                       "llmservingsim or kvsim)",
+                       where, fmt);
+    goto fail;
+  }
+  if ((rc = req_num(obj, "time_scale", 0, true, &c->time_scale, false, where, err)) < 0 ||
+      (rc = req_int(obj, "limit", 1, &c->limit, false, where, err)) < 0 ||
+      (rc = kvsim__json_bool(obj, "skip_bad_rows", &c->skip_bad_rows, where, err)) < 0 ||
+      (rc = req_int(obj, "hash_block_tokens", 1, &c->hash_block_tokens, false, where, err)) < 0)
+    goto fail;
+  c->format = c->format_given;
+  if (c->format == KVSIM__FMT_AUTO) {
+    if ((rc = kvsim__detect_format(c->path, &c->format, err)) < 0) {
+      kvsim_err_prefix(err, "%s.trace", where);
+      goto fail;
+    }
+    if (c->format == KVSIM__FMT_LENGTHS) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.trace: %s has lengths but no arrival times; use it as "
+                         "synthetic.lengths_from with an arrival process",
+                         where, c->path);
+      goto fail;
+    }
+  } else {
+    /* Fail early when the file cannot be opened. */
+    FILE *f = fopen(c->path, "rb");
+    if (!f) {
+      rc = kvsim_err_set(err, KVSIM_ENOENT, "%s.trace: %s: cannot open", where, c->path);
+      goto fail;
+    }
+    fclose(f);
+  }
+  *out = c;
+  return 0;
+fail:
+  kvsim_workload_cfg_free(c);
+  return rc;
+}
+
+void kvsim_workload_cfg_free(kvsim_workload_cfg_t *cfg) {
+  if (!cfg)
+    return;
+  synth_free(&cfg->syn);
+  free(cfg);
+}
+
+static const char *arrival_name(int k) {
+  static const char *const n[] = {"poisson", "gamma", "constant", "closed_loop", "bursts",
+                                  "diurnal"};
+  return n[k];
+}
+
+cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
+  cJSON *o = cJSON_CreateObject();
+  if (cfg->max_total_tokens > 0)
+    cJSON_AddNumberToObject(o, "max_total_tokens", (double)cfg->max_total_tokens);
+  if (!cfg->synthetic) {
+    cJSON_AddStringToObject(o, "trace", cfg->path);
+    cJSON_AddStringToObject(o, "format", kvsim__fmt_name(cfg->format));
+    cJSON_AddNumberToObject(o, "time_scale", cfg->time_scale);
+    if (cfg->limit > 0)
+      cJSON_AddNumberToObject(o, "limit", (double)cfg->limit);
+    cJSON_AddBoolToObject(o, "skip_bad_rows", cfg->skip_bad_rows);
+    if (cfg->format == KVSIM__FMT_MOONCAKE)
+      cJSON_AddNumberToObject(o, "hash_block_tokens", (double)cfg->hash_block_tokens);
+    return o;
+  }
+  const kvsim__synth_cfg_t *c = &cfg->syn;
+  cJSON *s = cJSON_AddObjectToObject(o, "synthetic");
+  if (c->requests > 0)
+    cJSON_AddNumberToObject(s, "requests", (double)c->requests);
+  if (c->duration_s > 0)
+    cJSON_AddNumberToObject(s, "duration_s", c->duration_s);
+  cJSON *a = cJSON_AddObjectToObject(s, "arrival");
+  cJSON_AddStringToObject(a, "process", arrival_name(c->arrival));
+  switch (c->arrival) {
+  case KVSIM__ARR_CLOSED:
+    cJSON_AddNumberToObject(a, "clients", (double)c->clients);
+    cJSON_AddNumberToObject(a, "think_s", c->think_s);
+    break;
+  case KVSIM__ARR_GAMMA:
+    cJSON_AddNumberToObject(a, "rate", c->rate);
+    cJSON_AddNumberToObject(a, "cv", c->cv);
+    break;
+  case KVSIM__ARR_BURSTS:
+    cJSON_AddNumberToObject(a, "rate", c->rate);
+    cJSON_AddNumberToObject(a, "burst_rate", c->burst_rate);
+    cJSON_AddNumberToObject(a, "burst_s", c->burst_s);
+    cJSON_AddNumberToObject(a, "period_s", c->period_s);
+    break;
+  case KVSIM__ARR_DIURNAL:
+    cJSON_AddNumberToObject(a, "rate", c->rate);
+    cJSON_AddNumberToObject(a, "amplitude", c->amplitude);
+    cJSON_AddNumberToObject(a, "period_s", c->period_s);
+    cJSON_AddNumberToObject(a, "phase_s", c->phase_s);
+    break;
+  default:
+    cJSON_AddNumberToObject(a, "rate", c->rate);
+    break;
+  }
+  if (c->lengths_file) {
+    cJSON *l = cJSON_AddObjectToObject(s, "lengths_from");
+    cJSON_AddStringToObject(l, "file", c->lengths_path);
+  } else {
+    cJSON_AddItemToObject(s, "prompt_tokens", kvsim__dist_json(&c->prompt));
+    cJSON_AddItemToObject(s, "output_tokens", kvsim__dist_json(&c->output));
+  }
+  if (c->prefix) {
+    cJSON *p = cJSON_AddObjectToObject(s, "prefix");
+    cJSON_AddNumberToObject(p, "shared_tokens", (double)c->shared_tokens);
+    cJSON_AddNumberToObject(p, "groups", (double)c->groups);
+    kvsim__pick_json(&c->group_pick, p);
+    cJSON_AddNumberToObject(p, "fraction", c->prefix_fraction);
+  }
+  if (c->few_shot) {
+    cJSON *p = cJSON_AddObjectToObject(s, "few_shot");
+    cJSON_AddNumberToObject(p, "templates", (double)c->templates);
+    cJSON_AddItemToObject(p, "tokens", kvsim__dist_json(&c->template_tokens));
+    kvsim__pick_json(&c->template_pick, p);
+    cJSON_AddNumberToObject(p, "fraction", c->few_shot_fraction);
+  }
+  if (c->sessions) {
+    cJSON *p = cJSON_AddObjectToObject(s, "sessions");
+    cJSON_AddItemToObject(p, "turns", kvsim__dist_json(&c->turns));
+    cJSON_AddNumberToObject(p, "think_s", c->session_think_s);
+    if (c->user_set)
+      cJSON_AddItemToObject(p, "user_tokens", kvsim__dist_json(&c->user));
+    if (c->max_context > 0)
+      cJSON_AddNumberToObject(p, "max_context", (double)c->max_context);
+  }
+  if (c->tenants > 0) {
+    cJSON *p = cJSON_AddObjectToObject(s, "tenants");
+    cJSON_AddNumberToObject(p, "count", (double)c->tenants);
+    kvsim__pick_json(&c->tenant_pick, p);
+  }
+  if (c->priority_levels > 0) {
+    cJSON *p = cJSON_AddObjectToObject(s, "priority");
+    cJSON_AddNumberToObject(p, "levels", c->priority_levels);
+    cJSON *w = cJSON_AddArrayToObject(p, "weights");
+    for (int i = 0; i < c->priority_levels; i++)
+      cJSON_AddItemToArray(w, cJSON_CreateNumber(c->priority_weights[i]));
+  }
+  return o;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  return (a == INT64_MAX || b == INT64_MAX || a > INT64_MAX - b) ? INT64_MAX : a + b;
+}
+
+int64_t kvsim_workload_max_total_tokens(const kvsim_workload_cfg_t *cfg) {
+  int64_t clip = cfg->max_total_tokens > 0 ? cfg->max_total_tokens : INT64_MAX;
+  int64_t m = INT64_MAX;
+  if (cfg->synthetic) {
+    const kvsim__synth_cfg_t *c = &cfg->syn;
+    if (c->sessions) {
+      m = c->max_context > 0 ? c->max_context : INT64_MAX;
+    } else {
+      if (c->lengths_file) {
+        m = 0;
+        for (int64_t i = 0; i < c->num_lengths; i++)
+          if ((int64_t)c->lengths[2 * i] + c->lengths[2 * i + 1] > m)
+            m = (int64_t)c->lengths[2 * i] + c->lengths[2 * i + 1];
+      } else {
+        m = sat_add(kvsim__dist_max(&c->prompt), kvsim__dist_max(&c->output));
+      }
+      if (c->prefix)
+        m = sat_add(m, c->shared_tokens);
+      if (c->few_shot)
+        m = sat_add(m, kvsim__dist_max(&c->template_tokens));
+    }
+  }
+  m = m < clip ? m : clip;
+  return m == INT64_MAX ? -1 : m;
+}

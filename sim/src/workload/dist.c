@@ -1,0 +1,384 @@
+/* Length distributions, popularity pickers and a small u64 hash map. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "workload/wl.h"
+
+/* Zipf tables are O(max): refuse absurd sizes instead of exhausting memory. */
+#define KVSIM__ZIPF_MAX_N 10000000
+
+static gsl_ran_discrete_t *zipf_table(int64_t n, double s, int64_t first) {
+  double *w = malloc((size_t)n * sizeof *w);
+  if (!w)
+    return NULL;
+  for (int64_t k = 0; k < n; k++)
+    w[k] = pow((double)(k + first), -s);
+  gsl_ran_discrete_t *t = gsl_ran_discrete_preproc((size_t)n, w);
+  free(w);
+  return t;
+}
+
+static int need_num(const cJSON *j, const char *key, double *out, const char *where,
+                    kvsim_err *err) {
+  int rc = kvsim__json_num(j, key, out, where, err);
+  if (rc < 0)
+    return rc;
+  if (rc == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing (required for this dist)", where,
+                         key);
+  return 0;
+}
+
+int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim_err *err) {
+  memset(d, 0, sizeof *d);
+  d->lo = 1;
+  d->hi = INT64_MAX;
+  if (cJSON_IsNumber(j)) {
+    double v = j->valuedouble;
+    if (v != floor(v) || v < 1 || v > 1e15)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: bad value %g (expected an integer >= 1)",
+                           where, v);
+    d->kind = KVSIM__DIST_FIXED;
+    d->a = v;
+    return 0;
+  }
+  static const char *const keys[] = {"dist", "value", "min", "max", "mean", "std",
+                                     "sigma", "s", NULL};
+  int rc = kvsim__json_only_keys(j, keys, where, err);
+  if (rc < 0)
+    return rc;
+  char name[32] = "";
+  if ((rc = kvsim__json_str(j, "dist", name, sizeof name, where, err)) < 0)
+    return rc;
+  if (rc == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.dist: missing (fixed, uniform, normal, lognormal or zipf)", where);
+  double mn = 0, mx = 0;
+  int has_min = kvsim__json_num(j, "min", &mn, where, err);
+  if (has_min < 0)
+    return has_min;
+  int has_max = kvsim__json_num(j, "max", &mx, where, err);
+  if (has_max < 0)
+    return has_max;
+  if (has_min && (mn != floor(mn) || mn < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.min: bad value %g (expected an integer >= 1)",
+                         where, mn);
+  if (has_max && (mx != floor(mx) || mx < 1 || mx > 1e15))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (expected an integer >= 1)",
+                         where, mx);
+  if (has_min && has_max && mx < mn)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: %g is below min %g", where, mx, mn);
+  if (has_min)
+    d->lo = (int64_t)mn;
+  if (has_max)
+    d->hi = (int64_t)mx;
+  /* Keys that belong to another dist are errors, so typos do not pass. */
+  const char *allowed = "";
+  if (!strcmp(name, "fixed")) {
+    d->kind = KVSIM__DIST_FIXED;
+    if ((rc = need_num(j, "value", &d->a, where, err)) < 0)
+      return rc;
+    if (d->a != floor(d->a) || d->a < 1 || d->a > 1e15)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.value: bad value %g (expected an integer >= 1)", where, d->a);
+    allowed = "value min max";
+  } else if (!strcmp(name, "uniform")) {
+    d->kind = KVSIM__DIST_UNIFORM;
+    if (!has_min || !has_max)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: uniform needs min and max", where);
+    d->a = mn;
+    d->b = mx;
+    allowed = "min max";
+  } else if (!strcmp(name, "normal")) {
+    d->kind = KVSIM__DIST_NORMAL;
+    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
+        (rc = need_num(j, "std", &d->b, where, err)) < 0)
+      return rc;
+    if (!(d->b >= 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.std: bad value %g (expected >= 0)", where,
+                           d->b);
+    allowed = "mean std min max";
+  } else if (!strcmp(name, "lognormal")) {
+    d->kind = KVSIM__DIST_LOGNORMAL;
+    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
+        (rc = need_num(j, "sigma", &d->b, where, err)) < 0)
+      return rc;
+    if (!(d->a > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.mean: bad value %g (expected > 0)", where,
+                           d->a);
+    if (!(d->b >= 0 && d->b <= 10))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.sigma: bad value %g (expected 0..10)", where,
+                           d->b);
+    /* "mean" is the mean of the lengths, not of the underlying normal:
+     * E[X] = exp(mu + sigma^2 / 2). */
+    d->mu = log(d->a) - d->b * d->b / 2;
+    allowed = "mean sigma min max";
+  } else if (!strcmp(name, "zipf")) {
+    d->kind = KVSIM__DIST_ZIPF;
+    if ((rc = need_num(j, "s", &d->a, where, err)) < 0)
+      return rc;
+    if (!(d->a > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.s: bad value %g (expected > 0)", where, d->a);
+    if (!has_max)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: missing (required for zipf)", where);
+    if (mx > KVSIM__ZIPF_MAX_N)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (zipf supports <= %d)",
+                           where, mx, KVSIM__ZIPF_MAX_N);
+    d->b = mx;
+    allowed = "s min max";
+  } else {
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.dist: bad value '%s' (expected fixed, uniform, normal, lognormal "
+                         "or zipf)",
+                         where, name);
+  }
+  for (const cJSON *c = j->child; c; c = c->next) {
+    if (!strcmp(c->string, "dist"))
+      continue;
+    const char *p = strstr(allowed, c->string);
+    size_t l = strlen(c->string);
+    if (!p || (p[l] != ' ' && p[l] != '\0') || (p != allowed && p[-1] != ' '))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: not a parameter of dist '%s' (takes %s)",
+                           where, c->string, name, allowed);
+  }
+  if (d->kind == KVSIM__DIST_ZIPF) {
+    d->table = zipf_table((int64_t)d->b, d->a, 1);
+    if (!d->table)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory for the zipf table", where);
+  }
+  return 0;
+}
+
+int64_t kvsim__dist_draw(const kvsim__dist_t *d, gsl_rng *r) {
+  double x;
+  int64_t v;
+  switch (d->kind) {
+  case KVSIM__DIST_UNIFORM:
+    v = (int64_t)d->a + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(d->b - d->a + 1));
+    break;
+  case KVSIM__DIST_NORMAL:
+    x = d->a + gsl_ran_gaussian(r, d->b);
+    v = x < 1 ? 1 : x > 1e15 ? (int64_t)1e15 : llround(x);
+    break;
+  case KVSIM__DIST_LOGNORMAL:
+    x = gsl_ran_lognormal(r, d->mu, d->b);
+    v = x < 1 ? 1 : x > 1e15 ? (int64_t)1e15 : llround(x);
+    break;
+  case KVSIM__DIST_ZIPF:
+    v = (int64_t)gsl_ran_discrete(r, d->table) + 1;
+    break;
+  default:
+    v = (int64_t)d->a;
+    break;
+  }
+  if (v < d->lo)
+    v = d->lo;
+  if (v > d->hi)
+    v = d->hi;
+  return v;
+}
+
+int64_t kvsim__dist_max(const kvsim__dist_t *d) {
+  int64_t m = INT64_MAX;
+  if (d->kind == KVSIM__DIST_FIXED)
+    m = (int64_t)d->a;
+  else if (d->kind == KVSIM__DIST_UNIFORM || d->kind == KVSIM__DIST_ZIPF)
+    m = (int64_t)d->b;
+  if (m < d->lo)
+    m = d->lo;
+  return m < d->hi ? m : d->hi;
+}
+
+static const char *dist_name(int k) {
+  static const char *const names[] = {"fixed", "uniform", "normal", "lognormal", "zipf"};
+  return names[k];
+}
+
+cJSON *kvsim__dist_json(const kvsim__dist_t *d) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "dist", dist_name(d->kind));
+  switch (d->kind) {
+  case KVSIM__DIST_FIXED:
+    cJSON_AddNumberToObject(o, "value", d->a);
+    break;
+  case KVSIM__DIST_NORMAL:
+    cJSON_AddNumberToObject(o, "mean", d->a);
+    cJSON_AddNumberToObject(o, "std", d->b);
+    break;
+  case KVSIM__DIST_LOGNORMAL:
+    cJSON_AddNumberToObject(o, "mean", d->a);
+    cJSON_AddNumberToObject(o, "sigma", d->b);
+    break;
+  case KVSIM__DIST_ZIPF:
+    cJSON_AddNumberToObject(o, "s", d->a);
+    break;
+  default:
+    break;
+  }
+  cJSON_AddNumberToObject(o, "min", (double)d->lo);
+  if (d->hi != INT64_MAX)
+    cJSON_AddNumberToObject(o, "max", (double)d->hi);
+  return o;
+}
+
+void kvsim__dist_fini(kvsim__dist_t *d) {
+  if (d->table)
+    gsl_ran_discrete_free(d->table);
+  d->table = NULL;
+}
+
+int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pick_t *p,
+                      kvsim_err *err) {
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  p->s = 1.0;
+  char pop[16] = "uniform";
+  int rc = kvsim__json_str(obj, "popularity", pop, sizeof pop, where, err);
+  if (rc < 0)
+    return rc;
+  if (!strcmp(pop, "zipf"))
+    p->zipf = true;
+  else if (strcmp(pop, "uniform"))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.popularity: bad value '%s' (expected uniform or zipf)", where, pop);
+  if ((rc = kvsim__json_num(obj, "zipf_s", &p->s, where, err)) < 0)
+    return rc;
+  if (rc && !p->zipf)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.zipf_s: needs \"popularity\": \"zipf\"", where);
+  if (!(p->s > 0))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.zipf_s: bad value %g (expected > 0)", where,
+                         p->s);
+  if (p->zipf) {
+    if (n > KVSIM__ZIPF_MAX_N)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: zipf popularity supports <= %d items", where,
+                           KVSIM__ZIPF_MAX_N);
+    p->table = zipf_table(n, p->s, 1);
+    if (!p->table)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", where);
+  }
+  return 0;
+}
+
+int64_t kvsim__pick_draw(const kvsim__pick_t *p, gsl_rng *r) {
+  if (p->n <= 1)
+    return 0;
+  if (p->zipf)
+    return (int64_t)gsl_ran_discrete(r, p->table);
+  return (int64_t)gsl_rng_uniform_int(r, (unsigned long)p->n);
+}
+
+void kvsim__pick_json(const kvsim__pick_t *p, cJSON *obj) {
+  cJSON_AddStringToObject(obj, "popularity", p->zipf ? "zipf" : "uniform");
+  if (p->zipf)
+    cJSON_AddNumberToObject(obj, "zipf_s", p->s);
+}
+
+void kvsim__pick_fini(kvsim__pick_t *p) {
+  if (p->table)
+    gsl_ran_discrete_free(p->table);
+  p->table = NULL;
+}
+
+/* ---- u64 map: linear probing, backward-shift deletion ------------------ */
+
+static uint32_t mix64(uint64_t k) {
+  /* splitmix64 finaliser: ids are often small consecutive integers. */
+  k ^= k >> 30;
+  k *= UINT64_C(0xbf58476d1ce4e5b9);
+  k ^= k >> 27;
+  k *= UINT64_C(0x94d049bb133111eb);
+  k ^= k >> 31;
+  return (uint32_t)k;
+}
+
+int kvsim__u64map_init(kvsim__u64map_t *m, int64_t expected) {
+  uint64_t cap = 16;
+  while ((int64_t)cap < expected * 2 && cap < (UINT64_C(1) << 31))
+    cap <<= 1;
+  m->keys = malloc(cap * sizeof *m->keys);
+  m->vals = malloc(cap * sizeof *m->vals);
+  if (!m->keys || !m->vals) {
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    return KVSIM_ENOMEM;
+  }
+  for (uint64_t i = 0; i < cap; i++)
+    m->vals[i] = -1;
+  m->mask = (uint32_t)(cap - 1);
+  m->count = 0;
+  return 0;
+}
+
+void kvsim__u64map_fini(kvsim__u64map_t *m) {
+  free(m->keys);
+  free(m->vals);
+  m->keys = NULL;
+  m->vals = NULL;
+}
+
+int32_t kvsim__u64map_get(const kvsim__u64map_t *m, uint64_t key) {
+  for (uint32_t i = mix64(key) & m->mask;; i = (i + 1) & m->mask) {
+    if (m->vals[i] < 0)
+      return -1;
+    if (m->keys[i] == key)
+      return m->vals[i];
+  }
+}
+
+static int grow(kvsim__u64map_t *m) {
+  kvsim__u64map_t n;
+  if (kvsim__u64map_init(&n, (int64_t)(m->mask + 1)) < 0)
+    return KVSIM_ENOMEM;
+  for (uint32_t i = 0; i <= m->mask; i++)
+    if (m->vals[i] >= 0)
+      kvsim__u64map_put(&n, m->keys[i], m->vals[i]);
+  kvsim__u64map_fini(m);
+  *m = n;
+  return 0;
+}
+
+int kvsim__u64map_put(kvsim__u64map_t *m, uint64_t key, int32_t val) {
+  if ((uint64_t)(m->count + 1) * 2 > (uint64_t)m->mask + 1 && grow(m) < 0)
+    return KVSIM_ENOMEM;
+  for (uint32_t i = mix64(key) & m->mask;; i = (i + 1) & m->mask) {
+    if (m->vals[i] < 0) {
+      m->keys[i] = key;
+      m->vals[i] = val;
+      m->count++;
+      return 0;
+    }
+    if (m->keys[i] == key) {
+      m->vals[i] = val;
+      return 0;
+    }
+  }
+}
+
+void kvsim__u64map_del(kvsim__u64map_t *m, uint64_t key) {
+  uint32_t i = mix64(key) & m->mask;
+  for (;; i = (i + 1) & m->mask) {
+    if (m->vals[i] < 0)
+      return;
+    if (m->keys[i] == key)
+      break;
+  }
+  /* Backward-shift: move later members of the probe run into the hole. */
+  uint32_t hole = i;
+  for (uint32_t j = (i + 1) & m->mask; m->vals[j] >= 0; j = (j + 1) & m->mask) {
+    uint32_t home = mix64(m->keys[j]) & m->mask;
+    /* j may move to the hole if its home is not in (hole, j]. */
+    bool in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!in_range) {
+      m->keys[hole] = m->keys[j];
+      m->vals[hole] = m->vals[j];
+      hole = j;
+    }
+  }
+  m->vals[hole] = -1;
+  m->count--;
+}

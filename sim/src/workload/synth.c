@@ -1,0 +1,525 @@
+/* Synthetic workloads: an open-loop arrival process (Poisson, Gamma,
+ * constant, bursts, diurnal) or closed-loop clients, lengths from
+ * distributions or a length file, and prefix structure (shared system
+ * prompts, few-shot templates, multi-turn sessions), tenants, priorities.
+ *
+ * Randomness: the open-loop process and the requests it creates draw from
+ * one mt19937 seeded with `seed`. Sessions and closed-loop clients draw
+ * from their own small taus2 stream seeded from (seed, index), so a
+ * session's lengths do not depend on the order in which the engine
+ * finishes requests, and two engine settings see the same traffic.
+ * Steady state allocates nothing: session slots, their rngs and segment
+ * arrays are reused through a free list. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/wl.h"
+
+typedef struct stream {
+  gsl_rng *r;
+  kvsim_segment_t *segs; /* context so far: previous prompts and answers */
+  int32_t n, cap;
+  int64_t ctx;           /* tokens in segs */
+  int64_t session;       /* -1: none */
+  int32_t turn, turns;
+  int32_t tenant, priority;
+  bool active;           /* a session is in progress */
+  int32_t next_free;
+} stream_t;
+
+typedef struct hentry {
+  kvsim_time_ns t;
+  uint64_t seq;
+  int32_t slot;
+} hentry_t;
+
+struct kvsim__synth {
+  const kvsim__synth_cfg_t *c;
+  uint64_t seed;
+  gsl_rng *main;
+  /* open loop */
+  bool open_done;
+  bool have_next;
+  kvsim_time_ns next_open;
+  int64_t open_index;
+  double t_s;
+  kvsim_time_ns dur_ns; /* KVSIM_TIME_NEVER: no duration cap */
+  /* streams (sessions or clients) */
+  stream_t *st;
+  int32_t nst, capst, free_head;
+  kvsim__u64map_t sess_map;
+  /* pending next turns / client requests */
+  hentry_t *h;
+  int32_t hn, hcap;
+  uint64_t seq;
+  int64_t emitted, busy;
+  int64_t next_session;
+  uint64_t next_user_seg;
+  int64_t *template_len;
+  kvsim_segment_t *out;
+  int32_t outcap;
+};
+
+static uint64_t splitmix(uint64_t x) {
+  x += UINT64_C(0x9e3779b97f4a7c15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
+static unsigned long stream_seed(uint64_t seed, uint64_t kind, uint64_t index) {
+  return (unsigned long)splitmix(splitmix(seed ^ (kind << 56)) ^ index);
+}
+
+/* ---- heap ------------------------------------------------------------------ */
+
+static bool h_less(const hentry_t *a, const hentry_t *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int h_push(kvsim__synth_t *s, kvsim_time_ns t, int32_t slot) {
+  if (s->hn == s->hcap) {
+    int32_t cap = s->hcap ? s->hcap * 2 : 64;
+    hentry_t *n = realloc(s->h, (size_t)cap * sizeof *n);
+    if (!n)
+      return KVSIM_ENOMEM;
+    s->h = n;
+    s->hcap = cap;
+  }
+  int32_t i = s->hn++;
+  hentry_t e = {t, s->seq++, slot};
+  while (i > 0) {
+    int32_t p = (i - 1) / 2;
+    if (!h_less(&e, &s->h[p]))
+      break;
+    s->h[i] = s->h[p];
+    i = p;
+  }
+  s->h[i] = e;
+  return 0;
+}
+
+static hentry_t h_pop(kvsim__synth_t *s) {
+  hentry_t top = s->h[0];
+  hentry_t last = s->h[--s->hn];
+  int32_t i = 0;
+  for (;;) {
+    int32_t l = 2 * i + 1, m = i;
+    const hentry_t *best = &last;
+    if (l < s->hn && h_less(&s->h[l], best)) {
+      m = l;
+      best = &s->h[l];
+    }
+    if (l + 1 < s->hn && h_less(&s->h[l + 1], best))
+      m = l + 1;
+    if (m == i)
+      break;
+    s->h[i] = s->h[m];
+    i = m;
+  }
+  if (s->hn > 0)
+    s->h[i] = last;
+  return top;
+}
+
+/* ---- streams ----------------------------------------------------------------- */
+
+static int32_t stream_alloc(kvsim__synth_t *s) {
+  if (s->free_head >= 0) {
+    int32_t i = s->free_head;
+    s->free_head = s->st[i].next_free;
+    return i;
+  }
+  if (s->nst == s->capst) {
+    int32_t cap = s->capst ? s->capst * 2 : 16;
+    stream_t *n = realloc(s->st, (size_t)cap * sizeof *n);
+    if (!n)
+      return -1;
+    s->st = n;
+    s->capst = cap;
+  }
+  stream_t *t = &s->st[s->nst];
+  memset(t, 0, sizeof *t);
+  t->r = gsl_rng_alloc(gsl_rng_taus2);
+  if (!t->r)
+    return -1;
+  return s->nst++;
+}
+
+static void stream_release(kvsim__synth_t *s, int32_t slot) {
+  stream_t *t = &s->st[slot];
+  if (t->session >= 0)
+    kvsim__u64map_del(&s->sess_map, (uint64_t)t->session);
+  t->active = false;
+  t->session = -1;
+  t->next_free = s->free_head;
+  s->free_head = slot;
+}
+
+static int seg_push(kvsim_segment_t **a, int32_t *n, int32_t *cap, uint64_t id, int64_t len) {
+  if (*n == *cap) {
+    int32_t c = *cap ? *cap * 2 : 16;
+    kvsim_segment_t *g = realloc(*a, (size_t)c * sizeof *g);
+    if (!g)
+      return KVSIM_ENOMEM;
+    *a = g;
+    *cap = c;
+  }
+  (*a)[*n].id = id;
+  (*a)[*n].len = len;
+  (*n)++;
+  return 0;
+}
+
+/* ---- drawing a request's content ------------------------------------------------ */
+
+static void draw_lengths(const kvsim__synth_t *s, gsl_rng *r, bool later_turn, int64_t *p,
+                         int64_t *o) {
+  const kvsim__synth_cfg_t *c = s->c;
+  if (c->lengths_file) {
+    int64_t i = (int64_t)gsl_rng_uniform_int(r, (unsigned long)c->num_lengths);
+    *p = c->lengths[2 * i];
+    *o = c->lengths[2 * i + 1];
+  } else {
+    *p = kvsim__dist_draw(&c->prompt, r);
+    *o = kvsim__dist_draw(&c->output, r);
+  }
+  if (later_turn && c->user_set)
+    *p = kvsim__dist_draw(&c->user, r);
+}
+
+/* The start of a fresh prompt: tenant, priority, system prompt, template,
+ * then the user's text. Appends segments to (*a, *n). */
+static int fresh_prompt(kvsim__synth_t *s, gsl_rng *r, kvsim_segment_t **a, int32_t *n,
+                        int32_t *cap, int32_t *tenant, int32_t *prio, int64_t *prompt,
+                        int64_t *output) {
+  const kvsim__synth_cfg_t *c = s->c;
+  int64_t tok = 0;
+  *tenant = c->tenants > 0 ? (int32_t)kvsim__pick_draw(&c->tenant_pick, r) : 0;
+  *prio = c->priority_levels > 0 ? (int32_t)gsl_ran_discrete(r, c->priority_table) : 0;
+  if (c->prefix && (c->prefix_fraction >= 1 || gsl_rng_uniform(r) < c->prefix_fraction)) {
+    int64_t g = kvsim__pick_draw(&c->group_pick, r);
+    if (seg_push(a, n, cap, KVSIM__SEG_GROUP | (uint64_t)g, c->shared_tokens) < 0)
+      return KVSIM_ENOMEM;
+    tok += c->shared_tokens;
+  }
+  if (c->few_shot && (c->few_shot_fraction >= 1 || gsl_rng_uniform(r) < c->few_shot_fraction)) {
+    int64_t t = kvsim__pick_draw(&c->template_pick, r);
+    if (seg_push(a, n, cap, KVSIM__SEG_TEMPLATE | (uint64_t)t, s->template_len[t]) < 0)
+      return KVSIM_ENOMEM;
+    tok += s->template_len[t];
+  }
+  int64_t p, o;
+  draw_lengths(s, r, false, &p, &o);
+  if (seg_push(a, n, cap, KVSIM__SEG_USER | s->next_user_seg++, p) < 0)
+    return KVSIM_ENOMEM;
+  *prompt = tok + p;
+  *output = o;
+  return 0;
+}
+
+static int out_copy(kvsim__synth_t *s, const kvsim_segment_t *a, int32_t n) {
+  if (n > s->outcap) {
+    int32_t c = s->outcap ? s->outcap : 16;
+    while (c < n)
+      c *= 2;
+    kvsim_segment_t *g = realloc(s->out, (size_t)c * sizeof *g);
+    if (!g)
+      return KVSIM_ENOMEM;
+    s->out = g;
+    s->outcap = c;
+  }
+  memcpy(s->out, a, (size_t)n * sizeof *a);
+  return 0;
+}
+
+/* Builds the next request of stream `slot` at time t. Returns 1 when a
+ * request was built, 0 when the session ended instead (max_context). */
+static int stream_request(kvsim__synth_t *s, int32_t slot, kvsim_time_ns t,
+                          kvsim_req_spec_t *spec) {
+  const kvsim__synth_cfg_t *c = s->c;
+  stream_t *st = &s->st[slot];
+  int64_t prompt, output;
+  if (!c->sessions || !st->active) {
+    st->n = 0;
+    if (fresh_prompt(s, st->r, &st->segs, &st->n, &st->cap, &st->tenant, &st->priority, &prompt,
+                     &output) < 0)
+      return KVSIM_ENOMEM;
+    st->ctx = prompt;
+    st->turn = 0;
+    if (c->sessions) {
+      int64_t turns = kvsim__dist_draw(&c->turns, st->r);
+      st->turns = (int32_t)(turns > INT32_MAX ? INT32_MAX : turns);
+      st->active = true;
+      if (st->session < 0)
+        st->session = s->next_session++;
+    }
+  } else {
+    int64_t p;
+    draw_lengths(s, st->r, true, &p, &output);
+    if (c->max_context > 0 && st->ctx + p + output > c->max_context)
+      return 0;
+    if (seg_push(&st->segs, &st->n, &st->cap, KVSIM__SEG_USER | s->next_user_seg++, p) < 0)
+      return KVSIM_ENOMEM;
+    st->ctx += p;
+    prompt = st->ctx;
+  }
+  if (out_copy(s, st->segs, st->n) < 0)
+    return KVSIM_ENOMEM;
+  spec->arrival = t;
+  spec->prompt_tokens = prompt;
+  spec->output_tokens = output;
+  spec->tenant = st->tenant;
+  spec->priority = st->priority;
+  spec->session = c->sessions ? st->session : -1;
+  spec->turn = st->turn;
+  spec->segments = s->out;
+  spec->num_segments = st->n;
+  return 1;
+}
+
+/* ---- open-loop arrival process --------------------------------------------------- */
+
+static double rate_at(const kvsim__synth_cfg_t *c, double t) {
+  if (c->arrival == KVSIM__ARR_BURSTS)
+    return fmod(t, c->period_s) < c->burst_s ? c->burst_rate : c->rate;
+  return c->rate * (1 + c->amplitude * sin(2 * 3.14159265358979323846 * (t + c->phase_s) / c->period_s));
+}
+
+static void advance_open(kvsim__synth_t *s) {
+  const kvsim__synth_cfg_t *c = s->c;
+  int64_t i = s->open_index++;
+  switch (c->arrival) {
+  case KVSIM__ARR_CONSTANT:
+    /* From the index, so that rounding never accumulates. */
+    s->next_open = (kvsim_time_ns)llround((double)i * 1e9 / c->rate);
+    break;
+  case KVSIM__ARR_POISSON:
+  case KVSIM__ARR_GAMMA:
+    /* Like vLLM's benchmark: the first request at t = 0, then gaps. */
+    if (i > 0)
+      s->t_s += c->arrival == KVSIM__ARR_POISSON
+                    ? gsl_ran_exponential(s->main, 1.0 / c->rate)
+                    : gsl_ran_gamma(s->main, 1.0 / (c->cv * c->cv), c->cv * c->cv / c->rate);
+    s->next_open = kvsim_time_from_s(s->t_s);
+    break;
+  default: {
+    /* Non-homogeneous Poisson by thinning (Lewis and Shedler). */
+    double lmax = c->arrival == KVSIM__ARR_BURSTS ? fmax(c->rate, c->burst_rate)
+                                                  : c->rate * (1 + c->amplitude);
+    for (;;) {
+      s->t_s += gsl_ran_exponential(s->main, 1.0 / lmax);
+      if (gsl_rng_uniform(s->main) * lmax < rate_at(c, s->t_s))
+        break;
+      if (s->t_s > 1e12) /* rate 0 for ever: give up */
+        break;
+    }
+    s->next_open = kvsim_time_from_s(s->t_s);
+    break;
+  }
+  }
+  if (s->next_open > s->dur_ns || s->t_s > 1e12)
+    s->open_done = true;
+  s->have_next = !s->open_done;
+}
+
+/* ---- API ---------------------------------------------------------------------------- */
+
+int kvsim__synth_open(const kvsim__synth_cfg_t *c, uint64_t seed, kvsim__synth_t **out,
+                      kvsim_err *err) {
+  *out = NULL;
+  kvsim__synth_t *s = calloc(1, sizeof *s);
+  if (!s)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
+  s->c = c;
+  s->seed = seed;
+  s->free_head = -1;
+  s->dur_ns = c->duration_s > 0 ? kvsim_time_from_s(c->duration_s) : KVSIM_TIME_NEVER;
+  s->main = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!s->main || kvsim__u64map_init(&s->sess_map, 64) < 0)
+    goto oom;
+  gsl_rng_set(s->main, (unsigned long)seed);
+  if (c->few_shot) {
+    /* Template lengths: fixed per source, from their own stream. */
+    s->template_len = malloc((size_t)c->templates * sizeof *s->template_len);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    if (!s->template_len || !r) {
+      if (r)
+        gsl_rng_free(r);
+      goto oom;
+    }
+    gsl_rng_set(r, stream_seed(seed, 3, 0));
+    for (int64_t i = 0; i < c->templates; i++)
+      s->template_len[i] = kvsim__dist_draw(&c->template_tokens, r);
+    gsl_rng_free(r);
+  }
+  if (c->arrival == KVSIM__ARR_CLOSED) {
+    s->open_done = true;
+    for (int64_t i = 0; i < c->clients; i++) {
+      int32_t slot = stream_alloc(s);
+      if (slot < 0)
+        goto oom;
+      s->st[slot].session = -1;
+      gsl_rng_set(s->st[slot].r, stream_seed(seed, 1, (uint64_t)i));
+      if (h_push(s, 0, slot) < 0)
+        goto oom;
+    }
+  } else {
+    advance_open(s);
+  }
+  *out = s;
+  return 0;
+oom:
+  kvsim__synth_close(s);
+  return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
+}
+
+int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
+  const kvsim__synth_cfg_t *c = s->c;
+  bool closed = c->arrival == KVSIM__ARR_CLOSED;
+  for (;;) {
+    if (c->requests > 0 && s->emitted >= c->requests)
+      return KVSIM_SOURCE_END;
+    bool from_heap = s->hn > 0 && (!s->have_next || s->h[0].t <= s->next_open);
+    if (!from_heap && !s->have_next)
+      return s->busy > 0 ? KVSIM_SOURCE_BLOCKED : KVSIM_SOURCE_END;
+    memset(spec, 0, sizeof *spec);
+    spec->client = -1;
+    spec->session = -1;
+    int rc;
+    if (from_heap) {
+      hentry_t e = h_pop(s);
+      if (e.t > s->dur_ns) {
+        if (!closed)
+          stream_release(s, e.slot);
+        continue;
+      }
+      rc = stream_request(s, e.slot, e.t, spec);
+      if (rc < 0)
+        return rc;
+      if (rc == 0) {
+        /* The session would outgrow max_context: it ends here. */
+        if (!closed) {
+          stream_release(s, e.slot);
+          continue;
+        }
+        s->st[e.slot].active = false;
+        s->st[e.slot].session = -1;
+        if ((rc = stream_request(s, e.slot, e.t, spec)) < 0)
+          return rc;
+      }
+      if (closed)
+        spec->client = e.slot;
+      s->busy++;
+    } else if (c->sessions) {
+      kvsim_time_ns t = s->next_open;
+      advance_open(s);
+      int32_t slot = stream_alloc(s);
+      if (slot < 0)
+        return KVSIM_ENOMEM;
+      stream_t *st = &s->st[slot];
+      st->active = false;
+      st->session = s->next_session++;
+      gsl_rng_set(st->r, stream_seed(s->seed, 2, (uint64_t)st->session));
+      if (kvsim__u64map_put(&s->sess_map, (uint64_t)st->session, slot) < 0)
+        return KVSIM_ENOMEM;
+      if ((rc = stream_request(s, slot, t, spec)) < 0)
+        return rc;
+      s->busy++;
+    } else {
+      kvsim_time_ns t = s->next_open;
+      advance_open(s);
+      int32_t n = 0;
+      int64_t prompt, output;
+      int32_t tenant, prio;
+      if (fresh_prompt(s, s->main, &s->out, &n, &s->outcap, &tenant, &prio, &prompt, &output) <
+          0)
+        return KVSIM_ENOMEM;
+      spec->arrival = t;
+      spec->prompt_tokens = prompt;
+      spec->output_tokens = output;
+      spec->tenant = tenant;
+      spec->priority = prio;
+      /* A prompt of only its own text needs no segments. */
+      bool shared = n > 1;
+      spec->segments = shared ? s->out : NULL;
+      spec->num_segments = shared ? n : 0;
+      if (!shared)
+        s->next_user_seg--;
+    }
+    s->emitted++;
+    return KVSIM_SOURCE_REQUEST;
+  }
+}
+
+int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsim_time_ns t,
+                           int64_t generated) {
+  const kvsim__synth_cfg_t *c = s->c;
+  bool closed = c->arrival == KVSIM__ARR_CLOSED;
+  int32_t slot = -1;
+  if (closed) {
+    if (spec->client < 0 || spec->client >= s->nst)
+      return 0;
+    slot = spec->client;
+  } else if (c->sessions && spec->session >= 0) {
+    slot = kvsim__u64map_get(&s->sess_map, (uint64_t)spec->session);
+    if (slot < 0)
+      return 0;
+  } else {
+    return 0;
+  }
+  if (s->busy > 0)
+    s->busy--;
+  stream_t *st = &s->st[slot];
+  bool cap_hit = c->requests > 0 && s->emitted >= c->requests;
+  kvsim_time_ns next = t;
+  bool session_goes_on = false;
+  if (c->sessions && st->active && !cap_hit) {
+    if (generated > 0 && st->turn + 1 < st->turns) {
+      if (seg_push(&st->segs, &st->n, &st->cap, kvsim_output_segment_id(spec->id), generated) < 0)
+        return 0;
+      st->ctx += generated;
+      st->turn++;
+      session_goes_on = true;
+      next = t + kvsim_time_from_s(c->session_think_s);
+    } else {
+      st->active = false;
+    }
+  }
+  if (!session_goes_on) {
+    if (!closed || cap_hit) {
+      if (!closed)
+        stream_release(s, slot);
+      return 0;
+    }
+    st->active = false;
+    st->session = -1;
+    next = t + kvsim_time_from_s(c->think_s);
+  }
+  if (next > s->dur_ns) {
+    if (!closed)
+      stream_release(s, slot);
+    return 0;
+  }
+  if (h_push(s, next, slot) < 0)
+    return 0;
+  return 1;
+}
+
+void kvsim__synth_close(kvsim__synth_t *s) {
+  if (!s)
+    return;
+  for (int32_t i = 0; i < s->nst; i++) {
+    gsl_rng_free(s->st[i].r);
+    free(s->st[i].segs);
+  }
+  free(s->st);
+  free(s->h);
+  free(s->out);
+  free(s->template_len);
+  kvsim__u64map_fini(&s->sess_map);
+  if (s->main)
+    gsl_rng_free(s->main);
+  free(s);
+}

@@ -1,0 +1,315 @@
+/* Trace statistics for `kvsim trace stats`: counts, rate, burstiness,
+ * length percentiles (GSL), and the trace's prefix reuse: the ideal hit
+ * rate with an unbounded cache and the hit rate of pure LRU caches, both
+ * exactly as ../shared/traces/README.md defines them. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "workload/wl.h"
+
+/* ---- LRU: hash map + intrusive doubly linked list over fixed slots ------ */
+
+int kvsim__lru_init(kvsim__lru_t *l, int64_t capacity) {
+  memset(l, 0, sizeof *l);
+  if (capacity < 1 || capacity > INT32_MAX / 2)
+    return KVSIM_EINVAL;
+  l->cap = capacity;
+  l->key = malloc((size_t)capacity * sizeof *l->key);
+  l->prev = malloc((size_t)capacity * sizeof *l->prev);
+  l->next = malloc((size_t)capacity * sizeof *l->next);
+  if (!l->key || !l->prev || !l->next || kvsim__u64map_init(&l->map, capacity) < 0) {
+    kvsim__lru_fini(l);
+    return KVSIM_ENOMEM;
+  }
+  l->head = l->tail = -1;
+  return 0;
+}
+
+void kvsim__lru_fini(kvsim__lru_t *l) {
+  free(l->key);
+  free(l->prev);
+  free(l->next);
+  kvsim__u64map_fini(&l->map);
+  memset(l, 0, sizeof *l);
+}
+
+static void lru_unlink(kvsim__lru_t *l, int32_t i) {
+  if (l->prev[i] >= 0)
+    l->next[l->prev[i]] = l->next[i];
+  else
+    l->head = l->next[i];
+  if (l->next[i] >= 0)
+    l->prev[l->next[i]] = l->prev[i];
+  else
+    l->tail = l->prev[i];
+}
+
+static void lru_push_front(kvsim__lru_t *l, int32_t i) {
+  l->prev[i] = -1;
+  l->next[i] = l->head;
+  if (l->head >= 0)
+    l->prev[l->head] = i;
+  l->head = i;
+  if (l->tail < 0)
+    l->tail = i;
+}
+
+static void lru_touch(kvsim__lru_t *l, int32_t i) {
+  if (l->head == i)
+    return;
+  lru_unlink(l, i);
+  lru_push_front(l, i);
+}
+
+int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n) {
+  int64_t hits = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t slot = kvsim__u64map_get(&l->map, ids[i]);
+    if (slot < 0)
+      break;
+    lru_touch(l, slot);
+    hits++;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t slot = kvsim__u64map_get(&l->map, ids[i]);
+    if (slot >= 0) {
+      lru_touch(l, slot);
+      continue;
+    }
+    if (l->size == l->cap) {
+      slot = l->tail;
+      lru_unlink(l, slot);
+      kvsim__u64map_del(&l->map, l->key[slot]);
+    } else {
+      slot = (int32_t)l->size++;
+    }
+    l->key[slot] = ids[i];
+    kvsim__u64map_put(&l->map, ids[i], slot);
+    lru_push_front(l, slot);
+  }
+  l->hits += hits;
+  l->lookups += n;
+  return hits;
+}
+
+/* ---- prefix blocks ------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= UINT64_C(0x7fb5d329728ea185);
+  h ^= h >> 27;
+  h *= UINT64_C(0x81dadef4bc2dd44d);
+  return h ^ (h >> 33);
+}
+
+static int grow_blocks(uint64_t **keys, int64_t **toks, int32_t *cap, int32_t need) {
+  if (need <= *cap)
+    return 0;
+  int32_t c = *cap ? *cap : 64;
+  while (c < need)
+    c *= 2;
+  uint64_t *k = realloc(*keys, (size_t)c * sizeof *k);
+  if (!k)
+    return KVSIM_ENOMEM;
+  *keys = k;
+  int64_t *t = realloc(*toks, (size_t)c * sizeof *t);
+  if (!t)
+    return KVSIM_ENOMEM;
+  *toks = t;
+  *cap = c;
+  return 0;
+}
+
+int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_ids,
+                         uint64_t **keys, int64_t **toks, int32_t *cap, int32_t *n) {
+  *n = 0;
+  bool aligned = raw_ids && spec->num_segments > 0;
+  for (int32_t i = 0; aligned && i < spec->num_segments; i++)
+    aligned = i + 1 < spec->num_segments ? spec->segments[i].len == block
+                                         : spec->segments[i].len <= block;
+  if (aligned) {
+    if (grow_blocks(keys, toks, cap, spec->num_segments) < 0)
+      return KVSIM_ENOMEM;
+    for (int32_t i = 0; i < spec->num_segments; i++) {
+      (*keys)[i] = spec->segments[i].id;
+      (*toks)[i] = spec->segments[i].len;
+    }
+    *n = spec->num_segments;
+    return 0;
+  }
+  kvsim_segment_t own = {kvsim_unique_segment_id(spec->id), spec->prompt_tokens};
+  const kvsim_segment_t *seg = spec->num_segments > 0 ? spec->segments : &own;
+  int32_t nseg = spec->num_segments > 0 ? spec->num_segments : 1;
+  int64_t nblocks = (spec->prompt_tokens + block - 1) / block;
+  if (nblocks > INT32_MAX / 2 || grow_blocks(keys, toks, cap, (int32_t)nblocks) < 0)
+    return KVSIM_ENOMEM;
+  /* Each block's key hashes its parent's key and the (segment, offset,
+   * length) pieces it covers: equal keys mean equal prefixes. */
+  uint64_t h = mix(UINT64_C(0x6b7673696d), (uint64_t)(uint32_t)spec->tenant);
+  int32_t si = 0;
+  int64_t off = 0;
+  for (int64_t b = 0; b < nblocks; b++) {
+    int64_t left = block, used = 0;
+    while (left > 0 && si < nseg) {
+      int64_t take = seg[si].len - off < left ? seg[si].len - off : left;
+      h = mix(mix(mix(h, seg[si].id), (uint64_t)off), (uint64_t)take);
+      off += take;
+      left -= take;
+      used += take;
+      if (off == seg[si].len) {
+        si++;
+        off = 0;
+      }
+    }
+    (*keys)[b] = h;
+    (*toks)[b] = used;
+  }
+  *n = (int32_t)nblocks;
+  return 0;
+}
+
+/* ---- the summary -------------------------------------------------------------------- */
+
+static void len_stats(double *v, int64_t n, kvsim__len_stats_t *o) {
+  memset(o, 0, sizeof *o);
+  if (n == 0)
+    return;
+  gsl_sort(v, 1, (size_t)n);
+  o->mean = gsl_stats_mean(v, 1, (size_t)n);
+  o->p50 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.50);
+  o->p90 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.90);
+  o->p99 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.99);
+  o->min = v[0];
+  o->max = v[n - 1];
+}
+
+static int push_d(double **a, int64_t *cap, int64_t n, double v) {
+  if (n == *cap) {
+    int64_t c = *cap ? *cap * 2 : 4096;
+    double *g = realloc(*a, (size_t)c * sizeof *g);
+    if (!g)
+      return KVSIM_ENOMEM;
+    *a = g;
+    *cap = c;
+  }
+  (*a)[n] = v;
+  return 0;
+}
+
+int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, kvsim_err *err) {
+  int64_t pb = st->prefix_block;
+  int nlru = st->nlru < 0 ? 0 : st->nlru > KVSIM__MAX_LRU ? KVSIM__MAX_LRU : st->nlru;
+  int64_t caps[KVSIM__MAX_LRU];
+  memcpy(caps, st->lru_capacity, sizeof caps);
+  memset(st, 0, sizeof *st);
+  st->prefix_block = pb;
+  st->nlru = pb > 0 ? nlru : 0;
+  memcpy(st->lru_capacity, caps, sizeof caps);
+
+  double *arr = NULL, *pr = NULL, *out = NULL;
+  int64_t cap_a = 0, cap_p = 0, cap_o = 0, n = 0;
+  kvsim__lru_t lru[KVSIM__MAX_LRU];
+  memset(lru, 0, sizeof lru);
+  kvsim__u64map_t seen = {0};
+  uint64_t *keys = NULL;
+  int64_t *toks = NULL;
+  int32_t kcap = 0, nk = 0;
+  int rc = 0;
+  if (pb > 0) {
+    if (kvsim__u64map_init(&seen, 1 << 16) < 0)
+      goto oom;
+    for (int i = 0; i < st->nlru; i++)
+      if ((rc = kvsim__lru_init(&lru[i], caps[i])) < 0) {
+        rc = kvsim_err_set(err, rc, "--lru-blocks: bad capacity %lld", (long long)caps[i]);
+        goto done;
+      }
+  }
+  kvsim_req_spec_t spec;
+  while ((rc = kvsim_source_next(src, &spec, err)) == KVSIM_SOURCE_REQUEST) {
+    if (push_d(&arr, &cap_a, n, kvsim_time_to_s(spec.arrival)) < 0 ||
+        push_d(&pr, &cap_p, n, (double)spec.prompt_tokens) < 0 ||
+        push_d(&out, &cap_o, n, (double)spec.output_tokens) < 0)
+      goto oom;
+    n++;
+    if (pb > 0) {
+      if (kvsim__prefix_blocks(&spec, pb, raw_ids, &keys, &toks, &kcap, &nk) < 0)
+        goto oom;
+      int32_t i = 0;
+      while (i < nk && kvsim__u64map_get(&seen, keys[i]) >= 0) {
+        st->ideal_hit_blocks++;
+        st->ideal_hit_tokens += toks[i];
+        i++;
+      }
+      for (int32_t j = 0; j < nk; j++) {
+        st->tokens += toks[j];
+        if (kvsim__u64map_get(&seen, keys[j]) < 0 && kvsim__u64map_put(&seen, keys[j], 0) < 0)
+          goto oom;
+      }
+      st->blocks += nk;
+      for (int k = 0; k < st->nlru; k++)
+        st->lru_hits[k] += kvsim__lru_request(&lru[k], keys, nk);
+    }
+    kvsim_source_on_finish(src, &spec, spec.arrival, spec.output_tokens);
+  }
+  if (rc < 0)
+    goto done;
+  rc = 0;
+  st->requests = n;
+  st->skipped = kvsim_source_skipped(src);
+  st->clipped = kvsim_source_clipped(src);
+  if (n > 0) {
+    st->first_s = arr[0];
+    st->last_s = arr[n - 1];
+    st->duration_s = arr[n - 1] - arr[0];
+    st->rate_rps = st->duration_s > 0 ? (double)n / st->duration_s : 0;
+    int64_t run = 0, bin = -1;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t b = (int64_t)floor(arr[i] - arr[0]);
+      run = b == bin ? run + 1 : 1;
+      bin = b;
+      if (run > st->peak_1s)
+        st->peak_1s = run;
+    }
+    if (n > 1) {
+      for (int64_t i = 0; i + 1 < n; i++) {
+        arr[i] = arr[i + 1] - arr[i];
+        if (arr[i] > st->max_gap_s)
+          st->max_gap_s = arr[i];
+      }
+      st->interarrival_mean_s = gsl_stats_mean(arr, 1, (size_t)(n - 1));
+      /* Population standard deviation over the mean (the README's CV). */
+      double sd = sqrt(gsl_stats_variance_with_fixed_mean(arr, 1, (size_t)(n - 1),
+                                                          st->interarrival_mean_s));
+      st->interarrival_cv = st->interarrival_mean_s > 0 ? sd / st->interarrival_mean_s : 0;
+    }
+    len_stats(pr, n, &st->prompt);
+    len_stats(out, n, &st->output);
+  }
+  if (pb > 0) {
+    st->distinct_blocks = seen.count;
+    st->ideal_hit_rate_blocks = st->blocks ? (double)st->ideal_hit_blocks / st->blocks : 0;
+    st->ideal_hit_rate_tokens = st->tokens ? (double)st->ideal_hit_tokens / st->tokens : 0;
+    for (int k = 0; k < st->nlru; k++)
+      st->lru_hit_rate[k] = st->blocks ? (double)st->lru_hits[k] / st->blocks : 0;
+  }
+  goto done;
+oom:
+  rc = kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
+done:
+  free(arr);
+  free(pr);
+  free(out);
+  free(keys);
+  free(toks);
+  for (int k = 0; k < KVSIM__MAX_LRU; k++)
+    if (lru[k].key || lru[k].map.keys)
+      kvsim__lru_fini(&lru[k]);
+  if (seen.keys)
+    kvsim__u64map_fini(&seen);
+  return rc;
+}

@@ -1,0 +1,286 @@
+/* Internals of the workload room: the resolved configuration, length
+ * distributions, trace readers (one row at a time) and the synthetic
+ * generator. Not part of the public API; cli/trace.c uses the trace-stats
+ * and writer helpers declared here. */
+#ifndef KVSIM_WORKLOAD_WL_H
+#define KVSIM_WORKLOAD_WL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "kvsim/workload.h"
+
+#define KVSIM__WL_PATH_MAX 4096
+#define KVSIM__MAX_PRIORITY_LEVELS 64
+
+/* ---- formats ---------------------------------------------------------- */
+
+typedef enum kvsim__fmt {
+  KVSIM__FMT_AUTO = 0,
+  KVSIM__FMT_AZURE,
+  KVSIM__FMT_VIDUR,
+  KVSIM__FMT_MOONCAKE,
+  KVSIM__FMT_LLMSERVINGSIM,
+  KVSIM__FMT_KVSIM,
+  KVSIM__FMT_LENGTHS, /* length-only CSV (no arrival column): lengths_from only */
+} kvsim__fmt;
+
+const char *kvsim__fmt_name(int fmt);
+/* Returns the format for a name ("auto", "azure", ...) or -1. */
+int kvsim__fmt_from_name(const char *name);
+
+/* ---- segment-id namespaces ---------------------------------------------
+ * Trace hash ids (Mooncake) are used as they are (they are < 2^53). The
+ * synthetic generator keeps its ids apart by the top bits; bit 63 is the
+ * output segment (kvsim_output_segment_id), 0x4000... | request id a
+ * prompt without segments (kvsim_unique_segment_id). */
+#define KVSIM__SEG_USER UINT64_C(0x4800000000000000)     /* fresh user text (counter) */
+#define KVSIM__SEG_ROWTEXT UINT64_C(0x4400000000000000)  /* kvsim CSV: a row's own text (line) */
+#define KVSIM__SEG_GROUP UINT64_C(0x2000000000000000)    /* shared system prompt */
+#define KVSIM__SEG_TEMPLATE UINT64_C(0x1000000000000000) /* few-shot template */
+
+/* ---- distributions ---------------------------------------------------- */
+
+typedef enum { KVSIM__DIST_FIXED, KVSIM__DIST_UNIFORM, KVSIM__DIST_NORMAL,
+               KVSIM__DIST_LOGNORMAL, KVSIM__DIST_ZIPF } kvsim__dist_kind;
+
+typedef struct kvsim__dist {
+  int kind;
+  double a, b;        /* fixed: value; uniform: min,max; normal: mean,std;
+                         lognormal: mean,sigma; zipf: s,max */
+  int64_t lo, hi;     /* caps: every draw is clamped to [lo, hi], lo >= 1 */
+  double mu;          /* lognormal: location of the underlying normal */
+  gsl_ran_discrete_t *table; /* zipf: P(k) ~ k^-s, k = 1..max (owned) */
+} kvsim__dist_t;
+
+/* Parses {"dist": ..., ...} (or a bare integer = fixed). where names it. */
+int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim_err *err);
+int64_t kvsim__dist_draw(const kvsim__dist_t *d, gsl_rng *r);
+/* Largest value a draw can take (INT64_MAX when unbounded). */
+int64_t kvsim__dist_max(const kvsim__dist_t *d);
+cJSON *kvsim__dist_json(const kvsim__dist_t *d);
+void kvsim__dist_fini(kvsim__dist_t *d);
+
+/* Picks one of n items, uniformly or with Zipf popularity P(i) ~ (i+1)^-s. */
+typedef struct kvsim__pick {
+  int64_t n;
+  bool zipf;
+  double s;
+  gsl_ran_discrete_t *table;
+} kvsim__pick_t;
+int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pick_t *p,
+                      kvsim_err *err);
+int64_t kvsim__pick_draw(const kvsim__pick_t *p, gsl_rng *r);
+void kvsim__pick_json(const kvsim__pick_t *p, cJSON *obj);
+void kvsim__pick_fini(kvsim__pick_t *p);
+
+/* ---- configuration ---------------------------------------------------- */
+
+typedef enum { KVSIM__ARR_POISSON, KVSIM__ARR_GAMMA, KVSIM__ARR_CONSTANT,
+               KVSIM__ARR_CLOSED, KVSIM__ARR_BURSTS, KVSIM__ARR_DIURNAL } kvsim__arrival_kind;
+
+typedef struct kvsim__synth_cfg {
+  int64_t requests;    /* -1: no cap */
+  double duration_s;   /* < 0: no cap */
+  int arrival;
+  double rate, cv;               /* poisson, gamma, constant; bursts/diurnal base */
+  int64_t clients;               /* closed loop */
+  double think_s;                /* closed loop */
+  double burst_rate, burst_s, period_s; /* bursts */
+  double amplitude, phase_s;     /* diurnal (period_s shared) */
+
+  kvsim__dist_t prompt, output;
+  /* lengths_from: (prompt, output) pairs, sampled jointly (owned). */
+  bool lengths_file;
+  char lengths_path[KVSIM__WL_PATH_MAX];
+  int32_t *lengths;
+  int64_t num_lengths;
+
+  bool prefix;
+  int64_t shared_tokens, groups;
+  double prefix_fraction;
+  kvsim__pick_t group_pick;
+
+  bool few_shot;
+  int64_t templates;
+  kvsim__dist_t template_tokens;
+  kvsim__pick_t template_pick;
+  double few_shot_fraction;
+
+  bool sessions;
+  kvsim__dist_t turns;
+  double session_think_s;
+  bool user_set;
+  kvsim__dist_t user;            /* later turns' new text (default: prompt) */
+  int64_t max_context;           /* 0: none */
+
+  int64_t tenants;               /* 0: off */
+  kvsim__pick_t tenant_pick;
+
+  int32_t priority_levels;       /* 0: off */
+  double priority_weights[KVSIM__MAX_PRIORITY_LEVELS];
+  gsl_ran_discrete_t *priority_table;
+} kvsim__synth_cfg_t;
+
+struct kvsim_workload_cfg {
+  bool synthetic;
+  /* Trace. */
+  char path[KVSIM__WL_PATH_MAX];
+  char given_path[KVSIM__WL_PATH_MAX];
+  int format;          /* resolved at parse time (never AUTO) */
+  int format_given;    /* as written (AUTO when detected) */
+  double time_scale;   /* 1: as recorded */
+  int64_t limit;       /* -1: all */
+  bool skip_bad_rows;
+  int64_t hash_block_tokens;
+  /* Any source. */
+  int64_t max_total_tokens; /* 0: no clipping */
+  kvsim__synth_cfg_t syn;
+};
+
+/* ---- trace readers ---------------------------------------------------- */
+
+typedef struct kvsim__row {
+  int64_t line;           /* 1-based line of the file */
+  kvsim_time_ns arrival;  /* as the format defines it (Azure, LLMServingSim: from the first row) */
+  int64_t prompt_tokens, output_tokens;
+  int32_t tenant, priority;
+  int64_t session;
+  int32_t turn;
+  const kvsim_segment_t *segments; /* owned by the reader, valid until the next row */
+  int32_t num_segments;
+} kvsim__row_t;
+
+typedef struct kvsim__reader kvsim__reader_t;
+
+/* Detects the format of a file from its extension and first line. */
+int kvsim__detect_format(const char *path, int *fmt, kvsim_err *err);
+/* Opens a reader; fmt may be AUTO. The header is read here. */
+int kvsim__reader_open(const char *path, int fmt, int64_t hash_block_tokens,
+                       kvsim__reader_t **out, kvsim_err *err);
+/* 1: a row; 0: end of file; KVSIM_EPARSE: a bad row (skippable: the
+ * reader is positioned after it); other negative codes are fatal. */
+int kvsim__reader_next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err);
+int kvsim__reader_format(const kvsim__reader_t *r);
+/* Optional columns present (kvsim CSV): bit mask of KVSIM__COL_*. */
+unsigned kvsim__reader_columns(const kvsim__reader_t *r);
+void kvsim__reader_close(kvsim__reader_t *r);
+
+enum { KVSIM__COL_TENANT = 1u, KVSIM__COL_PRIORITY = 2u, KVSIM__COL_SESSION = 4u,
+       KVSIM__COL_TURN = 8u, KVSIM__COL_SEGMENTS = 16u };
+
+/* Number parsers shared by the readers. Return 0 or -1. */
+int kvsim__parse_seconds_ns(const char *s, kvsim_time_ns *out);
+int kvsim__parse_azure_ts(const char *s, int64_t *ns_since_epoch);
+int kvsim__parse_int(const char *s, int64_t *out);
+
+/* Loads a length-only file (any CSV with prompt/output columns, or any
+ * trace format) as (prompt, output) pairs. */
+int kvsim__load_lengths(const char *path, int32_t **pairs, int64_t *n, kvsim_err *err);
+
+/* ---- synthetic generator (synth.c) ------------------------------------ */
+
+typedef struct kvsim__synth kvsim__synth_t;
+int kvsim__synth_open(const kvsim__synth_cfg_t *cfg, uint64_t seed, kvsim__synth_t **out,
+                      kvsim_err *err);
+/* KVSIM_SOURCE_* or a negative code; the caller fills spec->id. */
+int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec);
+int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsim_time_ns t,
+                           int64_t generated);
+void kvsim__synth_close(kvsim__synth_t *s);
+
+/* ---- source extras (for the CLI) -------------------------------------- */
+
+/* The trace format of a source (KVSIM__FMT_*), or -1 for synthetic. */
+int kvsim__source_format(const kvsim_source_t *s);
+/* Which optional columns a kvsim CSV of this source should carry. */
+unsigned kvsim__source_columns(const kvsim_source_t *s);
+
+/* ---- u64 -> i32 open-addressing map (LRU, sessions) -------------------- */
+
+typedef struct kvsim__u64map {
+  uint64_t *keys;
+  int32_t *vals; /* -1: empty slot */
+  uint32_t mask;
+  int64_t count;
+} kvsim__u64map_t;
+int kvsim__u64map_init(kvsim__u64map_t *m, int64_t expected);
+void kvsim__u64map_fini(kvsim__u64map_t *m);
+/* Returns the value or -1. */
+int32_t kvsim__u64map_get(const kvsim__u64map_t *m, uint64_t key);
+/* Inserts or replaces (grows as needed). */
+int kvsim__u64map_put(kvsim__u64map_t *m, uint64_t key, int32_t val);
+/* Removes key if present. */
+void kvsim__u64map_del(kvsim__u64map_t *m, uint64_t key);
+
+/* ---- kvsim CSV writer (convert, gen) ----------------------------------- */
+
+typedef struct kvsim__csv_writer {
+  FILE *f;
+  char path[KVSIM__WL_PATH_MAX];
+  char tmp[KVSIM__WL_PATH_MAX + 32];
+  unsigned columns;
+} kvsim__csv_writer_t;
+/* Writes to a temporary file beside path; commit renames it into place. */
+int kvsim__csv_writer_open(kvsim__csv_writer_t *w, const char *path, unsigned columns,
+                           kvsim_err *err);
+int kvsim__csv_writer_row(kvsim__csv_writer_t *w, const kvsim_req_spec_t *spec, kvsim_err *err);
+int kvsim__csv_writer_commit(kvsim__csv_writer_t *w, kvsim_err *err);
+void kvsim__csv_writer_abort(kvsim__csv_writer_t *w);
+
+/* ---- trace statistics (tstats.c) --------------------------------------- */
+
+typedef struct kvsim__lru {
+  int64_t cap, size;
+  kvsim__u64map_t map;
+  uint64_t *key;
+  int32_t *prev, *next; /* intrusive list over slots; head = MRU */
+  int32_t head, tail;
+  int64_t hits, lookups;
+} kvsim__lru_t;
+int kvsim__lru_init(kvsim__lru_t *l, int64_t capacity);
+void kvsim__lru_fini(kvsim__lru_t *l);
+/* One request, per ../shared/traces/README.md: walk ids from the start
+ * while cached (refreshing each), then insert all in order. Returns hits. */
+int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n);
+
+/* Splits a prompt into prefix blocks of B tokens and returns their keys in
+ * keys[] (grown as needed) and their token counts in toks[]; the last
+ * block may be partial. With raw_ids, when the segments are exactly the
+ * blocks (Mooncake hash ids with B = hash block size: every segment but
+ * the last has B tokens) the keys are the segment ids, so each id is one
+ * unit as ../shared/traces/README.md counts them; otherwise each key is a
+ * hash chained to its parent's. */
+int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_ids,
+                         uint64_t **keys, int64_t **toks, int32_t *cap, int32_t *n);
+
+/* The whole-trace summary behind `kvsim trace stats` (a tool: it keeps
+ * arrivals and lengths in memory for percentiles; the LRU is O(capacity)). */
+#define KVSIM__MAX_LRU 16
+typedef struct kvsim__len_stats {
+  double mean, p50, p90, p99, min, max;
+} kvsim__len_stats_t;
+typedef struct kvsim__tstats {
+  int64_t requests, skipped, clipped;
+  double first_s, last_s, duration_s, rate_rps;
+  double interarrival_mean_s, interarrival_cv, max_gap_s;
+  int64_t peak_1s; /* most arrivals in one second, bins from the first arrival */
+  kvsim__len_stats_t prompt, output;
+  /* prefix reuse (prefix_block > 0) */
+  int64_t prefix_block;
+  int64_t blocks, distinct_blocks, ideal_hit_blocks, tokens, ideal_hit_tokens;
+  double ideal_hit_rate_blocks, ideal_hit_rate_tokens;
+  int nlru;
+  int64_t lru_capacity[KVSIM__MAX_LRU], lru_hits[KVSIM__MAX_LRU];
+  double lru_hit_rate[KVSIM__MAX_LRU];
+} kvsim__tstats_t;
+
+/* Drains src and fills st. Set st->prefix_block, st->nlru and
+ * st->lru_capacity[] before the call. raw_ids: see kvsim__prefix_blocks. */
+int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, kvsim_err *err);
+
+#endif

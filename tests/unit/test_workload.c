@@ -1,0 +1,418 @@
+/* Workload: trace readers, the workload object, and what applies to any
+ * source (ids, skip_bad_rows, time_scale, limit, max_total_tokens). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kvsim/workload.h"
+#include "workload/wl.h"
+
+/* A file under /tmp, unique per test process (Criterion forks per test);
+ * removed when the test ends. */
+static char paths[32][512];
+static int next;
+
+static void remove_tmp(void) {
+  for (int i = 0; i < next && i < 32; i++)
+    remove(paths[i]);
+}
+
+TestSuite(workload, .fini = remove_tmp);
+
+static const char *tmp_write(const char *name, const char *text) {
+  cr_assert_lt(next, 32, "too many temp files in one test");
+  char *p = paths[next++];
+  snprintf(p, 512, "/tmp/kvsim_wl_%ld_%s", (long)getpid(), name);
+  FILE *f = fopen(p, "wb");
+  cr_assert(f, "cannot create %s", p);
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+static int parse(const char *json, kvsim_workload_cfg_t **cfg, kvsim_err *err) {
+  cJSON *j = cJSON_Parse(json);
+  cr_assert(j, "test JSON must parse: %s", json);
+  int rc = kvsim_workload_parse(j, NULL, "s.json: workload", cfg, err);
+  cJSON_Delete(j);
+  return rc;
+}
+
+static kvsim_workload_cfg_t *trace_cfg(const char *path, const char *extra) {
+  char json[2048];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\"%s%s}", path, extra ? ", " : "",
+           extra ? extra : "");
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  int rc = parse(json, &cfg, &err);
+  cr_assert_eq(rc, 0, "workload %s should parse: %s", json, err.msg);
+  return cfg;
+}
+
+typedef struct got {
+  int n;
+  kvsim_req_spec_t spec[32];
+  kvsim_segment_t segs[32][16];
+  int rc; /* the last return code */
+  kvsim_err err;
+  int64_t skipped, clipped;
+} got;
+
+/* Reads everything (up to 32 requests) from a trace workload. */
+static void read_all(const char *path, const char *extra, got *g) {
+  memset(g, 0, sizeof *g);
+  kvsim_workload_cfg_t *cfg = trace_cfg(path, extra);
+  kvsim_source_t *s = NULL;
+  int rc = kvsim_source_open(cfg, 1, &s, &g->err);
+  cr_assert_eq(rc, 0, "open %s: %s", path, g->err.msg);
+  kvsim_req_spec_t sp;
+  while ((rc = kvsim_source_next(s, &sp, &g->err)) == KVSIM_SOURCE_REQUEST && g->n < 32) {
+    g->spec[g->n] = sp;
+    cr_assert_leq(sp.num_segments, 16, "test rows have few segments");
+    if (sp.num_segments)
+      memcpy(g->segs[g->n], sp.segments, (size_t)sp.num_segments * sizeof *sp.segments);
+    g->spec[g->n].segments = g->segs[g->n];
+    g->n++;
+  }
+  g->rc = rc;
+  g->skipped = kvsim_source_skipped(s);
+  g->clipped = kvsim_source_clipped(s);
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}
+
+/* ---- numbers ------------------------------------------------------------- */
+
+Test(workload, azure_timestamp_is_exact_to_100ns) {
+  int64_t a, b;
+  cr_assert_eq(kvsim__parse_azure_ts("2023-11-16 18:15:46.6805900", &a), 0, "parses");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-11-16 18:15:50.9951690", &b), 0, "parses");
+  cr_assert_eq(b - a, INT64_C(4314579000), "gap exactly 4.314579 s, got %lld ns",
+               (long long)(b - a));
+  cr_assert_eq(kvsim__parse_azure_ts("2023-11-16 23:59:59.9999999", &a), 0, "parses");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-11-17 00:00:00.0000001", &b), 0, "parses");
+  cr_assert_eq(b - a, 200, "midnight rollover: 200 ns, got %lld", (long long)(b - a));
+  cr_assert_eq(kvsim__parse_azure_ts("2024-02-29 00:00:00", &a), 0, "leap day, no fraction");
+  cr_assert_eq(kvsim__parse_azure_ts("2024-03-01 00:00:00", &b), 0, "parses");
+  cr_assert_eq(b - a, INT64_C(86400000000000), "one day");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-11-16 18:15:46.", &a), -1, "empty fraction is bad");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-13-16 18:15:46", &a), -1, "month 13 is bad");
+  cr_assert_eq(kvsim__parse_azure_ts("yesterday", &a), -1, "text is bad");
+}
+
+Test(workload, decimal_seconds_parse_without_float_error) {
+  kvsim_time_ns t;
+  cr_assert_eq(kvsim__parse_seconds_ns("4.314579", &t), 0, "parses");
+  cr_assert_eq(t, INT64_C(4314579000), "exact: %lld", (long long)t);
+  cr_assert_eq(kvsim__parse_seconds_ns("3501.721937000", &t), 0, "parses");
+  cr_assert_eq(t, INT64_C(3501721937000), "exact: %lld", (long long)t);
+  cr_assert_eq(kvsim__parse_seconds_ns("0.0000000015", &t), 0, "parses");
+  cr_assert_eq(t, 2, "10th digit rounds: %lld", (long long)t);
+  cr_assert_eq(kvsim__parse_seconds_ns("1e-3", &t), 0, "exponent form parses");
+  cr_assert_eq(t, 1000000, "1e-3 s = 1 ms: %lld", (long long)t);
+  cr_assert_eq(kvsim__parse_seconds_ns("1.5s", &t), -1, "trailing text is bad");
+  cr_assert_eq(kvsim__parse_seconds_ns("", &t), -1, "empty is bad");
+}
+
+/* ---- readers ------------------------------------------------------------- */
+
+Test(workload, azure_reader_arrivals_from_first_row) {
+  const char *p = tmp_write("az.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                      "2023-11-16 18:15:46.6805900,374,44\n"
+                                      "2023-11-16 18:15:50.9951690,396,109\n"
+                                      "2023-11-16 18:15:50.9951690,5,1\n");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "ends cleanly: %s", g.err.msg);
+  cr_assert_eq(g.n, 3, "three rows, got %d", g.n);
+  cr_assert_eq(g.spec[0].arrival, 0, "first row at 0");
+  cr_assert_eq(g.spec[1].arrival, INT64_C(4314579000), "second at 4.314579 s");
+  cr_assert_eq(g.spec[2].arrival, g.spec[1].arrival, "equal timestamps keep file order");
+  cr_assert_eq(g.spec[1].prompt_tokens, 396, "prompt from ContextTokens");
+  cr_assert_eq(g.spec[1].output_tokens, 109, "output from GeneratedTokens");
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(g.spec[i].id, (uint64_t)i, "ids 0-based in order");
+    cr_assert_eq(g.spec[i].num_segments, 0, "Azure prompts are unique");
+    cr_assert_eq(g.spec[i].client, -1, "open loop");
+    cr_assert_eq(g.spec[i].session, -1, "no session");
+  }
+}
+
+Test(workload, vidur_reader_ignores_extra_columns_and_handles_crlf_bom_no_newline) {
+  const char *p = tmp_write("v.csv", "\xEF\xBB\xBF"
+                                     "num_prefill_tokens,arrived_at,x,num_decode_tokens\r\n"
+                                     "374,0.0,foo,44\r\n"
+                                     "396,4.314579,bar,109");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "ends cleanly: %s", g.err.msg);
+  cr_assert_eq(g.n, 2, "two rows, got %d", g.n);
+  cr_assert_eq(g.spec[1].arrival, INT64_C(4314579000), "arrived_at in seconds");
+  cr_assert_eq(g.spec[1].prompt_tokens, 396, "num_prefill_tokens");
+  cr_assert_eq(g.spec[1].output_tokens, 109, "num_decode_tokens (last row, no newline)");
+}
+
+Test(workload, mooncake_hash_ids_become_segments_last_partial) {
+  const char *p = tmp_write("m.jsonl",
+                            "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 5, "
+                            "\"hash_ids\": [0, 1, 2]}\n"
+                            "\n"
+                            "{\"timestamp\": 2500, \"input_length\": 512, \"output_length\": 7, "
+                            "\"hash_ids\": [0]}\n");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "ends cleanly: %s", g.err.msg);
+  cr_assert_eq(g.n, 2, "two rows (blank line skipped), got %d", g.n);
+  cr_assert_eq(g.spec[0].num_segments, 3, "one segment per hash id");
+  cr_assert_eq(g.spec[0].segments[0].id, 0, "id 0");
+  cr_assert_eq(g.spec[0].segments[2].id, 2, "id 2");
+  cr_assert_eq(g.spec[0].segments[0].len, 512, "full block");
+  cr_assert_eq(g.spec[0].segments[2].len, 1100 - 2 * 512, "last block partial: %lld",
+               (long long)g.spec[0].segments[2].len);
+  cr_assert_eq(g.spec[1].arrival, INT64_C(2500000000), "timestamp in ms");
+  cr_assert_eq(g.spec[1].segments[0].len, 512, "exactly one full block");
+
+  read_all(p, "\"hash_block_tokens\": 1024", &g);
+  cr_assert_eq(g.rc, KVSIM_EPARSE, "3 ids do not fit 1100 tokens of 1024-token blocks");
+  cr_assert(strstr(g.err.msg, ":1: column 'hash_ids'"), "names line and column: %s", g.err.msg);
+}
+
+Test(workload, llmservingsim_reader_relative_to_first_row) {
+  const char *p = tmp_write("l.jsonl",
+                            "{\"input_toks\": 2358, \"output_toks\": 531, \"arrival_time_ns\": "
+                            "46926808, \"lcp_with_earlier_toks\": 0}\n"
+                            "{\"input_toks\": 1034, \"output_toks\": 769, \"arrival_time_ns\": "
+                            "347938951}\n");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.n, 2, "two rows: %s", g.err.msg);
+  cr_assert_eq(g.spec[0].arrival, 0, "first row at 0");
+  cr_assert_eq(g.spec[1].arrival, 347938951 - 46926808, "relative ns");
+  cr_assert_eq(g.spec[0].prompt_tokens, 2358, "input_toks");
+  cr_assert_eq(g.spec[1].output_tokens, 769, "output_toks");
+}
+
+Test(workload, kvsim_csv_optional_columns) {
+  const char *p = tmp_write("k.csv",
+                            "arrival_s,prompt_tokens,output_tokens,tenant,priority,session,turn,"
+                            "segments,prefix_group,prefix_tokens\n"
+                            "0.5,100,10,3,1,7,0,,2,60\n"
+                            "1.25,100,10,,,,,5:40 9:60,,\n"
+                            "2,30,10,0,0,,,,,\n");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "ends cleanly: %s", g.err.msg);
+  cr_assert_eq(g.n, 3, "three rows");
+  cr_assert_eq(g.spec[0].arrival, INT64_C(500000000), "arrival_s kept as written");
+  cr_assert_eq(g.spec[0].tenant, 3, "tenant");
+  cr_assert_eq(g.spec[0].priority, 1, "priority");
+  cr_assert_eq(g.spec[0].session, 7, "session");
+  cr_assert_eq(g.spec[0].num_segments, 2, "prefix_group: shared + unique segment");
+  cr_assert_eq(g.spec[0].segments[0].id, KVSIM__SEG_GROUP | 2, "group id space");
+  cr_assert_eq(g.spec[0].segments[0].len, 60, "prefix_tokens");
+  cr_assert_eq(g.spec[0].segments[1].len, 40, "the rest unique");
+  cr_assert_eq(g.spec[1].num_segments, 2, "explicit segments");
+  cr_assert_eq(g.spec[1].segments[1].id, 9, "segment id");
+  cr_assert_eq(g.spec[1].segments[1].len, 60, "segment len");
+  cr_assert_eq(g.spec[1].session, -1, "empty session = none");
+  cr_assert_eq(g.spec[2].num_segments, 0, "no identity = unique prompt");
+}
+
+Test(workload, format_is_detected_or_forced) {
+  const char *az = tmp_write("a.txt", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                      "2023-11-16 18:15:46.6805900,374,44\n");
+  int fmt;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__detect_format(az, &fmt, &err), 0, "detects: %s", err.msg);
+  cr_assert_eq(fmt, KVSIM__FMT_AZURE, "azure from the header, whatever the extension");
+  const char *mc = tmp_write("m.txt", "{\"timestamp\": 0, \"input_length\": 1, "
+                                      "\"output_length\": 1, \"hash_ids\": [0]}\n");
+  cr_assert_eq(kvsim__detect_format(mc, &fmt, &err), 0, "detects: %s", err.msg);
+  cr_assert_eq(fmt, KVSIM__FMT_MOONCAKE, "mooncake from the keys");
+  const char *junk = tmp_write("j.csv", "a,b,c\n1,2,3\n");
+  cr_assert_eq(kvsim__detect_format(junk, &fmt, &err), KVSIM_EPARSE, "unknown header");
+  cr_assert(strstr(err.msg, "j.csv:1:") && strstr(err.msg, "a,b,c"),
+            "names file, line and header: %s", err.msg);
+
+  /* Forcing a format whose columns are absent is an error naming one. */
+  kvsim_workload_cfg_t *cfg = trace_cfg(az, "\"format\": \"vidur\"");
+  kvsim_source_t *s = NULL;
+  int rc = kvsim_source_open(cfg, 1, &s, &err);
+  cr_assert_eq(rc, KVSIM_EPARSE, "vidur columns missing");
+  cr_assert(strstr(err.msg, "missing column 'arrived_at'"), "names the column: %s", err.msg);
+  kvsim_workload_cfg_free(cfg);
+}
+
+/* ---- bad rows ---------------------------------------------------------------- */
+
+static void expect_bad(const char *name, const char *text, const char *want) {
+  const char *p = tmp_write(name, text);
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_EPARSE, "%s: a bad row is an error (rc %d)", name, g.rc);
+  cr_assert(strstr(g.err.msg, p), "%s: message names the file: %s", name, g.err.msg);
+  cr_assert(strstr(g.err.msg, want), "%s: message has '%s': %s", name, want, g.err.msg);
+  cr_assert(!strchr(g.err.msg, '\n'), "one line: %s", g.err.msg);
+}
+
+Test(workload, bad_rows_name_file_line_column_value) {
+  const char *h = "arrival_s,prompt_tokens,output_tokens\n0,1,1\n";
+  char t[256];
+  snprintf(t, sizeof t, "%s1,abc,1\n", h);
+  expect_bad("nonnum.csv", t, ":3: column 'prompt_tokens': bad value 'abc'");
+  snprintf(t, sizeof t, "%s1,-5,1\n", h);
+  expect_bad("neg.csv", t, ":3: column 'prompt_tokens': bad value '-5'");
+  snprintf(t, sizeof t, "%s1,5,0\n", h);
+  expect_bad("zero.csv", t, ":3: column 'output_tokens': bad value '0'");
+  snprintf(t, sizeof t, "%s1,5\n", h);
+  expect_bad("missing.csv", t, ":3: column 'output_tokens': missing");
+  snprintf(t, sizeof t, "%s5,1,1\n4,1,1\n", h);
+  expect_bad("back.csv", t, ":4: column 'arrival_s': bad value 4.000000000 s (goes backwards");
+  expect_bad("az.csv",
+             "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+             "2023-11-16 25:15:46.68,1,1\n",
+             ":3: column 'TIMESTAMP': bad value '2023-11-16 25:15:46.68'");
+  expect_bad("bad.jsonl",
+             "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n"
+             "{\"timestamp\": 1, \"input_length\": \n",
+             ":2: invalid JSON");
+  expect_bad("neg.jsonl",
+             "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n"
+             "{\"timestamp\": 1, \"input_length\": -3, \"output_length\": 1, \"hash_ids\": []}\n",
+             ":2: column 'input_length': bad value '-3'");
+}
+
+Test(workload, skip_bad_rows_skips_and_counts) {
+  const char *p = tmp_write("skip.csv", "arrival_s,prompt_tokens,output_tokens\n"
+                                        "0,10,1\n"
+                                        "1,x,1\n"
+                                        "2,10,1\n"
+                                        "1.5,10,1\n" /* backwards */
+                                        "2,10\n"
+                                        "3,20,2\n");
+  got g;
+  read_all(p, "\"skip_bad_rows\": true", &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "ends cleanly: %s", g.err.msg);
+  cr_assert_eq(g.n, 3, "three good rows, got %d", g.n);
+  cr_assert_eq(g.skipped, 3, "three skipped, got %lld", (long long)g.skipped);
+  cr_assert_eq(g.spec[2].id, 2, "ids count the rows kept");
+  cr_assert_eq(g.spec[2].prompt_tokens, 20, "the last good row");
+}
+
+Test(workload, error_is_sticky) {
+  const char *p = tmp_write("sticky.csv", "arrival_s,prompt_tokens,output_tokens\n0,x,1\n1,1,1\n");
+  kvsim_workload_cfg_t *cfg = trace_cfg(p, NULL);
+  kvsim_source_t *s;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_source_open(cfg, 1, &s, &err), 0, "opens");
+  kvsim_req_spec_t sp;
+  cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_EPARSE, "bad row");
+  memset(&err, 0, sizeof err);
+  cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_EPARSE, "the same error again");
+  cr_assert(strstr(err.msg, ":2:"), "same message: %s", err.msg);
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}
+
+/* ---- time_scale, limit, clipping ---------------------------------------------- */
+
+Test(workload, time_scale_and_limit) {
+  const char *p = tmp_write("ts.csv", "arrival_s,prompt_tokens,output_tokens\n"
+                                      "10,1,1\n11,1,1\n13,1,1\n20,1,1\n");
+  got g;
+  read_all(p, "\"time_scale\": 0.5, \"limit\": 3", &g);
+  cr_assert_eq(g.n, 3, "limit 3, got %d", g.n);
+  cr_assert_eq(g.spec[0].arrival, INT64_C(10000000000), "the first arrival stays");
+  cr_assert_eq(g.spec[1].arrival, INT64_C(10500000000), "gap 1 s -> 0.5 s");
+  cr_assert_eq(g.spec[2].arrival, INT64_C(11500000000), "gap 2 s -> 1 s");
+  read_all(p, "\"time_scale\": 2", &g);
+  cr_assert_eq(g.n, 4, "all rows without a limit");
+  cr_assert_eq(g.spec[3].arrival, INT64_C(30000000000), "10 s of gaps -> 20 s");
+}
+
+Test(workload, max_total_tokens_clips_prompt_then_output) {
+  const char *p = tmp_write("clip.jsonl",
+                            "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 100, "
+                            "\"hash_ids\": [4, 5, 6]}\n"
+                            "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 5000, "
+                            "\"hash_ids\": [4]}\n"
+                            "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 50, "
+                            "\"hash_ids\": [7]}\n");
+  got g;
+  read_all(p, "\"max_total_tokens\": 700", &g);
+  cr_assert_eq(g.n, 3, "three rows: %s", g.err.msg);
+  cr_assert_eq(g.spec[0].prompt_tokens, 600, "prompt cut first: %lld",
+               (long long)g.spec[0].prompt_tokens);
+  cr_assert_eq(g.spec[0].output_tokens, 100, "output kept");
+  cr_assert_eq(g.spec[0].num_segments, 2, "segments cut to the prompt: %d",
+               g.spec[0].num_segments);
+  cr_assert_eq(g.spec[0].segments[0].len + g.spec[0].segments[1].len, 600, "sum = prompt");
+  cr_assert_eq(g.spec[0].segments[1].len, 88, "second block partial");
+  cr_assert_eq(g.spec[1].prompt_tokens, 1, "prompt down to 1");
+  cr_assert_eq(g.spec[1].output_tokens, 699, "then output");
+  cr_assert_eq(g.spec[2].prompt_tokens, 100, "short requests untouched");
+  cr_assert_eq(g.clipped, 2, "two clipped, got %lld", (long long)g.clipped);
+}
+
+/* ---- the workload object --------------------------------------------------------- */
+
+Test(workload, parse_errors_name_the_key_path) {
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  const char *p = tmp_write("ok.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n");
+  char json[512];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"time_scal\": 2}", p);
+  cr_assert_eq(parse(json, &cfg, &err), KVSIM_EINVAL, "unknown key");
+  cr_assert(strstr(err.msg, "s.json: workload.time_scal: unknown key (did you mean 'time_scale'"),
+            "path and suggestion: %s", err.msg);
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"format\": \"csv\"}", p);
+  cr_assert_eq(parse(json, &cfg, &err), KVSIM_EINVAL, "bad format");
+  cr_assert(strstr(err.msg, "workload.format: bad value 'csv'"), "names value: %s", err.msg);
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"limit\": 0}", p);
+  cr_assert_eq(parse(json, &cfg, &err), KVSIM_EINVAL, "limit 0");
+  cr_assert(strstr(err.msg, "workload.limit: bad value 0"), "names value: %s", err.msg);
+  cr_assert_eq(parse("{\"trace\": \"/nonexistent/x.csv\"}", &cfg, &err), KVSIM_ENOENT,
+               "missing file");
+  cr_assert(strstr(err.msg, "/nonexistent/x.csv"), "names the file: %s", err.msg);
+  cr_assert_eq(parse("{}", &cfg, &err), KVSIM_EINVAL, "neither trace nor synthetic");
+  cr_assert_eq(parse("{\"synthetic\": {\"requests\": 5, \"arrival\": {\"process\": \"poisson\", "
+                     "\"rate\": 1}, \"prompt_tokens\": 5, \"output_tokens\": {\"dist\": "
+                     "\"fixed\", \"value\": 5, \"sigma\": 1}}}",
+                     &cfg, &err),
+               KVSIM_EINVAL, "a parameter of another dist");
+  cr_assert(strstr(err.msg, "synthetic.output_tokens.sigma: not a parameter of dist 'fixed'"),
+            "names the key: %s", err.msg);
+  cr_assert_eq(parse("{\"synthetic\": {\"requests\": 5, \"arival\": {}}}", &cfg, &err),
+               KVSIM_EINVAL, "typo in synthetic");
+  cr_assert(strstr(err.msg, "workload.synthetic.arival: unknown key (did you mean 'arrival'"),
+            "did you mean: %s", err.msg);
+  cr_assert_eq(parse("{\"synthetic\": {\"requests\": 5, \"arrival\": {\"process\": \"poisson\", "
+                     "\"rate\": -1}, \"prompt_tokens\": 5, \"output_tokens\": 5}}",
+                     &cfg, &err),
+               KVSIM_EINVAL, "negative rate");
+  cr_assert(strstr(err.msg, "synthetic.arrival.rate: bad value -1"), "value: %s", err.msg);
+}
+
+Test(workload, resolved_json_and_relative_paths) {
+  const char *p = tmp_write("rel.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n");
+  const char *base = strrchr(p, '/') + 1;
+  char json[512];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"time_scale\": 0.5}", base);
+  cJSON *j = cJSON_Parse(json);
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_parse(j, "/tmp", "w", &cfg, &err), 0, "relative to base_dir: %s",
+               err.msg);
+  cJSON_Delete(j);
+  cJSON *o = kvsim_workload_cfg_json(cfg);
+  const cJSON *tr = cJSON_GetObjectItem(o, "trace");
+  cr_assert(cJSON_IsString(tr) && !strcmp(tr->valuestring, p), "resolved path %s",
+            tr ? tr->valuestring : "(none)");
+  cr_assert_str_eq(cJSON_GetObjectItem(o, "format")->valuestring, "kvsim", "detected format");
+  cr_assert_float_eq(cJSON_GetObjectItem(o, "time_scale")->valuedouble, 0.5, 1e-12, "echoed");
+  cr_assert_eq(kvsim_workload_max_total_tokens(cfg), -1, "unknown for a trace");
+  cJSON_Delete(o);
+  kvsim_workload_cfg_free(cfg);
+}
