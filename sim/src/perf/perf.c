@@ -18,37 +18,6 @@
 
 #include "memory/overheads.h"
 
-void kvsim_batch_shape_add(kvsim_batch_shape_t *b, int64_t context, int64_t new_tokens,
-                           int64_t window) {
-  const double c = (double)context, n = (double)new_tokens;
-  b->num_seqs++;
-  /* A sequence in prefill computes more than one token or has nothing
-   * cached yet (its first chunk, possibly of one token). */
-  if (new_tokens > 1 || context == 0) {
-    b->num_prefill_seqs++;
-    b->prefill_tokens += new_tokens;
-  }
-  b->new_tokens += new_tokens;
-  /* Causal attention: new token i (1-based) sees context + i keys. */
-  b->attn_full += n * c + n * (n + 1) / 2;
-  b->kv_read_full += c + n;
-  if (window > 0) {
-    const double w = (double)window;
-    /* sum_{i=1..n} min(c + i, w): tokens with c + i <= w see c + i keys,
-     * the rest see w. */
-    double j0 = w - c; /* how many i have c + i <= w */
-    if (j0 < 0)
-      j0 = 0;
-    if (j0 > n)
-      j0 = n;
-    b->attn_sliding += j0 * c + j0 * (j0 + 1) / 2 + (n - j0) * w;
-    b->kv_read_sliding += (c < w ? c : w) + n;
-  } else {
-    b->attn_sliding += n * c + n * (n + 1) / 2;
-    b->kv_read_sliding += c + n;
-  }
-}
-
 double kvsim_perf_default_quant_factor(kvsim_kv_dtype d) {
   /* 1.0 everywhere until `kvsim validate` fits it. Evidence gathered so
    * far does not transfer to vLLM: vLLM's fp8 cache is read natively or

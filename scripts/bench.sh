@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Speed and memory benchmark: simulated requests per wall-second and peak
+# RSS for the reference runs (issue 3). Release build; each run repeated,
+# the median wall time reported (these machines are noisy).
+#   scripts/bench.sh [--repeat N] [--skip-1m]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeat=5
+skip_1m=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --repeat) repeat=$2; shift 2 ;;
+    --skip-1m) skip_1m=1; shift ;;
+    *) echo "usage: scripts/bench.sh [--repeat N] [--skip-1m]" >&2; exit 2 ;;
+  esac
+done
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DKVSIM_TESTS=OFF >/dev/null
+cmake --build build-bench -j "$(nproc)" >/dev/null
+kvsim=./build-bench/kvsim
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# bench NAME SCENARIO TARGET_WALL_S TARGET_RSS_MB [extra args]
+bench() {
+  local name=$1 scen=$2 twall=$3 trss=$4
+  shift 4
+  local lines=()
+  for _ in $(seq "$repeat"); do
+    lines+=("$("$kvsim" run "$scen" --out "$out/$name" --quiet --bench "$@" 2>&1 >/dev/null | tail -1)")
+  done
+  printf '%s\n' "${lines[@]}" | awk -v name="$name" -v twall="$twall" -v trss="$trss" '
+    { match($0, /"wall_s": [0-9.]+/); w[NR] = substr($0, RSTART + 10, RLENGTH - 10) + 0
+      match($0, /"peak_rss_mb": [0-9.]+/); r = substr($0, RSTART + 15, RLENGTH - 15) + 0
+      if (r > rss) rss = r
+      match($0, /"requests": [0-9]+/); n = substr($0, RSTART + 12, RLENGTH - 12) + 0 }
+    END { for (i = 2; i <= NR; i++) { v = w[i]; for (j = i - 1; j >= 1 && w[j] > v; j--) w[j + 1] = w[j]; w[j + 1] = v }
+          med = w[int((NR + 1) / 2)]
+          printf "%-22s %9d requests  wall median %7.3f s (min %.3f, max %.3f)  %10.0f req/wall-s  peak RSS %6.1f MB  target <%g s, <%g MB: %s\n",
+            name, n, med, w[1], w[NR], n / med, rss, twall, trss,
+            (med < twall && rss < trss) ? "met" : "MISSED" }'
+}
+
+if [ -f ../shared/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv ]; then
+  bench azure-conv-4096 configs/scenarios/bench-azure-conv.json 0.2 64
+else
+  echo "azure-conv-4096: skipped (../shared/traces is absent)"
+fi
+if [ "$skip_1m" = 0 ]; then
+  repeat=1 bench synthetic-1m configs/scenarios/bench-synthetic-1m.json 600 200
+  repeat=1 bench synthetic-100k configs/scenarios/bench-synthetic-1m.json 600 200 \
+    --set workload.synthetic.requests=100000
+fi

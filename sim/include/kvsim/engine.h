@@ -1,0 +1,81 @@
+/* The run: one or more replicas (serving instances) behind a router,
+ * driven by one event loop over simulated time. Data flows one way:
+ * scenario + workload -> replicas -> event loop -> sink. The loop knows
+ * nothing of vLLM (that is the scheduler's) nor of files (the sink's). */
+#ifndef KVSIM_ENGINE_H
+#define KVSIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/clock.h"
+#include "kvsim/error.h"
+#include "kvsim/plan.h"
+#include "kvsim/request.h"
+#include "kvsim/scenario.h"
+
+/* One time-series row (DESIGN.md section 2 timeseries.csv). */
+typedef struct kvsim_sample {
+  kvsim_time_ns time;
+  int32_t replica;
+  double kv_cache_usage;        /* fraction, like vllm:kv_cache_usage_perc */
+  int64_t kv_blocks_used, kv_blocks_cached, kv_blocks_free;
+  int64_t num_requests_running, num_requests_waiting, num_requests_swapped;
+  int64_t num_preemptions_total;
+  int64_t prefix_cache_queries_total, prefix_cache_hits_total;
+  int64_t prompt_tokens_total, generation_tokens_total;
+  double cpu_kv_cache_usage;
+  int64_t kv_token_bytes;       /* bytes holding real tokens */
+  int64_t kv_allocated_bytes;   /* bytes allocated to requests (blocks or reservations) */
+  int64_t kv_reserved_unused_bytes; /* allocated beyond the blocks the tokens need */
+  int64_t kv_internal_frag_bytes;   /* unused tail of each request's last block */
+} kvsim_sample_t;
+
+/* Where the run's records go. Return a negative code to abort the run. */
+typedef struct kvsim_sink {
+  void *ctx;
+  int (*sample)(void *ctx, const kvsim_sample_t *s);
+  /* A request left the system: finished, rejected, or still in flight
+   * when the run stopped (status RUNNING/WAITING/SWAPPED). */
+  int (*request)(void *ctx, const kvsim_request_t *r);
+  /* Progress, called every few thousand events (may be NULL). */
+  void (*progress)(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_flight);
+} kvsim_sink_t;
+
+/* Totals of a run (per replica sums; percentiles are the sink's). */
+typedef struct kvsim_run_stats {
+  kvsim_plan_t plan;
+  int64_t pool_blocks;            /* usable blocks per replica */
+  int64_t requests_arrived, requests_finished, requests_rejected, requests_in_flight;
+  int64_t rejected_too_long, rejected_admission, rejected_no_fit;
+  int64_t preemptions, requests_preempted;
+  int64_t prefix_queries, prefix_hits, prefix_preempted_queries, prefix_preempted_hits;
+  int64_t prompt_tokens, generation_tokens, cached_tokens;
+  int64_t steps;
+  kvsim_time_ns first_arrival, last_finish, end_time;
+  double busy_s;                  /* sum over replicas of time spent in steps */
+  double kv_usage_peak, kv_usage_mean; /* mean over samples */
+  double running_mean, waiting_mean;
+  double frac_samples_kv_full;    /* samples with usage >= 0.99 and requests waiting */
+  double frac_samples_seq_bound;  /* samples with running == max_num_seqs */
+  int64_t evictions;
+  /* CPU tier (swap, offload): traffic, external prefix hits, waits. */
+  int64_t cpu_bytes_to_cpu, cpu_bytes_to_gpu, cpu_stores, cpu_evictions;
+  int64_t ext_prefix_queries, ext_prefix_hits;
+  double cpu_transfer_s, transfer_wait_s;
+  int64_t skipped_rows;
+  double kv_token_fraction_mean;  /* time-weighted: token bytes / allocated bytes */
+  double kv_reserved_unused_bytes_mean, kv_internal_frag_bytes_mean;
+} kvsim_run_stats_t;
+
+typedef struct kvsim_run_opts {
+  bool check_invariants;          /* check pool and request invariants after every step */
+} kvsim_run_opts_t;
+
+/* Runs a scenario to completion (or max_time_s). Errors: the memory plan
+ * does not fit (KVSIM_ENOFIT, the engine's message), a bad trace row, a
+ * broken invariant. */
+int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
+              kvsim_run_stats_t *stats, kvsim_err *err);
+
+#endif

@@ -1,0 +1,99 @@
+/* The KV cache manager of one replica (vLLM V1 KVCacheManager): per
+ * request block tables for each KV cache group over one shared pool,
+ * prefix-cache lookup of chained full-block hashes, allocation of slots
+ * for the tokens of a step, sliding-window freeing, and freeing. */
+#ifndef KVSIM_KVCACHE_H
+#define KVSIM_KVCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/cputier.h"
+#include "kvsim/error.h"
+#include "kvsim/plan.h"
+#include "kvsim/pool.h"
+#include "kvsim/request.h"
+
+typedef struct kvsim_kvcache {
+  kvsim_pool_t pool;
+  int32_t block_size;
+  int32_t num_groups;
+  bool sliding[KVSIM_MAX_KV_GROUPS];
+  int64_t window[KVSIM_MAX_KV_GROUPS];
+  int64_t max_model_len;
+  bool prefix_caching;
+  /* int8/int4 caches keep the newest tokens unquantized: each request
+   * holds this many extra blocks while it has KV (plan's residual bytes
+   * rounded up to blocks), in the table after its groups'. */
+  int32_t residual_blocks;
+  /* V1 offloading connector (VLLM.md 5): full blocks are stored to the CPU
+   * tier as they fill (after store_threshold lookups when >= 2); a prefix
+   * lookup continues past the GPU hits into the CPU tier, and those blocks
+   * are loaded back before the request runs. */
+  kvsim_cpu_tier_t *cpu;       /* NULL: no offloading */
+  int64_t store_threshold;
+  uint32_t *seen;              /* lookup counts for store_threshold, direct-mapped */
+  int32_t ext_blocks;          /* CPU hits of the last lookup (after the GPU hits) */
+  int32_t last_loaded;         /* blocks loaded by the last allocate */
+  int64_t ext_queries, ext_hits; /* vllm:external_prefix_cache_queries/hits (tokens) */
+  /* Result of the last lookup, consumed by the next allocate of the same
+   * request: hit blocks per group (null for skipped sliding blocks). */
+  kvsim_block_id *hit_ids; /* num_groups x hit_cap */
+  int32_t hit_cap;
+  int32_t hit_blocks;
+  const kvsim_request_t *hit_req;
+  kvsim_block_id *alloc_tmp;
+  int32_t alloc_cap;
+  /* Prefix-cache counters in tokens (vllm:prefix_cache_queries/hits). */
+  int64_t queries, hits;
+  int64_t preempted_queries, preempted_hits;
+} kvsim_kvcache_t;
+
+int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,
+                       bool prefix_caching, kvsim_err *err);
+void kvsim_kvcache_fini(kvsim_kvcache_t *kv);
+
+/* Turns on the offloading connector over `cpu` (must outlive kv). */
+int kvsim_kvcache_set_offload(kvsim_kvcache_t *kv, kvsim_cpu_tier_t *cpu, int64_t store_threshold,
+                              kvsim_err *err);
+
+/* Prepares a request's identity (segments + output segment + salt) for
+ * hashing. Called once when the request arrives. Returns KVSIM_ENOMEM. */
+int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r);
+
+/* get_computed_blocks: tokens of a waiting request (num_computed == 0)
+ * already in the cache, at most num_tokens - 1, whole blocks: GPU hits,
+ * then (with offloading) the following blocks found in the CPU tier.
+ * Remembers the hits for the following allocate, which allocates GPU
+ * blocks for the CPU hits and records them in last_loaded. Counts the
+ * query. */
+int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preempted);
+
+/* allocate_slots: makes room for num_new tokens after num_computed +
+ * hit tokens (hit tokens from the last lookup of this request, 0 if none).
+ * Returns false, changing nothing, when the free blocks do not suffice. */
+bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
+                            int64_t num_new, int64_t num_lookahead);
+
+/* allocate for the commonest call, a running request's next token(s) that
+ * fit in the blocks it holds and fill no block: nothing to do. Falls back
+ * to kvsim_kvcache_allocate otherwise. */
+static inline bool kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_request_t *r,
+                                                  int64_t num_new) {
+  if (kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks) {
+    int64_t end = r->num_computed + num_new;
+    int64_t bs = kv->block_size;
+    if (end <= (int64_t)r->blocks[0].len * bs &&
+        (!kv->prefix_caching || end / bs == r->num_computed / bs))
+      return true;
+  }
+  return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);
+}
+
+/* Frees all blocks of a request, tail first (eviction order). */
+void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
+
+/* Blocks currently held by the request (non-null, all groups). */
+int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);
+
+#endif

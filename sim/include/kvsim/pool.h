@@ -1,0 +1,66 @@
+/* The paged KV block pool, with vLLM V1 BlockPool semantics (VLLM.md 2.4):
+ * block 0 is the null block and never handed out; free blocks sit in a
+ * doubly linked queue in eviction order (LRU at the head); blocks are
+ * reference counted; a freed block keeps its hash and stays findable in
+ * the prefix cache until it is handed out again. */
+#ifndef KVSIM_POOL_H
+#define KVSIM_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+typedef int32_t kvsim_block_id;
+#define KVSIM_NULL_BLOCK 0
+
+typedef struct kvsim_pool {
+  int32_t num_blocks;      /* including the null block */
+  int32_t *ref_cnt;
+  uint64_t *hash;          /* 0 = no hash */
+  int32_t *prev, *next;    /* free queue links, -1 = none */
+  int32_t head, tail;      /* free queue ends, -1 = empty */
+  int32_t num_free;        /* blocks in the free queue */
+  int32_t num_cached_free; /* of which carry a hash (evictable cache) */
+  /* Prefix cache: hash -> block, open addressing with linear probing. */
+  uint64_t *map_keys;      /* 0 = empty slot */
+  int32_t *map_vals;
+  uint32_t map_mask;
+  uint32_t map_used;
+  int64_t evictions;       /* cached blocks whose hash was dropped on reuse */
+} kvsim_pool_t;
+
+int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err);
+void kvsim_pool_fini(kvsim_pool_t *p);
+
+/* Blocks a request can be given (the null block excluded). */
+static inline int32_t kvsim_pool_usable(const kvsim_pool_t *p) { return p->num_blocks - 1; }
+static inline int32_t kvsim_pool_num_free(const kvsim_pool_t *p) { return p->num_free; }
+/* vllm:kv_cache_usage_perc as a fraction: cached-but-free blocks count as free. */
+static inline double kvsim_pool_usage(const kvsim_pool_t *p) {
+  return p->num_blocks > 1 ? 1.0 - (double)p->num_free / (double)(p->num_blocks - 1) : 0.0;
+}
+
+/* Pops n blocks from the head of the free queue (ref 1 each), evicting any
+ * hash they carried. The caller checked n <= num_free. */
+void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out);
+
+/* Drops one reference; at zero the block goes to the TAIL of the free
+ * queue, keeping its hash. Free a request's blocks tail-first so that its
+ * last block is evicted before its prefix. */
+void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b);
+
+/* Takes a reference on a cached block (removing it from the free queue if
+ * it was free). */
+void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b);
+
+/* Prefix cache. lookup returns the block or -1. cache registers a full
+ * block under its hash unless that hash is already cached. */
+kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash);
+void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash);
+
+/* Checks used + cached + free = total and the queue links; returns 0 or a
+ * negative code with the first broken rule in err. */
+int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err);
+
+#endif

@@ -1,0 +1,75 @@
+/* A request in flight inside a replica. Objects are pooled and reused; the
+ * arrays they own (block tables, hashes, segments) keep their capacity
+ * across reuse so that the steady state allocates nothing. */
+#ifndef KVSIM_REQUEST_H
+#define KVSIM_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kvsim/clock.h"
+#include "kvsim/pool.h"
+#include "kvsim/workload.h"
+
+#define KVSIM_MAX_KV_GROUPS 16
+
+typedef enum kvsim_req_status {
+  KVSIM_REQ_PENDING = 0, /* pulled from the workload, not yet arrived */
+  KVSIM_REQ_WAITING,     /* in a replica's waiting queue (fresh or preempted) */
+  KVSIM_REQ_RUNNING,
+  KVSIM_REQ_SWAPPED,     /* KV in the CPU tier (V0 swap preemption) */
+  KVSIM_REQ_FINISHED,
+  KVSIM_REQ_REJECTED,
+} kvsim_req_status;
+
+/* A growable array of block ids. */
+typedef struct kvsim_blocks {
+  kvsim_block_id *ids;
+  int32_t len, cap;
+  int32_t num_skipped; /* leading entries replaced by the null block (sliding window) */
+} kvsim_blocks_t;
+
+typedef struct kvsim_request {
+  kvsim_req_spec_t spec;     /* spec.segments points into `segs` below */
+  int32_t slot;              /* index in the run's request table */
+  int32_t replica;
+  kvsim_req_status status;
+
+  int64_t num_prompt;        /* = spec.prompt_tokens */
+  int64_t num_tokens;        /* prompt + generated so far (vLLM request.num_tokens) */
+  int64_t num_computed;      /* tokens whose KV is in the cache */
+  int64_t num_output;        /* generated tokens */
+  int64_t num_cached_tokens; /* prefix-cache hit of the first schedule */
+  int32_t num_preemptions;
+  int32_t step_new;          /* tokens scheduled in the current step */
+
+  /* KV: one block table per KV cache group; hashes of the full blocks
+   * (same for every group; the pool key mixes the group in). */
+  kvsim_blocks_t blocks[KVSIM_MAX_KV_GROUPS];
+  uint64_t *hashes;
+  int32_t num_hashes, hashes_cap;
+  /* Cursor for incremental hashing: segment index and offset of the next
+   * unhashed token. */
+  int32_t hash_seg;
+  int64_t hash_off;
+
+  /* Identity: the prompt's segments followed by the output segment. */
+  kvsim_segment_t *segs;
+  int32_t num_segs, segs_cap;
+
+  /* Timestamps (ns); KVSIM_TIME_NEVER when not reached. */
+  kvsim_time_ns arrival, first_scheduled, first_token, last_token, finish;
+  const char *reject_reason; /* static string */
+
+  /* A contiguous reservation of this many tokens (contiguous, static
+   * profiles) instead of paged blocks; 0 for paged profiles. */
+  int64_t reserved_tokens;
+  int64_t swapped_blocks;
+  kvsim_time_ns ready_at;    /* waiting on a transfer until then */
+} kvsim_request_t;
+
+static inline int64_t kvsim_request_total_tokens(const kvsim_request_t *r) {
+  return r->spec.prompt_tokens + r->spec.output_tokens;
+}
+
+#endif

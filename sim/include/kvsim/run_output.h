@@ -1,0 +1,36 @@
+/* Outputs of `kvsim run`: timeseries.csv and requests.csv streamed to
+ * temporary files while the run goes, summary.json at the end; all three
+ * renamed into place only when the run succeeded (nothing half-written).
+ * Without a folder, only the summary is built (for sweeps and tests). */
+#ifndef KVSIM_RUN_OUTPUT_H
+#define KVSIM_RUN_OUTPUT_H
+
+#include <stdbool.h>
+
+#include <cJSON.h>
+
+#include "kvsim/engine.h"
+#include "kvsim/error.h"
+#include "kvsim/scenario.h"
+
+typedef struct kvsim_run_output kvsim_run_output_t;
+
+/* dir may be NULL (no files). The folder is created if missing. */
+int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool progress,
+                          kvsim_run_output_t **out, kvsim_err *err);
+kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o);
+
+/* Builds the summary from the run's totals; with commit, writes
+ * summary.json and renames the temporary files into place. */
+int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
+                            kvsim_err *err);
+/* The summary built by finish (owned by o). */
+const cJSON *kvsim_run_output_summary(const kvsim_run_output_t *o);
+/* Removes temporary files of a run that failed, frees everything. */
+void kvsim_run_output_close(kvsim_run_output_t *o);
+
+/* Header lines (stable contract, DESIGN.md section 2). */
+extern const char *const kvsim_timeseries_header;
+extern const char *const kvsim_requests_header;
+
+#endif

@@ -1,0 +1,467 @@
+/* The event loop. Events: a request arrives (pulled from the workload one
+ * at a time), a replica's step ends, a sampling tick, the stop time.
+ * Requests are materialised only when pulled, so memory is O(requests in
+ * flight + blocks) whatever the trace length. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/replica.h"
+#include "engine/reqpool.h"
+#include "kvsim/engine.h"
+#include "kvsim/events.h"
+#include "kvsim/perf.h"
+
+enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_DEADLINE = 5 };
+
+/* Admission's max_wait_s: deadlines are arrival + a constant, so they come
+ * due in arrival order and a FIFO holds them; one event is armed at the
+ * head. The id guards against a slot reused by a later request. */
+typedef struct deadline {
+  kvsim_time_ns time;
+  int32_t slot;
+  uint64_t id;
+} deadline_t;
+
+typedef struct run {
+  const kvsim_scenario_t *sc;
+  const kvsim_run_opts_t *opts;
+  const kvsim_sink_t *sink;
+  kvsim_run_stats_t *st;
+  kvsim_err *err;
+  kvsim_plan_t plan;
+  kvsim_perf_t perf;
+  int64_t window;
+  int64_t pool_usable;
+  kvsim__replica_t *reps;
+  int32_t nrep;
+  int32_t rr;
+  kvsim_eventq_t q;
+  kvsim_source_t *src;
+  bool src_end;
+  kvsim__reqpool_t pool;
+  int64_t in_flight;     /* pulled and not yet gone */
+  int64_t pending_steps; /* replicas with a step in flight */
+  kvsim_reqvec_t finished;
+  deadline_t *dl;
+  int64_t dl_head, dl_n, dl_cap;
+  bool dl_armed;
+  int64_t samples;
+  double kv_usage_sum, running_sum, waiting_sum, token_frac_sum, unused_sum, frag_sum;
+  int64_t kv_full_samples, seq_bound_samples, token_frac_samples;
+  int64_t events;
+} run_t;
+
+static int emit_request(run_t *r, kvsim_request_t *q) {
+  return r->sink && r->sink->request ? r->sink->request(r->sink->ctx, q) : KVSIM_OK;
+}
+
+/* A request leaves the system: tell the sink and the workload, recycle it.
+ * Returns 1 when the workload made a new request known (pull it). */
+static int retire(run_t *r, kvsim_request_t *q, kvsim_time_ns now) {
+  kvsim_run_stats_t *st = r->st;
+  if (q->status == KVSIM_REQ_FINISHED) {
+    st->requests_finished++;
+    if (q->finish > st->last_finish)
+      st->last_finish = q->finish;
+    st->cached_tokens += q->num_cached_tokens;
+    if (q->num_preemptions)
+      st->requests_preempted++;
+  } else if (q->status == KVSIM_REQ_REJECTED) {
+    st->requests_rejected++;
+  }
+  int rc = emit_request(r, q);
+  if (rc < 0)
+    return rc;
+  r->in_flight--;
+  int more = kvsim_source_on_finish(r->src, &q->spec, now,
+                                    q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
+  kvsim__reqpool_put(&r->pool, q);
+  return more > 0 ? 1 : KVSIM_OK;
+}
+
+/* Pulls one request from the workload and schedules its arrival. */
+static int pull_one(run_t *r) {
+  if (r->src_end)
+    return KVSIM_OK;
+  kvsim_req_spec_t spec;
+  int rc = kvsim_source_next(r->src, &spec, r->err);
+  if (rc < 0)
+    return rc;
+  if (rc == KVSIM_SOURCE_END) {
+    r->src_end = true;
+    return KVSIM_OK;
+  }
+  if (rc == KVSIM_SOURCE_BLOCKED)
+    return KVSIM_OK;
+  kvsim_request_t *q = kvsim__reqpool_get(&r->pool);
+  if (!q)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
+  q->spec = spec;
+  q->status = KVSIM_REQ_PENDING;
+  q->num_prompt = spec.prompt_tokens;
+  q->num_tokens = spec.prompt_tokens;
+  q->arrival = spec.arrival < kvsim_eventq_now(&r->q) ? kvsim_eventq_now(&r->q) : spec.arrival;
+  if (kvsim_kvcache_prepare(&r->reps[0].kv, q) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");
+  q->spec.segments = NULL;
+  q->spec.num_segments = 0;
+  r->in_flight++;
+  r->st->requests_arrived++;
+  if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
+    r->st->first_arrival = q->arrival;
+  return kvsim_eventq_push(&r->q, q->arrival, EV_ARRIVAL, q->slot);
+}
+
+static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now);
+static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now);
+
+static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bool tick) {
+  kvsim_sample_t s;
+  kvsim__replica_sample(rep, &r->plan, now, &s);
+  if (tick) {
+    r->samples++;
+    r->kv_usage_sum += s.kv_cache_usage;
+    r->running_sum += (double)s.num_requests_running;
+    r->waiting_sum += (double)s.num_requests_waiting;
+    if (s.kv_cache_usage >= 0.99 && s.num_requests_waiting > 0)
+      r->kv_full_samples++;
+    if (s.num_requests_running >= rep->sched->cfg.max_num_seqs)
+      r->seq_bound_samples++;
+    if (s.kv_allocated_bytes > 0) {
+      r->token_frac_sum += (double)s.kv_token_bytes / (double)s.kv_allocated_bytes;
+      r->frag_sum += (double)s.kv_internal_frag_bytes;
+      r->unused_sum += (double)s.kv_reserved_unused_bytes;
+      r->token_frac_samples++;
+    }
+  }
+  return r->sink && r->sink->sample ? r->sink->sample(r->sink->ctx, &s) : KVSIM_OK;
+}
+
+static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
+  const kvsim_scenario_t *sc = r->sc;
+  int64_t total = kvsim_request_total_tokens(q);
+  /* The OpenAI server refuses prompt + max_tokens > max_model_len (HTTP 400). */
+  if (total > r->plan.p.max_model_len) {
+    r->st->rejected_too_long++;
+    return "prompt_tokens + output_tokens > max_model_len";
+  }
+  if (kvsim_plan_blocks_for_tokens(&r->plan, total - 1) > r->pool_usable) {
+    r->st->rejected_no_fit++;
+    return "needs more KV blocks than the pool holds";
+  }
+  const kvsim_admission_t *a = &sc->admission;
+  if (a->max_prompt_tokens && q->spec.prompt_tokens > a->max_prompt_tokens) {
+    r->st->rejected_admission++;
+    return "admission: prompt_tokens > max_prompt_tokens";
+  }
+  if (a->max_output_tokens && q->spec.output_tokens > a->max_output_tokens) {
+    r->st->rejected_admission++;
+    return "admission: output_tokens > max_output_tokens";
+  }
+  if (a->max_queue_length && rep->sched->waiting.n >= a->max_queue_length) {
+    r->st->rejected_admission++;
+    return "admission: waiting queue full";
+  }
+  return NULL;
+}
+
+static int32_t route(run_t *r) {
+  if (r->nrep == 1)
+    return 0;
+  if (r->sc->router == KVSIM_ROUTER_LEAST_LOADED) {
+    int32_t best = 0;
+    int64_t load = INT64_MAX;
+    for (int32_t i = 0; i < r->nrep; i++) {
+      const kvsim_sched_t *s = r->reps[i].sched;
+      int64_t l = s->running.n + s->waiting.n;
+      if (l < load) {
+        load = l;
+        best = i;
+      }
+    }
+    return best;
+  }
+  int32_t i = r->rr;
+  r->rr = (r->rr + 1) % r->nrep;
+  return i;
+}
+
+static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
+  kvsim_request_t *q = kvsim__reqpool_at(&r->pool, slot);
+  int32_t ri = route(r);
+  kvsim__replica_t *rep = &r->reps[ri];
+  q->replica = ri;
+  const char *why = admit(r, rep, q);
+  int rc;
+  /* Pull the next request: one pull per processed arrival. */
+  if ((rc = pull_one(r)) < 0)
+    return rc;
+  if (why) {
+    q->status = KVSIM_REQ_REJECTED;
+    q->reject_reason = why;
+    q->finish = now;
+    rc = retire(r, q, now);
+    if (rc < 0)
+      return rc;
+    return rc > 0 ? pull_one(r) : KVSIM_OK;
+  }
+  q->status = KVSIM_REQ_WAITING;
+  rep->sched->ops->add(rep->sched, q, now);
+  if (r->sc->admission.max_wait_s > 0 && (rc = add_deadline(r, q, now)) < 0)
+    return rc;
+  return rep->busy ? KVSIM_OK : start_step(r, rep, now);
+}
+
+static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
+  if (r->dl_n == r->dl_cap) {
+    int64_t cap = r->dl_cap ? r->dl_cap * 2 : 256;
+    deadline_t *d = malloc((size_t)cap * sizeof *d);
+    if (!d)
+      return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
+    for (int64_t i = 0; i < r->dl_n; i++)
+      d[i] = r->dl[(r->dl_head + i) % r->dl_cap];
+    free(r->dl);
+    r->dl = d;
+    r->dl_cap = cap;
+    r->dl_head = 0;
+  }
+  deadline_t d = {now + kvsim_time_from_s(r->sc->admission.max_wait_s), q->slot, q->spec.id};
+  r->dl[(r->dl_head + r->dl_n++) % r->dl_cap] = d;
+  if (!r->dl_armed) {
+    r->dl_armed = true;
+    return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
+  }
+  return KVSIM_OK;
+}
+
+/* Rejects requests that waited past max_wait_s without being scheduled. */
+static int on_deadline(run_t *r, kvsim_time_ns now) {
+  r->dl_armed = false;
+  while (r->dl_n > 0) {
+    deadline_t d = r->dl[r->dl_head];
+    if (d.time > now) {
+      r->dl_armed = true;
+      return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
+    }
+    r->dl_head = (r->dl_head + 1) % r->dl_cap;
+    r->dl_n--;
+    kvsim_request_t *q = kvsim__reqpool_at(&r->pool, d.slot);
+    if (q->spec.id != d.id || q->status != KVSIM_REQ_WAITING ||
+        q->first_scheduled != KVSIM_TIME_NEVER)
+      continue;
+    kvsim_sched_t *s = r->reps[q->replica].sched;
+    if (!kvsim_waitq_remove(&s->waiting, q))
+      continue;
+    q->status = KVSIM_REQ_REJECTED;
+    q->reject_reason = "admission: waited longer than max_wait_s";
+    q->finish = now;
+    r->st->rejected_admission++;
+    int rc = retire(r, q, now);
+    if (rc < 0 || (rc > 0 && (rc = pull_one(r)) < 0))
+      return rc;
+  }
+  return KVSIM_OK;
+}
+
+static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
+  kvsim_time_ns dt = kvsim__replica_start_step(rep, &r->perf, r->window, now);
+  if (rep->step.num_preempted) {
+    /* A time-series row at every preemption. */
+    int rc = sample_replica(r, rep, now, false);
+    if (rc < 0)
+      return rc;
+  }
+  if (dt < 0)
+    return KVSIM_OK;
+  r->pending_steps++;
+  return kvsim_eventq_push(&r->q, now + dt, EV_STEP, rep->index);
+}
+
+static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
+  kvsim__replica_t *rep = &r->reps[ri];
+  r->pending_steps--;
+  r->finished.n = 0;
+  kvsim__replica_end_step(rep, now, &r->finished);
+  int rc;
+  if (r->opts && r->opts->check_invariants && (rc = kvsim__replica_check(rep, r->err)) < 0)
+    return rc;
+  for (int32_t i = 0; i < r->finished.n; i++) {
+    rc = retire(r, r->finished.v[i], now);
+    if (rc < 0)
+      return rc;
+    if (rc > 0 && (rc = pull_one(r)) < 0)
+      return rc;
+  }
+  return start_step(r, rep, now);
+}
+
+static bool active(const run_t *r) { return r->in_flight > 0 || !r->src_end; }
+
+static int setup(run_t *r) {
+  const kvsim_scenario_t *sc = r->sc;
+  kvsim_err *err = r->err;
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &r->plan, err);
+  if (rc < 0)
+    return rc;
+  if (!r->plan.fits)
+    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s (largest max_model_len that fits: %lld)",
+                         r->plan.error, (long long)r->plan.max_model_len_fit);
+  r->st->plan = r->plan;
+  /* The scheduler reads the plan's resolved settings. */
+  kvsim_scenario_t *msc = (kvsim_scenario_t *)sc; /* resolved once, before replicas exist */
+  msc->sched.max_num_seqs = r->plan.p.max_num_seqs;
+  msc->sched.max_num_batched_tokens = r->plan.p.max_num_batched_tokens;
+  msc->sched.max_model_len = r->plan.p.max_model_len;
+  msc->sched.block_size = r->plan.p.block_size;
+  msc->sched.enable_chunked_prefill = r->plan.p.enable_chunked_prefill;
+  /* V1's pool counts the null block; V0's plan does not, so add one. */
+  int64_t blocks = r->plan.num_gpu_blocks + (r->plan.p.engine == KVSIM_PLAN_V1 ? 0 : 1);
+  r->pool_usable = blocks - 1;
+  r->st->pool_blocks = r->pool_usable;
+  if ((rc = kvsim_perf_init(&r->perf, &sc->model, &sc->gpu, &r->plan, err)) < 0)
+    return rc;
+  if (sc->quant_step_factor != 1.0)
+    r->perf.quant_step_factor = sc->quant_step_factor;
+  r->window = sc->model.sliding_window;
+  r->nrep = sc->replicas;
+  r->reps = calloc((size_t)r->nrep, sizeof *r->reps);
+  if (!r->reps)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
+  for (int32_t i = 0; i < r->nrep; i++)
+    if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->plan, blocks, err)) < 0)
+      return rc;
+  return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
+}
+
+static void teardown(run_t *r) {
+  for (int32_t i = 0; r->reps && i < r->nrep; i++)
+    kvsim__replica_fini(&r->reps[i]);
+  free(r->reps);
+  if (r->src)
+    kvsim_source_close(r->src);
+  kvsim__reqpool_fini(&r->pool);
+  kvsim_eventq_fini(&r->q);
+  kvsim_reqvec_fini(&r->finished);
+  free(r->dl);
+}
+
+/* Requests still inside replicas when the run stops are reported as such. */
+static int report_leftovers(run_t *r) {
+  for (int32_t i = 0; i < r->nrep; i++) {
+    kvsim_sched_t *s = r->reps[i].sched;
+    for (int32_t k = 0; k < s->running.n; k++) {
+      int rc = emit_request(r, s->running.v[k]);
+      if (rc < 0)
+        return rc;
+    }
+    for (int32_t k = 0; k < s->waiting.n; k++) {
+      int rc = emit_request(r, kvsim_waitq_at(&s->waiting, k));
+      if (rc < 0)
+        return rc;
+    }
+  }
+  return KVSIM_OK;
+}
+
+int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
+              kvsim_run_stats_t *stats, kvsim_err *err) {
+  run_t r;
+  memset(&r, 0, sizeof r);
+  memset(stats, 0, sizeof *stats);
+  stats->first_arrival = KVSIM_TIME_NEVER;
+  r.sc = sc;
+  r.opts = opts;
+  r.sink = sink;
+  r.st = stats;
+  r.err = err;
+  kvsim_eventq_init(&r.q);
+  int rc = setup(&r);
+  if (rc < 0)
+    goto out;
+  kvsim_time_ns tick = kvsim_time_from_s(sc->sample_interval_s);
+  if ((rc = pull_one(&r)) < 0 || (rc = kvsim_eventq_push(&r.q, 0, EV_SAMPLE, -1)) < 0)
+    goto out;
+  if (sc->max_time_s > 0 &&
+      (rc = kvsim_eventq_push(&r.q, kvsim_time_from_s(sc->max_time_s), EV_STOP, -1)) < 0)
+    goto out;
+  kvsim_event_t ev;
+  bool stopped = false;
+  while (!stopped && kvsim_eventq_pop(&r.q, &ev)) {
+    kvsim_time_ns now = ev.time;
+    r.events++;
+    switch (ev.kind) {
+    case EV_ARRIVAL:
+      rc = on_arrival(&r, ev.target, now);
+      break;
+    case EV_STEP:
+      rc = on_step_end(&r, ev.target, now);
+      break;
+    case EV_SAMPLE:
+      for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
+        rc = sample_replica(&r, &r.reps[i], now, true);
+      if (rc >= 0 && active(&r))
+        rc = kvsim_eventq_push(&r.q, now + tick, EV_SAMPLE, -1);
+      break;
+    case EV_STOP:
+      stopped = true;
+      break;
+    case EV_DEADLINE:
+      rc = on_deadline(&r, now);
+      break;
+    }
+    if (rc < 0)
+      goto out;
+    if (sink && sink->progress && (r.events & 0x3fff) == 0)
+      sink->progress(sink->ctx, now, stats->requests_finished + stats->requests_rejected, r.in_flight);
+    /* Nothing left but the sampling tick: the run is over. */
+    if (!active(&r) && r.pending_steps == 0)
+      break;
+  }
+  stats->end_time = kvsim_eventq_now(&r.q);
+  /* A closing row so that the series ends at the end of the run. */
+  for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
+    rc = sample_replica(&r, &r.reps[i], stats->end_time, false);
+  if (rc < 0 || (rc = report_leftovers(&r)) < 0)
+    goto out;
+  stats->requests_in_flight = r.in_flight;
+  for (int32_t i = 0; i < r.nrep; i++) {
+    const kvsim__replica_t *rep = &r.reps[i];
+    stats->preemptions += rep->sched->num_preemptions;
+    stats->prefix_queries += rep->kv.queries;
+    stats->prefix_hits += rep->kv.hits;
+    stats->prefix_preempted_queries += rep->kv.preempted_queries;
+    stats->prefix_preempted_hits += rep->kv.preempted_hits;
+    stats->prompt_tokens += rep->sched->prompt_tokens_total;
+    stats->generation_tokens += rep->sched->generation_tokens_total;
+    stats->steps += rep->steps;
+    stats->busy_s += rep->busy_s;
+    stats->evictions += rep->kv.pool.evictions;
+    stats->cpu_bytes_to_cpu += rep->cpu.bytes_to_cpu;
+    stats->cpu_bytes_to_gpu += rep->cpu.bytes_to_gpu;
+    stats->cpu_stores += rep->cpu.stores;
+    stats->cpu_evictions += rep->cpu.evictions;
+    stats->cpu_transfer_s += rep->cpu.transfer_s;
+    stats->ext_prefix_queries += rep->kv.ext_queries;
+    stats->ext_prefix_hits += rep->kv.ext_hits;
+    stats->transfer_wait_s += rep->transfer_wait_s;
+    if (rep->kv_usage_peak > stats->kv_usage_peak)
+      stats->kv_usage_peak = rep->kv_usage_peak;
+  }
+  if (r.samples) {
+    stats->kv_usage_mean = r.kv_usage_sum / (double)r.samples;
+    stats->running_mean = r.running_sum / (double)r.samples;
+    stats->waiting_mean = r.waiting_sum / (double)r.samples;
+    stats->frac_samples_kv_full = (double)r.kv_full_samples / (double)r.samples;
+    stats->frac_samples_seq_bound = (double)r.seq_bound_samples / (double)r.samples;
+  }
+  if (r.token_frac_samples) {
+    stats->kv_token_fraction_mean = r.token_frac_sum / (double)r.token_frac_samples;
+    stats->kv_internal_frag_bytes_mean = r.frag_sum / (double)r.token_frac_samples;
+    stats->kv_reserved_unused_bytes_mean = r.unused_sum / (double)r.token_frac_samples;
+  }
+  stats->skipped_rows = kvsim_source_skipped(r.src);
+  rc = KVSIM_OK;
+out:
+  teardown(&r);
+  return rc;
+}

@@ -1,0 +1,511 @@
+/* Scenario JSON -> kvsim_scenario_t. Every section checks its keys, so a
+ * typo is an error naming the path instead of a silently ignored knob. */
+#include "kvsim/scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err) {
+  const char *eq = strchr(assignment, '=');
+  if (!eq || eq == assignment)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': expected KEY=VALUE", assignment);
+  char path[512];
+  size_t plen = (size_t)(eq - assignment);
+  if (plen >= sizeof path)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--set: key too long");
+  memcpy(path, assignment, plen);
+  path[plen] = '\0';
+  const char *val = eq + 1;
+  /* A value that parses as JSON is JSON (numbers, true, "text", {...});
+   * anything else is a plain string (a path, a name). */
+  cJSON *v = cJSON_ParseWithOpts(val, NULL, 1);
+  if (!v)
+    v = cJSON_CreateString(val);
+  cJSON *obj = root;
+  char *save = NULL, *tok = strtok_r(path, ".", &save);
+  while (tok) {
+    char *next = strtok_r(NULL, ".", &save);
+    if (!*tok) {
+      cJSON_Delete(v);
+      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key segment", assignment);
+    }
+    if (!next) {
+      if (cJSON_GetObjectItemCaseSensitive(obj, tok))
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, v);
+      else
+        cJSON_AddItemToObject(obj, tok, v);
+      return KVSIM_OK;
+    }
+    cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
+    if (!child) {
+      child = cJSON_CreateObject();
+      cJSON_AddItemToObject(obj, tok, child);
+    } else if (!cJSON_IsObject(child)) {
+      cJSON_Delete(v);
+      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': '%s' is not an object", assignment, tok);
+    }
+    obj = child;
+    tok = next;
+  }
+  cJSON_Delete(v);
+  return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key", assignment);
+}
+
+static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const char *w,
+                   kvsim_err *err) {
+  return kvsim__json_str(o, key, out, cap, w, err);
+}
+
+static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
+                          size_t gcap, kvsim_err *err) {
+  static const char *const keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
+                                     "pipeline_parallel_size", "replicas", "router", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
+    return rc;
+  if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
+    return rc;
+  double gib = 0;
+  int64_t tp = 1, pp = 1, rep = 1;
+  if ((rc = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "tensor_parallel_size", &tp, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "pipeline_parallel_size", &pp, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0)
+    return rc;
+  if (tp < 1 || tp > 1024 || pp < 1 || pp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: tensor/pipeline_parallel_size must be in [1, 1024]", w);
+  if (rep < 1 || rep > 4096)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)rep);
+  if (gib < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: must be > 0", w);
+  if (gib > 0)
+    sc->plan.total_memory_bytes = (int64_t)llround(gib * KVSIM_GIB);
+  sc->plan.tp = (int)tp;
+  sc->plan.pp = (int)pp;
+  sc->replicas = (int)rep;
+  char router[32] = "round_robin";
+  if ((rc = get_str(o, "router", router, sizeof router, w, err)) < 0)
+    return rc;
+  if (!strcmp(router, "round_robin"))
+    sc->router = KVSIM_ROUTER_ROUND_ROBIN;
+  else if (!strcmp(router, "least_loaded"))
+    sc->router = KVSIM_ROUTER_LEAST_LOADED;
+  else
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.router: '%s' (expected round_robin or least_loaded)", w,
+                         router);
+  return KVSIM_OK;
+}
+
+static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  static const char *const keys[] = {
+      "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
+      "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
+      "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
+      "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
+      "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
+      "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
+      "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
+      "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
+      NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
+    return rc;
+  if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
+    return rc;
+  kvsim_plan_params_t *p = &sc->plan;
+  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, thr = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
+          store = 0;
+  double util = p->gpu_memory_utilization;
+  if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_model_len", &mml, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "long_prefill_token_threshold", &thr, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "num_gpu_blocks_override", &blocks, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "kv_cache_memory_bytes", &kvb, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "kv_quant_group", &grp, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "kv_residual_tokens", &res, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "offload_store_threshold", &store, w, err)) < 0)
+    return rc;
+  struct {
+    const char *k;
+    int64_t v;
+  } nonneg[] = {{"max_model_len", mml}, {"block_size", bs}, {"max_num_seqs", seqs},
+                {"max_num_batched_tokens", mbt}, {"long_prefill_token_threshold", thr},
+                {"num_gpu_blocks_override", blocks}, {"kv_cache_memory_bytes", kvb},
+                {"kv_residual_tokens", res}, {"offload_store_threshold", store}};
+  for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++)
+    if (nonneg[i].v < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %lld must be >= 0", w, nonneg[i].k,
+                           (long long)nonneg[i].v);
+  if (grp < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_quant_group: must be >= 1", w);
+  if (bs > 4096)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.block_size: %lld is outside [1, 4096]", w, (long long)bs);
+  p->gpu_memory_utilization = util;
+  p->max_model_len = mml;
+  p->block_size = (int)bs;
+  p->max_num_seqs = seqs;
+  p->max_num_batched_tokens = mbt;
+  p->num_gpu_blocks_override = blocks;
+  p->kv_cache_memory_bytes = kvb;
+  p->kv_quant_group = (int)grp;
+  p->kv_residual_tokens = (int)res;
+  sc->sched.long_prefill_token_threshold = thr;
+  sc->offload.store_threshold = store;
+
+  bool b;
+  if ((rc = kvsim__json_bool(o, "enable_prefix_caching", &b, w, err)) < 0)
+    return rc;
+  if (rc > 0)
+    sc->sched.enable_prefix_caching = b;
+  int pc_given = rc;
+  if ((rc = kvsim__json_bool(o, "enable_chunked_prefill", &b, w, err)) < 0)
+    return rc;
+  p->enable_chunked_prefill = rc > 0 ? b : -1;
+  if ((rc = kvsim__json_bool(o, "enforce_eager", &p->enforce_eager, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "estimate_cudagraphs", &p->estimate_cudagraphs, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "disable_hybrid_kv_cache_manager",
+                             &p->disable_hybrid_kv_cache_manager, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "transfer_overlap", &sc->offload.overlap, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "oracle_lengths", &sc->sched.oracle_lengths, w, err)) < 0)
+    return rc;
+
+  char s[64] = "auto";
+  if ((rc = get_str(o, "kv_cache_dtype", s, sizeof s, w, err)) < 0)
+    return rc;
+  if (kvsim_kv_dtype_parse(s, &p->kv_dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.kv_cache_dtype: '%s' (expected auto, bfloat16, float16, fp8, fp8_e4m3, "
+                         "fp8_e5m2, int8, int4)",
+                         w, s);
+  strcpy(s, "auto");
+  if ((rc = get_str(o, "dtype", s, sizeof s, w, err)) < 0)
+    return rc;
+  if (!strcmp(s, "float32")) {
+    sc->model.dtype_bytes = 4;
+    snprintf(sc->model.dtype, sizeof sc->model.dtype, "float32");
+  } else if (!strcmp(s, "bfloat16") || !strcmp(s, "float16")) {
+    sc->model.dtype_bytes = 2;
+    snprintf(sc->model.dtype, sizeof sc->model.dtype, "%s", s);
+  } else if (strcmp(s, "auto"))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected auto, bfloat16, float16, float32)", w, s);
+  if ((rc = get_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
+    return rc;
+
+  strcpy(s, "fcfs");
+  if ((rc = get_str(o, "scheduling_policy", s, sizeof s, w, err)) < 0)
+    return rc;
+  if (!strcmp(s, "fcfs"))
+    sc->sched.policy = KVSIM_POLICY_FCFS;
+  else if (!strcmp(s, "priority"))
+    sc->sched.policy = KVSIM_POLICY_PRIORITY;
+  else
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.scheduling_policy: '%s' (expected fcfs or priority)", w, s);
+  strcpy(s, "recompute");
+  if ((rc = get_str(o, "preemption_mode", s, sizeof s, w, err)) < 0)
+    return rc;
+  if (!strcmp(s, "recompute"))
+    sc->sched.preemption_mode = KVSIM_PREEMPT_RECOMPUTE;
+  else if (!strcmp(s, "swap"))
+    sc->sched.preemption_mode = KVSIM_PREEMPT_SWAP;
+  else
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.preemption_mode: '%s' (expected recompute or swap)", w, s);
+
+  double x;
+  struct {
+    const char *k;
+    double *dst;
+  } gib[] = {{"weights_gib", &p->weights_gib}, {"activation_gib", &p->activation_gib},
+             {"non_torch_gib", &p->non_torch_gib}, {"cuda_graph_gib", &p->cuda_graph_gib},
+             {"swap_space", &sc->swap_space_gib}, {"kv_offloading_size", &sc->offload.cpu_gib},
+             {"watermark", &sc->sched.watermark}, {"quant_step_factor", &sc->quant_step_factor}};
+  for (size_t i = 0; i < sizeof gib / sizeof *gib; i++) {
+    if ((rc = kvsim__json_num(o, gib[i].k, &x, w, err)) < 0)
+      return rc;
+    if (rc > 0) {
+      if (x < 0)
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g must be >= 0", w, gib[i].k, x);
+      *gib[i].dst = x;
+    }
+  }
+  if (sc->sched.watermark >= 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.watermark: must be < 1", w);
+  if (sc->quant_step_factor <= 0)
+    sc->quant_step_factor = 1;
+  sc->overlap_given = cJSON_GetObjectItemCaseSensitive(o, "transfer_overlap") != NULL;
+  return pc_given;
+}
+
+static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  static const char *const keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "ttft_p99_s", &sc->slo_ttft_p99_s, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
+    return rc;
+  if (sc->slo_ttft_p99_s < 0 || sc->slo_tpot_p99_s < 0 || sc->slo_e2e_p99_s < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: targets must be >= 0", w);
+  return KVSIM_OK;
+}
+
+static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  static const char *const keys[] = {"sample_interval_s", "max_time_s", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
+    return rc;
+  if (sc->sample_interval_s < 1e-3 || sc->sample_interval_s > 86400)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.sample_interval_s: %g is outside [0.001, 86400]", w,
+                         sc->sample_interval_s);
+  if (sc->max_time_s < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_time_s: must be >= 0", w);
+  return KVSIM_OK;
+}
+
+static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  static const char *const keys[] = {"max_prompt_tokens", "max_output_tokens", "max_queue_length",
+                                     "max_wait_s", NULL};
+  kvsim_admission_t *a = &sc->admission;
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_prompt_tokens", &a->max_prompt_tokens, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_output_tokens", &a->max_output_tokens, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "max_queue_length", &a->max_queue_length, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "max_wait_s", &a->max_wait_s, w, err)) < 0)
+    return rc;
+  if (a->max_prompt_tokens < 0 || a->max_output_tokens < 0 || a->max_queue_length < 0 ||
+      a->max_wait_s < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: limits must be >= 0", w);
+  return KVSIM_OK;
+}
+
+static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
+                                     "per_token_us", "attn_efficiency", NULL};
+  kvsim_gpu_perf_t *p = &sc->gpu.perf;
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "mfu", &p->mfu, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "mbu", &p->mbu, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "step_overhead_us", &p->step_overhead_us, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "per_seq_us", &p->per_seq_us, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "per_token_us", &p->per_token_us, w, err)) < 0 ||
+      (rc = kvsim__json_num(o, "attn_efficiency", &p->attn_efficiency, w, err)) < 0)
+    return rc;
+  if (!(p->mfu > 0 && p->mfu <= 1) || !(p->mbu > 0 && p->mbu <= 1) ||
+      !(p->attn_efficiency > 0 && p->attn_efficiency <= 1) || p->step_overhead_us < 0 ||
+      p->per_seq_us < 0 || p->per_token_us < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: efficiencies must be in (0, 1], overheads >= 0", w);
+  return KVSIM_OK;
+}
+
+static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,
+                         kvsim_err *err) {
+  if (strchr(name, '/') && name[0] != '/') {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", base, name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      fclose(f);
+      return m ? kvsim_model_load(path, m, err) : kvsim_gpu_load(path, g, err);
+    }
+  }
+  return m ? kvsim_model_load(name, m, err) : kvsim_gpu_load(name, g, err);
+}
+
+static const cJSON *section(const cJSON *root, const char *key, const char *where, char *w,
+                            size_t wcap, kvsim_err *err, int *rc) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+  snprintf(w, wcap, "%s: %s", where, key);
+  *rc = KVSIM_OK;
+  if (o && !cJSON_IsObject(o)) {
+    *rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
+    return NULL;
+  }
+  return o;
+}
+
+int kvsim_scenario_parse(const char *json_text, const char *where, const char *base_dir,
+                         const char *const *sets, int nsets, kvsim_scenario_t *sc, kvsim_err *err) {
+  memset(sc, 0, sizeof *sc);
+  snprintf(sc->base_dir, sizeof sc->base_dir, "%s", base_dir ? base_dir : ".");
+  kvsim_plan_params_default(&sc->plan);
+  sc->replicas = 1;
+  sc->sample_interval_s = 1.0;
+  sc->quant_step_factor = 1.0;
+  sc->offload.overlap = true;
+  sc->seed = 1;
+  snprintf(sc->profile, sizeof sc->profile, "vllm-v1");
+
+  cJSON *root = kvsim__json_parse(json_text, where, err);
+  if (!root)
+    return err->code;
+  int rc = KVSIM_OK;
+  char w[512];
+  if (!cJSON_IsObject(root)) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
+    goto fail;
+  }
+  for (int i = 0; i < nsets; i++)
+    if ((rc = kvsim_json_set_path(root, sets[i], err)) < 0)
+      goto fail;
+  static const char *const keys[] = {"name", "description", "seed", "model", "hardware",
+                                     "engine", "workload", "slo", "output", "admission",
+                                     "perf", NULL};
+  if ((rc = kvsim__json_only_keys(root, keys, where, err)) < 0)
+    goto fail;
+  if ((rc = kvsim__json_str(root, "name", sc->name, sizeof sc->name, where, err)) < 0)
+    goto fail;
+  if (!sc->name[0]) {
+    /* The file stem names the scenario. */
+    const char *slash = strrchr(where, '/');
+    snprintf(sc->name, sizeof sc->name, "%s", slash ? slash + 1 : where);
+    char *dot = strstr(sc->name, ".json");
+    if (dot)
+      *dot = '\0';
+  }
+  int64_t seed = 1;
+  if ((rc = kvsim__json_int(root, "seed", &seed, where, err)) < 0)
+    goto fail;
+  if (seed < 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: seed must be >= 0", where);
+    goto fail;
+  }
+  sc->seed = (uint64_t)seed;
+
+  char model[4096] = "", gpu[4096] = "h100-sxm";
+  if ((rc = kvsim__json_str(root, "model", model, sizeof model, where, err)) < 0)
+    goto fail;
+  if (!rc) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'model'", where);
+    goto fail;
+  }
+  const cJSON *hw = section(root, "hardware", where, w, sizeof w, err, &rc);
+  if (rc < 0 || (hw && (rc = parse_hardware(sc, hw, w, gpu, sizeof gpu, err)) < 0))
+    goto fail;
+  /* Model and GPU paths are relative to the scenario's folder; a name
+   * without a slash is a catalog name (or an HF id that maps onto one). */
+  if ((rc = load_relative(model, sc->base_dir, &sc->model, NULL, err)) < 0) {
+    kvsim_err_prefix(err, "%s: model", where);
+    goto fail;
+  }
+  if ((rc = load_relative(gpu, sc->base_dir, NULL, &sc->gpu, err)) < 0) {
+    kvsim_err_prefix(err, "%s: hardware.gpu", where);
+    goto fail;
+  }
+
+  const cJSON *eng = section(root, "engine", where, w, sizeof w, err, &rc);
+  if (rc < 0)
+    goto fail;
+  int pc_given = 0;
+  if (eng && (pc_given = parse_engine(sc, eng, w, err)) < 0) {
+    rc = pc_given;
+    goto fail;
+  }
+  sc->sched_ops = kvsim_sched_find(sc->profile);
+  if (!sc->sched_ops) {
+    char names[256];
+    kvsim_sched_names(names, sizeof names);
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.profile: unknown profile '%s' (expected one of %s)",
+                       where, sc->profile, names);
+    goto fail;
+  }
+  /* Profile defaults: V1 caches prefixes and chunks prefills; the older
+   * engines do neither unless asked. */
+  bool v1 = !strcmp(sc->profile, "vllm-v1");
+  sc->plan.engine = v1 ? KVSIM_PLAN_V1 : KVSIM_PLAN_V0;
+  if (!pc_given)
+    sc->sched.enable_prefix_caching = v1;
+  if (!sc->overlap_given)
+    sc->offload.overlap = v1;
+  if (sc->offload.cpu_gib > 0) {
+    /* The offloading connector is V1's, keyed by block hashes, and a KV
+     * connector turns the hybrid allocator off (vllm/config/vllm.py). */
+    if (!v1 || !sc->sched.enable_prefix_caching) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: engine.kv_offloading_size needs profile vllm-v1 with prefix caching on",
+                         where);
+      goto fail;
+    }
+    sc->plan.disable_hybrid_kv_cache_manager = true;
+  }
+  if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP && v1) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: engine.swap_space is V0's (vllm-v1 preempts by recompute only; use "
+                       "kv_offloading_size for a CPU tier)",
+                       where);
+    goto fail;
+  }
+  if (!strcmp(sc->profile, "vllm-v0") && sc->sched.watermark == 0 && !(eng && cJSON_GetObjectItem(eng, "watermark")))
+    sc->sched.watermark = 0.01; /* block_manager.py: watermark = 0.01 */
+
+  const cJSON *o;
+  if ((o = section(root, "slo", where, w, sizeof w, err, &rc)) && (rc = parse_slo(sc, o, w, err)) < 0)
+    goto fail;
+  if (rc < 0)
+    goto fail;
+  if ((o = section(root, "output", where, w, sizeof w, err, &rc)) && (rc = parse_output(sc, o, w, err)) < 0)
+    goto fail;
+  if (rc < 0)
+    goto fail;
+  if ((o = section(root, "admission", where, w, sizeof w, err, &rc)) &&
+      (rc = parse_admission(sc, o, w, err)) < 0)
+    goto fail;
+  if (rc < 0)
+    goto fail;
+  if ((o = section(root, "perf", where, w, sizeof w, err, &rc)) && (rc = parse_perf(sc, o, w, err)) < 0)
+    goto fail;
+  if (rc < 0)
+    goto fail;
+  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(root, "workload");
+  snprintf(w, sizeof w, "%s: workload", where);
+  if (!wl) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'workload'", where);
+    goto fail;
+  }
+  if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
+    goto fail;
+  sc->resolved = root;
+  return KVSIM_OK;
+fail:
+  cJSON_Delete(root);
+  kvsim_workload_cfg_free(sc->workload);
+  sc->workload = NULL;
+  return rc < 0 ? rc : KVSIM_EINVAL;
+}
+
+int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
+                        kvsim_scenario_t *sc, kvsim_err *err) {
+  char *text;
+  int rc = kvsim__read_file(path, &text, NULL, err);
+  if (rc < 0) {
+    memset(sc, 0, sizeof *sc);
+    return rc;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  rc = kvsim_scenario_parse(text, path, dir, sets, nsets, sc, err);
+  free(text);
+  if (rc == KVSIM_OK)
+    snprintf(sc->path, sizeof sc->path, "%s", path);
+  return rc;
+}
+
+void kvsim_scenario_fini(kvsim_scenario_t *sc) {
+  kvsim_workload_cfg_free(sc->workload);
+  cJSON_Delete(sc->resolved);
+  memset(sc, 0, sizeof *sc);
+}

@@ -1,0 +1,470 @@
+#include "kvsim/kvcache.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NONE_HASH: the parent of a request's first block. vLLM draws it at
+ * random unless PYTHONHASHSEED is set; a constant keeps runs reproducible. */
+#define NONE_HASH 0x6a09e667f3bcc909ull
+
+static inline uint64_t mix64(uint64_t x) {
+  /* splitmix64 finaliser: a cheap, well-distributed 64-bit mix. */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static uint64_t group_key(uint64_t hash, int g) {
+  /* The prefix cache is keyed by (block hash, KV cache group). */
+  return g ? mix64(hash + 0x9e3779b97f4a7c15ull * (uint64_t)g) : hash;
+}
+
+int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,
+                       bool prefix_caching, kvsim_err *err) {
+  memset(kv, 0, sizeof *kv);
+  if (num_blocks > INT32_MAX)
+    return kvsim_err_set(err, KVSIM_EUNSUP, "KV pool of %lld blocks is too large", (long long)num_blocks);
+  int rc = kvsim_pool_init(&kv->pool, (int32_t)num_blocks, err);
+  if (rc < 0)
+    return rc;
+  kv->block_size = pl->p.block_size;
+  kv->num_groups = pl->num_groups;
+  if (kv->num_groups > KVSIM_MAX_KV_GROUPS)
+    return kvsim_err_set(err, KVSIM_EUNSUP, "%d KV cache groups exceed %d", kv->num_groups,
+                         KVSIM_MAX_KV_GROUPS);
+  for (int g = 0; g < kv->num_groups; g++) {
+    kv->sliding[g] = pl->groups[g].sliding && pl->p.engine == KVSIM_PLAN_V1;
+    kv->window[g] = pl->groups[g].window;
+  }
+  kv->max_model_len = pl->p.max_model_len;
+  kv->prefix_caching = prefix_caching;
+  if (pl->residual_bytes_per_request > 0 && pl->block_bytes > 0) {
+    if (kv->num_groups >= KVSIM_MAX_KV_GROUPS)
+      return kvsim_err_set(err, KVSIM_EUNSUP, "no room for the residual window's block table");
+    kv->residual_blocks = (int32_t)cdiv(pl->residual_bytes_per_request, pl->block_bytes);
+  }
+  return KVSIM_OK;
+}
+
+#define SEEN_SLOTS 65536 /* vLLM's offload tracker keeps 64,000 entries */
+
+int kvsim_kvcache_set_offload(kvsim_kvcache_t *kv, kvsim_cpu_tier_t *cpu, int64_t store_threshold,
+                              kvsim_err *err) {
+  kv->cpu = cpu;
+  kv->store_threshold = store_threshold;
+  if (store_threshold >= 2) {
+    kv->seen = calloc(SEEN_SLOTS, sizeof *kv->seen);
+    if (!kv->seen)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "offload tracker: out of memory");
+  }
+  return KVSIM_OK;
+}
+
+/* Offloads a newly full block, or counts it toward store_threshold. */
+static void offload_store(kvsim_kvcache_t *kv, uint64_t hash) {
+  if (kv->seen && kv->seen[hash & (SEEN_SLOTS - 1)] < (uint32_t)kv->store_threshold)
+    return;
+  kvsim_cpu_tier_store(kv->cpu, hash);
+}
+
+void kvsim_kvcache_fini(kvsim_kvcache_t *kv) {
+  free(kv->seen);
+  kvsim_pool_fini(&kv->pool);
+  free(kv->hit_ids);
+  free(kv->alloc_tmp);
+  memset(kv, 0, sizeof *kv);
+}
+
+int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  r->num_hashes = 0;
+  r->hash_seg = 0;
+  r->hash_off = 0;
+  r->num_segs = 0;
+  if (!kv->prefix_caching)
+    return KVSIM_OK;
+  int32_t n = (r->spec.num_segments > 0 ? r->spec.num_segments : 1) + 1;
+  if (n > r->segs_cap) {
+    kvsim_segment_t *s = realloc(r->segs, (size_t)n * sizeof *s);
+    if (!s)
+      return KVSIM_ENOMEM;
+    r->segs = s;
+    r->segs_cap = n;
+  }
+  if (r->spec.num_segments > 0) {
+    memcpy(r->segs, r->spec.segments, (size_t)r->spec.num_segments * sizeof *r->segs);
+    r->num_segs = r->spec.num_segments;
+  } else {
+    /* A prompt without identity is one segment of its own. */
+    r->segs[0] = (kvsim_segment_t){kvsim_unique_segment_id(r->spec.id), r->spec.prompt_tokens};
+    r->num_segs = 1;
+  }
+  r->segs[r->num_segs++] =
+      (kvsim_segment_t){kvsim_output_segment_id(r->spec.id), r->spec.output_tokens};
+  r->spec.segments = NULL; /* the source's buffer is gone after this call */
+  return KVSIM_OK;
+}
+
+/* Hashes of full blocks up to block index `upto` (exclusive), in order.
+ * Returns the number available (may stop early on allocation failure). */
+static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
+  if (upto <= r->num_hashes)
+    return upto;
+  if (upto > r->hashes_cap) {
+    int32_t cap = r->hashes_cap ? r->hashes_cap : 64;
+    while (cap < upto)
+      cap *= 2;
+    uint64_t *h = realloc(r->hashes, (size_t)cap * sizeof *h);
+    if (!h)
+      return r->num_hashes;
+    r->hashes = h;
+    r->hashes_cap = cap;
+  }
+  while (r->num_hashes < upto) {
+    uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1]
+                               /* cache_salt is an extra key of the first block only */
+                               : mix64(NONE_HASH ^ (uint64_t)(uint32_t)r->spec.tenant);
+    int64_t need = bs;
+    while (need > 0) {
+      if (r->hash_seg >= r->num_segs)
+        return r->num_hashes; /* past the known tokens: not a full block */
+      const kvsim_segment_t *s = &r->segs[r->hash_seg];
+      int64_t take = s->len - r->hash_off;
+      if (take > need)
+        take = need;
+      /* Fold in (segment id, offset, length) of this piece of the block. */
+      x = mix64(x ^ s->id);
+      x = mix64(x ^ ((uint64_t)r->hash_off << 20) ^ (uint64_t)take);
+      need -= take;
+      r->hash_off += take;
+      if (r->hash_off == s->len) {
+        r->hash_seg++;
+        r->hash_off = 0;
+      }
+    }
+    r->hashes[r->num_hashes++] = x ? x : 1;
+  }
+  return upto;
+}
+
+static int grow_hits(kvsim_kvcache_t *kv, int32_t n) {
+  if (n <= kv->hit_cap)
+    return KVSIM_OK;
+  int32_t cap = kv->hit_cap ? kv->hit_cap : 256;
+  while (cap < n)
+    cap *= 2;
+  kvsim_block_id *h = realloc(kv->hit_ids, (size_t)cap * (size_t)kv->num_groups * sizeof *h);
+  if (!h)
+    return KVSIM_ENOMEM;
+  kv->hit_ids = h;
+  kv->hit_cap = cap;
+  return KVSIM_OK;
+}
+
+/* Sliding groups only need the blocks inside the window before the hit
+ * point (SlidingWindowManager.find_longest_cache_hit). */
+static int32_t window_blocks(const kvsim_kvcache_t *kv, int g) {
+  return (int32_t)cdiv(kv->window[g] - 1, kv->block_size);
+}
+
+int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preempted) {
+  kv->hit_req = r;
+  kv->hit_blocks = 0;
+  if (!kv->prefix_caching)
+    return 0;
+  int32_t bs = kv->block_size;
+  /* max_cache_hit_length = num_tokens - 1: the last token is recomputed. */
+  int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
+  int32_t avail = ensure_hashes(r, max_blocks, bs);
+  if (grow_hits(kv, avail) < 0)
+    avail = 0;
+  int32_t L = 0;
+  /* Full-attention groups walk the chain from the first block. */
+  while (L < avail) {
+    bool ok = true;
+    for (int g = 0; g < kv->num_groups && ok; g++) {
+      if (kv->sliding[g])
+        continue;
+      kvsim_block_id b = kvsim_pool_lookup(&kv->pool, group_key(r->hashes[L], g));
+      ok = b > 0;
+      kv->hit_ids[g * kv->hit_cap + L] = b;
+    }
+    if (!ok)
+      break;
+    L++;
+  }
+  /* Sliding groups: shrink L until each has its window's blocks cached. */
+  for (int g = 0; g < kv->num_groups; g++) {
+    if (!kv->sliding[g])
+      continue;
+    for (;;) {
+      int32_t from = L - window_blocks(kv, g);
+      if (from < 0)
+        from = 0;
+      int32_t k = L - 1;
+      for (; k >= from; k--) {
+        kvsim_block_id b = kvsim_pool_lookup(&kv->pool, group_key(r->hashes[k], g));
+        if (b <= 0)
+          break;
+        kv->hit_ids[g * kv->hit_cap + k] = b;
+      }
+      if (k < from)
+        break;
+      L = k; /* retry with the hit ending before the missing block */
+    }
+    int32_t from = L - window_blocks(kv, g);
+    for (int32_t k = 0; k < from; k++)
+      kv->hit_ids[g * kv->hit_cap + k] = KVSIM_NULL_BLOCK;
+  }
+  kv->hit_blocks = L;
+  kv->ext_blocks = 0;
+  if (kv->cpu) {
+    /* The connector continues where the GPU cache stops (it matches only
+     * blocks the GPU does not have; num_external_computed_tokens). */
+    int32_t E = 0;
+    if (kv->seen)
+      for (int32_t k = 0; k < avail; k++)
+        kv->seen[r->hashes[k] & (SEEN_SLOTS - 1)]++;
+    while (L + E < avail && kvsim_cpu_tier_lookup(kv->cpu, r->hashes[L + E]))
+      E++;
+    kv->ext_blocks = E;
+    kv->ext_queries += r->num_tokens - (int64_t)L * bs;
+    kv->ext_hits += (int64_t)E * bs;
+  }
+  /* vllm:prefix_cache_hits counts the GPU cache; the connector's hits go
+   * to vllm:external_prefix_cache_hits. */
+  int64_t local = (int64_t)L * bs;
+  kv->queries += r->num_tokens;
+  kv->hits += local;
+  if (preempted) {
+    kv->preempted_queries += r->num_tokens;
+    kv->preempted_hits += local;
+  }
+  return local + (int64_t)kv->ext_blocks * bs;
+}
+
+static int blocks_push(kvsim_blocks_t *t, kvsim_block_id b) {
+  if (t->len == t->cap) {
+    int32_t cap = t->cap ? t->cap * 2 : 16;
+    kvsim_block_id *ids = realloc(t->ids, (size_t)cap * sizeof *ids);
+    if (!ids)
+      return KVSIM_ENOMEM;
+    t->ids = ids;
+    t->cap = cap;
+  }
+  t->ids[t->len++] = b;
+  return KVSIM_OK;
+}
+
+/* Sliding window: blocks entirely before the window of the next token to
+ * compute are released and replaced by the null block. */
+static void remove_skipped(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t computed) {
+  for (int g = 0; g < kv->num_groups; g++) {
+    if (!kv->sliding[g])
+      continue;
+    kvsim_blocks_t *t = &r->blocks[g];
+    int64_t skipped_tokens = computed - kv->window[g] + 1;
+    int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / kv->block_size) : 0;
+    if (skip > t->len)
+      skip = t->len;
+    /* Release from the newest skipped block backwards, like a tail-first free. */
+    for (int32_t i = skip - 1; i >= t->num_skipped; i--) {
+      if (t->ids[i] != KVSIM_NULL_BLOCK)
+        kvsim_pool_release(&kv->pool, t->ids[i]);
+      t->ids[i] = KVSIM_NULL_BLOCK;
+    }
+    if (skip > t->num_skipped)
+      t->num_skipped = skip;
+  }
+}
+
+/* Caches the blocks of group g in [first, full) that are full once this
+ * step's tokens are computed. */
+static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t first, int32_t full) {
+  full = ensure_hashes(r, full, kv->block_size);
+  for (int g = 0; g < kv->num_groups; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    for (int32_t k = first; k < full && k < t->len; k++) {
+      kvsim_block_id b = t->ids[k];
+      if (b > 0 && kv->pool.hash[b] == 0)
+        kvsim_pool_cache(&kv->pool, b, group_key(r->hashes[k], g));
+    }
+  }
+  if (kv->cpu)
+    for (int32_t k = first; k < full; k++)
+      offload_store(kv, r->hashes[k]);
+}
+
+bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
+                            int64_t num_new, int64_t num_lookahead) {
+  const int32_t bs = kv->block_size;
+  if (hit_tokens == 0 && kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks) {
+    /* The common case (one full-attention group, no prefix hit): a decode
+     * step usually fits in the last block. */
+    kvsim_blocks_t *t = &r->blocks[0];
+    int64_t need = r->num_computed + num_new + num_lookahead;
+    if (need > kv->max_model_len)
+      need = kv->max_model_len;
+    int32_t n = (int32_t)((need + bs - 1) / bs) - t->len;
+    if (n > 0) {
+      if (n > kvsim_pool_num_free(&kv->pool))
+        return false;
+      if (t->len + n > t->cap) {
+        int32_t cap = t->cap ? t->cap : 16;
+        while (cap < t->len + n)
+          cap *= 2;
+        kvsim_block_id *ids = realloc(t->ids, (size_t)cap * sizeof *ids);
+        if (!ids)
+          return false;
+        t->ids = ids;
+        t->cap = cap;
+      }
+      kvsim_pool_alloc(&kv->pool, n, t->ids + t->len);
+      t->len += n;
+    }
+    if (kv->prefix_caching) {
+      int64_t upto = r->num_computed + num_new;
+      if (upto > r->num_tokens)
+        upto = r->num_tokens;
+      int32_t first = (int32_t)(r->num_computed / bs), full = (int32_t)(upto / bs);
+      if (full > first)
+        cache_full_blocks(kv, r, first, full);
+    }
+    return true;
+  }
+  int32_t hits = hit_tokens > 0 && kv->hit_req == r ? kv->hit_blocks : 0;
+  int32_t ext = hit_tokens > 0 && kv->hit_req == r ? kv->ext_blocks : 0;
+  int64_t computed = r->num_computed + (int64_t)(hits + ext) * bs;
+  kv->last_loaded = 0;
+  if (computed > kv->max_model_len)
+    computed = kv->max_model_len;
+  int64_t need_slots = computed + num_new + num_lookahead;
+  if (need_slots > kv->max_model_len)
+    need_slots = kv->max_model_len;
+  if (!hits)
+    remove_skipped(kv, r, r->num_computed);
+  int32_t target = (int32_t)cdiv(need_slots, bs);
+
+  /* Count what must come off the free queue: new blocks plus hit blocks
+   * that are free (evictable) right now. */
+  int64_t take = 0;
+  for (int g = 0; g < kv->num_groups; g++) {
+    const kvsim_blocks_t *t = &r->blocks[g];
+    int32_t have = t->len > hits ? t->len : hits;
+    if (target > have) {
+      int32_t n = target - have;
+      if (kv->sliding[g]) {
+        /* Blocks wholly outside the window from the start are never allocated. */
+        int64_t skipped_tokens = computed - kv->window[g] + 1;
+        int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / bs) : 0;
+        if (skip > have)
+          n -= (skip < target ? skip : target) - have;
+      }
+      take += n;
+    }
+    for (int32_t k = 0; k < hits; k++) {
+      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
+      if (b > 0 && kv->pool.ref_cnt[b] == 0)
+        take++;
+    }
+  }
+  kvsim_blocks_t *res = &r->blocks[kv->num_groups];
+  int32_t res_new = kv->residual_blocks && res->len == 0 ? kv->residual_blocks : 0;
+  take += res_new;
+  if (take > kvsim_pool_num_free(&kv->pool))
+    return false;
+  while (res_new-- > 0) {
+    kvsim_block_id b;
+    kvsim_pool_alloc(&kv->pool, 1, &b);
+    if (blocks_push(res, b) < 0)
+      return false;
+  }
+
+  /* Touch the hits first so that allocation cannot evict them. */
+  for (int g = 0; g < kv->num_groups && hits; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    assert(t->len == 0);
+    for (int32_t k = 0; k < hits; k++) {
+      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
+      if (b > 0)
+        kvsim_pool_touch(&kv->pool, b);
+      if (blocks_push(t, b) < 0)
+        return false;
+    }
+    if (kv->sliding[g]) {
+      int32_t from = hits - window_blocks(kv, g);
+      t->num_skipped = from > 0 ? from : 0;
+    }
+  }
+  if (hits)
+    remove_skipped(kv, r, computed);
+  for (int g = 0; g < kv->num_groups; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    while (t->len < target) {
+      kvsim_block_id b = KVSIM_NULL_BLOCK;
+      bool skipped = false;
+      if (kv->sliding[g]) {
+        int64_t skipped_tokens = computed - kv->window[g] + 1;
+        int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / bs) : 0;
+        skipped = t->len < skip;
+        if (skipped && t->num_skipped < t->len + 1)
+          t->num_skipped = t->len + 1;
+      }
+      if (!skipped)
+        kvsim_pool_alloc(&kv->pool, 1, &b);
+      if (blocks_push(t, b) < 0)
+        return false;
+    }
+  }
+  kv->hit_req = NULL;
+  kv->hit_blocks = 0;
+  kv->ext_blocks = 0;
+  if (ext) {
+    kv->last_loaded = ext;
+    kvsim_cpu_tier_load(kv->cpu, ext);
+  }
+
+  /* Cache the blocks that are full once this step's tokens are computed
+   * (draft tokens never; here: up to num_tokens). */
+  if (kv->prefix_caching) {
+    int64_t upto_tokens = computed + num_new;
+    if (upto_tokens > r->num_tokens)
+      upto_tokens = r->num_tokens;
+    int32_t full = (int32_t)(upto_tokens / bs);
+    int32_t first = (int32_t)(r->num_computed / bs);
+    if (hits > first)
+      first = hits;
+    if (full > first)
+      cache_full_blocks(kv, r, first, full);
+  }
+  return true;
+}
+
+void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
+  for (int g = 0; g < tables; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    /* SingleTypeKVCacheManager.free: reversed(req_blocks), so the tail
+     * block reaches the free queue first and is evicted first. */
+    for (int32_t i = t->len - 1; i >= 0; i--)
+      if (t->ids[i] != KVSIM_NULL_BLOCK)
+        kvsim_pool_release(&kv->pool, t->ids[i]);
+    t->len = 0;
+    t->num_skipped = 0;
+  }
+  if (kv->hit_req == r)
+    kv->hit_req = NULL;
+}
+
+int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {
+  int64_t n = 0;
+  int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
+  for (int g = 0; g < tables; g++)
+    n += r->blocks[g].len - r->blocks[g].num_skipped;
+  return n;
+}

@@ -1,0 +1,207 @@
+#include "kvsim/pool.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_EMPTY 0ull
+
+/* Block hashes are never 0 (the map's empty marker). */
+static uint64_t key_of(uint64_t h) { return h ? h : 1; }
+
+int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
+  memset(p, 0, sizeof *p);
+  if (num_blocks < 2)
+    return kvsim_err_set(err, KVSIM_ENOFIT, "KV pool of %d blocks: need at least 2 (one is the null block)",
+                         num_blocks);
+  p->num_blocks = num_blocks;
+  size_t n = (size_t)num_blocks;
+  uint32_t cap = 16;
+  /* Load <= 1/4: short probe runs for lookups, inserts and deletions. */
+  while (cap < 4u * (uint32_t)num_blocks)
+    cap *= 2;
+  p->ref_cnt = calloc(n, sizeof *p->ref_cnt);
+  p->hash = calloc(n, sizeof *p->hash);
+  p->prev = malloc(n * sizeof *p->prev);
+  p->next = malloc(n * sizeof *p->next);
+  p->map_keys = calloc(cap, sizeof *p->map_keys);
+  p->map_vals = malloc(cap * sizeof *p->map_vals);
+  if (!p->ref_cnt || !p->hash || !p->prev || !p->next || !p->map_keys || !p->map_vals) {
+    kvsim_pool_fini(p);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "KV pool of %d blocks: out of memory", num_blocks);
+  }
+  p->map_mask = cap - 1;
+  /* The free queue starts in block-id order; block 0 is popped off as the
+   * null block (BlockPool.__init__). */
+  for (int32_t i = 1; i < num_blocks; i++) {
+    p->prev[i] = i - 1 >= 1 ? i - 1 : -1;
+    p->next[i] = i + 1 < num_blocks ? i + 1 : -1;
+  }
+  p->prev[0] = p->next[0] = -1;
+  p->ref_cnt[0] = 1;
+  p->head = 1;
+  p->tail = num_blocks - 1;
+  p->num_free = num_blocks - 1;
+  return KVSIM_OK;
+}
+
+void kvsim_pool_fini(kvsim_pool_t *p) {
+  free(p->ref_cnt);
+  free(p->hash);
+  free(p->prev);
+  free(p->next);
+  free(p->map_keys);
+  free(p->map_vals);
+  memset(p, 0, sizeof *p);
+}
+
+static uint32_t slot_of(const kvsim_pool_t *p, uint64_t key) {
+  /* The key is already a well-mixed hash; fold the high bits in anyway. */
+  return (uint32_t)(key ^ (key >> 29)) & p->map_mask;
+}
+
+/* Linear probing at load <= 1/4 with backward-shift deletion: no
+ * tombstones, so probe runs stay short however much the cache churns. */
+kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash) {
+  uint64_t key = key_of(hash);
+  for (uint32_t i = slot_of(p, key);; i = (i + 1) & p->map_mask) {
+    uint64_t k = p->map_keys[i];
+    if (k == MAP_EMPTY)
+      return -1;
+    if (k == key)
+      return p->map_vals[i];
+  }
+}
+
+static void map_remove(kvsim_pool_t *p, uint64_t hash, kvsim_block_id b) {
+  uint64_t key = key_of(hash);
+  uint32_t i = slot_of(p, key);
+  for (;; i = (i + 1) & p->map_mask) {
+    uint64_t k = p->map_keys[i];
+    if (k == MAP_EMPTY)
+      return;
+    if (k == key)
+      break;
+  }
+  if (p->map_vals[i] != b)
+    return;
+  /* Shift later members of the run back over the hole when their home
+   * slot does not lie cyclically in (hole, j]. */
+  uint32_t hole = i;
+  for (uint32_t j = (i + 1) & p->map_mask; p->map_keys[j] != MAP_EMPTY; j = (j + 1) & p->map_mask) {
+    uint32_t home = slot_of(p, p->map_keys[j]);
+    bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (stays)
+      continue;
+    p->map_keys[hole] = p->map_keys[j];
+    p->map_vals[hole] = p->map_vals[j];
+    hole = j;
+  }
+  p->map_keys[hole] = MAP_EMPTY;
+  p->map_used--;
+}
+
+void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
+  assert(b > 0 && b < p->num_blocks && p->hash[b] == 0);
+  uint64_t key = key_of(hash);
+  uint32_t i = slot_of(p, key);
+  for (;; i = (i + 1) & p->map_mask) {
+    uint64_t k = p->map_keys[i];
+    if (k == key)
+      return; /* already cached by another block: this one stays anonymous */
+    if (k == MAP_EMPTY)
+      break;
+  }
+  p->map_keys[i] = key;
+  p->map_vals[i] = b;
+  p->map_used++;
+  p->hash[b] = hash;
+}
+
+static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
+  int32_t pr = p->prev[b], nx = p->next[b];
+  if (pr >= 0)
+    p->next[pr] = nx;
+  else
+    p->head = nx;
+  if (nx >= 0)
+    p->prev[nx] = pr;
+  else
+    p->tail = pr;
+  p->prev[b] = p->next[b] = -1;
+  p->num_free--;
+  if (p->hash[b])
+    p->num_cached_free--;
+}
+
+void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
+  assert(n <= p->num_free);
+  for (int32_t i = 0; i < n; i++) {
+    kvsim_block_id b = p->head;
+    queue_remove(p, b);
+    if (p->hash[b]) {
+      /* _maybe_evict_cached_block: the block leaves the prefix cache. */
+      map_remove(p, p->hash[b], b);
+      p->hash[b] = 0;
+      p->evictions++;
+    }
+    p->ref_cnt[b] = 1;
+    out[i] = b;
+  }
+}
+
+void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
+  assert(b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
+  if (--p->ref_cnt[b] > 0)
+    return;
+  p->prev[b] = p->tail;
+  p->next[b] = -1;
+  if (p->tail >= 0)
+    p->next[p->tail] = b;
+  else
+    p->head = b;
+  p->tail = b;
+  p->num_free++;
+  if (p->hash[b])
+    p->num_cached_free++;
+}
+
+void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b) {
+  assert(b > 0 && b < p->num_blocks);
+  if (p->ref_cnt[b] == 0)
+    queue_remove(p, b);
+  p->ref_cnt[b]++;
+}
+
+int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
+  int32_t used = 0, free_n = 0, cached = 0;
+  for (int32_t b = 1; b < p->num_blocks; b++) {
+    if (p->ref_cnt[b] < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d has ref_cnt %d", b, p->ref_cnt[b]);
+    used += p->ref_cnt[b] > 0;
+  }
+  int32_t prev = -1;
+  for (int32_t b = p->head; b >= 0; b = p->next[b]) {
+    if (p->ref_cnt[b] != 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d in the free queue with ref_cnt %d", b,
+                           p->ref_cnt[b]);
+    if (p->prev[b] != prev)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue link broken at block %d", b);
+    if (++free_n > p->num_blocks)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue has a cycle");
+    cached += p->hash[b] != 0;
+    prev = b;
+  }
+  if (prev != p->tail)
+    return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue tail mismatch");
+  if (free_n != p->num_free || cached != p->num_cached_free)
+    return kvsim_err_set(err, KVSIM_EINVAL, "pool: counters free %d/%d cached %d/%d disagree with the queue",
+                         p->num_free, free_n, p->num_cached_free, cached);
+  if (used + free_n != p->num_blocks - 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "pool: used %d + free %d != usable %d", used, free_n,
+                         p->num_blocks - 1);
+  for (int32_t b = 1; b < p->num_blocks; b++)
+    if (p->hash[b] && kvsim_pool_lookup(p, p->hash[b]) != b)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d carries a hash the cache does not map to it", b);
+  return KVSIM_OK;
+}

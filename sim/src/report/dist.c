@@ -1,0 +1,110 @@
+#include "kvsim/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kvsim/error.h"
+
+/* Buckets: 0 for values below 1 ns, then ratio 1.001 per bucket from 1 ns
+ * to ~1e7 s (log(1e16)/log(1.001) ~ 36,860 buckets). */
+#define HIST_MIN 1e-9
+#define HIST_RATIO 1.001
+#define HIST_N 36900
+
+void kvsim_dist_init(kvsim_dist_t *d) {
+  memset(d, 0, sizeof *d);
+  d->min = INFINITY;
+  d->max = -INFINITY;
+}
+
+void kvsim_dist_fini(kvsim_dist_t *d) {
+  free(d->v);
+  free(d->hist);
+  kvsim_dist_init(d);
+}
+
+static int64_t bucket(double x) {
+  if (x < HIST_MIN)
+    return 0;
+  int64_t b = 1 + (int64_t)(log(x / HIST_MIN) / log(HIST_RATIO));
+  return b >= HIST_N ? HIST_N - 1 : b;
+}
+
+static double bucket_value(int64_t b) {
+  /* The geometric middle of the bucket. */
+  return b == 0 ? 0 : HIST_MIN * pow(HIST_RATIO, (double)b - 0.5);
+}
+
+static int fold(kvsim_dist_t *d) {
+  d->hist = calloc(HIST_N, sizeof *d->hist);
+  if (!d->hist)
+    return KVSIM_ENOMEM;
+  for (int64_t i = 0; i < d->n; i++)
+    d->hist[bucket(d->v[i])]++;
+  free(d->v);
+  d->v = NULL;
+  d->cap = 0;
+  d->folded = true;
+  return KVSIM_OK;
+}
+
+int kvsim_dist_add(kvsim_dist_t *d, double x) {
+  if (!(x >= 0))
+    x = 0;
+  d->sum += x;
+  if (x < d->min)
+    d->min = x;
+  if (x > d->max)
+    d->max = x;
+  if (!d->folded && d->n >= KVSIM_DIST_EXACT_MAX && fold(d) < 0)
+    return KVSIM_ENOMEM;
+  d->n++;
+  if (d->folded) {
+    d->hist[bucket(x)]++;
+    return KVSIM_OK;
+  }
+  if (d->n > d->cap) {
+    int64_t cap = d->cap ? d->cap * 2 : 1024;
+    double *v = realloc(d->v, (size_t)cap * sizeof *v);
+    if (!v)
+      return KVSIM_ENOMEM;
+    d->v = v;
+    d->cap = cap;
+  }
+  d->v[d->n - 1] = x;
+  d->sorted = false;
+  return KVSIM_OK;
+}
+
+double kvsim_dist_mean(const kvsim_dist_t *d) { return d->n ? d->sum / (double)d->n : 0; }
+
+double kvsim_dist_quantile(kvsim_dist_t *d, double q) {
+  if (!d->n)
+    return 0;
+  if (q <= 0)
+    return d->min;
+  if (q >= 1)
+    return d->max;
+  if (!d->folded) {
+    if (!d->sorted) {
+      gsl_sort(d->v, 1, (size_t)d->n);
+      d->sorted = true;
+    }
+    return gsl_stats_quantile_from_sorted_data(d->v, 1, (size_t)d->n, q);
+  }
+  /* Same rank convention as GSL: position q x (n - 1). */
+  double rank = q * (double)(d->n - 1);
+  int64_t seen = 0;
+  for (int64_t b = 0; b < HIST_N; b++) {
+    seen += d->hist[b];
+    if ((double)seen > rank) {
+      double v = bucket_value(b);
+      return v < d->min ? d->min : v > d->max ? d->max : v;
+    }
+  }
+  return d->max;
+}

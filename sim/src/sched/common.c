@@ -1,0 +1,82 @@
+/* What every engine profile shares: creation, token accounting after a
+ * step, recompute preemption. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/sched.h"
+
+int kvsim_sched_new(const kvsim_sched_ops_t *ops, const kvsim_sched_cfg_t *cfg,
+                    kvsim_kvcache_t *kv, kvsim_sched_t **out, kvsim_err *err) {
+  assert(ops->size >= sizeof(kvsim_sched_t));
+  kvsim_sched_t *s = calloc(1, ops->size);
+  if (!s)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "scheduler: out of memory");
+  s->ops = ops;
+  s->cfg = *cfg;
+  s->kv = kv;
+  s->waiting.heap = cfg->policy == KVSIM_POLICY_PRIORITY;
+  int rc = ops->init ? ops->init(s, err) : KVSIM_OK;
+  if (rc < 0) {
+    free(s);
+    return rc;
+  }
+  *out = s;
+  return KVSIM_OK;
+}
+
+void kvsim_sched_free(kvsim_sched_t *s) {
+  if (!s)
+    return;
+  if (s->ops->fini)
+    s->ops->fini(s);
+  kvsim_waitq_fini(&s->waiting);
+  kvsim_reqvec_fini(&s->running);
+  free(s);
+}
+
+void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                               kvsim_reqvec_t *finished) {
+  bool any_done = false;
+  for (int32_t i = 0; i < step->reqs.n; i++) {
+    kvsim_request_t *r = step->reqs.v[i];
+    if (r->num_computed < r->num_prompt) {
+      int64_t prompt_left = r->num_prompt - r->num_computed;
+      s->prompt_tokens_total += r->step_new < prompt_left ? r->step_new : prompt_left;
+    }
+    r->num_computed += r->step_new;
+    r->step_new = 0;
+    if (r->num_computed < r->num_tokens)
+      continue; /* a prefill chunk: nothing sampled yet */
+    r->num_output++;
+    r->num_tokens++;
+    s->generation_tokens_total++;
+    r->last_token = now;
+    if (r->first_token == KVSIM_TIME_NEVER)
+      r->first_token = now;
+    if (r->num_output >= r->spec.output_tokens) {
+      r->status = KVSIM_REQ_FINISHED;
+      r->finish = now;
+      kvsim_kvcache_free(s->kv, r);
+      kvsim_reqvec_push(finished, r);
+      any_done = true;
+    }
+  }
+  if (!any_done)
+    return;
+  /* Drop finished requests from the running list, keeping its order. */
+  int32_t w = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i]->status != KVSIM_REQ_FINISHED)
+      s->running.v[w++] = s->running.v[i];
+  s->running.n = w;
+}
+
+void kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {
+  kvsim_kvcache_free(s->kv, r);
+  r->status = KVSIM_REQ_WAITING;
+  r->num_computed = 0;
+  r->num_preemptions++;
+  s->num_preemptions++;
+  kvsim_waitq_push_front(&s->waiting, r);
+}

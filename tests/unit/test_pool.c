@@ -1,0 +1,100 @@
+#include <criterion/criterion.h>
+
+#include "kvsim/pool.h"
+
+static void check(const kvsim_pool_t *p) {
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_check(p, &err), KVSIM_OK, "pool invariant broken: %s", err.msg);
+}
+
+Test(pool, null_block_is_reserved_and_usage_excludes_it) {
+  kvsim_pool_t p;
+  kvsim_err err;
+  cr_assert_eq(kvsim_pool_init(&p, 5, &err), KVSIM_OK, "init: %s", err.msg);
+  cr_assert_eq(kvsim_pool_usable(&p), 4, "4 usable blocks of 5 (block 0 is the null block)");
+  cr_assert_eq(kvsim_pool_num_free(&p), 4, "all usable blocks free at start");
+  kvsim_block_id b[4];
+  kvsim_pool_alloc(&p, 4, b);
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(b[i], i + 1, "blocks handed out in id order from 1, got %d at %d", b[i], i);
+  cr_assert_float_eq(kvsim_pool_usage(&p), 1.0, 1e-12, "usage = 1 - free/(blocks-1) = 1");
+  kvsim_pool_release(&p, b[0]);
+  cr_assert_float_eq(kvsim_pool_usage(&p), 0.75, 1e-12, "one of four free: usage 0.75");
+  check(&p);
+  kvsim_pool_fini(&p);
+}
+
+Test(pool, too_small_pool_is_an_error) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init(&p, 1, &err), KVSIM_ENOFIT, "a pool of only the null block cannot serve");
+  cr_assert(strstr(err.msg, "null block") != NULL, "message says why: %s", err.msg);
+}
+
+Test(pool, freed_blocks_go_to_the_tail_and_keep_their_hash) {
+  kvsim_pool_t p;
+  kvsim_err err;
+  kvsim_pool_init(&p, 6, &err);
+  kvsim_block_id b[5];
+  kvsim_pool_alloc(&p, 3, b); /* 1, 2, 3 */
+  kvsim_pool_cache(&p, b[0], 111);
+  kvsim_pool_cache(&p, b[1], 222);
+  /* A request frees tail-first: 3, then 2, then 1. */
+  kvsim_pool_release(&p, b[2]);
+  kvsim_pool_release(&p, b[1]);
+  kvsim_pool_release(&p, b[0]);
+  cr_assert_eq(p.num_cached_free, 2, "two freed blocks still carry a hash");
+  cr_assert_eq(kvsim_pool_lookup(&p, 222), 2, "a freed block stays findable in the cache");
+  check(&p);
+  /* Free queue order: 4, 5 (never used), then 3, 2, 1 in release order. */
+  kvsim_block_id got[5];
+  kvsim_pool_alloc(&p, 4, got);
+  int want[] = {4, 5, 3, 2};
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(got[i], want[i], "LRU order at %d: got %d want %d", i, got[i], want[i]);
+  cr_assert_eq(kvsim_pool_lookup(&p, 222), -1, "reallocating block 2 evicted its hash");
+  cr_assert_eq(kvsim_pool_lookup(&p, 111), 1, "block 1 (the prefix) survives longer");
+  cr_assert_eq(p.evictions, 1, "one cached block was evicted");
+  check(&p);
+  kvsim_pool_fini(&p);
+}
+
+Test(pool, touch_takes_a_cached_free_block_out_of_the_queue) {
+  kvsim_pool_t p;
+  kvsim_err err;
+  kvsim_pool_init(&p, 4, &err);
+  kvsim_block_id b[3];
+  kvsim_pool_alloc(&p, 1, b);
+  kvsim_pool_cache(&p, b[0], 7);
+  kvsim_pool_release(&p, b[0]);
+  cr_assert_eq(kvsim_pool_num_free(&p), 3, "released block is free");
+  kvsim_pool_touch(&p, b[0]);
+  cr_assert_eq(kvsim_pool_num_free(&p), 2, "touch removed it from the free queue");
+  cr_assert_eq(p.ref_cnt[b[0]], 1, "touch took a reference");
+  kvsim_pool_touch(&p, b[0]);
+  cr_assert_eq(p.ref_cnt[b[0]], 2, "a second user shares it by reference");
+  kvsim_pool_release(&p, b[0]);
+  cr_assert_eq(kvsim_pool_num_free(&p), 2, "still held by one user");
+  check(&p);
+  kvsim_pool_fini(&p);
+}
+
+Test(pool, cache_map_survives_heavy_churn) {
+  kvsim_pool_t p;
+  kvsim_err err;
+  kvsim_pool_init(&p, 64, &err);
+  kvsim_block_id b[63];
+  uint64_t next_hash = 1000;
+  for (int round = 0; round < 200; round++) {
+    kvsim_pool_alloc(&p, 63, b);
+    for (int i = 0; i < 63; i++)
+      kvsim_pool_cache(&p, b[i], next_hash++ * 0x9e3779b97f4a7c15ull);
+    for (int i = 62; i >= 0; i--)
+      kvsim_pool_release(&p, b[i]);
+    check(&p);
+  }
+  cr_assert_eq(p.map_used, 63u, "exactly the 63 live hashes remain mapped, got %u", p.map_used);
+  cr_assert_eq(kvsim_pool_lookup(&p, (next_hash - 1) * 0x9e3779b97f4a7c15ull), b[62],
+               "the newest hash maps to its block");
+  kvsim_pool_fini(&p);
+}
