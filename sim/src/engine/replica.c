@@ -180,8 +180,9 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   /* The CPU tier's swap blocks are exactly those of the swapped requests. */
   if (swapped_blocks != rep->cpu.swap_used) {
     free(holders);
-    return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: swapped requests own %lld CPU blocks, the tier %lld",
-                         rep->index, (long long)swapped_blocks, (long long)rep->cpu.swap_used);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "replica %d: swapped requests own %lld CPU blocks, the tier %lld", rep->index,
+                         (long long)swapped_blocks, (long long)rep->cpu.swap_used);
   }
   /* Waiting requests hold nothing (recompute preemption frees all). */
   for (int32_t i = 0; i < sc->waiting.n; i++) {

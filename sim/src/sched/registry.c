@@ -5,9 +5,17 @@
 #include "kvsim/sched.h"
 
 extern const kvsim_sched_ops_t kvsim__sched_vllm_v1;
+extern const kvsim_sched_ops_t kvsim__sched_vllm_v0;
+extern const kvsim_sched_ops_t kvsim__sched_static;
+extern const kvsim_sched_ops_t kvsim__sched_contiguous;
+extern const kvsim_sched_ops_t kvsim__sched_contiguous_pow2;
 
 static const kvsim_sched_ops_t *const registry[] = {
     &kvsim__sched_vllm_v1,
+    &kvsim__sched_vllm_v0,
+    &kvsim__sched_static,
+    &kvsim__sched_contiguous,
+    &kvsim__sched_contiguous_pow2,
 };
 
 const kvsim_sched_ops_t *kvsim_sched_find(const char *name) {

@@ -1,0 +1,215 @@
+/* contiguous: Orca-style iteration-level scheduling with a contiguous KV
+ * reservation per request — the vLLM paper's Orca baselines (Kwon et al.,
+ * SOSP 2023, section 6.1; HARDWARE.md 3a; DESIGN.md 4):
+ *   Orca (Max)    reserves max_model_len tokens per request (the default);
+ *   Orca (Oracle) reserves the request's true prompt + output length
+ *                 (engine.oracle_lengths);
+ *   Orca (Pow2)   reserves the true length rounded up to a power of two,
+ *                 at most 2x over (profile contiguous-pow2).
+ *
+ * Iteration-level batching (Orca, OSDI 2022): requests join and leave the
+ * batch every step; a joining request's prompt runs whole (no chunking) in
+ * the same step as the running requests' decodes, within
+ * max_num_batched_tokens and max_num_seqs. The reservation is made at
+ * admission in a linear KV space of the pool's capacity, first fit over
+ * the free extents, so external fragmentation is real: a request waits
+ * when no single gap is large enough even if the free total is. Memory is
+ * reserved for the whole request up front, so nothing is ever preempted.
+ * Admission is FCFS with head-of-line blocking.
+ *
+ * The linear space is counted in KV blocks (block_size tokens): each
+ * extent mirrors the paged blocks the request holds, so the pool's usage
+ * and the invariant check see the reservation, and r->reserved_tokens
+ * reports it to replica.c's waste sampling (block-rounded: an Oracle
+ * reservation holds up to block_size - 1 tokens more than the request). */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/sched.h"
+
+typedef struct extent {
+  int64_t start, len; /* blocks */
+  const kvsim_request_t *r;
+} extent_t;
+
+typedef struct contig {
+  kvsim_sched_t s;
+  extent_t *ext; /* reserved extents, sorted by start */
+  int32_t count, ecap;
+  int64_t space; /* blocks in the linear space */
+  bool pow2;     /* Orca (Pow2) reservations */
+} contig_t;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Blocks the KV manager gives `tokens` tokens: one table per group plus
+ * the quantized cache's residual blocks (kvcache.c). */
+static int64_t blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
+  return (int64_t)kv->num_groups * cdiv(tokens, kv->block_size) + kv->residual_blocks;
+}
+
+/* Tokens reserved for r: Max, Oracle or Pow2, never beyond max_model_len
+ * nor the whole space (the gateway rejects what the pool cannot hold). */
+static int64_t reservation(const contig_t *v, const kvsim_request_t *r) {
+  const kvsim_sched_t *s = &v->s;
+  int64_t total = kvsim_request_total_tokens(r);
+  int64_t res = s->cfg.max_model_len;
+  if (v->pow2) {
+    res = 1;
+    while (res < total)
+      res *= 2;
+  } else if (s->cfg.oracle_lengths) {
+    res = total;
+  }
+  if (res > s->cfg.max_model_len)
+    res = s->cfg.max_model_len;
+  int64_t room = (v->space - s->kv->residual_blocks) / s->kv->num_groups * s->kv->block_size;
+  return res < room ? res : room;
+}
+
+/* First fit: the lowest start of a free gap of `len` blocks and the
+ * extent index to insert at; -1 if no gap is large enough. */
+static int64_t first_fit(const contig_t *v, int64_t len, int32_t *at) {
+  int64_t end = 0;
+  for (int32_t i = 0; i < v->count; i++) {
+    if (v->ext[i].start - end >= len) {
+      *at = i;
+      return end;
+    }
+    end = v->ext[i].start + v->ext[i].len;
+  }
+  *at = v->count;
+  return v->space - end >= len ? end : -1;
+}
+
+static int insert_extent(contig_t *v, int32_t at, int64_t start, int64_t len,
+                         const kvsim_request_t *r) {
+  if (v->count == v->ecap) {
+    int32_t cap = v->ecap ? v->ecap * 2 : 64;
+    extent_t *e = realloc(v->ext, (size_t)cap * sizeof *e);
+    if (!e)
+      return KVSIM_ENOMEM;
+    v->ext = e;
+    v->ecap = cap;
+  }
+  memmove(&v->ext[at + 1], &v->ext[at], (size_t)(v->count - at) * sizeof *v->ext);
+  v->ext[at] = (extent_t){start, len, r};
+  v->count++;
+  return KVSIM_OK;
+}
+
+static void remove_extent(contig_t *v, const kvsim_request_t *r) {
+  for (int32_t i = 0; i < v->count; i++)
+    if (v->ext[i].r == r) {
+      memmove(&v->ext[i], &v->ext[i + 1], (size_t)(v->count - i - 1) * sizeof *v->ext);
+      v->count--;
+      return;
+    }
+}
+
+static void step_add(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  r->step_new = (int32_t)n;
+  kvsim_reqvec_push(&step->reqs, r);
+  step->num_tokens += n;
+}
+
+static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  contig_t *v = (contig_t *)s;
+  int64_t used = 0;
+  /* Running requests decode one token each inside their reservation. */
+  for (int32_t i = 0; i < s->running.n; i++) {
+    kvsim_request_t *r = s->running.v[i];
+    int64_t n = r->num_tokens - r->num_computed;
+    assert(r->num_computed + n <= r->reserved_tokens);
+    step_add(step, r, n);
+    used += n;
+  }
+  /* Requests join in arrival order while the budget, max_num_seqs and a
+   * free extent allow; the first that does not fit stops the queue. */
+  while (s->waiting.n && s->running.n < s->cfg.max_num_seqs) {
+    kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
+    int64_t n = r->num_tokens - r->num_computed;
+    /* A prompt beyond the budget still runs alone, or it never would. */
+    if (used + n > s->cfg.max_num_batched_tokens && step->reqs.n > 0)
+      break;
+    int64_t res = reservation(v, r);
+    int64_t len = blocks_for(s->kv, res);
+    int32_t at;
+    int64_t start = first_fit(v, len, &at);
+    if (start < 0)
+      break; /* no gap: possibly external fragmentation (enough free in total) */
+    if (insert_extent(v, at, start, len, r) < 0)
+      break;
+    if (!kvsim_kvcache_allocate(s->kv, r, 0, res, 0)) {
+      remove_extent(v, r); /* cannot happen: the pool has every free extent's blocks */
+      break;
+    }
+    assert(kvsim_kvcache_held(s->kv, r) == len);
+    kvsim_waitq_pop(&s->waiting);
+    r->reserved_tokens = cdiv(res, s->kv->block_size) * s->kv->block_size;
+    r->status = KVSIM_REQ_RUNNING;
+    if (r->first_scheduled == KVSIM_TIME_NEVER)
+      r->first_scheduled = now;
+    kvsim_reqvec_push(&s->running, r);
+    step_add(step, r, n);
+    used += n;
+  }
+}
+
+static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                   kvsim_reqvec_t *finished) {
+  contig_t *v = (contig_t *)s;
+  int32_t first = finished->n;
+  kvsim_sched_update_tokens(s, now, step, finished);
+  /* A finished request's blocks are free (update_tokens); so is its extent. */
+  for (int32_t i = first; i < finished->n; i++)
+    remove_extent(v, finished->v[i]);
+}
+
+static int init_common(kvsim_sched_t *s, bool pow2) {
+  contig_t *v = (contig_t *)s;
+  v->space = kvsim_pool_usable(&s->kv->pool);
+  v->pow2 = pow2;
+  return KVSIM_OK;
+}
+
+static int init_max(kvsim_sched_t *s, kvsim_err *err) {
+  (void)err;
+  return init_common(s, false);
+}
+
+static int init_pow2(kvsim_sched_t *s, kvsim_err *err) {
+  (void)err;
+  return init_common(s, true);
+}
+
+static void fini(kvsim_sched_t *s) { free(((contig_t *)s)->ext); }
+
+static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+  (void)now;
+  kvsim_waitq_push_back(&s->waiting, r);
+}
+
+const kvsim_sched_ops_t kvsim__sched_contiguous = {
+    .name = "contiguous",
+    .help = "Orca-style iteration-level batching, contiguous max_model_len reservation per "
+            "request (true length with oracle_lengths)",
+    .size = sizeof(contig_t),
+    .init = init_max,
+    .fini = fini,
+    .add = add,
+    .schedule = schedule,
+    .update = update,
+};
+
+const kvsim_sched_ops_t kvsim__sched_contiguous_pow2 = {
+    .name = "contiguous-pow2",
+    .help = "contiguous, reserving the true length rounded up to a power of two (Orca Pow2)",
+    .size = sizeof(contig_t),
+    .init = init_pow2,
+    .fini = fini,
+    .add = add,
+    .schedule = schedule,
+    .update = update,
+};

@@ -1,0 +1,234 @@
+/* static: FasterTransformer-style static batching (DESIGN.md 4), the
+ * vLLM paper's FasterTransformer baseline (Kwon et al., SOSP 2023,
+ * section 6.1): a scheduler hands FT the earliest-arrived requests, up to
+ * a batch size as large as GPU memory allows.
+ *
+ * A batch forms only when the previous one has fully ended: up to
+ * max_num_seqs waiting requests, FCFS, as many as fit with max_model_len
+ * tokens of KV reserved per slot (FT allocates its cache for
+ * max_batch_size x max_seq_len up front). The prompts run together padded
+ * to the longest (FT's context decoder takes a [batch, max_input_len]
+ * tensor: padding is computed), then one decode step per token until the
+ * longest member is done. A member that finishes early streams its last
+ * token and is reported then, but keeps its slot — its memory and its batch
+ * position, still computed each step — until the batch ends. There is no
+ * token budget (FT has none) and no preemption.
+ *
+ * Memory: each slot holds paged blocks for its whole reservation (so the
+ * pool's usage and the invariant check see it) and r->reserved_tokens says
+ * it is a reservation (replica.c's waste sampling). Finished members'
+ * slots move to profile-owned placeholder requests exposed through the
+ * `held` op until the batch ends; the sampling counts a finished slot's
+ * tokens as held (their KV is still there) and the rest of it as reserved.
+ * Padding is charged as compute in the prefill step but is not KV of the
+ * member (decode steps read each member's own tokens only). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/sched.h"
+
+typedef struct static_sched {
+  kvsim_sched_t s;
+  int64_t slot_tokens; /* KV reserved per slot */
+  int32_t slots;       /* batch size: min(max_num_seqs, pool / slot) */
+  bool active;         /* a batch is in flight */
+  bool prefilled;      /* its (padded) prefill step has run */
+  int64_t pad_len;     /* the batch's longest prompt */
+  /* Slots of finished members: placeholders that own the blocks. */
+  kvsim_request_t *ghosts;
+  kvsim_request_t **ghost_ptrs;
+  int32_t nghosts;
+  /* The prefill step's padding: per short member, a placeholder computing
+   * its prompt's padding, so that the step pays for it while the member's
+   * own tokens (and the waste sampling) stay real. */
+  kvsim_request_t *pads;
+} static_t;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Blocks the KV manager gives `tokens` tokens: one table per group plus
+ * the quantized cache's residual blocks (kvcache.c). */
+static int64_t blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
+  return (int64_t)kv->num_groups * cdiv(tokens, kv->block_size) + kv->residual_blocks;
+}
+
+static int init(kvsim_sched_t *s, kvsim_err *err) {
+  static_t *v = (static_t *)s;
+  const kvsim_kvcache_t *kv = s->kv;
+  int64_t usable = kvsim_pool_usable(&kv->pool);
+  v->slot_tokens = s->cfg.max_model_len;
+  if (blocks_for(kv, v->slot_tokens) > usable) {
+    /* A pool smaller than one max_model_len slot: one slot of what there
+     * is (the gateway rejects requests that do not fit the pool). */
+    v->slot_tokens = (usable - kv->residual_blocks) / kv->num_groups * kv->block_size;
+    if (v->slot_tokens <= 0)
+      return kvsim_err_set(err, KVSIM_ENOFIT, "static: %lld KV blocks hold no slot",
+                           (long long)usable);
+  }
+  int64_t fit = usable / blocks_for(kv, v->slot_tokens);
+  v->slots = (int32_t)(fit < s->cfg.max_num_seqs ? fit : s->cfg.max_num_seqs);
+  if (v->slots < 1)
+    v->slots = 1;
+  v->ghosts = calloc((size_t)v->slots, sizeof *v->ghosts);
+  v->ghost_ptrs = calloc((size_t)v->slots, sizeof *v->ghost_ptrs);
+  v->pads = calloc((size_t)v->slots, sizeof *v->pads);
+  if (!v->ghosts || !v->ghost_ptrs || !v->pads) {
+    free(v->ghosts);
+    free(v->ghost_ptrs);
+    free(v->pads);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "static: out of memory for %d slots", v->slots);
+  }
+  return KVSIM_OK;
+}
+
+static void fini(kvsim_sched_t *s) {
+  static_t *v = (static_t *)s;
+  for (int32_t i = 0; v->ghosts && i < v->slots; i++)
+    for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
+      free(v->ghosts[i].blocks[g].ids);
+  free(v->ghosts);
+  free(v->ghost_ptrs);
+  free(v->pads);
+}
+
+static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+  (void)now;
+  kvsim_waitq_push_back(&s->waiting, r);
+}
+
+static void step_add(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  r->step_new = (int32_t)n;
+  kvsim_reqvec_push(&step->reqs, r);
+  step->num_tokens += n;
+}
+
+/* Forms a batch from the head of the waiting queue, each member with its
+ * slot reserved. */
+static void form_batch(static_t *v, kvsim_time_ns now) {
+  kvsim_sched_t *s = &v->s;
+  v->pad_len = 0;
+  while (s->waiting.n && s->running.n < v->slots) {
+    kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
+    if (!kvsim_kvcache_allocate(s->kv, r, 0, v->slot_tokens, 0))
+      break; /* cannot happen: slots x slot blocks <= pool */
+    kvsim_waitq_pop(&s->waiting);
+    r->reserved_tokens = v->slot_tokens;
+    r->status = KVSIM_REQ_RUNNING;
+    r->first_scheduled = now;
+    kvsim_reqvec_push(&s->running, r);
+    if (r->num_tokens > v->pad_len)
+      v->pad_len = r->num_tokens;
+  }
+  if (s->running.n) {
+    v->active = true;
+    v->prefilled = false;
+  }
+}
+
+static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  static_t *v = (static_t *)s;
+  if (!v->active)
+    form_batch(v, now);
+  if (!v->active)
+    return;
+  if (!v->prefilled) {
+    /* Every member computes the padded prompt length: its prompt, then a
+     * placeholder for the padding after it, with the prompt as context —
+     * the same attention pairs as one sequence of pad_len tokens. */
+    for (int32_t i = 0; i < s->running.n; i++) {
+      kvsim_request_t *r = s->running.v[i];
+      step_add(step, r, r->num_tokens);
+      if (r->num_tokens < v->pad_len) {
+        kvsim_request_t *p = &v->pads[i];
+        p->status = KVSIM_REQ_PENDING; /* not a request: update skips it */
+        p->num_computed = r->num_tokens;
+        step_add(step, p, v->pad_len - r->num_tokens);
+      }
+    }
+    return;
+  }
+  for (int32_t i = 0; i < s->running.n; i++)
+    step_add(step, s->running.v[i], 1);
+  /* Finished members keep their batch position: FT decodes the whole batch. */
+  for (int32_t i = 0; i < v->nghosts; i++)
+    step_add(step, v->ghost_ptrs[i], 1);
+}
+
+/* A finished member's slot passes to a placeholder that holds its blocks
+ * (the request itself is reported and recycled now). */
+static void keep_slot(static_t *v, kvsim_request_t *r) {
+  kvsim_request_t *g = &v->ghosts[v->nghosts];
+  for (int t = 0; t < KVSIM_MAX_KV_GROUPS; t++) {
+    kvsim_blocks_t tmp = g->blocks[t]; /* empty: freed when its batch ended */
+    g->blocks[t] = r->blocks[t];
+    r->blocks[t] = tmp;
+  }
+  g->spec.id = r->spec.id;
+  g->replica = r->replica;
+  g->status = KVSIM_REQ_FINISHED;
+  g->num_prompt = r->num_prompt;
+  g->num_tokens = r->num_tokens;
+  g->num_computed = r->num_computed;
+  g->reserved_tokens = r->reserved_tokens;
+  g->step_new = 0;
+  v->ghost_ptrs[v->nghosts++] = g;
+}
+
+static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                   kvsim_reqvec_t *finished) {
+  static_t *v = (static_t *)s;
+  for (int32_t i = 0; i < step->reqs.n; i++) {
+    kvsim_request_t *r = step->reqs.v[i];
+    int64_t n = r->step_new;
+    r->step_new = 0;
+    if (r->status != KVSIM_REQ_RUNNING)
+      continue; /* padding or a finished member's slot: work, no token */
+    if (!v->prefilled)
+      s->prompt_tokens_total += n;
+    r->num_computed += n;
+    r->num_output++;
+    r->num_tokens++;
+    s->generation_tokens_total++;
+    r->last_token = now;
+    if (r->first_token == KVSIM_TIME_NEVER)
+      r->first_token = now;
+    if (r->num_output >= r->spec.output_tokens) {
+      r->status = KVSIM_REQ_FINISHED;
+      r->finish = now;
+      keep_slot(v, r);
+      kvsim_reqvec_push(finished, r);
+    }
+  }
+  v->prefilled = true;
+  int32_t w = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i]->status == KVSIM_REQ_RUNNING)
+      s->running.v[w++] = s->running.v[i];
+  s->running.n = w;
+  if (v->active && s->running.n == 0) {
+    /* The longest member is done: the batch ends and frees every slot. */
+    for (int32_t i = 0; i < v->nghosts; i++)
+      kvsim_kvcache_free(s->kv, v->ghost_ptrs[i]);
+    v->nghosts = 0;
+    v->active = false;
+  }
+}
+
+static int32_t held(const kvsim_sched_t *s, kvsim_request_t *const **out) {
+  const static_t *v = (const static_t *)s;
+  *out = v->ghost_ptrs;
+  return v->nghosts;
+}
+
+const kvsim_sched_ops_t kvsim__sched_static = {
+    .name = "static",
+    .help = "static batching (FasterTransformer): fixed batches run to their longest member, "
+            "max_model_len reserved per slot",
+    .size = sizeof(static_t),
+    .init = init,
+    .fini = fini,
+    .add = add,
+    .schedule = schedule,
+    .update = update,
+    .held = held,
+};
