@@ -50,6 +50,7 @@ typedef struct kvsim_run_stats {
   int64_t rejected_too_long, rejected_admission, rejected_no_fit;
   int64_t preemptions, requests_preempted;
   int64_t prefix_queries, prefix_hits, prefix_preempted_queries, prefix_preempted_hits;
+  int64_t prefix_isolation_lost;
   int64_t prompt_tokens, generation_tokens, cached_tokens;
   int64_t steps;
   kvsim_time_ns first_arrival, last_finish, end_time;

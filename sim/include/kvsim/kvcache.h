@@ -44,9 +44,14 @@ typedef struct kvsim_kvcache {
   const kvsim_request_t *hit_req;
   kvsim_block_id *alloc_tmp;
   int32_t alloc_cap;
-  /* Prefix-cache counters in tokens (vllm:prefix_cache_queries/hits). */
+  /* Prefix-cache counters in tokens (vllm:prefix_cache_queries/hits);
+   * lookups of previously preempted requests are counted apart. */
   int64_t queries, hits;
   int64_t preempted_queries, preempted_hits;
+  /* Tenant isolation (cache salt): the largest tenant id seen, and hit
+   * tokens lost because the content was cached under another tenant. */
+  int32_t max_tenant;
+  int64_t isolation_lost;
 } kvsim_kvcache_t;
 
 int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,

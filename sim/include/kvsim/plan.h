@@ -82,7 +82,9 @@ typedef struct kvsim_plan {
   int num_groups, group_size;
   kvsim_plan_group_t groups[KVSIM_PLAN_MAX_GROUPS];
   int binding_stage;
-  /* int8/int4 caches: unquantized residual window per request. */
+  /* int8/int4 caches: the scale/zero-point bytes inside per_token_kv_bytes,
+   * and the unquantized residual window each request holds. */
+  int64_t kv_scale_bytes_per_token;
   int64_t residual_bytes_per_request;
   /* Verdict. */
   bool fits;

@@ -106,9 +106,6 @@ static int pull_one(run_t *r) {
   q->spec.segments = NULL;
   q->spec.num_segments = 0;
   r->in_flight++;
-  r->st->requests_arrived++;
-  if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
-    r->st->first_arrival = q->arrival;
   return kvsim_eventq_push(&r->q, q->arrival, EV_ARRIVAL, q->slot);
 }
 
@@ -188,6 +185,9 @@ static int32_t route(run_t *r) {
 
 static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim_request_t *q = kvsim__reqpool_at(&r->pool, slot);
+  r->st->requests_arrived++;
+  if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
+    r->st->first_arrival = q->arrival;
   int32_t ri = route(r);
   kvsim__replica_t *rep = &r->reps[ri];
   q->replica = ri;
@@ -345,20 +345,26 @@ static void teardown(run_t *r) {
   free(r->dl);
 }
 
-/* Requests still inside replicas when the run stops are reported as such. */
+/* Requests still inside the system when the run stops are reported as
+ * such: running, waiting, and swapped out (a profile's held list). Static
+ * batches' placeholders of finished members were already reported and
+ * are skipped. A request pulled but not yet arrived is not part of the
+ * run. */
 static int report_leftovers(run_t *r) {
   for (int32_t i = 0; i < r->nrep; i++) {
     kvsim_sched_t *s = r->reps[i].sched;
-    for (int32_t k = 0; k < s->running.n; k++) {
-      int rc = emit_request(r, s->running.v[k]);
-      if (rc < 0)
+    int rc;
+    for (int32_t k = 0; k < s->running.n; k++)
+      if ((rc = emit_request(r, s->running.v[k])) < 0)
         return rc;
-    }
-    for (int32_t k = 0; k < s->waiting.n; k++) {
-      int rc = emit_request(r, kvsim_waitq_at(&s->waiting, k));
-      if (rc < 0)
+    for (int32_t k = 0; k < s->waiting.n; k++)
+      if ((rc = emit_request(r, kvsim_waitq_at(&s->waiting, k))) < 0)
         return rc;
-    }
+    kvsim_request_t *const *held = NULL;
+    int32_t n = s->ops->held ? s->ops->held(s, &held) : 0;
+    for (int32_t k = 0; k < n; k++)
+      if (held[k]->status == KVSIM_REQ_SWAPPED && (rc = emit_request(r, held[k])) < 0)
+        return rc;
   }
   return KVSIM_OK;
 }
@@ -431,6 +437,7 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
     stats->prefix_hits += rep->kv.hits;
     stats->prefix_preempted_queries += rep->kv.preempted_queries;
     stats->prefix_preempted_hits += rep->kv.preempted_hits;
+    stats->prefix_isolation_lost += rep->kv.isolation_lost;
     stats->prompt_tokens += rep->sched->prompt_tokens_total;
     stats->generation_tokens += rep->sched->generation_tokens_total;
     stats->steps += rep->steps;

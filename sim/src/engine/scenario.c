@@ -437,6 +437,9 @@ int kvsim_scenario_parse(const char *json_text, const char *where, const char *b
     }
     sc->plan.disable_hybrid_kv_cache_manager = true;
   }
+  /* V0's CacheConfig.swap_space defaults to 4 GiB per GPU. */
+  if (!strcmp(sc->profile, "vllm-v0") && !(eng && cJSON_GetObjectItem(eng, "swap_space")))
+    sc->swap_space_gib = 4;
   if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP && v1) {
     rc = kvsim_err_set(err, KVSIM_EINVAL,
                        "%s: engine.swap_space is V0's (vllm-v1 preempts by recompute only; use "

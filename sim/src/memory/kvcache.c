@@ -20,9 +20,21 @@ static inline uint64_t mix64(uint64_t x) {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* A tenant's cache salt. vLLM mixes cache_salt into the first block's
+ * extra keys, so every hash of the chain differs per tenant; salting each
+ * block's key with the tenant is the same isolation, and keeps the
+ * unsalted chain at hand to measure what isolation costs. */
+static uint64_t salt(int32_t tenant) {
+  return tenant ? mix64(0x2545f4914f6cdd1dull ^ (uint64_t)(uint32_t)tenant) : 0;
+}
+
 static uint64_t group_key(uint64_t hash, int g) {
   /* The prefix cache is keyed by (block hash, KV cache group). */
   return g ? mix64(hash + 0x9e3779b97f4a7c15ull * (uint64_t)g) : hash;
+}
+
+static uint64_t block_key(const kvsim_request_t *r, int32_t k, int g) {
+  return group_key(r->hashes[k] ^ salt(r->spec.tenant), g);
 }
 
 int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,
@@ -126,9 +138,7 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
     r->hashes_cap = cap;
   }
   while (r->num_hashes < upto) {
-    uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1]
-                               /* cache_salt is an extra key of the first block only */
-                               : mix64(NONE_HASH ^ (uint64_t)(uint32_t)r->spec.tenant);
+    uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1] : NONE_HASH;
     int64_t need = bs;
     while (need > 0) {
       if (r->hash_seg >= r->num_segs)
@@ -190,7 +200,7 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
     for (int g = 0; g < kv->num_groups && ok; g++) {
       if (kv->sliding[g])
         continue;
-      kvsim_block_id b = kvsim_pool_lookup(&kv->pool, group_key(r->hashes[L], g));
+      kvsim_block_id b = kvsim_pool_lookup(&kv->pool, block_key(r, L, g));
       ok = b > 0;
       kv->hit_ids[g * kv->hit_cap + L] = b;
     }
@@ -208,7 +218,7 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
         from = 0;
       int32_t k = L - 1;
       for (; k >= from; k--) {
-        kvsim_block_id b = kvsim_pool_lookup(&kv->pool, group_key(r->hashes[k], g));
+        kvsim_block_id b = kvsim_pool_lookup(&kv->pool, block_key(r, k, g));
         if (b <= 0)
           break;
         kv->hit_ids[g * kv->hit_cap + k] = b;
@@ -223,27 +233,49 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   }
   kv->hit_blocks = L;
   kv->ext_blocks = 0;
+  if (r->spec.tenant > kv->max_tenant)
+    kv->max_tenant = r->spec.tenant;
+  if (kv->max_tenant > 0 && !preempted) {
+    /* What isolation costs: the blocks after the hit that another
+     * tenant's identical content has cached (group 0, the first full
+     * group). An estimate over the cache as it is. */
+    int32_t X = L;
+    for (; X < avail; X++) {
+      bool any = false;
+      for (int32_t t = 0; t <= kv->max_tenant && !any; t++)
+        any = t != r->spec.tenant &&
+              kvsim_pool_lookup(&kv->pool, group_key(r->hashes[X] ^ salt(t), 0)) > 0;
+      if (!any)
+        break;
+    }
+    kv->isolation_lost += (int64_t)(X - L) * bs;
+  }
   if (kv->cpu) {
     /* The connector continues where the GPU cache stops (it matches only
      * blocks the GPU does not have; num_external_computed_tokens). */
     int32_t E = 0;
     if (kv->seen)
       for (int32_t k = 0; k < avail; k++)
-        kv->seen[r->hashes[k] & (SEEN_SLOTS - 1)]++;
-    while (L + E < avail && kvsim_cpu_tier_lookup(kv->cpu, r->hashes[L + E]))
+        kv->seen[(r->hashes[k] ^ salt(r->spec.tenant)) & (SEEN_SLOTS - 1)]++;
+    while (L + E < avail && kvsim_cpu_tier_lookup(kv->cpu, r->hashes[L + E] ^ salt(r->spec.tenant)))
       E++;
     kv->ext_blocks = E;
     kv->ext_queries += r->num_tokens - (int64_t)L * bs;
     kv->ext_hits += (int64_t)E * bs;
   }
   /* vllm:prefix_cache_hits counts the GPU cache; the connector's hits go
-   * to vllm:external_prefix_cache_hits. */
+   * to vllm:external_prefix_cache_hits. Lookups of previously preempted
+   * requests are tallied apart (PrefixCacheStats.record, vllm/v1/metrics/
+   * stats.py), so a resumed request re-hitting its own blocks does not
+   * inflate the hit rate. Like get_computed_blocks, every lookup counts,
+   * including a blocked head of the waiting queue looked up again. */
   int64_t local = (int64_t)L * bs;
-  kv->queries += r->num_tokens;
-  kv->hits += local;
   if (preempted) {
     kv->preempted_queries += r->num_tokens;
     kv->preempted_hits += local;
+  } else {
+    kv->queries += r->num_tokens;
+    kv->hits += local;
   }
   return local + (int64_t)kv->ext_blocks * bs;
 }
@@ -292,12 +324,12 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
     for (int32_t k = first; k < full && k < t->len; k++) {
       kvsim_block_id b = t->ids[k];
       if (b > 0 && kv->pool.hash[b] == 0)
-        kvsim_pool_cache(&kv->pool, b, group_key(r->hashes[k], g));
+        kvsim_pool_cache(&kv->pool, b, block_key(r, k, g));
     }
   }
   if (kv->cpu)
     for (int32_t k = first; k < full; k++)
-      offload_store(kv, r->hashes[k]);
+      offload_store(kv, r->hashes[k] ^ salt(r->spec.tenant));
 }
 
 bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,

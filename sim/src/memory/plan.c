@@ -330,6 +330,12 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
     pl->num_gpu_blocks = p->num_gpu_blocks_override;
   pl->per_token_kv_bytes = per_layer_token * pl->num_layers;
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
+    /* The per-group scales and zero points inside each head vector. */
+    int64_t groups = cdiv(head, p->kv_quant_group);
+    pl->kv_scale_bytes_per_token =
+        groups * 4 * pl->kv_heads_per_rank * kvsim_model_kv_factor(m) * pl->num_layers;
+  }
+  if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The residual window stays in the model dtype. */
     pl->residual_bytes_per_request = (int64_t)p->kv_residual_tokens * pl->kv_heads_per_rank *
                                      pl->head_dim * kvsim_model_kv_factor(m) * m->dtype_bytes *

@@ -17,8 +17,10 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   p->num_blocks = num_blocks;
   size_t n = (size_t)num_blocks;
   uint32_t cap = 16;
-  /* Load <= 1/4: short probe runs for lookups, inserts and deletions. */
-  while (cap < 4u * (uint32_t)num_blocks)
+  /* Load <= 1/4 (1/2 past a million blocks, to bound memory): short
+   * probe runs for lookups, inserts and deletions. */
+  uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
+  while (cap < want)
     cap *= 2;
   p->ref_cnt = calloc(n, sizeof *p->ref_cnt);
   p->hash = calloc(n, sizeof *p->hash);
@@ -60,7 +62,7 @@ static uint32_t slot_of(const kvsim_pool_t *p, uint64_t key) {
   return (uint32_t)(key ^ (key >> 29)) & p->map_mask;
 }
 
-/* Linear probing at load <= 1/4 with backward-shift deletion: no
+/* Linear probing at low load with backward-shift deletion: no
  * tombstones, so probe runs stay short however much the cache churns. */
 kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash) {
   uint64_t key = key_of(hash);

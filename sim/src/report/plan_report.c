@@ -41,6 +41,8 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   cJSON_AddNumberToObject(o, "kv_cache_tokens", (double)pl->kv_cache_tokens);
   cJSON_AddNumberToObject(o, "blocks_per_request", (double)pl->blocks_per_request_max);
   cJSON_AddNumberToObject(o, "max_concurrency", pl->max_concurrency);
+  if (pl->kv_scale_bytes_per_token)
+    cJSON_AddNumberToObject(o, "kv_scale_bytes_per_token", (double)pl->kv_scale_bytes_per_token);
   if (pl->residual_bytes_per_request)
     cJSON_AddNumberToObject(o, "kv_residual_bytes_per_request",
                             (double)pl->residual_bytes_per_request);

@@ -416,6 +416,17 @@ static cJSON *build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st) 
   cJSON_AddNumberToObject(pc, "hits_tokens", (double)st->prefix_hits);
   cJSON_AddNumberToObject(pc, "hit_rate",
                           st->prefix_queries ? (double)st->prefix_hits / (double)st->prefix_queries : 0);
+  /* Per request, as vllm:prompt_tokens_cached counts it: the hit of each
+   * request's first admission over its prompt, not inflated by a blocked
+   * request being looked up again every step. */
+  cJSON_AddNumberToObject(pc, "prompt_tokens_cached", (double)st->cached_tokens);
+  cJSON_AddNumberToObject(pc, "prompt_tokens_cached_fraction",
+                          o->finished_prompt_tokens ? (double)st->cached_tokens / (double)o->finished_prompt_tokens : 0);
+  cJSON_AddNumberToObject(pc, "hits_lost_to_tenant_isolation_tokens", (double)st->prefix_isolation_lost);
+  cJSON_AddNumberToObject(pc, "hit_rate_without_isolation",
+                          st->prefix_queries ? (double)(st->prefix_hits + st->prefix_isolation_lost) /
+                                                   (double)st->prefix_queries
+                                             : 0);
   cJSON_AddNumberToObject(pc, "preempted_queries_tokens", (double)st->prefix_preempted_queries);
   cJSON_AddNumberToObject(pc, "preempted_hits_tokens", (double)st->prefix_preempted_hits);
 
