@@ -1,5 +1,6 @@
 /* kvsim run: simulate a scenario and write timeseries.csv, requests.csv and
  * summary.json. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,25 @@
 
 #include "args.h"
 #include "commands.h"
-#include "kvsim/engine.h"
 #include "kvsim/report.h"
-#include "kvsim/run_output.h"
-#include "kvsim/scenario.h"
+#include "runner.h"
+
+/* One line for a terminal: where the results are and the headline figures,
+ * with the calibration's +/- band when the GPU has one. */
+static void print_line(const cli_run_result *r, const char *dir) {
+  const cJSON *s = r->summary;
+  double ttft50 = cli_summary_num(s, "latency.ttft_s.p50"), ttft99 = cli_summary_num(s, "latency.ttft_s.p99");
+  double band = cli_summary_num(s, "latency.uncertainty.ttft_p99_s");
+  char pm[48] = "";
+  if (!isnan(band) && band > 0)
+    snprintf(pm, sizeof pm, " +/- %.3f s", band);
+  printf("%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; TTFT p50 %.3f s, "
+         "p99 %.3f s%s; TPOT p50 %.4f s; KV peak %.1f%%; %lld preemptions -> %s/\n",
+         r->name, (long long)r->stats.requests_arrived, (long long)r->stats.requests_finished,
+         (long long)r->stats.requests_rejected, kvsim_time_to_s(r->stats.end_time), ttft50, ttft99, pm,
+         cli_summary_num(s, "latency.tpot_s.p50"), 100 * r->stats.kv_usage_peak,
+         (long long)r->stats.preemptions, dir);
+}
 
 int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
@@ -35,59 +51,28 @@ int cmd_run(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
   if (npos != 1)
     return cli_fail("run", "expected one SCENARIO.json (see kvsim run --help)");
-
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+#ifdef KVSIM_CHECK_INVARIANTS
+  check = true; /* debug builds check every step (DESIGN.md section 6) */
+#endif
+  bool show = !quiet && (progress || isatty(2));
   kvsim_err err = {0};
-  kvsim_scenario_t sc;
-  if (kvsim_scenario_load(pos[0], sets.items, sets.n, &sc, &err) < 0)
+  cli_run_result res;
+  rc = cli_run_scenario(pos[0], sets.items, sets.n, out ? out : "", show, check, &res, &err);
+  if (rc < 0)
     return cli_fail("run", "%s", err.msg);
   char dir[4096];
-  if (out)
-    snprintf(dir, sizeof dir, "%s", out);
-  else
-    snprintf(dir, sizeof dir, "results/%s", sc.name);
-#ifdef KVSIM_CHECK_INVARIANTS
-  check = true;
-#endif
-  kvsim_run_output_t *o = NULL;
-  bool show = !quiet && (progress || isatty(2));
-  if (kvsim_run_output_open(dir, &sc, show, &o, &err) < 0) {
-    kvsim_run_output_close(o);
-    kvsim_scenario_fini(&sc);
-    return cli_fail("run", "%s", err.msg);
-  }
-  kvsim_sink_t sink = kvsim_run_output_sink(o);
-  kvsim_run_opts_t opts = {.check_invariants = check};
-  kvsim_run_stats_t st;
-  rc = kvsim_run(&sc, &opts, &sink, &st, &err);
-  if (show)
-    fputs("\r\033[K", stderr);
-  if (rc == KVSIM_OK)
-    rc = kvsim_run_output_finish(o, &st, true, &err);
-  if (rc < 0) {
-    kvsim_run_output_close(o);
-    kvsim_scenario_fini(&sc);
-    return cli_fail("run", "%s", err.msg);
-  }
-  const cJSON *sum = kvsim_run_output_summary(o);
+  snprintf(dir, sizeof dir, "%s", out ? out : "results/");
+  if (!out)
+    snprintf(dir, sizeof dir, "results/%s", res.name);
   if (print_summary) {
-    char *s = kvsim_report_json_string(sum);
+    char *s = kvsim_report_json_string(res.summary);
     puts(s);
     free(s);
   } else if (!quiet) {
-    const cJSON *lat = cJSON_GetObjectItem(sum, "latency");
-    const cJSON *ttft = cJSON_GetObjectItem(lat, "ttft_s"), *tpot = cJSON_GetObjectItem(lat, "tpot_s");
-    printf("%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; "
-           "TTFT p50 %.3f s p99 %.3f s; TPOT p50 %.4f s; KV peak %.1f%%; %lld preemptions -> %s/\n",
-           sc.name, (long long)st.requests_arrived, (long long)st.requests_finished,
-           (long long)st.requests_rejected, kvsim_time_to_s(st.end_time),
-           cJSON_GetObjectItem(ttft, "p50")->valuedouble, cJSON_GetObjectItem(ttft, "p99")->valuedouble,
-           cJSON_GetObjectItem(tpot, "p50")->valuedouble, 100 * st.kv_usage_peak,
-           (long long)st.preemptions, dir);
+    print_line(&res, dir);
   }
-  kvsim_run_output_close(o);
-  kvsim_scenario_fini(&sc);
   if (bench) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -96,8 +81,9 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr,
             "{\"requests\": %lld, \"wall_s\": %.3f, \"requests_per_wall_s\": %.0f, "
             "\"peak_rss_mb\": %.1f, \"steps\": %lld}\n",
-            (long long)st.requests_arrived, wall, (double)st.requests_arrived / wall,
-            (double)ru.ru_maxrss / 1024.0, (long long)st.steps);
+            (long long)res.stats.requests_arrived, wall, (double)res.stats.requests_arrived / wall,
+            (double)ru.ru_maxrss / 1024.0, (long long)res.stats.steps);
   }
+  cli_run_result_fini(&res);
   return 0;
 }
