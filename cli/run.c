@@ -45,12 +45,11 @@ int cmd_run(int argc, char **argv) {
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
-  int rc = cli_parse("run", "SCENARIO.json [--set KEY=VAL]... [--out DIR] [--quiet]", args, argc,
-                     argv, 2, pos, 1, &npos);
+  int rc = cli_parse("run", "[SCENARIO.json] [--set KEY=VAL]... [--out DIR] [--quiet]\n\n"
+                     "Without SCENARIO.json runs the embedded default study (configs/scenarios/default.json).",
+                     args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
-  if (npos != 1)
-    return cli_fail("run", "expected one SCENARIO.json (see kvsim run --help)");
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
 #ifdef KVSIM_CHECK_INVARIANTS
@@ -59,7 +58,7 @@ int cmd_run(int argc, char **argv) {
   bool show = !quiet && (progress || isatty(2));
   kvsim_err err = {0};
   cli_run_result res;
-  rc = cli_run_scenario(pos[0], sets.items, sets.n, out ? out : "", show, check, &res, &err);
+  rc = cli_run_scenario(npos ? pos[0] : NULL, sets.items, sets.n, out ? out : "", show, check, &res, &err);
   if (rc < 0)
     return cli_fail("run", "%s", err.msg);
   char dir[4096];

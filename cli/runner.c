@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/catalog.h"
 #include "kvsim/run_output.h"
 #include "kvsim/scenario.h"
 
@@ -11,7 +12,16 @@ int cli_run_scenario(const char *path, const char *const *sets, int nsets, const
                      bool progress, bool check_invariants, cli_run_result *res, kvsim_err *err) {
   memset(res, 0, sizeof *res);
   kvsim_scenario_t sc;
-  int rc = kvsim_scenario_load(path, sets, nsets, &sc, err);
+  int rc;
+  if (path) {
+    rc = kvsim_scenario_load(path, sets, nsets, &sc, err);
+  } else {
+    /* The embedded default study: a synthetic workload, no files needed. */
+    const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_SCENARIO, "default");
+    rc = e ? kvsim_scenario_parse(e->json, "configs/scenarios/default.json (embedded)", ".", sets,
+                                  nsets, &sc, err)
+           : kvsim_err_set(err, KVSIM_ENOENT, "no embedded default scenario");
+  }
   if (rc < 0)
     return rc;
   snprintf(res->name, sizeof res->name, "%s", sc.name);

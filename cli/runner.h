@@ -16,7 +16,7 @@ typedef struct cli_run_result {
   char name[128];
 } cli_run_result;
 
-/* Loads `path` with `sets`, runs it, writes outputs into `dir` (NULL: no
+/* Loads `path` (NULL: the embedded default scenario) with `sets`, runs it, writes outputs into `dir` (NULL: no
  * files; "" : results/<scenario name>). Returns 0 or a negative code with
  * err set (bad scenario, plan that does not fit, bad trace row). */
 int cli_run_scenario(const char *path, const char *const *sets, int nsets, const char *dir,

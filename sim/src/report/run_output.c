@@ -321,7 +321,7 @@ static void add_slo(cJSON *slo, const char *key, double target, double actual) {
     return;
   cJSON *t = cJSON_AddObjectToObject(slo, key);
   cJSON_AddNumberToObject(t, "target", target);
-  cJSON_AddNumberToObject(t, "actual", actual);
+  cJSON_AddNumberToObject(t, "actual", rounded(actual, 1e-9));
   cJSON_AddBoolToObject(t, "met", actual <= target);
 }
 
