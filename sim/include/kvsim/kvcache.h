@@ -17,6 +17,7 @@
 typedef struct kvsim_kvcache {
   kvsim_pool_t pool;
   int32_t block_size;
+  int32_t bs_shift;            /* log2(block_size) when a power of two, else -1 */
   int32_t num_groups;
   bool sliding[KVSIM_MAX_KV_GROUPS];
   int64_t window[KVSIM_MAX_KV_GROUPS];
@@ -85,11 +86,11 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
  * to kvsim_kvcache_allocate otherwise. */
 static inline bool kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_request_t *r,
                                                   int64_t num_new) {
-  if (kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks) {
+  if (kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks && kv->bs_shift >= 0) {
+    /* Shifts, not divisions: this runs for every running request every step. */
     int64_t end = r->num_computed + num_new;
-    int64_t bs = kv->block_size;
-    if (end <= (int64_t)r->blocks[0].len * bs &&
-        (!kv->prefix_caching || end / bs == r->num_computed / bs))
+    if (end <= ((int64_t)r->blocks[0].len << kv->bs_shift) &&
+        (!kv->prefix_caching || (end >> kv->bs_shift) == (r->num_computed >> kv->bs_shift)))
       return true;
   }
   return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);
@@ -97,6 +98,10 @@ static inline bool kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_req
 
 /* Frees all blocks of a request, tail first (eviction order). */
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
+/* The same for a preempted request, whose cached blocks must stay findable
+ * for its own resumption. */
+void kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
+
 
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);

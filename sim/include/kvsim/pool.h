@@ -13,6 +13,9 @@
 
 typedef int32_t kvsim_block_id;
 #define KVSIM_NULL_BLOCK 0
+/* The hash of a block cached for a request whose content nobody else can
+ * share (no identity given): counted as cached, never in the map. */
+#define KVSIM_ANON_HASH 1ull
 
 typedef struct kvsim_pool {
   int32_t num_blocks;      /* including the null block */
@@ -55,9 +58,15 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b);
 void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b);
 
 /* Prefix cache. lookup returns the block or -1. cache registers a full
- * block under its hash unless that hash is already cached. */
+ * block (not cached yet, or anonymous) under its hash unless that hash is
+ * already cached. */
 kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash);
 void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash);
+/* Marks a full block cached without a findable hash (KVSIM_ANON_HASH). */
+static inline void kvsim_pool_cache_anon(kvsim_pool_t *p, kvsim_block_id b) {
+  if (p->hash[b] == 0)
+    p->hash[b] = KVSIM_ANON_HASH;
+}
 
 /* Checks used + cached + free = total and the queue links; returns 0 or a
  * negative code with the first broken rule in err. */

@@ -48,6 +48,12 @@ typedef struct kvsim_request {
   kvsim_blocks_t blocks[KVSIM_MAX_KV_GROUPS];
   uint64_t *hashes;
   int32_t num_hashes, hashes_cap;
+  /* A prompt with no identity (no segments) can only ever hit its own
+   * blocks, after a preemption: its full blocks are cached anonymously and
+   * given findable hashes only when it is preempted. cached_blocks is how
+   * many of its blocks the engine has cached. */
+  bool anon;
+  int32_t cached_blocks;
   /* Cursor for incremental hashing: segment index and offset of the next
    * unhashed token. */
   int32_t hash_seg;

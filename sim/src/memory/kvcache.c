@@ -46,6 +46,10 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
   if (rc < 0)
     return rc;
   kv->block_size = pl->p.block_size;
+  kv->bs_shift = -1;
+  for (int32_t k = 0; k < 31; k++)
+    if ((1 << k) == kv->block_size)
+      kv->bs_shift = k;
   kv->num_groups = pl->num_groups;
   if (kv->num_groups > KVSIM_MAX_KV_GROUPS)
     return kvsim_err_set(err, KVSIM_EUNSUP, "%d KV cache groups exceed %d", kv->num_groups,
@@ -98,8 +102,12 @@ int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   r->hash_seg = 0;
   r->hash_off = 0;
   r->num_segs = 0;
+  r->cached_blocks = 0;
+  r->anon = false;
   if (!kv->prefix_caching)
     return KVSIM_OK;
+  /* Offloading stores blocks by hash as they fill, so it hashes everything. */
+  r->anon = r->spec.num_segments == 0 && !kv->cpu;
   int32_t n = (r->spec.num_segments > 0 ? r->spec.num_segments : 1) + 1;
   if (n > r->segs_cap) {
     kvsim_segment_t *s = realloc(r->segs, (size_t)n * sizeof *s);
@@ -157,7 +165,8 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
         r->hash_off = 0;
       }
     }
-    r->hashes[r->num_hashes++] = x ? x : 1;
+    /* 0 and 1 are the pool's "no hash" and "anonymous" marks. */
+    r->hashes[r->num_hashes++] = x > KVSIM_ANON_HASH ? x : x + 2;
   }
   return upto;
 }
@@ -188,6 +197,10 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   if (!kv->prefix_caching)
     return 0;
   int32_t bs = kv->block_size;
+  if (r->anon && !preempted) {
+    kv->queries += r->num_tokens; /* a unique prompt: nothing to find */
+    return 0;
+  }
   /* max_cache_hit_length = num_tokens - 1: the last token is recomputed. */
   int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
   int32_t avail = ensure_hashes(r, max_blocks, bs);
@@ -318,6 +331,17 @@ static void remove_skipped(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t comp
 /* Caches the blocks of group g in [first, full) that are full once this
  * step's tokens are computed. */
 static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t first, int32_t full) {
+  if (r->anon) {
+    for (int g = 0; g < kv->num_groups; g++) {
+      kvsim_blocks_t *t = &r->blocks[g];
+      for (int32_t k = first; k < full && k < t->len; k++)
+        if (t->ids[k] > 0)
+          kvsim_pool_cache_anon(&kv->pool, t->ids[k]);
+    }
+    if (full > r->cached_blocks)
+      r->cached_blocks = full;
+    return;
+  }
   full = ensure_hashes(r, full, kv->block_size);
   for (int g = 0; g < kv->num_groups; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
@@ -475,6 +499,23 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
       cache_full_blocks(kv, r, first, full);
   }
   return true;
+}
+
+void kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  if (r->anon && r->cached_blocks > 0) {
+    /* Give the anonymous blocks their hashes now: the resumed request may
+     * find them again if they are not evicted first. */
+    int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
+    for (int g = 0; g < kv->num_groups; g++) {
+      kvsim_blocks_t *t = &r->blocks[g];
+      for (int32_t k = 0; k < full && k < t->len; k++) {
+        kvsim_block_id b = t->ids[k];
+        if (b > 0 && kv->pool.hash[b] == KVSIM_ANON_HASH)
+          kvsim_pool_cache(&kv->pool, b, block_key(r, k, g));
+      }
+    }
+  }
+  kvsim_kvcache_free(kv, r);
 }
 
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {

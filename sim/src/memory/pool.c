@@ -104,13 +104,20 @@ static void map_remove(kvsim_pool_t *p, uint64_t hash, kvsim_block_id b) {
 }
 
 void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
-  assert(b > 0 && b < p->num_blocks && p->hash[b] == 0);
+  assert(b > 0 && b < p->num_blocks && (p->hash[b] == 0 || p->hash[b] == KVSIM_ANON_HASH));
   uint64_t key = key_of(hash);
   uint32_t i = slot_of(p, key);
   for (;; i = (i + 1) & p->map_mask) {
     uint64_t k = p->map_keys[i];
-    if (k == key)
-      return; /* already cached by another block: this one stays anonymous */
+    if (k == key) {
+      /* Already cached by another block: this one stays unfindable. */
+      if (p->hash[b] == KVSIM_ANON_HASH) {
+        p->hash[b] = 0;
+        if (p->ref_cnt[b] == 0)
+          p->num_cached_free--;
+      }
+      return;
+    }
     if (k == MAP_EMPTY)
       break;
   }
@@ -143,7 +150,8 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
     queue_remove(p, b);
     if (p->hash[b]) {
       /* _maybe_evict_cached_block: the block leaves the prefix cache. */
-      map_remove(p, p->hash[b], b);
+      if (p->hash[b] != KVSIM_ANON_HASH)
+        map_remove(p, p->hash[b], b);
       p->hash[b] = 0;
       p->evictions++;
     }
@@ -203,7 +211,7 @@ int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL, "pool: used %d + free %d != usable %d", used, free_n,
                          p->num_blocks - 1);
   for (int32_t b = 1; b < p->num_blocks; b++)
-    if (p->hash[b] && kvsim_pool_lookup(p, p->hash[b]) != b)
+    if (p->hash[b] && p->hash[b] != KVSIM_ANON_HASH && kvsim_pool_lookup(p, p->hash[b]) != b)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d carries a hash the cache does not map to it", b);
   return KVSIM_OK;
 }

@@ -73,7 +73,7 @@ void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t
 }
 
 void kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {
-  kvsim_kvcache_free(s->kv, r);
+  kvsim_kvcache_free_preempted(s->kv, r);
   r->status = KVSIM_REQ_WAITING;
   r->num_computed = 0;
   r->num_preemptions++;

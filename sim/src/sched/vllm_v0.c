@@ -123,7 +123,7 @@ static void preempt(v0_t *v, kvsim_request_t *r, kvsim_step_t *step, budget_t *b
       return;
     }
   }
-  kvsim_kvcache_free(s->kv, r);
+  kvsim_kvcache_free_preempted(s->kv, r);
   r->status = KVSIM_REQ_WAITING;
   r->num_computed = 0;
   kvsim_reqvec_push(&v->preempted, r);

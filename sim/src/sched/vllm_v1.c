@@ -42,29 +42,31 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
   return 0;
 }
 
-static int64_t cap_new(const kvsim_sched_t *s, int64_t n, int64_t budget) {
-  if (s->cfg.long_prefill_token_threshold > 0 && n > s->cfg.long_prefill_token_threshold)
-    n = s->cfg.long_prefill_token_threshold;
-  return n < budget ? n : budget;
-}
-
 static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   int64_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = false;
+  /* Locals: the loop below runs for every running request every step, and
+   * the compiler cannot keep these in registers across its stores. */
+  const int64_t last_pos = s->cfg.max_model_len - 1;
+  const int64_t threshold = s->cfg.long_prefill_token_threshold;
+  kvsim_kvcache_t *kv = s->kv;
 
   /* Running requests first, in order. */
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
-    int64_t n = cap_new(s, r->num_tokens - r->num_computed, budget);
-    int64_t room = s->cfg.max_model_len - 1 - r->num_computed;
-    if (n > room)
-      n = room;
+    int64_t n = r->num_tokens - r->num_computed;
+    if (threshold > 0 && n > threshold)
+      n = threshold;
+    if (n > budget)
+      n = budget;
+    if (n > last_pos - r->num_computed)
+      n = last_pos - r->num_computed;
     if (n <= 0) {
       i++;
       continue;
     }
     bool self_preempted = false;
-    while (!kvsim_kvcache_allocate_running(s->kv, r, n)) {
+    while (!kvsim_kvcache_allocate_running(kv, r, n)) {
       int32_t v = pick_victim(s);
       kvsim_request_t *victim = s->running.v[v];
       remove_at(&s->running, v);
