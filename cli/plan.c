@@ -203,26 +203,29 @@ int cmd_plan(int argc, char **argv) {
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(syn, "arrival");
   const cJSON *rate = cJSON_GetObjectItemCaseSensitive(arr, "rate");
   const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wl, "time_scale");
+  /* Keep what we need before the scenario (and its JSON) goes. */
+  bool is_syn = syn != NULL, has_rate = cJSON_IsNumber(rate);
+  double rate_v = has_rate ? rate->valuedouble : 0, ts_v = cJSON_IsNumber(ts) ? ts->valuedouble : 1.0;
   kvsim_scenario_fini(&sc);
 
   double best = NAN;
   char unit[64] = "";
   if (!strcmp(what, "rate")) {
-    if (syn && cJSON_IsNumber(rate)) {
+    if (is_syn && has_rate) {
       se.key = "workload.synthetic.arrival.rate";
-      se.base = rate->valuedouble;
+      se.base = rate_v;
       snprintf(unit, sizeof unit, "req/s");
-    } else if (!syn) {
+    } else if (!is_syn) {
       /* A trace goes faster by compressing its clock. */
       se.key = "workload.time_scale";
-      se.base = cJSON_IsNumber(ts) ? ts->valuedouble : 1.0;
+      se.base = ts_v;
       snprintf(unit, sizeof unit, "x the trace's rate");
     } else {
       return cli_fail("plan", "--search rate needs an open-loop arrival process with a rate, or a trace");
     }
     /* Double or halve the rate from the scenario's until the SLO flips,
      * then bisect. For a trace the multiplier divides time_scale. */
-    se.trace = !syn;
+    se.trace = !is_syn;
     double lo = 0, hi = 0, x = 1;
     for (int i = 0; i < 12 && !(lo > 0 && hi > 0); i++) {
       int ok = evaluate(&se, x, &err);

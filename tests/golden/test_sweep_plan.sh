@@ -32,7 +32,8 @@ best=$(awk -F: '/"best"/ { gsub(/[ ,\t]/, "", $2); print $2 }' "$tmp/plan.json")
 awk -v b="$best" 'BEGIN { exit !(b > 0) }' || { echo "no rate found"; exit 1; }
 p99_at() {
   "$kvsim" run "$scen" --set workload.synthetic.arrival.rate="$1" --out "$tmp/r" --summary --quiet |
-    awk '/"ttft_s"/ { t = 1 } t && /"p99"/ { gsub(/[ ,\t]/, "", $0); sub(/.*:/, "", $0); print; exit }'
+    awk '/"ttft_s"/ { t = 1 } t && !done && /"p99"/ { gsub(/[ ,\t]/, "", $0); sub(/.*:/, "", $0); v = $0; done = 1 }
+         END { print v }'  # read to the end: an early exit would SIGPIPE kvsim
 }
 at=$(p99_at "$best")
 above=$(p99_at "$(awk -v b="$best" 'BEGIN { print b * 1.12 }')")
