@@ -13,7 +13,7 @@
 int cmd_calc(int argc, char **argv) {
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
   const char *kv_dtype = "auto", *dtype = "auto", *quant = "";
-  double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0;
+  double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;
   int64_t mml = 0, bs = 0, tp = 1, pp = 1, seqs = 0, mbt = 0, kvbytes = 0, blocks_override = 0;
   int64_t target = 0, seq_len = 0, kv_group = 64, kv_residual = 128;
   bool chunked = false, chunked_seen = false, no_chunked = false, json = false, strict = false;
@@ -43,6 +43,7 @@ int cmd_calc(int argc, char **argv) {
       {"--estimate-cudagraphs", ARG_FLAG, &est_cg, "subtract CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, default from ~v0.21)", NULL},
       {"--disable-hybrid-kv-cache-manager", ARG_FLAG, &no_hma, "treat sliding-window layers as full attention", NULL},
       {"--swap-space", ARG_NUM, &swap, "V0: CPU swap space in GiB per GPU (reports # CPU blocks)", NULL},
+      {"--kv-offloading-size", ARG_NUM, &offload, "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)", NULL},
       {"--kv-cache-memory-bytes", ARG_INT, &kvbytes, "bypass profiling: KV budget in bytes", NULL},
       {"--num-gpu-blocks-override", ARG_INT, &blocks_override, "use this many blocks", NULL},
       {"--weights-gib", ARG_NUM, &w, "measured weights (GiB) instead of the prediction", NULL},
@@ -104,6 +105,8 @@ int cmd_calc(int argc, char **argv) {
     return cli_fail("calc", "--kv-quant-group must be >= 1 and --kv-residual-tokens >= 0");
   if (swap < 0)
     return cli_fail("calc", "--swap-space: %g must be >= 0", swap);
+  if (offload < 0)
+    return cli_fail("calc", "--kv-offloading-size: %g must be >= 0", offload);
   struct {
     const char *flag;
     double v;
@@ -136,6 +139,9 @@ int cmd_calc(int argc, char **argv) {
   if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0)
     return cli_fail("calc", "%s", err.msg);
   int64_t cpu_blocks = (int64_t)(swap * KVSIM_GIB) / (pl.block_bytes ? pl.block_bytes : 1);
+  /* CPUOffloadingSpec: cpu_bytes_to_use // (page bytes x layers x world size). */
+  int64_t offload_blocks =
+      (int64_t)(offload * KVSIM_GIB) / (pl.block_bytes ? pl.block_bytes * pl.p.tp * pl.p.pp : 1);
 
   kvsim_plan_reverse_t rev = {0};
   bool reverse = target > 0 || seq_len > 0;
@@ -151,6 +157,8 @@ int cmd_calc(int argc, char **argv) {
     kvsim_report_plan_json(&pl, &m, &g, o);
     if (swap > 0)
       cJSON_AddNumberToObject(o, "num_cpu_blocks", (double)cpu_blocks);
+    if (offload > 0)
+      cJSON_AddNumberToObject(o, "num_cpu_offload_blocks", (double)offload_blocks);
     if (reverse) {
       cJSON_AddNumberToObject(o, "target_concurrency", (double)target);
       cJSON_AddNumberToObject(o, "seq_len", (double)seq_len);
@@ -166,6 +174,9 @@ int cmd_calc(int argc, char **argv) {
     kvsim_report_plan_text(&pl, &m, &g, stdout);
     if (swap > 0)
       printf("# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)cpu_blocks, swap);
+    if (offload > 0)
+      printf("CPU offload: %lld blocks of %lld tokens (%.2f GiB over %d GPUs)\n", (long long)offload_blocks,
+             (long long)pl.p.block_size, offload, pl.p.tp * pl.p.pp);
     if (reverse) {
       printf("Reverse: %lld requests x %lld tokens need %.2f GiB of KV cache per GPU at TP %d; "
              "a GPU of %.2f GiB total at utilization %.2f\n",
