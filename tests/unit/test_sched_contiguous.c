@@ -9,78 +9,14 @@
 
 #include "kvsim/engine.h"
 #include "kvsim/sched.h"
+#include "sched_harness.h"
 
-typedef struct env {
-  kvsim_kvcache_t kv;
-  kvsim_sched_t *s;
-  kvsim_step_t step;
-  kvsim_reqvec_t done;
-  kvsim_request_t reqs[16];
-  kvsim_time_ns now;
-} env_t;
-
-/* Blocks of 4 tokens, max_model_len 64 (16 blocks); `blocks` includes the
- * null block. */
+/* max_model_len 64 (16 blocks); `blocks` includes the null block. */
 static void setup(env_t *e, const char *profile, int32_t blocks, int64_t budget, int64_t max_seqs,
                   bool oracle) {
-  memset(e, 0, sizeof *e);
-  kvsim_plan_t pl;
-  memset(&pl, 0, sizeof pl);
-  pl.p.engine = KVSIM_PLAN_V0;
-  pl.p.block_size = 4;
-  pl.p.max_model_len = 64;
-  pl.num_groups = 1;
-  kvsim_err err = {0};
-  cr_assert_eq(kvsim_kvcache_init(&e->kv, &pl, blocks, false, &err), KVSIM_OK, "kv: %s", err.msg);
-  kvsim_sched_cfg_t cfg = {.max_num_seqs = max_seqs,
-                           .max_num_batched_tokens = budget,
-                           .max_model_len = 64,
-                           .block_size = 4,
-                           .oracle_lengths = oracle};
-  cr_assert_eq(kvsim_sched_new(kvsim_sched_find(profile), &cfg, &e->kv, &e->s, &err), KVSIM_OK,
-               "sched: %s", err.msg);
-}
-
-static void teardown_env(env_t *e) {
-  kvsim_sched_free(e->s);
-  kvsim_kvcache_fini(&e->kv);
-  kvsim_reqvec_fini(&e->step.reqs);
-  kvsim_reqvec_fini(&e->done);
-  for (int i = 0; i < 16; i++)
-    free(e->reqs[i].blocks[0].ids);
-}
-
-static kvsim_request_t *add(env_t *e, int i, int64_t prompt, int64_t output) {
-  kvsim_request_t *r = &e->reqs[i];
-  r->spec.id = (uint64_t)i;
-  r->spec.prompt_tokens = prompt;
-  r->spec.output_tokens = output;
-  r->num_prompt = r->num_tokens = prompt;
-  r->arrival = e->now;
-  r->first_scheduled = r->first_token = r->finish = KVSIM_TIME_NEVER;
-  r->status = KVSIM_REQ_WAITING;
-  e->s->ops->add(e->s, r, e->now);
-  return r;
-}
-
-static void schedule(env_t *e) {
-  e->step.reqs.n = 0;
-  e->step.num_preempted = 0;
-  e->step.num_tokens = 0;
-  e->s->ops->schedule(e->s, e->now, &e->step);
-}
-
-static void finish_step(env_t *e) {
-  e->now += 10;
-  e->done.n = 0;
-  e->s->ops->update(e->s, e->now, &e->step, &e->done);
-}
-
-static int32_t tokens_of(const env_t *e, const kvsim_request_t *r) {
-  for (int32_t i = 0; i < e->step.reqs.n; i++)
-    if (e->step.reqs.v[i] == r)
-      return r->step_new;
-  return 0;
+  env_setup(e, (env_opts_t){.profile = profile, .engine = KVSIM_PLAN_V0, .blocks = blocks,
+                            .budget = budget, .max_seqs = max_seqs, .max_model_len = 64,
+                            .oracle = oracle});
 }
 
 Test(sched_contiguous, reservations_are_max_oracle_or_pow2) {

@@ -3,81 +3,18 @@
 #include <string.h>
 
 #include "kvsim/sched.h"
+#include "sched_harness.h"
 
-typedef struct env {
-  kvsim_kvcache_t kv;
-  kvsim_sched_t *s;
-  kvsim_step_t step;
-  kvsim_reqvec_t done;
-  kvsim_request_t reqs[16];
-  kvsim_time_ns now;
-} env_t;
-
-/* Blocks of 4 tokens; `blocks` includes the null block. */
 static void setup(env_t *e, int32_t blocks, int64_t budget, int64_t max_seqs, kvsim_policy pol) {
-  memset(e, 0, sizeof *e);
-  kvsim_plan_t pl;
-  memset(&pl, 0, sizeof pl);
-  pl.p.engine = KVSIM_PLAN_V1;
-  pl.p.block_size = 4;
-  pl.p.max_model_len = 4096;
-  pl.num_groups = 1;
-  kvsim_err err = {0};
-  cr_assert_eq(kvsim_kvcache_init(&e->kv, &pl, blocks, false, &err), KVSIM_OK, "kv: %s", err.msg);
-  kvsim_sched_cfg_t cfg = {.max_num_seqs = max_seqs, .max_num_batched_tokens = budget,
-                           .max_model_len = 4096, .block_size = 4, .enable_chunked_prefill = true,
-                           .policy = pol};
-  cr_assert_eq(kvsim_sched_new(kvsim_sched_find("vllm-v1"), &cfg, &e->kv, &e->s, &err), KVSIM_OK,
-               "sched: %s", err.msg);
-}
-
-static void teardown_env(env_t *e) {
-  kvsim_sched_free(e->s);
-  kvsim_kvcache_fini(&e->kv);
-  kvsim_reqvec_fini(&e->step.reqs);
-  kvsim_reqvec_fini(&e->done);
-  for (int i = 0; i < 16; i++)
-    free(e->reqs[i].blocks[0].ids);
-}
-
-static kvsim_request_t *add(env_t *e, int i, int64_t prompt, int64_t output, int32_t prio) {
-  kvsim_request_t *r = &e->reqs[i];
-  r->spec.id = (uint64_t)i;
-  r->spec.prompt_tokens = prompt;
-  r->spec.output_tokens = output;
-  r->spec.priority = prio;
-  r->num_prompt = r->num_tokens = prompt;
-  r->arrival = e->now;
-  r->first_scheduled = r->first_token = r->finish = KVSIM_TIME_NEVER;
-  r->status = KVSIM_REQ_WAITING;
-  e->s->ops->add(e->s, r, e->now);
-  return r;
-}
-
-static void schedule(env_t *e) {
-  e->step.reqs.n = 0;
-  e->step.num_preempted = 0;
-  e->step.num_tokens = 0;
-  e->s->ops->schedule(e->s, e->now, &e->step);
-}
-
-static void finish_step(env_t *e) {
-  e->now += 10;
-  e->done.n = 0;
-  e->s->ops->update(e->s, e->now, &e->step, &e->done);
-}
-
-static int32_t tokens_of(env_t *e, kvsim_request_t *r) {
-  for (int32_t i = 0; i < e->step.reqs.n; i++)
-    if (e->step.reqs.v[i] == r)
-      return r->step_new;
-  return 0;
+  env_setup(e, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = blocks,
+                            .budget = budget, .max_seqs = max_seqs, .policy = pol,
+                            .chunked = true});
 }
 
 Test(sched_v1, token_budget_and_chunked_prefill) {
   env_t e;
   setup(&e, 64, 12, 8, KVSIM_POLICY_FCFS);
-  kvsim_request_t *a = add(&e, 0, 10, 3, 0), *b = add(&e, 1, 10, 3, 0);
+  kvsim_request_t *a = add_prio(&e, 0, 10, 3, 0), *b = add_prio(&e, 1, 10, 3, 0);
   schedule(&e);
   cr_assert_eq(tokens_of(&e, a), 10, "a's whole prompt fits the budget");
   cr_assert_eq(tokens_of(&e, b), 2, "b gets the remaining 2 tokens: a chunk");
@@ -96,7 +33,7 @@ Test(sched_v1, token_budget_and_chunked_prefill) {
 Test(sched_v1, requests_finish_after_their_output_and_free_their_blocks) {
   env_t e;
   setup(&e, 64, 100, 8, KVSIM_POLICY_FCFS);
-  kvsim_request_t *a = add(&e, 0, 8, 3, 0);
+  kvsim_request_t *a = add_prio(&e, 0, 8, 3, 0);
   for (int i = 0; i < 3; i++) {
     schedule(&e);
     finish_step(&e);
@@ -113,10 +50,10 @@ Test(sched_v1, preempts_the_last_running_request_and_admits_nothing_that_step) {
   env_t e;
   /* 6 usable blocks of 4 = 24 tokens. */
   setup(&e, 7, 100, 8, KVSIM_POLICY_FCFS);
-  kvsim_request_t *a = add(&e, 0, 8, 100, 0), *b = add(&e, 1, 8, 100, 0);
+  kvsim_request_t *a = add_prio(&e, 0, 8, 100, 0), *b = add_prio(&e, 1, 8, 100, 0);
   schedule(&e); /* a: 2 blocks, b: 2 blocks */
   finish_step(&e);
-  kvsim_request_t *c = add(&e, 2, 4, 2, 0);
+  kvsim_request_t *c = add_prio(&e, 2, 4, 2, 0);
   int preempted = 0;
   for (int i = 0; i < 12 && !preempted; i++) {
     schedule(&e);
@@ -138,10 +75,10 @@ Test(sched_v1, preempts_the_last_running_request_and_admits_nothing_that_step) {
 Test(sched_v1, waiting_queue_stops_at_the_first_request_that_does_not_fit) {
   env_t e;
   setup(&e, 9, 1000, 8, KVSIM_POLICY_FCFS); /* 8 usable blocks = 32 tokens */
-  kvsim_request_t *a = add(&e, 0, 20, 50, 0);
+  kvsim_request_t *a = add_prio(&e, 0, 20, 50, 0);
   schedule(&e);
   finish_step(&e);
-  kvsim_request_t *big = add(&e, 1, 16, 2, 0), *small = add(&e, 2, 4, 2, 0);
+  kvsim_request_t *big = add_prio(&e, 1, 16, 2, 0), *small = add_prio(&e, 2, 4, 2, 0);
   schedule(&e);
   cr_assert_eq(tokens_of(&e, a), 1, "a decodes");
   cr_assert_eq(tokens_of(&e, big), 0, "16 tokens (4 blocks) do not fit the 2 free blocks");
@@ -153,7 +90,7 @@ Test(sched_v1, max_num_seqs_caps_the_running_set) {
   env_t e;
   setup(&e, 64, 1000, 2, KVSIM_POLICY_FCFS);
   for (int i = 0; i < 4; i++)
-    add(&e, i, 4, 5, 0);
+    add_prio(&e, i, 4, 5, 0);
   schedule(&e);
   cr_assert_eq(e.step.reqs.n, 2, "only max_num_seqs = 2 requests run");
   cr_assert_eq(e.s->waiting.n, 2, "the rest wait");
@@ -163,9 +100,9 @@ Test(sched_v1, max_num_seqs_caps_the_running_set) {
 Test(sched_v1, priority_preempts_lowest_priority_latest_arrival) {
   env_t e;
   setup(&e, 7, 100, 8, KVSIM_POLICY_PRIORITY);
-  kvsim_request_t *lo = add(&e, 0, 8, 100, 5);
+  kvsim_request_t *lo = add_prio(&e, 0, 8, 100, 5);
   e.now = 1;
-  kvsim_request_t *hi = add(&e, 1, 8, 100, 0);
+  kvsim_request_t *hi = add_prio(&e, 1, 8, 100, 0);
   schedule(&e);
   cr_assert_eq(e.s->running.v[0], hi, "the heap admits the higher priority (lower value) first");
   finish_step(&e);

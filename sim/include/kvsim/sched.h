@@ -132,6 +132,11 @@ void kvsim_sched_free(kvsim_sched_t *s);
 void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
                                kvsim_reqvec_t *finished);
 
+/* One sampled token for r at `now`: output and token counts, first and
+ * last token times. Returns true, with r marked finished, when r has all
+ * its output. */
+bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now);
+
 /* Recompute preemption (V1 _preempt_request): free KV, computed tokens to
  * 0, count it, put the request at the front of the waiting queue. */
 void kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r);

@@ -35,6 +35,20 @@ void kvsim_sched_free(kvsim_sched_t *s) {
   free(s);
 }
 
+bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+  r->num_output++;
+  r->num_tokens++;
+  s->generation_tokens_total++;
+  r->last_token = now;
+  if (r->first_token == KVSIM_TIME_NEVER)
+    r->first_token = now;
+  if (r->num_output < r->spec.output_tokens)
+    return false;
+  r->status = KVSIM_REQ_FINISHED;
+  r->finish = now;
+  return true;
+}
+
 void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
                                kvsim_reqvec_t *finished) {
   bool any_done = false;
@@ -48,15 +62,7 @@ void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t
     r->step_new = 0;
     if (r->num_computed < r->num_tokens)
       continue; /* a prefill chunk: nothing sampled yet */
-    r->num_output++;
-    r->num_tokens++;
-    s->generation_tokens_total++;
-    r->last_token = now;
-    if (r->first_token == KVSIM_TIME_NEVER)
-      r->first_token = now;
-    if (r->num_output >= r->spec.output_tokens) {
-      r->status = KVSIM_REQ_FINISHED;
-      r->finish = now;
+    if (kvsim_sched_emit_token(s, r, now)) {
       kvsim_kvcache_free(s->kv, r);
       kvsim_reqvec_push(finished, r);
       any_done = true;

@@ -186,15 +186,7 @@ static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
     if (!v->prefilled)
       s->prompt_tokens_total += n;
     r->num_computed += n;
-    r->num_output++;
-    r->num_tokens++;
-    s->generation_tokens_total++;
-    r->last_token = now;
-    if (r->first_token == KVSIM_TIME_NEVER)
-      r->first_token = now;
-    if (r->num_output >= r->spec.output_tokens) {
-      r->status = KVSIM_REQ_FINISHED;
-      r->finish = now;
+    if (kvsim_sched_emit_token(s, r, now)) {
       keep_slot(v, r);
       kvsim_reqvec_push(finished, r);
     }
