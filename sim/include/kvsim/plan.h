@@ -104,6 +104,12 @@ const char *kvsim_kv_dtype_name(kvsim_kv_dtype d);
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g,
                        const kvsim_plan_params_t *p, kvsim_plan_t *out, kvsim_err *err);
 
+/* For a plan that does not fit: the single changes that would make it fit
+ * ("max_model_len <= 12,288; or kv_cache_dtype fp8; or ..."), each
+ * checked by computing its plan. */
+void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_t *pl,
+                       char *buf, size_t cap);
+
 /* Blocks of the pool that a request with `tokens` tokens of context holds
  * (sum over KV groups; sliding groups hold only the window). */
 int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens);

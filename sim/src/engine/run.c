@@ -303,9 +303,12 @@ static int setup(run_t *r) {
   int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &r->plan, err);
   if (rc < 0)
     return rc;
-  if (!r->plan.fits)
-    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s (largest max_model_len that fits: %lld)",
-                         r->plan.error, (long long)r->plan.max_model_len_fit);
+  if (!r->plan.fits) {
+    char advice[512];
+    kvsim_plan_advice(&sc->model, &sc->gpu, &r->plan, advice, sizeof advice);
+    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s To fit: %s", r->plan.error,
+                         advice);
+  }
   r->st->plan = r->plan;
   /* The scheduler reads the plan's resolved settings. */
   kvsim_scenario_t *msc = (kvsim_scenario_t *)sc; /* resolved once, before replicas exist */

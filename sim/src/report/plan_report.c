@@ -47,8 +47,12 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
     cJSON_AddNumberToObject(o, "kv_residual_bytes_per_request",
                             (double)pl->residual_bytes_per_request);
   cJSON_AddBoolToObject(o, "fits", pl->fits);
-  if (!pl->fits)
+  if (!pl->fits) {
     cJSON_AddStringToObject(o, "error", pl->error);
+    char advice[512];
+    kvsim_plan_advice(m, g, pl, advice, sizeof advice);
+    cJSON_AddStringToObject(o, "advice", advice);
+  }
   cJSON_AddNumberToObject(o, "max_model_len_fit", (double)pl->max_model_len_fit);
 }
 
@@ -92,5 +96,8 @@ void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
     fprintf(out, "ValueError: %s\n", pl->error);
     fprintf(out, "Largest max_model_len that fits: %s\n",
             kvsim__commas(pl->max_model_len_fit, a, sizeof a));
+    char advice[512];
+    kvsim_plan_advice(m, g, pl, advice, sizeof advice);
+    fprintf(out, "To fit: %s\n", advice);
   }
 }
