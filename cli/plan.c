@@ -96,7 +96,7 @@ static int evaluate(search_t *se, double x, kvsim_err *err) {
     snprintf(assign, sizeof assign, "%s=%.9g", se->key, v);
   sets[n++] = assign;
   cli_run_result res;
-  int rc = cli_run_scenario(se->scenario, sets, n, NULL, false, false, &res, err);
+  int rc = cli_run_scenario(se->scenario, sets, n, NULL, false, 0, &res, err);
   if (rc == KVSIM_EINVAL || rc == KVSIM_EPARSE || rc == KVSIM_EIO)
     return rc; /* the scenario itself is wrong: stop */
   if (rc < 0) {

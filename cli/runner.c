@@ -9,7 +9,7 @@
 #include "kvsim/scenario.h"
 
 int cli_run_scenario(const char *path, const char *const *sets, int nsets, const char *dir,
-                     bool progress, bool check_invariants, cli_run_result *res, kvsim_err *err) {
+                     bool progress, int check, cli_run_result *res, kvsim_err *err) {
   memset(res, 0, sizeof *res);
   kvsim_scenario_t sc;
   int rc;
@@ -34,7 +34,7 @@ int cli_run_scenario(const char *path, const char *const *sets, int nsets, const
   kvsim_run_output_t *o = NULL;
   if ((rc = kvsim_run_output_open(out, &sc, progress, &o, err)) == KVSIM_OK) {
     kvsim_sink_t sink = kvsim_run_output_sink(o);
-    kvsim_run_opts_t opts = {.check_invariants = check_invariants};
+    kvsim_run_opts_t opts = {.check_invariants = check > 0, .check_period = check == 2 ? -1 : 0};
     rc = kvsim_run(&sc, &opts, &sink, &res->stats, err);
     if (progress)
       fputs("\r\033[K", stderr);

@@ -19,8 +19,10 @@ typedef struct cli_run_result {
 /* Loads `path` (NULL: the embedded default scenario) with `sets`, runs it, writes outputs into `dir` (NULL: no
  * files; "" : results/<scenario name>). Returns 0 or a negative code with
  * err set (bad scenario, plan that does not fit, bad trace row). */
+/* check: 0 no invariant checks, 1 after every step, 2 after a number of
+ * steps that keeps the checks' cost near that of the run (debug builds). */
 int cli_run_scenario(const char *path, const char *const *sets, int nsets, const char *dir,
-                     bool progress, bool check_invariants, cli_run_result *res, kvsim_err *err);
+                     bool progress, int check, cli_run_result *res, kvsim_err *err);
 void cli_run_result_fini(cli_run_result *res);
 
 /* A number in a summary by dotted path ("latency.ttft_s.p99"); NAN if absent. */

@@ -136,7 +136,7 @@ static int child(const sweep_t *s, const char *out, int64_t i) {
   run_dir(s, out, i, dir, sizeof dir);
   kvsim_err err = {0};
   cli_run_result res;
-  int rc = cli_run_scenario(s->scenario, sets, n, dir, false, false, &res, &err);
+  int rc = cli_run_scenario(s->scenario, sets, n, dir, false, 0, &res, &err);
   if (rc == KVSIM_OK)
     cli_run_result_fini(&res);
   else {

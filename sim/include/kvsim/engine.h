@@ -70,7 +70,11 @@ typedef struct kvsim_run_stats {
 } kvsim_run_stats_t;
 
 typedef struct kvsim_run_opts {
-  bool check_invariants;          /* check pool and request invariants after every step */
+  bool check_invariants;          /* check pool and request invariants after steps */
+  /* Check after every N-th step of a replica; 0 = every step; -1 = every
+   * (pool blocks / 4096)-th step, so that checks, which walk every block,
+   * cost about as much as the run (debug builds' default). */
+  int64_t check_period;
 } kvsim_run_opts_t;
 
 /* Runs a scenario to completion (or max_time_s). Errors: the memory plan

@@ -283,8 +283,13 @@ static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
   r->finished.n = 0;
   kvsim__replica_end_step(rep, now, &r->finished);
   int rc;
-  if (r->opts && r->opts->check_invariants && (rc = kvsim__replica_check(rep, r->err)) < 0)
-    return rc;
+  if (r->opts && r->opts->check_invariants) {
+    int64_t period = r->opts->check_period;
+    if (period < 0)
+      period = r->pool_usable / 4096;
+    if ((period <= 1 || rep->steps % period == 0) && (rc = kvsim__replica_check(rep, r->err)) < 0)
+      return rc;
+  }
   for (int32_t i = 0; i < r->finished.n; i++) {
     rc = retire(r, r->finished.v[i], now);
     if (rc < 0)
