@@ -311,7 +311,9 @@ Test(perf, overhead_terms_follow_coefficients) {
   kvsim_step_cost_t c;
   step_s(&s.pf, &b, &c);
   const kvsim_gpu_perf_t *k = &s.g.perf;
-  double want = (k->step_overhead_us + 11 * k->per_seq_us + 100 * k->per_token_us) * 1e-6;
+  double want = (k->step_overhead_us + k->per_layer_us * s.m.num_layers + 11 * k->per_seq_us +
+                 100 * k->per_token_us) *
+                1e-6;
   cr_assert_float_eq(c.overhead_s, want, 1e-12, "overhead %g s, want %g", c.overhead_s, want);
 }
 

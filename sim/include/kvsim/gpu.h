@@ -17,7 +17,13 @@ typedef struct kvsim_gpu_perf {
   double step_overhead_us;   /* fixed per step: scheduling, launches, sampling */
   double per_seq_us;         /* per sequence in the batch (input prep, sampler, detokenize) */
   double per_token_us;       /* per scheduled token */
+  double per_layer_us;       /* per model layer per step: the floor of a layer's small kernels */
   double attn_efficiency;    /* attention kernels' fraction of the roofline */
+  /* Latency a client sees outside the engine (HTTP, tokenization, first
+   * chunk streamed back): added to TTFT and E2E when comparing with
+   * client-side measurements (vllm bench, AIConfigurator rows), not to
+   * the engine-side times of a run. */
+  double frontend_us;
   /* Relative spread of the calibration residuals (one sigma), used for the
    * +/- band on latencies; 0 when not calibrated. */
   double ttft_rel_sigma, tpot_rel_sigma;

@@ -2,10 +2,13 @@
  * the batch) from the batch's shape. A roofline per DESIGN.md section 5:
  *
  *   total = overhead + max(compute, memory) + comm
- *   overhead = step_overhead_us + per_seq_us x num_seqs + per_token_us x new_tokens
+ *   overhead = step_overhead_us + per_layer_us x layers
+ *              + per_seq_us x num_seqs + per_token_us x new_tokens
  *   compute  = (dense FLOPs + attention FLOPs / attn_efficiency) / (peak x mfu)
  *   memory   = bytes / (HBM bandwidth x mbu)
  *   comm     = TP all-reduce (2 per layer) + PP stage-to-stage transfers
+ *              + EP dispatch/combine (2 per MoE layer)
+ * (perf.c says why one max over the step, not one per kernel class.)
  *
  * FLOPs: 2 x active linear parameters per new token (routed experts: top-k
  * of them), the lm_head once per sequence (logits only for sampled rows),
@@ -98,14 +101,18 @@ typedef struct kvsim_perf {
   double attn_flops_per_pair;     /* 2 x heads/tp x (qk_dim + v_dim) x layers, per (token, context token) */
   double full_layer_frac, sliding_layer_frac;
   double weight_bytes;            /* weights read once per step (dense part, lm_head included) */
-  double expert_bytes_per_expert_layer; /* one expert's weights on one layer, per rank (MoE) */
+  double expert_bytes_per_expert_layer; /* one expert's weights on one layer, per rank (MoE; whole under EP) */
   int64_t num_experts, experts_per_tok, num_moe_layers;
+  int ep_dp;                      /* expert parallelism: data-parallel ranks in the EP group (1: none) */
+  double ep_bytes_per_token;      /* EP dispatch + combine bytes per token of this rank, all MoE layers */
+  int num_ep_collectives;         /* EP collectives per step (2 per MoE layer) */
   double moe_log_miss;            /* log(1 - k/E): P(an expert is missed by one token) */
   double kv_bytes_per_token;      /* per rank, all layers, scales included */
   double act_bytes_per_token;     /* GEMM activations in/out per token, all layers, + embedding row */
   double allreduce_bytes_per_token; /* TP: hidden x dtype x 2 per layer, ring factor 2(tp-1)/tp applied */
   double p2p_bytes_per_token;     /* PP: hidden x dtype x (pp - 1) */
   int num_collectives;            /* TP all-reduces per step (2 x layers, 0 when tp = 1) */
+  int num_layers;                 /* layers a step runs through (all pp stages) */
   int num_p2p;                    /* PP transfers per step (pp - 1) */
   int tp, pp;
   double peak_flops;              /* dense GEMMs: fp8 peak with fp8 weights on an fp8 GPU, else bf16 */

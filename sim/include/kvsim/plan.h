@@ -31,6 +31,10 @@ typedef enum kvsim_kv_dtype {
 typedef struct kvsim_plan_params {
   kvsim_plan_engine engine;
   int tp, pp;
+  /* Expert parallelism (vLLM --enable-expert-parallel): the routed experts
+   * are spread whole over `ep` ranks (ep = tp x data-parallel size)
+   * instead of each being split over TP. 0 or 1: off. */
+  int ep;
   double gpu_memory_utilization;   /* (0, 1] */
   int64_t total_memory_bytes;      /* 0: the GPU's */
   int64_t max_model_len;           /* 0: the model's max_position_embeddings */

@@ -63,19 +63,30 @@ static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const
 static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
                           size_t gcap, kvsim_err *err) {
   static const char *const keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
-                                     "pipeline_parallel_size", "replicas", "router", NULL};
+                                     "pipeline_parallel_size", "replicas", "router",
+                                     "expert_parallel_size", NULL};
   int rc;
   if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
     return rc;
   double gib = 0;
-  int64_t tp = 1, pp = 1, rep = 1;
+  int64_t tp = 1, pp = 1, rep = 1, ep = 1;
   if ((rc = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "tensor_parallel_size", &tp, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "pipeline_parallel_size", &pp, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0)
+      (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0 ||
+      (rc = kvsim__json_int(o, "expert_parallel_size", &ep, w, err)) < 0)
     return rc;
+  /* vLLM --enable-expert-parallel with data parallelism: the experts are
+   * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
+   * is tp x (some of the) replicas. */
+  if (ep < 1 || (ep > 1 && (ep % tp || ep / tp > rep)))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.expert_parallel_size: %lld must be tensor_parallel_size (%lld) x a number "
+                         "of replicas <= replicas (%lld)",
+                         w, (long long)ep, (long long)tp, (long long)rep);
+  sc->plan.ep = ep > 1 ? (int)ep : 0;
   if (tp < 1 || tp > 1024 || pp < 1 || pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: tensor/pipeline_parallel_size must be in [1, 1024]", w);
   if (rep < 1 || rep > 4096)
@@ -399,6 +410,11 @@ int kvsim_scenario_parse(const char *json_text, const char *where, const char *b
   }
   if ((rc = load_relative(gpu, sc->base_dir, NULL, &sc->gpu, err)) < 0) {
     kvsim_err_prefix(err, "%s: hardware.gpu", where);
+    goto fail;
+  }
+  if (sc->plan.ep > 1 && sc->model.num_experts == 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: hardware.expert_parallel_size %d: model '%s' has no experts",
+                       where, sc->plan.ep, sc->model.name);
     goto fail;
   }
 

@@ -104,6 +104,11 @@ static int64_t mla_replicated_params(const kvsim_model_t *m) {
 
 int64_t kvsim__weights_bytes(const kvsim_model_t *m, const kvsim_quant_t *q, int tp, int pp,
                              int stage) {
+  return kvsim__weights_bytes_ep(m, q, tp, 1, pp, stage);
+}
+
+int64_t kvsim__weights_bytes_ep(const kvsim_model_t *m, const kvsim_quant_t *q, int tp, int ep,
+                                int pp, int stage) {
   int first, last;
   kvsim_model_pp_layers(m->num_layers, pp, stage, &first, &last);
   const int b = m->dtype_bytes;
@@ -143,7 +148,14 @@ int64_t kvsim__weights_bytes(const kvsim_model_t *m, const kvsim_quant_t *q, int
     }
     bytes += attn_rank * attn_b;
     bytes += (double)lp.dense_mlp / tp * mlp_b;
-    if (lp.experts && q->kind == KVSIM_QUANT_MXFP4)
+    if (lp.experts && ep > 1) {
+      /* Expert parallelism: each rank holds num_experts / ep whole experts
+       * (vllm/model_executor/layers/fused_moe/layer.py FusedMoE:
+       * determine_expert_map gives every EP rank its share of the global
+       * experts; with EP the experts are not split over TP). */
+      double own = lp.experts / (double)ep;
+      bytes += q->kind == KVSIM_QUANT_MXFP4 ? mxfp4_experts_layer_bytes(m, 1) / ep : own * exp_b;
+    } else if (lp.experts && q->kind == KVSIM_QUANT_MXFP4)
       bytes += mxfp4_experts_layer_bytes(m, tp);
     else
       bytes += (double)(lp.experts / tp) * exp_b;

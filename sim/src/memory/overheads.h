@@ -19,6 +19,10 @@ int kvsim__quant_resolve(const kvsim_model_t *m, const char *flag, kvsim_quant_t
  * on the last, and the rotary cos/sin cache. */
 int64_t kvsim__weights_bytes(const kvsim_model_t *m, const kvsim_quant_t *q, int tp, int pp,
                              int stage);
+/* The same with expert parallelism over `ep` ranks (ep <= 1: experts
+ * split over TP, as kvsim__weights_bytes). */
+int64_t kvsim__weights_bytes_ep(const kvsim_model_t *m, const kvsim_quant_t *q, int tp, int ep,
+                                int pp, int stage);
 
 /* Peak activation of the engine's profiling run: a dummy batch of `tokens`
  * tokens over `seqs` sequences, then the sampler over `seqs` rows. */

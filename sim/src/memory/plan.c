@@ -139,7 +139,7 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                                const kvsim_plan_params_t *p, const kvsim_quant_t *q, int stage,
                                kvsim_plan_t *pl) {
   pl->weights_bytes = p->weights_gib >= 0 ? (int64_t)llround(p->weights_gib * KVSIM_GIB)
-                                          : kvsim__weights_bytes(m, q, p->tp, p->pp, stage);
+                                          : kvsim__weights_bytes_ep(m, q, p->tp, p->ep, p->pp, stage);
   /* The profiling batch: max_num_batched_tokens (V1; V0 with chunked
    * prefill), or max(max_model_len, 2048) in V0 without it (resolved in
    * resolve_defaults). Only the last pipeline stage samples (V1

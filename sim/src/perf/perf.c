@@ -10,7 +10,9 @@
  * 833 ms for 128 output tokens: about 6.5 ms per decode step. With the
  * uncalibrated defaults the model predicts ~7 ms for 8B batch 1 on H100 and
  * ~5.5 ms for batch 8 on H200 (tests/unit/test_perf.c checks both fall in
- * generous ranges). Calibration is `kvsim validate`'s job. */
+ * generous ranges). Calibration is `kvsim calibrate`'s job: the fitted
+ * coefficients live in configs/gpus/<gpu>.json "perf" (scripts/calibrate.sh),
+ * the generation defaults in sim/src/hw/gpu.c. */
 #include "kvsim/perf.h"
 
 #include <math.h>
@@ -76,7 +78,7 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
       !(c->attn_efficiency > 0 && c->attn_efficiency <= 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "perf: gpu '%s': mfu=%g mbu=%g attn_efficiency=%g, each must be in (0, 1]",
                          g->name, c->mfu, c->mbu, c->attn_efficiency);
-  if (c->step_overhead_us < 0 || c->per_seq_us < 0 || c->per_token_us < 0)
+  if (c->step_overhead_us < 0 || c->per_seq_us < 0 || c->per_token_us < 0 || c->per_layer_us < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "perf: gpu '%s': negative overhead coefficient", g->name);
   kvsim_quant_t q;
   int rc = kvsim__quant_resolve(m, pl->p.quantization, &q, err);
@@ -98,9 +100,17 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
     attn_rank = (double)(P.attention - P.kv_proj) / tp +
                 (double)P.kv_proj / m->num_kv_heads * kvsim_model_kv_heads_per_rank(m, tp);
   const double mlp_rank = (double)P.dense_mlp / tp, shared_rank = (double)P.shared_experts / tp;
-  double expert_rank = 0; /* one expert of one layer */
+  double expert_rank = 0; /* one expert of one layer: its FLOPs per token on this rank */
+  double expert_held = 0; /* the bytes of it this rank holds */
+  const int ep = pl->p.ep > 1 && m->num_experts > 0 ? pl->p.ep : 1;
+  pf->ep_dp = ep / tp > 1 ? ep / tp : 1;
   if (m->num_experts > 0 && m->num_moe_layers > 0) {
     expert_rank = (double)P.experts / ((double)m->num_experts * m->num_moe_layers) / tp;
+    /* Expert parallelism: a rank holds num_experts / ep whole experts and
+     * computes them for the tokens of every data-parallel rank of its
+     * group (ep_dp x its own, with balanced load), i.e. per own token the
+     * same top-k x expert / tp FLOPs as without EP. */
+    expert_held = ep > 1 ? expert_rank * tp : expert_rank;
     pf->num_experts = m->num_experts;
     pf->experts_per_tok = m->experts_per_tok;
     pf->num_moe_layers = m->num_moe_layers;
@@ -147,7 +157,17 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
   const double exp_b = q.kind != KVSIM_QUANT_NONE ? linear_bytes(&q, m->hidden_size, b) : b;
   pf->weight_bytes = (attn_rank + mlp_rank + shared_rank) * lin_b +
                      ((double)P.router + (double)P.norms + (double)P.final_norm + lm_rank) * b;
-  pf->expert_bytes_per_expert_layer = expert_rank * exp_b;
+  pf->expert_bytes_per_expert_layer = expert_held * exp_b;
+  if (pf->ep_dp > 1) {
+    /* EP dispatch and combine with vLLM's default all2all backend
+     * "allgather_reducescatter" (parallel_config.all2all_backend in the
+     * measured runs' meta.json): before each MoE layer the hidden states
+     * of the group's ep_dp ranks are all-gathered, after it the outputs
+     * reduce-scattered; each moves (ep_dp - 1) x this rank's tokens x
+     * hidden x dtype through this rank's link. */
+    pf->ep_bytes_per_token = 2.0 * (double)m->num_moe_layers * h * b * (pf->ep_dp - 1);
+    pf->num_ep_collectives = 2 * (int)m->num_moe_layers;
+  }
 
   /* KV: the plan's per-layer entry (scales of int8/int4 caches included,
    * MLA's one latent per token per layer) over every layer of the model. */
@@ -176,6 +196,7 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
    * GPU's link; each collective also pays the link latency once. */
   pf->tp = tp;
   pf->pp = pp;
+  pf->num_layers = m->num_layers;
   if (tp > 1) {
     pf->allreduce_bytes_per_token = 2.0 * L * h * b * 2.0 * (tp - 1) / tp;
     pf->num_collectives = 2 * m->num_layers;
@@ -197,7 +218,7 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
   pf->bandwidth = g->hbm_bandwidth_GBps * 1e9;
   pf->link_bandwidth = (g->gpu_link_GBps > 0 ? g->gpu_link_GBps : g->host_link_GBps) * 1e9;
   pf->link_latency_s = g->gpu_link_latency_us * 1e-6;
-  if ((tp > 1 || pp > 1) && !(pf->link_bandwidth > 0))
+  if ((tp > 1 || pp > 1 || pf->ep_dp > 1) && !(pf->link_bandwidth > 0))
     return kvsim_err_set(err, KVSIM_EINVAL, "perf: gpu '%s' has no GPU link bandwidth for tp=%d pp=%d",
                          g->name, tp, pp);
   pf->quant_step_factor = kvsim_perf_default_quant_factor(pl->p.kv_dtype);
@@ -225,7 +246,16 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   const kvsim_gpu_perf_t *c = &pf->coef;
   const double T = (double)b->new_tokens, S = (double)b->num_seqs;
 
-  k.overhead_s = (c->step_overhead_us + c->per_seq_us * S + c->per_token_us * T) * 1e-6;
+  /* The fixed part of a step is per layer (a layer's dozen small kernels
+   * each have a floor, and TP adds two all-reduce latencies per layer),
+   * not per step: on H100 the decode TPOT of Llama-3.1-70B (80 layers) and
+   * Qwen3-32B (64 layers) beyond their weight reads is ~75 us per layer at
+   * TP 2, 4 and 8 alike, while one constant per step fitted on the Llama
+   * rows put the Qwen rows' TPOT 15-30 % high (held-out median |error| of
+   * TPOT 19.7 %; 12.9 % with the per-layer term). */
+  k.overhead_s = (c->step_overhead_us + c->per_layer_us * pf->num_layers + c->per_seq_us * S +
+                  c->per_token_us * T) *
+                 1e-6;
 
   const double dense = pf->dense_flops_per_token * T + pf->lm_head_flops_per_seq * S;
   const double attn = pf->attn_flops_per_pair *
@@ -236,9 +266,12 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   k.compute_s = dense / (pf->peak_flops * c->mfu) +
                 attn / (pf->attn_peak_flops * c->mfu * c->attn_efficiency);
 
-  k.experts_touched = kvsim_perf_experts_touched(pf, b->new_tokens);
-  k.weight_bytes = pf->weight_bytes +
-                   k.experts_touched * (double)pf->num_moe_layers * pf->expert_bytes_per_expert_layer;
+  /* Under EP the experts see the tokens of all ep_dp ranks and this rank
+   * reads its 1 / ep share of the experts they touch. */
+  k.experts_touched = kvsim_perf_experts_touched(pf, b->new_tokens * pf->ep_dp);
+  const double held = pf->ep_dp > 1 ? (double)pf->ep_dp * pf->tp : 1.0;
+  k.weight_bytes = pf->weight_bytes + k.experts_touched / held * (double)pf->num_moe_layers *
+                                          pf->expert_bytes_per_expert_layer;
   const double kv_read =
       pf->kv_bytes_per_token *
       (pf->full_layer_frac * b->kv_read_full + pf->sliding_layer_frac * b->kv_read_sliding);
@@ -248,10 +281,19 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   /* A quantized cache pays its dequantization on the KV it reads. */
   k.memory_s = (k.bytes + kv_read * (pf->quant_step_factor - 1.0)) / (pf->bandwidth * c->mbu);
 
-  if (T > 0 && (pf->num_collectives || pf->num_p2p))
-    k.comm_s = T * (pf->allreduce_bytes_per_token + pf->p2p_bytes_per_token) / pf->link_bandwidth +
-               (pf->num_collectives + pf->num_p2p) * pf->link_latency_s;
+  if (T > 0 && (pf->num_collectives || pf->num_p2p || pf->num_ep_collectives))
+    k.comm_s = T * (pf->allreduce_bytes_per_token + pf->p2p_bytes_per_token + pf->ep_bytes_per_token) /
+                   pf->link_bandwidth +
+               (pf->num_collectives + pf->num_p2p + pf->num_ep_collectives) * pf->link_latency_s;
 
+  /* One roofline over the whole step. Tried and not adopted: a max per
+   * kernel class, max(GEMM compute, weight bytes) + max(attention compute,
+   * KV bytes), which stops a long decode batch's KV read from hiding under
+   * a chunked prefill's GEMM compute. Refitted on the same data it changed
+   * nothing measurable (H100 Llama-3.1-70B rows: median |error| TTFT / TPOT
+   * 2.5 / 3.2 % vs 3.0 / 3.5 % in-sample, 19.5 / 12.1 % vs 18.8 / 12.7 % on
+   * the held-out Qwen3-32B rows; the RTX 4090 and RTX PRO 6000 runs: rms
+   * error 1.2 vs 1.3 % and 1.0 vs 0.4 %), so the simpler form stays. */
   k.total_s = k.overhead_s + (k.compute_s > k.memory_s ? k.compute_s : k.memory_s) + k.comm_s;
   if (cost)
     *cost = k;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fits the step-time coefficients of the GPUs with measured data and
+# writes them into their catalog files (configs/gpus/*.json, "perf" object
+# only; the hardware facts are left byte for byte). This is how the shipped
+# calibrations were made; rerun it after a change to the perf model.
+#
+#   scripts/calibrate.sh [--kvsim BIN] [--shared DIR] [--out DIR] [GPU...]
+#
+# GPU: rtx4090, rtx-pro-6000, h100-sxm, b200 (default: all four). --out
+# writes the calibrated JSONs to DIR instead of configs/gpus (to compare
+# before shipping). Data, all from ../shared/validation (never copied):
+# - rtx4090:      the RTX4090 Llama-3.1-8B per-request run (LLMServingSim);
+# - rtx-pro-6000: the RTXPRO6000 Llama-3.1-8B run (dense). Its Qwen3-30B-A3B
+#                 (DP2 + EP) run is left out: no coefficient set fits both
+#                 (fitted together, the dense run's TPOT goes 23 % high while
+#                 the MoE run's is still off), so the MoE run is reported
+#                 as held-out instead (scripts/validate_llmservingsim.sh);
+# - h100-sxm:     AIConfigurator's vLLM rows of the dense models on H100
+#                 (Qwen3-32B bf16/fp8, Llama-3.1-70B fp8);
+# - b200:         the same for B200 (Llama-3.1-70B fp8; the NVFP4 rows are
+#                 not modelled and skipped).
+# A per-request run pins three things: the compute and the bandwidth
+# efficiency and the per-token cost (prefill chunks vs decode steps), so
+# those runs fit mfu, mbu and per_token_us and keep the other overheads at
+# the values the silicon tables pinned down (sim/src/hw/gpu.c defaults).
+# The H100 fit takes ~15 minutes, B200 ~5, the others a second.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+kvsim=$root/build/kvsim
+shared=$root/../shared
+out=$root/configs/gpus
+gpus=()
+while (($#)); do
+  case $1 in
+  --kvsim) kvsim=$2; shift 2 ;;
+  --shared) shared=$2; shift 2 ;;
+  --out) out=$2; shift 2 ;;
+  -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+  *) gpus+=("$1"); shift ;;
+  esac
+done
+((${#gpus[@]})) || gpus=(rtx4090 rtx-pro-6000 h100-sxm b200)
+[ -x "$kvsim" ] || { echo "no kvsim binary at $kvsim (build first, or --kvsim BIN)" >&2; exit 2; }
+ls=$shared/validation/llmservingsim
+csv=$shared/validation/aiconfigurator/silicon_vllm.csv
+[ -d "$ls" ] && [ -f "$csv" ] || { echo "no measured data under $shared/validation" >&2; exit 2; }
+mkdir -p "$out"
+sc=$root/configs/scenarios
+
+for g in "${gpus[@]}"; do
+  echo "== $g"
+  case $g in
+  rtx4090)
+    "$kvsim" calibrate --gpu rtx4090 --fit mfu,mbu,per_token_us --out "$out/rtx4090.json" \
+      --measured "$ls/RTX4090/Llama-3.1-8B/vllm/requests.jsonl" \
+      --scenario "$sc/llmservingsim-rtx4090-llama-3.1-8b.json" ;;
+  rtx-pro-6000)
+    "$kvsim" calibrate --gpu rtx-pro-6000 --fit mfu,mbu,per_token_us --out "$out/rtx-pro-6000.json" \
+      --measured "$ls/RTXPRO6000/Llama-3.1-8B/vllm/requests.jsonl" \
+      --scenario "$sc/llmservingsim-rtxpro6000-llama-3.1-8b.json" ;;
+  h100-sxm)
+    "$kvsim" calibrate --gpu h100-sxm --out "$out/h100-sxm.json" --silicon "$csv" \
+      --filter model=qwen3-32b --filter model=llama-3.1-70b --filter model=llama-3.1-8b --filter system=h100_sxm ;;
+  b200)
+    "$kvsim" calibrate --gpu b200 --out "$out/b200.json" --silicon "$csv" \
+      --filter model=qwen3-32b --filter model=llama-3.1-70b --filter model=llama-3.1-8b --filter system=b200_sxm ;;
+  *) echo "no measured data for GPU '$g'" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# kvsim validate --silicon on tests/golden/fidelity/silicon.csv (five rows
+# written for this test, AIConfigurator's columns): the mapping of model,
+# system and precision, the skipped rows and their reasons, filters, the
+# JSON contract (issue 6), --gpu / --perf overrides, input errors.
+# $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
+set -u
+kvsim=$1
+d=$2/tests/golden/fidelity
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$kvsim" validate --silicon "$d/silicon.csv") || fail "text mode exited $?"
+# meta-llama/Llama-3.1-8B-Instruct and nvidia/Llama-3.1-8B-Instruct-FP8 both
+# map to llama-3.1-8b; h100_sxm to h100-sxm; an empty precision is bf16.
+grep -q '^h100_sxm / llama-3.1-8b$' <<<"$out" || fail "table per system and model: $out"
+grep -Eq '^ +2 bf16 +1 +512 +64 +4 \| +60\.0 ' <<<"$out" || fail "row 2 (bf16, tp1, 512/64, c4): $out"
+grep -Eq '^ +3 fp8 +1 +256 +32 +8 \| +40\.0 ' <<<"$out" || fail "row 3 (fp8): $out"
+grep -q "^skipped 1 row: system 'b300_sxm' is not in the GPU catalog$" <<<"$out" || fail "b300 skipped: $out"
+grep -q "^skipped 1 row: mode 'disagg'" <<<"$out" || fail "disagg skipped: $out"
+grep -q "^skipped 1 row: model 'acme/NotAModel-7B' is not in the catalog$" <<<"$out" || fail "unknown model: $out"
+grep -Eq '^2 rows simulated \(0 failed, 3 skipped\): median \|error\| TTFT [0-9.]+%, TPOT [0-9.]+%$' <<<"$out" \
+  || fail "summary line: $out"
+
+json=$("$kvsim" validate --silicon "$d/silicon.csv" --json) || fail "--json exited $?"
+grep -Eq '"skipped":[[:space:]]+3,' <<<"$json" || fail "skipped count 3: $json"
+grep -Eq '"id":[[:space:]]+"tiny_llama8b_h100_c4"' <<<"$json" || fail "row id: $json"
+# Each row: measured and simulated ttft_ms / tpot_ms; error in percent.
+rows=$(awk '$1 == "\"measured\":" && $2 == "{" { m++ } $1 == "\"simulated\":" && $2 == "{" { s++ } END { print m + 0, s + 0 }' <<<"$json")
+[ "$rows" = "2 2" ] || fail "two rows with measured and simulated objects, got $rows"
+t=$(awk '$1 == "\"simulated\":" { on = 1 } on && $1 == "\"ttft_ms\":" { printf "%.17g\n", $2 + 0; exit }' <<<"$json")
+e=$(awk '$1 == "\"error_pct\":" { on = 1 } on && $1 == "\"ttft\":" { printf "%.17g\n", $2 + 0; exit }' <<<"$json")
+awk -v t="$t" -v e="$e" 'BEGIN { w = (t - 60) / 60 * 100; d = w - e; exit !(t > 0 && d < 1e-6 && d > -1e-6) }' \
+  || fail "row 2: error_pct.ttft $e is not (sim $t - 60) / 60 x 100"
+grep -Eq '"median_abs_error_pct":[[:space:]]+\{' <<<"$json" || fail "median object: $json"
+
+# Filters: KEY=VALUE on a column or the catalog model; same key = either.
+f=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=fp8 --json) || fail "filter exited $?"
+grep -Eq '"simulated":[[:space:]]+1,' <<<"$f" && grep -Eq '"skipped":[[:space:]]+0,' <<<"$f" \
+  || fail "precision=fp8 keeps one row: $f"
+f=$("$kvsim" validate --silicon "$d/silicon.csv" --filter model=llama-3.1-8b --filter system=h100_sxm \
+  --filter system=b300_sxm --json) || fail "filters exited $?"
+grep -Eq '"simulated":[[:space:]]+2,' <<<"$f" && grep -Eq '"skipped":[[:space:]]+2,' <<<"$f" \
+  || fail "llama-3.1-8b on h100 or b300: 2 simulated, b300 and disagg skipped: $f"
+
+# --gpu FILE replaces the catalog GPU of the same name: halving the
+# bandwidth efficiency must slow the decode (TPOT) down.
+tpot() { awk '$1 == "\"simulated\":" { on = 1 } on && $1 == "\"tpot_ms\":" { print $2 + 0; exit }'; }
+base=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --json | tpot)
+sed 's/"source": "glenn/"perf": {"mfu": 0.6, "mbu": 0.4, "attn_efficiency": 0.5}, "source": "glenn/' \
+  "$2/configs/gpus/h100-sxm.json" >"$tmp/h100-slow.json"
+slow=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --gpu "$tmp/h100-slow.json" --json | tpot)
+awk -v a="$base" -v b="$slow" 'BEGIN { exit !(b > 1.2 * a) }' || fail "--gpu mbu 0.4: TPOT $slow vs $base ms"
+via=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --perf "$tmp/h100-slow.json" --json | tpot)
+[ "$via" = "$slow" ] || fail "--perf FILE gives the same coefficients as --gpu FILE: $via vs $slow"
+
+# Bad input: exit 2 and one line naming the file or flag.
+expect2() {
+  local what=$1
+  shift
+  "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$what: exit $rc, want 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: want one line, got: $(cat "$tmp/err")"
+}
+expect2 "unknown filter key" "$kvsim" validate --silicon "$d/silicon.csv" --filter colour=red
+grep -q "colour" "$tmp/err" || fail "the bad filter is named: $(cat "$tmp/err")"
+expect2 "filter without =" "$kvsim" validate --silicon "$d/silicon.csv" --filter model
+expect2 "missing file" "$kvsim" validate --silicon "$tmp/none.csv"
+grep -q "none.csv" "$tmp/err" || fail "the missing file is named"
+head -1 "$d/silicon.csv" | cut -d, -f1-5 >"$tmp/short.csv"
+expect2 "missing columns" "$kvsim" validate --silicon "$tmp/short.csv"
+grep -q "no column 'system'" "$tmp/err" || fail "the missing column is named: $(cat "$tmp/err")"
+{ head -2 "$d/silicon.csv"; sed -n 2p "$d/silicon.csv" | sed 's/,512,64,/,5x2,64,/'; } >"$tmp/badnum.csv"
+expect2 "bad number" "$kvsim" validate --silicon "$tmp/badnum.csv"
+grep -q "badnum.csv:3: column 'isl': bad value '5x2'" "$tmp/err" || fail "file:line, column, value: $(cat "$tmp/err")"
+expect2 "bad range ratio" "$kvsim" validate --silicon "$d/silicon.csv" --range-ratio 0
+expect2 "--filter without --silicon" "$kvsim" validate --startup "$d/silicon.csv" --filter model=x
+exit 0
