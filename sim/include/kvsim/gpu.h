@@ -51,6 +51,12 @@ typedef struct kvsim_gpu {
 int kvsim_gpu_load(const char *name_or_path, kvsim_gpu_t *g, kvsim_err *err);
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err);
 
+/* Reads a "perf" object over *p (keys absent keep their value); `where`
+ * names it in errors. `j` is a cJSON object. */
+struct cJSON;
+int kvsim_gpu_perf_parse(const struct cJSON *j, const char *where, kvsim_gpu_perf_t *p,
+                         kvsim_err *err);
+
 /* Default efficiency coefficients for a generation ("hopper", ...). */
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
 

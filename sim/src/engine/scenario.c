@@ -299,23 +299,8 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
 }
 
 static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
-                                     "per_token_us", "attn_efficiency", NULL};
-  kvsim_gpu_perf_t *p = &sc->gpu.perf;
-  int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "mfu", &p->mfu, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "mbu", &p->mbu, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "step_overhead_us", &p->step_overhead_us, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "per_seq_us", &p->per_seq_us, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "per_token_us", &p->per_token_us, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "attn_efficiency", &p->attn_efficiency, w, err)) < 0)
-    return rc;
-  if (!(p->mfu > 0 && p->mfu <= 1) || !(p->mbu > 0 && p->mbu <= 1) ||
-      !(p->attn_efficiency > 0 && p->attn_efficiency <= 1) || p->step_overhead_us < 0 ||
-      p->per_seq_us < 0 || p->per_token_us < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: efficiencies must be in (0, 1], overheads >= 0", w);
-  return KVSIM_OK;
+  /* The same keys and ranges as a GPU file's "perf" (gpu.c). */
+  return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
 }
 
 static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,

@@ -64,13 +64,12 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
   snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
 }
 
-static int parse_perf(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
+int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
   static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
                                      "per_token_us", "per_layer_us", "attn_efficiency",
                                      "frontend_us", "ttft_rel_sigma", "tpot_rel_sigma",
                                      "calibrated", "source", NULL};
-  char w[256];
-  snprintf(w, sizeof w, "%s: perf", where);
+  const char *w = where;
   int rc;
   if ((rc = kvsim__json_only_keys(j, keys, w, err)) < 0)
     return rc;
@@ -152,7 +151,9 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     g->gpu_link_latency_us = 8;
   kvsim_gpu_default_perf(g->generation, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
-  if (perf && (rc = parse_perf(perf, where, &g->perf, err)) < 0)
+  char pw[256];
+  snprintf(pw, sizeof pw, "%s: perf", where);
+  if (perf && (rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
     goto out;
   rc = KVSIM_OK;
 out:

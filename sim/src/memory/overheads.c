@@ -49,7 +49,7 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 /* Bytes per parameter of a quantized linear weight with `in` input
  * features, scales included. */
-static double linear_bytes_per_param(const kvsim_quant_t *q, int64_t in, int dtype_bytes) {
+double kvsim__linear_bytes_per_param(const kvsim_quant_t *q, int64_t in, int dtype_bytes) {
   switch (q->kind) {
   case KVSIM_QUANT_FP8:
     /* Block-wise (DeepSeek: one fp32 scale per 128x128) or one fp32 scale
@@ -132,9 +132,9 @@ int64_t kvsim__weights_bytes_ep(const kvsim_model_t *m, const kvsim_quant_t *q, 
   kvsim_model_params_t lp;
   int64_t kv_rank = kvsim_model_kv_heads_per_rank(m, tp);
   bool qlin = q->kind != KVSIM_QUANT_NONE && !q->experts_only;
-  double attn_b = qlin ? linear_bytes_per_param(q, h, b) : b;
+  double attn_b = qlin ? kvsim__linear_bytes_per_param(q, h, b) : b;
   double mlp_b = attn_b;
-  double exp_b = q->kind != KVSIM_QUANT_NONE ? linear_bytes_per_param(q, h, b) : b;
+  double exp_b = q->kind != KVSIM_QUANT_NONE ? kvsim__linear_bytes_per_param(q, h, b) : b;
   for (int i = first; i < last; i++) {
     one.layer_moe[0] = m->layer_moe[i];
     kvsim_model_count_params(&one, &lp);

@@ -14,6 +14,10 @@
 int kvsim__quant_resolve(const kvsim_model_t *m, const char *flag, kvsim_quant_t *q,
                          kvsim_err *err);
 
+/* Bytes per parameter of a linear weight with `in` input features under
+ * quantization q, scales included (the model dtype when unquantized). */
+double kvsim__linear_bytes_per_param(const kvsim_quant_t *q, int64_t in, int dtype_bytes);
+
 /* Bytes of weights (and weight-like buffers) on one rank of pipeline stage
  * `stage`: its layers split by TP, embeddings on the first stage, lm_head
  * on the last, and the rotary cos/sin cache. */

@@ -40,25 +40,6 @@ double kvsim_perf_default_quant_factor(kvsim_kv_dtype d) {
   }
 }
 
-/* Bytes per parameter of a linear weight with `in` input features, scales
- * included. Mirrors memory/overheads.c so that the bytes a step reads are
- * the bytes the plan loaded. */
-static double linear_bytes(const kvsim_quant_t *q, int64_t in, int dtype_bytes) {
-  switch (q->kind) {
-  case KVSIM_QUANT_FP8:
-    return 1.0 + (q->block_size > 0 ? 4.0 / ((double)q->block_size * q->block_size)
-                                     : 4.0 / (double)in);
-  case KVSIM_QUANT_INT8:
-    return 1.0 + 4.0 / (double)in;
-  case KVSIM_QUANT_INT4:
-    return 0.5 + 2.5 / (q->group_size > 0 ? q->group_size : 128);
-  case KVSIM_QUANT_MXFP4:
-    return 0.5 + 1.0 / 32.0;
-  case KVSIM_QUANT_NONE:
-  default:
-    return dtype_bytes;
-  }
-}
 
 int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t *g,
                     const kvsim_plan_t *pl, kvsim_err *err) {
@@ -153,8 +134,8 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
    * embedding table is gathered (one row per token, counted with the
    * activations); the rotary cos/sin cache is indexed, not streamed. */
   const bool qlin = q.kind != KVSIM_QUANT_NONE && !q.experts_only;
-  const double lin_b = qlin ? linear_bytes(&q, m->hidden_size, b) : b;
-  const double exp_b = q.kind != KVSIM_QUANT_NONE ? linear_bytes(&q, m->hidden_size, b) : b;
+  const double lin_b = qlin ? kvsim__linear_bytes_per_param(&q, m->hidden_size, b) : b;
+  const double exp_b = q.kind != KVSIM_QUANT_NONE ? kvsim__linear_bytes_per_param(&q, m->hidden_size, b) : b;
   pf->weight_bytes = (attn_rank + mlp_rank + shared_rank) * lin_b +
                      ((double)P.router + (double)P.norms + (double)P.final_norm + lm_rank) * b;
   pf->expert_bytes_per_expert_layer = expert_held * exp_b;
