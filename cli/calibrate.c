@@ -55,7 +55,7 @@
 
 /* ---- coefficients and their coordinates ---- */
 
-enum { P_MFU, P_MBU, P_STEP, P_SEQ, P_TOKEN, P_LAYER, P_ATTN, P_FRONT, NPARAM };
+enum { P_MFU, P_MBU, P_STEP, P_SEQ, P_TOKEN, P_LAYER, P_ATTN, P_FRONT, P_MOE, NPARAM };
 
 static const struct {
   const char *name;
@@ -64,7 +64,7 @@ static const struct {
 } params[NPARAM] = {
     {"mfu", true, 0},           {"mbu", true, 0},           {"step_overhead_us", false, 1000},
     {"per_seq_us", false, 10},  {"per_token_us", false, 1}, {"per_layer_us", false, 10},
-    {"attn_efficiency", true, 0}, {"frontend_us", false, 10000},
+    {"attn_efficiency", true, 0}, {"frontend_us", false, 10000}, {"moe_efficiency", true, 0},
 };
 
 /* Lowest efficiency the fit may reach: below 5 % of peak a GPU is not
@@ -87,6 +87,8 @@ static double *coef_field(kvsim_gpu_perf_t *p, int k) {
     return &p->per_layer_us;
   case P_FRONT:
     return &p->frontend_us;
+  case P_MOE:
+    return &p->moe_efficiency;
   default:
     return &p->attn_efficiency;
   }
@@ -384,7 +386,7 @@ static int parse_fit(const char *list, calib_t *c) {
     if (k < 0)
       return cli_fail("calibrate",
                       "--fit: unknown coefficient '%s' (expected mfu, mbu, step_overhead_us, per_seq_us, "
-                      "per_token_us, per_layer_us, attn_efficiency, frontend_us)",
+                      "per_token_us, per_layer_us, attn_efficiency, frontend_us, moe_efficiency)",
                       t);
     for (int i = 0; i < c->nfit; i++)
       if (c->fit[i] == k)

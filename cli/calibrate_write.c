@@ -157,11 +157,13 @@ int calib_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_
             cat(&buf, &len, &cap,
                 "    \"mfu\": %.4f,\n    \"mbu\": %.4f,\n    \"step_overhead_us\": %.1f,\n"
                 "    \"per_seq_us\": %.3f,\n    \"per_token_us\": %.4f,\n    \"per_layer_us\": %.3f,\n"
-                "    \"attn_efficiency\": %.4f,\n    \"frontend_us\": %.1f,\n"
+                "    \"attn_efficiency\": %.4f,\n    \"moe_efficiency\": %.4f,\n"
+                "    \"frontend_us\": %.1f,\n"
                 "    \"ttft_rel_sigma\": %.4f,\n    \"tpot_rel_sigma\": %.4f,\n"
                 "    \"calibrated\": true,\n    \"source\": %s\n  }\n}\n",
                 p->mfu, p->mbu, p->step_overhead_us, p->per_seq_us, p->per_token_us, p->per_layer_us,
-                p->attn_efficiency, p->frontend_us, p->ttft_rel_sigma, p->tpot_rel_sigma, src_json) < 0;
+                p->attn_efficiency, p->moe_efficiency, p->frontend_us, p->ttft_rel_sigma,
+                p->tpot_rel_sigma, src_json) < 0;
   free(src_json);
   free(text);
   if (bad) {

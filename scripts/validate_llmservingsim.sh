@@ -47,7 +47,7 @@ trap 'rm -rf "$tmp"' EXIT
 runs=(
   "RTX4090/Llama-3.1-8B|$ls/RTX4090/Llama-3.1-8B/vllm/requests.jsonl|$sc/llmservingsim-rtx4090-llama-3.1-8b.json|shipped: fit on this run"
   "RTXPRO6000/Llama-3.1-8B|$ls/RTXPRO6000/Llama-3.1-8B/vllm/requests.jsonl|$sc/llmservingsim-rtxpro6000-llama-3.1-8b.json|shipped: fit on this run"
-  "RTXPRO6000/Qwen3-30B-A3B|$ls/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507/vllm/requests.jsonl|$sc/llmservingsim-rtxpro6000-qwen3-30b-a3b.json|HELD-OUT: fit on Llama run"
+  "RTXPRO6000/Qwen3-30B-A3B|$ls/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507/vllm/requests.jsonl|$sc/llmservingsim-rtxpro6000-qwen3-30b-a3b.json|shipped: dense Llama, moe here"
 )
 
 # One table row from `kvsim validate --measured` text output.
@@ -80,12 +80,17 @@ IFS='|' read -r name file scen label <<<"${runs[0]}"
 row "$name" "pool: kvsim plan (2,467)" "$file" "$scen" --set engine.num_gpu_blocks_override=0
 
 if ((heldout)); then
+  # The MoE run with the dense coefficients alone: what moe_efficiency buys.
+  IFS='|' read -r name file scen label <<<"${runs[2]}"
+  row "$name" "HELD-OUT: dense Llama fit only" "$file" "$scen" --set perf.moe_efficiency=1
   # RTX PRO 6000 fitted on the MoE run, predicting the dense one.
   IFS='|' read -r fname ffile fscen label <<<"${runs[2]}"
   IFS='|' read -r tname tfile tscen label <<<"${runs[1]}"
   g=$tmp/pro-qwen.json
-  "$kvsim" calibrate --gpu rtx-pro-6000 --fit mfu,mbu,per_token_us --measured "$ffile" --scenario "$fscen" \
-    --out "$g" >/dev/null
+  # moe_efficiency is refitted too: the shipped value came from the dense
+  # coefficients of the run this row predicts.
+  "$kvsim" calibrate --gpu rtx-pro-6000 --fit mfu,mbu,per_token_us,moe_efficiency --measured "$ffile" \
+    --scenario "$fscen" --out "$g" >/dev/null
   row "$tname" "HELD-OUT: fit on Qwen run" "$tfile" "$tscen" --set "hardware.gpu=$g"
   for other in h100-sxm b200; do
     for r in "${runs[@]}"; do

@@ -328,3 +328,28 @@ Test(perf, init_rejects_bad_coefficients) {
   s.pl.p.tp = 0;
   cr_assert_eq(kvsim_perf_init(&s.pf, &s.m, &s.g, &s.pl, &err), KVSIM_EINVAL, "tp = 0 is rejected");
 }
+
+Test(perf, moe_efficiency_slows_expert_streaming_only) {
+  setup_t s;
+  make(&s, "qwen3-30b-a3b", "h100-sxm", 1, 1, "", KVSIM_KV_AUTO);
+  kvsim_batch_shape_t b = decode(64, 1024, 0);
+  kvsim_step_cost_t fast, slow;
+  s.pf.coef.moe_efficiency = 1.0;
+  double t1 = step_s(&s.pf, &b, &fast);
+  s.pf.coef.moe_efficiency = 0.5;
+  double t2 = step_s(&s.pf, &b, &slow);
+  cr_assert_gt(fast.memory_s, fast.compute_s, "MoE decode at batch 64 is memory-bound");
+  double expert_bytes = fast.weight_bytes - s.pf.weight_bytes;
+  double want = expert_bytes / (s.pf.bandwidth * s.pf.coef.mbu); /* one more pass over the experts */
+  cr_assert_float_eq(slow.memory_s - fast.memory_s, want, 1e-9,
+                     "half the efficiency streams the expert bytes twice: +%g s, got +%g s", want,
+                     slow.memory_s - fast.memory_s);
+  cr_assert_gt(t2, t1, "the step takes longer");
+  make(&s, "llama-3.1-8b", "h100-sxm", 1, 1, "", KVSIM_KV_AUTO);
+  b = decode(64, 1024, 0);
+  s.pf.coef.moe_efficiency = 1.0;
+  t1 = step_s(&s.pf, &b, NULL);
+  s.pf.coef.moe_efficiency = 0.5;
+  t2 = step_s(&s.pf, &b, NULL);
+  cr_assert_float_eq(t1, t2, 1e-12, "a dense model has no experts to slow");
+}

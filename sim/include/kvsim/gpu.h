@@ -19,6 +19,11 @@ typedef struct kvsim_gpu_perf {
   double per_token_us;       /* per scheduled token */
   double per_layer_us;       /* per model layer per step: the floor of a layer's small kernels */
   double attn_efficiency;    /* attention kernels' fraction of the roofline */
+  /* The fused MoE kernels' fraction of mbu while streaming expert
+   * weights: grouped GEMMs with a few tokens per expert, and vLLM's
+   * default (untuned) fused_moe configs on GPUs it has none for, fall
+   * short of a dense GEMM's streaming. 1 = as dense weights. */
+  double moe_efficiency;
   /* Latency a client sees outside the engine (HTTP, tokenization, first
    * chunk streamed back): added to TTFT and E2E when comparing with
    * client-side measurements (vllm bench, AIConfigurator rows), not to

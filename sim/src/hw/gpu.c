@@ -32,6 +32,9 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
    * frontend_us the client-side latency of the benchmark harness; they are
    * the least GPU-specific terms. */
   memset(p, 0, sizeof *p);
+  /* No MoE run of these GPUs to fit it on: expert weights stream like
+   * dense ones unless a calibration says otherwise. */
+  p->moe_efficiency = 1.0;
   if (!strcmp(generation, "blackwell")) {
     p->mfu = 0.748;
     p->mbu = 0.810;
@@ -67,6 +70,7 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
   static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
                                      "per_token_us", "per_layer_us", "attn_efficiency",
+                                     "moe_efficiency",
                                      "frontend_us", "ttft_rel_sigma", "tpot_rel_sigma",
                                      "calibrated", "source", NULL};
   const char *w = where;
@@ -84,6 +88,7 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
               {"per_token_us", &p->per_token_us, 0, 1e4},
               {"per_layer_us", &p->per_layer_us, 0, 1e4},
               {"attn_efficiency", &p->attn_efficiency, 1e-3, 1},
+              {"moe_efficiency", &p->moe_efficiency, 1e-2, 1},
               {"frontend_us", &p->frontend_us, 0, 1e7},
               {"ttft_rel_sigma", &p->ttft_rel_sigma, 0, 10},
               {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10}};

@@ -251,8 +251,9 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
    * reads its 1 / ep share of the experts they touch. */
   k.experts_touched = kvsim_perf_experts_touched(pf, b->new_tokens * pf->ep_dp);
   const double held = pf->ep_dp > 1 ? (double)pf->ep_dp * pf->tp : 1.0;
-  k.weight_bytes = pf->weight_bytes + k.experts_touched / held * (double)pf->num_moe_layers *
-                                          pf->expert_bytes_per_expert_layer;
+  const double expert_bytes =
+      k.experts_touched / held * (double)pf->num_moe_layers * pf->expert_bytes_per_expert_layer;
+  k.weight_bytes = pf->weight_bytes + expert_bytes;
   const double kv_read =
       pf->kv_bytes_per_token *
       (pf->full_layer_frac * b->kv_read_full + pf->sliding_layer_frac * b->kv_read_sliding);
@@ -260,7 +261,9 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   k.kv_bytes = kv_read + kv_write;
   k.bytes = k.weight_bytes + k.kv_bytes + pf->act_bytes_per_token * T;
   /* A quantized cache pays its dequantization on the KV it reads. */
-  k.memory_s = (k.bytes + kv_read * (pf->quant_step_factor - 1.0)) / (pf->bandwidth * c->mbu);
+  /* Expert weights stream at moe_efficiency of a dense GEMM's rate. */
+  const double moe_extra = c->moe_efficiency > 0 ? expert_bytes * (1.0 / c->moe_efficiency - 1.0) : 0;
+  k.memory_s = (k.bytes + moe_extra + kv_read * (pf->quant_step_factor - 1.0)) / (pf->bandwidth * c->mbu);
 
   if (T > 0 && (pf->num_collectives || pf->num_p2p || pf->num_ep_collectives))
     k.comm_s = T * (pf->allreduce_bytes_per_token + pf->p2p_bytes_per_token + pf->ep_bytes_per_token) /
