@@ -41,6 +41,13 @@ typedef struct run {
   kvsim__reqpool_t pool;
   int64_t in_flight;     /* pulled and not yet gone */
   int64_t pending_steps; /* replicas with a step in flight */
+  /* Data-parallel ranks of an expert-parallel model step together: their
+   * forwards meet in every MoE layer's collective, and a rank with nothing
+   * to run executes a dummy batch (vllm/v1/engine/core.py
+   * DPEngineCoreProc.run_busy_loop, execute_dummy_batch; tokens padded to
+   * the largest rank's). A step lasts as long as the slowest rank's. */
+  bool lockstep;
+  bool group_busy;
   kvsim_reqvec_t finished;
   deadline_t *dl;
   int64_t dl_head, dl_n, dl_cap;
@@ -209,7 +216,7 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
   rep->sched->ops->add(rep->sched, q, now);
   if (r->sc->admission.max_wait_s > 0 && (rc = add_deadline(r, q, now)) < 0)
     return rc;
-  return rep->busy ? KVSIM_OK : start_step(r, rep, now);
+  return rep->busy && !r->lockstep ? KVSIM_OK : start_step(r, rep, now);
 }
 
 static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
@@ -263,23 +270,45 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
   return KVSIM_OK;
 }
 
-static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
-  kvsim_time_ns dt = kvsim__replica_start_step(rep, &r->perf, r->window, now);
-  if (rep->step.num_preempted) {
-    /* A time-series row at every preemption. */
-    int rc = sample_replica(r, rep, now, false);
+/* Builds one replica's next step; returns its duration or -1 (idle). */
+static int build_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, kvsim_time_ns *dt) {
+  *dt = kvsim__replica_start_step(rep, &r->perf, r->window, now);
+  /* A time-series row at every preemption. */
+  return rep->step.num_preempted ? sample_replica(r, rep, now, false) : KVSIM_OK;
+}
+
+/* The lockstep group's next step: every rank builds its own; the group
+ * waits for the slowest. Target -1 marks the group's step event. */
+static int start_group_step(run_t *r, kvsim_time_ns now) {
+  kvsim_time_ns longest = -1;
+  for (int32_t i = 0; i < r->nrep; i++) {
+    kvsim_time_ns dt;
+    int rc = build_step(r, &r->reps[i], now, &dt);
     if (rc < 0)
       return rc;
+    if (dt > longest)
+      longest = dt;
   }
-  if (dt < 0)
+  r->group_busy = longest >= 0;
+  if (!r->group_busy)
     return KVSIM_OK;
+  r->pending_steps++;
+  return kvsim_eventq_push(&r->q, now + longest, EV_STEP, -1);
+}
+
+static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
+  if (r->lockstep)
+    return r->group_busy ? KVSIM_OK : start_group_step(r, now);
+  kvsim_time_ns dt;
+  int rc = build_step(r, rep, now, &dt);
+  if (rc < 0 || dt < 0)
+    return rc;
   r->pending_steps++;
   return kvsim_eventq_push(&r->q, now + dt, EV_STEP, rep->index);
 }
 
-static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
-  kvsim__replica_t *rep = &r->reps[ri];
-  r->pending_steps--;
+/* A replica's step ended: account tokens, retire finished requests. */
+static int end_replica_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
   r->finished.n = 0;
   kvsim__replica_end_step(rep, now, &r->finished);
   int rc;
@@ -297,7 +326,22 @@ static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
     if (rc > 0 && (rc = pull_one(r)) < 0)
       return rc;
   }
-  return start_step(r, rep, now);
+  return KVSIM_OK;
+}
+
+static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
+  r->pending_steps--;
+  int rc;
+  if (ri >= 0) {
+    if ((rc = end_replica_step(r, &r->reps[ri], now)) < 0)
+      return rc;
+    return start_step(r, &r->reps[ri], now);
+  }
+  for (int32_t i = 0; i < r->nrep; i++)
+    if ((rc = end_replica_step(r, &r->reps[i], now)) < 0)
+      return rc;
+  r->group_busy = false;
+  return start_group_step(r, now);
 }
 
 static bool active(const run_t *r) { return r->in_flight > 0 || !r->src_end; }
@@ -332,6 +376,7 @@ static int setup(run_t *r) {
     r->perf.quant_step_factor = sc->quant_step_factor;
   r->window = sc->model.sliding_window;
   r->nrep = sc->replicas;
+  r->lockstep = r->plan.p.ep > 1 && r->nrep > 1;
   r->reps = calloc((size_t)r->nrep, sizeof *r->reps);
   if (!r->reps)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
