@@ -84,6 +84,12 @@ int fid_simulate_client(const kvsim_scenario_t *sc, fid_lat *lat, fid_series *se
 /* Overrides the step-time coefficients of a loaded scenario's GPU. */
 void fid_apply_perf(kvsim_scenario_t *sc, const kvsim_gpu_perf_t *p);
 
+/* ---- the start-up log table (validate_startup.c) ---- */
+
+/* kvsim validate --startup FILE [--meta FILE]...: logged vs planned KV
+ * budget per row; returns the exit code. */
+int fid_cmd_startup(const char *file, const cli_list *metas, bool json, double max_error);
+
 /* ---- measured per-request files (validate_measured.c) ---- */
 
 typedef enum {
