@@ -1,5 +1,7 @@
 #include "kvsim/kvcache.h"
 
+#include "core/arith.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,17 +10,9 @@
  * random unless PYTHONHASHSEED is set; a constant keeps runs reproducible. */
 #define NONE_HASH 0x6a09e667f3bcc909ull
 
-static inline uint64_t mix64(uint64_t x) {
-  /* splitmix64 finaliser: a cheap, well-distributed 64-bit mix. */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
+#define mix64 kvsim__mix64
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#define cdiv kvsim__cdiv
 
 /* A tenant's cache salt. vLLM mixes cache_salt into the first block's
  * extra keys, so every hash of the chain differs per tenant; salting each

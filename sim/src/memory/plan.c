@@ -18,6 +18,8 @@
  *   <= 0.6.3 measured total - free after the profile run; not modelled. */
 #include "kvsim/plan.h"
 
+#include "core/arith.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,7 +63,7 @@ const char *kvsim_kv_dtype_name(kvsim_kv_dtype d) {
   return "?";
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#define cdiv kvsim__cdiv
 
 /* Bytes of one head vector of one token (K or V, or the MLA latent). */
 static int64_t head_vector_bytes(const kvsim_model_t *m, const kvsim_plan_params_t *p,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arith.h"
 #include "kvsim/sched.h"
 
 typedef struct extent {
@@ -41,7 +42,7 @@ typedef struct contig {
   bool pow2;     /* Orca (Pow2) reservations */
 } contig_t;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#define cdiv kvsim__cdiv
 
 /* Blocks the KV manager gives `tokens` tokens: one table per group plus
  * the quantized cache's residual blocks (kvcache.c). */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arith.h"
 #include "kvsim/sched.h"
 
 typedef struct static_sched {
@@ -44,7 +45,7 @@ typedef struct static_sched {
   kvsim_request_t *pads;
 } static_t;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#define cdiv kvsim__cdiv
 
 /* Blocks the KV manager gives `tokens` tokens: one table per group plus
  * the quantized cache's residual blocks (kvcache.c). */

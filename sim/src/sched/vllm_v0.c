@@ -19,6 +19,7 @@
  * a slot at a time with no watermark (can_append_slots). */
 #include <string.h>
 
+#include "core/arith.h"
 #include "kvsim/sched.h"
 
 typedef enum { ALLOC_OK, ALLOC_LATER, ALLOC_NEVER } alloc_status;
@@ -43,7 +44,7 @@ typedef struct budget {
   bool preempted;
 } budget_t;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#define cdiv kvsim__cdiv
 
 /* Blocks the KV manager gives a request holding `tokens` tokens: one table
  * per KV cache group plus the quantized cache's residual blocks (V0 has no

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arith.h"
 #include "workload/wl.h"
 
 typedef struct stream {
@@ -61,12 +62,7 @@ struct kvsim__synth {
   int32_t outcap;
 };
 
-static uint64_t splitmix(uint64_t x) {
-  x += UINT64_C(0x9e3779b97f4a7c15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
+static uint64_t splitmix(uint64_t x) { return kvsim__splitmix64(&x); }
 
 static unsigned long stream_seed(uint64_t seed, uint64_t kind, uint64_t index) {
   return (unsigned long)splitmix(splitmix(seed ^ (kind << 56)) ^ index);

@@ -12,6 +12,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "core/u64map.h"
 #include "kvsim/workload.h"
 
 #define KVSIM__WL_PATH_MAX 4096
@@ -199,23 +200,6 @@ void kvsim__synth_close(kvsim__synth_t *s);
 int kvsim__source_format(const kvsim_source_t *s);
 /* Which optional columns a kvsim CSV of this source should carry. */
 unsigned kvsim__source_columns(const kvsim_source_t *s);
-
-/* ---- u64 -> i32 open-addressing map (LRU, sessions) -------------------- */
-
-typedef struct kvsim__u64map {
-  uint64_t *keys;
-  int32_t *vals; /* -1: empty slot */
-  uint32_t mask;
-  int64_t count;
-} kvsim__u64map_t;
-int kvsim__u64map_init(kvsim__u64map_t *m, int64_t expected);
-void kvsim__u64map_fini(kvsim__u64map_t *m);
-/* Returns the value or -1. */
-int32_t kvsim__u64map_get(const kvsim__u64map_t *m, uint64_t key);
-/* Inserts or replaces (grows as needed). */
-int kvsim__u64map_put(kvsim__u64map_t *m, uint64_t key, int32_t val);
-/* Removes key if present. */
-void kvsim__u64map_del(kvsim__u64map_t *m, uint64_t key);
 
 /* ---- kvsim CSV writer (convert, gen) ----------------------------------- */
 

@@ -1,0 +1,92 @@
+/* The core utilities: growable array, u64 map, heap, integer helpers and
+ * the failing-allocator hook. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/arith.h"
+#include "core/heap.h"
+#include "core/u64map.h"
+#include "core/vec.h"
+
+Test(core, vec_push_grows_and_keeps_order) {
+  kvsim__vec(int64_t) v = {0};
+  for (int64_t i = 0; i < 1000; i++)
+    cr_assert_eq(kvsim__vec_push(&v, i * 3), KVSIM_OK, "push %ld", (long)i);
+  cr_assert_eq(v.n, 1000, "length");
+  cr_assert(v.cap >= 1000, "capacity %ld", (long)v.cap);
+  for (int64_t i = 0; i < 1000; i++)
+    cr_assert_eq(v.v[i], i * 3, "element %ld", (long)i);
+  kvsim__vec_free(&v);
+  cr_assert_null(v.v, "freed");
+}
+
+Test(core, vec_failed_grow_loses_nothing) {
+  kvsim__vec(int32_t) v = {0};
+  for (int32_t i = 0; i < 16; i++)
+    cr_assert_eq(kvsim__vec_push(&v, i), KVSIM_OK, "push");
+  int32_t *before = v.v;
+  kvsim__alloc_fail_after(0);
+  int rc = kvsim__vec_push(&v, 99); /* needs a grow past 16 */
+  int64_t refused = kvsim__alloc_failures();
+  kvsim__alloc_fail_after(-1);
+  cr_assert_eq(rc, KVSIM_ENOMEM, "the grow fails");
+  cr_assert_eq(refused, 1, "one allocation refused");
+  cr_assert_eq(v.n, 16, "length unchanged");
+  cr_assert_eq(v.v, before, "storage unchanged");
+  for (int32_t i = 0; i < 16; i++)
+    cr_assert_eq(v.v[i], i, "element %d kept", i);
+  cr_assert_eq(kvsim__vec_push(&v, 99), KVSIM_OK, "works again once memory returns");
+  kvsim__vec_free(&v);
+}
+
+Test(core, u64map_put_get_del) {
+  kvsim__u64map_t m;
+  cr_assert_eq(kvsim__u64map_init(&m, 4), KVSIM_OK, "init");
+  for (uint64_t k = 0; k < 5000; k++)
+    cr_assert_eq(kvsim__u64map_put(&m, k * 7919, (int32_t)k), KVSIM_OK, "put %lu", (unsigned long)k);
+  cr_assert_eq(m.count, 5000, "count");
+  for (uint64_t k = 0; k < 5000; k += 2)
+    kvsim__u64map_del(&m, k * 7919);
+  for (uint64_t k = 0; k < 5000; k++)
+    cr_assert_eq(kvsim__u64map_get(&m, k * 7919), k % 2 ? (int32_t)k : -1, "key %lu",
+                 (unsigned long)k);
+  cr_assert_eq(kvsim__u64map_get(&m, 3), -1, "absent key");
+  kvsim__u64map_fini(&m);
+}
+
+static int less_int(const void *a, const void *b) { return *(const int *)a < *(const int *)b; }
+
+Test(core, heap_pops_in_order) {
+  int a[200];
+  int n = 0;
+  unsigned x = 12345;
+  for (int i = 0; i < 200; i++) {
+    x = x * 1103515245u + 12345u;
+    a[n] = (int)(x >> 8) % 1000;
+    kvsim__heap_up(a, sizeof *a, n++, less_int);
+  }
+  int prev = -1;
+  while (n > 0) {
+    int top;
+    kvsim__heap_pop(a, sizeof *a, n--, &top, less_int);
+    cr_assert_geq(top, prev, "popped %d after %d", top, prev);
+    prev = top;
+  }
+}
+
+Test(core, arith) {
+  cr_assert_eq(kvsim__cdiv(0, 16), 0, "cdiv 0");
+  cr_assert_eq(kvsim__cdiv(17, 16), 2, "cdiv 17/16");
+  cr_assert_eq(kvsim__cdiv(32, 16), 2, "cdiv 32/16");
+  int64_t r = 5;
+  cr_assert(!kvsim__mul_i64(INT64_MAX, 2, &r), "mul overflow detected");
+  cr_assert_eq(r, 5, "out untouched on overflow");
+  cr_assert(kvsim__mul_i64(1 << 20, 1 << 20, &r) && r == (int64_t)1 << 40, "mul");
+  cr_assert(!kvsim__add_i64(INT64_MAX, 1, &r), "add overflow detected");
+  cr_assert(!kvsim__double_to_i64(1e300, &r), "1e300 does not convert");
+  cr_assert(kvsim__double_to_i64(-3.0, &r) && r == -3, "-3 converts");
+  uint64_t s1 = 7, s2 = 7;
+  cr_assert_eq(kvsim__splitmix64(&s1), kvsim__splitmix64(&s2), "splitmix deterministic");
+  cr_assert_neq(kvsim__mix64(1), kvsim__mix64(2), "mix spreads");
+}
