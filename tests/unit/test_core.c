@@ -2,12 +2,14 @@
  * the failing-allocator hook. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "core/arith.h"
 #include "core/heap.h"
 #include "core/u64map.h"
 #include "core/vec.h"
+#include "kvsim/error.h"
 
 Test(core, vec_push_grows_and_keeps_order) {
   kvsim__vec(int64_t) v = {0};
@@ -89,4 +91,18 @@ Test(core, arith) {
   uint64_t s1 = 7, s2 = 7;
   cr_assert_eq(kvsim__splitmix64(&s1), kvsim__splitmix64(&s2), "splitmix deterministic");
   cr_assert_neq(kvsim__mix64(1), kvsim__mix64(2), "mix spreads");
+}
+
+Test(core, error_messages_are_one_printable_line) {
+  kvsim_err err;
+  kvsim_err_set(&err, KVSIM_EPARSE, "f.csv:3: bad value '%s'", "a\nb\x01\xff caf\xc3\xa9");
+  cr_assert_str_eq(err.msg, "f.csv:3: bad value 'a\\x0ab\\x01\\xff caf\xc3\xa9'",
+                   "control bytes and invalid UTF-8 escaped, valid UTF-8 kept: %s", err.msg);
+  kvsim_err_prefix(&err, "scenario\n%s", "x");
+  cr_assert_null(strchr(err.msg, '\n'), "a prefix cannot add a line break: %s", err.msg);
+  char big[2000];
+  memset(big, 1, sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  kvsim_err_set(&err, KVSIM_EPARSE, "%s", big);
+  cr_assert_lt(strlen(err.msg), sizeof err.msg, "escaped message fits its buffer");
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz/ with clang (ASan + UBSan) and
+# runs each for SECONDS (default 60), starting from seeds made of the
+# project's own test files plus the kept regression inputs
+# (tests/fuzz/corpus/<target>/). A crash or hang is copied into that
+# folder, so that `scripts/fuzz.sh --regress` (run by the test command)
+# replays it forever after.
+#   scripts/fuzz.sh 600            # ten minutes per target
+#   scripts/fuzz.sh 30 fuzz_trace  # one target
+#   scripts/fuzz.sh --regress      # replay the kept inputs and the seeds, a few seconds each
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 77; }
+regress=0
+secs=60
+if [ "${1:-}" = --regress ]; then regress=1; secs=${KVSIM_FUZZ_REGRESS_SECONDS:-3}; shift
+elif [ -n "${1:-}" ]; then secs=$1; shift; fi
+build=build-fuzz
+cmake -S tests/fuzz -B $build -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build $build -j "$(nproc)" >/dev/null
+targets=${*:-$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')}
+
+# Seeds: the first bytes of a trace input choose the format (fuzz_trace.c).
+seed() { # TARGET DIR
+  local t=$1 d=$2 i=0
+  mkdir -p "$d"
+  case $t in
+    fuzz_trace)
+      for f in tests/golden/cases/*/trace.csv tests/golden/data/*.csv; do
+        { printf '\004\000'; cat "$f"; } >"$d/kvsim-$((i++))"; done
+      for f in tests/golden/fidelity/*.jsonl; do
+        { printf '\005\001'; cat "$f"; } >"$d/jsonl-$((i++))"; done
+      printf '\001\000TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n' >"$d/azure"
+      printf '\003\000{"timestamp": 0, "input_length": 700, "output_length": 20, "hash_ids": [1, 2]}\n' >"$d/mooncake"
+      printf '\002\000arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,20\n' >"$d/vidur" ;;
+    fuzz_model) cp configs/models/*.json "$d/" ;;
+    fuzz_gpu) cp configs/gpus/*.json "$d/" ;;
+    fuzz_scenario)
+      for f in configs/scenarios/*.json tests/golden/data/*.json tests/golden/cases/*/scenario.json; do
+        { printf 'engine.max_num_seqs=8\0'; cat "$f"; } >"$d/scen-$((i++))"; done ;;
+    fuzz_sim)
+      for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
+  esac
+}
+
+fail=0
+for t in $targets; do
+  keep=tests/fuzz/corpus/$t
+  work=$build/corpus/$t
+  rm -rf "$work"
+  seed "$t" "$work"
+  mkdir -p "$keep"
+  [ -n "$(ls -A "$keep" 2>/dev/null)" ] && cp "$keep"/* "$work/"
+  log=$build/$t.log
+  if [ $regress = 1 ]; then
+    # Every kept input and seed once, then a short fuzz from them.
+    ./$build/$t -timeout=20 -rss_limit_mb=3000 "$work"/* >"$log" 2>&1 &&
+      ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 "$work" >>"$log" 2>&1 || {
+        echo "fuzz: $t FAILED (log: $log)"; tail -30 "$log"; fail=1; continue; }
+  else
+    ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 -artifact_prefix="$build/$t-" \
+      "$work" >"$log" 2>&1 || {
+        echo "fuzz: $t found a failing input:"; grep -E 'ERROR|SUMMARY|timeout' "$log" | head -5
+        for a in "$build/$t"-*; do [ -f "$a" ] && mv "$a" "$keep/$(basename "$a")" && echo "  kept $keep/$(basename "$a")"; done
+        fail=1; continue; }
+  fi
+  echo "fuzz: $t clean: $(grep -Eo '#[0-9]+.*(DONE|pulse).*' "$log" | tail -1)"
+done
+exit $fail
