@@ -2,16 +2,20 @@
 # Speed and memory benchmark: simulated requests per wall-second and peak
 # RSS for the reference runs (issue 3). Release build; each run repeated,
 # the median wall time reported (these machines are noisy).
-#   scripts/bench.sh [--repeat N] [--skip-1m]
+# The scale runs (one repetition each): 100k, 1M and 10M streamed requests
+# (peak RSS must stay flat in the request count) and 64 replicas.
+#   scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat=5
 skip_1m=0
+skip_10m=0
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
-    --skip-1m) skip_1m=1; shift ;;
-    *) echo "usage: scripts/bench.sh [--repeat N] [--skip-1m]" >&2; exit 2 ;;
+    --skip-1m) skip_1m=1; skip_10m=1; shift ;;
+    --skip-10m) skip_10m=1; shift ;;
+    *) echo "usage: scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m]" >&2; exit 2 ;;
   esac
 done
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DKVSIM_TESTS=OFF >/dev/null
@@ -49,4 +53,16 @@ if [ "$skip_1m" = 0 ]; then
   repeat=1 bench synthetic-1m configs/scenarios/bench-synthetic-1m.json 600 200
   repeat=1 bench synthetic-100k configs/scenarios/bench-synthetic-1m.json 600 200 \
     --set workload.synthetic.requests=100000
+fi
+if [ "$skip_10m" = 0 ]; then
+  # The 1M run's shape (4 replicas, 40 req/s) with ten times the requests.
+  repeat=1 bench synthetic-10m configs/scenarios/bench-synthetic-1m.json 1200 200 \
+    --set workload.synthetic.requests=10000000
+fi
+if [ "$skip_1m" = 0 ]; then
+  # 64 replicas behind the router at 64 x 10 req/s: per-event cost must not
+  # grow with the replica count beyond the router's choice.
+  repeat=1 bench replicas-64 configs/scenarios/bench-synthetic-1m.json 600 400 \
+    --set workload.synthetic.requests=200000 --set hardware.replicas=64 \
+    --set workload.synthetic.arrival.rate=640
 fi
