@@ -1,12 +1,8 @@
-/* kvsim validate: compares kvsim with what real engines did. Flags ->
- * the fidelity library (kvsim/fidelity.h) -> a report (validate_print.c,
- * or the library's JSON). Modes:
- * - --startup FILE: the start-up log table;
- * - --measured FILE SCENARIO.json: a measured per-request file against the
- *   simulation of the same requests;
- * - --silicon FILE: fixed-concurrency benchmark rows reproduced with
- *   closed-loop runs.
- * Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
+/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> a
+ * report (validate_print.c, or the library's JSON). Modes: --startup (the
+ * start-up log table), --measured FILE SCENARIO.json (a measured run
+ * against its simulation), --silicon (fixed-concurrency rows reproduced
+ * by closed loops). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
 #include <stdlib.h>
 
