@@ -1,22 +1,127 @@
-/* kvsim validate: compares kvsim with what real engines did. Modes, one
- * file each:
- * - --startup FILE: the start-up log table (validate_startup.c);
- * - --measured FILE SCENARIO.json: a measured per-request file against the
- *   simulation of the same requests (validate_measured.c);
- * - --silicon FILE: fixed-concurrency benchmark rows reproduced with
- *   closed-loop runs (validate_silicon.c). */
+/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> a
+ * report (validate_print.c, or the library's JSON). Modes: --startup (the
+ * start-up log table), --measured FILE SCENARIO.json (a measured run
+ * against its simulation), --silicon (fixed-concurrency rows reproduced
+ * by closed loops). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "args.h"
 #include "commands.h"
+#include "kvsim/fidelity.h"
 #include "kvsim/gpu.h"
-#include "validate_common.h"
+#include "validate.h"
+
+/* Prints a library JSON text; false when there is none (out of memory). */
+static bool put_json(char *s) {
+  if (!s)
+    return false;
+  puts(s);
+  free(s);
+  return true;
+}
+
+static int run_measured(const char *file, const char *scenario, const cli_list *sets, const char *series,
+                        const kvsim_gpu_perf_t *perf, bool json, double max_error) {
+  kvsim_err err = {0};
+  kvsim_fid_measured_t m;
+  if (kvsim_fidelity_measured_load(file, series, &m, &err) < 0) {
+    kvsim_fidelity_measured_fini(&m);
+    return cli_fail("validate", "--measured: %s", err.msg);
+  }
+  kvsim_scenario_t sc;
+  if (kvsim_scenario_load(scenario, sets->items, sets->n, &sc, &err) < 0) {
+    kvsim_fidelity_measured_fini(&m);
+    return cli_fail("validate", "%s", err.msg);
+  }
+  if (perf)
+    sc.gpu.perf = *perf;
+  kvsim_fid_measured_cmp_t c;
+  int rc = kvsim_fidelity_measured_compare(&m, &sc, &c, &err);
+  if (rc == KVSIM_OK) {
+    if (!json)
+      validate_print_measured(&m, &sc, &c);
+    else if (!put_json(kvsim_fidelity_measured_to_json(&m, &sc, &c)))
+      rc = kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
+  }
+  kvsim_fidelity_measured_fini(&m);
+  kvsim_scenario_fini(&sc);
+  if (rc < 0)
+    return cli_fail("validate", "%s", err.msg);
+  char which[32] = "";
+  double w = max_error >= 0 ? kvsim_fidelity_lat_worst(&c.lat, which, sizeof which) : 0;
+  if (max_error >= 0 && w > max_error) {
+    fprintf(stderr, "kvsim validate: %s error %.1f%% exceeds --max-error %.1f%%\n", which, w, max_error);
+    return 1;
+  }
+  return 0;
+}
+
+static int run_silicon(const char *file, const cli_list *filters, const cli_list *gpus, double range_ratio,
+                       const kvsim_gpu_perf_t *perf, bool json, double max_error) {
+  kvsim_err err = {0};
+  kvsim_gpu_t ov[sizeof gpus->items / sizeof *gpus->items];
+  for (int i = 0; i < gpus->n; i++)
+    if (kvsim_gpu_load(gpus->items[i], &ov[i], &err) < 0)
+      return cli_fail("validate", "--gpu: %s", err.msg);
+  kvsim_fid_silicon_t s;
+  if (kvsim_fidelity_silicon_compare(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf, &s,
+                                     &err) < 0) {
+    kvsim_fidelity_silicon_fini(&s);
+    return err.code == KVSIM_ENOMEM ? cli_fail("validate", "out of memory")
+                                    : cli_fail("validate", "--silicon: %s", err.msg);
+  }
+  bool ok = true;
+  if (json)
+    ok = put_json(kvsim_fidelity_silicon_to_json(&s, file));
+  else
+    validate_print_silicon(&s);
+  int n = s.compared;
+  double mt = s.ttft_med, mp = s.tpot_med;
+  kvsim_fidelity_silicon_fini(&s);
+  if (!ok)
+    return cli_fail("validate", "out of memory");
+  if (max_error >= 0 && (n == 0 || mt > max_error || mp > max_error)) {
+    fprintf(stderr, "kvsim validate: median absolute error (TTFT %.1f%%, TPOT %.1f%%) exceeds --max-error %.1f%%\n",
+            mt, mp, max_error);
+    return 1;
+  }
+  return 0;
+}
+
+static int run_startup(const char *file, const cli_list *metas, bool json, double max_error) {
+  kvsim_fid_startup_t t = {0};
+  kvsim_err err = {0};
+  int rc = 0;
+  if (kvsim_fidelity_startup_read(file, &t, &err) < 0)
+    rc = cli_fail("validate", "--startup: %s", err.msg);
+  for (int i = 0; !rc && i < metas->n; i++)
+    if (kvsim_fidelity_startup_add_meta(metas->items[i], &t, &err) < 0)
+      rc = err.code == KVSIM_ENOMEM ? cli_fail("validate", "out of memory")
+                                    : cli_fail("validate", "--meta: %s", err.msg);
+  if (!rc && kvsim_fidelity_startup_evaluate(&t, &err) < 0)
+    rc = cli_fail("validate", "out of memory");
+  if (!rc && json && !put_json(kvsim_fidelity_startup_to_json(&t, file)))
+    rc = cli_fail("validate", "out of memory");
+  else if (!rc && !json)
+    validate_print_startup(&t, file);
+  int k = t.predicted;
+  double med = t.median_abs_err;
+  kvsim_fidelity_startup_fini(&t);
+  if (rc)
+    return rc;
+  if (max_error >= 0 && (k == 0 || med > max_error)) {
+    fprintf(stderr, "kvsim validate: median absolute error %.1f%% exceeds --max-error %.1f%%\n", med, max_error);
+    return 1;
+  }
+  return 0;
+}
 
 int cmd_validate(int argc, char **argv) {
   const char *startup = NULL, *measured = NULL, *silicon = NULL, *series = NULL, *perf_file = NULL;
   cli_list metas = {0}, sets = {0}, filters = {0}, gpus = {0};
   bool json = false;
-  double max_error = -1, range_ratio = FID_SIL_RANGE_RATIO;
+  double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
   bool range_seen = false;
   const cli_arg args[] = {
       {"--startup", ARG_STR, &startup,
@@ -84,7 +189,7 @@ int cmd_validate(int argc, char **argv) {
   if (measured) {
     if (npos != 1)
       return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
-    return fid_cmd_measured(measured, pos[0], &sets, series, perf, json, max_error);
+    return run_measured(measured, pos[0], &sets, series, perf, json, max_error);
   }
   if (npos)
     return cli_fail("validate", "unexpected argument '%s'", pos[0]);
@@ -93,9 +198,9 @@ int cmd_validate(int argc, char **argv) {
   if (silicon) {
     if (!(range_ratio > 0 && range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", range_ratio);
-    return fid_cmd_silicon(silicon, &filters, &gpus, range_ratio, perf, json, max_error);
+    return run_silicon(silicon, &filters, &gpus, range_ratio, perf, json, max_error);
   }
   if (filters.n || gpus.n || range_seen)
     return cli_fail("validate", "--filter, --gpu and --range-ratio go with --silicon");
-  return fid_cmd_startup(startup, &metas, json, max_error);
+  return run_startup(startup, &metas, json, max_error);
 }

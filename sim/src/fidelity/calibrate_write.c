@@ -1,6 +1,6 @@
 /* Writing calibrated coefficients into a GPU JSON file: the catalog's (or
  * the given file's) text with its "perf" object replaced, everything else
- * kept byte for byte. Part of kvsim calibrate. */
+ * kept byte for byte (kvsim/fidelity.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate.h"
+#include <cJSON.h>
+
+#include "core/alloc.h"
 #include "core/catalog.h"
 #include "core/util.h"
+#include "core/vec.h"
+#include "kvsim/fidelity.h"
 #include "kvsim/report.h"
 
 /* Where the top-level "perf" member of a JSON object sits in `t`: from the
@@ -87,24 +91,16 @@ static bool find_perf_member(const char *t, size_t *from, size_t *to) {
 }
 
 /* Appends `fmt` to a growable buffer. */
-static int cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
+static int cat(char **buf, size_t *len, int64_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int cat(char **buf, size_t *len, int64_t *cap, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0)
+  if (n < 0 || kvsim__grow((void **)buf, cap, (int64_t)(*len + (size_t)n + 1), 1) < 0)
     return -1;
-  if (*len + (size_t)n + 1 > *cap) {
-    size_t c = (*len + (size_t)n + 1) * 2;
-    char *b = realloc(*buf, c);
-    if (!b)
-      return -1;
-    *buf = b;
-    *cap = c;
-  }
   va_start(ap, fmt);
-  vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+  vsnprintf(*buf + *len, (size_t)*cap - *len, fmt, ap);
   va_end(ap);
   *len += (size_t)n;
   return 0;
@@ -113,8 +109,8 @@ static int cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 /* The GPU's JSON with the fitted "perf" object. Only that member is
  * replaced (or added), as text, so the hardware facts stay byte for byte
  * as they were. */
-int calib_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_gpu_perf_t *p,
-                         const char *out, kvsim_err *err) {
+int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_gpu_perf_t *p,
+                                  const char *out, kvsim_err *err) {
   char *text = NULL;
   const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_GPU, gpu_name);
   int rc;
@@ -148,7 +144,8 @@ int calib_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_
                       text[head - 1] == '\t'))
     head--;
   char *buf = NULL;
-  size_t len = 0, cap = 0;
+  size_t len = 0;
+  int64_t cap = 0;
   cJSON *src = cJSON_CreateString(p->source);
   char *src_json = src ? cJSON_PrintUnformatted(src) : NULL;
   cJSON_Delete(src);
@@ -167,18 +164,16 @@ int calib_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_
   free(src_json);
   free(text);
   if (bad) {
-    free(buf);
+    kvsim__free(buf);
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   }
   /* The result must still be a GPU kvsim reads. */
   kvsim_gpu_t check;
   if ((rc = kvsim_gpu_parse(buf, out, &check, err)) < 0) {
-    free(buf);
+    kvsim__free(buf);
     return rc;
   }
   rc = kvsim_report_write_atomic(out, buf, len, err);
-  free(buf);
+  kvsim__free(buf);
   return rc;
 }
-
-/* ---- the command ---- */

@@ -1,0 +1,473 @@
+/* Fidelity: how close kvsim comes to what real engines did, and fitting
+ * the step-time model so that it comes closer.
+ *
+ * - Latency samples and their comparison: per-request TTFT / TPOT / E2E /
+ *   queueing delay of a measured and a simulated run, their mean and
+ *   percentiles, and the error of one against the other.
+ * - Time series (running, waiting, KV usage over time) and their mean
+ *   absolute difference.
+ * - Measured-run readers: LLMServingSim requests.jsonl (+ its
+ *   vllm/timeseries.csv), kvsim's own requests.csv / timeseries.csv, and
+ *   vLLM's benchmark result JSON.
+ * - The AIConfigurator silicon table: fixed-concurrency benchmark rows,
+ *   each reproduced by a closed-loop run.
+ * - The start-up log table: what vLLM logged as its KV budget against the
+ *   memory plan.
+ * - Calibration: the step-time coefficients of one GPU fitted to all of
+ *   the above by nonlinear least squares (GSL), and the GPU JSON that
+ *   carries them.
+ *
+ * Conventions: functions that can fail return KVSIM_OK or a negative
+ * KVSIM_E* code with a one-line message in *err naming the file (and line
+ * or field) and the bad value. Structures filled by a function are owned
+ * by the caller and released with the matching _fini / _free. The
+ * `..._to_json` functions return a NUL-terminated, indented JSON text the
+ * caller releases with free(); NULL when out of memory. */
+#ifndef KVSIM_FIDELITY_H
+#define KVSIM_FIDELITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvsim/engine.h"
+#include "kvsim/error.h"
+#include "kvsim/gpu.h"
+#include "kvsim/plan.h"
+#include "kvsim/scenario.h"
+#include "kvsim/stats.h"
+
+/* ======================= latency samples ======================= */
+
+/* Per-request latencies of one run, seconds. Both sides (measured and
+ * simulated) go through the same kvsim_dist_t, so percentiles use one
+ * convention (GSL's, rank q x (n - 1)). */
+typedef struct kvsim_fid_lat {
+  kvsim_dist_t ttft, tpot, e2e, queue;
+  bool has_queue;           /* the source knows when requests were first scheduled */
+  double t_first, t_last;   /* first arrival, last finish (s): the makespan */
+  int64_t finished;
+  int64_t output_tokens, prompt_tokens;
+} kvsim_fid_lat_t;
+
+/* Empty samples (no allocation until the first add). */
+void kvsim_fidelity_lat_init(kvsim_fid_lat_t *l);
+void kvsim_fidelity_lat_fini(kvsim_fid_lat_t *l);
+/* Adds one finished request: arrival, first scheduled (< 0: unknown),
+ * first token, last token (s, any common origin), prompt and output
+ * tokens. TPOT is (last - first) / (out - 1), only for out > 1; the
+ * queueing delay only when l->has_queue. KVSIM_ENOMEM (err not set). */
+int kvsim_fidelity_lat_add(kvsim_fid_lat_t *l, double arrival, double scheduled, double first,
+                           double last, int64_t prompt, int64_t out);
+
+typedef struct kvsim_fid_stat {
+  double mean, p50, p90, p99; /* NAN when n = 0 */
+  int64_t n;
+} kvsim_fid_stat_t;
+
+/* Mean and percentiles of d (sorts d in place). */
+kvsim_fid_stat_t kvsim_fidelity_stat_of(kvsim_dist_t *d);
+
+/* The four compared latencies, in this order everywhere. */
+enum { KVSIM_FID_TTFT, KVSIM_FID_TPOT, KVSIM_FID_E2E, KVSIM_FID_QUEUE, KVSIM_FID_NLAT };
+
+/* "ttft", "tpot", "e2e", "queue". */
+const char *kvsim_fidelity_lat_name(int k);
+
+/* The percentile comparison of two runs. */
+typedef struct kvsim_fid_lat_cmp {
+  kvsim_fid_stat_t meas[KVSIM_FID_NLAT], sim[KVSIM_FID_NLAT];
+  bool has_queue;                   /* the measured side knows the queueing delay */
+  double makespan_meas, makespan_sim;
+  double tput_meas, tput_sim;       /* output tokens per second over the makespan */
+  int64_t n_meas, n_sim;            /* finished requests */
+} kvsim_fid_lat_cmp_t;
+
+/* Fills out from two sets of samples (sorts them in place). */
+void kvsim_fidelity_lat_compare(kvsim_fid_lat_t *meas, kvsim_fid_lat_t *sim, kvsim_fid_lat_cmp_t *out);
+
+/* (sim - meas) / meas in percent; NAN when meas is 0 or either is not finite. */
+double kvsim_fidelity_err_pct(double sim, double meas);
+
+/* The largest |error| (percent) over the nine contract metrics, mean, p50
+ * and p99 of TTFT, TPOT and E2E; INFINITY when one of them cannot be
+ * compared. Its name ("tpot_p99") goes into which[cap]. */
+double kvsim_fidelity_lat_worst(const kvsim_fid_lat_cmp_t *c, char *which, size_t cap);
+
+/* Median of |x| over n values (n > 0); NAN when n = 0 or out of memory. */
+double kvsim_fidelity_median_abs(const double *x, int n);
+
+/* ======================= time series ======================= */
+
+typedef struct kvsim_fid_point {
+  double t, running, waiting, kv; /* kv: fraction in [0, 1] */
+} kvsim_fid_point_t;
+
+/* A zero-initialised series is empty and valid. */
+typedef struct kvsim_fid_series {
+  kvsim_fid_point_t *v;
+  int64_t n, cap;
+  bool has_kv;              /* false when the source did not record KV usage */
+} kvsim_fid_series_t;
+
+void kvsim_fidelity_series_fini(kvsim_fid_series_t *s);
+/* Appends a point; KVSIM_ENOMEM leaves the series as it was (err not set). */
+int kvsim_fidelity_series_push(kvsim_fid_series_t *s, double t, double running, double waiting,
+                               double kv);
+
+/* Mean absolute difference of the simulated series against the measured
+ * one at the measured time points (the simulated value at the last tick
+ * at or before t; idle past the simulated run's end). n = points compared. */
+typedef struct kvsim_fid_series_cmp {
+  double running_mad, waiting_mad, kv_mad; /* kv in percentage points; NAN when not recorded */
+  double running_mean_meas, running_mean_sim, waiting_mean_meas, waiting_mean_sim;
+  double kv_mean_meas, kv_mean_sim;        /* percent */
+  int64_t n;
+} kvsim_fid_series_cmp_t;
+
+void kvsim_fidelity_series_compare(const kvsim_fid_series_t *meas, const kvsim_fid_series_t *sim,
+                                   kvsim_fid_series_cmp_t *out);
+
+/* ======================= running a scenario in memory ======================= */
+
+/* Runs sc with no files: finished requests' latencies into lat (times on
+ * the simulated clock), the per-tick time series summed over replicas
+ * (running, waiting; KV usage averaged) into ser (may be NULL), totals
+ * into st (may be NULL). Errors are kvsim_run's. */
+int kvsim_fidelity_simulate(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat, kvsim_fid_series_t *ser,
+                            kvsim_run_stats_t *st, kvsim_err *err);
+
+/* The same for comparison with client-side measurements: the GPU's
+ * frontend_us (gpu.h) is added to every TTFT and E2E. */
+int kvsim_fidelity_simulate_client(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat,
+                                   kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err);
+
+/* ======================= measured runs ======================= */
+
+typedef enum kvsim_fid_fmt {
+  KVSIM_FID_FMT_LLMSERVINGSIM = 1, /* requests.jsonl: queued_ts, scheduled_ts, first/last_token_ts */
+  KVSIM_FID_FMT_KVSIM,             /* kvsim's own requests.csv */
+  KVSIM_FID_FMT_VLLM_BENCH,        /* vllm bench serve --save-result --save-detailed JSON */
+} kvsim_fid_fmt_t;
+
+/* "llmservingsim", "kvsim", "vllm-bench" (static text). */
+const char *kvsim_fidelity_fmt_name(kvsim_fid_fmt_t f);
+
+/* Reads a measured per-request file into lat (initialised by the caller),
+ * detecting its format from the content. KVSIM_EIO when it cannot be
+ * opened, KVSIM_EINVAL naming the file (and line) for bad content or no
+ * finished request. */
+int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt,
+                                 kvsim_err *err);
+
+/* Reads a measured time series into s (empty): LLMServingSim's
+ * vllm/timeseries.csv (t, running, waiting[, kv_cache_pct]) or kvsim's own
+ * timeseries.csv (periodic rows only, replicas summed). Errors as above. */
+int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err);
+
+/* The measured side of a comparison: loaded once, compared with as many
+ * simulations as wanted (calibration loops). */
+typedef struct kvsim_fid_measured {
+  kvsim_fid_lat_t lat;
+  kvsim_fid_fmt_t fmt;
+  kvsim_fid_series_t series;
+  bool has_series;
+  char path[4096], series_path[4096];
+} kvsim_fid_measured_t;
+
+/* Loads the per-request file `measured` and its time series: `series`, or
+ * when NULL the vllm/timeseries.csv beside an LLMServingSim requests.jsonl
+ * (if there is one). m is always initialised: call _fini even on error. */
+int kvsim_fidelity_measured_load(const char *measured, const char *series, kvsim_fid_measured_t *m,
+                                 kvsim_err *err);
+void kvsim_fidelity_measured_fini(kvsim_fid_measured_t *m);
+
+typedef struct kvsim_fid_measured_cmp {
+  kvsim_fid_lat_cmp_t lat;
+  bool has_series;
+  kvsim_fid_series_cmp_t series;
+  kvsim_run_stats_t st;     /* the simulation's totals */
+} kvsim_fid_measured_cmp_t;
+
+/* Simulates sc (client-side when m is a vLLM benchmark file) and compares
+ * it with m. Errors are the simulation's. */
+int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                    kvsim_fid_measured_cmp_t *cmp, kvsim_err *err);
+
+/* The comparison as `kvsim validate --measured --json` prints it. */
+char *kvsim_fidelity_measured_to_json(const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                      const kvsim_fid_measured_cmp_t *c);
+
+/* ======================= the AIConfigurator silicon table ======================= */
+
+typedef struct kvsim_fid_sil_row {
+  int line;                 /* 1-based line of the CSV */
+  char id[160];
+  char model_path[128], system[32], precision[16], mode[16], backend[16], version[48];
+  int64_t isl, osl, batch, tp, pp, attn_dp, moe_ep;
+  double ttft_ms, tpot_ms;  /* measured */
+  /* Resolved: the catalog names, or why kvsim cannot reproduce the row. */
+  char model[64], gpu[64];
+  bool skipped;
+  char reason[128];
+} kvsim_fid_sil_row_t;
+
+typedef struct kvsim_fid_sil_table {
+  kvsim_fid_sil_row_t *rows;
+  int64_t n, cap;
+} kvsim_fid_sil_table_t;
+
+/* Reads the CSV into t (filled from empty), keeping rows that match every
+ * KEY=VALUE filter (a column name = value, case-insensitive; the same key
+ * twice = either value; model= and gpu= match the catalog names too).
+ * Kept rows that kvsim cannot reproduce are marked skipped with a reason.
+ * KVSIM_EINVAL for a bad filter, header or value, KVSIM_EIO when the file
+ * cannot be opened. */
+int kvsim_fidelity_silicon_read(const char *path, const char *const *filters, int nfilters,
+                                kvsim_fid_sil_table_t *t, kvsim_err *err);
+void kvsim_fidelity_silicon_free(kvsim_fid_sil_table_t *t);
+
+/* The benchmark's length spread: prompt and output lengths uniform in
+ * [int(len x ratio), len] (bench_serving's random dataset, legacy
+ * `--random-range-ratio` semantics, as used by InferenceX's fixed_seq_len
+ * runs; AIConfigurator's replay of these rows uses 0.8). 1 = fixed. */
+#define KVSIM_FID_SIL_RANGE_RATIO 0.8
+
+/* The scenario that reproduces a row (sc is the caller's, _fini it): a
+ * closed loop of `batch` clients with think time 0 and 10 x batch requests
+ * (the concurrency x 10 request count of AIConfigurator's replay,
+ * ai-dynamo/aiconfigurator tools), the row's tp and precision, lengths per
+ * range_ratio. A GPU of gpus[0..ngpus) whose name is the row's catalog GPU
+ * replaces it (e.g. calibrated coefficients). */
+int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                    double range_ratio, kvsim_scenario_t *sc, kvsim_err *err);
+
+/* Simulated mean TTFT and TPOT of a row (ms), client-side; perf, when not
+ * NULL, replaces the GPU's step-time coefficients. A row whose memory plan
+ * does not fit fails with the plan's error. */
+int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                    double range_ratio, const kvsim_gpu_perf_t *perf, double *ttft_ms,
+                                    double *tpot_ms, kvsim_err *err);
+
+typedef struct kvsim_fid_sil_result {
+  bool ok;                  /* simulated; else error says why (skipped rows: neither) */
+  double ttft_ms, tpot_ms;  /* simulated */
+  double err_ttft, err_tpot; /* percent */
+  char error[160];
+} kvsim_fid_sil_result_t;
+
+/* Consecutive rows of the sorted order with one system and model. */
+typedef struct kvsim_fid_sil_group {
+  int64_t lo, hi;           /* [lo, hi) in order[] */
+  int n;                    /* rows simulated */
+  bool any;                 /* a row not skipped */
+  double ttft_med, tpot_med; /* median |error| (percent), NAN when n = 0 */
+} kvsim_fid_sil_group_t;
+
+typedef struct kvsim_fid_sil_reason {
+  const char *reason;       /* points into a row of the table */
+  int count;
+} kvsim_fid_sil_reason_t;
+
+/* Every kept row reproduced and compared. */
+typedef struct kvsim_fid_silicon {
+  kvsim_fid_sil_table_t table;
+  kvsim_fid_sil_result_t *res;   /* per table row */
+  int64_t *order;                /* table rows by system, model, precision, tp, isl, osl, batch, line */
+  kvsim_fid_sil_group_t *groups; /* over order[] */
+  int64_t ngroups;
+  kvsim_fid_sil_reason_t *reasons; /* skipped rows by reason, in file order of first occurrence */
+  int64_t nreasons;
+  int simulated, failed, skipped, compared; /* compared: rows with errors (= simulated) */
+  double ttft_med, tpot_med;     /* median |error| over every simulated row (percent) */
+} kvsim_fid_silicon_t;
+
+/* Reads `path` (as kvsim_fidelity_silicon_read) and simulates every row
+ * not skipped. A row that fails to simulate is recorded, not fatal.
+ * out is always initialised: call _fini even on error. */
+int kvsim_fidelity_silicon_compare(const char *path, const char *const *filters, int nfilters,
+                                   const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                                   const kvsim_gpu_perf_t *perf, kvsim_fid_silicon_t *out,
+                                   kvsim_err *err);
+void kvsim_fidelity_silicon_fini(kvsim_fid_silicon_t *s);
+
+/* As `kvsim validate --silicon --json` prints it; file is echoed. */
+char *kvsim_fidelity_silicon_to_json(const kvsim_fid_silicon_t *s, const char *file);
+
+/* ======================= the start-up log table ======================= */
+
+/* A number as the log wrote it: it carries +/- half a unit of its last place. */
+typedef struct kvsim_fid_su_value {
+  bool set;
+  double v;
+  int decimals;
+} kvsim_fid_su_value_t;
+
+/* One start-up observation. */
+typedef struct kvsim_fid_su_row {
+  int index;               /* 1-based data row of the file, 0 for a meta.json */
+  char source[96];         /* short form of the source URL ("vllm#12330") */
+  char engine[8];          /* "V0" / "V1" */
+  char model[128], gpu[64];
+  int tp, num_gpus;        /* 0: not logged */
+  double util;             /* 0: not logged */
+  int64_t max_model_len;   /* 0: the model's default */
+  int block_size;          /* 0: 16 */
+  char kv_dtype[16];
+  /* What the engine logged. */
+  kvsim_fid_su_value_t weights, avail_gib, concurrency;
+  int64_t tokens, blocks;  /* 0: not logged */
+  /* Measured overheads and settings found in the notes. */
+  kvsim_fid_su_value_t total_gib, non_torch, activation;
+  int64_t total_bytes;     /* exact total (meta.json) */
+  int64_t max_num_seqs, max_num_batched_tokens;
+  int chunked;             /* -1 unknown */
+  bool enforce_eager;
+} kvsim_fid_su_row_t;
+
+/* The plan against one row: (a) with the row's measured overheads as
+ * overrides, where the log has them, (b) predicted from the model, GPU
+ * and settings alone. */
+typedef struct kvsim_fid_su_result {
+  bool skipped;
+  char reason[160];
+  char model_name[64], gpu_name[64];
+  bool has_overrides;
+  kvsim_plan_t with, pred;
+  double err_with, err_pred; /* percent; NAN when not comparable */
+  char metric[8];            /* what was compared: "blocks", "tokens", "GiB" */
+  double logged_gib;         /* the logged pool in GiB (blocks/tokens via kvsim's block bytes) */
+} kvsim_fid_su_result_t;
+
+/* A zero-initialised table is empty and valid. */
+typedef struct kvsim_fid_startup {
+  kvsim_fid_su_row_t *rows;
+  kvsim_fid_su_result_t *res; /* per row, after _evaluate */
+  int64_t n, cap;
+  int predicted;             /* rows with a prediction error */
+  double median_abs_err;     /* median |error| of (b) (percent), NAN when none */
+} kvsim_fid_startup_t;
+
+/* Appends the rows of the start-up log CSV (vllm_startup_logs.csv
+ * columns). KVSIM_EIO when it cannot be read, KVSIM_EPARSE for a missing
+ * column or bad CSV. */
+int kvsim_fidelity_startup_read(const char *path, kvsim_fid_startup_t *t, kvsim_err *err);
+/* Appends a run's meta.json (engine_kwargs, kv_cache, hardware) as a row. */
+int kvsim_fidelity_startup_add_meta(const char *path, kvsim_fid_startup_t *t, kvsim_err *err);
+/* Plans every row and fills res[], predicted and median_abs_err. A row
+ * that cannot be planned is skipped with its reason, not an error. */
+int kvsim_fidelity_startup_evaluate(kvsim_fid_startup_t *t, kvsim_err *err);
+void kvsim_fidelity_startup_fini(kvsim_fid_startup_t *t);
+
+/* As `kvsim validate --startup --json` prints it; file is echoed. */
+char *kvsim_fidelity_startup_to_json(const kvsim_fid_startup_t *t, const char *file);
+
+/* ======================= calibration ======================= */
+
+/* The step-time coefficients a calibration can fit (gpu.h kvsim_gpu_perf_t). */
+typedef enum kvsim_fid_coef {
+  KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_STEP_OVERHEAD, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_TOKEN,
+  KVSIM_FID_PER_LAYER, KVSIM_FID_ATTN, KVSIM_FID_FRONTEND, KVSIM_FID_MOE, KVSIM_FID_NCOEF
+} kvsim_fid_coef_t;
+
+/* Its name in a GPU's "perf" object ("mfu", "step_overhead_us", ...). */
+const char *kvsim_fidelity_coef_name(int k);
+/* The field of p holding coefficient k. */
+double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k);
+/* Parses "mfu,mbu,..." into fit[KVSIM_FID_NCOEF] / *nfit. KVSIM_EINVAL
+ * names an unknown or repeated coefficient, or an empty list. */
+int kvsim_fidelity_parse_fit(const char *list, int *fit, int *nfit, kvsim_err *err);
+
+/* Per measured run, the residuals are the mean, p50, p90 and p99 of
+ * TTFT, TPOT and E2E, in this order ("ttft_mean", ..., "e2e_p99"). */
+#define KVSIM_FID_RUN_METRICS 12
+const char *kvsim_fidelity_run_metric_name(int j);
+
+typedef struct kvsim_fid_calib_run {
+  kvsim_fid_measured_t m;
+  kvsim_scenario_t sc;      /* replays m; its GPU is the calibrated one */
+} kvsim_fid_calib_run_t;
+
+/* The data set of one GPU's calibration. */
+typedef struct kvsim_fid_calib {
+  kvsim_gpu_t gpu;          /* the GPU being calibrated; its perf is the start */
+  kvsim_fid_calib_run_t *runs;
+  int nruns, runs_cap;
+  kvsim_fid_sil_row_t *rows; /* silicon rows on this GPU that kvsim can run */
+  int nrows;
+  int rows_skipped, rows_other_gpu, rows_unfit;
+  double range_ratio;       /* of the silicon rows' lengths */
+  char filters[96];         /* the silicon filters, comma-joined, for the provenance */
+} kvsim_fid_calib_t;
+
+/* Starts an empty data set for gpu (copied). */
+void kvsim_fidelity_calib_init(kvsim_fid_calib_t *c, const kvsim_gpu_t *gpu);
+void kvsim_fidelity_calib_fini(kvsim_fid_calib_t *c);
+/* Adds a measured per-request file and the scenario that replays it.
+ * KVSIM_EINVAL when the scenario runs on another GPU (coefficients are
+ * per GPU); the readers' errors ("--measured: " prefixed) otherwise. */
+int kvsim_fidelity_calib_add_run(kvsim_fid_calib_t *c, const char *measured, const char *scenario,
+                                 kvsim_err *err);
+/* The same from memory: takes ownership of *m and *sc (also on error). */
+int kvsim_fidelity_calib_add_loaded(kvsim_fid_calib_t *c, kvsim_fid_measured_t *m,
+                                    kvsim_scenario_t *sc, kvsim_err *err);
+/* Adds the rows of a silicon CSV (filters as kvsim_fidelity_silicon_read)
+ * that run on this GPU; rows skipped, on other GPUs, or whose plan does
+ * not fit are counted and left out. Call at most once. */
+int kvsim_fidelity_calib_add_silicon(kvsim_fid_calib_t *c, const char *path, const char *const *filters,
+                                     int nfilters, double range_ratio, kvsim_err *err);
+
+typedef struct kvsim_fid_calib_opts {
+  const int *fit;           /* coefficients to fit; NULL / nfit 0: chosen from the data */
+  int nfit;
+  bool linear;              /* plain least squares instead of the soft-L1 loss */
+  int max_iter;             /* solver iterations (>= 1) */
+  /* Called after each iteration (may be NULL): cost and coefficients. */
+  void (*progress)(void *ctx, size_t iter, double cost, const int *fit, int nfit,
+                   const kvsim_gpu_perf_t *at);
+  void *ctx;
+} kvsim_fid_calib_opts_t;
+
+/* Median |relative error| (percent, NAN when none) per kind of residual,
+ * and sigma = 1.4826 x median / 100 (one standard deviation for normal
+ * errors, not dominated by outliers). */
+typedef struct kvsim_fid_calib_summary {
+  double ttft_med, tpot_med, e2e_med;
+  double ttft_sigma, tpot_sigma;
+  int n_ttft, n_tpot, n_e2e;
+} kvsim_fid_calib_summary_t;
+
+typedef struct kvsim_fid_calib_result {
+  int fit[KVSIM_FID_NCOEF], nfit;   /* the coefficients fitted */
+  bool is_free[KVSIM_FID_NCOEF];
+  double stddev[KVSIM_FID_NCOEF];   /* of the fitted ones (0 when the covariance is singular) */
+  kvsim_gpu_perf_t fitted;          /* with sigmas, calibrated = true and the provenance */
+  kvsim_fid_calib_summary_t before, after;
+  size_t iterations;
+  int simulations;                  /* evaluations of the whole data set */
+  bool linear;
+  /* Residuals at the fitted coefficients: per run KVSIM_FID_RUN_METRICS
+   * values (s), then per silicon row TTFT and TPOT (ms). Owned. */
+  double *measured, *simulated;
+  size_t nres;
+} kvsim_fid_calib_result_t;
+
+/* Fits the coefficients (gsl_multifit_nlinear, trust region) over whole
+ * simulations of the data set. KVSIM_EINVAL when the data has fewer
+ * residuals than coefficients; a simulation's error when one fails.
+ * r is always initialised: call _fini even on error. */
+int kvsim_fidelity_calibrate(kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t *opts,
+                             kvsim_fid_calib_result_t *r, kvsim_err *err);
+void kvsim_fidelity_calib_result_fini(kvsim_fid_calib_result_t *r);
+
+/* As `kvsim calibrate --json` prints it. */
+char *kvsim_fidelity_calib_to_json(const kvsim_fid_calib_t *c, const kvsim_fid_calib_result_t *r);
+
+/* Writes `out`: the GPU JSON of `gpu_arg` (catalog name `gpu_name` or a
+ * path) with its "perf" object replaced by p, everything else byte for
+ * byte. Atomic (temp + rename). KVSIM_EINVAL when the source is not a GPU
+ * object, the I/O error otherwise. */
+int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_gpu_perf_t *p,
+                                  const char *out, kvsim_err *err);
+
+#endif

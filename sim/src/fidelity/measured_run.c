@@ -1,0 +1,230 @@
+/* The measured side of a comparison: the time-series reader, loading a
+ * measured run once and comparing it with simulations (kvsim/fidelity.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "fidelity/fid.h"
+#include "kvsim/fidelity.h"
+
+/* ---- time series ---- */
+
+int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  enum { MAXC = 64 };
+  char *line = NULL, *c[MAXC];
+  size_t cap = 0;
+  int rc = KVSIM_OK;
+  if (getline(&line, &cap, f) <= 0) {
+    free(line);
+    fclose(f);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: empty file", path);
+  }
+  kvsim__fid_chomp(line);
+  int nh = kvsim__fid_split_csv(line, c, MAXC);
+  if (nh > MAXC)
+    nh = MAXC;
+  /* LLMServingSim: t, running, waiting, kv_cache_pct (percent). kvsim:
+   * time_s, replica, num_requests_running, num_requests_waiting,
+   * kv_cache_usage_perc (a fraction, like vLLM's gauge). */
+  int it = kvsim__fid_col_index(c, nh, "t"), ir = kvsim__fid_col_index(c, nh, "running"), iw = kvsim__fid_col_index(c, nh, "waiting"),
+      ik = kvsim__fid_col_index(c, nh, "kv_cache_pct");
+  bool kvsim = false;
+  double kv_scale = 0.01;
+  if (it < 0) {
+    it = kvsim__fid_col_index(c, nh, "time_s");
+    ir = kvsim__fid_col_index(c, nh, "num_requests_running");
+    iw = kvsim__fid_col_index(c, nh, "num_requests_waiting");
+    ik = kvsim__fid_col_index(c, nh, "kv_cache_usage_perc");
+    kvsim = true;
+    kv_scale = 1;
+  }
+  if (it < 0 || ir < 0 || iw < 0) {
+    free(line);
+    fclose(f);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s:1: expected columns t,running,waiting[,kv_cache_pct] (LLMServingSim) or "
+                         "kvsim's timeseries.csv header",
+                         path);
+  }
+  int lineno = 1;
+  double cur = NAN, r = 0, w = 0, k = 0;
+  int m = 0;
+  bool any_kv = false;
+  while (getline(&line, &cap, f) >= 0) {
+    lineno++;
+    kvsim__fid_chomp(line);
+    if (!line[0])
+      continue;
+    int n = kvsim__fid_split_csv(line, c, MAXC);
+    if (n != nh) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: %d columns, the header has %d", path, lineno, n, nh);
+      break;
+    }
+    double t, vr, vw, vk = 0;
+    if (kvsim__fid_parse_num(c[it], &t) < 0 || kvsim__fid_parse_num(c[ir], &vr) < 0 || kvsim__fid_parse_num(c[iw], &vw) < 0 ||
+        (ik >= 0 && kvsim__fid_parse_num(c[ik], &vk) < 0)) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: bad number", path, lineno);
+      break;
+    }
+    /* kvsim writes extra rows at preemptions; keep the periodic ones (on
+     * whole seconds, the default sample_interval_s). */
+    if (kvsim && fabs(t - round(t)) > 1e-6)
+      continue;
+    if (vk != 0)
+      any_kv = true;
+    if (m > 0 && t != cur) {
+      if ((rc = kvsim_fidelity_series_push(s, cur, r, w, k / m)) < 0)
+        break;
+      r = w = k = 0;
+      m = 0;
+    }
+    cur = t;
+    r += vr;
+    w += vw;
+    k += vk * kv_scale;
+    m++;
+  }
+  if (rc == KVSIM_OK && m > 0)
+    rc = kvsim_fidelity_series_push(s, cur, r, w, k / m);
+  if (rc == KVSIM_ENOMEM)
+    kvsim_err_set(err, rc, "%s: out of memory", path);
+  /* A column of zeros means "not recorded" (LLMServingSim on RTXPRO6000). */
+  s->has_kv = ik >= 0 && any_kv;
+  free(line);
+  fclose(f);
+  if (rc == KVSIM_OK && s->n == 0)
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no rows", path);
+  return rc;
+}
+
+/* ---- comparison ---- */
+
+static bool file_exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int kvsim_fidelity_measured_load(const char *measured, const char *series, kvsim_fid_measured_t *m, kvsim_err *err) {
+  memset(m, 0, sizeof *m);
+  kvsim_fidelity_lat_init(&m->lat);
+  snprintf(m->path, sizeof m->path, "%s", measured);
+  int rc = kvsim_fidelity_read_measured(measured, &m->lat, &m->fmt, err);
+  if (rc < 0)
+    return rc;
+  if (series) {
+    snprintf(m->series_path, sizeof m->series_path, "%s", series);
+  } else if (m->fmt == KVSIM_FID_FMT_LLMSERVINGSIM) {
+    /* LLMServingSim keeps timeseries.csv beside requests.jsonl. */
+    snprintf(m->series_path, sizeof m->series_path, "%s", measured);
+    char *slash = strrchr(m->series_path, '/');
+    size_t off = slash ? (size_t)(slash - m->series_path + 1) : 0;
+    snprintf(m->series_path + off, sizeof m->series_path - off, "timeseries.csv");
+    if (!file_exists(m->series_path))
+      m->series_path[0] = '\0';
+  }
+  if (m->series_path[0]) {
+    if ((rc = kvsim_fidelity_read_series(m->series_path, &m->series, err)) < 0)
+      return rc;
+    m->has_series = true;
+  }
+  return KVSIM_OK;
+}
+
+void kvsim_fidelity_measured_fini(kvsim_fid_measured_t *m) {
+  kvsim_fidelity_lat_fini(&m->lat);
+  kvsim_fidelity_series_fini(&m->series);
+}
+
+int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, kvsim_fid_measured_cmp_t *cmp,
+                         kvsim_err *err) {
+  memset(cmp, 0, sizeof *cmp);
+  kvsim_fid_lat_t sim;
+  kvsim_fidelity_lat_init(&sim);
+  kvsim_fid_series_t ser;
+  memset(&ser, 0, sizeof ser);
+  /* A vLLM benchmark file times requests at the client; the LLMServingSim
+   * and kvsim files on the engine's clock. */
+  int rc = m->fmt == KVSIM_FID_FMT_VLLM_BENCH
+               ? kvsim_fidelity_simulate_client(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err)
+               : kvsim_fidelity_simulate(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err);
+  if (rc == KVSIM_OK) {
+    kvsim_fidelity_lat_compare(&m->lat, &sim, &cmp->lat);
+    if (m->has_series) {
+      cmp->has_series = true;
+      kvsim_fidelity_series_compare(&m->series, &ser, &cmp->series);
+    }
+  }
+  kvsim_fidelity_lat_fini(&sim);
+  kvsim_fidelity_series_fini(&ser);
+  return rc;
+}
+
+/* ---- JSON ---- */
+
+static void add_metric(cJSON *o, const char *key, double meas, double sim) {
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddItemToObject(e, "measured", kvsim__fid_num_or_null(meas));
+  cJSON_AddItemToObject(e, "simulated", kvsim__fid_num_or_null(sim));
+  cJSON_AddItemToObject(e, "error_pct", kvsim__fid_num_or_null(kvsim_fidelity_err_pct(sim, meas)));
+  cJSON_AddItemToObject(o, key, e);
+}
+
+static void add_series(cJSON *o, const kvsim_fid_measured_t *m, const kvsim_fid_series_cmp_t *s) {
+  cJSON *ts = cJSON_AddObjectToObject(o, "series");
+  cJSON_AddStringToObject(ts, "file", m->series_path);
+  cJSON_AddNumberToObject(ts, "ticks", (double)s->n);
+  cJSON_AddItemToObject(ts, "running_mean_abs_diff", kvsim__fid_num_or_null(s->running_mad));
+  cJSON_AddItemToObject(ts, "waiting_mean_abs_diff", kvsim__fid_num_or_null(s->waiting_mad));
+  cJSON_AddItemToObject(ts, "kv_usage_mean_abs_diff_pct", kvsim__fid_num_or_null(s->kv_mad));
+  cJSON_AddItemToObject(ts, "running_mean_measured", kvsim__fid_num_or_null(s->running_mean_meas));
+  cJSON_AddItemToObject(ts, "running_mean_simulated", kvsim__fid_num_or_null(s->running_mean_sim));
+  cJSON_AddItemToObject(ts, "waiting_mean_measured", kvsim__fid_num_or_null(s->waiting_mean_meas));
+  cJSON_AddItemToObject(ts, "waiting_mean_simulated", kvsim__fid_num_or_null(s->waiting_mean_sim));
+  cJSON_AddItemToObject(ts, "kv_usage_mean_measured_pct", kvsim__fid_num_or_null(s->kv_mean_meas));
+  cJSON_AddItemToObject(ts, "kv_usage_mean_simulated_pct", kvsim__fid_num_or_null(s->kv_mean_sim));
+}
+
+char *kvsim_fidelity_measured_to_json(const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                      const kvsim_fid_measured_cmp_t *c) {
+  const kvsim_fid_lat_cmp_t *l = &c->lat;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "mode", "measured");
+  cJSON_AddStringToObject(o, "measured_file", m->path);
+  cJSON_AddStringToObject(o, "format", kvsim_fidelity_fmt_name(m->fmt));
+  cJSON_AddStringToObject(o, "scenario", sc->name);
+  cJSON_AddStringToObject(o, "gpu", sc->gpu.name);
+  cJSON_AddStringToObject(o, "perf_source", sc->gpu.perf.source);
+  cJSON *rq = cJSON_AddObjectToObject(o, "requests");
+  cJSON_AddNumberToObject(rq, "measured", (double)l->n_meas);
+  cJSON_AddNumberToObject(rq, "simulated", (double)l->n_sim);
+  cJSON_AddNumberToObject(rq, "simulated_preemptions", (double)c->st.preemptions);
+  cJSON_AddNumberToObject(rq, "simulated_gpu_blocks", (double)c->st.plan.num_gpu_blocks);
+  /* The contract (issue 6): `metrics` holds mean / p50 / p99 of TTFT, TPOT
+   * and E2E in seconds; p90 and the queueing delay ride along. */
+  cJSON *mt = cJSON_AddObjectToObject(o, "metrics");
+  for (int k = 0; k < KVSIM_FID_NLAT; k++) {
+    if (k == KVSIM_FID_QUEUE && !l->has_queue)
+      continue;
+    char key[32];
+    const char *q[] = {"mean", "p50", "p90", "p99"};
+    double mv[] = {l->meas[k].mean, l->meas[k].p50, l->meas[k].p90, l->meas[k].p99};
+    double sv[] = {l->sim[k].mean, l->sim[k].p50, l->sim[k].p90, l->sim[k].p99};
+    for (int j = 0; j < 4; j++) {
+      snprintf(key, sizeof key, "%s_%s", kvsim_fidelity_lat_name(k), q[j]);
+      add_metric(mt, key, mv[j], sv[j]);
+    }
+  }
+  add_metric(mt, "makespan_s", l->makespan_meas, l->makespan_sim);
+  add_metric(mt, "output_tokens_per_s", l->tput_meas, l->tput_sim);
+  if (c->has_series)
+    add_series(o, m, &c->series);
+  return kvsim__fid_print(o);
+}

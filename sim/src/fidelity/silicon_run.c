@@ -1,0 +1,236 @@
+/* Reproducing the rows of the silicon table (kvsim/fidelity.h): each row
+ * is a closed-loop run whose mean TTFT and TPOT are compared with the
+ * measured ones; rows grouped by system and model. AIConfigurator's replay
+ * of these measurements sends concurrency x 10 requests, which we copy. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/alloc.h"
+#include "core/vec.h"
+#include "kvsim/fidelity.h"
+
+/* ---- reproducing a row ---- */
+
+/* A length: fixed, or uniform in [int(len x ratio), len]. */
+static void length_json(int64_t len, double ratio, char *out, size_t cap) {
+  int64_t lo = (int64_t)((double)len * ratio);
+  if (lo < 1)
+    lo = 1;
+  if (ratio >= 1 || lo >= len)
+    snprintf(out, cap, "{\"dist\": \"fixed\", \"value\": %lld}", (long long)len);
+  else
+    snprintf(out, cap, "{\"dist\": \"uniform\", \"min\": %lld, \"max\": %lld}", (long long)lo,
+             (long long)len);
+}
+
+int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                    double range_ratio, kvsim_scenario_t *sc, kvsim_err *err) {
+  bool fp8 = !strcasecmp(r->precision, "fp8");
+  char text[2048], in[128], out[128];
+  length_json(r->isl, range_ratio, in, sizeof in);
+  length_json(r->osl, range_ratio, out, sizeof out);
+  /* vLLM's own defaults for everything the row does not say (engine
+   * profile vllm-v1: chunked prefill, the GPU's default max_num_seqs and
+   * max_num_batched_tokens, gpu_memory_utilization 0.9, the model's
+   * max_model_len). The benchmark's random prompts share no prefix. */
+  snprintf(text, sizeof text,
+           "{\"name\": \"silicon-%d\", \"seed\": 1, \"model\": \"%s\","
+           " \"hardware\": {\"gpu\": \"%s\", \"tensor_parallel_size\": %lld, \"pipeline_parallel_size\": %lld},"
+           " \"engine\": {\"profile\": \"vllm-v1\"%s},"
+           " \"workload\": {\"synthetic\": {\"requests\": %lld,"
+           " \"arrival\": {\"process\": \"closed_loop\", \"clients\": %lld, \"think_s\": 0},"
+           " \"prompt_tokens\": %s, \"output_tokens\": %s}}}",
+           r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp,
+           fp8 ? ", \"quantization\": \"fp8\", \"kv_cache_dtype\": \"fp8\"" : "",
+           (long long)(10 * r->batch), (long long)r->batch, in, out);
+  int rc = kvsim_scenario_parse(text, r->id, ".", NULL, 0, sc, err);
+  if (rc < 0)
+    return rc;
+  for (int i = 0; i < ngpus; i++)
+    if (!strcmp(gpus[i].name, sc->gpu.name))
+      sc->gpu = gpus[i];
+  return KVSIM_OK;
+}
+
+int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                    double range_ratio, const kvsim_gpu_perf_t *perf, double *ttft_ms,
+                                    double *tpot_ms, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
+  if (rc < 0)
+    return rc;
+  if (perf)
+    sc.gpu.perf = *perf;
+  kvsim_fid_lat_t lat;
+  kvsim_fidelity_lat_init(&lat);
+  /* The rows' TTFT is the benchmark client's (mean_ttft of vllm bench). */
+  rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
+  if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished", r->id);
+  if (rc == KVSIM_OK) {
+    *ttft_ms = kvsim_dist_mean(&lat.ttft) * 1e3;
+    *tpot_ms = kvsim_dist_mean(&lat.tpot) * 1e3;
+  }
+  kvsim_fidelity_lat_fini(&lat);
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
+
+/* ---- comparing every row ---- */
+
+static int cmp_rows(const void *a, const void *b) {
+  const kvsim_fid_sil_row_t *x = *(const kvsim_fid_sil_row_t *const *)a, *y = *(const kvsim_fid_sil_row_t *const *)b;
+  int c = strcmp(x->system, y->system);
+  if (!c)
+    c = strcmp(x->model, y->model);
+  if (!c)
+    c = strcmp(x->precision, y->precision);
+  if (!c)
+    c = (x->tp > y->tp) - (x->tp < y->tp);
+  if (!c)
+    c = (x->isl > y->isl) - (x->isl < y->isl);
+  if (!c)
+    c = (x->osl > y->osl) - (x->osl < y->osl);
+  if (!c)
+    c = (x->batch > y->batch) - (x->batch < y->batch);
+  if (!c)
+    c = (x->line > y->line) - (x->line < y->line);
+  return c;
+}
+
+/* order[]: the table's rows sorted by cmp_rows (a total order: the line
+ * breaks ties). */
+static int sort_order(kvsim_fid_silicon_t *s) {
+  const kvsim_fid_sil_row_t **p = kvsim__calloc((size_t)(s->table.n ? s->table.n : 1), sizeof *p);
+  if (!p)
+    return KVSIM_ENOMEM;
+  for (int64_t i = 0; i < s->table.n; i++)
+    p[i] = &s->table.rows[i];
+  qsort(p, (size_t)s->table.n, sizeof *p, cmp_rows);
+  for (int64_t i = 0; i < s->table.n; i++)
+    s->order[i] = p[i] - s->table.rows;
+  kvsim__free(p);
+  return KVSIM_OK;
+}
+
+/* Median absolute errors over rows [lo, hi) of the sorted order. */
+static void group_medians(const kvsim_fid_silicon_t *s, int64_t lo, int64_t hi, double *mt, double *mp,
+                          int *n) {
+  double *a = kvsim__malloc((size_t)(hi - lo + 1) * sizeof *a),
+         *b = kvsim__malloc((size_t)(hi - lo + 1) * sizeof *b);
+  int k = 0;
+  for (int64_t i = lo; a && b && i < hi; i++) {
+    const kvsim_fid_sil_result_t *r = &s->res[s->order[i]];
+    if (!r->ok)
+      continue;
+    a[k] = r->err_ttft;
+    b[k] = r->err_tpot;
+    k++;
+  }
+  *n = k;
+  *mt = a && b ? kvsim_fidelity_median_abs(a, k) : NAN;
+  *mp = a && b ? kvsim_fidelity_median_abs(b, k) : NAN;
+  kvsim__free(a);
+  kvsim__free(b);
+}
+
+static int make_groups(kvsim_fid_silicon_t *s) {
+  const kvsim_fid_sil_row_t *rows = s->table.rows;
+  int64_t cap = 0;
+  for (int64_t lo = 0; lo < s->table.n;) {
+    int64_t hi = lo + 1;
+    const kvsim_fid_sil_row_t *first = &rows[s->order[lo]];
+    while (hi < s->table.n && !strcmp(rows[s->order[hi]].system, first->system) &&
+           !strcmp(rows[s->order[hi]].model, first->model))
+      hi++;
+    if (kvsim__grow((void **)&s->groups, &cap, s->ngroups + 1, sizeof *s->groups) < 0)
+      return KVSIM_ENOMEM;
+    kvsim_fid_sil_group_t *g = &s->groups[s->ngroups++];
+    g->lo = lo;
+    g->hi = hi;
+    g->any = false;
+    for (int64_t i = lo; i < hi; i++)
+      g->any |= !rows[s->order[i]].skipped;
+    group_medians(s, lo, hi, &g->ttft_med, &g->tpot_med, &g->n);
+    lo = hi;
+  }
+  return KVSIM_OK;
+}
+
+/* Skipped rows by reason, in the order each reason first occurs. */
+static int count_reasons(kvsim_fid_silicon_t *s) {
+  int64_t cap = 0;
+  for (int64_t i = 0; i < s->table.n; i++) {
+    const kvsim_fid_sil_row_t *r = &s->table.rows[i];
+    if (!r->skipped)
+      continue;
+    int64_t j = 0;
+    while (j < s->nreasons && strcmp(s->reasons[j].reason, r->reason))
+      j++;
+    if (j == s->nreasons) {
+      if (kvsim__grow((void **)&s->reasons, &cap, s->nreasons + 1, sizeof *s->reasons) < 0)
+        return KVSIM_ENOMEM;
+      s->reasons[s->nreasons++] = (kvsim_fid_sil_reason_t){r->reason, 0};
+    }
+    s->reasons[j].count++;
+  }
+  return KVSIM_OK;
+}
+
+static void simulate_rows(kvsim_fid_silicon_t *s, const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                          const kvsim_gpu_perf_t *perf) {
+  for (int64_t i = 0; i < s->table.n; i++) {
+    const kvsim_fid_sil_row_t *r = &s->table.rows[i];
+    kvsim_fid_sil_result_t *res = &s->res[i];
+    if (r->skipped) {
+      s->skipped++;
+      continue;
+    }
+    kvsim_err e = {0};
+    if (kvsim_fidelity_silicon_simulate(r, gpus, ngpus, range_ratio, perf, &res->ttft_ms, &res->tpot_ms, &e) < 0) {
+      /* A row whose memory plan does not fit is reported, not fatal. */
+      snprintf(res->error, sizeof res->error, "%s", e.msg);
+      s->failed++;
+      continue;
+    }
+    res->ok = true;
+    res->err_ttft = (res->ttft_ms - r->ttft_ms) / r->ttft_ms * 100;
+    res->err_tpot = (res->tpot_ms - r->tpot_ms) / r->tpot_ms * 100;
+    s->simulated++;
+  }
+}
+
+int kvsim_fidelity_silicon_compare(const char *path, const char *const *filters, int nfilters,
+                                   const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                                   const kvsim_gpu_perf_t *perf, kvsim_fid_silicon_t *out,
+                                   kvsim_err *err) {
+  memset(out, 0, sizeof *out);
+  out->ttft_med = out->tpot_med = NAN;
+  int rc = kvsim_fidelity_silicon_read(path, filters, nfilters, &out->table, err);
+  if (rc < 0)
+    return rc;
+  size_t n = (size_t)(out->table.n ? out->table.n : 1);
+  out->res = kvsim__calloc(n, sizeof *out->res);
+  out->order = kvsim__calloc(n, sizeof *out->order);
+  if (!out->res || !out->order)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  simulate_rows(out, gpus, ngpus, range_ratio, perf);
+  if (sort_order(out) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  group_medians(out, 0, out->table.n, &out->ttft_med, &out->tpot_med, &out->compared);
+  if (make_groups(out) < 0 || count_reasons(out) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  return KVSIM_OK;
+}
+
+void kvsim_fidelity_silicon_fini(kvsim_fid_silicon_t *s) {
+  kvsim_fidelity_silicon_free(&s->table);
+  kvsim__free(s->res);
+  kvsim__free(s->order);
+  kvsim__free(s->groups);
+  kvsim__free(s->reasons);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,296 @@
+/* The fidelity room (kvsim/fidelity.h): series and percentile comparison
+ * on hand-made data with known error, the measured-file readers on tiny
+ * files written here, and the calibration recovering planted
+ * coefficients. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kvsim/fidelity.h"
+
+#ifndef KVSIM_SOURCE_DIR
+#define KVSIM_SOURCE_DIR "."
+#endif
+
+/* Writes `text` to a fresh temporary file (`what` it holds, for the
+ * messages; readers detect the format from the content); the caller
+ * unlinks it. */
+static void temp_file(const char *what, const char *text, char *path, size_t cap) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, cap, "%s/kvsim-test-fid-XXXXXX", dir && *dir ? dir : ".");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed for %s (%s)", path, what);
+  FILE *f = fdopen(fd, "w");
+  cr_assert_not_null(f, "fdopen failed");
+  cr_assert(fputs(text, f) >= 0, "write failed");
+  cr_assert_eq(fclose(f), 0, "close failed");
+}
+
+static bool near(double a, double b, double tol) { return fabs(a - b) <= tol; }
+
+/* ---- series comparison ---- */
+
+Test(fidelity, series_compare_known_difference) {
+  kvsim_fid_series_t meas = {0}, sim = {0};
+  const double running[5] = {1, 2, 3, 4, 5};
+  for (int i = 0; i < 5; i++) {
+    cr_assert_eq(kvsim_fidelity_series_push(&meas, i, running[i], 0, 0.5), KVSIM_OK, "push meas %d", i);
+    cr_assert_eq(kvsim_fidelity_series_push(&sim, i, 2, 1, 0.25), KVSIM_OK, "push sim %d", i);
+  }
+  meas.has_kv = true;
+  kvsim_fid_series_cmp_t c;
+  kvsim_fidelity_series_compare(&meas, &sim, &c);
+  cr_assert_eq(c.n, 5, "five points compared, got %lld", (long long)c.n);
+  /* |2-1| + |2-2| + |2-3| + |2-4| + |2-5| = 7 over 5 points. */
+  cr_assert(near(c.running_mad, 1.4, 1e-12), "running |difference| 1.4, got %g", c.running_mad);
+  cr_assert(near(c.waiting_mad, 1.0, 1e-12), "waiting |difference| 1, got %g", c.waiting_mad);
+  cr_assert(near(c.kv_mad, 25.0, 1e-9), "KV |difference| 25 points, got %g", c.kv_mad);
+  cr_assert(near(c.running_mean_meas, 3.0, 1e-12) && near(c.running_mean_sim, 2.0, 1e-12),
+            "running means 3 / 2, got %g / %g", c.running_mean_meas, c.running_mean_sim);
+  cr_assert(near(c.kv_mean_meas, 50.0, 1e-9) && near(c.kv_mean_sim, 25.0, 1e-9),
+            "KV means in percent 50 / 25, got %g / %g", c.kv_mean_meas, c.kv_mean_sim);
+  meas.has_kv = false;
+  kvsim_fidelity_series_compare(&meas, &sim, &c);
+  cr_assert(isnan(c.kv_mad) && isnan(c.kv_mean_meas), "KV not recorded: NAN, got %g", c.kv_mad);
+  kvsim_fidelity_series_fini(&meas);
+  kvsim_fidelity_series_fini(&sim);
+}
+
+Test(fidelity, series_compare_holds_last_tick_and_idles_past_the_end) {
+  kvsim_fid_series_t meas = {0}, sim = {0};
+  for (int i = 0; i < 6; i++)
+    cr_assert_eq(kvsim_fidelity_series_push(&meas, i, 4, 0, 0), KVSIM_OK, "push meas %d", i);
+  /* The simulation ticks at 0 and 2 only: 2's value holds at 3, and past
+   * 2 + 1.5 s the simulated run is over (idle). */
+  cr_assert_eq(kvsim_fidelity_series_push(&sim, 0, 4, 0, 0), KVSIM_OK, "push sim 0");
+  cr_assert_eq(kvsim_fidelity_series_push(&sim, 2, 2, 0, 0), KVSIM_OK, "push sim 2");
+  kvsim_fid_series_cmp_t c;
+  kvsim_fidelity_series_compare(&meas, &sim, &c);
+  /* t = 0, 1: 4 vs 4; t = 2, 3: 2 vs 4; t = 4, 5: idle, 0 vs 4. */
+  cr_assert(near(c.running_mad, (0 + 0 + 2 + 2 + 4 + 4) / 6.0, 1e-12), "held then idle, got %g", c.running_mad);
+  kvsim_fid_series_t empty = {0};
+  kvsim_fidelity_series_compare(&meas, &empty, &c);
+  cr_assert(c.n == 0 && isnan(c.running_mad), "nothing simulated: no points, NAN");
+  kvsim_fidelity_series_fini(&meas);
+  kvsim_fidelity_series_fini(&sim);
+}
+
+/* ---- percentile comparison ---- */
+
+/* 101 requests whose TTFT is scale x i / 100 s (i = 0..100) and whose 11
+ * output tokens come every scale x 10 ms. */
+static void make_lat(kvsim_fid_lat_t *l, double scale, bool queue) {
+  kvsim_fidelity_lat_init(l);
+  l->has_queue = queue;
+  for (int i = 0; i <= 100; i++) {
+    double arrival = i, first = arrival + scale * i / 100.0, last = first + scale * 0.1;
+    cr_assert_eq(kvsim_fidelity_lat_add(l, arrival, queue ? arrival + 0.5 : -1, first, last, 100, 11), KVSIM_OK,
+                 "add request %d", i);
+  }
+}
+
+Test(fidelity, percentile_compare_known_error) {
+  kvsim_fid_lat_t meas, sim;
+  make_lat(&meas, 1.0, false);
+  make_lat(&sim, 1.1, true);
+  kvsim_fid_lat_cmp_t c;
+  kvsim_fidelity_lat_compare(&meas, &sim, &c);
+  cr_assert_eq(c.n_meas, 101, "101 measured, got %lld", (long long)c.n_meas);
+  cr_assert(near(c.meas[KVSIM_FID_TTFT].p50, 0.5, 1e-12), "measured TTFT p50 0.5, got %g", c.meas[KVSIM_FID_TTFT].p50);
+  cr_assert(near(c.meas[KVSIM_FID_TTFT].p99, 0.99, 1e-12), "measured TTFT p99 0.99, got %g", c.meas[KVSIM_FID_TTFT].p99);
+  cr_assert(near(c.meas[KVSIM_FID_TPOT].mean, 0.01, 1e-12), "measured TPOT 10 ms, got %g", c.meas[KVSIM_FID_TPOT].mean);
+  for (int k = KVSIM_FID_TTFT; k <= KVSIM_FID_E2E; k++) {
+    double e50 = kvsim_fidelity_err_pct(c.sim[k].p50, c.meas[k].p50);
+    double e99 = kvsim_fidelity_err_pct(c.sim[k].p99, c.meas[k].p99);
+    cr_assert(near(e50, 10, 1e-9) && near(e99, 10, 1e-9), "%s: +10 %% at p50 and p99, got %g / %g",
+              kvsim_fidelity_lat_name(k), e50, e99);
+  }
+  cr_assert(!c.has_queue && isnan(c.meas[KVSIM_FID_QUEUE].mean), "the measured side has no queueing delay");
+  cr_assert(near(c.sim[KVSIM_FID_QUEUE].mean, 0.5, 1e-12), "simulated queueing 0.5 s, got %g",
+            c.sim[KVSIM_FID_QUEUE].mean);
+  /* Makespan: first arrival 0, last finish 100 + 1.1 x 1.1. */
+  cr_assert(near(c.makespan_sim, 100 + 1.1 * 1.1, 1e-9), "simulated makespan, got %g", c.makespan_sim);
+  cr_assert(near(c.tput_meas, 101 * 11 / c.makespan_meas, 1e-9), "throughput over the makespan, got %g", c.tput_meas);
+  char which[32] = "";
+  double w = kvsim_fidelity_lat_worst(&c, which, sizeof which);
+  cr_assert(near(w, 10, 1e-6), "worst contract error 10 %%, got %g (%s)", w, which);
+  cr_assert(isnan(kvsim_fidelity_err_pct(1, 0)), "no error against a zero measurement");
+  kvsim_fidelity_lat_fini(&meas);
+  kvsim_fidelity_lat_fini(&sim);
+}
+
+Test(fidelity, median_abs_error) {
+  const double x[] = {-3, 1, -2, 10};
+  cr_assert(near(kvsim_fidelity_median_abs(x, 4), 2.5, 1e-12), "median of |x| = (2 + 3) / 2, got %g",
+            kvsim_fidelity_median_abs(x, 4));
+  cr_assert(near(kvsim_fidelity_median_abs(x, 3), 2, 1e-12), "odd count: the middle value");
+  cr_assert(isnan(kvsim_fidelity_median_abs(x, 0)), "no values: NAN");
+}
+
+/* ---- measured-file readers ---- */
+
+Test(fidelity, reads_llmservingsim_requests) {
+  char path[512];
+  temp_file("requests.jsonl",
+            "{\"input_toks\": 100, \"output_toks\": 11, \"queued_ts\": 5.0, \"scheduled_ts\": 5.5, "
+            "\"first_token_ts\": 6.0, \"last_token_ts\": 7.0}\n\n"
+            "{\"input_toks\": 50, \"output_toks\": 1, \"queued_ts\": 6.0, \"scheduled_ts\": 6.0, "
+            "\"first_token_ts\": 9.0, \"last_token_ts\": 9.0}\n",
+            path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt = 0;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(fmt, KVSIM_FID_FMT_LLMSERVINGSIM, "detected as LLMServingSim, got %s", kvsim_fidelity_fmt_name(fmt));
+  cr_assert_eq(l.finished, 2, "two requests, got %lld", (long long)l.finished);
+  cr_assert(near(kvsim_dist_mean(&l.ttft), (1.0 + 3.0) / 2, 1e-12), "TTFT from queued_ts, got %g",
+            kvsim_dist_mean(&l.ttft));
+  cr_assert_eq(l.tpot.n, 1, "TPOT only for more than one output token");
+  cr_assert(near(kvsim_dist_mean(&l.tpot), 0.1, 1e-12), "TPOT (7 - 6) / 10, got %g", kvsim_dist_mean(&l.tpot));
+  cr_assert(l.has_queue && near(kvsim_dist_mean(&l.queue), 0.25, 1e-12), "queueing delay from scheduled_ts");
+  cr_assert(near(l.t_last - l.t_first, 4.0, 1e-12), "makespan 5 .. 9, got %g", l.t_last - l.t_first);
+  kvsim_fidelity_lat_fini(&l);
+}
+
+Test(fidelity, reads_kvsim_requests_csv_and_skips_rejected) {
+  char path[512];
+  temp_file("requests.csv",
+            "request_id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,"
+            "cached_tokens,num_preemptions,ttft_s,tpot_s,e2e_s,status\n"
+            "0,0,1.0,1.0,1.5,2.5,10,3,0,0,0.5,0.5,1.5,finished\n"
+            "1,0,2.0,-1,-1,-1,99999,1,0,0,0,0,0,rejected\n",
+            path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt = 0;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(fmt, KVSIM_FID_FMT_KVSIM, "detected as kvsim's requests.csv");
+  cr_assert_eq(l.finished, 1, "the rejected row is not a finished request, got %lld", (long long)l.finished);
+  cr_assert(near(kvsim_dist_mean(&l.tpot), 0.5, 1e-12), "TPOT (2.5 - 1.5) / 2, got %g", kvsim_dist_mean(&l.tpot));
+  kvsim_fidelity_lat_fini(&l);
+}
+
+Test(fidelity, bad_measured_files_name_the_file) {
+  char path[512];
+  temp_file("bad.jsonl", "{\"queued_ts\": 1}\n", path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a missing key is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":1: 'input_toks'"), "names file, line and key: %s", err.msg);
+  unlink(path);
+  /* vLLM benchmark lists of different lengths (this read freed memory once). */
+  temp_file("bench.json", "{\"ttfts\": [1, 2], \"itls\": [[0.1]]}", path, sizeof path);
+  kvsim_fidelity_lat_fini(&l);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "mismatched lists are invalid, got %d", rc);
+  cr_assert(strstr(err.msg, "\"itls\" has 1 entries, \"ttfts\" 2"), "says which list: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+}
+
+Test(fidelity, reads_kvsim_timeseries_summing_replicas) {
+  char path[512];
+  temp_file("timeseries.csv",
+            "time_s,replica,kv_cache_usage_perc,num_requests_running,num_requests_waiting\n"
+            "1.000000,0,0.5,3,1\n1.000000,1,0.3,2,0\n1.250000,0,0.9,9,9\n2.000000,0,0.1,1,0\n",
+            path, sizeof path);
+  kvsim_fid_series_t s = {0};
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_series(path, &s, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(s.n, 2, "two periodic ticks (the preemption row at 1.25 s dropped), got %lld", (long long)s.n);
+  cr_assert(near(s.v[0].running, 5, 0) && near(s.v[0].waiting, 1, 0), "replicas summed at 1 s");
+  cr_assert(near(s.v[0].kv, 0.4, 1e-12), "KV usage averaged over replicas, got %g", s.v[0].kv);
+  cr_assert(s.has_kv, "KV usage recorded");
+  kvsim_fidelity_series_fini(&s);
+}
+
+/* ---- calibration on planted coefficients ---- */
+
+static void set_perf(kvsim_gpu_perf_t *p, double mfu, double mbu) {
+  p->mfu = mfu;
+  p->mbu = mbu;
+  p->attn_efficiency = 0.5;
+  p->step_overhead_us = 500;
+  p->per_seq_us = 10;
+  p->per_token_us = 1;
+  p->per_layer_us = 20;
+  p->frontend_us = 0;
+  p->moe_efficiency = 1;
+}
+
+Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
+  const char *path = KVSIM_SOURCE_DIR "/tests/golden/fidelity/calib.json";
+  kvsim_err err = {0};
+  kvsim_scenario_t truth, start;
+  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &truth, &err), KVSIM_OK, "load: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &start, &err), KVSIM_OK, "load: %s", err.msg);
+  set_perf(&truth.gpu.perf, 0.45, 0.7);
+  set_perf(&start.gpu.perf, 0.75, 0.95);
+  /* The "measurement": the run at the planted coefficients. */
+  kvsim_fid_measured_t m;
+  memset(&m, 0, sizeof m);
+  kvsim_fidelity_lat_init(&m.lat);
+  m.fmt = KVSIM_FID_FMT_KVSIM;
+  snprintf(m.path, sizeof m.path, "planted");
+  cr_assert_eq(kvsim_fidelity_simulate(&truth, &m.lat, NULL, NULL, &err), KVSIM_OK, "truth run: %s", err.msg);
+  kvsim_scenario_fini(&truth);
+  cr_assert_gt(m.lat.finished, 100, "the truth run finishes its requests");
+
+  kvsim_fid_calib_t c;
+  kvsim_fidelity_calib_init(&c, &start.gpu);
+  cr_assert_eq(kvsim_fidelity_calib_add_loaded(&c, &m, &start, &err), KVSIM_OK, "add: %s", err.msg);
+  const int fit[] = {KVSIM_FID_MFU, KVSIM_FID_MBU};
+  kvsim_fid_calib_opts_t opts = {.fit = fit, .nfit = 2, .max_iter = 30};
+  kvsim_fid_calib_result_t r;
+  int rc = kvsim_fidelity_calibrate(&c, &opts, &r, &err);
+  cr_assert_eq(rc, KVSIM_OK, "calibrate: %s", err.msg);
+  cr_assert(near(r.fitted.mfu, 0.45, 0.45 * 0.03), "mfu recovered within 3 %%: %g", r.fitted.mfu);
+  cr_assert(near(r.fitted.mbu, 0.7, 0.7 * 0.03), "mbu recovered within 3 %%: %g", r.fitted.mbu);
+  cr_assert(r.is_free[KVSIM_FID_MFU] && !r.is_free[KVSIM_FID_PER_SEQ], "only the asked coefficients are free");
+  cr_assert(near(r.fitted.per_seq_us, 10, 0), "a fixed coefficient keeps its value, got %g", r.fitted.per_seq_us);
+  cr_assert(r.after.ttft_med < r.before.ttft_med, "the fit lowers the TTFT error: %g -> %g", r.before.ttft_med,
+            r.after.ttft_med);
+  cr_assert(r.fitted.calibrated && r.fitted.ttft_rel_sigma < 0.05, "calibrated, small spread: %g",
+            r.fitted.ttft_rel_sigma);
+  cr_assert(strstr(r.fitted.source, "1 per-request run"), "the provenance names the data: %s", r.fitted.source);
+  cr_assert_eq(r.nres, (size_t)KVSIM_FID_RUN_METRICS, "12 residuals for one run, got %zu", r.nres);
+  kvsim_fidelity_calib_result_fini(&r);
+  kvsim_fidelity_calib_fini(&c);
+}
+
+Test(fidelity, calibration_needs_enough_data) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("h100-sxm", &g, &err), KVSIM_OK, "load: %s", err.msg);
+  kvsim_fid_calib_t c;
+  kvsim_fidelity_calib_init(&c, &g);
+  kvsim_fid_calib_opts_t opts = {.max_iter = 1};
+  kvsim_fid_calib_result_t r;
+  int rc = kvsim_fidelity_calibrate(&c, &opts, &r, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "no data is an error, got %d", rc);
+  cr_assert(strstr(err.msg, "not enough data for GPU 'h100-sxm'"), "names the GPU: %s", err.msg);
+  kvsim_fidelity_calib_result_fini(&r);
+  kvsim_fidelity_calib_fini(&c);
+
+  int fitv[KVSIM_FID_NCOEF], n;
+  cr_assert_eq(kvsim_fidelity_parse_fit("mfu,speed", fitv, &n, &err), KVSIM_EINVAL, "unknown coefficient");
+  cr_assert(strstr(err.msg, "'speed'"), "names it: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_parse_fit("per_layer_us,mbu", fitv, &n, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert(n == 2 && fitv[0] == KVSIM_FID_PER_LAYER && fitv[1] == KVSIM_FID_MBU, "in the given order");
+}
