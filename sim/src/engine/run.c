@@ -28,6 +28,7 @@ typedef struct run {
   const kvsim_sink_t *sink;
   kvsim_run_stats_t *st;
   kvsim_err *err;
+  kvsim_resolved_t res;  /* the configuration this run uses */
   kvsim_plan_t plan;
   kvsim_perf_t perf;
   int64_t window;
@@ -349,26 +350,13 @@ static bool active(const run_t *r) { return r->in_flight > 0 || !r->src_end; }
 static int setup(run_t *r) {
   const kvsim_scenario_t *sc = r->sc;
   kvsim_err *err = r->err;
-  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &r->plan, err);
+  int rc = kvsim_scenario_resolve(sc, &r->res, err);
   if (rc < 0)
     return rc;
-  if (!r->plan.fits) {
-    char advice[512];
-    kvsim_plan_advice(&sc->model, &sc->gpu, &r->plan, advice, sizeof advice);
-    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s To fit: %s", r->plan.error,
-                         advice);
-  }
+  r->plan = r->res.plan;
+  r->st->resolved = r->res;
   r->st->plan = r->plan;
-  /* The scheduler reads the plan's resolved settings. */
-  kvsim_scenario_t *msc = (kvsim_scenario_t *)sc; /* resolved once, before replicas exist */
-  msc->sched.max_num_seqs = r->plan.p.max_num_seqs;
-  msc->sched.max_num_batched_tokens = r->plan.p.max_num_batched_tokens;
-  msc->sched.max_model_len = r->plan.p.max_model_len;
-  msc->sched.block_size = r->plan.p.block_size;
-  msc->sched.enable_chunked_prefill = r->plan.p.enable_chunked_prefill;
-  /* V1's pool counts the null block; V0's plan does not, so add one. */
-  int64_t blocks = r->plan.num_gpu_blocks + (r->plan.p.engine == KVSIM_PLAN_V1 ? 0 : 1);
-  r->pool_usable = blocks - 1;
+  r->pool_usable = r->res.pool_usable;
   r->st->pool_blocks = r->pool_usable;
   if ((rc = kvsim_perf_init(&r->perf, &sc->model, &sc->gpu, &r->plan, err)) < 0)
     return rc;
@@ -381,7 +369,7 @@ static int setup(run_t *r) {
   if (!r->reps)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
   for (int32_t i = 0; i < r->nrep; i++)
-    if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->plan, blocks, err)) < 0)
+    if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->res, err)) < 0)
       return rc;
   return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvsim/report.h"
@@ -22,5 +23,20 @@ int kvsim_report_write_atomic(const char *path, const char *text, size_t len, kv
     remove(tmp);
     return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(e));
   }
+  return KVSIM_OK;
+}
+
+int kvsim_report_mkdirs(const char *dir, kvsim_err *err) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+        return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
+      *p = '/';
+    }
+  if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
   return KVSIM_OK;
 }
