@@ -31,6 +31,14 @@ typedef struct kvsim_sample {
   int64_t kv_internal_frag_bytes;   /* unused tail of each request's last block */
 } kvsim_sample_t;
 
+/* Sampling ticks (output.sample_interval_s) write one row per replica.
+ * While no step is in flight nothing changes until the next event, and a
+ * stretch of more than KVSIM_IDLE_TICKS_MAX such ticks (a trace with an
+ * idle gap of hours) writes only its first and last rows; the ticks in
+ * between still count in the means of the summary. Shorter stretches are
+ * sampled at every tick. */
+#define KVSIM_IDLE_TICKS_MAX 1000
+
 /* Where the run's records go. Return a negative code to abort the run. */
 typedef struct kvsim_sink {
   void *ctx;

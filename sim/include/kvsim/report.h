@@ -33,4 +33,10 @@ int kvsim_report_mkdirs(const char *dir, kvsim_err *err);
  * then rename. */
 int kvsim_report_write_atomic(const char *path, const char *text, size_t len, kvsim_err *err);
 
+/* Installs SIGINT and SIGTERM handlers that remove this process's
+ * temporary output files (run outputs, summaries, tables being written),
+ * then end the process with the signal's default action (a non-zero
+ * status). Call once at start-up; forked children inherit it. */
+void kvsim_report_cleanup_on_signals(void);
+
 #endif

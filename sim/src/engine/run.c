@@ -120,26 +120,52 @@ static int pull_one(run_t *r) {
 static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now);
 static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now);
 
+/* Adds `times` identical ticks' rows to the run's means. */
+static void account_sample(run_t *r, const kvsim__replica_t *rep, const kvsim_sample_t *s,
+                           int64_t times) {
+  double m = (double)times;
+  r->samples += times;
+  r->kv_usage_sum += m * s->kv_cache_usage;
+  r->running_sum += m * (double)s->num_requests_running;
+  r->waiting_sum += m * (double)s->num_requests_waiting;
+  if (s->kv_cache_usage >= 0.99 && s->num_requests_waiting > 0)
+    r->kv_full_samples += times;
+  if (s->num_requests_running >= rep->sched->cfg.max_num_seqs)
+    r->seq_bound_samples += times;
+  if (s->kv_allocated_bytes > 0) {
+    r->token_frac_sum += m * ((double)s->kv_token_bytes / (double)s->kv_allocated_bytes);
+    r->frag_sum += m * (double)s->kv_internal_frag_bytes;
+    r->unused_sum += m * (double)s->kv_reserved_unused_bytes;
+    r->token_frac_samples += times;
+  }
+}
+
 static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bool tick) {
   kvsim_sample_t s;
   kvsim__replica_sample(rep, &r->plan, now, &s);
-  if (tick) {
-    r->samples++;
-    r->kv_usage_sum += s.kv_cache_usage;
-    r->running_sum += (double)s.num_requests_running;
-    r->waiting_sum += (double)s.num_requests_waiting;
-    if (s.kv_cache_usage >= 0.99 && s.num_requests_waiting > 0)
-      r->kv_full_samples++;
-    if (s.num_requests_running >= rep->sched->cfg.max_num_seqs)
-      r->seq_bound_samples++;
-    if (s.kv_allocated_bytes > 0) {
-      r->token_frac_sum += (double)s.kv_token_bytes / (double)s.kv_allocated_bytes;
-      r->frag_sum += (double)s.kv_internal_frag_bytes;
-      r->unused_sum += (double)s.kv_reserved_unused_bytes;
-      r->token_frac_samples++;
-    }
-  }
+  if (tick)
+    account_sample(r, rep, &s, 1);
   return r->sink && r->sink->sample ? r->sink->sample(r->sink->ctx, &s) : KVSIM_OK;
+}
+
+/* The next sampling tick after the one at `now`. With no step in flight
+ * nothing changes before the next event, so every tick until then would
+ * write the row just written again. A stretch of more than
+ * KVSIM_IDLE_TICKS_MAX such ticks (a trace with a long idle gap) writes its
+ * first and last rows only; the ticks in between still count in the means. */
+static kvsim_time_ns next_tick(run_t *r, kvsim_time_ns now, kvsim_time_ns tick) {
+  kvsim_time_ns t = kvsim_eventq_peek_time(&r->q);
+  /* Ticks now + tick ... now + k tick come strictly before t: the last of
+   * them is the stretch's closing row. */
+  int64_t k = t == KVSIM_TIME_NEVER || t <= now ? 0 : (t - now - 1) / tick;
+  if (r->pending_steps > 0 || k <= KVSIM_IDLE_TICKS_MAX)
+    return now + tick;
+  for (int32_t i = 0; i < r->nrep; i++) {
+    kvsim_sample_t s;
+    kvsim__replica_sample(&r->reps[i], &r->plan, now, &s);
+    account_sample(r, &r->reps[i], &s, k - 1);
+  }
+  return now + k * tick;
 }
 
 static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
@@ -447,7 +473,7 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
       for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
         rc = sample_replica(&r, &r.reps[i], now, true);
       if (rc >= 0 && active(&r))
-        rc = kvsim_eventq_push(&r.q, now + tick, EV_SAMPLE, -1);
+        rc = kvsim_eventq_push(&r.q, next_tick(&r, now, tick), EV_SAMPLE, -1);
       break;
     case EV_STOP:
       stopped = true;

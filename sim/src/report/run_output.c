@@ -12,6 +12,7 @@
 #include "kvsim/stats.h"
 #include "kvsim/summary.h"
 #include "report/diagnosis.h"
+#include "report/tmpfiles.h"
 
 const char *const kvsim_timeseries_header =
     "time_s,replica,kv_cache_usage_perc,kv_blocks_used,kv_blocks_cached,kv_blocks_free,"
@@ -36,6 +37,7 @@ struct kvsim_run_output {
   const kvsim_scenario_t *sc;
   char dir[4096];
   char ts_path[4200], rq_path[4200], ts_tmp[4300], rq_tmp[4300];
+  int ts_slot, rq_slot; /* tmpfiles.h: removed if a signal ends the run */
   FILE *ts, *rq;
   char *ts_buf, *rq_buf;
   bool progress;
@@ -53,8 +55,10 @@ struct kvsim_run_output {
   bool has_summary;
 };
 
-static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, kvsim_err *err) {
+static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *slot,
+                      kvsim_err *err) {
   snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+  *slot = kvsim__tmp_track(tmp);
   FILE *f = fopen(tmp, "w");
   if (!f) {
     kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -74,6 +78,7 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   o->sc = sc;
   o->progress = progress;
+  o->ts_slot = o->rq_slot = -1;
   kvsim_dist_init(&o->ttft);
   kvsim_dist_init(&o->tpot);
   kvsim_dist_init(&o->e2e);
@@ -87,10 +92,10 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
     return rc;
   snprintf(o->ts_path, sizeof o->ts_path, "%s/timeseries.csv", dir);
   snprintf(o->rq_path, sizeof o->rq_path, "%s/requests.csv", dir);
-  o->ts = open_tmp(o->ts_tmp, sizeof o->ts_tmp, o->ts_path, &o->ts_buf, err);
+  o->ts = open_tmp(o->ts_tmp, sizeof o->ts_tmp, o->ts_path, &o->ts_buf, &o->ts_slot, err);
   if (!o->ts)
     return err->code;
-  o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, err);
+  o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, &o->rq_slot, err);
   if (!o->rq)
     return err->code;
   fprintf(o->ts, "%s\n", kvsim_timeseries_header);
@@ -458,6 +463,9 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   if (rename(o->ts_tmp, o->ts_path) != 0 || rename(o->rq_tmp, o->rq_path) != 0)
     return kvsim_err_set(err, KVSIM_EIO, "%s: rename failed: %s", o->dir, strerror(errno));
   o->ts_tmp[0] = o->rq_tmp[0] = '\0';
+  kvsim__tmp_forget(o->ts_slot);
+  kvsim__tmp_forget(o->rq_slot);
+  o->ts_slot = o->rq_slot = -1;
   return KVSIM_OK;
 }
 
@@ -476,6 +484,8 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
     remove(o->ts_tmp);
   if (o->rq_tmp[0])
     remove(o->rq_tmp);
+  kvsim__tmp_forget(o->ts_slot);
+  kvsim__tmp_forget(o->rq_slot);
   free(o->ts_buf);
   free(o->rq_buf);
   kvsim_dist_fini(&o->ttft);

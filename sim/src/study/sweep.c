@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "report/tmpfiles.h"
 
 const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES] = {
     "requests", "finished", "rejected", "num_gpu_blocks", "kv_cache_tokens", "ttft_p50_s",
@@ -151,17 +152,25 @@ static int write_table(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *o,
   snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/sweep.shard%d.csv" : "%s/sweep.csv",
            o->out, o->shard);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int slot = kvsim__tmp_track(tmp);
   FILE *f = fopen(tmp, "w");
-  if (!f)
+  if (!f) {
+    kvsim__tmp_forget(slot);
     return kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+  }
   write_rows(f, s, o, res);
   bool bad = ferror(f) != 0;
   bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(e));
+  int e = errno;
+  if (!bad && rename(tmp, path) != 0) {
+    bad = true;
+    e = errno;
   }
+  if (bad)
+    remove(tmp);
+  kvsim__tmp_forget(slot);
+  if (bad)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(e));
   return KVSIM_OK;
 }
 
