@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "kvsim/engine.h"
@@ -50,8 +51,8 @@ typedef struct run {
   bool lockstep;
   bool group_busy;
   kvsim_reqvec_t finished;
-  deadline_t *dl;
-  int64_t dl_head, dl_n, dl_cap;
+  kvsim__vec(deadline_t) dl; /* FIFO: dl.v[dl_head .. dl.n) are pending */
+  int64_t dl_head;
   bool dl_armed;
   int64_t samples;
   double kv_usage_sum, running_sum, waiting_sum, token_frac_sum, unused_sum, frag_sum;
@@ -247,20 +248,17 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
 }
 
 static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
-  if (r->dl_n == r->dl_cap) {
-    int64_t cap = r->dl_cap ? r->dl_cap * 2 : 256;
-    deadline_t *d = malloc((size_t)cap * sizeof *d);
-    if (!d)
-      return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
-    for (int64_t i = 0; i < r->dl_n; i++)
-      d[i] = r->dl[(r->dl_head + i) % r->dl_cap];
-    free(r->dl);
-    r->dl = d;
-    r->dl_cap = cap;
+  /* Reuse the consumed front instead of growing forever. */
+  if (r->dl_head == r->dl.n) {
+    r->dl.n = r->dl_head = 0;
+  } else if (r->dl_head >= 1024 && r->dl_head * 2 >= r->dl.n) {
+    memmove(r->dl.v, r->dl.v + r->dl_head, (size_t)(r->dl.n - r->dl_head) * sizeof *r->dl.v);
+    r->dl.n -= r->dl_head;
     r->dl_head = 0;
   }
   deadline_t d = {now + kvsim_time_from_s(r->sc->admission.max_wait_s), q->slot, q->spec.id};
-  r->dl[(r->dl_head + r->dl_n++) % r->dl_cap] = d;
+  if (kvsim__vec_push(&r->dl, d) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
   if (!r->dl_armed) {
     r->dl_armed = true;
     return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
@@ -271,14 +269,13 @@ static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
 /* Rejects requests that waited past max_wait_s without being scheduled. */
 static int on_deadline(run_t *r, kvsim_time_ns now) {
   r->dl_armed = false;
-  while (r->dl_n > 0) {
-    deadline_t d = r->dl[r->dl_head];
+  while (r->dl_head < r->dl.n) {
+    deadline_t d = r->dl.v[r->dl_head];
     if (d.time > now) {
       r->dl_armed = true;
       return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
     }
-    r->dl_head = (r->dl_head + 1) % r->dl_cap;
-    r->dl_n--;
+    r->dl_head++;
     kvsim_request_t *q = kvsim__reqpool_at(&r->pool, d.slot);
     if (q->spec.id != d.id || q->status != KVSIM_REQ_WAITING ||
         q->first_scheduled != KVSIM_TIME_NEVER)
@@ -409,7 +406,7 @@ static void teardown(run_t *r) {
   kvsim__reqpool_fini(&r->pool);
   kvsim_eventq_fini(&r->q);
   kvsim_reqvec_fini(&r->finished);
-  free(r->dl);
+  kvsim__vec_free(&r->dl);
 }
 
 /* Requests still inside the system when the run stops are reported as
