@@ -9,6 +9,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "engine/scenario_keys.h"
 
 /* `shown` names the override in errors (the --set text as given). */
 static int set_value(cJSON *root, const char *key_path, cJSON *v, const char *shown,
@@ -79,25 +80,25 @@ static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const
 
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name", "description", "seed", "model", "hardware",
-                                     "engine", "workload", "slo", "output", "admission",
-                                     "perf", NULL};
+                                       "engine", "workload", "slo", "output", "admission",
+                                       "perf", NULL};
 static const char *const hardware_keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
-                                     "pipeline_parallel_size", "replicas", "router",
-                                     "expert_parallel_size", NULL};
+                                            "pipeline_parallel_size", "replicas", "router",
+                                            "expert_parallel_size", NULL};
 static const char *const engine_keys[] = {
     "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
-      "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
-      "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
-      "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
-      "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
-      "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
-      "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
-      "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
-      NULL};
+    "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
+    "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
+    "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
+    "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
+    "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
+    "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
+    "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
+    NULL};
 static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
 static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
-static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens", "max_queue_length",
-                                     "max_wait_s", NULL};
+static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
+                                             "max_queue_length", "max_wait_s", NULL};
 
 /* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
  * memory and well inside an int64 byte count. */
@@ -106,7 +107,7 @@ static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_to
 /* vLLM --enable-expert-parallel with data parallelism: the experts are
  * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
  * is tp x (some of the) replicas. tp must be >= 1. */
-static int check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err) {
+int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err) {
   if (ep < 1 || (ep > 1 && (ep % tp || ep / tp > rep)))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.expert_parallel_size: %lld must be tensor_parallel_size (%lld) x a number "
@@ -133,7 +134,7 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   /* Ranges first: the expert-parallel rule below divides by tp. */
   if (tp < 1 || tp > 1024 || pp < 1 || pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: tensor/pipeline_parallel_size must be in [1, 1024]", w);
-  if ((rc = check_ep(ep, tp, rep, w, err)) < 0)
+  if ((rc = kvsim__scenario_check_ep(ep, tp, rep, w, err)) < 0)
     return rc;
   sc->plan.ep = ep > 1 ? (int)ep : 0;
   if (rep < 1 || rep > 4096)
@@ -573,125 +574,14 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
   memset(sc, 0, sizeof *sc);
 }
 
-/* ---- Copies and typed overrides ---------------------------------------- */
-
-/* Rebuilds sc->workload from sc->resolved's "workload" object. The
- * workload room's configuration is opaque, so a copy or an override of a
- * workload key goes through the in-memory tree; the scenario file is not
- * read again. */
-static int rebuild_workload(kvsim_scenario_t *sc, kvsim_err *err) {
-  char w[4200];
-  snprintf(w, sizeof w, "%s: workload", sc->path[0] ? sc->path : sc->name);
-  kvsim_workload_cfg_t *cfg = NULL;
-  int rc = kvsim_workload_parse(cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload"),
-                                sc->base_dir, w, &cfg, err);
-  if (rc < 0)
-    return rc;
-  kvsim_workload_cfg_free(sc->workload);
-  sc->workload = cfg;
-  return KVSIM_OK;
-}
-
-int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err) {
-  *dst = *src;
-  dst->workload = NULL;
-  dst->resolved = cJSON_Duplicate(src->resolved, 1);
-  if (!dst->resolved) {
-    memset(dst, 0, sizeof *dst);
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", src->name);
-  }
-  int rc = rebuild_workload(dst, err);
-  if (rc < 0)
-    kvsim_scenario_fini(dst);
-  return rc;
-}
-
-/* Keeps the "config" of summary.json true to a typed override. */
-static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *err) {
-  if (!v)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", key);
-  return kvsim_json_set_value(sc->resolved, key, v, err);
-}
-
-int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
-  char w[4200];
-  snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
-  if (n < 1 || n > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)n);
-  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
-  int rc = check_ep(ep, sc->plan.tp, n, w, err);
-  if (rc < 0)
-    return rc;
-  sc->replicas = (int)n;
-  return record(sc, "hardware.replicas", cJSON_CreateNumber((double)n), err);
-}
-
-int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
-  /* The range is the plan's to check (memory/plan.c), as when parsed. */
-  sc->plan.gpu_memory_utilization = u;
-  return record(sc, "engine.gpu_memory_utilization", cJSON_CreateNumber(u), err);
-}
-
-int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
-  char path[256];
-  snprintf(path, sizeof path, "workload.%s", key);
-  int rc = record(sc, path, cJSON_CreateNumber(value), err);
-  return rc < 0 ? rc : rebuild_workload(sc, err);
-}
-
-/* The keys a section's parser accepts; NULL for sections whose keys belong
- * to another room (workload, perf) and are checked when parsed. */
-static const char *const *section_keys(const char *section) {
+const char *const *kvsim__scenario_keys(const char *section) {
   static const struct {
     const char *name;
     const char *const *keys;
-  } t[] = {{"hardware", hardware_keys}, {"engine", engine_keys}, {"slo", slo_keys},
+  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys}, {"slo", slo_keys},
            {"output", output_keys}, {"admission", admission_keys}};
   for (size_t i = 0; i < sizeof t / sizeof *t; i++)
     if (!strcmp(section, t[i].name))
       return t[i].keys;
   return NULL;
-}
-
-static const char *closest(const char *const *keys, const char *k, int *dist) {
-  const char *best = NULL;
-  *dist = 1 << 30;
-  for (const char *const *a = keys; *a; a++) {
-    int d = kvsim__edit_distance(*a, k);
-    if (d < *dist) {
-      *dist = d;
-      best = *a;
-    }
-  }
-  return best;
-}
-
-int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err) {
-  char top[64], rest[256] = "";
-  const char *dot = strchr(key_path, '.');
-  size_t n = dot ? (size_t)(dot - key_path) : strlen(key_path);
-  snprintf(top, sizeof top, "%.*s", (int)(n < sizeof top ? n : sizeof top - 1), key_path);
-  if (dot)
-    snprintf(rest, sizeof rest, "%s", dot + 1);
-  int d;
-  const char *best = closest(top_keys, top, &d);
-  if (strcmp(best, top))
-    return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s%s%s'?)",
-                                  where, key_path, best, dot ? "." : "", rest)
-                  : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
-  const char *const *keys = section_keys(top);
-  if (!keys || !dot)
-    return KVSIM_OK;
-  char second[128];
-  const char *dot2 = strchr(rest, '.');
-  size_t n2 = dot2 ? (size_t)(dot2 - rest) : strlen(rest);
-  snprintf(second, sizeof second, "%.*s", (int)(n2 < sizeof second ? n2 : sizeof second - 1), rest);
-  best = closest(keys, second, &d);
-  if (!strcmp(best, second))
-    return dot2 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': %s.%s takes a value, not keys", where,
-                                key_path, top, second)
-                : KVSIM_OK;
-  return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s.%s'?)",
-                                where, key_path, top, best)
-                : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
 }

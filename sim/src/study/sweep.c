@@ -77,7 +77,7 @@ static int job(void *p, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
   rc = kvsim_study_run(&sc, &ro, out, err);
   kvsim_scenario_fini(&sc);
   if (rc < 0 && c->o->out)
-    rmdir(dir); /* a failed run leaves no folder behind (rmdir: only if empty) */
+    remove_run(c->o->out, i); /* a failed run leaves no folder behind */
   return rc;
 }
 
