@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "kvsim/report.h"
 
 static const struct {
   const char *name;
@@ -39,6 +40,9 @@ int main(int argc, char **argv) {
     printf("kvsim %s\n", KVSIM_VERSION);
     return 0;
   }
+  /* A run stopped by Ctrl-C or a scheduler's SIGTERM leaves no
+   * half-written *.tmp.PID files behind. */
+  kvsim_report_cleanup_on_signals();
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (!strcmp(argv[1], commands[i].name))
       return commands[i].fn(argc, argv);

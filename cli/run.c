@@ -1,6 +1,5 @@
 /* kvsim run: simulate a scenario and write timeseries.csv, requests.csv and
  * summary.json. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,23 +10,32 @@
 #include "args.h"
 #include "commands.h"
 #include "kvsim/report.h"
-#include "runner.h"
+#include "kvsim/study.h"
 
 /* One line for a terminal: where the results are and the headline figures,
  * with the calibration's +/- band when the GPU has one. */
-static void print_line(const cli_run_result *r, const char *dir) {
-  const cJSON *s = r->summary;
-  double ttft50 = cli_summary_num(s, "latency.ttft_s.p50"), ttft99 = cli_summary_num(s, "latency.ttft_s.p99");
-  double band = cli_summary_num(s, "latency.uncertainty.ttft_p99_s");
+static void print_line(const kvsim_summary_t *s, const char *dir) {
   char pm[48] = "";
-  if (!isnan(band) && band > 0)
-    snprintf(pm, sizeof pm, " +/- %.3f s", band);
+  if (s->has_uncertainty && s->uncertainty_ttft_p99_s > 0)
+    snprintf(pm, sizeof pm, " +/- %.3f s", s->uncertainty_ttft_p99_s);
   printf("%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; TTFT p50 %.3f s, "
          "p99 %.3f s%s; TPOT p50 %.4f s; KV peak %.1f%%; %lld preemptions -> %s/\n",
-         r->name, (long long)r->stats.requests_arrived, (long long)r->stats.requests_finished,
-         (long long)r->stats.requests_rejected, kvsim_time_to_s(r->stats.end_time), ttft50, ttft99, pm,
-         cli_summary_num(s, "latency.tpot_s.p50"), 100 * r->stats.kv_usage_peak,
-         (long long)r->stats.preemptions, dir);
+         s->name, (long long)s->requests_total, (long long)s->requests_finished,
+         (long long)s->requests_rejected, s->simulated_time_s, s->ttft.p50, s->ttft.p99, pm,
+         s->tpot.p50, 100 * s->kv_usage_peak, (long long)s->preemptions, dir);
+}
+
+static void print_bench(const struct timespec *t0, const kvsim_summary_t *s) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  fprintf(stderr,
+          "{\"requests\": %lld, \"wall_s\": %.3f, \"requests_per_wall_s\": %.0f, "
+          "\"peak_rss_mb\": %.1f, \"steps\": %lld}\n",
+          (long long)s->requests_total, wall, (double)s->requests_total / wall,
+          (double)ru.ru_maxrss / 1024.0, (long long)s->steps);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -50,44 +58,46 @@ int cmd_run(int argc, char **argv) {
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
-  struct timespec t0, t1;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int check_mode = check ? 1 : 0;
+  kvsim_study_run_opts_t opts = {NULL, !quiet && (progress || isatty(2)), check ? 1 : 0};
 #ifdef KVSIM_CHECK_INVARIANTS
   /* Debug builds check the invariants as they run (DESIGN.md section 6);
    * --check-invariants makes it every step whatever the pool. */
   if (!check)
-    check_mode = 2;
+    opts.check = 2;
 #endif
-  bool show = !quiet && (progress || isatty(2));
   kvsim_err err = {0};
-  cli_run_result res;
-  rc = cli_run_scenario(npos ? pos[0] : NULL, sets.items, sets.n, out ? out : "", show, check_mode, &res,
-                        &err);
+  kvsim_scenario_t sc;
+  rc = npos ? kvsim_scenario_load(pos[0], sets.items, sets.n, &sc, &err)
+            : kvsim_scenario_load_default(sets.items, sets.n, &sc, &err);
   if (rc < 0)
     return cli_fail("run", "%s", err.msg);
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", out ? out : "results/");
+  snprintf(dir, sizeof dir, "%s", out ? out : "");
   if (!out)
-    snprintf(dir, sizeof dir, "results/%s", res.name);
-  if (print_summary) {
-    char *s = kvsim_report_json_string(res.summary);
-    puts(s);
+    snprintf(dir, sizeof dir, "results/%s", sc.name);
+  opts.dir = dir;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  if (!s)
+    kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
+  if (!s || kvsim_study_run(&sc, &opts, s, &err) < 0) {
+    kvsim_scenario_fini(&sc);
     free(s);
+    return cli_fail("run", "%s", err.msg);
+  }
+  if (print_summary) {
+    cJSON *j = kvsim_summary_json(s, &sc);
+    char *text = kvsim_report_json_string(j);
+    puts(text);
+    free(text);
+    cJSON_Delete(j);
   } else if (!quiet) {
-    print_line(&res, dir);
+    print_line(s, dir);
   }
-  if (bench) {
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    fprintf(stderr,
-            "{\"requests\": %lld, \"wall_s\": %.3f, \"requests_per_wall_s\": %.0f, "
-            "\"peak_rss_mb\": %.1f, \"steps\": %lld}\n",
-            (long long)res.stats.requests_arrived, wall, (double)res.stats.requests_arrived / wall,
-            (double)ru.ru_maxrss / 1024.0, (long long)res.stats.steps);
-  }
-  cli_run_result_fini(&res);
+  if (bench)
+    print_bench(&t0, s);
+  kvsim_scenario_fini(&sc);
+  free(s);
   return 0;
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # kvsim sweep: a 2 x 2 grid gives four rows in run order whatever --jobs;
-# two shards cover the grid; a bad sweep file is one line and exit 2.
+# two shards cover the grid; a bad sweep file (unknown key, empty axis, zip
+# lists of unequal length) is one line and exit 2; zip mode pairs values; a
+# sweep whose runs fail exits 1 unless --allow-failures; a sweep that cannot
+# write its table removes its run folders.
 # kvsim plan: the rate found meets the SLO and a rate one tolerance step
 # above it does not.
 set -euo pipefail
@@ -22,9 +25,45 @@ awk -F, 'NR == 2 && !($2 == "auto" && $3 == 8) { exit 1 } NR == 5 && !($2 == "fp
 n0=$(($(wc -l <"$tmp/c/sweep.shard0.csv") - 1))
 n1=$(($(wc -l <"$tmp/c/sweep.shard1.csv") - 1))
 [ $((n0 + n1)) = 4 ] || { echo "shards cover $((n0 + n1)) runs, want 4"; exit 1; }
-echo '{ "scenario": "x.json", "grid": {} }' >"$tmp/bad.json"
-if "$kvsim" sweep "$tmp/bad.json" 2>"$tmp/err"; then echo "bad sweep accepted"; exit 1; fi
-[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "error is not one line"; cat "$tmp/err"; exit 1; }
+cp "$src/tests/golden/data/small-synthetic.json" "$tmp/"
+bad_sweep() {  # GRID-JSON EXPECTED-WORDS
+  echo "{ \"scenario\": \"small-synthetic.json\", $1 }" >"$tmp/bad.json"
+  rc=0; "$kvsim" sweep "$tmp/bad.json" --out "$tmp/bad" 2>"$tmp/err" || rc=$?
+  [ $rc = 2 ] || { echo "bad sweep ($1): exit $rc, want 2"; exit 1; }
+  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "error is not one line"; cat "$tmp/err"; exit 1; }
+  grep -q "$2" "$tmp/err" || { echo "error does not say '$2':"; cat "$tmp/err"; exit 1; }
+}
+bad_sweep '"grid": {}' 'grid: expected an object'
+bad_sweep '"grid": { "engine.max_num_seq": [8] }' "did you mean 'engine.max_num_seqs'"
+bad_sweep '"grid": { "engine.max_num_seqs": [] }' 'expected a non-empty array'
+bad_sweep '"mode": "zip", "grid": { "hardware.gpu": ["l4", "a10"], "engine.max_num_seqs": [8] }' 'equal length'
+[ ! -e "$tmp/bad" ] || { echo "a bad sweep wrote a folder"; exit 1; }
+
+cat >"$tmp/zip.json" <<'JSON'
+{ "scenario": "small-synthetic.json", "mode": "zip", "set": { "workload.synthetic.requests": 20 },
+  "grid": { "hardware.gpu": ["l4", "h100-sxm"], "engine.max_num_seqs": [8, 16] } }
+JSON
+"$kvsim" sweep "$tmp/zip.json" --out "$tmp/zip" >/dev/null
+[ "$(cut -d, -f1-3 "$tmp/zip/sweep.csv" | tr '\n' ' ')" = "run,hardware.gpu,engine.max_num_seqs run0000,l4,8 run0001,h100-sxm,16 " ] ||
+  { echo "zip rows wrong:"; cat "$tmp/zip/sweep.csv"; exit 1; }
+
+# A point that does not fit is a row (fits=false), not a failure; a point
+# that fails is, and the exit code says so.
+cat >"$tmp/fail.json" <<'JSON'
+{ "scenario": "small-synthetic.json",
+  "grid": { "engine.gpu_memory_utilization": [0.9, 0.02], "workload.synthetic.requests": [20, -1] } }
+JSON
+rc=0; "$kvsim" sweep "$tmp/fail.json" --jobs 2 --out "$tmp/f1" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc = 1 ] || { echo "a sweep with failed runs exits $rc, want 1"; exit 1; }
+grep -q 'runs failed' "$tmp/err" || { echo "no failure line"; cat "$tmp/err"; exit 1; }
+awk -F, 'NR == 4 && $4 != "false" { exit 1 }' "$tmp/f1/sweep.csv" || { echo "no-fit row not fits=false"; exit 1; }
+[ "$(ls -d "$tmp"/f1/run* | wc -l)" = 1 ] || { echo "failed runs left folders:"; ls "$tmp/f1"; exit 1; }
+"$kvsim" sweep "$tmp/fail.json" --allow-failures --out "$tmp/f2" >/dev/null 2>&1 ||
+  { echo "--allow-failures does not exit 0"; exit 1; }
+# The table cannot be written (a folder in its place): nothing is left.
+mkdir -p "$tmp/f3/sweep.csv"
+if "$kvsim" sweep "$tmp/zip.json" --out "$tmp/f3" >/dev/null 2>"$tmp/err"; then echo "table failure exits 0"; exit 1; fi
+[ "$(ls "$tmp/f3")" = "sweep.csv" ] || { echo "a sweep without its table left:"; ls "$tmp/f3"; exit 1; }
 
 scen="$src/tests/golden/data/small-synthetic.json"
 "$kvsim" plan "$scen" --slo ttft_p99=0.5s --tolerance 0.05 --json --quiet >"$tmp/plan.json"

@@ -155,3 +155,105 @@ Test(engine, set_overrides_apply_by_dotted_path) {
   cr_assert_str_eq(sc.name, "renamed", "--set takes plain strings");
   kvsim_scenario_fini(&sc);
 }
+
+static const char *small_json =
+    "{ \"name\": \"small\", \"seed\": 3, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" %s },"
+    "  \"engine\": { \"max_model_len\": 4096, \"max_num_seqs\": 16 },"
+    "  \"workload\": { \"synthetic\": { \"requests\": 40, \"arrival\": { \"process\": \"poisson\", \"rate\": 20 },"
+    "  \"prompt_tokens\": { \"dist\": \"uniform\", \"min\": 50, \"max\": 400 },"
+    "  \"output_tokens\": { \"dist\": \"uniform\", \"min\": 5, \"max\": 50 } } } }";
+
+static int parse_small(const char *hw_extra, kvsim_scenario_t *sc, kvsim_err *err) {
+  char text[2048];
+  snprintf(text, sizeof text, small_json, hw_extra);
+  return kvsim_scenario_parse(text, "s.json", ".", NULL, 0, sc, err);
+}
+
+/* Regression: ep % tp ran before tp's range check (SIGFPE with tp 0). */
+Test(engine, zero_tensor_parallel_with_expert_parallel_is_an_error_not_a_crash) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  int rc = parse_small(", \"tensor_parallel_size\": 0, \"expert_parallel_size\": 2", &sc, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "tp 0 is refused (rc %d)", rc);
+  cr_assert(strstr(err.msg, "tensor/pipeline_parallel_size") != NULL, "names the key: %s", err.msg);
+}
+
+/* Regression: a huge gpu_memory_gib overflowed llround and the GPU's own
+ * memory was used instead, silently. */
+Test(engine, gpu_memory_gib_past_any_gpu_is_refused_with_key_and_range) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  int rc = parse_small(", \"gpu_memory_gib\": 1e12", &sc, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "1e12 GiB is refused (rc %d)", rc);
+  cr_assert(strstr(err.msg, "gpu_memory_gib") && strstr(err.msg, "(0, 65536]"),
+            "names key and range: %s", err.msg);
+  cr_assert_eq(parse_small(", \"gpu_memory_gib\": 80", &sc, &err), KVSIM_OK, "80 GiB is fine: %s", err.msg);
+  cr_assert_eq(sc.plan.total_memory_bytes, 80 * KVSIM_GIB, "and is used as given");
+  kvsim_scenario_fini(&sc);
+}
+
+/* The run used to write the plan's limits into the caller's scenario. */
+Test(engine, resolve_and_run_leave_the_scenario_untouched) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_small("", &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_scenario_t before;
+  memcpy(&before, &sc, sizeof sc);
+  kvsim_resolved_t res;
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert_eq(res.sched.max_num_seqs, 16, "the plan's max_num_seqs reaches the scheduler");
+  cr_assert_eq(res.sched.max_model_len, 4096, "and max_model_len");
+  cr_assert_eq(res.pool_usable, res.pool_blocks - 1, "the null block is not usable");
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, NULL, NULL, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert(memcmp(&before, &sc, sizeof sc) == 0, "the scenario is byte-identical after resolve and run");
+  cr_assert_eq(st.resolved.sched.max_num_seqs, res.sched.max_num_seqs, "stats keep the resolved config");
+  cr_assert_eq(st.resolved.pool_usable, st.pool_blocks, "pool size agrees");
+  kvsim_scenario_fini(&sc);
+}
+
+/* A typed override on a copy runs exactly as a re-parse with --set. */
+Test(engine, copy_with_typed_overrides_equals_a_reparse_with_set) {
+  kvsim_scenario_t base, copy, set;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_small("", &base, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&base, &copy, &err), KVSIM_OK, "copy: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_replicas(&copy, 2, &err), KVSIM_OK, "replicas: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_utilization(&copy, 0.8, &err), KVSIM_OK, "util: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_workload(&copy, "synthetic.arrival.rate", 35, &err), KVSIM_OK,
+               "rate: %s", err.msg);
+  char text[2048];
+  snprintf(text, sizeof text, small_json, "");
+  const char *sets[] = {"hardware.replicas=2", "engine.gpu_memory_utilization=0.8",
+                        "workload.synthetic.arrival.rate=35"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 3, &set, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_stats_t a, b;
+  cr_assert_eq(kvsim_run(&copy, NULL, NULL, &a, &err), KVSIM_OK, "run copy: %s", err.msg);
+  cr_assert_eq(kvsim_run(&set, NULL, NULL, &b, &err), KVSIM_OK, "run set: %s", err.msg);
+  cr_assert_eq(a.steps, b.steps, "same steps (%lld vs %lld)", (long long)a.steps, (long long)b.steps);
+  cr_assert_eq(a.last_finish, b.last_finish, "same last finish");
+  cr_assert_eq(a.plan.num_gpu_blocks, b.plan.num_gpu_blocks, "same pool");
+  char *ja = cJSON_PrintUnformatted(copy.resolved), *jb = cJSON_PrintUnformatted(set.resolved);
+  cr_assert_str_eq(ja, jb, "the recorded config says what ran");
+  free(ja);
+  free(jb);
+  kvsim_run_stats_t c;
+  cr_assert_eq(kvsim_run(&base, NULL, NULL, &c, &err), KVSIM_OK, "run base: %s", err.msg);
+  cr_assert_neq(c.steps, a.steps, "the base is not changed by overriding its copy");
+  cr_assert_eq(kvsim_scenario_set_replicas(&copy, 0, &err), KVSIM_EINVAL, "replicas 0 refused");
+  kvsim_scenario_fini(&base);
+  kvsim_scenario_fini(&copy);
+  kvsim_scenario_fini(&set);
+}
+
+Test(engine, sweep_keys_are_checked_against_the_scenario_sections) {
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_check_key("engine.max_num_seqs", "w", &err), KVSIM_OK, "known key");
+  cr_assert_eq(kvsim_scenario_check_key("workload.synthetic.requests", "w", &err), KVSIM_OK,
+               "workload keys are the workload's to check");
+  cr_assert_eq(kvsim_scenario_check_key("hardware", "w", &err), KVSIM_OK, "a whole section");
+  cr_assert_eq(kvsim_scenario_check_key("engine.max_num_seq", "w", &err), KVSIM_EINVAL, "typo");
+  cr_assert(strstr(err.msg, "did you mean 'engine.max_num_seqs'") != NULL, "suggests: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_check_key("hardwre.gpu", "w", &err), KVSIM_EINVAL, "typo in section");
+  cr_assert(strstr(err.msg, "'hardware.gpu'") != NULL, "suggests: %s", err.msg);
+}

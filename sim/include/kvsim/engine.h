@@ -31,6 +31,14 @@ typedef struct kvsim_sample {
   int64_t kv_internal_frag_bytes;   /* unused tail of each request's last block */
 } kvsim_sample_t;
 
+/* Sampling ticks (output.sample_interval_s) write one row per replica.
+ * While no step is in flight nothing changes until the next event, and a
+ * stretch of more than KVSIM_IDLE_TICKS_MAX such ticks (a trace with an
+ * idle gap of hours) writes only its first and last rows; the ticks in
+ * between still count in the means of the summary. Shorter stretches are
+ * sampled at every tick. */
+#define KVSIM_IDLE_TICKS_MAX 1000
+
 /* Where the run's records go. Return a negative code to abort the run. */
 typedef struct kvsim_sink {
   void *ctx;
@@ -44,8 +52,9 @@ typedef struct kvsim_sink {
 
 /* Totals of a run (per replica sums; percentiles are the sink's). */
 typedef struct kvsim_run_stats {
-  kvsim_plan_t plan;
-  int64_t pool_blocks;            /* usable blocks per replica */
+  kvsim_resolved_t resolved;      /* the configuration the run used (scenario.h) */
+  kvsim_plan_t plan;              /* = resolved.plan */
+  int64_t pool_blocks;            /* usable blocks per replica (= resolved.pool_usable) */
   int64_t requests_arrived, requests_finished, requests_rejected, requests_in_flight;
   int64_t rejected_too_long, rejected_admission, rejected_no_fit;
   int64_t preemptions, requests_preempted;
@@ -77,9 +86,11 @@ typedef struct kvsim_run_opts {
   int64_t check_period;
 } kvsim_run_opts_t;
 
-/* Runs a scenario to completion (or max_time_s). Errors: the memory plan
- * does not fit (KVSIM_ENOFIT, the engine's message), a bad trace row, a
- * broken invariant. */
+/* Runs a scenario to completion (or max_time_s). The scenario is only
+ * read (kvsim_scenario_resolve gives the configuration; stats->resolved
+ * keeps it). Errors: the memory plan does not fit (KVSIM_ENOFIT, the
+ * engine's message), a bad trace row, a broken invariant, a negative code
+ * returned by the sink. */
 int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
               kvsim_run_stats_t *stats, kvsim_err *err);
 

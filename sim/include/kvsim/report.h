@@ -25,8 +25,18 @@ void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
  * malloc'd string; the caller frees it. */
 char *kvsim_report_json_string(const cJSON *j);
 
+/* Creates dir and its missing parents (mkdir -p). Errors: KVSIM_EIO
+ * naming the folder that could not be made. */
+int kvsim_report_mkdirs(const char *dir, kvsim_err *err);
+
 /* Writes `text` to path atomically: a temporary file in the same folder,
  * then rename. */
 int kvsim_report_write_atomic(const char *path, const char *text, size_t len, kvsim_err *err);
+
+/* Installs SIGINT and SIGTERM handlers that remove this process's
+ * temporary output files (run outputs, summaries, tables being written),
+ * then end the process with the signal's default action (a non-zero
+ * status). Call once at start-up; forked children inherit it. */
+void kvsim_report_cleanup_on_signals(void);
 
 #endif

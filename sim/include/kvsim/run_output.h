@@ -7,11 +7,10 @@
 
 #include <stdbool.h>
 
-#include <cJSON.h>
-
 #include "kvsim/engine.h"
 #include "kvsim/error.h"
 #include "kvsim/scenario.h"
+#include "kvsim/summary.h"
 
 typedef struct kvsim_run_output kvsim_run_output_t;
 
@@ -20,12 +19,15 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
                           kvsim_run_output_t **out, kvsim_err *err);
 kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o);
 
-/* Builds the summary from the run's totals; with commit, writes
- * summary.json and renames the temporary files into place. */
+/* Builds the typed summary from the run's totals (st->resolved gives the
+ * configuration the run used); with commit, writes summary.json (printed
+ * from the summary) and renames the temporary files into place. Errors:
+ * KVSIM_EIO naming the folder (a write or rename failed). */
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
                             kvsim_err *err);
-/* The summary built by finish (owned by o). */
-const cJSON *kvsim_run_output_summary(const kvsim_run_output_t *o);
+/* The summary built by finish (owned by o, valid until close); NULL
+ * before finish. */
+const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o);
 /* Removes temporary files of a run that failed, frees everything. */
 void kvsim_run_output_close(kvsim_run_output_t *o);
 

@@ -61,6 +61,24 @@ typedef struct kvsim_scenario {
   cJSON *resolved;            /* the scenario after --set, for summary.json (owned) */
 } kvsim_scenario_t;
 
+/* The configuration a run uses, derived from a scenario and nothing else:
+ * the memory plan, the scheduler settings with the plan's limits filled
+ * in, and the pool size. The run and the report both read it; nothing is
+ * written back into the scenario. Plain data. */
+typedef struct kvsim_resolved {
+  kvsim_plan_t plan;          /* the memory plan (fits unless resolve failed with ENOFIT) */
+  kvsim_sched_cfg_t sched;    /* sc->sched with max_num_seqs, max_num_batched_tokens,
+                                 max_model_len, block_size, chunked prefill from the plan */
+  int64_t pool_blocks;        /* blocks in each replica's pool, the null block included */
+  int64_t pool_usable;        /* blocks requests can hold (pool_blocks - 1) */
+} kvsim_resolved_t;
+
+/* Resolves sc into *out (pure: sc is only read). Errors: a bad plan
+ * parameter (KVSIM_EINVAL, from the plan), or a plan that does not fit
+ * (KVSIM_ENOFIT; the message quotes the engine's error and the single
+ * change that would fit, and out->plan is filled so a caller can show it). */
+int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err);
+
 /* Loads a scenario file, applying `--set KEY=VAL` overrides (dotted key
  * paths; VAL parsed as JSON when it is JSON, else taken as a string). */
 int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
@@ -68,9 +86,41 @@ int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
 /* Same from JSON text; base_dir resolves relative paths. */
 int kvsim_scenario_parse(const char *json_text, const char *where, const char *base_dir,
                          const char *const *sets, int nsets, kvsim_scenario_t *sc, kvsim_err *err);
+/* Same from a parsed tree, which sc takes over (it becomes sc->resolved;
+ * on error it is deleted). Reads the model and GPU (catalog names, or
+ * files relative to base_dir) but not the scenario file. */
+int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_dir,
+                             kvsim_scenario_t *sc, kvsim_err *err);
+/* The embedded default study (configs/scenarios/default.json). */
+int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenario_t *sc,
+                                kvsim_err *err);
+/* Frees what sc owns (workload, resolved); sc may be zeroed or failed. */
 void kvsim_scenario_fini(kvsim_scenario_t *sc);
+
+/* A deep copy: dst owns its own tree and workload (fini both). The copy's
+ * workload is rebuilt from the in-memory tree; no file is read. Errors:
+ * KVSIM_ENOMEM, or the workload's own parse error. */
+int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
+
+/* Typed overrides of a parsed scenario, with the checks parsing makes
+ * (KVSIM_EINVAL naming the key); each also updates sc->resolved so the
+ * summary's "config" says what ran. */
+int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
+int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err);
+/* A number under "workload" (key "synthetic.arrival.rate", "time_scale"):
+ * the workload room's configuration is opaque, so the key is set in the
+ * in-memory tree and the workload rebuilt from it. */
+int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err);
+
+/* KVSIM_OK when key_path ("engine.max_num_seqs") names a scenario key;
+ * otherwise KVSIM_EINVAL with "where: 'key': unknown scenario key (did you
+ * mean ...?)". Keys under workload and perf are checked by their parsers
+ * when the scenario is built. */
+int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err);
 
 /* Applies one "a.b.c=value" override to a JSON tree. */
 int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err);
+/* Sets a.b.c to v (taken over, also on error), creating objects on the way. */
+int kvsim_json_set_value(cJSON *root, const char *key_path, cJSON *v, kvsim_err *err);
 
 #endif

@@ -4,10 +4,11 @@
 #include <string.h>
 
 int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenario_t *sc,
-                        const kvsim_plan_t *pl, int64_t pool_blocks, kvsim_err *err) {
+                        const kvsim_resolved_t *res, kvsim_err *err) {
   memset(rep, 0, sizeof *rep);
   rep->index = index;
-  int rc = kvsim_kvcache_init(&rep->kv, pl, pool_blocks, sc->sched.enable_prefix_caching, err);
+  const kvsim_plan_t *pl = &res->plan;
+  int rc = kvsim_kvcache_init(&rep->kv, pl, res->pool_blocks, res->sched.enable_prefix_caching, err);
   if (rc < 0)
     return rc;
   /* The CPU tier: V0 swap space is per GPU (num_cpu_blocks = swap_space //
@@ -24,7 +25,7 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
                            sc->gpu.host_link_latency_us, offload, err);
   if (rc < 0)
     return rc;
-  kvsim_sched_cfg_t cfg = sc->sched;
+  kvsim_sched_cfg_t cfg = res->sched;
   cfg.num_cpu_blocks = offload ? 0 : cpu_blocks;
   rc = kvsim_sched_new(sc->sched_ops, &cfg, &rep->kv, &rep->sched, err);
   if (rc < 0)

@@ -26,8 +26,10 @@ typedef struct kvsim__replica {
   double kv_usage_peak;
 } kvsim__replica_t;
 
+/* The replica reads the resolved configuration (plan, scheduler
+ * settings, pool size) and the scenario's CPU tier and GPU links. */
 int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenario_t *sc,
-                        const kvsim_plan_t *pl, int64_t pool_blocks, kvsim_err *err);
+                        const kvsim_resolved_t *res, kvsim_err *err);
 void kvsim__replica_fini(kvsim__replica_t *rep);
 
 /* Builds the next step; returns its duration, or -1 when there is nothing

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "kvsim/engine.h"
@@ -28,6 +29,7 @@ typedef struct run {
   const kvsim_sink_t *sink;
   kvsim_run_stats_t *st;
   kvsim_err *err;
+  kvsim_resolved_t res;  /* the configuration this run uses */
   kvsim_plan_t plan;
   kvsim_perf_t perf;
   int64_t window;
@@ -49,8 +51,8 @@ typedef struct run {
   bool lockstep;
   bool group_busy;
   kvsim_reqvec_t finished;
-  deadline_t *dl;
-  int64_t dl_head, dl_n, dl_cap;
+  kvsim__vec(deadline_t) dl; /* FIFO: dl.v[dl_head .. dl.n) are pending */
+  int64_t dl_head;
   bool dl_armed;
   int64_t samples;
   double kv_usage_sum, running_sum, waiting_sum, token_frac_sum, unused_sum, frag_sum;
@@ -119,26 +121,52 @@ static int pull_one(run_t *r) {
 static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now);
 static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now);
 
+/* Adds `times` identical ticks' rows to the run's means. */
+static void account_sample(run_t *r, const kvsim__replica_t *rep, const kvsim_sample_t *s,
+                           int64_t times) {
+  double m = (double)times;
+  r->samples += times;
+  r->kv_usage_sum += m * s->kv_cache_usage;
+  r->running_sum += m * (double)s->num_requests_running;
+  r->waiting_sum += m * (double)s->num_requests_waiting;
+  if (s->kv_cache_usage >= 0.99 && s->num_requests_waiting > 0)
+    r->kv_full_samples += times;
+  if (s->num_requests_running >= rep->sched->cfg.max_num_seqs)
+    r->seq_bound_samples += times;
+  if (s->kv_allocated_bytes > 0) {
+    r->token_frac_sum += m * ((double)s->kv_token_bytes / (double)s->kv_allocated_bytes);
+    r->frag_sum += m * (double)s->kv_internal_frag_bytes;
+    r->unused_sum += m * (double)s->kv_reserved_unused_bytes;
+    r->token_frac_samples += times;
+  }
+}
+
 static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bool tick) {
   kvsim_sample_t s;
   kvsim__replica_sample(rep, &r->plan, now, &s);
-  if (tick) {
-    r->samples++;
-    r->kv_usage_sum += s.kv_cache_usage;
-    r->running_sum += (double)s.num_requests_running;
-    r->waiting_sum += (double)s.num_requests_waiting;
-    if (s.kv_cache_usage >= 0.99 && s.num_requests_waiting > 0)
-      r->kv_full_samples++;
-    if (s.num_requests_running >= rep->sched->cfg.max_num_seqs)
-      r->seq_bound_samples++;
-    if (s.kv_allocated_bytes > 0) {
-      r->token_frac_sum += (double)s.kv_token_bytes / (double)s.kv_allocated_bytes;
-      r->frag_sum += (double)s.kv_internal_frag_bytes;
-      r->unused_sum += (double)s.kv_reserved_unused_bytes;
-      r->token_frac_samples++;
-    }
-  }
+  if (tick)
+    account_sample(r, rep, &s, 1);
   return r->sink && r->sink->sample ? r->sink->sample(r->sink->ctx, &s) : KVSIM_OK;
+}
+
+/* The next sampling tick after the one at `now`. With no step in flight
+ * nothing changes before the next event, so every tick until then would
+ * write the row just written again. A stretch of more than
+ * KVSIM_IDLE_TICKS_MAX such ticks (a trace with a long idle gap) writes its
+ * first and last rows only; the ticks in between still count in the means. */
+static kvsim_time_ns next_tick(run_t *r, kvsim_time_ns now, kvsim_time_ns tick) {
+  kvsim_time_ns t = kvsim_eventq_peek_time(&r->q);
+  /* Ticks now + tick ... now + k tick come strictly before t: the last of
+   * them is the stretch's closing row. */
+  int64_t k = t == KVSIM_TIME_NEVER || t <= now ? 0 : (t - now - 1) / tick;
+  if (r->pending_steps > 0 || k <= KVSIM_IDLE_TICKS_MAX)
+    return now + tick;
+  for (int32_t i = 0; i < r->nrep; i++) {
+    kvsim_sample_t s;
+    kvsim__replica_sample(&r->reps[i], &r->plan, now, &s);
+    account_sample(r, &r->reps[i], &s, k - 1);
+  }
+  return now + k * tick;
 }
 
 static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
@@ -220,20 +248,17 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
 }
 
 static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
-  if (r->dl_n == r->dl_cap) {
-    int64_t cap = r->dl_cap ? r->dl_cap * 2 : 256;
-    deadline_t *d = malloc((size_t)cap * sizeof *d);
-    if (!d)
-      return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
-    for (int64_t i = 0; i < r->dl_n; i++)
-      d[i] = r->dl[(r->dl_head + i) % r->dl_cap];
-    free(r->dl);
-    r->dl = d;
-    r->dl_cap = cap;
+  /* Reuse the consumed front instead of growing forever. */
+  if (r->dl_head == r->dl.n) {
+    r->dl.n = r->dl_head = 0;
+  } else if (r->dl_head >= 1024 && r->dl_head * 2 >= r->dl.n) {
+    memmove(r->dl.v, r->dl.v + r->dl_head, (size_t)(r->dl.n - r->dl_head) * sizeof *r->dl.v);
+    r->dl.n -= r->dl_head;
     r->dl_head = 0;
   }
   deadline_t d = {now + kvsim_time_from_s(r->sc->admission.max_wait_s), q->slot, q->spec.id};
-  r->dl[(r->dl_head + r->dl_n++) % r->dl_cap] = d;
+  if (kvsim__vec_push(&r->dl, d) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
   if (!r->dl_armed) {
     r->dl_armed = true;
     return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
@@ -244,14 +269,13 @@ static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
 /* Rejects requests that waited past max_wait_s without being scheduled. */
 static int on_deadline(run_t *r, kvsim_time_ns now) {
   r->dl_armed = false;
-  while (r->dl_n > 0) {
-    deadline_t d = r->dl[r->dl_head];
+  while (r->dl_head < r->dl.n) {
+    deadline_t d = r->dl.v[r->dl_head];
     if (d.time > now) {
       r->dl_armed = true;
       return kvsim_eventq_push(&r->q, d.time, EV_DEADLINE, -1);
     }
-    r->dl_head = (r->dl_head + 1) % r->dl_cap;
-    r->dl_n--;
+    r->dl_head++;
     kvsim_request_t *q = kvsim__reqpool_at(&r->pool, d.slot);
     if (q->spec.id != d.id || q->status != KVSIM_REQ_WAITING ||
         q->first_scheduled != KVSIM_TIME_NEVER)
@@ -349,26 +373,13 @@ static bool active(const run_t *r) { return r->in_flight > 0 || !r->src_end; }
 static int setup(run_t *r) {
   const kvsim_scenario_t *sc = r->sc;
   kvsim_err *err = r->err;
-  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &r->plan, err);
+  int rc = kvsim_scenario_resolve(sc, &r->res, err);
   if (rc < 0)
     return rc;
-  if (!r->plan.fits) {
-    char advice[512];
-    kvsim_plan_advice(&sc->model, &sc->gpu, &r->plan, advice, sizeof advice);
-    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s To fit: %s", r->plan.error,
-                         advice);
-  }
+  r->plan = r->res.plan;
+  r->st->resolved = r->res;
   r->st->plan = r->plan;
-  /* The scheduler reads the plan's resolved settings. */
-  kvsim_scenario_t *msc = (kvsim_scenario_t *)sc; /* resolved once, before replicas exist */
-  msc->sched.max_num_seqs = r->plan.p.max_num_seqs;
-  msc->sched.max_num_batched_tokens = r->plan.p.max_num_batched_tokens;
-  msc->sched.max_model_len = r->plan.p.max_model_len;
-  msc->sched.block_size = r->plan.p.block_size;
-  msc->sched.enable_chunked_prefill = r->plan.p.enable_chunked_prefill;
-  /* V1's pool counts the null block; V0's plan does not, so add one. */
-  int64_t blocks = r->plan.num_gpu_blocks + (r->plan.p.engine == KVSIM_PLAN_V1 ? 0 : 1);
-  r->pool_usable = blocks - 1;
+  r->pool_usable = r->res.pool_usable;
   r->st->pool_blocks = r->pool_usable;
   if ((rc = kvsim_perf_init(&r->perf, &sc->model, &sc->gpu, &r->plan, err)) < 0)
     return rc;
@@ -381,7 +392,7 @@ static int setup(run_t *r) {
   if (!r->reps)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
   for (int32_t i = 0; i < r->nrep; i++)
-    if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->plan, blocks, err)) < 0)
+    if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->res, err)) < 0)
       return rc;
   return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
 }
@@ -395,7 +406,7 @@ static void teardown(run_t *r) {
   kvsim__reqpool_fini(&r->pool);
   kvsim_eventq_fini(&r->q);
   kvsim_reqvec_fini(&r->finished);
-  free(r->dl);
+  kvsim__vec_free(&r->dl);
 }
 
 /* Requests still inside the system when the run stops are reported as
@@ -459,7 +470,7 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
       for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
         rc = sample_replica(&r, &r.reps[i], now, true);
       if (rc >= 0 && active(&r))
-        rc = kvsim_eventq_push(&r.q, now + tick, EV_SAMPLE, -1);
+        rc = kvsim_eventq_push(&r.q, next_tick(&r, now, tick), EV_SAMPLE, -1);
       break;
     case EV_STOP:
       stopped = true;

@@ -7,7 +7,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/catalog.h"
 #include "core/util.h"
+#include "engine/scenario_keys.h"
+
+/* `shown` names the override in errors (the --set text as given). */
+static int set_value(cJSON *root, const char *key_path, cJSON *v, const char *shown,
+                     kvsim_err *err) {
+  char path[512];
+  if (strlen(key_path) >= sizeof path) {
+    cJSON_Delete(v);
+    return kvsim_err_set(err, KVSIM_EINVAL, "--set: key too long");
+  }
+  snprintf(path, sizeof path, "%s", key_path);
+  cJSON *obj = root;
+  char *save = NULL, *tok = strtok_r(path, ".", &save);
+  while (tok) {
+    char *next = strtok_r(NULL, ".", &save);
+    if (!*tok) {
+      cJSON_Delete(v);
+      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key segment", shown);
+    }
+    if (!next) {
+      if (cJSON_GetObjectItemCaseSensitive(obj, tok))
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, v);
+      else
+        cJSON_AddItemToObject(obj, tok, v);
+      return KVSIM_OK;
+    }
+    cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
+    if (!child) {
+      child = cJSON_CreateObject();
+      cJSON_AddItemToObject(obj, tok, child);
+    } else if (!cJSON_IsObject(child)) {
+      cJSON_Delete(v);
+      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': '%s' is not an object", shown, tok);
+    }
+    obj = child;
+    tok = next;
+  }
+  cJSON_Delete(v);
+  return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key", shown);
+}
+
+int kvsim_json_set_value(cJSON *root, const char *key_path, cJSON *v, kvsim_err *err) {
+  return set_value(root, key_path, v, key_path, err);
+}
 
 int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err) {
   const char *eq = strchr(assignment, '=');
@@ -25,34 +70,7 @@ int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err) {
   cJSON *v = cJSON_ParseWithOpts(val, NULL, 1);
   if (!v)
     v = cJSON_CreateString(val);
-  cJSON *obj = root;
-  char *save = NULL, *tok = strtok_r(path, ".", &save);
-  while (tok) {
-    char *next = strtok_r(NULL, ".", &save);
-    if (!*tok) {
-      cJSON_Delete(v);
-      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key segment", assignment);
-    }
-    if (!next) {
-      if (cJSON_GetObjectItemCaseSensitive(obj, tok))
-        cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, v);
-      else
-        cJSON_AddItemToObject(obj, tok, v);
-      return KVSIM_OK;
-    }
-    cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
-    if (!child) {
-      child = cJSON_CreateObject();
-      cJSON_AddItemToObject(obj, tok, child);
-    } else if (!cJSON_IsObject(child)) {
-      cJSON_Delete(v);
-      return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': '%s' is not an object", assignment, tok);
-    }
-    obj = child;
-    tok = next;
-  }
-  cJSON_Delete(v);
-  return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': empty key", assignment);
+  return set_value(root, path, v, assignment, err);
 }
 
 static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const char *w,
@@ -60,13 +78,48 @@ static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const
   return kvsim__json_str(o, key, out, cap, w, err);
 }
 
+/* The keys of each section: a typo is an error naming the path. */
+static const char *const top_keys[] = {"name", "description", "seed", "model", "hardware",
+                                       "engine", "workload", "slo", "output", "admission",
+                                       "perf", NULL};
+static const char *const hardware_keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
+                                            "pipeline_parallel_size", "replicas", "router",
+                                            "expert_parallel_size", NULL};
+static const char *const engine_keys[] = {
+    "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
+    "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
+    "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
+    "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
+    "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
+    "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
+    "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
+    "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
+    NULL};
+static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
+static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
+static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
+                                             "max_queue_length", "max_wait_s", NULL};
+
+/* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
+ * memory and well inside an int64 byte count. */
+#define KVSIM_MAX_GPU_MEMORY_GIB 65536
+
+/* vLLM --enable-expert-parallel with data parallelism: the experts are
+ * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
+ * is tp x (some of the) replicas. tp must be >= 1. */
+int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err) {
+  if (ep < 1 || (ep > 1 && (ep % tp || ep / tp > rep)))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.expert_parallel_size: %lld must be tensor_parallel_size (%lld) x a number "
+                         "of replicas <= replicas (%lld)",
+                         w, (long long)ep, (long long)tp, (long long)rep);
+  return KVSIM_OK;
+}
+
 static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
                           size_t gcap, kvsim_err *err) {
-  static const char *const keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
-                                     "pipeline_parallel_size", "replicas", "router",
-                                     "expert_parallel_size", NULL};
   int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
+  if ((rc = kvsim__json_only_keys(o, hardware_keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
     return rc;
@@ -78,21 +131,21 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
       (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "expert_parallel_size", &ep, w, err)) < 0)
     return rc;
-  /* vLLM --enable-expert-parallel with data parallelism: the experts are
-   * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
-   * is tp x (some of the) replicas. */
-  if (ep < 1 || (ep > 1 && (ep % tp || ep / tp > rep)))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.expert_parallel_size: %lld must be tensor_parallel_size (%lld) x a number "
-                         "of replicas <= replicas (%lld)",
-                         w, (long long)ep, (long long)tp, (long long)rep);
-  sc->plan.ep = ep > 1 ? (int)ep : 0;
+  /* Ranges first: the expert-parallel rule below divides by tp. */
   if (tp < 1 || tp > 1024 || pp < 1 || pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: tensor/pipeline_parallel_size must be in [1, 1024]", w);
+  if ((rc = kvsim__scenario_check_ep(ep, tp, rep, w, err)) < 0)
+    return rc;
+  sc->plan.ep = ep > 1 ? (int)ep : 0;
   if (rep < 1 || rep > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)rep);
   if (gib < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: must be > 0", w);
+  /* A total past any GPU's memory would overflow the byte count (and was
+   * once silently replaced by the catalog's figure). */
+  if (gib > KVSIM_MAX_GPU_MEMORY_GIB)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g is outside (0, %d]", w, gib,
+                         KVSIM_MAX_GPU_MEMORY_GIB);
   if (gib > 0)
     sc->plan.total_memory_bytes = (int64_t)llround(gib * KVSIM_GIB);
   sc->plan.tp = (int)tp;
@@ -112,18 +165,8 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
 }
 
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {
-      "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
-      "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
-      "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
-      "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
-      "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
-      "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
-      "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
-      "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
-      NULL};
   int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
+  if ((rc = kvsim__json_only_keys(o, engine_keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
@@ -254,9 +297,8 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 }
 
 static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
   int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+  if ((rc = kvsim__json_only_keys(o, slo_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "ttft_p99_s", &sc->slo_ttft_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
@@ -267,9 +309,8 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
 }
 
 static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {"sample_interval_s", "max_time_s", NULL};
   int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+  if ((rc = kvsim__json_only_keys(o, output_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
     return rc;
@@ -282,11 +323,9 @@ static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 }
 
 static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {"max_prompt_tokens", "max_output_tokens", "max_queue_length",
-                                     "max_wait_s", NULL};
   kvsim_admission_t *a = &sc->admission;
   int rc;
-  if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0 ||
+  if ((rc = kvsim__json_only_keys(o, admission_keys, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_prompt_tokens", &a->max_prompt_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_output_tokens", &a->max_output_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_queue_length", &a->max_queue_length, w, err)) < 0 ||
@@ -329,8 +368,8 @@ static const cJSON *section(const cJSON *root, const char *key, const char *wher
   return o;
 }
 
-int kvsim_scenario_parse(const char *json_text, const char *where, const char *base_dir,
-                         const char *const *sets, int nsets, kvsim_scenario_t *sc, kvsim_err *err) {
+int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_dir,
+                             kvsim_scenario_t *sc, kvsim_err *err) {
   memset(sc, 0, sizeof *sc);
   snprintf(sc->base_dir, sizeof sc->base_dir, "%s", base_dir ? base_dir : ".");
   kvsim_plan_params_default(&sc->plan);
@@ -341,22 +380,13 @@ int kvsim_scenario_parse(const char *json_text, const char *where, const char *b
   sc->seed = 1;
   snprintf(sc->profile, sizeof sc->profile, "vllm-v1");
 
-  cJSON *root = kvsim__json_parse(json_text, where, err);
-  if (!root)
-    return err->code;
   int rc = KVSIM_OK;
   char w[512];
   if (!cJSON_IsObject(root)) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
     goto fail;
   }
-  for (int i = 0; i < nsets; i++)
-    if ((rc = kvsim_json_set_path(root, sets[i], err)) < 0)
-      goto fail;
-  static const char *const keys[] = {"name", "description", "seed", "model", "hardware",
-                                     "engine", "workload", "slo", "output", "admission",
-                                     "perf", NULL};
-  if ((rc = kvsim__json_only_keys(root, keys, where, err)) < 0)
+  if ((rc = kvsim__json_only_keys(root, top_keys, where, err)) < 0)
     goto fail;
   if ((rc = kvsim__json_str(root, "name", sc->name, sizeof sc->name, where, err)) < 0)
     goto fail;
@@ -486,6 +516,36 @@ fail:
   return rc < 0 ? rc : KVSIM_EINVAL;
 }
 
+int kvsim_scenario_parse(const char *json_text, const char *where, const char *base_dir,
+                         const char *const *sets, int nsets, kvsim_scenario_t *sc, kvsim_err *err) {
+  memset(sc, 0, sizeof *sc);
+  cJSON *root = kvsim__json_parse(json_text, where, err);
+  if (!root)
+    return err->code;
+  /* Overrides apply to an object only; a non-object is refused by
+   * from_json with its own message. */
+  for (int i = 0; cJSON_IsObject(root) && i < nsets; i++) {
+    int rc = kvsim_json_set_path(root, sets[i], err);
+    if (rc < 0) {
+      cJSON_Delete(root);
+      return rc;
+    }
+  }
+  return kvsim_scenario_from_json(root, where, base_dir, sc, err);
+}
+
+int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenario_t *sc,
+                                kvsim_err *err) {
+  /* The embedded default study: a synthetic workload, no files needed. */
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_SCENARIO, "default");
+  if (!e) {
+    memset(sc, 0, sizeof *sc);
+    return kvsim_err_set(err, KVSIM_ENOENT, "no embedded default scenario");
+  }
+  return kvsim_scenario_parse(e->json, "configs/scenarios/default.json (embedded)", ".", sets, nsets,
+                              sc, err);
+}
+
 int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
                         kvsim_scenario_t *sc, kvsim_err *err) {
   char *text;
@@ -512,4 +572,16 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
   kvsim_workload_cfg_free(sc->workload);
   cJSON_Delete(sc->resolved);
   memset(sc, 0, sizeof *sc);
+}
+
+const char *const *kvsim__scenario_keys(const char *section) {
+  static const struct {
+    const char *name;
+    const char *const *keys;
+  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys}, {"slo", slo_keys},
+           {"output", output_keys}, {"admission", admission_keys}};
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+    if (!strcmp(section, t[i].name))
+      return t[i].keys;
+  return NULL;
 }

@@ -2,16 +2,17 @@
 
 #include <stdio.h>
 
-static void add(cJSON *out, const char *code, const char *severity, const char *msg) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "code", code);
-  cJSON_AddStringToObject(d, "severity", severity);
-  cJSON_AddStringToObject(d, "message", msg);
-  cJSON_AddItemToArray(out, d);
+static void add(kvsim_summary_t *out, const char *code, const char *severity, const char *msg) {
+  if (out->ndiagnosis == KVSIM_SUMMARY_MAX_DIAGNOSES)
+    return;
+  kvsim_diagnosis_t *d = &out->diagnosis[out->ndiagnosis++];
+  snprintf(d->code, sizeof d->code, "%s", code);
+  snprintf(d->severity, sizeof d->severity, "%s", severity);
+  snprintf(d->message, sizeof d->message, "%s", msg);
 }
 
-void kvsim__diagnose(const kvsim_scenario_t *sc, const kvsim_run_stats_t *st, double ttft_p50,
-                     double ttft_p99, cJSON *out) {
+void kvsim__diagnose(const kvsim_sched_cfg_t *sched, const kvsim_run_stats_t *st, double ttft_p50,
+                     double ttft_p99, kvsim_summary_t *out) {
   char msg[512];
   int64_t served = st->requests_finished + st->requests_rejected;
   /* Frequent preemption: the pool is too small for the concurrency the
@@ -37,7 +38,7 @@ void kvsim__diagnose(const kvsim_scenario_t *sc, const kvsim_run_stats_t *st, do
     snprintf(msg, sizeof msg,
              "max_num_seqs (%lld) reached in %.0f%% of samples with %.1f requests waiting on average: "
              "raise max_num_seqs if the KV cache has room (usage mean %.0f%%).",
-             (long long)sc->sched.max_num_seqs, 100 * st->frac_samples_seq_bound, st->waiting_mean,
+             (long long)sched->max_num_seqs, 100 * st->frac_samples_seq_bound, st->waiting_mean,
              100 * st->kv_usage_mean);
     add(out, "max_num_seqs_bound", "info", msg);
   }
@@ -49,7 +50,7 @@ void kvsim__diagnose(const kvsim_scenario_t *sc, const kvsim_run_stats_t *st, do
              ttft_p99, ttft_p99 / ttft_p50, ttft_p50);
     add(out, "long_tail_latency", "warning", msg);
   }
-  if (sc->sched.enable_prefix_caching && st->prefix_queries > 0 &&
+  if (sched->enable_prefix_caching && st->prefix_queries > 0 &&
       st->prefix_hits * 20 < st->prefix_queries) {
     snprintf(msg, sizeof msg,
              "prefix cache hit rate %.1f%%: this traffic shares little prefix (or the cache evicts it "
@@ -60,7 +61,7 @@ void kvsim__diagnose(const kvsim_scenario_t *sc, const kvsim_run_stats_t *st, do
   if (st->requests_rejected > 0) {
     snprintf(msg, sizeof msg, "%lld requests rejected (%lld too long for max_model_len %lld, %lld by admission control, %lld larger than the KV pool).",
              (long long)st->requests_rejected, (long long)st->rejected_too_long,
-             (long long)sc->sched.max_model_len, (long long)st->rejected_admission,
+             (long long)sched->max_model_len, (long long)st->rejected_admission,
              (long long)st->rejected_no_fit);
     add(out, "rejected_requests", "warning", msg);
   }

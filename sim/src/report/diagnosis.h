@@ -3,13 +3,12 @@
 #ifndef KVSIM_REPORT_DIAGNOSIS_H
 #define KVSIM_REPORT_DIAGNOSIS_H
 
-#include <cJSON.h>
-
 #include "kvsim/engine.h"
-#include "kvsim/scenario.h"
+#include "kvsim/summary.h"
 
-/* Appends {"code", "severity", "message"} objects to `out`. */
-void kvsim__diagnose(const kvsim_scenario_t *sc, const kvsim_run_stats_t *st, double ttft_p50,
-                     double ttft_p99, cJSON *out);
+/* Appends findings to out->diagnosis. `sched` is the scheduler
+ * configuration the run used (the resolved one: the plan's limits). */
+void kvsim__diagnose(const kvsim_sched_cfg_t *sched, const kvsim_run_stats_t *st, double ttft_p50,
+                     double ttft_p99, kvsim_summary_t *out);
 
 #endif

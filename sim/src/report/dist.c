@@ -7,6 +7,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "core/vec.h"
 #include "kvsim/error.h"
 
 /* Buckets: 0 for values below 1 ns, then ratio 1.001 per bucket from 1 ns
@@ -22,7 +23,7 @@ void kvsim_dist_init(kvsim_dist_t *d) {
 }
 
 void kvsim_dist_fini(kvsim_dist_t *d) {
-  free(d->v);
+  kvsim__free(d->v);
   free(d->hist);
   kvsim_dist_init(d);
 }
@@ -45,7 +46,7 @@ static int fold(kvsim_dist_t *d) {
     return KVSIM_ENOMEM;
   for (int64_t i = 0; i < d->n; i++)
     d->hist[bucket(d->v[i])]++;
-  free(d->v);
+  kvsim__free(d->v);
   d->v = NULL;
   d->cap = 0;
   d->folded = true;
@@ -67,13 +68,9 @@ int kvsim_dist_add(kvsim_dist_t *d, double x) {
     d->hist[bucket(x)]++;
     return KVSIM_OK;
   }
-  if (d->n > d->cap) {
-    int64_t cap = d->cap ? d->cap * 2 : 1024;
-    double *v = realloc(d->v, (size_t)cap * sizeof *v);
-    if (!v)
-      return KVSIM_ENOMEM;
-    d->v = v;
-    d->cap = cap;
+  if (kvsim__grow((void **)&d->v, &d->cap, d->n, sizeof *d->v) < 0) {
+    d->n--;
+    return KVSIM_ENOMEM;
   }
   d->v[d->n - 1] = x;
   d->sorted = false;

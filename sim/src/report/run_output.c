@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvsim/report.h"
 #include "kvsim/stats.h"
+#include "kvsim/summary.h"
 #include "report/diagnosis.h"
+#include "report/tmpfiles.h"
 
 const char *const kvsim_timeseries_header =
     "time_s,replica,kv_cache_usage_perc,kv_blocks_used,kv_blocks_cached,kv_blocks_free,"
@@ -36,6 +37,7 @@ struct kvsim_run_output {
   const kvsim_scenario_t *sc;
   char dir[4096];
   char ts_path[4200], rq_path[4200], ts_tmp[4300], rq_tmp[4300];
+  int ts_slot, rq_slot; /* tmpfiles.h: removed if a signal ends the run */
   FILE *ts, *rq;
   char *ts_buf, *rq_buf;
   bool progress;
@@ -49,26 +51,14 @@ struct kvsim_run_output {
   int64_t in_flight_running, in_flight_waiting;
   prio_stat_t prio[NPRIO];
   int nprio;
-  cJSON *summary;
+  kvsim_summary_t summary;
+  bool has_summary;
 };
 
-static int mkdirs(const char *dir, kvsim_err *err) {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", dir);
-  for (char *p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-        return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
-      *p = '/';
-    }
-  if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
-  return KVSIM_OK;
-}
-
-static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, kvsim_err *err) {
+static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *slot,
+                      kvsim_err *err) {
   snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+  *slot = kvsim__tmp_track(tmp);
   FILE *f = fopen(tmp, "w");
   if (!f) {
     kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -88,6 +78,7 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   o->sc = sc;
   o->progress = progress;
+  o->ts_slot = o->rq_slot = -1;
   kvsim_dist_init(&o->ttft);
   kvsim_dist_init(&o->tpot);
   kvsim_dist_init(&o->e2e);
@@ -96,15 +87,15 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   if (!dir)
     return KVSIM_OK;
   snprintf(o->dir, sizeof o->dir, "%s", dir);
-  int rc = mkdirs(dir, err);
+  int rc = kvsim_report_mkdirs(dir, err);
   if (rc < 0)
     return rc;
   snprintf(o->ts_path, sizeof o->ts_path, "%s/timeseries.csv", dir);
   snprintf(o->rq_path, sizeof o->rq_path, "%s/requests.csv", dir);
-  o->ts = open_tmp(o->ts_tmp, sizeof o->ts_tmp, o->ts_path, &o->ts_buf, err);
+  o->ts = open_tmp(o->ts_tmp, sizeof o->ts_tmp, o->ts_path, &o->ts_buf, &o->ts_slot, err);
   if (!o->ts)
     return err->code;
-  o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, err);
+  o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, &o->rq_slot, err);
   if (!o->rq)
     return err->code;
   fprintf(o->ts, "%s\n", kvsim_timeseries_header);
@@ -305,69 +296,51 @@ kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o) {
 static double rounded(double x, double unit) { return round(x / unit) * unit; }
 
 /* Latencies in seconds, rounded to the nanosecond the simulation keeps. */
-static cJSON *dist_json(kvsim_dist_t *d) {
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddNumberToObject(j, "count", (double)d->n);
-  cJSON_AddNumberToObject(j, "mean", rounded(kvsim_dist_mean(d), 1e-9));
-  cJSON_AddNumberToObject(j, "p50", rounded(kvsim_dist_quantile(d, 0.50), 1e-9));
-  cJSON_AddNumberToObject(j, "p90", rounded(kvsim_dist_quantile(d, 0.90), 1e-9));
-  cJSON_AddNumberToObject(j, "p99", rounded(kvsim_dist_quantile(d, 0.99), 1e-9));
-  cJSON_AddNumberToObject(j, "max", rounded(d->n ? d->max : 0, 1e-9));
-  return j;
+static kvsim_latency_t latency_of(kvsim_dist_t *d) {
+  kvsim_latency_t l = {d->n,
+                       rounded(kvsim_dist_mean(d), 1e-9),
+                       rounded(kvsim_dist_quantile(d, 0.50), 1e-9),
+                       rounded(kvsim_dist_quantile(d, 0.90), 1e-9),
+                       rounded(kvsim_dist_quantile(d, 0.99), 1e-9),
+                       rounded(d->n ? d->max : 0, 1e-9)};
+  return l;
 }
 
-static void add_slo(cJSON *slo, const char *key, double target, double actual) {
-  if (target <= 0)
-    return;
-  cJSON *t = cJSON_AddObjectToObject(slo, key);
-  cJSON_AddNumberToObject(t, "target", target);
-  cJSON_AddNumberToObject(t, "actual", rounded(actual, 1e-9));
-  cJSON_AddBoolToObject(t, "met", actual <= target);
+static kvsim_slo_result_t slo_of(double target, double actual) {
+  kvsim_slo_result_t r = {target > 0, target, rounded(actual, 1e-9), actual <= target};
+  return r;
 }
 
-static cJSON *build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st) {
-  const kvsim_scenario_t *sc = o->sc;
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "name", sc->name);
-  cJSON_AddNumberToObject(j, "seed", (double)sc->seed);
-  cJSON_AddStringToObject(j, "kvsim_version", KVSIM_VERSION);
-  cJSON_AddItemToObject(j, "config", cJSON_Duplicate(sc->resolved, 1));
-  cJSON_AddItemToObject(j, "workload_resolved", kvsim_workload_cfg_json(sc->workload));
-  cJSON *plan = cJSON_AddObjectToObject(j, "memory_plan");
-  kvsim_report_plan_json(&st->plan, &sc->model, &sc->gpu, plan);
-  cJSON_AddNumberToObject(plan, "pool_usable_blocks", (double)st->pool_blocks);
-
-  cJSON *rq = cJSON_AddObjectToObject(j, "requests");
-  cJSON_AddNumberToObject(rq, "total", (double)st->requests_arrived);
-  cJSON_AddNumberToObject(rq, "finished", (double)st->requests_finished);
-  cJSON_AddNumberToObject(rq, "rejected", (double)st->requests_rejected);
-  cJSON_AddNumberToObject(rq, "running_at_end", (double)o->in_flight_running);
-  cJSON_AddNumberToObject(rq, "waiting_at_end", (double)o->in_flight_waiting);
-  cJSON_AddNumberToObject(rq, "skipped_rows", (double)st->skipped_rows);
-  cJSON *why = cJSON_AddObjectToObject(rq, "rejected_reasons");
-  for (int i = 0; i < NREASONS && o->reasons[i].why; i++)
-    cJSON_AddNumberToObject(why, o->reasons[i].why, (double)o->reasons[i].n);
-
+static void summarise_requests(kvsim_run_output_t *o, const kvsim_run_stats_t *st,
+                               kvsim_summary_t *s) {
+  s->requests_total = st->requests_arrived;
+  s->requests_finished = st->requests_finished;
+  s->requests_rejected = st->requests_rejected;
+  s->running_at_end = o->in_flight_running;
+  s->waiting_at_end = o->in_flight_waiting;
+  s->skipped_rows = st->skipped_rows;
+  for (int i = 0; i < NREASONS && o->reasons[i].why; i++) {
+    snprintf(s->rejected_reasons[i].why, sizeof s->rejected_reasons[i].why, "%s", o->reasons[i].why);
+    s->rejected_reasons[i].n = o->reasons[i].n;
+    s->nreasons = i + 1;
+  }
   double t0 = st->first_arrival == KVSIM_TIME_NEVER ? 0 : kvsim_time_to_s(st->first_arrival);
-  double makespan = st->last_finish > 0 ? kvsim_time_to_s(st->last_finish) - t0 : 0;
-  cJSON_AddNumberToObject(j, "simulated_time_s", kvsim_time_to_s(st->end_time));
-  cJSON_AddNumberToObject(j, "makespan_s", makespan);
-  cJSON *tp = cJSON_AddObjectToObject(j, "throughput");
-  double span = makespan > 0 ? makespan : 1;
-  cJSON_AddNumberToObject(tp, "requests_per_s", (double)st->requests_finished / span);
-  cJSON_AddNumberToObject(tp, "output_tokens_per_s", (double)o->finished_output_tokens / span);
-  cJSON_AddNumberToObject(tp, "prompt_tokens_per_s", (double)o->finished_prompt_tokens / span);
-  cJSON_AddNumberToObject(tp, "total_tokens_per_s",
-                          (double)(o->finished_prompt_tokens + o->finished_output_tokens) / span);
+  s->simulated_time_s = kvsim_time_to_s(st->end_time);
+  s->makespan_s = st->last_finish > 0 ? kvsim_time_to_s(st->last_finish) - t0 : 0;
+  double span = s->makespan_s > 0 ? s->makespan_s : 1;
+  s->requests_per_s = (double)st->requests_finished / span;
+  s->output_tokens_per_s = (double)o->finished_output_tokens / span;
+  s->prompt_tokens_per_s = (double)o->finished_prompt_tokens / span;
+  s->total_tokens_per_s = (double)(o->finished_prompt_tokens + o->finished_output_tokens) / span;
+}
 
-  cJSON *lat = cJSON_AddObjectToObject(j, "latency");
-  cJSON_AddItemToObject(lat, "ttft_s", dist_json(&o->ttft));
-  cJSON_AddItemToObject(lat, "tpot_s", dist_json(&o->tpot));
-  cJSON_AddItemToObject(lat, "e2e_s", dist_json(&o->e2e));
-  cJSON_AddItemToObject(lat, "queue_s", dist_json(&o->queue));
+static void summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
+  s->ttft = latency_of(&o->ttft);
+  s->tpot = latency_of(&o->tpot);
+  s->e2e = latency_of(&o->e2e);
+  s->queue = latency_of(&o->queue);
   if (o->nprio > 1) {
     /* Priority scheduling: each level's latency, lowest value first. */
-    cJSON *by = cJSON_AddArrayToObject(lat, "by_priority");
     bool done[NPRIO] = {false};
     for (int k = 0; k < o->nprio; k++) {
       int best = -1;
@@ -375,95 +348,94 @@ static cJSON *build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st) 
         if (!done[i] && (best < 0 || o->prio[i].priority < o->prio[best].priority))
           best = i;
       done[best] = true;
-      cJSON *e = cJSON_CreateObject();
-      cJSON_AddNumberToObject(e, "priority", o->prio[best].priority);
-      cJSON_AddItemToObject(e, "ttft_s", dist_json(&o->prio[best].ttft));
-      cJSON_AddItemToObject(e, "e2e_s", dist_json(&o->prio[best].e2e));
-      cJSON_AddItemToArray(by, e);
+      s->by_priority[k].priority = o->prio[best].priority;
+      s->by_priority[k].ttft = latency_of(&o->prio[best].ttft);
+      s->by_priority[k].e2e = latency_of(&o->prio[best].e2e);
     }
+    s->npriorities = o->nprio;
   }
-  cJSON_AddStringToObject(lat, "percentiles",
-                          kvsim_dist_exact(&o->e2e) ? "exact" : "histogram (0.1% resolution)");
+  s->percentiles_exact = kvsim_dist_exact(&o->e2e);
   /* The +/- band from the calibration residuals of this GPU (gpu.h). */
-  const kvsim_gpu_perf_t *cal = &sc->gpu.perf;
+  const kvsim_gpu_perf_t *cal = &o->sc->gpu.perf;
   if (cal->ttft_rel_sigma > 0 || cal->tpot_rel_sigma > 0) {
-    cJSON *band = cJSON_AddObjectToObject(lat, "uncertainty");
-    cJSON_AddNumberToObject(band, "ttft_p99_s", cal->ttft_rel_sigma * kvsim_dist_quantile(&o->ttft, 0.99));
-    cJSON_AddNumberToObject(band, "tpot_p99_s", cal->tpot_rel_sigma * kvsim_dist_quantile(&o->tpot, 0.99));
-    cJSON_AddNumberToObject(band, "e2e_p99_s",
-                            (cal->ttft_rel_sigma > cal->tpot_rel_sigma ? cal->ttft_rel_sigma : cal->tpot_rel_sigma) *
-                                kvsim_dist_quantile(&o->e2e, 0.99));
-    cJSON_AddStringToObject(band, "source", cal->source);
+    s->has_uncertainty = true;
+    s->uncertainty_ttft_p99_s = cal->ttft_rel_sigma * kvsim_dist_quantile(&o->ttft, 0.99);
+    s->uncertainty_tpot_p99_s = cal->tpot_rel_sigma * kvsim_dist_quantile(&o->tpot, 0.99);
+    s->uncertainty_e2e_p99_s =
+        (cal->ttft_rel_sigma > cal->tpot_rel_sigma ? cal->ttft_rel_sigma : cal->tpot_rel_sigma) *
+        kvsim_dist_quantile(&o->e2e, 0.99);
+    snprintf(s->uncertainty_source, sizeof s->uncertainty_source, "%s", cal->source);
   }
+}
 
-  cJSON *kv = cJSON_AddObjectToObject(j, "kv_cache");
-  cJSON_AddNumberToObject(kv, "usage_peak", rounded(st->kv_usage_peak, 1e-6));
-  cJSON_AddNumberToObject(kv, "usage_mean", rounded(st->kv_usage_mean, 1e-6));
-  cJSON_AddNumberToObject(kv, "running_mean", rounded(st->running_mean, 1e-6));
-  cJSON_AddNumberToObject(kv, "waiting_mean", rounded(st->waiting_mean, 1e-6));
-  cJSON_AddNumberToObject(kv, "evictions", (double)st->evictions);
-  cJSON_AddNumberToObject(kv, "kv_allocated_token_fraction", rounded(st->kv_token_fraction_mean, 1e-6));
-  cJSON_AddNumberToObject(kv, "kv_reserved_unused_bytes_mean", rounded(st->kv_reserved_unused_bytes_mean, 1));
-  cJSON_AddNumberToObject(kv, "kv_internal_fragmentation_bytes_mean", rounded(st->kv_internal_frag_bytes_mean, 1));
+static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
+  const kvsim_scenario_t *sc = o->sc;
+  s->kv_usage_peak = rounded(st->kv_usage_peak, 1e-6);
+  s->kv_usage_mean = rounded(st->kv_usage_mean, 1e-6);
+  s->running_mean = rounded(st->running_mean, 1e-6);
+  s->waiting_mean = rounded(st->waiting_mean, 1e-6);
+  s->evictions = st->evictions;
+  s->kv_allocated_token_fraction = rounded(st->kv_token_fraction_mean, 1e-6);
+  s->kv_reserved_unused_bytes_mean = rounded(st->kv_reserved_unused_bytes_mean, 1);
+  s->kv_internal_frag_bytes_mean = rounded(st->kv_internal_frag_bytes_mean, 1);
+  s->preemptions = st->preemptions;
+  s->requests_preempted = st->requests_preempted;
 
-  cJSON *pre = cJSON_AddObjectToObject(j, "preemptions");
-  cJSON_AddNumberToObject(pre, "total", (double)st->preemptions);
-  cJSON_AddNumberToObject(pre, "requests_preempted", (double)st->requests_preempted);
-
-  cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
-  cJSON_AddBoolToObject(pc, "enabled", sc->sched.enable_prefix_caching);
-  cJSON_AddNumberToObject(pc, "queries_tokens", (double)st->prefix_queries);
-  cJSON_AddNumberToObject(pc, "hits_tokens", (double)st->prefix_hits);
-  cJSON_AddNumberToObject(pc, "hit_rate",
-                          st->prefix_queries ? (double)st->prefix_hits / (double)st->prefix_queries : 0);
+  s->prefix_caching = st->resolved.sched.enable_prefix_caching;
+  s->prefix_queries = st->prefix_queries;
+  s->prefix_hits = st->prefix_hits;
+  s->prefix_hit_rate = st->prefix_queries ? (double)st->prefix_hits / (double)st->prefix_queries : 0;
   /* Per request, as vllm:prompt_tokens_cached counts it: the hit of each
    * request's first admission over its prompt, not inflated by a blocked
    * request being looked up again every step. */
-  cJSON_AddNumberToObject(pc, "prompt_tokens_cached", (double)st->cached_tokens);
-  cJSON_AddNumberToObject(pc, "prompt_tokens_cached_fraction",
-                          o->finished_prompt_tokens ? (double)st->cached_tokens / (double)o->finished_prompt_tokens : 0);
-  cJSON_AddNumberToObject(pc, "hits_lost_to_tenant_isolation_tokens", (double)st->prefix_isolation_lost);
-  cJSON_AddNumberToObject(pc, "hit_rate_without_isolation",
-                          st->prefix_queries ? (double)(st->prefix_hits + st->prefix_isolation_lost) /
-                                                   (double)st->prefix_queries
-                                             : 0);
-  cJSON_AddNumberToObject(pc, "preempted_queries_tokens", (double)st->prefix_preempted_queries);
-  cJSON_AddNumberToObject(pc, "preempted_hits_tokens", (double)st->prefix_preempted_hits);
+  s->prompt_tokens_cached = st->cached_tokens;
+  s->prompt_tokens_cached_fraction =
+      o->finished_prompt_tokens ? (double)st->cached_tokens / (double)o->finished_prompt_tokens : 0;
+  s->prefix_isolation_lost = st->prefix_isolation_lost;
+  s->prefix_hit_rate_without_isolation =
+      st->prefix_queries
+          ? (double)(st->prefix_hits + st->prefix_isolation_lost) / (double)st->prefix_queries
+          : 0;
+  s->prefix_preempted_queries = st->prefix_preempted_queries;
+  s->prefix_preempted_hits = st->prefix_preempted_hits;
 
-  if (sc->offload.cpu_gib > 0 || sc->swap_space_gib > 0) {
-    cJSON *cpu = cJSON_AddObjectToObject(j, "cpu_tier");
-    cJSON_AddStringToObject(cpu, "use", sc->offload.cpu_gib > 0 ? "offload" : "swap");
-    cJSON_AddNumberToObject(cpu, "bytes_to_cpu", (double)st->cpu_bytes_to_cpu);
-    cJSON_AddNumberToObject(cpu, "bytes_to_gpu", (double)st->cpu_bytes_to_gpu);
-    cJSON_AddNumberToObject(cpu, "blocks_stored", (double)st->cpu_stores);
-    cJSON_AddNumberToObject(cpu, "evictions", (double)st->cpu_evictions);
-    cJSON_AddNumberToObject(cpu, "external_prefix_queries_tokens", (double)st->ext_prefix_queries);
-    cJSON_AddNumberToObject(cpu, "external_prefix_hits_tokens", (double)st->ext_prefix_hits);
-    cJSON_AddNumberToObject(cpu, "transfer_s", rounded(st->cpu_transfer_s, 1e-9));
-    cJSON_AddNumberToObject(cpu, "step_wait_on_transfers_s", rounded(st->transfer_wait_s, 1e-9));
-    cJSON_AddBoolToObject(cpu, "transfers_overlap_compute", sc->offload.overlap);
-  }
+  s->has_cpu_tier = sc->offload.cpu_gib > 0 || sc->swap_space_gib > 0;
+  s->cpu_offload = sc->offload.cpu_gib > 0;
+  s->transfers_overlap = sc->offload.overlap;
+  s->cpu_bytes_to_cpu = st->cpu_bytes_to_cpu;
+  s->cpu_bytes_to_gpu = st->cpu_bytes_to_gpu;
+  s->cpu_blocks_stored = st->cpu_stores;
+  s->cpu_evictions = st->cpu_evictions;
+  s->ext_prefix_queries = st->ext_prefix_queries;
+  s->ext_prefix_hits = st->ext_prefix_hits;
+  s->cpu_transfer_s = rounded(st->cpu_transfer_s, 1e-9);
+  s->transfer_wait_s = rounded(st->transfer_wait_s, 1e-9);
+}
 
-  cJSON *slo = cJSON_AddObjectToObject(j, "slo");
-  add_slo(slo, "ttft_p99_s", sc->slo_ttft_p99_s, kvsim_dist_quantile(&o->ttft, 0.99));
-  add_slo(slo, "tpot_p99_s", sc->slo_tpot_p99_s, kvsim_dist_quantile(&o->tpot, 0.99));
-  add_slo(slo, "e2e_p99_s", sc->slo_e2e_p99_s, kvsim_dist_quantile(&o->e2e, 0.99));
-  cJSON_AddNumberToObject(slo, "attainment", o->slo_n ? (double)o->slo_ok / (double)o->slo_n : 0);
-
-  cJSON *eng = cJSON_AddObjectToObject(j, "engine");
-  cJSON_AddNumberToObject(eng, "steps", (double)st->steps);
-  cJSON_AddNumberToObject(eng, "busy_s", rounded(st->busy_s, 1e-6));
-
-  kvsim__diagnose(sc, st, o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.5) : 0,
-                  o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.99) : 0,
-                  cJSON_AddArrayToObject(j, "diagnosis"));
-  return j;
+static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
+  const kvsim_scenario_t *sc = o->sc;
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "%s", sc->name);
+  s->seed = sc->seed;
+  s->plan = st->resolved.plan;
+  s->pool_usable_blocks = st->resolved.pool_usable;
+  summarise_requests(o, st, s);
+  summarise_latency(o, s);
+  summarise_cache(o, st, s);
+  s->slo_ttft_p99 = slo_of(sc->slo_ttft_p99_s, kvsim_dist_quantile(&o->ttft, 0.99));
+  s->slo_tpot_p99 = slo_of(sc->slo_tpot_p99_s, kvsim_dist_quantile(&o->tpot, 0.99));
+  s->slo_e2e_p99 = slo_of(sc->slo_e2e_p99_s, kvsim_dist_quantile(&o->e2e, 0.99));
+  s->slo_attainment = o->slo_n ? (double)o->slo_ok / (double)o->slo_n : 0;
+  s->steps = st->steps;
+  s->busy_s = rounded(st->busy_s, 1e-6);
+  kvsim__diagnose(&st->resolved.sched, st, o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.5) : 0,
+                  o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.99) : 0, s);
 }
 
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
                             kvsim_err *err) {
-  cJSON_Delete(o->summary);
-  o->summary = build_summary(o, st);
+  build_summary(o, st, &o->summary);
+  o->has_summary = true;
   if (!commit || !o->dir[0])
     return KVSIM_OK;
   int bad = 0;
@@ -475,7 +447,11 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   }
   if (bad)
     return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", o->dir, strerror(errno));
-  char *text = kvsim_report_json_string(o->summary);
+  cJSON *j = kvsim_summary_json(&o->summary, o->sc);
+  char *text = j ? kvsim_report_json_string(j) : NULL;
+  cJSON_Delete(j);
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory for summary.json", o->dir);
   char path[4200];
   snprintf(path, sizeof path, "%s/summary.json", o->dir);
   size_t len = strlen(text);
@@ -487,10 +463,15 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   if (rename(o->ts_tmp, o->ts_path) != 0 || rename(o->rq_tmp, o->rq_path) != 0)
     return kvsim_err_set(err, KVSIM_EIO, "%s: rename failed: %s", o->dir, strerror(errno));
   o->ts_tmp[0] = o->rq_tmp[0] = '\0';
+  kvsim__tmp_forget(o->ts_slot);
+  kvsim__tmp_forget(o->rq_slot);
+  o->ts_slot = o->rq_slot = -1;
   return KVSIM_OK;
 }
 
-const cJSON *kvsim_run_output_summary(const kvsim_run_output_t *o) { return o->summary; }
+const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o) {
+  return o->has_summary ? &o->summary : NULL;
+}
 
 void kvsim_run_output_close(kvsim_run_output_t *o) {
   if (!o)
@@ -503,6 +484,8 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
     remove(o->ts_tmp);
   if (o->rq_tmp[0])
     remove(o->rq_tmp);
+  kvsim__tmp_forget(o->ts_slot);
+  kvsim__tmp_forget(o->rq_slot);
   free(o->ts_buf);
   free(o->rq_buf);
   kvsim_dist_fini(&o->ttft);
@@ -513,6 +496,5 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
     kvsim_dist_fini(&o->prio[i].ttft);
     kvsim_dist_fini(&o->prio[i].e2e);
   }
-  cJSON_Delete(o->summary);
   free(o);
 }

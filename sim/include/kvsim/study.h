@@ -1,0 +1,228 @@
+/* Studies: many runs of one scenario, and what they answer together.
+ *   - one run with its outputs (kvsim_study_run);
+ *   - a sweep: a grid (or zip) of scenario keys, run in parallel processes,
+ *     one table (sweep.csv);
+ *   - a plan search: the highest rate, fewest replicas or lowest
+ *     gpu_memory_utilization that meets latency targets, by bisection.
+ * Runs report typed summaries (summary.h), never files or strings; an
+ * error is a negative KVSIM_E* code (KVSIM_ENOFIT: the memory plan does not
+ * fit) with one line naming where and what. */
+#ifndef KVSIM_STUDY_H
+#define KVSIM_STUDY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "kvsim/error.h"
+#include "kvsim/scenario.h"
+#include "kvsim/summary.h"
+
+/* ---- One run ------------------------------------------------------------ */
+
+typedef struct kvsim_study_run_opts {
+  const char *dir; /* outputs (timeseries.csv, requests.csv, summary.json); NULL: none */
+  bool progress;   /* a progress line on stderr */
+  /* Invariant checks: 0 none, 1 after every step, 2 after every
+   * (pool blocks / 4096)-th step (debug builds' default). */
+  int check;
+} kvsim_study_run_opts_t;
+
+/* Runs sc (only read) and fills *out. With opts->dir the outputs are
+ * written there, complete or not at all. opts may be NULL (no files).
+ * Errors: those of kvsim_run and of the outputs (KVSIM_EIO naming the
+ * folder). */
+int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+                    kvsim_summary_t *out, kvsim_err *err);
+
+/* ---- The parallel runner ------------------------------------------------ */
+
+/* Job i: fill *out, return KVSIM_OK or a negative code with err set. It
+ * runs in a child process when jobs > 1, so it must not rely on changing
+ * the caller's memory. */
+typedef int (*kvsim_study_job_fn)(void *ctx, int64_t i, kvsim_summary_t *out, kvsim_err *err);
+/* Job i ended (in the caller's process): rc, and its summary when rc is
+ * KVSIM_OK or its error otherwise. A child that died without reporting
+ * gives KVSIM_EIO "run failed". Return a negative code to stop. */
+typedef int (*kvsim_study_done_fn)(void *ctx, int64_t i, int rc, const kvsim_summary_t *s,
+                                   const kvsim_err *job_err);
+
+/* Runs jobs first, first + stride, ... < end. jobs <= 1: one after the
+ * other in this process; otherwise up to `jobs` forked processes at once,
+ * each sending its summary back through a pipe. Results are given in
+ * completion order (callers that write tables index them by i). Errors:
+ * KVSIM_EIO when fork or pipe fails, or done's own code. */
+int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
+                         kvsim_study_job_fn job, kvsim_study_done_fn done, void *ctx,
+                         kvsim_err *err);
+
+/* ---- Sweeps ------------------------------------------------------------- */
+
+#define KVSIM_SWEEP_MAX_KEYS 8
+#define KVSIM_SWEEP_MAX_POINTS 100000
+
+typedef enum { KVSIM_SWEEP_GRID = 0, KVSIM_SWEEP_ZIP } kvsim_sweep_mode;
+
+/* A sweep file, parsed once:
+ *   { "name": ..., "scenario": "base.json" (or an inline object),
+ *     "set": { "key.path": value, ... },           applied to every point
+ *     "grid": { "key.path": [v1, v2, ...], ... },
+ *     "mode": "grid" | "zip" }
+ * Grid: every combination, the last key varying fastest. Zip: lists of
+ * equal length paired, point i takes element i of each (a GPU with its TP).
+ * Each point is built from the scenario's JSON tree, kept in memory, plus
+ * the point's values (any scenario key, whole sections included); the
+ * scenario file is read once, at load. Fields are read-only. */
+typedef struct kvsim_sweep {
+  char name[128];
+  char scenario_where[4096]; /* the scenario file (names it in errors) */
+  char base_dir[4096];       /* the scenario's relative paths resolve here */
+  cJSON *root;               /* the sweep file (owned) */
+  cJSON *scenario;           /* the scenario's tree (owned) */
+  bool scenario_inline;      /* given as an object in the sweep file */
+  const cJSON *set;          /* root's "set" object or NULL */
+  kvsim_sweep_mode mode;
+  int nkeys;
+  const char *keys[KVSIM_SWEEP_MAX_KEYS];
+  const cJSON *values[KVSIM_SWEEP_MAX_KEYS]; /* non-empty arrays */
+  int64_t points;
+} kvsim_sweep_t;
+
+/* Parses a sweep from JSON text. `where` names it in errors; `dir` is the
+ * folder a scenario path is relative to. Every point is checked to name
+ * known scenario keys and the base scenario (with "set") to build, so a bad
+ * sweep is one error before any run. Errors (KVSIM_EINVAL, "where: ..."):
+ * an unknown key, an empty axis, zip lists of unequal length, too many
+ * points; or the scenario's own error. On success *s owns its trees
+ * (kvsim_sweep_fini); on error *s holds nothing. */
+int kvsim_sweep_parse(const char *json_text, const char *where, const char *dir, kvsim_sweep_t *s,
+                      kvsim_err *err);
+/* Same from a file (the scenario path is relative to its folder). */
+int kvsim_sweep_load(const char *path, kvsim_sweep_t *s, kvsim_err *err);
+void kvsim_sweep_fini(kvsim_sweep_t *s);
+
+/* The value of axis k at point i (owned by s). */
+const cJSON *kvsim_sweep_value(const kvsim_sweep_t *s, int64_t i, int k);
+/* Builds point i's scenario from the in-memory tree (fini it). */
+int kvsim_sweep_scenario(const kvsim_sweep_t *s, int64_t i, kvsim_scenario_t *sc, kvsim_err *err);
+
+/* The figures of sweep.csv, after the grid's own columns. */
+#define KVSIM_SWEEP_NFIGURES 18
+extern const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES];
+/* A summary's figures in the order of kvsim_sweep_columns. */
+void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGURES]);
+
+/* One row of sweep.csv, as the run reported it. */
+typedef struct kvsim_sweep_row {
+  bool ran;              /* the point belongs to this shard and reported */
+  int rc;                /* KVSIM_OK, KVSIM_ENOFIT, or the run's error */
+  double fig[KVSIM_SWEEP_NFIGURES]; /* when rc is KVSIM_OK */
+  char error[512];       /* when rc is not */
+} kvsim_sweep_row_t;
+
+typedef struct kvsim_sweep_opts {
+  const char *out;       /* folder: run folders runNNNN/ and the table; NULL: nothing written */
+  int jobs;              /* processes (<= 1: in this process) */
+  int shard, nshards;    /* run only points shard, shard + nshards, ... (nshards >= 1) */
+} kvsim_sweep_opts_t;
+
+typedef struct kvsim_sweep_result {
+  kvsim_sweep_row_t *rows; /* one per point (owned; points of other shards: ran false) */
+  int64_t failed;          /* points whose run failed (not counting ENOFIT) */
+  int64_t no_fit;          /* points whose plan does not fit */
+  char table[4200];        /* the table written ("" without out) */
+} kvsim_sweep_result_t;
+
+/* Runs the sweep's points of this shard and, with opts->out, writes each
+ * point's outputs into out/runNNNN/ and the table into out/sweep.csv
+ * (out/sweep.shardI.csv when sharded). A table that cannot be written
+ * removes what the sweep wrote. Errors: KVSIM_EIO (folders, fork, the
+ * table); a failed run is a row, not an error. Free res with
+ * kvsim_sweep_result_fini. */
+int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
+                    kvsim_sweep_result_t *res, kvsim_err *err);
+void kvsim_sweep_result_fini(kvsim_sweep_result_t *res);
+
+/* ---- Plan searches ------------------------------------------------------ */
+
+/* Bisection on a monotone predicate: pred(ctx, x) returns 1 (meets), 0
+ * (misses) or a negative code (stop, returned as is). */
+typedef int (*kvsim_search_pred_fn)(void *ctx, double x, kvsim_err *err);
+
+/* Largest x in [lo, hi] that meets, given lo meets and hi misses: stops
+ * when hi - lo <= tol * lo (integer: hi - lo <= 1). */
+int kvsim_search_bisect_up(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
+                           bool integer, double *best, kvsim_err *err);
+/* Smallest x in [lo, hi] that meets, given lo misses and hi meets: stops
+ * when hi - lo <= tol (integer: hi - lo <= 1). */
+int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
+                             bool integer, double *best, kvsim_err *err);
+
+/* The three searches of `kvsim plan`, on any predicate. *best is NAN when
+ * no value meets in the range searched.
+ * rate: a multiplier m of the scenario's rate; from 1, doubled or halved
+ * (12 tries) until the predicate flips, then bisected to relative tol;
+ * meeting at every multiplier tried gives the largest. */
+int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *best, kvsim_err *err);
+/* replicas: 1, 2, 4, ... up to 1024 until one meets, then the fewest
+ * between the last miss and it. */
+int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err);
+/* util: the lowest gpu_memory_utilization in [0.3, 0.98] that meets, to
+ * 0.005; NAN when 0.98 misses. */
+int kvsim_search_util(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err);
+
+#define KVSIM_SLO_MAX_TARGETS 12
+#define KVSIM_SEARCH_MAX_POINTS 64
+
+typedef struct kvsim_slo_target {
+  kvsim_metric metric;
+  kvsim_stat stat;
+  double limit_s;
+} kvsim_slo_target_t;
+
+typedef enum { KVSIM_SEARCH_RATE = 0, KVSIM_SEARCH_REPLICAS, KVSIM_SEARCH_UTIL } kvsim_search_kind;
+
+/* One simulated point of a search. */
+typedef struct kvsim_search_point {
+  double x;                  /* the searched multiplier or value */
+  double value;              /* the scenario value it ran with */
+  bool meets, ran;
+  double actual[KVSIM_SLO_MAX_TARGETS];
+  int64_t rejected;
+  char note[256];            /* why it misses or did not run */
+} kvsim_search_point_t;
+
+typedef struct kvsim_search kvsim_search_t;
+typedef void (*kvsim_search_point_fn)(void *ctx, const kvsim_search_t *se, const kvsim_search_point_t *p);
+
+/* A plan search over a parsed scenario. Each point runs a copy of `base`
+ * with one typed override (kvsim_scenario_set_*); a point meets when no
+ * request was rejected and every target holds. Fill the inputs, call
+ * kvsim_search_run. */
+struct kvsim_search {
+  /* Inputs. */
+  const kvsim_scenario_t *base;
+  kvsim_search_kind kind;
+  kvsim_slo_target_t targets[KVSIM_SLO_MAX_TARGETS];
+  int ntargets;
+  double tolerance;          /* rate search: relative precision */
+  kvsim_search_point_fn on_point; /* each simulated point (may be NULL) */
+  void *ctx;
+  /* Results. */
+  const char *key;           /* the scenario key varied */
+  const char *unit;          /* "req/s", "x the trace's rate", "replicas", "gpu_memory_utilization" */
+  bool trace;                /* rate search on a trace: time_scale = base_value / multiplier */
+  double base_value;         /* the scenario's rate or time_scale (rate search) */
+  kvsim_search_point_t points[KVSIM_SEARCH_MAX_POINTS];
+  int npoints;
+  double best;               /* in the key's units (rate: req/s, or the multiplier for a trace); NAN: none */
+};
+
+/* Runs the search. Errors: KVSIM_EINVAL when the workload has no rate to
+ * vary (rate search on a closed loop) or a point's scenario is invalid
+ * (also EPARSE, EIO: the scenario itself is wrong); a point that does not
+ * fit or fails otherwise is a miss with its note. */
+int kvsim_search_run(kvsim_search_t *se, kvsim_err *err);
+
+#endif

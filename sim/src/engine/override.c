@@ -1,0 +1,115 @@
+/* Copies of a parsed scenario and typed overrides of its fields (plan and
+ * sweep points), and the check of a sweep's key paths. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "engine/scenario_keys.h"
+#include "kvsim/scenario.h"
+
+/* Rebuilds sc->workload from sc->resolved's "workload" object. The
+ * workload room's configuration is opaque, so a copy or an override of a
+ * workload key goes through the in-memory tree; the scenario file is not
+ * read again. */
+static int rebuild_workload(kvsim_scenario_t *sc, kvsim_err *err) {
+  char w[4200];
+  snprintf(w, sizeof w, "%s: workload", sc->path[0] ? sc->path : sc->name);
+  kvsim_workload_cfg_t *cfg = NULL;
+  int rc = kvsim_workload_parse(cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload"),
+                                sc->base_dir, w, &cfg, err);
+  if (rc < 0)
+    return rc;
+  kvsim_workload_cfg_free(sc->workload);
+  sc->workload = cfg;
+  return KVSIM_OK;
+}
+
+int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err) {
+  *dst = *src;
+  dst->workload = NULL;
+  dst->resolved = cJSON_Duplicate(src->resolved, 1);
+  if (!dst->resolved) {
+    memset(dst, 0, sizeof *dst);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", src->name);
+  }
+  int rc = rebuild_workload(dst, err);
+  if (rc < 0)
+    kvsim_scenario_fini(dst);
+  return rc;
+}
+
+/* Keeps the "config" of summary.json true to a typed override. */
+static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *err) {
+  if (!v)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", key);
+  return kvsim_json_set_value(sc->resolved, key, v, err);
+}
+
+int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
+  char w[4200];
+  snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
+  if (n < 1 || n > 4096)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)n);
+  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
+  int rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err);
+  if (rc < 0)
+    return rc;
+  sc->replicas = (int)n;
+  return record(sc, "hardware.replicas", cJSON_CreateNumber((double)n), err);
+}
+
+int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
+  /* The range is the plan's to check (memory/plan.c), as when parsed. */
+  sc->plan.gpu_memory_utilization = u;
+  return record(sc, "engine.gpu_memory_utilization", cJSON_CreateNumber(u), err);
+}
+
+int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
+  char path[256];
+  snprintf(path, sizeof path, "workload.%s", key);
+  int rc = record(sc, path, cJSON_CreateNumber(value), err);
+  return rc < 0 ? rc : rebuild_workload(sc, err);
+}
+
+static const char *closest(const char *const *keys, const char *k, int *dist) {
+  const char *best = NULL;
+  *dist = 1 << 30;
+  for (const char *const *a = keys; *a; a++) {
+    int d = kvsim__edit_distance(*a, k);
+    if (d < *dist) {
+      *dist = d;
+      best = *a;
+    }
+  }
+  return best;
+}
+
+int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err) {
+  char top[64], rest[256] = "";
+  const char *dot = strchr(key_path, '.');
+  size_t n = dot ? (size_t)(dot - key_path) : strlen(key_path);
+  snprintf(top, sizeof top, "%.*s", (int)(n < sizeof top ? n : sizeof top - 1), key_path);
+  if (dot)
+    snprintf(rest, sizeof rest, "%s", dot + 1);
+  int d;
+  const char *best = closest(kvsim__scenario_keys(""), top, &d);
+  if (strcmp(best, top))
+    return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s%s%s'?)",
+                                  where, key_path, best, dot ? "." : "", rest)
+                  : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
+  const char *const *keys = kvsim__scenario_keys(top);
+  if (!keys || !dot)
+    return KVSIM_OK;
+  char second[128];
+  const char *dot2 = strchr(rest, '.');
+  size_t n2 = dot2 ? (size_t)(dot2 - rest) : strlen(rest);
+  snprintf(second, sizeof second, "%.*s", (int)(n2 < sizeof second ? n2 : sizeof second - 1), rest);
+  best = closest(keys, second, &d);
+  if (!strcmp(best, second))
+    return dot2 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': %s.%s takes a value, not keys", where,
+                                key_path, top, second)
+                : KVSIM_OK;
+  return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s.%s'?)",
+                                where, key_path, top, best)
+                : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
+}

@@ -1,0 +1,33 @@
+/* Scenario -> the configuration a run uses (scenario.h kvsim_resolved_t).
+ * Pure: the run and the report read the result, never the scenario's
+ * scheduler settings as the plan left them. */
+#include <string.h>
+
+#include "kvsim/scenario.h"
+
+int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
+  memset(out, 0, sizeof *out);
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &out->plan, err);
+  if (rc < 0)
+    return rc;
+  const kvsim_plan_t *pl = &out->plan;
+  /* The scheduler reads the plan's resolved settings (vLLM fills
+   * max_num_seqs, max_num_batched_tokens and chunked prefill from the
+   * usage context when the user gives none: vllm/engine/arg_utils.py). */
+  out->sched = sc->sched;
+  out->sched.max_num_seqs = pl->p.max_num_seqs;
+  out->sched.max_num_batched_tokens = pl->p.max_num_batched_tokens;
+  out->sched.max_model_len = pl->p.max_model_len;
+  out->sched.block_size = pl->p.block_size;
+  out->sched.enable_chunked_prefill = pl->p.enable_chunked_prefill;
+  /* V1's pool counts the null block; V0's plan does not, so add one. */
+  out->pool_blocks = pl->num_gpu_blocks + (pl->p.engine == KVSIM_PLAN_V1 ? 0 : 1);
+  out->pool_usable = out->pool_blocks - 1;
+  if (!pl->fits) {
+    char advice[512];
+    kvsim_plan_advice(&sc->model, &sc->gpu, pl, advice, sizeof advice);
+    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s To fit: %s", pl->error,
+                         advice);
+  }
+  return KVSIM_OK;
+}

@@ -1,0 +1,19 @@
+/* What the scenario parser knows, shared with the overrides (override.c).
+ * Internal to the engine. */
+#ifndef KVSIM_ENGINE_SCENARIO_KEYS_H
+#define KVSIM_ENGINE_SCENARIO_KEYS_H
+
+#include <stdint.h>
+
+#include "kvsim/error.h"
+
+/* The keys a section's parser accepts ("" for the top level), NULL for
+ * sections whose keys belong to another room (workload, perf) and are
+ * checked when parsed. */
+const char *const *kvsim__scenario_keys(const char *section);
+
+/* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
+ * rep. `w` names the hardware section in the error. */
+int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err);
+
+#endif

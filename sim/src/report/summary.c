@@ -1,0 +1,200 @@
+/* summary.json printed from the typed summary. The key order and the
+ * numbers are part of the output contract (goldens compare bytes). */
+#include "kvsim/summary.h"
+
+#include <string.h>
+
+#include "kvsim/report.h"
+
+const kvsim_latency_t *kvsim_summary_latency(const kvsim_summary_t *s, kvsim_metric m) {
+  switch (m) {
+  case KVSIM_METRIC_TPOT:
+    return &s->tpot;
+  case KVSIM_METRIC_E2E:
+    return &s->e2e;
+  case KVSIM_METRIC_QUEUE:
+    return &s->queue;
+  default:
+    return &s->ttft;
+  }
+}
+
+double kvsim_latency_stat(const kvsim_latency_t *l, kvsim_stat st) {
+  switch (st) {
+  case KVSIM_STAT_P50:
+    return l->p50;
+  case KVSIM_STAT_P90:
+    return l->p90;
+  case KVSIM_STAT_P99:
+    return l->p99;
+  default:
+    return l->mean;
+  }
+}
+
+int kvsim_metric_parse(const char *name, kvsim_metric *out) {
+  static const char *const names[] = {"ttft", "tpot", "e2e", "queue"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, names[i])) {
+      *out = (kvsim_metric)i;
+      return KVSIM_OK;
+    }
+  return KVSIM_EINVAL;
+}
+
+int kvsim_stat_parse(const char *name, kvsim_stat *out) {
+  static const char *const names[] = {"mean", "p50", "p90", "p99"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, names[i])) {
+      *out = (kvsim_stat)i;
+      return KVSIM_OK;
+    }
+  return KVSIM_EINVAL;
+}
+
+static cJSON *latency_json(const kvsim_latency_t *l) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "count", (double)l->count);
+  cJSON_AddNumberToObject(j, "mean", l->mean);
+  cJSON_AddNumberToObject(j, "p50", l->p50);
+  cJSON_AddNumberToObject(j, "p90", l->p90);
+  cJSON_AddNumberToObject(j, "p99", l->p99);
+  cJSON_AddNumberToObject(j, "max", l->max);
+  return j;
+}
+
+static void add_slo(cJSON *slo, const char *key, const kvsim_slo_result_t *r) {
+  if (!r->given)
+    return;
+  cJSON *t = cJSON_AddObjectToObject(slo, key);
+  cJSON_AddNumberToObject(t, "target", r->target);
+  cJSON_AddNumberToObject(t, "actual", r->actual);
+  cJSON_AddBoolToObject(t, "met", r->met);
+}
+
+static void add_requests(cJSON *j, const kvsim_summary_t *s) {
+  cJSON *rq = cJSON_AddObjectToObject(j, "requests");
+  cJSON_AddNumberToObject(rq, "total", (double)s->requests_total);
+  cJSON_AddNumberToObject(rq, "finished", (double)s->requests_finished);
+  cJSON_AddNumberToObject(rq, "rejected", (double)s->requests_rejected);
+  cJSON_AddNumberToObject(rq, "running_at_end", (double)s->running_at_end);
+  cJSON_AddNumberToObject(rq, "waiting_at_end", (double)s->waiting_at_end);
+  cJSON_AddNumberToObject(rq, "skipped_rows", (double)s->skipped_rows);
+  cJSON *why = cJSON_AddObjectToObject(rq, "rejected_reasons");
+  for (int i = 0; i < s->nreasons; i++)
+    cJSON_AddNumberToObject(why, s->rejected_reasons[i].why, (double)s->rejected_reasons[i].n);
+}
+
+static void add_latency(cJSON *j, const kvsim_summary_t *s) {
+  cJSON *lat = cJSON_AddObjectToObject(j, "latency");
+  cJSON_AddItemToObject(lat, "ttft_s", latency_json(&s->ttft));
+  cJSON_AddItemToObject(lat, "tpot_s", latency_json(&s->tpot));
+  cJSON_AddItemToObject(lat, "e2e_s", latency_json(&s->e2e));
+  cJSON_AddItemToObject(lat, "queue_s", latency_json(&s->queue));
+  if (s->npriorities > 1) {
+    cJSON *by = cJSON_AddArrayToObject(lat, "by_priority");
+    for (int k = 0; k < s->npriorities; k++) {
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "priority", s->by_priority[k].priority);
+      cJSON_AddItemToObject(e, "ttft_s", latency_json(&s->by_priority[k].ttft));
+      cJSON_AddItemToObject(e, "e2e_s", latency_json(&s->by_priority[k].e2e));
+      cJSON_AddItemToArray(by, e);
+    }
+  }
+  cJSON_AddStringToObject(lat, "percentiles",
+                          s->percentiles_exact ? "exact" : "histogram (0.1% resolution)");
+  if (s->has_uncertainty) {
+    cJSON *band = cJSON_AddObjectToObject(lat, "uncertainty");
+    cJSON_AddNumberToObject(band, "ttft_p99_s", s->uncertainty_ttft_p99_s);
+    cJSON_AddNumberToObject(band, "tpot_p99_s", s->uncertainty_tpot_p99_s);
+    cJSON_AddNumberToObject(band, "e2e_p99_s", s->uncertainty_e2e_p99_s);
+    cJSON_AddStringToObject(band, "source", s->uncertainty_source);
+  }
+}
+
+static void add_cache(cJSON *j, const kvsim_summary_t *s) {
+  cJSON *kv = cJSON_AddObjectToObject(j, "kv_cache");
+  cJSON_AddNumberToObject(kv, "usage_peak", s->kv_usage_peak);
+  cJSON_AddNumberToObject(kv, "usage_mean", s->kv_usage_mean);
+  cJSON_AddNumberToObject(kv, "running_mean", s->running_mean);
+  cJSON_AddNumberToObject(kv, "waiting_mean", s->waiting_mean);
+  cJSON_AddNumberToObject(kv, "evictions", (double)s->evictions);
+  cJSON_AddNumberToObject(kv, "kv_allocated_token_fraction", s->kv_allocated_token_fraction);
+  cJSON_AddNumberToObject(kv, "kv_reserved_unused_bytes_mean", s->kv_reserved_unused_bytes_mean);
+  cJSON_AddNumberToObject(kv, "kv_internal_fragmentation_bytes_mean", s->kv_internal_frag_bytes_mean);
+
+  cJSON *pre = cJSON_AddObjectToObject(j, "preemptions");
+  cJSON_AddNumberToObject(pre, "total", (double)s->preemptions);
+  cJSON_AddNumberToObject(pre, "requests_preempted", (double)s->requests_preempted);
+
+  cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
+  cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);
+  cJSON_AddNumberToObject(pc, "queries_tokens", (double)s->prefix_queries);
+  cJSON_AddNumberToObject(pc, "hits_tokens", (double)s->prefix_hits);
+  cJSON_AddNumberToObject(pc, "hit_rate", s->prefix_hit_rate);
+  cJSON_AddNumberToObject(pc, "prompt_tokens_cached", (double)s->prompt_tokens_cached);
+  cJSON_AddNumberToObject(pc, "prompt_tokens_cached_fraction", s->prompt_tokens_cached_fraction);
+  cJSON_AddNumberToObject(pc, "hits_lost_to_tenant_isolation_tokens", (double)s->prefix_isolation_lost);
+  cJSON_AddNumberToObject(pc, "hit_rate_without_isolation", s->prefix_hit_rate_without_isolation);
+  cJSON_AddNumberToObject(pc, "preempted_queries_tokens", (double)s->prefix_preempted_queries);
+  cJSON_AddNumberToObject(pc, "preempted_hits_tokens", (double)s->prefix_preempted_hits);
+
+  if (s->has_cpu_tier) {
+    cJSON *cpu = cJSON_AddObjectToObject(j, "cpu_tier");
+    cJSON_AddStringToObject(cpu, "use", s->cpu_offload ? "offload" : "swap");
+    cJSON_AddNumberToObject(cpu, "bytes_to_cpu", (double)s->cpu_bytes_to_cpu);
+    cJSON_AddNumberToObject(cpu, "bytes_to_gpu", (double)s->cpu_bytes_to_gpu);
+    cJSON_AddNumberToObject(cpu, "blocks_stored", (double)s->cpu_blocks_stored);
+    cJSON_AddNumberToObject(cpu, "evictions", (double)s->cpu_evictions);
+    cJSON_AddNumberToObject(cpu, "external_prefix_queries_tokens", (double)s->ext_prefix_queries);
+    cJSON_AddNumberToObject(cpu, "external_prefix_hits_tokens", (double)s->ext_prefix_hits);
+    cJSON_AddNumberToObject(cpu, "transfer_s", s->cpu_transfer_s);
+    cJSON_AddNumberToObject(cpu, "step_wait_on_transfers_s", s->transfer_wait_s);
+    cJSON_AddBoolToObject(cpu, "transfers_overlap_compute", s->transfers_overlap);
+  }
+}
+
+cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j)
+    return NULL;
+  cJSON_AddStringToObject(j, "name", s->name);
+  cJSON_AddNumberToObject(j, "seed", (double)s->seed);
+  cJSON_AddStringToObject(j, "kvsim_version", KVSIM_VERSION);
+  cJSON_AddItemToObject(j, "config", cJSON_Duplicate(sc->resolved, 1));
+  cJSON_AddItemToObject(j, "workload_resolved", kvsim_workload_cfg_json(sc->workload));
+  cJSON *plan = cJSON_AddObjectToObject(j, "memory_plan");
+  kvsim_report_plan_json(&s->plan, &sc->model, &sc->gpu, plan);
+  cJSON_AddNumberToObject(plan, "pool_usable_blocks", (double)s->pool_usable_blocks);
+  add_requests(j, s);
+
+  cJSON_AddNumberToObject(j, "simulated_time_s", s->simulated_time_s);
+  cJSON_AddNumberToObject(j, "makespan_s", s->makespan_s);
+  cJSON *tp = cJSON_AddObjectToObject(j, "throughput");
+  cJSON_AddNumberToObject(tp, "requests_per_s", s->requests_per_s);
+  cJSON_AddNumberToObject(tp, "output_tokens_per_s", s->output_tokens_per_s);
+  cJSON_AddNumberToObject(tp, "prompt_tokens_per_s", s->prompt_tokens_per_s);
+  cJSON_AddNumberToObject(tp, "total_tokens_per_s", s->total_tokens_per_s);
+  add_latency(j, s);
+  add_cache(j, s);
+
+  cJSON *slo = cJSON_AddObjectToObject(j, "slo");
+  add_slo(slo, "ttft_p99_s", &s->slo_ttft_p99);
+  add_slo(slo, "tpot_p99_s", &s->slo_tpot_p99);
+  add_slo(slo, "e2e_p99_s", &s->slo_e2e_p99);
+  cJSON_AddNumberToObject(slo, "attainment", s->slo_attainment);
+
+  cJSON *eng = cJSON_AddObjectToObject(j, "engine");
+  cJSON_AddNumberToObject(eng, "steps", (double)s->steps);
+  cJSON_AddNumberToObject(eng, "busy_s", s->busy_s);
+
+  cJSON *diag = cJSON_AddArrayToObject(j, "diagnosis");
+  for (int i = 0; i < s->ndiagnosis; i++) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "code", s->diagnosis[i].code);
+    cJSON_AddStringToObject(d, "severity", s->diagnosis[i].severity);
+    cJSON_AddStringToObject(d, "message", s->diagnosis[i].message);
+    cJSON_AddItemToArray(diag, d);
+  }
+  return j;
+}

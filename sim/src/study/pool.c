@@ -1,0 +1,163 @@
+/* The parallel runner: a pool of forked processes, each running one job
+ * and sending back {code, error, summary} through its own pipe. A summary
+ * is plain data (summary.h), so the bytes are the struct. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "kvsim/study.h"
+
+typedef struct record {
+  int rc;
+  kvsim_err err;
+  kvsim_summary_t sum;
+} record_t;
+
+typedef struct slot {
+  pid_t pid;
+  int fd;
+  int64_t index;
+} slot_t;
+
+static int run_inline(int64_t first, int64_t end, int64_t stride, kvsim_study_job_fn job,
+                      kvsim_study_done_fn done, void *ctx) {
+  record_t *r = kvsim__malloc(sizeof *r);
+  if (!r)
+    return KVSIM_ENOMEM;
+  int rc = KVSIM_OK;
+  for (int64_t i = first; i < end && rc >= 0; i += stride) {
+    memset(r, 0, sizeof *r);
+    r->rc = job(ctx, i, &r->sum, &r->err);
+    rc = done(ctx, i, r->rc, r->rc == KVSIM_OK ? &r->sum : NULL, &r->err);
+  }
+  kvsim__free(r);
+  return rc;
+}
+
+static void child(int fd, int64_t i, kvsim_study_job_fn job, void *ctx) {
+  static record_t r;
+  memset(&r, 0, sizeof r);
+  r.rc = job(ctx, i, &r.sum, &r.err);
+  const char *p = (const char *)&r;
+  size_t left = sizeof r;
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      _exit(3);
+    p += n;
+    left -= (size_t)n;
+  }
+  _exit(r.rc == KVSIM_OK ? 0 : 1);
+}
+
+/* Reads a child's whole record (the child may still be writing). Returns
+ * false when the child ended without one. */
+static bool read_record(int fd, record_t *r) {
+  char *p = (char *)r;
+  size_t left = sizeof *r;
+  while (left > 0) {
+    ssize_t n = read(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    left -= (size_t)n;
+  }
+  return true;
+}
+
+/* A child ended: its record is in its pipe (a record is far smaller than a
+ * pipe's buffer, so a child never waits on its write). */
+static int collect(slot_t *s, bool died_ok, record_t *r, kvsim_study_done_fn done, void *ctx) {
+  memset(r, 0, sizeof *r);
+  bool ok = read_record(s->fd, r);
+  close(s->fd);
+  s->pid = 0;
+  if (!ok || !died_ok)
+    r->rc = kvsim_err_set(&r->err, KVSIM_EIO, "run failed");
+  return done(ctx, s->index, r->rc, r->rc == KVSIM_OK ? &r->sum : NULL, &r->err);
+}
+
+int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
+                         kvsim_study_job_fn job, kvsim_study_done_fn done, void *ctx,
+                         kvsim_err *err) {
+  if (stride < 1)
+    stride = 1;
+  if (jobs <= 1) {
+    int rc = run_inline(first, end, stride, job, done, ctx);
+    return rc == KVSIM_ENOMEM ? kvsim_err_set(err, rc, "out of memory for a run's record") : rc;
+  }
+  slot_t *slots = kvsim__calloc((size_t)jobs, sizeof *slots);
+  record_t *r = kvsim__malloc(sizeof *r);
+  if (!slots || !r) {
+    kvsim__free(slots);
+    kvsim__free(r);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d jobs", jobs);
+  }
+  _Static_assert(sizeof(record_t) < 65536, "a record must fit a pipe's buffer");
+  int n = 0, rc = KVSIM_OK;
+  fflush(NULL); /* children must not flush the parent's buffers again */
+  for (int64_t i = first; (i < end || n > 0) && rc >= 0;) {
+    if (i < end && n < jobs) {
+      int fds[2];
+      if (pipe(fds) < 0) {
+        rc = kvsim_err_set(err, KVSIM_EIO, "pipe: %s", strerror(errno));
+        break;
+      }
+      pid_t pid = fork();
+      if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        rc = kvsim_err_set(err, KVSIM_EIO, "fork: %s", strerror(errno));
+        break;
+      }
+      if (pid == 0) {
+        close(fds[0]);
+        for (int k = 0; k < jobs; k++)
+          if (slots[k].pid)
+            close(slots[k].fd);
+        child(fds[1], i, job, ctx);
+      }
+      close(fds[1]);
+      int k = 0;
+      while (slots[k].pid)
+        k++;
+      slots[k] = (slot_t){pid, fds[0], i};
+      n++;
+      i += stride;
+      continue;
+    }
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      rc = kvsim_err_set(err, KVSIM_EIO, "wait: %s", strerror(errno));
+      break;
+    }
+    for (int k = 0; k < jobs; k++)
+      if (slots[k].pid == pid) {
+        n--;
+        bool exited = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
+        rc = collect(&slots[k], exited, r, done, ctx);
+        break;
+      }
+  }
+  /* Stopped early: end the children still running. */
+  for (int k = 0; k < jobs; k++)
+    if (slots[k].pid) {
+      kill(slots[k].pid, SIGTERM);
+      close(slots[k].fd);
+      waitpid(slots[k].pid, NULL, 0);
+    }
+  kvsim__free(slots);
+  kvsim__free(r);
+  return rc;
+}

@@ -1,0 +1,206 @@
+/* Plan searches: bisection on a monotone predicate, and the predicate of
+ * `kvsim plan` (a copy of the scenario with one typed override, simulated,
+ * checked against latency targets). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/study.h"
+
+int kvsim_search_bisect_up(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
+                           bool integer, double *best, kvsim_err *err) {
+  while (integer ? hi - lo > 1 : (hi - lo) > tol * lo) {
+    double mid = integer ? floor((lo + hi) / 2) : (lo + hi) / 2;
+    int ok = pred(ctx, mid, err);
+    if (ok < 0)
+      return ok;
+    if (ok)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  *best = lo;
+  return KVSIM_OK;
+}
+
+int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
+                             bool integer, double *best, kvsim_err *err) {
+  while (integer ? hi - lo > 1 : (hi - lo) > tol) {
+    double mid = integer ? floor((lo + hi) / 2) : (lo + hi) / 2;
+    int ok = pred(ctx, mid, err);
+    if (ok < 0)
+      return ok;
+    if (ok)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  *best = hi;
+  return KVSIM_OK;
+}
+
+int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *best, kvsim_err *err) {
+  *best = NAN;
+  /* Double or halve the multiplier until the predicate flips, then bisect. */
+  double lo = 0, hi = 0, x = 1;
+  for (int i = 0; i < 12 && !(lo > 0 && hi > 0); i++) {
+    int ok = pred(ctx, x, err);
+    if (ok < 0)
+      return ok;
+    if (ok)
+      lo = x;
+    else
+      hi = x;
+    x = hi > 0 ? (lo > 0 ? x : x / 2) : x * 2;
+  }
+  if (lo > 0 && hi > 0)
+    return kvsim_search_bisect_up(pred, ctx, lo, hi, tol, false, best, err);
+  if (lo > 0)
+    *best = lo; /* meets even at the largest multiplier tried */
+  return KVSIM_OK;
+}
+
+int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err) {
+  *best = NAN;
+  double n = 1, prev = 0;
+  int ok = 0;
+  for (; n <= 1024; prev = n, n *= 2)
+    if ((ok = pred(ctx, n, err)) != 0)
+      break;
+  if (ok < 0)
+    return ok;
+  return ok > 0 ? kvsim_search_bisect_down(pred, ctx, prev, n, 1, true, best, err) : KVSIM_OK;
+}
+
+int kvsim_search_util(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err) {
+  *best = NAN;
+  double hi = 0.98, lo = 0.3;
+  int ok = pred(ctx, hi, err);
+  if (ok <= 0)
+    return ok;
+  int okl = pred(ctx, lo, err);
+  if (okl < 0)
+    return okl;
+  if (okl > 0) {
+    *best = lo;
+    return KVSIM_OK;
+  }
+  return kvsim_search_bisect_down(pred, ctx, lo, hi, 0.005, false, best, err);
+}
+
+/* A point's value at the 9 significant digits a table prints, so the
+ * value reported reproduces the run when given back with --set. */
+static double digits9(double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.9g", v);
+  return strtod(buf, NULL);
+}
+
+static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim_err *err) {
+  switch (se->kind) {
+  case KVSIM_SEARCH_REPLICAS:
+    return kvsim_scenario_set_replicas(sc, llround(v), err);
+  case KVSIM_SEARCH_UTIL:
+    return kvsim_scenario_set_utilization(sc, digits9(v), err);
+  default:
+    return kvsim_scenario_set_workload(sc, se->trace ? "time_scale" : "synthetic.arrival.rate",
+                                       digits9(v), err);
+  }
+}
+
+/* Simulates at x: 1 meets, 0 misses, < 0 the scenario itself is wrong. */
+static int evaluate(void *ctx, double x, kvsim_err *err) {
+  kvsim_search_t *se = ctx;
+  for (int i = 0; i < se->npoints; i++)
+    if (se->points[i].x == x)
+      return se->points[i].meets;
+  if (se->npoints == KVSIM_SEARCH_MAX_POINTS)
+    return 0;
+  kvsim_search_point_t *pt = &se->points[se->npoints++];
+  memset(pt, 0, sizeof *pt);
+  pt->x = x;
+  pt->value = se->trace ? se->base_value / x : se->base_value > 0 ? se->base_value * x : x;
+  kvsim_scenario_t sc;
+  int rc = kvsim_scenario_copy(se->base, &sc, err);
+  if (rc < 0)
+    return rc;
+  kvsim_summary_t *sum = malloc(sizeof *sum);
+  if (!sum)
+    rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  if (rc == KVSIM_OK && (rc = apply(se, &sc, pt->value, err)) == KVSIM_OK)
+    rc = kvsim_study_run(&sc, NULL, sum, err);
+  kvsim_scenario_fini(&sc);
+  if (rc == KVSIM_EINVAL || rc == KVSIM_EPARSE || rc == KVSIM_EIO || rc == KVSIM_ENOMEM) {
+    free(sum);
+    return rc;
+  }
+  if (rc < 0) {
+    snprintf(pt->note, sizeof pt->note, "%s", err->msg);
+  } else {
+    pt->ran = pt->meets = true;
+    pt->rejected = sum->requests_rejected;
+    if (pt->rejected) {
+      pt->meets = false;
+      snprintf(pt->note, sizeof pt->note, "%lld requests rejected", (long long)pt->rejected);
+    }
+    for (int i = 0; i < se->ntargets; i++) {
+      const kvsim_slo_target_t *t = &se->targets[i];
+      pt->actual[i] = kvsim_latency_stat(kvsim_summary_latency(sum, t->metric), t->stat);
+      if (!(pt->actual[i] <= t->limit_s))
+        pt->meets = false;
+    }
+    if (se->on_point)
+      se->on_point(se->ctx, se, pt);
+  }
+  free(sum);
+  return pt->meets;
+}
+
+/* What the scenario's workload lets a rate search vary. */
+static int rate_key(kvsim_search_t *se, kvsim_err *err) {
+  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(se->base->resolved, "workload");
+  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(syn, "arrival");
+  const cJSON *rate = cJSON_GetObjectItemCaseSensitive(arr, "rate");
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wl, "time_scale");
+  if (syn && cJSON_IsNumber(rate)) {
+    se->key = "workload.synthetic.arrival.rate";
+    se->base_value = rate->valuedouble;
+    se->unit = "req/s";
+  } else if (!syn) {
+    /* A trace goes faster by compressing its clock: time_scale = base / m. */
+    se->key = "workload.time_scale";
+    se->base_value = cJSON_IsNumber(ts) ? ts->valuedouble : 1.0;
+    se->unit = "x the trace's rate";
+    se->trace = true;
+  } else {
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--search rate needs an open-loop arrival process with a rate, or a trace");
+  }
+  return KVSIM_OK;
+}
+
+int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
+  se->npoints = 0;
+  se->best = NAN;
+  se->trace = false;
+  se->base_value = 0;
+  int rc;
+  double m;
+  switch (se->kind) {
+  case KVSIM_SEARCH_RATE:
+    if ((rc = rate_key(se, err)) < 0 || (rc = kvsim_search_rate(evaluate, se, se->tolerance, &m, err)) < 0)
+      return rc;
+    se->best = isnan(m) || se->trace ? m : se->base_value * m;
+    return KVSIM_OK;
+  case KVSIM_SEARCH_REPLICAS:
+    se->key = "hardware.replicas";
+    se->unit = "replicas";
+    return kvsim_search_replicas(evaluate, se, &se->best, err);
+  default:
+    se->key = "engine.gpu_memory_utilization";
+    se->unit = "gpu_memory_utilization";
+    return kvsim_search_util(evaluate, se, &se->best, err);
+  }
+}

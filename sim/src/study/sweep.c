@@ -1,0 +1,207 @@
+/* Running a sweep: each point in a process of the pool, outputs in
+ * runNNNN/, and one table from the points' typed summaries. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "kvsim/report.h"
+#include "kvsim/study.h"
+#include "report/tmpfiles.h"
+
+const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES] = {
+    "requests", "finished", "rejected", "num_gpu_blocks", "kv_cache_tokens", "ttft_p50_s",
+    "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "e2e_p99_s", "requests_per_s", "output_tokens_per_s",
+    "kv_usage_peak", "kv_usage_mean", "kv_allocated_token_fraction", "preemptions",
+    "prefix_hit_rate", "slo_attainment"};
+
+/* A number as summary.json prints it: cJSON keeps 15 significant digits
+ * when they read back within an ulp, so a figure printed from the struct
+ * could differ in its 9th digit from the same figure read from the file.
+ * The table shows the file's. */
+static double as_printed(double v) {
+  cJSON *n = cJSON_CreateNumber(v);
+  char *text = n ? cJSON_PrintUnformatted(n) : NULL;
+  double r = text && strcmp(text, "null") ? strtod(text, NULL) : v;
+  free(text);
+  cJSON_Delete(n);
+  return r;
+}
+
+void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGURES]) {
+  const double v[KVSIM_SWEEP_NFIGURES] = {
+      (double)s->requests_total, (double)s->requests_finished, (double)s->requests_rejected,
+      (double)s->plan.num_gpu_blocks, (double)s->plan.kv_cache_tokens, s->ttft.p50, s->ttft.p99,
+      s->tpot.p50, s->tpot.p99, s->e2e.p99, s->requests_per_s, s->output_tokens_per_s,
+      s->kv_usage_peak, s->kv_usage_mean, s->kv_allocated_token_fraction, (double)s->preemptions,
+      s->prefix_hit_rate, s->slo_attainment};
+  for (int i = 0; i < KVSIM_SWEEP_NFIGURES; i++)
+    out[i] = as_printed(v[i]);
+}
+
+typedef struct ctx {
+  const kvsim_sweep_t *s;
+  const kvsim_sweep_opts_t *o;
+  kvsim_sweep_result_t *res;
+} ctx_t;
+
+static void run_dir(const char *out, int64_t i, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/run%04lld", out, (long long)i);
+}
+
+/* Removes a run's outputs and its folder (what a run writes, nothing else). */
+static void remove_run(const char *out, int64_t i) {
+  char dir[4300], f[4400];
+  run_dir(out, i, dir, sizeof dir);
+  static const char *const files[] = {"summary.json", "timeseries.csv", "requests.csv"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(f, sizeof f, "%s/%s", dir, files[k]);
+    remove(f);
+  }
+  rmdir(dir);
+}
+
+static int job(void *p, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
+  const ctx_t *c = p;
+  kvsim_scenario_t sc;
+  int rc = kvsim_sweep_scenario(c->s, i, &sc, err);
+  if (rc < 0)
+    return rc;
+  char dir[4300];
+  if (c->o->out)
+    run_dir(c->o->out, i, dir, sizeof dir);
+  kvsim_study_run_opts_t ro = {c->o->out ? dir : NULL, false, 0};
+  rc = kvsim_study_run(&sc, &ro, out, err);
+  kvsim_scenario_fini(&sc);
+  if (rc < 0 && c->o->out)
+    remove_run(c->o->out, i); /* a failed run leaves no folder behind */
+  return rc;
+}
+
+static int done(void *p, int64_t i, int rc, const kvsim_summary_t *sum, const kvsim_err *e) {
+  ctx_t *c = p;
+  kvsim_sweep_row_t *row = &c->res->rows[i];
+  row->ran = true;
+  row->rc = rc;
+  if (rc == KVSIM_OK)
+    kvsim_sweep_figures(sum, row->fig);
+  else
+    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : "run failed");
+  c->res->failed += rc < 0 && rc != KVSIM_ENOFIT;
+  c->res->no_fit += rc == KVSIM_ENOFIT;
+  return KVSIM_OK;
+}
+
+/* Appends one CSV field, quoted when it needs to be. */
+static void csv_field(FILE *f, const char *v, bool last) {
+  if (strpbrk(v, ",\"\n")) {
+    fputc('"', f);
+    for (const char *p = v; *p; p++) {
+      if (*p == '"')
+        fputc('"', f);
+      fputc(*p, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(v, f);
+  }
+  fputc(last ? '\n' : ',', f);
+}
+
+static void write_rows(FILE *f, const kvsim_sweep_t *s, const kvsim_sweep_opts_t *o,
+                       const kvsim_sweep_result_t *res) {
+  fputs("run,", f);
+  for (int k = 0; k < s->nkeys; k++)
+    csv_field(f, s->keys[k], false);
+  fputs("fits,", f);
+  for (int m = 0; m < KVSIM_SWEEP_NFIGURES; m++)
+    fprintf(f, "%s,", kvsim_sweep_columns[m]);
+  fputs("error\n", f);
+  for (int64_t i = o->shard; i < s->points; i += o->nshards) {
+    const kvsim_sweep_row_t *row = &res->rows[i];
+    fprintf(f, "run%04lld,", (long long)i);
+    for (int k = 0; k < s->nkeys; k++) {
+      const cJSON *v = kvsim_sweep_value(s, i, k);
+      char *text = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
+      csv_field(f, text ? text : v->valuestring, false);
+      free(text);
+    }
+    if (row->rc == KVSIM_OK) {
+      fputs("true,", f);
+      for (int m = 0; m < KVSIM_SWEEP_NFIGURES; m++)
+        if (isfinite(row->fig[m]))
+          fprintf(f, "%.9g,", row->fig[m]);
+        else
+          fputc(',', f);
+      fputc('\n', f);
+    } else {
+      fputs(row->rc == KVSIM_ENOFIT ? "false," : ",", f);
+      for (int m = 0; m < KVSIM_SWEEP_NFIGURES; m++)
+        fputc(',', f);
+      csv_field(f, row->error, true);
+    }
+  }
+}
+
+static int write_table(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *o,
+                       kvsim_sweep_result_t *res, kvsim_err *err) {
+  char *path = res->table, tmp[4400];
+  snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/sweep.shard%d.csv" : "%s/sweep.csv",
+           o->out, o->shard);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int slot = kvsim__tmp_track(tmp);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    kvsim__tmp_forget(slot);
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+  }
+  write_rows(f, s, o, res);
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  int e = errno;
+  if (!bad && rename(tmp, path) != 0) {
+    bad = true;
+    e = errno;
+  }
+  if (bad)
+    remove(tmp);
+  kvsim__tmp_forget(slot);
+  if (bad)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(e));
+  return KVSIM_OK;
+}
+
+int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
+                    kvsim_sweep_result_t *res, kvsim_err *err) {
+  memset(res, 0, sizeof *res);
+  kvsim_sweep_opts_t o = *opts;
+  if (o.nshards < 1)
+    o.nshards = 1;
+  res->rows = kvsim__calloc((size_t)s->points, sizeof *res->rows);
+  if (!res->rows)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %lld rows", (long long)s->points);
+  int rc;
+  if (o.out && (rc = kvsim_report_mkdirs(o.out, err)) < 0)
+    return rc;
+  ctx_t c = {s, &o, res};
+  rc = kvsim_study_parallel(o.shard, s->points, o.nshards, o.jobs, job, done, &c, err);
+  if (rc == KVSIM_OK && o.out)
+    rc = write_table(s, &o, res, err);
+  if (rc < 0 && o.out) {
+    /* Nothing half-done: without its table a sweep's run folders are
+     * litter (and a full disk is the usual cause). */
+    for (int64_t i = o.shard; i < s->points; i += o.nshards)
+      remove_run(o.out, i);
+    rmdir(o.out);
+    res->table[0] = '\0';
+  }
+  return rc;
+}
+
+void kvsim_sweep_result_fini(kvsim_sweep_result_t *res) {
+  kvsim__free(res->rows);
+  memset(res, 0, sizeof *res);
+}
