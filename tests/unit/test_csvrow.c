@@ -22,7 +22,8 @@ TestSuite(csvrow, .fini = remove_tmp);
 static const char *tmp_write(const char *name, const char *text, size_t len) {
   cr_assert_lt(next, 8, "too many temp files in one test");
   char *p = paths[next++];
-  snprintf(p, 512, "/tmp/kvsim_csvrow_%ld_%s", (long)getpid(), name);
+  const char *dir = getenv("TMPDIR");
+  snprintf(p, 512, "%s/kvsim_csvrow_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
   FILE *f = fopen(p, "wb");
   cr_assert(f, "cannot create %s", p);
   cr_assert_eq(fwrite(text, 1, len, f), len, "writes %s", p);

@@ -25,7 +25,8 @@ TestSuite(formats, .fini = remove_tmp);
 static const char *tmp_path(const char *name) {
   cr_assert_lt(next, 8, "too many temp files in one test");
   char *p = paths[next++];
-  snprintf(p, 512, "/tmp/kvsim_fmt_%ld_%s", (long)getpid(), name);
+  const char *dir = getenv("TMPDIR");
+  snprintf(p, 512, "%s/kvsim_fmt_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
   return p;
 }
 

@@ -1,4 +1,4 @@
-/* Text helpers of the workload room: the number parsers every trace
+/* Text functions of the workload room: the number parsers every trace
  * format shares (exact decimal seconds, Azure timestamps, integers) and
  * the escaping of a bad value before it goes into an error message.
  * Internal: not part of the public API. */

@@ -1,4 +1,4 @@
-/* Helpers every format shares: header lookup, cells and keys read with
+/* What every format shares: header lookup, cells and keys read with
  * their range checked, errors that name file, line, column, value and the
  * allowed range (the value escaped and cut), and the row's segments. */
 #include <errno.h>

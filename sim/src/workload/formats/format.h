@@ -5,7 +5,7 @@
  *
  * The generic reader (reader.c) opens the file for the format: CSV
  * formats get r->csv with the header read (kvsim__csvrow), JSON-lines
- * formats get r->f; then the format's open finds its columns. The helpers
+ * formats get r->f; then the format's open finds its columns. The functions
  * below read a column or a key with its range checked, and name the file,
  * the line, the column and the allowed range when a value is bad.
  * Internal: not part of the public API. */
@@ -65,14 +65,14 @@ extern const kvsim__format_t kvsim__format_azure, kvsim__format_vidur, kvsim__fo
     kvsim__format_llmservingsim, kvsim__format_kvsim, kvsim__format_requests,
     kvsim__format_lengths;
 
-/* ---- detection helpers ----------------------------------------------------- */
+/* ---- detection --------------------------------------------------------------- */
 
 /* A CSV header line has a column `name` (ignoring case, quotes, spaces). */
 bool kvsim__header_has(const char *line, const char *name);
 /* A JSON line has the key "key". */
 bool kvsim__json_has(const char *line, const char *key);
 
-/* ---- CSV helpers -------------------------------------------------------------- */
+/* ---- CSV cells --------------------------------------------------------------- */
 
 /* The first header column named one of alts[0..n) (ignoring case): its
  * index in *col and the name that matched in *name. A missing column is
@@ -102,7 +102,7 @@ int kvsim__fmt_csv_bad(const kvsim__reader_t *r, int col, const char *name, cons
 /* An arrival measured from the first row's (abs - base), checked. */
 int kvsim__fmt_from_base(kvsim__reader_t *r, int64_t abs, int64_t *rel);
 
-/* ---- JSON-lines helpers ---------------------------------------------------------- */
+/* ---- JSON-lines keys -------------------------------------------------------------- */
 
 /* Reads the next non-empty line and parses it as one object (*o, caller
  * deletes): 1, 0 at the end, KVSIM_EPARSE for a bad line, else fatal. */
