@@ -79,7 +79,18 @@ JSON
 [ "$(grep -c '^2.500000000,' "$tmp/cl.csv")" -eq 4 ] || fail "4 at 2.5 s"
 [ "$(grep -c '^5.000000000,' "$tmp/cl.csv")" -eq 4 ] || fail "4 at 5 s"
 
-# 8. --help works for each subcommand.
+# 8. A run's requests.csv reads back as a trace (format requests): the
+# same requests as the trace it ran, though written in finish order.
+"$kvsim" run "$src/tests/golden/cases/v1-preemption/scenario.json" --quiet --out "$tmp/run" >/dev/null
+"$kvsim" trace stats "$tmp/run/requests.csv" >"$tmp/rq.txt" || fail "trace stats requests.csv"
+head -1 "$tmp/rq.txt" | grep -q '(format requests)$' || fail "requests.csv detected: $(head -1 "$tmp/rq.txt")"
+"$kvsim" trace stats "$src/tests/golden/cases/v1-preemption/trace.csv" | tail -n +2 |
+  diff -u - <(tail -n +2 "$tmp/rq.txt") || fail "requests.csv stats differ from the trace's"
+"$kvsim" run "$src/tests/golden/cases/v1-two-replicas/scenario.json" --quiet --out "$tmp/run2" >/dev/null
+"$kvsim" trace stats "$tmp/run2/requests.csv" --format requests | grep -q '^requests: 40$' ||
+  fail "two replicas: 40 requests"
+
+# 9. --help works for each subcommand.
 "$kvsim" trace --help | grep -q 'kvsim trace stats' || fail "trace --help"
 for s in stats convert gen; do
   "$kvsim" trace $s --help | grep -q -- '--' || fail "trace $s --help"

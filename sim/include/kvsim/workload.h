@@ -1,5 +1,6 @@
 /* Workloads: a stream of requests in arrival order, from a trace file
- * (Azure, Vidur, Mooncake, LLMServingSim, kvsim CSV) or a seeded synthetic
+ * (Azure, Vidur, Mooncake, LLMServingSim, kvsim CSV, a run's requests.csv;
+ * one reader per format under sim/src/workload/formats/) or a seeded synthetic
  * generator. Readers know nothing of scheduling; the engine pulls requests
  * one at a time, so a trace is never loaded whole.
  *

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "workload/wl.h"
 
@@ -31,8 +32,19 @@ static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bo
   return 1;
 }
 
-static int req_num(const cJSON *o, const char *key, double lo, bool strict, double *out,
-                   bool required, const char *where, kvsim_err *err) {
+/* Ranges of the numbers a workload gives. Seconds stay below 9e9 s so
+ * that a time in nanoseconds, and a sum of two, fit in int64; rates are
+ * bounded so that a gap (1 / rate) is a number of seconds we can hold. */
+#define MAX_S 9e9
+#define MIN_RATE 1e-6
+#define MAX_RATE 1e9
+#define MIN_CV 1e-3
+#define MAX_CV 1e3
+#define MAX_TIME_SCALE 1e6
+
+/* A number within [lo, hi] (or (lo, hi] when strict). */
+static int req_num(const cJSON *o, const char *key, double lo, bool strict, double hi,
+                   double *out, bool required, const char *where, kvsim_err *err) {
   int rc = kvsim__json_num(o, key, out, where, err);
   if (rc < 0)
     return rc;
@@ -41,9 +53,13 @@ static int req_num(const cJSON *o, const char *key, double lo, bool strict, doub
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing", where, key);
     return 0;
   }
-  if (strict ? !(*out > lo) : !(*out >= lo))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %s %g)", where, key,
-                         *out, strict ? ">" : ">=", lo);
+  if (strict ? !(*out > lo && *out <= hi) : !(*out >= lo && *out <= hi)) {
+    if (strict)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected > %g and <= %g)",
+                           where, key, *out, lo, hi);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %g..%g)", where, key,
+                         *out, lo, hi);
+  }
   return 1;
 }
 
@@ -81,31 +97,31 @@ static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *
   if (!strcmp(proc, "poisson")) {
     c->arrival = KVSIM__ARR_POISSON;
     allowed = "rate";
-    rc = req_num(a, "rate", 0, true, &c->rate, true, where, err);
+    rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err);
   } else if (!strcmp(proc, "gamma")) {
     c->arrival = KVSIM__ARR_GAMMA;
     allowed = "rate cv";
-    if ((rc = req_num(a, "rate", 0, true, &c->rate, true, where, err)) >= 0)
-      rc = req_num(a, "cv", 0, true, &c->cv, true, where, err);
+    if ((rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err)) >= 0)
+      rc = req_num(a, "cv", MIN_CV, false, MAX_CV, &c->cv, true, where, err);
   } else if (!strcmp(proc, "constant")) {
     c->arrival = KVSIM__ARR_CONSTANT;
     allowed = "rate";
-    rc = req_num(a, "rate", 0, true, &c->rate, true, where, err);
+    rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err);
   } else if (!strcmp(proc, "closed_loop")) {
     c->arrival = KVSIM__ARR_CLOSED;
     allowed = "clients think_s";
     if ((rc = req_int(a, "clients", 1, &c->clients, true, where, err)) >= 0)
-      rc = req_num(a, "think_s", 0, false, &c->think_s, false, where, err);
+      rc = req_num(a, "think_s", 0, false, MAX_S, &c->think_s, false, where, err);
     if (rc >= 0 && c->clients > 1000000)
       rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.clients: bad value %lld (expected <= 1000000)",
                          where, (long long)c->clients);
   } else if (!strcmp(proc, "bursts")) {
     c->arrival = KVSIM__ARR_BURSTS;
     allowed = "rate burst_rate burst_s period_s";
-    if ((rc = req_num(a, "rate", 0, false, &c->rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "burst_rate", 0, true, &c->burst_rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "burst_s", 0, true, &c->burst_s, true, where, err)) >= 0)
-      rc = req_num(a, "period_s", 0, true, &c->period_s, true, where, err);
+    if ((rc = req_num(a, "rate", 0, false, MAX_RATE, &c->rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "burst_rate", MIN_RATE, false, MAX_RATE, &c->burst_rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "burst_s", 0, true, MAX_S, &c->burst_s, true, where, err)) >= 0)
+      rc = req_num(a, "period_s", 0, true, MAX_S, &c->period_s, true, where, err);
     if (rc >= 0 && c->burst_s > c->period_s)
       rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.burst_s: bad value %g (longer than period_s %g)",
                          where, c->burst_s, c->period_s);
@@ -113,10 +129,10 @@ static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *
     c->arrival = KVSIM__ARR_DIURNAL;
     allowed = "rate amplitude period_s phase_s";
     c->period_s = 86400;
-    if ((rc = req_num(a, "rate", 0, true, &c->rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "amplitude", 0, false, &c->amplitude, true, where, err)) >= 0 &&
-        (rc = req_num(a, "period_s", 0, true, &c->period_s, false, where, err)) >= 0)
-      rc = kvsim__json_num(a, "phase_s", &c->phase_s, where, err);
+    if ((rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "amplitude", 0, false, 1, &c->amplitude, true, where, err)) >= 0 &&
+        (rc = req_num(a, "period_s", 0, true, MAX_S, &c->period_s, false, where, err)) >= 0)
+      rc = req_num(a, "phase_s", -MAX_S, false, MAX_S, &c->phase_s, false, where, err);
     if (rc >= 0 && c->amplitude > 1)
       rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.amplitude: bad value %g (expected 0..1)", where,
                          c->amplitude);
@@ -155,7 +171,7 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
   c->duration_s = -1;
   if ((rc = req_int(s, "requests", 1, &c->requests, false, where, err)) < 0)
     return rc;
-  if ((rc = req_num(s, "duration_s", 0, true, &c->duration_s, false, where, err)) < 0)
+  if ((rc = req_num(s, "duration_s", 0, true, MAX_S, &c->duration_s, false, where, err)) < 0)
     return rc;
   if (c->requests < 0 && c->duration_s < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: give requests or duration_s (or both)", where);
@@ -215,7 +231,7 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
     c->prefix_fraction = 1;
     if ((rc = req_int(pf, "shared_tokens", 1, &c->shared_tokens, true, w, err)) < 0 ||
         (rc = req_int(pf, "groups", 1, &c->groups, false, w, err)) < 0 ||
-        (rc = req_num(pf, "fraction", 0, false, &c->prefix_fraction, false, w, err)) < 0)
+        (rc = req_num(pf, "fraction", 0, false, 1, &c->prefix_fraction, false, w, err)) < 0)
       return rc;
     if (c->prefix_fraction > 1)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
@@ -234,7 +250,7 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
     c->few_shot = true;
     c->few_shot_fraction = 1;
     if ((rc = req_int(fs, "templates", 1, &c->templates, true, w, err)) < 0 ||
-        (rc = req_num(fs, "fraction", 0, false, &c->few_shot_fraction, false, w, err)) < 0)
+        (rc = req_num(fs, "fraction", 0, false, 1, &c->few_shot_fraction, false, w, err)) < 0)
       return rc;
     if (c->few_shot_fraction > 1)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
@@ -266,7 +282,7 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
     if ((rc = kvsim__dist_parse(tu, w2, &c->turns, err)) < 0)
       return rc;
-    if ((rc = req_num(se, "think_s", 0, false, &c->session_think_s, false, w, err)) < 0 ||
+    if ((rc = req_num(se, "think_s", 0, false, MAX_S, &c->session_think_s, false, w, err)) < 0 ||
         (rc = req_int(se, "max_context", 2, &c->max_context, false, w, err)) < 0)
       return rc;
     const cJSON *ut = get(se, "user_tokens");
@@ -342,7 +358,7 @@ static void synth_free(kvsim__synth_cfg_t *c) {
   kvsim__pick_fini(&c->tenant_pick);
   if (c->priority_table)
     gsl_ran_discrete_free(c->priority_table);
-  free(c->lengths);
+  kvsim__free(c->lengths);
 }
 
 /* ---- workload -------------------------------------------------------------------- */
@@ -358,7 +374,7 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
   int rc = kvsim__json_only_keys(obj, keys, where, err);
   if (rc < 0)
     return rc;
-  kvsim_workload_cfg_t *c = calloc(1, sizeof *c);
+  kvsim_workload_cfg_t *c = kvsim__calloc(1, sizeof *c);
   if (!c)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", where);
   c->time_scale = 1;
@@ -400,26 +416,25 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
   char fmt[32] = "auto";
   if ((rc = kvsim__json_str(obj, "format", fmt, sizeof fmt, where, err)) < 0)
     goto fail;
-  c->format_given = kvsim__fmt_from_name(fmt);
-  if (c->format_given < 0) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s.format: bad value '%s' (expected auto, azure, vidur, mooncake, "
-                       "llmservingsim or kvsim)",
-                       where, fmt);
+  bool autodetect = !strcmp(fmt, "auto");
+  c->format = autodetect ? NULL : kvsim__format_find(fmt);
+  if (!autodetect && !c->format) {
+    char esc[KVSIM__ESCAPE_MAX];
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.format: bad value '%s' (expected %s)", where,
+                       kvsim__escape(fmt, strlen(fmt), esc, sizeof esc), kvsim__format_choices());
     goto fail;
   }
-  if ((rc = req_num(obj, "time_scale", 0, true, &c->time_scale, false, where, err)) < 0 ||
+  if ((rc = req_num(obj, "time_scale", 0, true, MAX_TIME_SCALE, &c->time_scale, false, where, err)) < 0 ||
       (rc = req_int(obj, "limit", 1, &c->limit, false, where, err)) < 0 ||
       (rc = kvsim__json_bool(obj, "skip_bad_rows", &c->skip_bad_rows, where, err)) < 0 ||
       (rc = req_int(obj, "hash_block_tokens", 1, &c->hash_block_tokens, false, where, err)) < 0)
     goto fail;
-  c->format = c->format_given;
-  if (c->format == KVSIM__FMT_AUTO) {
+  if (autodetect) {
     if ((rc = kvsim__detect_format(c->path, &c->format, err)) < 0) {
       kvsim_err_prefix(err, "%s.trace", where);
       goto fail;
     }
-    if (c->format == KVSIM__FMT_LENGTHS) {
+    if (!kvsim__format_has_arrivals(c->format)) {
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.trace: %s has lengths but no arrival times; use it as "
                          "synthetic.lengths_from with an arrival process",
@@ -446,7 +461,7 @@ void kvsim_workload_cfg_free(kvsim_workload_cfg_t *cfg) {
   if (!cfg)
     return;
   synth_free(&cfg->syn);
-  free(cfg);
+  kvsim__free(cfg);
 }
 
 static const char *arrival_name(int k) {
@@ -461,12 +476,12 @@ cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
     cJSON_AddNumberToObject(o, "max_total_tokens", (double)cfg->max_total_tokens);
   if (!cfg->synthetic) {
     cJSON_AddStringToObject(o, "trace", cfg->path);
-    cJSON_AddStringToObject(o, "format", kvsim__fmt_name(cfg->format));
+    cJSON_AddStringToObject(o, "format", kvsim__format_name(cfg->format));
     cJSON_AddNumberToObject(o, "time_scale", cfg->time_scale);
     if (cfg->limit > 0)
       cJSON_AddNumberToObject(o, "limit", (double)cfg->limit);
     cJSON_AddBoolToObject(o, "skip_bad_rows", cfg->skip_bad_rows);
-    if (cfg->format == KVSIM__FMT_MOONCAKE)
+    if (kvsim__format_uses_hash_block(cfg->format))
       cJSON_AddNumberToObject(o, "hash_block_tokens", (double)cfg->hash_block_tokens);
     return o;
   }

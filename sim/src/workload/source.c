@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/arith.h"
+#include "core/vec.h"
 #include "workload/wl.h"
 
 struct kvsim_source {
@@ -17,14 +20,13 @@ struct kvsim_source {
   kvsim_time_ns t0, prev; /* first and previous kept arrival (as recorded) */
   int error;              /* sticky error code */
   kvsim_err saved;
-  kvsim_segment_t *segs;  /* clipped copy of a request's segments */
-  int32_t segcap;
+  kvsim__vec(kvsim_segment_t) segs; /* clipped copy of a request's segments */
 };
 
 int kvsim_source_open(const kvsim_workload_cfg_t *cfg, uint64_t seed, kvsim_source_t **out,
                       kvsim_err *err) {
   *out = NULL;
-  kvsim_source_t *s = calloc(1, sizeof *s);
+  kvsim_source_t *s = kvsim__calloc(1, sizeof *s);
   if (!s)
     return kvsim_err_set(err, KVSIM_ENOMEM, "workload: out of memory");
   s->cfg = cfg;
@@ -32,7 +34,7 @@ int kvsim_source_open(const kvsim_workload_cfg_t *cfg, uint64_t seed, kvsim_sour
                           : kvsim__reader_open(cfg->path, cfg->format, cfg->hash_block_tokens,
                                                &s->rd, err);
   if (rc < 0) {
-    free(s);
+    kvsim__free(s);
     return rc;
   }
   *out = s;
@@ -43,8 +45,9 @@ int kvsim_source_open(const kvsim_workload_cfg_t *cfg, uint64_t seed, kvsim_sour
  * (how the benchmark reference run clips Azure conv to 4,096 tokens). The
  * segments keep their prefix: a clipped prompt still shares its start. */
 static int clip(kvsim_source_t *s, kvsim_req_spec_t *spec) {
-  int64_t max = s->cfg->max_total_tokens;
-  if (max <= 0 || spec->prompt_tokens + spec->output_tokens <= max)
+  int64_t max = s->cfg->max_total_tokens, total;
+  if (max <= 0 || (kvsim__add_i64(spec->prompt_tokens, spec->output_tokens, &total) &&
+                   total <= max))
     return 0;
   s->clipped++;
   int64_t p = max - spec->output_tokens;
@@ -53,41 +56,21 @@ static int clip(kvsim_source_t *s, kvsim_req_spec_t *spec) {
   spec->output_tokens = max - p < spec->output_tokens ? max - p : spec->output_tokens;
   spec->prompt_tokens = p;
   if (spec->num_segments > 0) {
-    if (spec->num_segments > s->segcap) {
-      kvsim_segment_t *g = realloc(s->segs, (size_t)spec->num_segments * sizeof *g);
-      if (!g)
-        return KVSIM_ENOMEM;
-      s->segs = g;
-      s->segcap = spec->num_segments;
-    }
+    if (kvsim__vec_reserve(&s->segs, spec->num_segments) < 0)
+      return KVSIM_ENOMEM;
     int32_t n = 0;
     int64_t left = p;
     for (int32_t i = 0; i < spec->num_segments && left > 0; i++) {
-      s->segs[n] = spec->segments[i];
-      if (s->segs[n].len > left)
-        s->segs[n].len = left;
-      left -= s->segs[n].len;
+      s->segs.v[n] = spec->segments[i];
+      if (s->segs.v[n].len > left)
+        s->segs.v[n].len = left;
+      left -= s->segs.v[n].len;
       n++;
     }
-    spec->segments = s->segs;
+    spec->segments = s->segs.v;
     spec->num_segments = n;
   }
   return 0;
-}
-
-static const char *arrival_column(int fmt) {
-  switch (fmt) {
-  case KVSIM__FMT_AZURE:
-    return "TIMESTAMP";
-  case KVSIM__FMT_VIDUR:
-    return "arrived_at";
-  case KVSIM__FMT_MOONCAKE:
-    return "timestamp";
-  case KVSIM__FMT_LLMSERVINGSIM:
-    return "arrival_time_ns";
-  default:
-    return "arrival_s";
-  }
 }
 
 static int trace_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err) {
@@ -106,7 +89,7 @@ static int trace_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
       rc = kvsim_err_set(err, KVSIM_EPARSE,
                          "%s:%lld: column '%s': bad value %s s (goes backwards: the row "
                          "before arrives at %s s)",
-                         c->path, (long long)row.line, arrival_column(c->format), a, b);
+                         c->path, (long long)row.line, kvsim__format_arrival_column(c->format), a, b);
     }
     if (rc == KVSIM_EPARSE && c->skip_bad_rows) {
       s->skipped++;
@@ -122,8 +105,23 @@ static int trace_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
     memset(spec, 0, sizeof *spec);
     kvsim_time_ns t = row.arrival;
     /* time_scale multiplies the gaps between arrivals. */
-    if (c->time_scale != 1)
-      t = s->t0 + (kvsim_time_ns)llround((double)(t - s->t0) * c->time_scale);
+    if (c->time_scale != 1) {
+      double gap = (double)(t - s->t0) * c->time_scale;
+      if (!(gap <= (double)(KVSIM__MAX_TRACE_S * KVSIM_NS_PER_S))) {
+        rc = kvsim_err_set(err, KVSIM_EPARSE,
+                           "%s:%lld: column '%s': %.9f s after the first row, times time_scale "
+                           "%g, is beyond %lld s",
+                           c->path, (long long)row.line, kvsim__format_arrival_column(c->format),
+                           kvsim_time_to_s(t - s->t0), c->time_scale,
+                           (long long)KVSIM__MAX_TRACE_S);
+        if (c->skip_bad_rows) {
+          s->skipped++;
+          continue;
+        }
+        return rc;
+      }
+      t = s->t0 + (kvsim_time_ns)llround(gap);
+    }
     spec->arrival = t;
     spec->prompt_tokens = row.prompt_tokens;
     spec->output_tokens = row.output_tokens;
@@ -181,12 +179,12 @@ void kvsim_source_close(kvsim_source_t *s) {
     return;
   kvsim__reader_close(s->rd);
   kvsim__synth_close(s->sy);
-  free(s->segs);
-  free(s);
+  kvsim__vec_free(&s->segs);
+  kvsim__free(s);
 }
 
-int kvsim__source_format(const kvsim_source_t *s) {
-  return s->rd ? kvsim__reader_format(s->rd) : -1;
+const kvsim__format_t *kvsim__source_format(const kvsim_source_t *s) {
+  return s->rd ? kvsim__reader_format(s->rd) : NULL;
 }
 
 unsigned kvsim__source_columns(const kvsim_source_t *s) {

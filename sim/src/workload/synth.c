@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "core/arith.h"
+#include "core/heap.h"
+#include "core/vec.h"
 #include "workload/wl.h"
 
 typedef struct stream {
@@ -51,8 +53,7 @@ struct kvsim__synth {
   int32_t nst, capst, free_head;
   kvsim__u64map_t sess_map;
   /* pending next turns / client requests */
-  hentry_t *h;
-  int32_t hn, hcap;
+  kvsim__vec(hentry_t) h;
   uint64_t seq;
   int64_t emitted, busy;
   int64_t next_session;
@@ -68,54 +69,25 @@ static unsigned long stream_seed(uint64_t seed, uint64_t kind, uint64_t index) {
   return (unsigned long)splitmix(splitmix(seed ^ (kind << 56)) ^ index);
 }
 
-/* ---- heap ------------------------------------------------------------------ */
+/* ---- pending requests: core/heap.h ordered by (time, seq) ----------------- */
 
-static bool h_less(const hentry_t *a, const hentry_t *b) {
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+static int h_less(const void *a, const void *b) {
+  const hentry_t *x = a, *y = b;
+  return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
 static int h_push(kvsim__synth_t *s, kvsim_time_ns t, int32_t slot) {
-  if (s->hn == s->hcap) {
-    int32_t cap = s->hcap ? s->hcap * 2 : 64;
-    hentry_t *n = realloc(s->h, (size_t)cap * sizeof *n);
-    if (!n)
-      return KVSIM_ENOMEM;
-    s->h = n;
-    s->hcap = cap;
-  }
-  int32_t i = s->hn++;
+  if (kvsim__vec_reserve(&s->h, s->h.n + 1) < 0)
+    return KVSIM_ENOMEM;
   hentry_t e = {t, s->seq++, slot};
-  while (i > 0) {
-    int32_t p = (i - 1) / 2;
-    if (!h_less(&e, &s->h[p]))
-      break;
-    s->h[i] = s->h[p];
-    i = p;
-  }
-  s->h[i] = e;
+  s->h.v[s->h.n++] = e;
+  kvsim__heap_up(s->h.v, sizeof e, s->h.n - 1, h_less);
   return 0;
 }
 
 static hentry_t h_pop(kvsim__synth_t *s) {
-  hentry_t top = s->h[0];
-  hentry_t last = s->h[--s->hn];
-  int32_t i = 0;
-  for (;;) {
-    int32_t l = 2 * i + 1, m = i;
-    const hentry_t *best = &last;
-    if (l < s->hn && h_less(&s->h[l], best)) {
-      m = l;
-      best = &s->h[l];
-    }
-    if (l + 1 < s->hn && h_less(&s->h[l + 1], best))
-      m = l + 1;
-    if (m == i)
-      break;
-    s->h[i] = s->h[m];
-    i = m;
-  }
-  if (s->hn > 0)
-    s->h[i] = last;
+  hentry_t top;
+  kvsim__heap_pop(s->h.v, sizeof top, s->h.n--, &top, h_less);
   return top;
 }
 
@@ -283,13 +255,19 @@ static double rate_at(const kvsim__synth_cfg_t *c, double t) {
   return c->rate * (1 + c->amplitude * sin(2 * 3.14159265358979323846 * (t + c->phase_s) / c->period_s));
 }
 
+/* Arrivals past 9e9 s (285 years) end the open-loop stream: beyond it a
+ * time no longer fits int64 nanoseconds (a tiny rate would get there). */
+#define MAX_ARRIVAL_S 9e9
+
 static void advance_open(kvsim__synth_t *s) {
   const kvsim__synth_cfg_t *c = s->c;
   int64_t i = s->open_index++;
   switch (c->arrival) {
   case KVSIM__ARR_CONSTANT:
     /* From the index, so that rounding never accumulates. */
-    s->next_open = (kvsim_time_ns)llround((double)i * 1e9 / c->rate);
+    s->t_s = (double)i / c->rate;
+    if (s->t_s <= MAX_ARRIVAL_S)
+      s->next_open = (kvsim_time_ns)llround((double)i * 1e9 / c->rate);
     break;
   case KVSIM__ARR_POISSON:
   case KVSIM__ARR_GAMMA:
@@ -298,7 +276,8 @@ static void advance_open(kvsim__synth_t *s) {
       s->t_s += c->arrival == KVSIM__ARR_POISSON
                     ? gsl_ran_exponential(s->main, 1.0 / c->rate)
                     : gsl_ran_gamma(s->main, 1.0 / (c->cv * c->cv), c->cv * c->cv / c->rate);
-    s->next_open = kvsim_time_from_s(s->t_s);
+    if (s->t_s <= MAX_ARRIVAL_S)
+      s->next_open = kvsim_time_from_s(s->t_s);
     break;
   default: {
     /* Non-homogeneous Poisson by thinning (Lewis and Shedler). */
@@ -308,14 +287,15 @@ static void advance_open(kvsim__synth_t *s) {
       s->t_s += gsl_ran_exponential(s->main, 1.0 / lmax);
       if (gsl_rng_uniform(s->main) * lmax < rate_at(c, s->t_s))
         break;
-      if (s->t_s > 1e12) /* rate 0 for ever: give up */
+      if (!(s->t_s <= MAX_ARRIVAL_S)) /* rate 0 for ever: give up */
         break;
     }
-    s->next_open = kvsim_time_from_s(s->t_s);
+    if (s->t_s <= MAX_ARRIVAL_S)
+      s->next_open = kvsim_time_from_s(s->t_s);
     break;
   }
   }
-  if (s->next_open > s->dur_ns || s->t_s > 1e12)
+  if (!(s->t_s <= MAX_ARRIVAL_S) || s->next_open > s->dur_ns)
     s->open_done = true;
   s->have_next = !s->open_done;
 }
@@ -377,7 +357,7 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
   for (;;) {
     if (c->requests > 0 && s->emitted >= c->requests)
       return KVSIM_SOURCE_END;
-    bool from_heap = s->hn > 0 && (!s->have_next || s->h[0].t <= s->next_open);
+    bool from_heap = s->h.n > 0 && (!s->have_next || s->h.v[0].t <= s->next_open);
     if (!from_heap && !s->have_next)
       return s->busy > 0 ? KVSIM_SOURCE_BLOCKED : KVSIM_SOURCE_END;
     memset(spec, 0, sizeof *spec);
@@ -478,7 +458,8 @@ int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsi
       st->ctx += generated;
       st->turn++;
       session_goes_on = true;
-      next = t + kvsim_time_from_s(c->session_think_s);
+      if (!kvsim__add_i64(t, kvsim_time_from_s(c->session_think_s), &next))
+        next = KVSIM_TIME_NEVER;
     } else {
       st->active = false;
     }
@@ -491,9 +472,11 @@ int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsi
     }
     st->active = false;
     st->session = -1;
-    next = t + kvsim_time_from_s(c->think_s);
+    if (!kvsim__add_i64(t, kvsim_time_from_s(c->think_s), &next))
+      next = KVSIM_TIME_NEVER;
   }
-  if (next > s->dur_ns) {
+  /* Past the duration, or past the end of time. */
+  if (next > s->dur_ns || next == KVSIM_TIME_NEVER) {
     if (!closed)
       stream_release(s, slot);
     return 0;
@@ -511,7 +494,7 @@ void kvsim__synth_close(kvsim__synth_t *s) {
     free(s->st[i].segs);
   }
   free(s->st);
-  free(s->h);
+  kvsim__vec_free(&s->h);
   free(s->out);
   free(s->template_len);
   kvsim__u64map_fini(&s->sess_map);

@@ -1,7 +1,10 @@
 /* Trace statistics for `kvsim trace stats`: counts, rate, burstiness,
  * length percentiles (GSL), and the trace's prefix reuse: the ideal hit
- * rate with an unbounded cache and the hit rate of pure LRU caches, both
- * exactly as ../shared/traces/README.md defines them. */
+ * rate with an unbounded cache and the hit rate of pure LRU caches. A
+ * request's blocks are taken in file order; a block is a hit while it
+ * continues an unbroken run of already-seen keys from the prompt's start
+ * (prefix caching as vLLM's block hashes chain a block to its parent);
+ * every block is inserted after the lookup. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,9 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "core/alloc.h"
+#include "core/arith.h"
+#include "core/vec.h"
 #include "workload/wl.h"
 
 /* ---- LRU: hash map + intrusive doubly linked list over fixed slots ------ */
@@ -18,9 +24,9 @@ int kvsim__lru_init(kvsim__lru_t *l, int64_t capacity) {
   if (capacity < 1 || capacity > INT32_MAX / 2)
     return KVSIM_EINVAL;
   l->cap = capacity;
-  l->key = malloc((size_t)capacity * sizeof *l->key);
-  l->prev = malloc((size_t)capacity * sizeof *l->prev);
-  l->next = malloc((size_t)capacity * sizeof *l->next);
+  l->key = kvsim__malloc((size_t)capacity * sizeof *l->key);
+  l->prev = kvsim__malloc((size_t)capacity * sizeof *l->prev);
+  l->next = kvsim__malloc((size_t)capacity * sizeof *l->next);
   if (!l->key || !l->prev || !l->next || kvsim__u64map_init(&l->map, capacity) < 0) {
     kvsim__lru_fini(l);
     return KVSIM_ENOMEM;
@@ -30,9 +36,9 @@ int kvsim__lru_init(kvsim__lru_t *l, int64_t capacity) {
 }
 
 void kvsim__lru_fini(kvsim__lru_t *l) {
-  free(l->key);
-  free(l->prev);
-  free(l->next);
+  kvsim__free(l->key);
+  kvsim__free(l->prev);
+  kvsim__free(l->next);
   kvsim__u64map_fini(&l->map);
   memset(l, 0, sizeof *l);
 }
@@ -107,21 +113,18 @@ static uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (h >> 33);
 }
 
-static int grow_blocks(uint64_t **keys, int64_t **toks, int32_t *cap, int32_t need) {
+static int grow_blocks(uint64_t **keys, int64_t **toks, int32_t *cap, int64_t need) {
   if (need <= *cap)
     return 0;
-  int32_t c = *cap ? *cap : 64;
-  while (c < need)
-    c *= 2;
-  uint64_t *k = realloc(*keys, (size_t)c * sizeof *k);
-  if (!k)
+  if (need > KVSIM__MAX_PREFIX_BLOCKS)
+    return KVSIM_EINVAL;
+  /* Both arrays share one capacity; kvsim__grow leaves each as it was on
+   * failure. */
+  int64_t ck = *cap, ct = *cap;
+  if (kvsim__grow((void **)keys, &ck, need, sizeof **keys) < 0 ||
+      kvsim__grow((void **)toks, &ct, need, sizeof **toks) < 0)
     return KVSIM_ENOMEM;
-  *keys = k;
-  int64_t *t = realloc(*toks, (size_t)c * sizeof *t);
-  if (!t)
-    return KVSIM_ENOMEM;
-  *toks = t;
-  *cap = c;
+  *cap = (int32_t)(ck < ct ? ck : ct);
   return 0;
 }
 
@@ -145,8 +148,13 @@ int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_i
   kvsim_segment_t own = {kvsim_unique_segment_id(spec->id), spec->prompt_tokens};
   const kvsim_segment_t *seg = spec->num_segments > 0 ? spec->segments : &own;
   int32_t nseg = spec->num_segments > 0 ? spec->num_segments : 1;
-  int64_t nblocks = (spec->prompt_tokens + block - 1) / block;
-  if (nblocks > INT32_MAX / 2 || grow_blocks(keys, toks, cap, (int32_t)nblocks) < 0)
+  if (block < 1)
+    return KVSIM_EINVAL;
+  /* ceil(prompt / block) without prompt + block overflowing. */
+  int64_t nblocks = spec->prompt_tokens / block + (spec->prompt_tokens % block != 0);
+  if (nblocks > KVSIM__MAX_PREFIX_BLOCKS)
+    return KVSIM_EINVAL;
+  if (grow_blocks(keys, toks, cap, nblocks) < 0)
     return KVSIM_ENOMEM;
   /* Each block's key hashes its parent's key and the (segment, offset,
    * length) pieces it covers: equal keys mean equal prefixes. */
@@ -188,18 +196,7 @@ static void len_stats(double *v, int64_t n, kvsim__len_stats_t *o) {
   o->max = v[n - 1];
 }
 
-static int push_d(double **a, int64_t *cap, int64_t n, double v) {
-  if (n == *cap) {
-    int64_t c = *cap ? *cap * 2 : 4096;
-    double *g = realloc(*a, (size_t)c * sizeof *g);
-    if (!g)
-      return KVSIM_ENOMEM;
-    *a = g;
-    *cap = c;
-  }
-  (*a)[n] = v;
-  return 0;
-}
+typedef kvsim__vec(double) dvec;
 
 int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, kvsim_err *err) {
   int64_t pb = st->prefix_block;
@@ -211,8 +208,8 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
   st->nlru = pb > 0 ? nlru : 0;
   memcpy(st->lru_capacity, caps, sizeof caps);
 
-  double *arr = NULL, *pr = NULL, *out = NULL;
-  int64_t cap_a = 0, cap_p = 0, cap_o = 0, n = 0;
+  dvec arrv = {0}, prv = {0}, outv = {0};
+  int64_t n = 0;
   kvsim__lru_t lru[KVSIM__MAX_LRU];
   memset(lru, 0, sizeof lru);
   kvsim__u64map_t seen = {0};
@@ -231,22 +228,32 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
   }
   kvsim_req_spec_t spec;
   while ((rc = kvsim_source_next(src, &spec, err)) == KVSIM_SOURCE_REQUEST) {
-    if (push_d(&arr, &cap_a, n, kvsim_time_to_s(spec.arrival)) < 0 ||
-        push_d(&pr, &cap_p, n, (double)spec.prompt_tokens) < 0 ||
-        push_d(&out, &cap_o, n, (double)spec.output_tokens) < 0)
+    if (kvsim__vec_push(&arrv, kvsim_time_to_s(spec.arrival)) < 0 ||
+        kvsim__vec_push(&prv, (double)spec.prompt_tokens) < 0 ||
+        kvsim__vec_push(&outv, (double)spec.output_tokens) < 0)
       goto oom;
     n++;
     if (pb > 0) {
-      if (kvsim__prefix_blocks(&spec, pb, raw_ids, &keys, &toks, &kcap, &nk) < 0)
-        goto oom;
+      if ((rc = kvsim__prefix_blocks(&spec, pb, raw_ids, &keys, &toks, &kcap, &nk)) < 0) {
+        if (rc != KVSIM_EINVAL)
+          goto oom;
+        rc = kvsim_err_set(err, rc,
+                           "request %llu: %lld prompt tokens are more than %d prefix blocks of "
+                           "%lld tokens",
+                           (unsigned long long)spec.id, (long long)spec.prompt_tokens,
+                           KVSIM__MAX_PREFIX_BLOCKS, (long long)pb);
+        goto done;
+      }
       int32_t i = 0;
       while (i < nk && kvsim__u64map_get(&seen, keys[i]) >= 0) {
         st->ideal_hit_blocks++;
-        st->ideal_hit_tokens += toks[i];
+        if (!kvsim__add_i64(st->ideal_hit_tokens, toks[i], &st->ideal_hit_tokens))
+          goto overflow;
         i++;
       }
       for (int32_t j = 0; j < nk; j++) {
-        st->tokens += toks[j];
+        if (!kvsim__add_i64(st->tokens, toks[j], &st->tokens))
+          goto overflow;
         if (kvsim__u64map_get(&seen, keys[j]) < 0 && kvsim__u64map_put(&seen, keys[j], 0) < 0)
           goto oom;
       }
@@ -259,6 +266,7 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
   if (rc < 0)
     goto done;
   rc = 0;
+  double *arr = arrv.v;
   st->requests = n;
   st->skipped = kvsim_source_skipped(src);
   st->clipped = kvsim_source_clipped(src);
@@ -287,8 +295,8 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
                                                           st->interarrival_mean_s));
       st->interarrival_cv = st->interarrival_mean_s > 0 ? sd / st->interarrival_mean_s : 0;
     }
-    len_stats(pr, n, &st->prompt);
-    len_stats(out, n, &st->output);
+    len_stats(prv.v, n, &st->prompt);
+    len_stats(outv.v, n, &st->output);
   }
   if (pb > 0) {
     st->distinct_blocks = seen.count;
@@ -298,14 +306,19 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
       st->lru_hit_rate[k] = st->blocks ? (double)st->lru_hits[k] / st->blocks : 0;
   }
   goto done;
+overflow:
+  rc = kvsim_err_set(err, KVSIM_EINVAL,
+                     "request %llu: the trace's prompt tokens add up to more than %lld",
+                     (unsigned long long)spec.id, (long long)INT64_MAX);
+  goto done;
 oom:
   rc = kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
 done:
-  free(arr);
-  free(pr);
-  free(out);
-  free(keys);
-  free(toks);
+  kvsim__vec_free(&arrv);
+  kvsim__vec_free(&prv);
+  kvsim__vec_free(&outv);
+  kvsim__free(keys);
+  kvsim__free(toks);
   for (int k = 0; k < KVSIM__MAX_LRU; k++)
     if (lru[k].key || lru[k].map.keys)
       kvsim__lru_fini(&lru[k]);

@@ -14,25 +14,26 @@
 
 #include "core/u64map.h"
 #include "kvsim/workload.h"
+#include "workload/text.h"
 
 #define KVSIM__WL_PATH_MAX 4096
 #define KVSIM__MAX_PRIORITY_LEVELS 64
 
-/* ---- formats ---------------------------------------------------------- */
+/* ---- formats (one file each under formats/; formats/format.h) -------- */
 
-typedef enum kvsim__fmt {
-  KVSIM__FMT_AUTO = 0,
-  KVSIM__FMT_AZURE,
-  KVSIM__FMT_VIDUR,
-  KVSIM__FMT_MOONCAKE,
-  KVSIM__FMT_LLMSERVINGSIM,
-  KVSIM__FMT_KVSIM,
-  KVSIM__FMT_LENGTHS, /* length-only CSV (no arrival column): lengths_from only */
-} kvsim__fmt;
+typedef struct kvsim__format kvsim__format_t;
 
-const char *kvsim__fmt_name(int fmt);
-/* Returns the format for a name ("auto", "azure", ...) or -1. */
-int kvsim__fmt_from_name(const char *name);
+/* The format a user may name ("azure", ...; not "auto"), or NULL. */
+const kvsim__format_t *kvsim__format_find(const char *name);
+const char *kvsim__format_name(const kvsim__format_t *f);
+/* "auto, azure, ... or requests": the names a user may give. */
+const char *kvsim__format_choices(void);
+/* Whether rows carry arrival times (a length-only table does not). */
+bool kvsim__format_has_arrivals(const kvsim__format_t *f);
+/* Whether the format reads hash_block_tokens (Mooncake hash ids). */
+bool kvsim__format_uses_hash_block(const kvsim__format_t *f);
+/* The column named when arrivals go backwards. */
+const char *kvsim__format_arrival_column(const kvsim__format_t *f);
 
 /* ---- segment-id namespaces ---------------------------------------------
  * Trace hash ids (Mooncake) are used as they are (they are < 2^53). The
@@ -132,8 +133,7 @@ struct kvsim_workload_cfg {
   /* Trace. */
   char path[KVSIM__WL_PATH_MAX];
   char given_path[KVSIM__WL_PATH_MAX];
-  int format;          /* resolved at parse time (never AUTO) */
-  int format_given;    /* as written (AUTO when detected) */
+  const kvsim__format_t *format; /* resolved at parse time (never NULL) */
   double time_scale;   /* 1: as recorded */
   int64_t limit;       /* -1: all */
   bool skip_bad_rows;
@@ -158,26 +158,21 @@ typedef struct kvsim__row {
 
 typedef struct kvsim__reader kvsim__reader_t;
 
-/* Detects the format of a file from its extension and first line. */
-int kvsim__detect_format(const char *path, int *fmt, kvsim_err *err);
-/* Opens a reader; fmt may be AUTO. The header is read here. */
-int kvsim__reader_open(const char *path, int fmt, int64_t hash_block_tokens,
+/* Detects the format of a file from its first non-empty line. */
+int kvsim__detect_format(const char *path, const kvsim__format_t **fmt, kvsim_err *err);
+/* Opens a reader; fmt NULL detects it. The header is read here. */
+int kvsim__reader_open(const char *path, const kvsim__format_t *fmt, int64_t hash_block_tokens,
                        kvsim__reader_t **out, kvsim_err *err);
 /* 1: a row; 0: end of file; KVSIM_EPARSE: a bad row (skippable: the
  * reader is positioned after it); other negative codes are fatal. */
 int kvsim__reader_next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err);
-int kvsim__reader_format(const kvsim__reader_t *r);
+const kvsim__format_t *kvsim__reader_format(const kvsim__reader_t *r);
 /* Optional columns present (kvsim CSV): bit mask of KVSIM__COL_*. */
 unsigned kvsim__reader_columns(const kvsim__reader_t *r);
 void kvsim__reader_close(kvsim__reader_t *r);
 
 enum { KVSIM__COL_TENANT = 1u, KVSIM__COL_PRIORITY = 2u, KVSIM__COL_SESSION = 4u,
        KVSIM__COL_TURN = 8u, KVSIM__COL_SEGMENTS = 16u };
-
-/* Number parsers shared by the readers. Return 0 or -1. */
-int kvsim__parse_seconds_ns(const char *s, kvsim_time_ns *out);
-int kvsim__parse_azure_ts(const char *s, int64_t *ns_since_epoch);
-int kvsim__parse_int(const char *s, int64_t *out);
 
 /* Loads a length-only file (any CSV with prompt/output columns, or any
  * trace format) as (prompt, output) pairs. */
@@ -196,8 +191,8 @@ void kvsim__synth_close(kvsim__synth_t *s);
 
 /* ---- source extras (for the CLI) -------------------------------------- */
 
-/* The trace format of a source (KVSIM__FMT_*), or -1 for synthetic. */
-int kvsim__source_format(const kvsim_source_t *s);
+/* The trace format of a source, or NULL for synthetic. */
+const kvsim__format_t *kvsim__source_format(const kvsim_source_t *s);
 /* Which optional columns a kvsim CSV of this source should carry. */
 unsigned kvsim__source_columns(const kvsim_source_t *s);
 
@@ -228,7 +223,7 @@ typedef struct kvsim__lru {
 } kvsim__lru_t;
 int kvsim__lru_init(kvsim__lru_t *l, int64_t capacity);
 void kvsim__lru_fini(kvsim__lru_t *l);
-/* One request, per ../shared/traces/README.md: walk ids from the start
+/* One request: walk ids from the start
  * while cached (refreshing each), then insert all in order. Returns hits. */
 int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n);
 
@@ -237,8 +232,9 @@ int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n);
  * block may be partial. With raw_ids, when the segments are exactly the
  * blocks (Mooncake hash ids with B = hash block size: every segment but
  * the last has B tokens) the keys are the segment ids, so each id is one
- * unit as ../shared/traces/README.md counts them; otherwise each key is a
+ * unit (as Mooncake's hash ids count reuse); otherwise each key is a
  * hash chained to its parent's. */
+#define KVSIM__MAX_PREFIX_BLOCKS (INT32_MAX / 2) /* per prompt: KVSIM_EINVAL beyond */
 int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_ids,
                          uint64_t **keys, int64_t **toks, int32_t *cap, int32_t *n);
 
@@ -266,5 +262,37 @@ typedef struct kvsim__tstats {
 /* Drains src and fills st. Set st->prefix_block, st->nlru and
  * st->lru_capacity[] before the call. raw_ids: see kvsim__prefix_blocks. */
 int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, kvsim_err *err);
+
+/* ---- the trace tool (tool.c): `kvsim trace stats|convert|gen` ------------ */
+
+/* The flags that apply to a trace file. */
+typedef struct kvsim__trace_opts {
+  const char *format; /* "auto" or a format name */
+  double time_scale;
+  int64_t limit, max_total_tokens, hash_block_tokens; /* 0: unset (limit, max) */
+  bool skip_bad_rows;
+} kvsim__trace_opts_t;
+
+/* A trace workload for file with the flags o; errors name the flag
+ * ("--format: bad value ...") or the file. *out: kvsim_workload_cfg_free. */
+int kvsim__workload_for_trace(const char *file, const kvsim__trace_opts_t *o,
+                              kvsim_workload_cfg_t **out, kvsim_err *err);
+/* The workload of a JSON file: a workload object, or a scenario's
+ * "workload" (then *seed takes the scenario's seed unless seed_given). */
+int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
+                             kvsim_workload_cfg_t **out, kvsim_err *err);
+/* "1000,5000": up to KVSIM__MAX_LRU capacities 1..1e8. 0 or -1. */
+int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n);
+
+/* Writes every request of src to out as kvsim CSV (atomically: nothing is
+ * left at out or beside it on an error); *n counts them. */
+int kvsim__trace_convert(kvsim_source_t *src, const char *out, int64_t *n, kvsim_err *err);
+/* The same for a synthetic source, run through a small event loop in
+ * which every request finishes `latency` after it arrives, so that
+ * closed-loop clients and sessions get their feedback. */
+int kvsim__trace_gen(kvsim_source_t *src, const char *out, kvsim_time_ns latency, int64_t *n,
+                     kvsim_err *err);
+/* The statistics as the JSON of `trace stats --json` (caller deletes). */
+cJSON *kvsim__tstats_json(const kvsim__tstats_t *st, const char *file, const char *format);
 
 #endif

@@ -1,19 +1,42 @@
 /* kvsim's own CSV (`trace convert`, `trace gen`), written to a temporary
  * file beside the target and renamed into place, so nothing is left
  * half-written. Columns: arrival_s,prompt_tokens,output_tokens, then the
- * optional tenant, priority, session, turn, segments. */
+ * optional tenant, priority, session, turn, segments.
+ *
+ * The rename only ever replaces a regular file: renaming over a device
+ * (--out /dev/full run as root) would replace the device node with a
+ * regular file, and over a directory it fails late. A write, flush or
+ * close that fails (a full disk) is an error and removes the temporary. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "workload/wl.h"
 
+/* 0 when path is absent or a regular file (symbolic links followed). */
+static int check_target(const char *path, kvsim_err *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return errno == ENOENT ? 0
+                           : kvsim_err_set(err, KVSIM_EIO, "%s: cannot check the output: %s",
+                                           path, strerror(errno));
+  if (S_ISREG(sb.st_mode))
+    return 0;
+  return kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: not a regular file (%s); give a file path to write the CSV to",
+                       path, S_ISDIR(sb.st_mode) ? "a directory" : "a device, pipe or socket");
+}
+
 int kvsim__csv_writer_open(kvsim__csv_writer_t *w, const char *path, unsigned columns,
                            kvsim_err *err) {
   memset(w, 0, sizeof *w);
+  int rc = check_target(path, err);
+  if (rc < 0)
+    return rc;
   snprintf(w->path, sizeof w->path, "%s", path);
   snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid());
   w->columns = columns;
@@ -68,16 +91,25 @@ int kvsim__csv_writer_row(kvsim__csv_writer_t *w, const kvsim_req_spec_t *s, kvs
 }
 
 int kvsim__csv_writer_commit(kvsim__csv_writer_t *w, kvsim_err *err) {
-  int bad = ferror(w->f);
-  if (fclose(w->f) != 0)
-    bad = 1;
+  int e = 0;
+  errno = 0;
+  if (fflush(w->f) != 0 || ferror(w->f))
+    e = errno ? errno : EIO;
+  if (fclose(w->f) != 0 && !e)
+    e = errno ? errno : EIO;
   w->f = NULL;
-  if (bad) {
+  if (e) {
     remove(w->tmp);
-    return kvsim_err_set(err, KVSIM_EIO, "%s: write error", w->tmp);
+    return kvsim_err_set(err, KVSIM_EIO, "%s: write error: %s", w->path, strerror(e));
+  }
+  /* The target may have appeared since open. */
+  int rc = check_target(w->path, err);
+  if (rc < 0) {
+    remove(w->tmp);
+    return rc;
   }
   if (rename(w->tmp, w->path) != 0) {
-    int e = errno;
+    e = errno;
     remove(w->tmp);
     return kvsim_err_set(err, KVSIM_EIO, "%s: cannot rename into place: %s", w->path,
                          strerror(e));

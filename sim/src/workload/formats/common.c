@@ -1,0 +1,200 @@
+/* What every format shares: header lookup, cells and keys read with
+ * their range checked, errors that name file, line, column, value and the
+ * allowed range (the value escaped and cut), and the row's segments. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/arith.h"
+#include "workload/formats/format.h"
+
+/* ---- detection ---------------------------------------------------------------- */
+
+bool kvsim__header_has(const char *header, const char *name) {
+  size_t l = strlen(name);
+  for (const char *p = header; *p;) {
+    while (*p == ' ' || *p == '"' || *p == '\t')
+      p++;
+    if (!strncasecmp(p, name, l) && (p[l] == ',' || p[l] == '"' || p[l] == ' ' ||
+                                     p[l] == '\r' || p[l] == '\n' || p[l] == '\0'))
+      return true;
+    const char *c = strchr(p, ',');
+    if (!c)
+      break;
+    p = c + 1;
+  }
+  return false;
+}
+
+bool kvsim__json_has(const char *line, const char *key) {
+  char q[64];
+  snprintf(q, sizeof q, "\"%s\"", key);
+  return strstr(line, q) != NULL;
+}
+
+/* ---- CSV ------------------------------------------------------------------------ */
+
+int kvsim__fmt_column(kvsim__reader_t *r, const char *const *alts, int n, int *col,
+                      const char **name, kvsim_err *err) {
+  *col = -1;
+  int nc = kvsim__csvrow_ncolumns(r->csv);
+  for (int i = 0; i < nc && *col < 0; i++)
+    for (int k = 0; k < n; k++)
+      if (!strcasecmp(kvsim__csvrow_colname(r->csv, i), alts[k])) {
+        *col = i;
+        *name = alts[k];
+        break;
+      }
+  if (*col < 0)
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:1: missing column '%s' for format %s", r->path,
+                         alts[0], r->fmt->name);
+  return 0;
+}
+
+int kvsim__fmt_opt_column(const kvsim__reader_t *r, const char *name) {
+  return kvsim__csvrow_column(r->csv, name);
+}
+
+int kvsim__fmt_csv_row(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
+  int rc = kvsim__csvrow_next(r->csv, err);
+  if (rc <= 0)
+    return rc;
+  memset(row, 0, sizeof *row);
+  row->line = kvsim__csvrow_line(r->csv);
+  row->session = -1;
+  r->segs.n = 0;
+  return 1;
+}
+
+int kvsim__fmt_csv_bad(const kvsim__reader_t *r, int col, const char *name, const char *what,
+                       kvsim_err *err) {
+  const char *v = kvsim__csvrow_field(r->csv, col);
+  char esc[KVSIM__ESCAPE_MAX];
+  kvsim__escape(v ? v : "", v ? strlen(v) : 0, esc, sizeof esc);
+  return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': bad value '%s' (expected %s)",
+                       r->path, (long long)kvsim__csvrow_field_line(r->csv, col), name, esc,
+                       what);
+}
+
+static bool blank(const char *v) {
+  while (*v == ' ' || *v == '\t')
+    v++;
+  return !*v;
+}
+
+int kvsim__fmt_csv_int(const kvsim__reader_t *r, int col, const char *name, int64_t lo,
+                       int64_t hi, bool required, int64_t *out, kvsim_err *err) {
+  const char *v = kvsim__csvrow_field(r->csv, col);
+  if (!v && required)
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': missing", r->path,
+                         (long long)kvsim__csvrow_line(r->csv), name);
+  if (!v || (!required && blank(v)))
+    return 0;
+  int64_t x;
+  if (kvsim__parse_int(v, &x) < 0 || x < lo || x > hi) {
+    char what[96];
+    snprintf(what, sizeof what, "an integer %" PRId64 "..%" PRId64, lo, hi);
+    return kvsim__fmt_csv_bad(r, col, name, what, err);
+  }
+  *out = x;
+  return 1;
+}
+
+int kvsim__fmt_csv_tokens(const kvsim__reader_t *r, int col, const char *name, int64_t *out,
+                          kvsim_err *err) {
+  return kvsim__fmt_csv_int(r, col, name, 1, KVSIM__MAX_TRACE_TOKENS, true, out, err);
+}
+
+int kvsim__fmt_csv_seconds(const kvsim__reader_t *r, int col, const char *name,
+                           kvsim_time_ns *out, kvsim_err *err) {
+  const char *v = kvsim__csvrow_field(r->csv, col);
+  kvsim_time_ns t;
+  if (!v || kvsim__parse_seconds_ns(v, &t) < 0 || t < 0)
+    return kvsim__fmt_csv_bad(r, col, name, "seconds 0..9000000000", err);
+  *out = t;
+  return 1;
+}
+
+int kvsim__fmt_from_base(kvsim__reader_t *r, int64_t abs, int64_t *rel) {
+  if (!r->have_base) {
+    r->have_base = true;
+    r->base = abs;
+  }
+  /* Before the first row is negative (the source reports it going
+   * backwards); too far after it is out of range. */
+  if (!kvsim__add_i64(abs, -r->base, rel) || *rel > KVSIM__MAX_TRACE_S * KVSIM_NS_PER_S)
+    return -1;
+  return 0;
+}
+
+/* ---- JSON lines ---------------------------------------------------------------------- */
+
+int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim_err *err) {
+  *o = NULL;
+  const char *t;
+  for (;;) {
+    errno = 0;
+    ssize_t n = getline(&r->lbuf, &r->lcap, r->f);
+    if (n < 0) {
+      if (ferror(r->f))
+        return kvsim_err_set(err, KVSIM_EIO, "%s: read error", r->path);
+      return 0;
+    }
+    r->line++;
+    t = r->lbuf;
+    while (*t == ' ' || *t == '\t')
+      t++;
+    if (r->line == 1 && !strncmp(t, "\xEF\xBB\xBF", 3))
+      t += 3;
+    if (*t == '\n' || *t == '\r' || *t == '\0')
+      continue;
+    break;
+  }
+  memset(row, 0, sizeof *row);
+  row->line = r->line;
+  row->session = -1;
+  r->segs.n = 0;
+  *o = cJSON_Parse(t);
+  if (!cJSON_IsObject(*o)) {
+    cJSON_Delete(*o);
+    *o = NULL;
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: invalid JSON (expected one object per line)",
+                         r->path, (long long)r->line);
+  }
+  return 1;
+}
+
+int kvsim__fmt_json_num(const kvsim__reader_t *r, const cJSON *o, const char *key, bool integer,
+                        double lo, double hi, double *out, kvsim_err *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v)
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': missing", r->path,
+                         (long long)r->line, key);
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+      (integer && v->valuedouble != floor(v->valuedouble))) {
+    char *txt = cJSON_PrintUnformatted(v);
+    char esc[KVSIM__ESCAPE_MAX];
+    kvsim__escape(txt ? txt : "?", txt ? strlen(txt) : 1, esc, sizeof esc);
+    kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': bad value '%s' (expected %s %.17g..%.17g)",
+                  r->path, (long long)r->line, key, esc, integer ? "an integer" : "a number", lo,
+                  hi);
+    cJSON_free(txt);
+    return KVSIM_EPARSE;
+  }
+  *out = v->valuedouble;
+  return 0;
+}
+
+/* ---- segments ---------------------------------------------------------------------- */
+
+int kvsim__fmt_seg_push(kvsim__reader_t *r, uint64_t id, int64_t len) {
+  kvsim_segment_t s = {id, len};
+  return kvsim__vec_push(&r->segs, s);
+}
+
+void kvsim__fmt_seg_done(kvsim__reader_t *r, kvsim__row_t *row) {
+  row->segments = r->segs.n ? r->segs.v : NULL;
+  row->num_segments = (int32_t)r->segs.n;
+}

@@ -1,0 +1,167 @@
+/* The CSV row reader: quoting, the line where each row and field starts,
+ * line endings, rows of the wrong width, bad bytes, and out of memory. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "workload/csvrow.h"
+
+static char paths[8][512];
+static int next;
+
+static void remove_tmp(void) {
+  for (int i = 0; i < next && i < 8; i++)
+    remove(paths[i]);
+}
+
+TestSuite(csvrow, .fini = remove_tmp);
+
+static const char *tmp_write(const char *name, const char *text, size_t len) {
+  cr_assert_lt(next, 8, "too many temp files in one test");
+  char *p = paths[next++];
+  const char *dir = getenv("TMPDIR");
+  snprintf(p, 512, "%s/kvsim_csvrow_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
+  FILE *f = fopen(p, "wb");
+  cr_assert(f, "cannot create %s", p);
+  cr_assert_eq(fwrite(text, 1, len, f), len, "writes %s", p);
+  fclose(f);
+  return p;
+}
+
+static kvsim__csvrow_t *open_text(const char *name, const char *text) {
+  const char *p = tmp_write(name, text, strlen(text));
+  kvsim__csvrow_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "opens %s: %s", name, err.msg);
+  return r;
+}
+
+Test(csvrow, quoting_and_header_by_name) {
+  kvsim__csvrow_t *r = open_text("q.csv", "\xEF\xBB\xBF Alpha ,\"b\",c\n1,\"x, \"\"y\"\"\",3\n");
+  cr_assert_eq(kvsim__csvrow_ncolumns(r), 3, "three columns");
+  cr_assert_str_eq(kvsim__csvrow_colname(r, 0), "Alpha", "BOM and spaces trimmed");
+  cr_assert_eq(kvsim__csvrow_column(r, "alpha"), 0, "names ignore case");
+  cr_assert_eq(kvsim__csvrow_column(r, "b"), 1, "a quoted name");
+  cr_assert_eq(kvsim__csvrow_column(r, "d"), -1, "absent");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "a row: %s", err.msg);
+  cr_assert_str_eq(kvsim__csvrow_field(r, 1), "x, \"y\"", "comma and doubled quotes kept");
+  cr_assert_null(kvsim__csvrow_field(r, 3), "NULL past the last field");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 0, "then the end");
+  kvsim__csvrow_close(r);
+}
+
+Test(csvrow, lines_of_rows_and_fields_across_quoted_newlines) {
+  kvsim__csvrow_t *r = open_text("ml.csv", "a,b,c\n\n1,\"two\nlines\n\",3\r\n  \n4,5,6");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "first row: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_line(r), 3, "starts after the blank line, got %lld",
+               (long long)kvsim__csvrow_line(r));
+  cr_assert_str_eq(kvsim__csvrow_field(r, 1), "two\nlines\n", "newlines inside quotes kept");
+  cr_assert_eq(kvsim__csvrow_field_line(r, 1), 3, "field 1 starts on line 3");
+  cr_assert_eq(kvsim__csvrow_field_line(r, 2), 5, "field 2 starts on line 5, got %lld",
+               (long long)kvsim__csvrow_field_line(r, 2));
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "last row without a newline: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_line(r), 7, "CRLF and a blank line counted, got %lld",
+               (long long)kvsim__csvrow_line(r));
+  cr_assert_str_eq(kvsim__csvrow_field(r, 2), "6", "last field");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 0, "end");
+  kvsim__csvrow_close(r);
+}
+
+Test(csvrow, bare_cr_is_a_bad_row_then_reading_goes_on) {
+  kvsim__csvrow_t *r = open_text("cr.csv", "a,b\n1,2\r3,4\n5,6\n");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "a row cut by a bare CR");
+  cr_assert(strstr(err.msg, "cr.csv:2: a bare carriage return"), "names line 2: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "the rest of line 2 is a row: %s", err.msg);
+  cr_assert_str_eq(kvsim__csvrow_field(r, 0), "3", "after the CR");
+  cr_assert_eq(kvsim__csvrow_line(r), 2, "on line 2");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "line 3");
+  cr_assert_eq(kvsim__csvrow_line(r), 3, "line 3");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 0, "end, no loop");
+  kvsim__csvrow_close(r);
+}
+
+Test(csvrow, crlf_split_across_reads_is_one_line_ending) {
+  /* The CR is the last byte of the reader's 64 KiB chunk, its LF the first
+   * of the next: still a CRLF, not a bare CR. */
+  size_t n = 65536 + 64;
+  char *t = malloc(n + 1);
+  cr_assert(t, "memory");
+  strcpy(t, "a,b\n");
+  size_t o = strlen(t);
+  t[o++] = '"';
+  while (o < 65536 - 4)
+    t[o++] = 'x';
+  memcpy(t + o, "\",1\r", 4);
+  o += 4;
+  cr_assert_eq(o, 65536, "the CR ends the first chunk");
+  memcpy(t + o, "\n2,3\n", 6);
+  o += 5;
+  const char *p = tmp_write("split.csv", t, o);
+  free(t);
+  kvsim__csvrow_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "opens: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "the long row: %s", err.msg);
+  cr_assert_str_eq(kvsim__csvrow_field(r, 1), "1", "its last field");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "the next row: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_line(r), 3, "on line 3");
+  kvsim__csvrow_close(r);
+}
+
+Test(csvrow, wrong_width_nul_and_unclosed_quote) {
+  kvsim__csvrow_t *r = open_text("w.csv", "a,b,c\n1,2,3,4\n1,2\n1,2,3\n");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "wider");
+  cr_assert(strstr(err.msg, "w.csv:2: row has 4 fields, the header has 3"), "%s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "narrower");
+  cr_assert(strstr(err.msg, ":3: row has 2 fields, the header has 3"), "%s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "then a good row");
+  kvsim__csvrow_close(r);
+
+  const char nul[] = "a,b\n1,2\0x\n3,4\n";
+  const char *p = tmp_write("nul.csv", nul, sizeof nul - 1);
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "opens");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "a NUL byte");
+  cr_assert(strstr(err.msg, "nul.csv:2: a NUL byte"), "%s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "then a good row");
+  kvsim__csvrow_close(r);
+
+  r = open_text("open.csv", "a,b\n1,\"2\n3,4\n");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "unclosed quote at the end");
+  cr_assert(strstr(err.msg, "open.csv:2: a quoted field is not closed"), "%s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), 0, "then the end");
+  kvsim__csvrow_close(r);
+
+  p = tmp_write("empty.csv", "\n\n", 2);
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), KVSIM_EPARSE, "an empty file");
+  cr_assert(strstr(err.msg, "empty file"), "%s", err.msg);
+}
+
+Test(csvrow, out_of_memory_at_every_step_fails_cleanly) {
+  const char *p = tmp_write("oom.csv", "a,b\n1,2\n3,4\n", 12);
+  bool completed = false;
+  for (int64_t n = 0; n < 64 && !completed; n++) {
+    kvsim__alloc_fail_after(n);
+    kvsim__csvrow_t *r = NULL;
+    kvsim_err err = {0};
+    int rc = kvsim__csvrow_open(p, true, &r, &err);
+    int rows = 0;
+    while (rc >= 0 && (rc = kvsim__csvrow_next(r, &err)) == 1)
+      rows++;
+    kvsim__alloc_fail_after(-1);
+    cr_assert(rc == 0 || rc == KVSIM_ENOMEM, "after %lld allocations: rc %d (%s)", (long long)n,
+              rc, err.msg);
+    if (rc == 0) {
+      cr_assert_eq(rows, 2, "all rows when nothing failed");
+      completed = true;
+    }
+    kvsim__csvrow_close(r);
+  }
+  cr_assert(completed, "enough allocations let it finish");
+}

@@ -1,0 +1,194 @@
+/* The format registry (names, detection, the requests.csv format), the
+ * escaping of bad values, range checks where values are read, and the
+ * kvsim CSV writer's refusals and write errors. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kvsim/workload.h"
+#include "workload/formats/format.h"
+#include "workload/wl.h"
+
+static char paths[8][512];
+static int next;
+
+static void remove_tmp(void) {
+  for (int i = 0; i < next && i < 8; i++)
+    remove(paths[i]);
+}
+
+TestSuite(formats, .fini = remove_tmp);
+
+static const char *tmp_path(const char *name) {
+  cr_assert_lt(next, 8, "too many temp files in one test");
+  char *p = paths[next++];
+  const char *dir = getenv("TMPDIR");
+  snprintf(p, 512, "%s/kvsim_fmt_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
+  return p;
+}
+
+static const char *tmp_write(const char *name, const char *text) {
+  const char *p = tmp_path(name);
+  FILE *f = fopen(p, "wb");
+  cr_assert(f, "cannot create %s", p);
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+Test(formats, every_registered_format_has_a_name_and_a_reader) {
+  int n = 0;
+  for (const kvsim__format_t *const *f = kvsim__formats; *f; f++, n++) {
+    cr_assert((*f)->name && (*f)->detect && (*f)->open && (*f)->next, "format %d complete", n);
+    if ((*f)->selectable)
+      cr_assert_eq(kvsim__format_find((*f)->name), *f, "%s found by name", (*f)->name);
+    else
+      cr_assert_null(kvsim__format_find((*f)->name), "%s is detected only", (*f)->name);
+    cr_assert(strstr(kvsim__format_choices(), (*f)->name) || !(*f)->selectable,
+              "%s listed in the choices", (*f)->name);
+  }
+  cr_assert_geq(n, 7, "azure, vidur, mooncake, llmservingsim, kvsim, requests, lengths");
+  cr_assert_null(kvsim__format_find("auto"), "auto is not a format");
+  cr_assert(!strncmp(kvsim__format_choices(), "auto, ", 6), "choices start with auto: %s",
+            kvsim__format_choices());
+}
+
+static const char *detected(const char *name, const char *text) {
+  const char *p = tmp_write(name, text);
+  const kvsim__format_t *f = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__detect_format(p, &f, &err), 0, "%s detects: %s", name, err.msg);
+  return kvsim__format_name(f);
+}
+
+Test(formats, detection_by_header_and_keys) {
+  cr_assert_str_eq(detected("a", "TIMESTAMP,ContextTokens,GeneratedTokens\n"), "azure", "azure");
+  cr_assert_str_eq(detected("v", "arrived_at,num_prefill_tokens,num_decode_tokens\n"), "vidur",
+                   "vidur");
+  cr_assert_str_eq(detected("k", "arrival_s,prompt_tokens,output_tokens\n"), "kvsim", "kvsim");
+  cr_assert_str_eq(detected("r", "request_id,replica,arrival_s,first_scheduled_s,first_token_s,"
+                                 "finish_s,prompt_tokens,output_tokens,cached_tokens,"
+                                 "num_preemptions,ttft_s,tpot_s,e2e_s,status\n"),
+                   "requests", "requests.csv before kvsim, whose columns it shares");
+  cr_assert_str_eq(detected("l", "num_prefill_tokens,num_decode_tokens,pd_ratio\n"), "lengths",
+                   "a length table");
+  cr_assert_str_eq(detected("j", "\n{\"input_toks\": 1, \"output_toks\": 1, "
+                                 "\"arrival_time_ns\": 0}\n"),
+                   "llmservingsim", "LLMServingSim keys");
+}
+
+Test(formats, requests_csv_reads_back_in_arrival_order) {
+  const char *p = tmp_write("requests.csv",
+                            "request_id,replica,arrival_s,first_scheduled_s,first_token_s,"
+                            "finish_s,prompt_tokens,output_tokens,cached_tokens,num_preemptions,"
+                            "ttft_s,tpot_s,e2e_s,status\n"
+                            "2,0,0.500000,0.5,0.6,0.9,30,3,0,0,0.1,0.1,0.4,finished\n"
+                            "0,1,0.000000,0,0.2,1.5,10,1,0,0,0.2,,1.5,finished\n"
+                            "3,0,0.500000,,,,40,4,0,0,,,,waiting\n"
+                            "1,0,0.250000,0.3,,2.0,20,2,0,0,,,,rejected\n");
+  char json[600];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\"}", p);
+  cJSON *j = cJSON_Parse(json);
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_parse(j, NULL, "w", &cfg, &err), 0, "parses: %s", err.msg);
+  cJSON_Delete(j);
+  kvsim_source_t *s = NULL;
+  cr_assert_eq(kvsim_source_open(cfg, 1, &s, &err), 0, "opens: %s", err.msg);
+  const int64_t prompt[] = {10, 20, 30, 40};
+  const kvsim_time_ns arr[] = {0, 250000000, 500000000, 500000000};
+  kvsim_req_spec_t sp;
+  for (int i = 0; i < 4; i++) {
+    cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_REQUEST, "row %d: %s", i, err.msg);
+    cr_assert_eq(sp.prompt_tokens, prompt[i], "row %d in request order: prompt %lld", i,
+                 (long long)sp.prompt_tokens);
+    cr_assert_eq(sp.arrival, arr[i], "row %d arrival", i);
+    cr_assert_eq(sp.output_tokens, prompt[i] / 10, "row %d output", i);
+  }
+  cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_END, "four rows, any status");
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}
+
+Test(formats, escape_cuts_and_hides_bytes) {
+  char buf[KVSIM__ESCAPE_MAX];
+  cr_assert_str_eq(kvsim__escape("a\x01\n\xff", 4, buf, sizeof buf), "a\\x01\\x0a\\xff",
+                   "non-printable bytes as \\xNN");
+  char longv[200];
+  memset(longv, 'y', sizeof longv);
+  kvsim__escape(longv, sizeof longv, buf, sizeof buf);
+  cr_assert_eq(strlen(buf), KVSIM__ESCAPE_CUT + 3, "cut at %d bytes plus '...': %zu",
+               KVSIM__ESCAPE_CUT, strlen(buf));
+  cr_assert(!strcmp(buf + KVSIM__ESCAPE_CUT, "..."), "ends with ...");
+  memset(longv, '\x02', sizeof longv);
+  kvsim__escape(longv, sizeof longv, buf, sizeof buf);
+  cr_assert_lt(strlen(buf), sizeof buf, "escaped bytes fit the buffer");
+}
+
+Test(formats, values_are_range_checked_where_read) {
+  int64_t ns;
+  cr_assert_eq(kvsim__parse_azure_ts("2261-12-31 23:59:59.9999999", &ns), 0, "the last year");
+  cr_assert_eq(kvsim__parse_azure_ts("2262-01-01 00:00:00", &ns), -2, "2262 is out of range");
+  cr_assert_eq(kvsim__parse_azure_ts("1677-12-31 00:00:00", &ns), -2, "1677 is out of range");
+  cr_assert_eq(kvsim__parse_azure_ts("1678-01-01 00:00:00", &ns), 0, "the first year");
+  kvsim_time_ns t;
+  cr_assert_eq(kvsim__parse_seconds_ns("9000000000", &t), 0, "the largest arrival");
+  cr_assert_eq(kvsim__parse_seconds_ns("90000000009", &t), -1, "beyond it (once overflowed)");
+  cr_assert_eq(kvsim__parse_seconds_ns("9e18", &t), -1, "beyond it in exponent form");
+}
+
+static void write_one(const char *out, int want_rc, const char *want) {
+  kvsim__csv_writer_t w;
+  kvsim_err err = {0};
+  int rc = kvsim__csv_writer_open(&w, out, 0, &err);
+  if (rc == 0) {
+    kvsim_req_spec_t s = {.arrival = 0, .prompt_tokens = 1, .output_tokens = 1};
+    rc = kvsim__csv_writer_row(&w, &s, &err);
+    rc = rc < 0 ? rc : kvsim__csv_writer_commit(&w, &err);
+  }
+  cr_assert_eq(rc, want_rc, "%s: rc %d (%s)", out, rc, err.msg);
+  if (want)
+    cr_assert(strstr(err.msg, want), "%s: '%s' in '%s'", out, want, err.msg);
+}
+
+Test(formats, writer_replaces_regular_files_only) {
+  const char *fifo = tmp_path("fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo");
+  write_one(fifo, KVSIM_EINVAL, "not a regular file (a device, pipe or socket)");
+  struct stat sb;
+  cr_assert(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the pipe is still a pipe");
+  const char *dir = tmp_path("dir");
+  cr_assert_eq(mkdir(dir, 0700), 0, "mkdir");
+  write_one(dir, KVSIM_EINVAL, "not a regular file (a directory)");
+  rmdir(dir);
+  const char *f = tmp_path("ok.csv");
+  write_one(f, 0, NULL);
+  write_one(f, 0, NULL); /* over a regular file */
+}
+
+Test(formats, writer_full_disk_is_an_error_and_leaves_nothing) {
+  if (access("/dev/full", W_OK) != 0)
+    cr_skip_test("no writable /dev/full");
+  const char *out = tmp_path("full.csv");
+  kvsim__csv_writer_t w;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csv_writer_open(&w, out, 0, &err), 0, "opens: %s", err.msg);
+  /* The temporary's writes go to a full disk from here on. */
+  FILE *full = fopen("/dev/full", "wb");
+  cr_assert(full, "opens /dev/full");
+  fclose(w.f);
+  w.f = full;
+  kvsim_req_spec_t s = {.arrival = 0, .prompt_tokens = 1, .output_tokens = 1};
+  int rc = kvsim__csv_writer_row(&w, &s, &err);
+  if (rc == 0)
+    rc = kvsim__csv_writer_commit(&w, &err);
+  else
+    kvsim__csv_writer_abort(&w);
+  cr_assert_eq(rc, KVSIM_EIO, "a full disk is an error: rc %d", rc);
+  cr_assert(strstr(err.msg, "write error"), "says so: %s", err.msg);
+  cr_assert_neq(access(w.tmp, F_OK), 0, "the temporary is removed");
+  cr_assert_neq(access(out, F_OK), 0, "nothing at the target");
+}
