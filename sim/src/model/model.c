@@ -135,7 +135,7 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
     char type[16] = "int";
     if (w) {
       char ww[300];
-      snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string);
+      snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string ? g->string : "0");
       int64_t gs = 0;
       int r2;
       if (kvsim__json_int_in(w, "num_bits", 2, 8, &nb, ww, err) < 0 ||
