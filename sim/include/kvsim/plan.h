@@ -29,8 +29,10 @@ typedef enum kvsim_kv_dtype {
 /* Bounds of the plan parameters, checked on entry to kvsim_plan_compute.
  * Memory sizes share the GPU's bound (KVSIM_GPU_MAX_MEMORY_BYTES, 4 TiB)
  * and token counts the model's (KVSIM_MODEL_MAX_CONTEXT, 2^30). */
-#define KVSIM_PLAN_MAX_GIB 4096.0       /* --weights-gib ... --cuda-graph-gib, --swap-space: one GPU's share */
-#define KVSIM_PLAN_MAX_HOST_GIB 16384.0 /* --kv-offloading-size: 16 TiB, 8x a DGX B200's host memory */
+/* --weights-gib ... --cuda-graph-gib, --swap-space: parts of one GPU. */
+#define KVSIM_PLAN_MAX_GIB 4096.0
+/* --kv-offloading-size (host memory, all ranks): 16 TiB, 8x a DGX B200's. */
+#define KVSIM_PLAN_MAX_HOST_GIB 16384.0
 #define KVSIM_PLAN_MAX_PARALLEL 1024    /* --tensor/pipeline-parallel-size: 128 nodes of 8 */
 #define KVSIM_PLAN_MAX_SEQS (INT64_C(1) << 20) /* --max-num-seqs: 1000x the engine default 1024 */
 /* Blocks of one pool (computed or --num-gpu-blocks-override): vLLM's

@@ -128,11 +128,12 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     goto out;
   if ((rc = kvsim__json_str(j, "name", g->name, sizeof g->name, where, err)) <= 0 ||
       (rc = kvsim__json_str(j, "generation", g->generation, sizeof g->generation, where, err)) <= 0 ||
-      (rc = kvsim__json_int_in(j, "memory_total_bytes", MIN_MEMORY_BYTES, KVSIM_GPU_MAX_MEMORY_BYTES,
-                               &g->memory_total_bytes, where, err)) <= 0 ||
+      (rc = kvsim__json_int_in(j, "memory_total_bytes", MIN_MEMORY_BYTES,
+                               KVSIM_GPU_MAX_MEMORY_BYTES, &g->memory_total_bytes, where, err)) <= 0 ||
       (rc = kvsim__json_num_in(j, "hbm_bandwidth_GBps", 1, MAX_BANDWIDTH_GBPS,
                                &g->hbm_bandwidth_GBps, where, err)) <= 0 ||
-      (rc = kvsim__json_num_in(j, "bf16_tflops", 0.1, MAX_TFLOPS, &g->bf16_tflops, where, err)) <= 0) {
+      (rc = kvsim__json_num_in(j, "bf16_tflops", 0.1, MAX_TFLOPS, &g->bf16_tflops, where,
+                               err)) <= 0) {
     if (rc == 0)
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: missing one of name, generation, memory_total_bytes, "

@@ -89,7 +89,9 @@ static int64_t gib_trunc(double gib) {
 
 /* ceil(t / bs) without the overflow of (t + bs - 1) when t is near 2^63
  * (a token count from a scheduler can be any int64). */
-static int64_t blocks_of(int64_t t, int64_t bs) { return t > 0 ? t / bs + (t % bs != 0) : cdiv(t, bs); }
+static int64_t blocks_of(int64_t t, int64_t bs) {
+  return t > 0 ? t / bs + (t % bs != 0) : cdiv(t, bs);
+}
 
 /* Bytes of one head vector of one token (K or V, or the MLA latent). */
 static int64_t head_vector_bytes(const kvsim_model_t *m, const kvsim_plan_params_t *p,
@@ -231,9 +233,6 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
                          p->gpu_memory_utilization);
   if (p->tp < 1 || p->pp < 1)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
-  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;
-  const double max_mem_gib = KVSIM_PLAN_MAX_GIB;
-  int rc;
   /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
    * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
   const double max_total_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
@@ -244,41 +243,52 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
                          max_total_gib);
   if (p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is out of range (0, %g]",
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is out of range "
+                         "(0, %g]",
                          (double)p->total_memory_bytes / KVSIM_GIB, max_total_gib);
-  if ((rc = check_int(p->tp, 1, KVSIM_PLAN_MAX_PARALLEL, "--tensor-parallel-size",
-                      "hardware.tensor_parallel_size", err)) < 0 ||
-      (rc = check_int(p->pp, 1, KVSIM_PLAN_MAX_PARALLEL, "--pipeline-parallel-size",
-                      "hardware.pipeline_parallel_size", err)) < 0 ||
-      /* ep = tp x data-parallel ranks: at most 1024 x 1024. */
-      (rc = check_int(p->ep, 0, (int64_t)KVSIM_PLAN_MAX_PARALLEL * KVSIM_PLAN_MAX_PARALLEL,
-                      "expert parallelism", "hardware.expert_parallel_size", err)) < 0 ||
-      (rc = check_int(p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len", err)) < 0 ||
-      (rc = check_int(p->block_size, 0, 4096, "--block-size", "engine.block_size", err)) < 0 ||
-      (rc = check_int(p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
-                      "engine.max_num_batched_tokens", err)) < 0 ||
-      (rc = check_int(p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs",
-                      err)) < 0 ||
+  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT, max_par = KVSIM_PLAN_MAX_PARALLEL;
+  const struct {
+    int64_t v, lo, hi;
+    const char *flag, *key;
+  } ints[] = {
+      {p->tp, 1, max_par, "--tensor-parallel-size", "hardware.tensor_parallel_size"},
+      {p->pp, 1, max_par, "--pipeline-parallel-size", "hardware.pipeline_parallel_size"},
+      /* ep = tp x data-parallel ranks. */
+      {p->ep, 0, max_par * max_par, "expert parallelism", "hardware.expert_parallel_size"},
+      {p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len"},
+      {p->block_size, 0, 4096, "--block-size", "engine.block_size"},
+      {p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
+       "engine.max_num_batched_tokens"},
+      {p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs"},
       /* A scale group wider than any head vector is one group per head. */
-      (rc = check_int(p->kv_quant_group, 1, 1 << 20, "--kv-quant-group", "engine.kv_quant_group", err)) < 0 ||
-      (rc = check_int(p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens",
-                      "engine.kv_residual_tokens", err)) < 0 ||
-      (rc = check_int(p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES,
-                      "--kv-cache-memory-bytes", "engine.kv_cache_memory_bytes", err)) < 0 ||
-      (rc = check_int(p->num_gpu_blocks_override, 0, KVSIM_PLAN_MAX_BLOCKS,
-                      "--num-gpu-blocks-override", "engine.num_gpu_blocks_override", err)) < 0 ||
-      (rc = check_gib(p->weights_gib, max_mem_gib, true, "--weights-gib", "engine.weights_gib", err)) < 0 ||
-      (rc = check_gib(p->activation_gib, max_mem_gib, true, "--activation-gib", "engine.activation_gib",
-                      err)) < 0 ||
-      (rc = check_gib(p->non_torch_gib, max_mem_gib, true, "--non-torch-gib", "engine.non_torch_gib",
-                      err)) < 0 ||
-      (rc = check_gib(p->cuda_graph_gib, max_mem_gib, true, "--cuda-graph-gib", "engine.cuda_graph_gib",
-                      err)) < 0 ||
-      (rc = check_gib(p->swap_space_gib, KVSIM_PLAN_MAX_GIB, false, "--swap-space", "engine.swap_space",
-                      err)) < 0 ||
-      (rc = check_gib(p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
-                      "engine.kv_offloading_size", err)) < 0)
-    return rc;
+      {p->kv_quant_group, 1, 1 << 20, "--kv-quant-group", "engine.kv_quant_group"},
+      {p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens", "engine.kv_residual_tokens"},
+      {p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes",
+       "engine.kv_cache_memory_bytes"},
+      {p->num_gpu_blocks_override, 0, KVSIM_PLAN_MAX_BLOCKS, "--num-gpu-blocks-override",
+       "engine.num_gpu_blocks_override"},
+  };
+  const struct {
+    double v, hi;
+    bool predict_ok;
+    const char *flag, *key;
+  } gibs[] = {
+      {p->weights_gib, KVSIM_PLAN_MAX_GIB, true, "--weights-gib", "engine.weights_gib"},
+      {p->activation_gib, KVSIM_PLAN_MAX_GIB, true, "--activation-gib", "engine.activation_gib"},
+      {p->non_torch_gib, KVSIM_PLAN_MAX_GIB, true, "--non-torch-gib", "engine.non_torch_gib"},
+      {p->cuda_graph_gib, KVSIM_PLAN_MAX_GIB, true, "--cuda-graph-gib", "engine.cuda_graph_gib"},
+      {p->swap_space_gib, KVSIM_PLAN_MAX_GIB, false, "--swap-space", "engine.swap_space"},
+      {p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
+       "engine.kv_offloading_size"},
+  };
+  int rc;
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if ((rc = check_int(ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, ints[i].key, err)) < 0)
+      return rc;
+  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++)
+    if ((rc = check_gib(gibs[i].v, gibs[i].hi, gibs[i].predict_ok, gibs[i].flag, gibs[i].key,
+                        err)) < 0)
+      return rc;
   return KVSIM_OK;
 }
 
