@@ -39,6 +39,30 @@ expect_error "unknown flag '--max-model-length' \(did you mean '--max-model-len'
 expect_error "--max-model-len: expected an integer, got 'abc'" calc --max-model-len abc
 expect_error "--engine: unknown engine 'vllm-v3'" calc --engine vllm-v3
 
+# Out-of-range values (found by fuzzing): one line naming the flag or key and
+# its range, where they used to overflow into negative GiB, negative block
+# counts or a plan that "fits".
+expect_error "--weights-gib \(engine.weights_gib\): 1e\+10 GiB is out of range \[0, 4096\]" calc --weights-gib 1e10
+expect_error "--activation-gib \(engine.activation_gib\): .* is out of range" calc --activation-gib 1e12
+expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 100000 GiB is out of range \(0, 4096\]" calc --gpu-memory-gib 1e5
+expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): out of range" calc --gpu-memory-gib 1e12
+expect_error "--num-gpu-blocks-override \(engine.num_gpu_blocks_override\): 9223372036854775807 is out of range \[0, 2147483647\]" \
+  calc --num-gpu-blocks-override 9223372036854775807
+expect_error "--kv-cache-memory-bytes \(engine.kv_cache_memory_bytes\): .* is out of range" \
+  calc --kv-cache-memory-bytes 9223372036854775807
+expect_error "--target-concurrency: 9223372036854775807 is out of range" \
+  calc --target-concurrency 9223372036854775807 --seq-len 8192
+base='"model_type": "llama", "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2048, "vocab_size": 1000, "num_hidden_layers": 2'
+printf '{%s, "hidden_size": 1e12}\n' "$base" >"$tmp/hidden.json"
+expect_error "hidden.json.hidden_size: 1000000000000 is out of range \[1, 1048576\]" calc --model "$tmp/hidden.json"
+printf '{%s, "hidden_size": 1024, "sliding_window": 1e74}\n' "$base" >"$tmp/window.json"
+expect_error "window.json.sliding_window: 1e\+74 is out of range \[0, 1073741824\]" calc --model "$tmp/window.json"
+printf '{%s, "hidden_size": 1024, "max_position_embeddings": 9223372036854775807}\n' "$base" >"$tmp/mpe.json"
+expect_error "mpe.json.max_position_embeddings: 9.22.*e\+18 is out of range \[0, 1073741824\]" calc --model "$tmp/mpe.json"
+printf '{"name": "g", "generation": "hopper", "memory_total_bytes": 1e18, "hbm_bandwidth_GBps": 3350, "bf16_tflops": 989}\n' >"$tmp/gpu.json"
+expect_error "gpu.json.memory_total_bytes: 1e\\+18 is out of range \[1073741824, 4398046511104\]" \
+  calc --gpu "$tmp/gpu.json"
+
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 "$kvsim" calc --gpu rtx4090 --max-model-len 131072 --strict >/dev/null 2>&1
 rc=$?

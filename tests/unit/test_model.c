@@ -10,6 +10,7 @@
 
 #include "kvsim/error.h"
 #include "kvsim/model.h"
+#include <stdint.h>
 
 static kvsim_model_t load(const char *name) {
   kvsim_model_t m;
@@ -349,4 +350,137 @@ Test(model_errors, unreadable_path) {
   rmdir(dir);
   cr_assert_eq(rc, KVSIM_EIO, "a folder without config.json cannot be read, got %d", rc);
   cr_assert(strstr(err.msg, "config.json") != NULL, "message names the file: %s", err.msg);
+}
+
+/* ---- ranges (values a fuzzer found: UBSan overflow or silent garbage) ---- */
+
+static int parse_text(const char *text, kvsim_model_t *m, kvsim_err *err) {
+  return kvsim_model_parse(text, "fuzz", "fuzz.json", m, err);
+}
+
+/* A two-layer Llama-style config with `key` set to `value` (replacing the
+ * base field of that name; cJSON would read the first of two) plus
+ * `extra` fields. */
+static void config_with(const char *key, const char *value, const char *extra, char *out,
+                        size_t cap) {
+  static const char *const base[][2] = {
+      {"model_type", "\"llama\""},    {"hidden_size", "1024"},        {"num_attention_heads", "8"},
+      {"num_key_value_heads", "2"},    {"intermediate_size", "2048"}, {"vocab_size", "32000"},
+      {"max_position_embeddings", "4096"}, {"num_hidden_layers", "2"}};
+  size_t o = (size_t)snprintf(out, cap, "{\"%s\": %s", key, value);
+  for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+    if (strcmp(base[i][0], key))
+      o += (size_t)snprintf(out + o, cap - o, ", \"%s\": %s", base[i][0], base[i][1]);
+  snprintf(out + o, cap - o, "%s%s}", *extra ? ", " : "", extra);
+}
+
+Test(model_ranges, every_architecture_field_is_range_checked) {
+  /* Each field alone, far outside any real model: the error names the key
+   * and its allowed range instead of overflowing into negative weights. */
+  static const struct {
+    const char *key, *value, *extra, *range;
+  } cases[] = {
+      {"hidden_size", "1e12", "", "[1, 1048576]"},
+      {"num_attention_heads", "1e12", "", "[1, 16384]"},
+      {"num_key_value_heads", "-4", "", "[1, 16384]"},
+      {"sliding_window", "1e74", "", "[0, 1073741824]"},
+      {"vocab_size", "1e15", "", "[1, 16777216]"},
+      {"intermediate_size", "1e15", "", "[1, 4194304]"},
+      {"max_position_embeddings", "1e18", "", "[0, 1073741824]"},
+      {"head_dim", "1e9", "", "[0, 16384]"},
+      {"num_hidden_layers", "513", "", "[1, 512]"},
+      {"num_local_experts", "1e9", "\"num_experts_per_tok\": 2", "[0, 16384]"},
+      {"moe_intermediate_size", "1e10", "\"num_experts\": 8, \"num_experts_per_tok\": 2",
+       "[1, 4194304]"},
+      {"kv_lora_rank", "1e10", "", "[0, 16384]"},
+      {"bits", "1e10", "", "[2, 8]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[1024];
+    if (!strcmp(cases[i].key, "bits"))
+      config_with("quantization_config", "{\"quant_method\": \"gptq\", \"bits\": 1e10}", "",
+                  text, sizeof text);
+    else
+      config_with(cases[i].key, cases[i].value, cases[i].extra, text, sizeof text);
+    kvsim_model_t m;
+    kvsim_err err = {0};
+    int rc = parse_text(text, &m, &err);
+    cr_assert_eq(rc, KVSIM_EINVAL, "case %zu (%s = %s) must fail, got %d", i, cases[i].key,
+                 cases[i].value, rc);
+    cr_assert(strstr(err.msg, cases[i].key) != NULL, "case %zu names %s: %s", i, cases[i].key,
+              err.msg);
+    cr_assert(strstr(err.msg, cases[i].range) != NULL, "case %zu gives the range %s: %s", i,
+              cases[i].range, err.msg);
+  }
+}
+
+Test(model_ranges, bounds_themselves_are_accepted) {
+  /* The largest values of the table parse: the bounds refuse nothing real. */
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  char text[1024];
+  config_with("vocab_size", "16777216", "\"sliding_window\": 1073741824", text, sizeof text);
+  int rc = parse_text(text, &m, &err);
+  cr_assert_eq(rc, KVSIM_OK, "values at the bounds parse: %s", err.msg);
+  cr_assert_eq(m.sliding_window, INT64_C(1) << 30, "sliding_window read exactly: %lld",
+               (long long)m.sliding_window);
+}
+
+Test(model_ranges, parameter_count_overflow_is_an_error) {
+  /* Every field within its own range, but 512 layers x 16384 experts x
+   * 3 x 2^20 x 2^22 parameters is past 2^63: refused, not wrapped negative. */
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_text("{\"model_type\": \"qwen3_moe\", \"hidden_size\": 1048576, "
+                      "\"num_attention_heads\": 8, \"num_key_value_heads\": 8, "
+                      "\"intermediate_size\": 4194304, \"vocab_size\": 32000, "
+                      "\"num_hidden_layers\": 512, \"num_experts\": 16384, "
+                      "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 4194304}",
+                      &m, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "an overflowing parameter count must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "2^50 parameters") != NULL, "message says why: %s", err.msg);
+  cr_assert(strstr(err.msg, "fuzz.json") != NULL, "message names the file: %s", err.msg);
+}
+
+Test(model_ranges, count_params_checked_matches_the_plain_count) {
+  kvsim_model_t m = load("deepseek-v3");
+  kvsim_model_params_t a, b;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_count_params_checked(&m, &a, "x", &err), KVSIM_OK, "%s", err.msg);
+  kvsim_model_count_params(&m, &b);
+  cr_assert_eq(a.total, b.total, "checked %lld vs plain %lld", (long long)a.total,
+               (long long)b.total);
+  cr_assert(a.active > 0 && a.active < a.total, "active %lld of %lld", (long long)a.active,
+            (long long)a.total);
+}
+
+Test(model_ranges, layer_lists_and_quant_blocks_are_checked) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  char text[1024];
+  config_with("model_type", "\"qwen3_moe\"",
+              "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"mlp_only_layers\": [1, 2]",
+              text, sizeof text);
+  int rc = parse_text(text, &m, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a layer index past the layers must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "mlp_only_layers[1]") != NULL, "message names the entry: %s", err.msg);
+  cr_assert(strstr(err.msg, "[0, 1]") != NULL, "message gives the range: %s", err.msg);
+  config_with("quantization_config", "{\"quant_method\": \"fp8\", \"weight_block_size\": [1e10, 128]}",
+              "", text, sizeof text);
+  rc = parse_text(text, &m, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "an fp8 scale block of 1e10 must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "weight_block_size[0]") != NULL, "message names the key: %s", err.msg);
+}
+
+Test(model_ranges, json_integers_beyond_a_double_name_the_range) {
+  /* 9223372036854775807 is an integer, but no double holds it exactly. */
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  char text[1024];
+  config_with("num_hidden_layers", "9223372036854775807", "", text, sizeof text);
+  int rc = parse_text(text, &m, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "out of range [1, 512]") != NULL, "message gives the range: %s",
+            err.msg);
+  cr_assert(strstr(err.msg, "expected an integer") == NULL, "not a type error: %s", err.msg);
 }

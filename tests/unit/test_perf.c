@@ -353,3 +353,25 @@ Test(perf, moe_efficiency_slows_expert_streaming_only) {
   t2 = step_s(&s.pf, &b, NULL);
   cr_assert_float_eq(t1, t2, 1e-12, "a dense model has no experts to slow");
 }
+
+Test(perf, extreme_shapes_clamp_instead_of_overflowing) {
+  /* A prefill of 2^40 pairs per token on an uncalibrated GPU: ~1e22 s,
+   * whose nanoseconds do not fit int64 (an undefined conversion before).
+   * The step is held at the documented maximum. */
+  setup_t s;
+  make(&s, "llama-3.1-8b", "h100-sxm", 1, 1, "", KVSIM_KV_AUTO);
+  kvsim_batch_shape_t b;
+  memset(&b, 0, sizeof b);
+  b.num_seqs = 1;
+  b.num_prefill_seqs = 1;
+  b.new_tokens = b.prefill_tokens = INT64_C(1) << 30;
+  b.attn_full = 1e30;
+  b.kv_read_full = 1e18;
+  kvsim_step_cost_t c;
+  kvsim_time_ns t = kvsim_perf_step_time(&s.pf, &b, &c);
+  cr_assert_eq(t, KVSIM_PERF_MAX_STEP_NS, "held at the maximum, got %lld", (long long)t);
+  cr_assert_gt(c.total_s, 1e9, "the cost keeps the unclamped seconds: %g", c.total_s);
+  /* An ordinary step is untouched by the clamp. */
+  kvsim_batch_shape_t d = decode(8, 1024, 0);
+  cr_assert_lt(kvsim_perf_step_time(&s.pf, &d, NULL), KVSIM_NS_PER_S, "a decode step is < 1 s");
+}

@@ -409,3 +409,166 @@ Test(plan_reverse, concurrency_times_length_to_memory) {
   cr_assert_lt(pl.available_kv_bytes, 64 * GIB, "one H100 is short");
   cr_assert_eq(r.min_gpus, 2, "two H100s hold it, got %d", r.min_gpus);
 }
+
+/* ---- parameter ranges and checked arithmetic (values a fuzzer found) ---- */
+
+/* Computes with `p` and expects KVSIM_EINVAL whose message holds `want`. */
+static void expect_invalid(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                           const kvsim_plan_params_t *p, const char *what, const char *want) {
+  kvsim_plan_t out;
+  kvsim_err err = {0};
+  int rc = kvsim_plan_compute(m, g, p, &out, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "%s must be refused, got %d (fits %d, blocks %lld)", what, rc,
+               out.fits, (long long)out.num_gpu_blocks);
+  cr_assert(strstr(err.msg, want) != NULL, "%s: message '%s' lacks '%s'", what, err.msg, want);
+}
+
+Test(plan_ranges, every_parameter_is_range_checked_with_its_names) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.weights_gib = 1e10; /* was -8589934592 GiB of weights */
+  expect_invalid(&m, &g, &p, "--weights-gib 1e10",
+                 "--weights-gib (engine.weights_gib): 1e+10 GiB is out of range [0, 4096]");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.activation_gib = 1e12;
+  expect_invalid(&m, &g, &p, "--activation-gib 1e12", "--activation-gib (engine.activation_gib)");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.non_torch_gib = 1e12;
+  expect_invalid(&m, &g, &p, "--non-torch-gib 1e12", "--non-torch-gib (engine.non_torch_gib)");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.cuda_graph_gib = 1e12;
+  expect_invalid(&m, &g, &p, "--cuda-graph-gib 1e12", "--cuda-graph-gib (engine.cuda_graph_gib)");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.weights_gib = NAN;
+  expect_invalid(&m, &g, &p, "--weights-gib nan", "--weights-gib");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.num_gpu_blocks_override = INT64_MAX; /* was "GPU KV cache size: -16 tokens" */
+  expect_invalid(&m, &g, &p, "--num-gpu-blocks-override INT64_MAX",
+                 "--num-gpu-blocks-override (engine.num_gpu_blocks_override): "
+                 "9223372036854775807 is out of range [0, 2147483647]");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.kv_cache_memory_bytes = INT64_MAX;
+  expect_invalid(&m, &g, &p, "--kv-cache-memory-bytes INT64_MAX",
+                 "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes)");
+  p = params(KVSIM_PLAN_V0, 8192);
+  p.swap_space_gib = 1e12; /* was "CPU tier of -4398046511104 blocks" */
+  expect_invalid(&m, &g, &p, "--swap-space 1e12",
+                 "--swap-space (engine.swap_space): 1e+12 GiB is out of range [0, 4096]");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.kv_offloading_gib = 1e12;
+  expect_invalid(&m, &g, &p, "--kv-offloading-size 1e12",
+                 "--kv-offloading-size (engine.kv_offloading_size): 1e+12 GiB is out of range "
+                 "[0, 16384]");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.max_num_seqs = INT64_C(1) << 40;
+  expect_invalid(&m, &g, &p, "--max-num-seqs 2^40", "--max-num-seqs (engine.max_num_seqs)");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.max_num_batched_tokens = INT64_MAX;
+  expect_invalid(&m, &g, &p, "--max-num-batched-tokens INT64_MAX",
+                 "--max-num-batched-tokens (engine.max_num_batched_tokens)");
+  p = params(KVSIM_PLAN_V1, INT64_MAX);
+  expect_invalid(&m, &g, &p, "--max-model-len INT64_MAX",
+                 "--max-model-len (engine.max_model_len): 9223372036854775807 is out of range "
+                 "[0, 1073741824]");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.kv_dtype = KVSIM_KV_INT4;
+  p.kv_residual_tokens = INT32_MAX;
+  expect_invalid(&m, &g, &p, "--kv-residual-tokens 2^31", "--kv-residual-tokens");
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 1 << 20;
+  expect_invalid(&m, &g, &p, "--tensor-parallel-size 2^20",
+                 "--tensor-parallel-size (hardware.tensor_parallel_size)");
+}
+
+Test(plan_ranges, gpu_memory_override_is_bounded_not_replaced) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  /* 1e5 GiB used to size a pool of ~50 M blocks (a 1.6 GB process). */
+  p.total_memory_bytes = (int64_t)(1e5 * KVSIM_GIB);
+  expect_invalid(&m, &g, &p, "--gpu-memory-gib 1e5",
+                 "--gpu-memory-gib (hardware.gpu_memory_gib): 100000 GiB is out of range (0, 4096]");
+  /* 1e12 GiB does not convert to bytes (llround gives a negative value):
+   * it used to be silently replaced by the GPU's own memory. */
+  p.total_memory_bytes = INT64_MIN;
+  expect_invalid(&m, &g, &p, "an overflowed --gpu-memory-gib", "--gpu-memory-gib");
+  /* The bound itself is accepted. */
+  p.total_memory_bytes = KVSIM_GPU_MAX_MEMORY_BYTES;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.total_memory_bytes, KVSIM_GPU_MAX_MEMORY_BYTES, "4 TiB is kept as given");
+  cr_assert_leq(pl.num_gpu_blocks, KVSIM_GPU_MAX_MEMORY_BYTES / pl.block_bytes,
+                "the pool is bounded by the memory bound: %lld blocks",
+                (long long)pl.num_gpu_blocks);
+}
+
+Test(plan_ranges, cpu_tiers_in_blocks) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 8192);
+  p.swap_space_gib = 4;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.swap_blocks, 4 * GIB / (2 * MIB), "4 GiB of 2 MiB blocks, got %lld",
+               (long long)pl.swap_blocks);
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 2;
+  p.kv_offloading_gib = 16;
+  pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.offload_blocks, 16 * GIB / (pl.block_bytes * 2),
+               "the offload size is the total over the TP ranks, got %lld",
+               (long long)pl.offload_blocks);
+  cr_assert_eq(pl.swap_blocks, 0, "no swap space, no swap blocks");
+}
+
+Test(plan_ranges, extreme_geometry_overflows_into_an_error) {
+  /* Each field of this model is within its range, but one 2^30-token
+   * request of it holds 2^30 x 2^14 heads x 2^14 dims x 2 x 2 bytes x 8
+   * layers = 2^63 bytes: an error (or a plan that does not fit), never a
+   * wrapped "fits". */
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  const char *cfg = "{\"model_type\": \"llama\", \"hidden_size\": 16384, "
+                    "\"num_attention_heads\": 16384, \"num_key_value_heads\": 16384, "
+                    "\"head_dim\": 16384, \"intermediate_size\": 16, \"vocab_size\": 16, "
+                    "\"num_hidden_layers\": 8, \"max_position_embeddings\": 1073741824}";
+  int rc = kvsim_model_parse(cfg, "wide", "wide.json", &m, &err);
+  cr_assert_eq(rc, KVSIM_OK, "the model parses: %s", err.msg);
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, INT64_C(1) << 30);
+  p.block_size = 4096;
+  p.total_memory_bytes = KVSIM_GPU_MAX_MEMORY_BYTES;
+  kvsim_plan_t pl;
+  rc = kvsim_plan_compute(&m, &g, &p, &pl, &err);
+  if (rc == KVSIM_OK)
+    cr_assert(!pl.fits, "a 2^63-byte request cannot fit (available %lld)",
+              (long long)pl.available_kv_bytes);
+  else
+    cr_assert(strstr(err.msg, "overflows") != NULL, "the error says why: %s", err.msg);
+}
+
+Test(plan_ranges, reverse_mode_products_are_checked) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_reverse_t r;
+  kvsim_err err = {0};
+  int rc = kvsim_plan_reverse(&m, &g, &p, INT64_MAX, 8192, &r, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "INT64_MAX requests must be refused, got %d", rc);
+  cr_assert(strstr(err.msg, "--target-concurrency: 9223372036854775807 is out of range") != NULL,
+            "message names the flag and range: %s", err.msg);
+  /* 2^30 requests of 131,072 tokens x 128 KiB: 2^64 bytes, past int64. */
+  rc = kvsim_plan_reverse(&m, &g, &p, INT64_C(1) << 30, 131072, &r, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a 2^64-byte requirement must be refused, got %d (%lld)", rc,
+               (long long)r.required_kv_bytes);
+  cr_assert(strstr(err.msg, "overflows") != NULL, "message says why: %s", err.msg);
+}
+
+Test(plan_ranges, blocks_for_huge_token_counts_do_not_wrap) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  int64_t b = kvsim_plan_blocks_for_tokens(&pl, INT64_MAX);
+  cr_assert_eq(b, INT64_MAX / 16 + 1, "ceil(INT64_MAX / 16) without wrapping, got %lld",
+               (long long)b);
+}

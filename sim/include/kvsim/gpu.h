@@ -36,6 +36,12 @@ typedef struct kvsim_gpu_perf {
   char source[256];
 } kvsim_gpu_perf_t;
 
+/* The largest memory a GPU (or a --gpu-memory-gib override) may have:
+ * 4 TiB, fourteen times the largest accelerator memory shipped in 2025
+ * (288 GB: B300, MI355X). It bounds every byte count of the memory plan,
+ * and the block pool a run allocates in proportion to it. */
+#define KVSIM_GPU_MAX_MEMORY_BYTES (INT64_C(1) << 42)
+
 typedef struct kvsim_gpu {
   char name[64];
   char description[128];
@@ -54,10 +60,18 @@ typedef struct kvsim_gpu {
 
 /* Catalog name (case-insensitive) or path to a GPU JSON file. */
 int kvsim_gpu_load(const char *name_or_path, kvsim_gpu_t *g, kvsim_err *err);
+/* Parses GPU JSON text into *g. Every number is range-checked where it is
+ * read (memory in [1 GiB, KVSIM_GPU_MAX_MEMORY_BYTES], bandwidths, FLOPs,
+ * latencies and the perf coefficients finite and within sane ranges);
+ * returns KVSIM_EINVAL with "where.key: V is out of range [lo, hi]"
+ * otherwise, and KVSIM_EPARSE on invalid JSON. */
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err);
 
 /* Reads a "perf" object over *p (keys absent keep their value); `where`
- * names it in errors. `j` is a cJSON object. */
+ * names it in errors. `j` is a cJSON object. Each coefficient read must
+ * lie in its range (mfu, mbu, attn_efficiency in [0.001, 1],
+ * moe_efficiency in [0.01, 1], overheads >= 0 and bounded): KVSIM_EINVAL
+ * naming the key and range otherwise. */
 struct cJSON;
 int kvsim_gpu_perf_parse(const struct cJSON *j, const char *where, kvsim_gpu_perf_t *p,
                          kvsim_err *err);

@@ -12,6 +12,17 @@
 
 #define KVSIM_MAX_LAYERS 512
 
+/* The longest context a model or an engine setting may name, in tokens
+ * (max_position_embeddings, sliding_window, max_model_len): 2^30, a
+ * hundred times the longest released context (Llama-4 Scout, 10,485,760),
+ * so token counts and their products with per-token bytes stay exact. */
+#define KVSIM_MODEL_MAX_CONTEXT (INT64_C(1) << 30)
+
+/* The largest parameter count a model may have: 2^50 (~1.1e15), five
+ * hundred times the largest published models (~2e12), so that weight
+ * bytes (at most 4 per parameter) stay below 2^53 and exact in a double. */
+#define KVSIM_MODEL_MAX_PARAMS (INT64_C(1) << 50)
+
 typedef enum kvsim_quant_kind {
   KVSIM_QUANT_NONE = 0, /* weights in the model dtype */
   KVSIM_QUANT_FP8,      /* 1 byte + per-block or per-channel scales */
@@ -92,6 +103,15 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
  * is in the catalog. */
 int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap);
 
+/* Counts the parameters of `m` into *p. The arithmetic is overflow-checked:
+ * returns KVSIM_EINVAL, with "where: ..." naming the fields, when the
+ * count overflows int64 or exceeds KVSIM_MODEL_MAX_PARAMS (*p is then
+ * zeroed). kvsim_model_parse runs it on every model it returns. */
+int kvsim_model_count_params_checked(const kvsim_model_t *m, kvsim_model_params_t *p,
+                                     const char *where, kvsim_err *err);
+
+/* The same for a model kvsim_model_parse accepted, whose count is known to
+ * fit (a model that does not fit is a programmer error: *p is zeroed). */
 void kvsim_model_count_params(const kvsim_model_t *m, kvsim_model_params_t *p);
 
 /* Layer index range [first, last) held by pipeline stage `stage` of `pp`,

@@ -140,8 +140,15 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
  * dense model. */
 double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens);
 
+/* The longest step kvsim_perf_step_time returns: 1e18 ns (~31 years). A
+ * step past it (an extreme shape on a range-checked but extreme GPU) is
+ * held there, so that a clock of < 2^63 - 1e18 ns plus a step cannot
+ * overflow. */
+#define KVSIM_PERF_MAX_STEP_NS INT64_C(1000000000000000000)
+
 /* Duration of one step. Pure function of the shape: same shape, same time;
- * O(1). An empty batch (no sequence, no token) costs 0. `cost` may be NULL. */
+ * O(1). An empty batch (no sequence, no token) costs 0. `cost` may be NULL.
+ * At most KVSIM_PERF_MAX_STEP_NS (cost->total_s keeps the unclamped value). */
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b,
                                    kvsim_step_cost_t *cost /* may be NULL */);
 

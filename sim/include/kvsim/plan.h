@@ -26,6 +26,20 @@ typedef enum kvsim_kv_dtype {
   KVSIM_KV_INT4,
 } kvsim_kv_dtype;
 
+/* Bounds of the plan parameters, checked on entry to kvsim_plan_compute.
+ * Memory sizes share the GPU's bound (KVSIM_GPU_MAX_MEMORY_BYTES, 4 TiB)
+ * and token counts the model's (KVSIM_MODEL_MAX_CONTEXT, 2^30). */
+/* --weights-gib ... --cuda-graph-gib, --swap-space: parts of one GPU. */
+#define KVSIM_PLAN_MAX_GIB 4096.0
+/* --kv-offloading-size (host memory, all ranks): 16 TiB, 8x a DGX B200's. */
+#define KVSIM_PLAN_MAX_HOST_GIB 16384.0
+#define KVSIM_PLAN_MAX_PARALLEL 1024    /* --tensor/pipeline-parallel-size: 128 nodes of 8 */
+#define KVSIM_PLAN_MAX_SEQS (INT64_C(1) << 20) /* --max-num-seqs: 1000x the engine default 1024 */
+/* Blocks of one pool (computed or --num-gpu-blocks-override): vLLM's
+ * block tables hold int32 block ids (v1/worker/block_table.py), and so
+ * does kvsim's pool. */
+#define KVSIM_PLAN_MAX_BLOCKS INT64_C(2147483647)
+
 /* Everything the plan depends on. Zero / negative means "engine default"
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
 typedef struct kvsim_plan_params {
@@ -53,6 +67,10 @@ typedef struct kvsim_plan_params {
   double weights_gib, activation_gib, non_torch_gib, cuda_graph_gib;
   int64_t kv_cache_memory_bytes;   /* > 0: bypass profiling, use this budget */
   int64_t num_gpu_blocks_override; /* > 0: use this many blocks */
+  /* CPU tiers in GiB, 0 = none: V0 --swap-space (per GPU) and V1
+   * --kv-offloading-size (total over the TP x PP ranks). The plan sizes
+   * them in blocks (swap_blocks, offload_blocks). */
+  double swap_space_gib, kv_offloading_gib;
 } kvsim_plan_params_t;
 
 /* One KV cache group of the V1 hybrid allocator: layers of one attention
@@ -94,6 +112,9 @@ typedef struct kvsim_plan {
   bool fits;
   char error[512];            /* the engine's own error text when !fits */
   int64_t max_model_len_fit;  /* largest max_model_len that fits, 0 if none */
+  /* CPU tiers: V0 num_cpu_blocks = swap_space // block_bytes; V1
+   * CPUOffloadingSpec: kv_offloading_size // (block_bytes x world size). */
+  int64_t swap_blocks, offload_blocks;
 } kvsim_plan_t;
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p);
@@ -102,9 +123,13 @@ void kvsim_plan_params_default(kvsim_plan_params_t *p);
 int kvsim_kv_dtype_parse(const char *s, kvsim_kv_dtype *out);
 const char *kvsim_kv_dtype_name(kvsim_kv_dtype d);
 
-/* Computes the plan. Fails (KVSIM_EINVAL) only on invalid parameters
- * (TP that does not divide the heads, utilization out of range, ...); a
- * plan that does not fit is a successful result with fits = false. */
+/* Computes the plan into *out. Fails (KVSIM_EINVAL) only on invalid
+ * parameters: every parameter is range-checked on entry, and the message
+ * names it by its vLLM flag and scenario key with the allowed range
+ * ("--swap-space (swap_space): 1e+12 GiB is out of range [0, 4096]"); TP
+ * that does not divide the heads; or byte and block counts that would
+ * overflow int64 (all of that arithmetic is checked). A plan that does not
+ * fit is a successful result with fits = false. */
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g,
                        const kvsim_plan_params_t *p, kvsim_plan_t *out, kvsim_err *err);
 
@@ -118,7 +143,10 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
  * (sum over KV groups; sliding groups hold only the window). */
 int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens);
 
-/* Reverse mode: memory that `concurrency` requests of `seq_len` tokens need. */
+/* Reverse mode: memory that `concurrency` requests of `seq_len` tokens need.
+ * concurrency in [1, 2^30], seq_len in [1, KVSIM_MODEL_MAX_CONTEXT]; a
+ * requirement past 2^63 bytes is KVSIM_EINVAL, as are kvsim_plan_compute's
+ * parameter errors. */
 typedef struct kvsim_plan_reverse {
   int64_t required_kv_bytes;     /* per rank at the plan's TP */
   int64_t required_memory_bytes; /* per GPU, before utilization: what total memory must be */

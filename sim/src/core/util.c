@@ -58,17 +58,43 @@ static const cJSON *field(const cJSON *obj, const char *key) {
   return (v && !cJSON_IsNull(v)) ? v : NULL;
 }
 
-int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char *where,
-                    kvsim_err *err) {
+/* The integers a JSON number carries exactly: cJSON keeps every number as a
+ * double, whose 53-bit mantissa holds every integer of magnitude up to
+ * 2^53 - 1 (JavaScript's Number.MAX_SAFE_INTEGER); beyond it neighbouring
+ * integers share one double, so 9223372036854775807 would silently read as
+ * 9223372036854775808. */
+#define JSON_INT_MAX INT64_C(9007199254740991)
+
+static const char *dot(const char *where) { return *where ? "." : ""; }
+
+/* Reads an integer in [lo, hi]; lo/hi within +-JSON_INT_MAX. */
+static int json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                       const char *where, kvsim_err *err) {
   const cJSON *v = field(obj, key);
   if (!v)
     return 0;
   double d = v->valuedouble;
-  if (!cJSON_IsNumber(v) || d != floor(d) || fabs(d) > 9.0e15)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected an integer", where,
-                         *where ? "." : "", key);
+  if (!cJSON_IsNumber(v) || d != floor(d))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected an integer", where, dot(where), key);
+  if (!(d >= (double)lo && d <= (double)hi))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %.16g is out of range [%lld, %lld]", where,
+                         dot(where), key, d, (long long)lo, (long long)hi);
   *out = (int64_t)d;
   return 1;
+}
+
+int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char *where,
+                    kvsim_err *err) {
+  return json_int_in(obj, key, -JSON_INT_MAX, JSON_INT_MAX, out, where, err);
+}
+
+int kvsim__json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                       const char *where, kvsim_err *err) {
+  if (lo < -JSON_INT_MAX)
+    lo = -JSON_INT_MAX;
+  if (hi > JSON_INT_MAX)
+    hi = JSON_INT_MAX;
+  return json_int_in(obj, key, lo, hi, out, where, err);
 }
 
 int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,
@@ -77,9 +103,21 @@ int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *
   if (!v)
     return 0;
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a number", where,
-                         *where ? "." : "", key);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a number", where, dot(where), key);
   *out = v->valuedouble;
+  return 1;
+}
+
+int kvsim__json_num_in(const cJSON *obj, const char *key, double lo, double hi, double *out,
+                       const char *where, kvsim_err *err) {
+  double d = 0;
+  int rc = kvsim__json_num(obj, key, &d, where, err);
+  if (rc <= 0)
+    return rc;
+  if (!(d >= lo && d <= hi))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %g is out of range [%g, %g]", where,
+                         dot(where), key, d, lo, hi);
+  *out = d;
   return 1;
 }
 
@@ -90,7 +128,7 @@ int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *w
     return 0;
   if (!cJSON_IsBool(v))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected true or false", where,
-                         *where ? "." : "", key);
+                         dot(where), key);
   *out = cJSON_IsTrue(v);
   return 1;
 }
@@ -102,10 +140,10 @@ int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
     return 0;
   if (!cJSON_IsString(v))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a string", where,
-                         *where ? "." : "", key);
+                         dot(where), key);
   if (strlen(v->valuestring) >= cap)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: string longer than %zu characters",
-                         where, *where ? "." : "", key, cap - 1);
+                         where, dot(where), key, cap - 1);
   strcpy(out, v->valuestring);
   return 1;
 }
@@ -132,9 +170,9 @@ int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const ch
     if (!found) {
       if (best && best_d <= 3)
         return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean '%s'?)",
-                             where, *where ? "." : "", c->string, best);
+                             where, dot(where), c->string, best);
       return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key", where,
-                           *where ? "." : "", c->string);
+                           dot(where), c->string);
     }
   }
   return KVSIM_OK;

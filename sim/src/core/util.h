@@ -24,6 +24,14 @@ int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char 
                     kvsim_err *err);
 int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,
                     kvsim_err *err);
+/* The same, and an error "where.key: V is out of range [lo, hi]" outside
+ * [lo, hi]. kvsim__json_int accepts the integers a double holds exactly,
+ * |v| <= 2^53 - 1, and names that range beyond it; kvsim__json_int_in
+ * clamps lo/hi to it. A NaN or infinite number is never in range. */
+int kvsim__json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                       const char *where, kvsim_err *err);
+int kvsim__json_num_in(const cJSON *obj, const char *key, double lo, double hi, double *out,
+                       const char *where, kvsim_err *err);
 int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *where,
                      kvsim_err *err);
 /* Copies a string value into out[cap]. */

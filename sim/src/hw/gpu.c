@@ -93,17 +93,25 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
               {"ttft_rel_sigma", &p->ttft_rel_sigma, 0, 10},
               {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10}};
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
-    if ((rc = kvsim__json_num(j, nums[i].key, nums[i].dst, w, err)) < 0)
+    if ((rc = kvsim__json_num_in(j, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst, w, err)) < 0)
       return rc;
-    if (*nums[i].dst < nums[i].lo || *nums[i].dst > nums[i].hi)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s = %g, expected in [%g, %g]", w, nums[i].key,
-                           *nums[i].dst, nums[i].lo, nums[i].hi);
   }
   if ((rc = kvsim__json_bool(j, "calibrated", &p->calibrated, w, err)) < 0 ||
       (rc = kvsim__json_str(j, "source", p->source, sizeof p->source, w, err)) < 0)
     return rc;
   return KVSIM_OK;
 }
+
+/* Ranges of a GPU file's numbers. Each bound is an order of magnitude or
+ * more beyond the hardware of 2025 (in brackets), so no real part is
+ * refused, and keeps the step-time model finite: a step never divides by a
+ * zero or denormal rate. 0 in the optional fields means "not given" (no
+ * fp8/fp4 tensor cores, the link defaults below). */
+#define MIN_MEMORY_BYTES (INT64_C(1) << 30) /* 1 GiB [smallest serving part: 16 GB T4] */
+#define MAX_BANDWIDTH_GBPS 1e5              /* HBM or link, GB/s [8,000: B200, GB200] */
+#define MAX_TFLOPS 1e6                      /* dense [10,000 fp4: GB200] */
+#define MAX_LATENCY_US 1e6                  /* one second per link hop [~10 us: PCIe] */
+#define MAX_TDP_W 1e5                       /* [1,200: GB200] */
 
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
   static const char *const keys[] = {
@@ -120,9 +128,12 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     goto out;
   if ((rc = kvsim__json_str(j, "name", g->name, sizeof g->name, where, err)) <= 0 ||
       (rc = kvsim__json_str(j, "generation", g->generation, sizeof g->generation, where, err)) <= 0 ||
-      (rc = kvsim__json_int(j, "memory_total_bytes", &g->memory_total_bytes, where, err)) <= 0 ||
-      (rc = kvsim__json_num(j, "hbm_bandwidth_GBps", &g->hbm_bandwidth_GBps, where, err)) <= 0 ||
-      (rc = kvsim__json_num(j, "bf16_tflops", &g->bf16_tflops, where, err)) <= 0) {
+      (rc = kvsim__json_int_in(j, "memory_total_bytes", MIN_MEMORY_BYTES,
+                               KVSIM_GPU_MAX_MEMORY_BYTES, &g->memory_total_bytes, where, err)) <= 0 ||
+      (rc = kvsim__json_num_in(j, "hbm_bandwidth_GBps", 1, MAX_BANDWIDTH_GBPS,
+                               &g->hbm_bandwidth_GBps, where, err)) <= 0 ||
+      (rc = kvsim__json_num_in(j, "bf16_tflops", 0.1, MAX_TFLOPS, &g->bf16_tflops, where,
+                               err)) <= 0) {
     if (rc == 0)
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: missing one of name, generation, memory_total_bytes, "
@@ -132,19 +143,18 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
   }
   if ((rc = kvsim__json_str(j, "description", g->description, sizeof g->description, where, err)) < 0 ||
       (rc = kvsim__json_str(j, "vendor", g->vendor, sizeof g->vendor, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "fp8_tflops", &g->fp8_tflops, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "fp4_tflops", &g->fp4_tflops, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "host_link_GBps", &g->host_link_GBps, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "host_link_latency_us", &g->host_link_latency_us, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "gpu_link_GBps", &g->gpu_link_GBps, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "gpu_link_latency_us", &g->gpu_link_latency_us, where, err)) < 0 ||
-      (rc = kvsim__json_num(j, "tdp_w", &g->tdp_w, where, err)) < 0)
+      (rc = kvsim__json_num_in(j, "fp8_tflops", 0, MAX_TFLOPS, &g->fp8_tflops, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "fp4_tflops", 0, MAX_TFLOPS, &g->fp4_tflops, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "host_link_GBps", 0, MAX_BANDWIDTH_GBPS, &g->host_link_GBps,
+                               where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "host_link_latency_us", 0, MAX_LATENCY_US,
+                               &g->host_link_latency_us, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "gpu_link_GBps", 0, MAX_BANDWIDTH_GBPS, &g->gpu_link_GBps, where,
+                               err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "gpu_link_latency_us", 0, MAX_LATENCY_US,
+                               &g->gpu_link_latency_us, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "tdp_w", 0, MAX_TDP_W, &g->tdp_w, where, err)) < 0)
     goto out;
-  if (g->memory_total_bytes <= 0 || g->hbm_bandwidth_GBps <= 0 || g->bf16_tflops <= 0) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s: memory_total_bytes, hbm_bandwidth_GBps and bf16_tflops must be > 0", where);
-    goto out;
-  }
   /* A PCIe Gen4 x16 link is the floor when the file says nothing. */
   if (g->host_link_GBps <= 0)
     g->host_link_GBps = 32;

@@ -11,7 +11,24 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/arith.h"
+
 #define MIB (1024.0 * 1024.0)
+
+/* A predicted term in whole bytes. The terms are computed in doubles from
+ * range-checked fields, but a product of several of them (2^30 profiled
+ * tokens x 2^14 heads x 2^15 dims x 4 bytes) can pass 2^63, where the
+ * conversion is undefined. Saturate at 2^60 bytes instead: a million TiB
+ * never fits a GPU of at most 4 TiB, and the plan's sum of four such terms
+ * stays within int64. */
+#define BYTES_CAP 0x1p60
+
+static int64_t to_bytes(double b) {
+  int64_t out;
+  if (!(b < BYTES_CAP) || !kvsim__double_to_i64(b + 0.5, &out))
+    return (int64_t)BYTES_CAP;
+  return out;
+}
 
 int kvsim__quant_resolve(const kvsim_model_t *m, const char *flag, kvsim_quant_t *q,
                          kvsim_err *err) {
@@ -168,7 +185,7 @@ int64_t kvsim__weights_bytes_ep(const kvsim_model_t *m, const kvsim_quant_t *q, 
    * 14.9575 GiB of its parameters alone. */
   int64_t rot = m->mla ? m->qk_rope_head_dim : m->head_dim;
   bytes += (double)m->max_position_embeddings * rot * b;
-  return (int64_t)(bytes + 0.5);
+  return to_bytes(bytes);
 }
 
 /* Bytes per element of the [rows x vocab] logits that the dummy sampler run
@@ -255,7 +272,7 @@ int64_t kvsim__activation_bytes(const kvsim_model_t *m, int tp, int64_t tokens, 
   double sampler = rows * (double)m->vocab_size * SAMPLER_BYTES_PER_LOGIT;
   double after = rows > 0 ? sampler + T * h * b : 0;
   double peak = forward > after ? forward : after;
-  return (int64_t)(peak + 0.5);
+  return to_bytes(peak);
 }
 
 /* Memory that grows outside PyTorch's allocator during start-up and that
@@ -309,5 +326,5 @@ int64_t kvsim__cuda_graph_bytes(const kvsim_model_t *m, int tp, int pp, int64_t 
   int64_t sizes = max_num_seqs < 512 ? max_num_seqs / 8 + 3 : 67;
   double per = (double)m->num_layers / pp * 0.09 * MIB + 2 * MIB;
   (void)tp;
-  return (int64_t)(sizes * per);
+  return (int64_t)((double)sizes * per); /* < 67 x 48 MiB: 512 layers at most */
 }

@@ -1,5 +1,7 @@
 /* Predictions of the non-KV terms of the memory plan, per GPU rank. Each
- * can be replaced by a measured value (--weights-gib ...). Internal. */
+ * can be replaced by a measured value (--weights-gib ...). Internal. The
+ * byte counts saturate at 2^60 (far past any GPU) instead of overflowing
+ * on extreme, range-checked inputs. */
 #ifndef KVSIM_MEMORY_OVERHEADS_H
 #define KVSIM_MEMORY_OVERHEADS_H
 

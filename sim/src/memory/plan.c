@@ -65,6 +65,34 @@ const char *kvsim_kv_dtype_name(kvsim_kv_dtype d) {
 
 #define cdiv kvsim__cdiv
 
+/* Checked byte and block arithmetic: a product of user values (tokens x
+ * bytes per token x layers) can pass 2^63 even when each value is within
+ * its range. overflow() turns a failed step into the plan's error. */
+static int overflow(kvsim_err *err, const char *what) {
+  return kvsim_err_set(err, KVSIM_EINVAL, "memory plan: %s overflows 64-bit bytes", what);
+}
+
+static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out) {
+  int64_t ab;
+  return kvsim__mul_i64(a, b, &ab) && kvsim__mul_i64(ab, c, out);
+}
+
+/* GiB to bytes: llround for the measured overrides (as the engine's logged
+ * GiB were), truncation for the CPU tiers (vLLM int(swap_space * GiB)).
+ * The callers have range-checked gib, so the result fits. */
+static int64_t gib_round(double gib) { return (int64_t)llround(gib * KVSIM_GIB); }
+static int64_t gib_trunc(double gib) {
+  int64_t b = 0;
+  kvsim__double_to_i64(gib * KVSIM_GIB, &b);
+  return b;
+}
+
+/* ceil(t / bs) without the overflow of (t + bs - 1) when t is near 2^63
+ * (a token count from a scheduler can be any int64). */
+static int64_t blocks_of(int64_t t, int64_t bs) {
+  return t > 0 ? t / bs + (t % bs != 0) : cdiv(t, bs);
+}
+
 /* Bytes of one head vector of one token (K or V, or the MLA latent). */
 static int64_t head_vector_bytes(const kvsim_model_t *m, const kvsim_plan_params_t *p,
                                  int64_t head, double *elem_bytes) {
@@ -128,9 +156,12 @@ int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens) {
       int64_t span = gr->window - 1 + pl->p.max_num_batched_tokens;
       if (span > tokens)
         span = tokens;
-      blocks += cdiv(span, bs) + 1;
+      blocks += blocks_of(span, bs) + 1;
     } else {
-      blocks += cdiv(tokens, bs);
+      /* At most KVSIM_PLAN_MAX_GROUPS groups of at most 2^63 / 16 blocks:
+       * saturate rather than wrap. */
+      int64_t b = blocks_of(tokens, bs);
+      blocks = blocks > INT64_MAX - b ? INT64_MAX : blocks + b;
     }
   }
   return blocks;
@@ -140,7 +171,7 @@ int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens) {
 static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                                const kvsim_plan_params_t *p, const kvsim_quant_t *q, int stage,
                                kvsim_plan_t *pl) {
-  pl->weights_bytes = p->weights_gib >= 0 ? (int64_t)llround(p->weights_gib * KVSIM_GIB)
+  pl->weights_bytes = p->weights_gib >= 0 ? gib_round(p->weights_gib)
                                           : kvsim__weights_bytes_ep(m, q, p->tp, p->ep, p->pp, stage);
   /* The profiling batch: max_num_batched_tokens (V1; V0 with chunked
    * prefill), or max(max_model_len, 2048) in V0 without it (resolved in
@@ -150,14 +181,14 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
   int64_t prof_tokens = p->max_num_batched_tokens;
   int64_t prof_seqs = stage == p->pp - 1 ? p->max_num_seqs : 0;
   pl->activation_bytes = p->activation_gib >= 0
-                             ? (int64_t)llround(p->activation_gib * KVSIM_GIB)
+                             ? gib_round(p->activation_gib)
                              : kvsim__activation_bytes(m, p->tp, prof_tokens, prof_seqs,
                                                        p->engine);
-  pl->non_torch_bytes = p->non_torch_gib >= 0 ? (int64_t)llround(p->non_torch_gib * KVSIM_GIB)
+  pl->non_torch_bytes = p->non_torch_gib >= 0 ? gib_round(p->non_torch_gib)
                                               : kvsim__non_torch_bytes(m, g, p->tp, p->pp, p->engine);
   pl->cuda_graph_bytes = p->enforce_eager ? 0
                          : p->cuda_graph_gib >= 0
-                             ? (int64_t)llround(p->cuda_graph_gib * KVSIM_GIB)
+                             ? gib_round(p->cuda_graph_gib)
                              : kvsim__cuda_graph_bytes(m, p->tp, p->pp, p->max_num_seqs);
   /* CUDA graphs are captured after the KV cache is allocated and are not
    * charged to it (VLLM.md 1.1 "CUDA graphs", V0 and V1), except where V1
@@ -173,13 +204,99 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
          (pl->cuda_graph_subtracted ? pl->cuda_graph_bytes : 0);
 }
 
-static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_params_t *p,
-                            kvsim_err *err) {
+/* Range checks of every parameter a user gives, before any arithmetic,
+ * named by the vLLM flag and the scenario key. The bounds (plan.h) are far
+ * above any real deployment and keep every product below exact in int64;
+ * the memory bound also bounds the block pool a run allocates. */
+static int check_int(int64_t v, int64_t lo, int64_t hi, const char *flag, const char *key,
+                     kvsim_err *err) {
+  if (v >= lo && v <= hi)
+    return KVSIM_OK;
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s%s: %lld is out of range [%lld, %lld]", flag,
+                       key ? " (" : "", key ? key : "", key ? ")" : "", (long long)v,
+                       (long long)lo, (long long)hi);
+}
+
+/* A size in GiB: finite, within [0, hi], or negative for "predict" when
+ * `predict_ok`. */
+static int check_gib(double v, double hi, bool predict_ok, const char *flag, const char *key,
+                     kvsim_err *err) {
+  if ((predict_ok && v < 0 && isfinite(v)) || (v >= 0 && v <= hi))
+    return KVSIM_OK;
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s (%s): %g GiB is out of range [0, %g]", flag, key, v,
+                       hi);
+}
+
+static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
   if (!(p->gpu_memory_utilization > 0 && p->gpu_memory_utilization <= 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
                          p->gpu_memory_utilization);
   if (p->tp < 1 || p->pp < 1)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
+  /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
+   * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
+  const double max_total_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
+  if (p->total_memory_bytes < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): out of range (0, %g] "
+                         "(the value overflowed its byte count)",
+                         max_total_gib);
+  if (p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is out of range "
+                         "(0, %g]",
+                         (double)p->total_memory_bytes / KVSIM_GIB, max_total_gib);
+  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT, max_par = KVSIM_PLAN_MAX_PARALLEL;
+  const struct {
+    int64_t v, lo, hi;
+    const char *flag, *key;
+  } ints[] = {
+      {p->tp, 1, max_par, "--tensor-parallel-size", "hardware.tensor_parallel_size"},
+      {p->pp, 1, max_par, "--pipeline-parallel-size", "hardware.pipeline_parallel_size"},
+      /* ep = tp x data-parallel ranks. */
+      {p->ep, 0, max_par * max_par, "expert parallelism", "hardware.expert_parallel_size"},
+      {p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len"},
+      {p->block_size, 0, 4096, "--block-size", "engine.block_size"},
+      {p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
+       "engine.max_num_batched_tokens"},
+      {p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs"},
+      /* A scale group wider than any head vector is one group per head. */
+      {p->kv_quant_group, 1, 1 << 20, "--kv-quant-group", "engine.kv_quant_group"},
+      {p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens", "engine.kv_residual_tokens"},
+      {p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes",
+       "engine.kv_cache_memory_bytes"},
+      {p->num_gpu_blocks_override, 0, KVSIM_PLAN_MAX_BLOCKS, "--num-gpu-blocks-override",
+       "engine.num_gpu_blocks_override"},
+  };
+  const struct {
+    double v, hi;
+    bool predict_ok;
+    const char *flag, *key;
+  } gibs[] = {
+      {p->weights_gib, KVSIM_PLAN_MAX_GIB, true, "--weights-gib", "engine.weights_gib"},
+      {p->activation_gib, KVSIM_PLAN_MAX_GIB, true, "--activation-gib", "engine.activation_gib"},
+      {p->non_torch_gib, KVSIM_PLAN_MAX_GIB, true, "--non-torch-gib", "engine.non_torch_gib"},
+      {p->cuda_graph_gib, KVSIM_PLAN_MAX_GIB, true, "--cuda-graph-gib", "engine.cuda_graph_gib"},
+      {p->swap_space_gib, KVSIM_PLAN_MAX_GIB, false, "--swap-space", "engine.swap_space"},
+      {p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
+       "engine.kv_offloading_size"},
+  };
+  int rc;
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if ((rc = check_int(ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, ints[i].key, err)) < 0)
+      return rc;
+  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++)
+    if ((rc = check_gib(gibs[i].v, gibs[i].hi, gibs[i].predict_ok, gibs[i].flag, gibs[i].key,
+                        err)) < 0)
+      return rc;
+  return KVSIM_OK;
+}
+
+static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_params_t *p,
+                            kvsim_err *err) {
+  int rc = check_params(p, err);
+  if (rc < 0)
+    return rc;
   /* vLLM verify_with_parallel_config: attention heads must split evenly. */
   if (m->num_heads % p->tp)
     return kvsim_err_set(err, KVSIM_EINVAL,
@@ -290,8 +407,10 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
     head = cdiv(head, align) * align;
   }
   int64_t vec = head_vector_bytes(m, p, head, &pl->kv_bytes_per_element);
-  int64_t per_layer_token = pl->kv_heads_per_rank * vec * kvsim_model_kv_factor(m);
-  pl->page_bytes = per_layer_token * p->block_size;
+  int64_t per_layer_token;
+  if (!mul3(pl->kv_heads_per_rank, vec, kvsim_model_kv_factor(m), &per_layer_token) ||
+      !kvsim__mul_i64(per_layer_token, p->block_size, &pl->page_bytes))
+    return overflow(err, "one KV page (KV heads x head bytes x block_size)");
   pl->total_memory_bytes = p->total_memory_bytes;
   /* V1 request_memory: ceil(total x utilization); V0 a plain product. */
   double req = (double)p->total_memory_bytes * p->gpu_memory_utilization;
@@ -318,7 +437,9 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
     st.num_layers = last - first;
     int64_t avail = stage_available(m, g, p, &q, s, &st);
     st.available_kv_bytes = avail;
-    int64_t per_block = pl->page_bytes * st.group_size;
+    int64_t per_block;
+    if (!kvsim__mul_i64(pl->page_bytes, st.group_size, &per_block))
+      return overflow(err, "one KV block (page bytes x layers per group)");
     int64_t blocks = avail > 0 ? avail / per_block : 0;
     if (pl->num_gpu_blocks < 0 || blocks < pl->num_gpu_blocks ||
         (blocks == pl->num_gpu_blocks && avail < pl->available_kv_bytes)) {
@@ -330,18 +451,39 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   }
   if (p->num_gpu_blocks_override > 0)
     pl->num_gpu_blocks = p->num_gpu_blocks_override;
-  pl->per_token_kv_bytes = per_layer_token * pl->num_layers;
+  if (pl->num_gpu_blocks > KVSIM_PLAN_MAX_BLOCKS)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "memory plan: %lld blocks of %lld bytes exceed the %lld block ids a pool "
+                         "can hold (raise --block-size)",
+                         (long long)pl->num_gpu_blocks, (long long)pl->block_bytes,
+                         (long long)KVSIM_PLAN_MAX_BLOCKS);
+  if (!kvsim__mul_i64(per_layer_token, pl->num_layers, &pl->per_token_kv_bytes))
+    return overflow(err, "KV bytes per token");
+  /* CPU tiers: V0 CacheEngine num_cpu_blocks = int(swap_space x GiB) //
+   * block bytes, per GPU; V1 CPUOffloadingSpec: kv_offloading_size //
+   * (block bytes x world size), the size being the total over the ranks. */
+  if (pl->block_bytes > 0) {
+    int64_t per_world;
+    if (!mul3(pl->block_bytes, p->tp, p->pp, &per_world))
+      return overflow(err, "one KV block over the TP x PP ranks");
+    pl->swap_blocks = gib_trunc(p->swap_space_gib) / pl->block_bytes;
+    pl->offload_blocks = gib_trunc(p->kv_offloading_gib) / per_world;
+  }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The per-group scales and zero points inside each head vector. */
     int64_t groups = cdiv(head, p->kv_quant_group);
-    pl->kv_scale_bytes_per_token =
-        groups * 4 * pl->kv_heads_per_rank * kvsim_model_kv_factor(m) * pl->num_layers;
+    int64_t per_layer;
+    if (!mul3(groups * 4, pl->kv_heads_per_rank, kvsim_model_kv_factor(m), &per_layer) ||
+        !kvsim__mul_i64(per_layer, pl->num_layers, &pl->kv_scale_bytes_per_token))
+      return overflow(err, "KV scale bytes per token");
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The residual window stays in the model dtype. */
-    pl->residual_bytes_per_request = (int64_t)p->kv_residual_tokens * pl->kv_heads_per_rank *
-                                     pl->head_dim * kvsim_model_kv_factor(m) * m->dtype_bytes *
-                                     pl->num_layers;
+    int64_t per_token, per_layer;
+    if (!mul3(pl->kv_heads_per_rank, pl->head_dim, kvsim_model_kv_factor(m), &per_layer) ||
+        !mul3(per_layer, m->dtype_bytes, pl->num_layers, &per_token) ||
+        !kvsim__mul_i64(per_token, p->kv_residual_tokens, &pl->residual_bytes_per_request))
+      return overflow(err, "--kv-residual-tokens (engine.kv_residual_tokens) x KV bytes per token");
   }
 
   /* Start-up log numbers. */
@@ -350,11 +492,13 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
     /* _report_kv_cache_config: num_blocks // len(groups) * block_size;
      * get_max_concurrency_for_kv_cache_config: num_blocks / blocks per
      * max_model_len request (both count the null block). */
-    pl->kv_cache_tokens = pl->num_gpu_blocks / pl->num_groups * p->block_size;
+    if (!kvsim__mul_i64(pl->num_gpu_blocks / pl->num_groups, p->block_size, &pl->kv_cache_tokens))
+      return overflow(err, "GPU KV cache size in tokens");
     pl->max_concurrency = (double)pl->num_gpu_blocks / (double)pl->blocks_per_request_max;
   } else {
     /* V0 executor: num_gpu_blocks * block_size / max_model_len. */
-    pl->kv_cache_tokens = pl->num_gpu_blocks * p->block_size;
+    if (!kvsim__mul_i64(pl->num_gpu_blocks, p->block_size, &pl->kv_cache_tokens))
+      return overflow(err, "GPU KV cache size in tokens");
     pl->max_concurrency = (double)pl->kv_cache_tokens / (double)p->max_model_len;
   }
 
@@ -372,8 +516,11 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
       kvsim_plan_t one = *pl;
       one.num_groups = 1;
       one.groups[0] = pl->groups[gi];
-      need += kvsim_plan_blocks_for_tokens(&one, p->max_model_len) * pl->page_bytes *
-              pl->groups[gi].num_layers;
+      int64_t group_need;
+      if (!mul3(kvsim_plan_blocks_for_tokens(&one, p->max_model_len), pl->page_bytes,
+                pl->groups[gi].num_layers, &group_need) ||
+          !kvsim__add_i64(need, group_need, &need))
+        return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
     }
     if (pl->available_kv_bytes <= 0) {
       pl->fits = false;
@@ -461,20 +608,29 @@ int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
                        kvsim_err *err) {
   if (concurrency < 1 || seq_len < 1)
     return kvsim_err_set(err, KVSIM_EINVAL, "--target-concurrency and --seq-len must be >= 1");
+  int rc;
+  /* 2^30 concurrent requests is a million times any engine's max_num_seqs. */
+  if ((rc = check_int(concurrency, 1, INT64_C(1) << 30, "--target-concurrency", NULL,
+                      err)) < 0 ||
+      (rc = check_int(seq_len, 1, KVSIM_MODEL_MAX_CONTEXT, "--seq-len", NULL, err)) < 0)
+    return rc;
   kvsim_plan_t pl;
   kvsim_plan_params_t q = *p;
   if (q.max_model_len <= 0 || q.max_model_len < seq_len)
     q.max_model_len = seq_len;
-  int rc = plan_once(m, g, &q, &pl, err);
+  rc = plan_once(m, g, &q, &pl, err);
   if (rc < 0)
     return rc;
-  int64_t per_req = kvsim_plan_blocks_for_tokens(&pl, seq_len) * pl.block_bytes +
-                    pl.residual_bytes_per_request;
-  out->required_kv_bytes = concurrency * per_req;
   int64_t other = pl.weights_bytes + pl.activation_bytes + pl.non_torch_bytes +
                   (pl.cuda_graph_subtracted ? pl.cuda_graph_bytes : 0);
-  out->required_memory_bytes =
-      (int64_t)ceil((double)(out->required_kv_bytes + other) / pl.p.gpu_memory_utilization);
+  int64_t per_req, kv_other;
+  if (!kvsim__mul_i64(kvsim_plan_blocks_for_tokens(&pl, seq_len), pl.block_bytes, &per_req) ||
+      !kvsim__add_i64(per_req, pl.residual_bytes_per_request, &per_req) ||
+      !kvsim__mul_i64(concurrency, per_req, &out->required_kv_bytes) ||
+      !kvsim__add_i64(out->required_kv_bytes, other, &kv_other) ||
+      !kvsim__double_to_i64(ceil((double)kv_other / pl.p.gpu_memory_utilization),
+                            &out->required_memory_bytes))
+    return overflow(err, "--target-concurrency x --seq-len x KV bytes per token");
   out->min_gpus = -1;
   for (int tp = 1; tp <= 64; tp *= 2) {
     kvsim_plan_params_t t = q;
@@ -483,8 +639,12 @@ int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
     kvsim_err scratch;
     if (plan_once(m, g, &t, &tpl, &scratch) < 0)
       continue;
-    int64_t need = concurrency * (kvsim_plan_blocks_for_tokens(&tpl, seq_len) * tpl.block_bytes +
-                                  tpl.residual_bytes_per_request);
+    /* A TP degree whose requirement overflows cannot hold it. */
+    int64_t need;
+    if (!kvsim__mul_i64(kvsim_plan_blocks_for_tokens(&tpl, seq_len), tpl.block_bytes, &need) ||
+        !kvsim__add_i64(need, tpl.residual_bytes_per_request, &need) ||
+        !kvsim__mul_i64(concurrency, need, &need))
+      continue;
     if (tpl.available_kv_bytes >= need) {
       out->min_gpus = tp;
       break;

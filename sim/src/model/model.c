@@ -18,25 +18,44 @@ static bool type_is(const kvsim_model_t *m, const char *prefix) {
   return strncmp(m->model_type, prefix, strlen(prefix)) == 0;
 }
 
-static int get_int(const cJSON *a, const cJSON *b, const char *key, int64_t *out,
-                   const char *where, kvsim_err *err) {
+/* Ranges of the architecture fields, checked where each is read. Every
+ * upper bound is far above the released models (the largest one in
+ * brackets), so no real config.json is refused, and low enough that the KV
+ * geometry built from them (heads x head_dim x layers x block size) stays
+ * far inside int64; the parameter count, a product of up to four of them,
+ * is checked as a whole in params.c. */
+#define MAX_HIDDEN (INT64_C(1) << 20)       /* hidden_size [16,384: Llama-3.1-405B] */
+#define MAX_HEADS (INT64_C(1) << 14)        /* attention and KV heads [128: DeepSeek-V3] */
+#define MAX_HEAD_DIM (INT64_C(1) << 14)     /* head_dim, MLA ranks and dims [1,536: DeepSeek-V3 q_lora_rank] */
+#define MAX_INTERMEDIATE (INT64_C(1) << 22) /* MLP and expert widths [53,248: Llama-3.1-405B] */
+#define MAX_VOCAB (INT64_C(1) << 24)        /* vocab_size [262,208: Gemma-3] */
+#define MAX_EXPERTS (INT64_C(1) << 14)      /* routed and shared experts [384: Kimi-K2] */
+/* Layer indices and layer periods (sliding_window_pattern,
+ * max_window_layers, first_k_dense_replace, ...) lie within the layers. */
+#define MAX_LAYER_INDEX KVSIM_MAX_LAYERS
+/* Quantization: GPTQ/AWQ/compressed-tensors pack 2 to 8 bits; a scale
+ * group or fp8 scale block wider than 2^20 / 4096 elements is no format
+ * (group_size -1 is GPTQ's "one group per channel"; DeepSeek's fp8 blocks
+ * are 128 x 128). */
+#define MAX_QUANT_GROUP (INT64_C(1) << 20)
+#define MAX_QUANT_BLOCK 4096
+
+static int get_int(const cJSON *a, const cJSON *b, const char *key, int64_t lo, int64_t hi,
+                   int64_t *out, const char *where, kvsim_err *err) {
   /* Looks in the text config first, then the top level. */
-  int r = kvsim__json_int(a, key, out, where, err);
+  int r = kvsim__json_int_in(a, key, lo, hi, out, where, err);
   if (r == 0 && b && b != a)
-    r = kvsim__json_int(b, key, out, where, err);
+    r = kvsim__json_int_in(b, key, lo, hi, out, where, err);
   return r;
 }
 
-static int need_int(const cJSON *a, const cJSON *b, const char *key, int64_t *out,
-                    int64_t min, const char *where, kvsim_err *err) {
-  int r = get_int(a, b, key, out, where, err);
+static int need_int(const cJSON *a, const cJSON *b, const char *key, int64_t lo, int64_t hi,
+                    int64_t *out, const char *where, kvsim_err *err) {
+  int r = get_int(a, b, key, lo, hi, out, where, err);
   if (r < 0)
     return r;
   if (r == 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field '%s'", where, key);
-  if (*out < min)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %s = %lld, expected >= %lld", where, key,
-                         (long long)*out, (long long)min);
   return KVSIM_OK;
 }
 
@@ -80,15 +99,24 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
   if (r < 0)
     return r;
   int64_t bits = 0, group = 0;
-  if (kvsim__json_int(q, "bits", &bits, where, err) < 0 ||
-      kvsim__json_int(q, "group_size", &group, where, err) < 0)
+  char qw[256];
+  snprintf(qw, sizeof qw, "%s: quantization_config", where);
+  if (kvsim__json_int_in(q, "bits", 2, 8, &bits, qw, err) < 0 ||
+      kvsim__json_int_in(q, "group_size", -1, MAX_QUANT_GROUP, &group, qw, err) < 0)
     return err->code;
   snprintf(m->quant.method, sizeof m->quant.method, "%s", method);
   if (!strcasecmp(method, "fp8")) {
     m->quant.kind = KVSIM_QUANT_FP8;
     const cJSON *wbs = cJSON_GetObjectItemCaseSensitive(q, "weight_block_size");
-    if (cJSON_IsArray(wbs) && cJSON_GetArraySize(wbs) >= 1)
-      m->quant.block_size = cJSON_GetArrayItem(wbs, 0)->valueint;
+    if (cJSON_IsArray(wbs) && cJSON_GetArraySize(wbs) >= 1) {
+      const cJSON *e = cJSON_GetArrayItem(wbs, 0);
+      double d = cJSON_IsNumber(e) ? e->valuedouble : 0;
+      if (!(d >= 1 && d <= MAX_QUANT_BLOCK && d == (int)d))
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s.weight_block_size[0]: expected an integer in [1, %d]", qw,
+                             MAX_QUANT_BLOCK);
+      m->quant.block_size = (int)d;
+    }
   } else if (!strcasecmp(method, "mxfp4")) {
     /* gpt-oss: MoE expert weights in MXFP4; attention, router, embeddings
      * and lm_head stay bf16 (OpenAI model card). */
@@ -106,10 +134,15 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
     int64_t nb = 8;
     char type[16] = "int";
     if (w) {
-      kvsim__json_int(w, "num_bits", &nb, where, err);
-      kvsim__json_str(w, "type", type, sizeof type, where, err);
+      char ww[300];
+      snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string ? g->string : "0");
       int64_t gs = 0;
-      if (kvsim__json_int(w, "group_size", &gs, where, err) > 0)
+      int r2;
+      if (kvsim__json_int_in(w, "num_bits", 2, 8, &nb, ww, err) < 0 ||
+          kvsim__json_str(w, "type", type, sizeof type, ww, err) < 0 ||
+          (r2 = kvsim__json_int_in(w, "group_size", -1, MAX_QUANT_GROUP, &gs, ww, err)) < 0)
+        return err->code;
+      if (r2 > 0)
         m->quant.group_size = (int)gs;
     }
     if (nb == 4)
@@ -160,7 +193,7 @@ static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m
     /* Gemma3 config: "sliding_attention" if (i + 1) % sliding_window_pattern
      * else "full_attention"; the pattern defaults to 6. */
     int64_t pattern = 6;
-    if (get_int(tc, top, "sliding_window_pattern", &pattern, where, err) < 0)
+    if (get_int(tc, top, "sliding_window_pattern", 0, MAX_LAYER_INDEX, &pattern, where, err) < 0)
       return err->code;
     for (int i = 0; i < m->num_layers; i++)
       m->layer_sliding[i] = pattern > 0 && ((i + 1) % pattern) != 0;
@@ -170,7 +203,8 @@ static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m
     bool use = false;
     int64_t max_window_layers = m->num_layers;
     if (kvsim__json_bool(tc, "use_sliding_window", &use, where, err) < 0 ||
-        get_int(tc, top, "max_window_layers", &max_window_layers, where, err) < 0)
+        get_int(tc, top, "max_window_layers", 0, MAX_LAYER_INDEX, &max_window_layers, where,
+                err) < 0)
       return err->code;
     for (int i = 0; use && i < m->num_layers; i++)
       m->layer_sliding[i] = i >= max_window_layers;
@@ -188,35 +222,37 @@ static int parse_moe(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const 
    * num_local_experts, Qwen-MoE num_experts, DeepSeek n_routed_experts. */
   static const char *count_keys[] = {"num_local_experts", "num_experts", "n_routed_experts"};
   for (int k = 0; k < 3 && !m->num_experts; k++)
-    if (get_int(tc, top, count_keys[k], &m->num_experts, where, err) < 0)
+    if (get_int(tc, top, count_keys[k], 0, MAX_EXPERTS, &m->num_experts, where, err) < 0)
       return err->code;
   if (m->num_experts <= 1) {
     m->num_experts = 0;
     return KVSIM_OK;
   }
-  if (get_int(tc, top, "num_experts_per_tok", &m->experts_per_tok, where, err) < 0 ||
+  if (get_int(tc, top, "num_experts_per_tok", 0, MAX_EXPERTS, &m->experts_per_tok, where, err) < 0 ||
       (!m->experts_per_tok &&
-       get_int(tc, top, "experts_per_token", &m->experts_per_tok, where, err) < 0))
+       get_int(tc, top, "experts_per_token", 0, MAX_EXPERTS, &m->experts_per_tok, where, err) < 0))
     return err->code;
   if (m->experts_per_tok <= 0 || m->experts_per_tok > m->num_experts)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: num_experts_per_tok missing or out of range",
                          where);
   m->moe_intermediate_size = m->intermediate_size; /* Mixtral, gpt-oss */
-  if (get_int(tc, top, "moe_intermediate_size", &m->moe_intermediate_size, where, err) < 0 ||
-      get_int(tc, top, "n_shared_experts", &m->num_shared_experts, where, err) < 0)
+  if (get_int(tc, top, "moe_intermediate_size", 1, MAX_INTERMEDIATE, &m->moe_intermediate_size,
+              where, err) < 0 ||
+      get_int(tc, top, "n_shared_experts", 0, MAX_EXPERTS, &m->num_shared_experts, where, err) < 0)
     return err->code;
   m->shared_expert_intermediate_size = m->num_shared_experts * m->moe_intermediate_size;
   int64_t shared = 0;
-  if (get_int(tc, top, "shared_expert_intermediate_size", &shared, where, err) < 0)
+  if (get_int(tc, top, "shared_expert_intermediate_size", 0, MAX_INTERMEDIATE, &shared, where,
+              err) < 0)
     return err->code;
   if (shared > 0) { /* Qwen2-MoE: one shared expert of its own size */
     m->shared_expert_intermediate_size = shared;
     m->num_shared_experts = 1;
   }
   int64_t first_dense = 0, freq = 1, sparse_step = 1;
-  if (get_int(tc, top, "first_k_dense_replace", &first_dense, where, err) < 0 ||
-      get_int(tc, top, "moe_layer_freq", &freq, where, err) < 0 ||
-      get_int(tc, top, "decoder_sparse_step", &sparse_step, where, err) < 0)
+  if (get_int(tc, top, "first_k_dense_replace", 0, MAX_LAYER_INDEX, &first_dense, where, err) < 0 ||
+      get_int(tc, top, "moe_layer_freq", 0, MAX_LAYER_INDEX, &freq, where, err) < 0 ||
+      get_int(tc, top, "decoder_sparse_step", 0, MAX_LAYER_INDEX, &sparse_step, where, err) < 0)
     return err->code;
   if (freq < 1)
     freq = 1;
@@ -233,10 +269,17 @@ static int parse_moe(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const 
     m->layer_moe[i] = moe;
   }
   const cJSON *mlp_only = cJSON_GetObjectItemCaseSensitive(tc, "mlp_only_layers");
-  if (cJSON_IsArray(mlp_only))
-    for (const cJSON *e = mlp_only->child; e; e = e->next)
-      if (cJSON_IsNumber(e) && e->valueint >= 0 && e->valueint < m->num_layers)
-        m->layer_moe[e->valueint] = 0;
+  if (cJSON_IsArray(mlp_only)) {
+    int i = 0;
+    for (const cJSON *e = mlp_only->child; e; e = e->next, i++) {
+      double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+      if (!(d >= 0 && d < m->num_layers && d == (int)d))
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s: mlp_only_layers[%d]: expected a layer index in [0, %d]", where, i,
+                             m->num_layers - 1);
+      m->layer_moe[(int)d] = 0;
+    }
+  }
   for (int i = 0; i < m->num_layers; i++)
     m->num_moe_layers += m->layer_moe[i];
   m->expert_bias = type_is(m, "gpt_oss");
@@ -268,15 +311,11 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
     goto out;
 
   int64_t layers;
-  if ((rc = need_int(tc, top, "num_hidden_layers", &layers, 1, where, err)) < 0 ||
-      (rc = need_int(tc, top, "hidden_size", &m->hidden_size, 1, where, err)) < 0 ||
-      (rc = need_int(tc, top, "num_attention_heads", &m->num_heads, 1, where, err)) < 0)
+  /* KVSIM_MAX_LAYERS bounds the per-layer tables [126: Llama-3.1-405B]. */
+  if ((rc = need_int(tc, top, "num_hidden_layers", 1, KVSIM_MAX_LAYERS, &layers, where, err)) < 0 ||
+      (rc = need_int(tc, top, "hidden_size", 1, MAX_HIDDEN, &m->hidden_size, where, err)) < 0 ||
+      (rc = need_int(tc, top, "num_attention_heads", 1, MAX_HEADS, &m->num_heads, where, err)) < 0)
     goto out;
-  if (layers > KVSIM_MAX_LAYERS) {
-    rc = kvsim_err_set(err, KVSIM_EUNSUP, "%s: num_hidden_layers = %lld exceeds %d", where,
-                       (long long)layers, KVSIM_MAX_LAYERS);
-    goto out;
-  }
   m->num_layers = (int)layers;
 
   /* Gemma-3 text configs omit fields that take transformers' defaults. */
@@ -284,11 +323,13 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   m->num_kv_heads = m->num_heads;
   m->vocab_size = gemma3 ? 262208 : 0;
   m->max_position_embeddings = gemma3 ? 131072 : 0;
-  if ((rc = get_int(tc, top, "num_key_value_heads", &m->num_kv_heads, where, err)) < 0 ||
-      (rc = get_int(tc, top, "vocab_size", &m->vocab_size, where, err)) < 0 ||
-      (rc = get_int(tc, top, "max_position_embeddings", &m->max_position_embeddings, where,
+  if ((rc = get_int(tc, top, "num_key_value_heads", 1, MAX_HEADS, &m->num_kv_heads, where,
                     err)) < 0 ||
-      (rc = need_int(tc, top, "intermediate_size", &m->intermediate_size, 1, where, err)) < 0)
+      (rc = get_int(tc, top, "vocab_size", 1, MAX_VOCAB, &m->vocab_size, where, err)) < 0 ||
+      (rc = get_int(tc, top, "max_position_embeddings", 0, KVSIM_MODEL_MAX_CONTEXT,
+                    &m->max_position_embeddings, where, err)) < 0 ||
+      (rc = need_int(tc, top, "intermediate_size", 1, MAX_INTERMEDIATE, &m->intermediate_size,
+                     where, err)) < 0)
     goto out;
   if (m->vocab_size <= 0) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field 'vocab_size'", where);
@@ -302,7 +343,7 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   }
   /* Explicit head_dim wins: Gemma, Qwen3 and gpt-oss set it != hidden/heads. */
   m->head_dim = 0;
-  if ((rc = get_int(tc, top, "head_dim", &m->head_dim, where, err)) < 0)
+  if ((rc = get_int(tc, top, "head_dim", 0, MAX_HEAD_DIM, &m->head_dim, where, err)) < 0)
     goto out;
   if (m->head_dim <= 0) {
     if (m->hidden_size % m->num_heads) {
@@ -336,28 +377,24 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   m->norms_per_layer = type_is(m, "gemma2") || gemma3 ? 4 : 2;
 
   /* MLA (DeepSeek-V2/V3): kv_lora_rank present and non-null. */
-  if ((rc = get_int(tc, top, "kv_lora_rank", &m->kv_lora_rank, where, err)) < 0)
+  if ((rc = get_int(tc, top, "kv_lora_rank", 0, MAX_HEAD_DIM, &m->kv_lora_rank, where, err)) < 0)
     goto out;
   if (m->kv_lora_rank > 0) {
     m->mla = true;
-    if ((rc = need_int(tc, top, "qk_rope_head_dim", &m->qk_rope_head_dim, 1, where, err)) < 0 ||
-        (rc = need_int(tc, top, "qk_nope_head_dim", &m->qk_nope_head_dim, 1, where, err)) < 0 ||
-        (rc = need_int(tc, top, "v_head_dim", &m->v_head_dim, 1, where, err)) < 0 ||
-        (rc = get_int(tc, top, "q_lora_rank", &m->q_lora_rank, where, err)) < 0)
+    if ((rc = need_int(tc, top, "qk_rope_head_dim", 1, MAX_HEAD_DIM, &m->qk_rope_head_dim, where,
+                       err)) < 0 ||
+        (rc = need_int(tc, top, "qk_nope_head_dim", 1, MAX_HEAD_DIM, &m->qk_nope_head_dim, where,
+                       err)) < 0 ||
+        (rc = need_int(tc, top, "v_head_dim", 1, MAX_HEAD_DIM, &m->v_head_dim, where, err)) < 0 ||
+        (rc = get_int(tc, top, "q_lora_rank", 0, MAX_HEAD_DIM, &m->q_lora_rank, where, err)) < 0)
       goto out;
     m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
   }
 
-  /* Sliding window: null means none. */
-  const cJSON *sw = cJSON_GetObjectItemCaseSensitive(tc, "sliding_window");
-  if (sw && !cJSON_IsNull(sw)) {
-    if (!cJSON_IsNumber(sw) || sw->valuedouble < 0) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: sliding_window: expected a positive integer or null",
-                         where);
-      goto out;
-    }
-    m->sliding_window = (int64_t)sw->valuedouble;
-  }
+  /* Sliding window: null or 0 means none; a window is a context length. */
+  if ((rc = kvsim__json_int_in(tc, "sliding_window", 0, KVSIM_MODEL_MAX_CONTEXT,
+                               &m->sliding_window, where, err)) < 0)
+    goto out;
   if ((rc = parse_layer_types(tc, top, m, where, err)) < 0 ||
       (rc = parse_moe(tc, top, m, where, err)) < 0 || (rc = parse_quant(top, m, where, err)) < 0)
     goto out;
@@ -370,7 +407,8 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   }
   if (!m->num_sliding_layers)
     m->sliding_window = 0;
-  rc = KVSIM_OK;
+  kvsim_model_params_t params;
+  rc = kvsim_model_count_params_checked(m, &params, where, err);
 out:
   cJSON_Delete(top);
   return rc;

@@ -281,5 +281,8 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   k.total_s = k.overhead_s + (k.compute_s > k.memory_s ? k.compute_s : k.memory_s) + k.comm_s;
   if (cost)
     *cost = k;
+  /* The double-to-int64 conversion is undefined past 2^63 (and for NaN). */
+  if (!(k.total_s * 1e9 < (double)KVSIM_PERF_MAX_STEP_NS))
+    return KVSIM_PERF_MAX_STEP_NS;
   return kvsim_time_from_s(k.total_s);
 }

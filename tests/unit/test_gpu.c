@@ -1,0 +1,94 @@
+/* GPU loader: the catalog parses, and every number of a GPU file is
+ * range-checked where it is read (values a fuzzer found accepted). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kvsim/error.h"
+#include "kvsim/gpu.h"
+
+/* A minimal GPU file with `key` set to `value` (replacing the base field of
+ * that name). */
+static void gpu_with(const char *key, const char *value, char *out, size_t cap) {
+  static const char *const base[][2] = {{"name", "\"t\""},
+                                        {"generation", "\"hopper\""},
+                                        {"memory_total_bytes", "85045477376"},
+                                        {"hbm_bandwidth_GBps", "3350"},
+                                        {"bf16_tflops", "989.4"}};
+  size_t o = (size_t)snprintf(out, cap, "{\"%s\": %s", key, value);
+  for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+    if (strcmp(base[i][0], key))
+      o += (size_t)snprintf(out + o, cap - o, ", \"%s\": %s", base[i][0], base[i][1]);
+  snprintf(out + o, cap - o, "}");
+}
+
+Test(gpu_loader, catalog_gpus_parse) {
+  static const char *const names[] = {"a10",  "a100-40g", "a100-80g", "b200",   "gb200",
+                                      "h100-pcie", "h100-sxm", "h20", "h200", "l4", "l40s",
+                                      "mi300x", "mi325x", "rtx-pro-6000", "rtx3090", "rtx4090",
+                                      "rtx5090"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(names[i], &g, &err), KVSIM_OK, "load %s: %s", names[i], err.msg);
+    cr_assert(g.memory_total_bytes > 0 && g.memory_total_bytes <= KVSIM_GPU_MAX_MEMORY_BYTES,
+              "%s memory %lld within the bound", names[i], (long long)g.memory_total_bytes);
+  }
+}
+
+Test(gpu_loader, minimal_file_takes_link_defaults) {
+  char text[512];
+  gpu_with("name", "\"t\"", text, sizeof text);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(g.host_link_GBps, 32, "PCIe Gen4 default, got %g", g.host_link_GBps);
+  cr_assert_eq(g.gpu_link_GBps, 32, "GPU link defaults to the host link, got %g", g.gpu_link_GBps);
+}
+
+Test(gpu_ranges, every_number_is_range_checked) {
+  static const struct {
+    const char *key, *value, *range;
+  } cases[] = {
+      {"memory_total_bytes", "1e18", "[1073741824, 4398046511104]"},
+      {"memory_total_bytes", "9223372036854775807", "[1073741824, 4398046511104]"},
+      {"memory_total_bytes", "0", "[1073741824, 4398046511104]"},
+      {"hbm_bandwidth_GBps", "1e-300", "[1, 100000]"},
+      {"hbm_bandwidth_GBps", "1e300", "[1, 100000]"},
+      {"bf16_tflops", "-5", "[0.1, 1e+06]"},
+      {"fp8_tflops", "1e300", "[0, 1e+06]"},
+      {"host_link_GBps", "-1", "[0, 100000]"},
+      {"gpu_link_GBps", "1e20", "[0, 100000]"},
+      {"host_link_latency_us", "1e30", "[0, 1e+06]"},
+      {"gpu_link_latency_us", "-3", "[0, 1e+06]"},
+      {"tdp_w", "1e12", "[0, 100000]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[512];
+    gpu_with(cases[i].key, cases[i].value, text, sizeof text);
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    int rc = kvsim_gpu_parse(text, "t.json", &g, &err);
+    cr_assert_eq(rc, KVSIM_EINVAL, "%s = %s must fail, got %d", cases[i].key, cases[i].value, rc);
+    cr_assert(strstr(err.msg, cases[i].key) != NULL, "names %s: %s", cases[i].key, err.msg);
+    cr_assert(strstr(err.msg, cases[i].range) != NULL, "%s gives the range %s: %s", cases[i].key,
+              cases[i].range, err.msg);
+    cr_assert(strstr(err.msg, "t.json") != NULL, "names the file: %s", err.msg);
+  }
+}
+
+Test(gpu_ranges, perf_coefficients_name_key_and_range) {
+  char text[512];
+  gpu_with("perf", "{\"mfu\": 2}", text, sizeof text);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  int rc = kvsim_gpu_parse(text, "t.json", &g, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "mfu 2 must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "perf.mfu: 2 is out of range [0.001, 1]") != NULL, "message: %s",
+            err.msg);
+  gpu_with("perf", "{\"per_token_us\": 1e300}", text, sizeof text);
+  rc = kvsim_gpu_parse(text, "t.json", &g, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "per_token_us 1e300 must fail, got %d", rc);
+  cr_assert(strstr(err.msg, "perf.per_token_us") != NULL, "message: %s", err.msg);
+}
