@@ -13,7 +13,7 @@ install(FILES ${KVSIM_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kv
 install(FILES ${KVSIM_UMBRELLA_H} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # kvsim.pc: libcsv ships no .pc file, so it goes in Libs.private by hand
-# (with its folder when that is not one the compiler searches anyway).
+# (with its folder when that is not one the linker looks in anyway).
 get_filename_component(csv_dir ${CSV_LIBRARY} DIRECTORY)
 set(KVSIM_PC_LIBS_PRIVATE "-lcsv -lm")
 list(FIND CMAKE_C_IMPLICIT_LINK_DIRECTORIES ${csv_dir} csv_implicit)
