@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs missing packages, builds and runs every test twice: a Release
-# build with warnings as errors, and an AddressSanitizer + UBSan build.
+# build with warnings as errors, and an AddressSanitizer + UBSan build
+# with assert() compiled in (no NDEBUG; tests/unit/test_build.c checks it).
 # Under the sanitizers the long validation replays (whole traces, rate
 # bisections) skip themselves (KVSIM_SANITIZED=1): they run in the Release
-# pass, and every unit and golden test runs in both.
+# pass, and every unit and golden test runs in both, as does the test of
+# the installed library (tests/install/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -16,7 +18,7 @@ for kind in release asan; do
     san=0
   else
     cmake -S . -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSIM_WERROR=ON -DKVSIM_SANITIZE=ON \
-      -DKVSIM_CHECK_INVARIANTS=OFF >/dev/null
+      -DKVSIM_ASSERTS=ON -DKVSIM_CHECK_INVARIANTS=OFF >/dev/null
     san=1
   fi
   cmake --build $dir -j "$jobs"

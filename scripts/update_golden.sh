@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
-# Regenerates the expected outputs of the golden end-to-end tests.
+# Regenerates the expected outputs of the golden end-to-end tests and shows
+# what changed: a diff of every expected file against the previous one
+# (files added or gone included), then `git diff --stat` of the cases.
+# Review the diff before committing it: a golden that moves is a behaviour
+# change and its commit says why.
 # Usage: scripts/update_golden.sh [KVSIM]   (default ./build/kvsim)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kvsim=${1:-./build/kvsim}
+old=$(mktemp -d)
+trap 'rm -rf "$old"' EXIT
+changed=0
 for dir in tests/golden/cases/*/; do
+  # $dir keeps its trailing slash: the resolved trace path in summary.json
+  # is printed as kvsim was given it.
+  name=$(basename "$dir")
+  shown=tests/golden/cases/$name/expected
+  mkdir -p "$old/$name"
+  [ -d "$dir/expected" ] && cp -R "$dir/expected/." "$old/$name/"
   rm -rf "$dir/expected"
   "$kvsim" run "$dir/scenario.json" --out "$dir/expected" --quiet --check-invariants
-  echo "updated $dir/expected"
+  if diff -ru "$old/$name" "$dir/expected" | sed -e "s|$old/$name|old/$name/expected|g"; then
+    echo "unchanged $shown"
+  else
+    echo "UPDATED $shown"
+    changed=$((changed + 1))
+  fi
 done
+echo "$changed golden case(s) changed"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git --no-pager diff --stat -- tests/golden/cases
+  git status --short --untracked-files=all -- tests/golden/cases
+fi
