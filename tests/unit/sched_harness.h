@@ -4,6 +4,7 @@
 #ifndef KVSIM_TESTS_SCHED_HARNESS_H
 #define KVSIM_TESTS_SCHED_HARNESS_H
 
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,17 @@ static inline void env_setup(env_t *e, env_opts_t o) {
                            .block_size = 4,
                            .enable_chunked_prefill = o.chunked,
                            .policy = o.policy,
-                           .watermark = o.watermark,
-                           .preemption_mode = o.swap ? KVSIM_PREEMPT_SWAP : KVSIM_PREEMPT_RECOMPUTE,
-                           .num_cpu_blocks = o.cpu_blocks,
-                           .oracle_lengths = o.oracle};
-  cr_assert_eq(kvsim_sched_new(kvsim_sched_find(o.profile), &cfg, &e->kv, &e->s, &err), KVSIM_OK,
+                           .preemption_mode = o.swap ? KVSIM_PREEMPT_SWAP : KVSIM_PREEMPT_RECOMPUTE};
+  /* The profiles' own options come the way a scenario gives them. */
+  const kvsim_sched_ops_t *ops = kvsim_sched_find(o.profile);
+  cr_assert_not_null(ops, "profile %s is registered", o.profile);
+  cJSON *engine = cJSON_CreateObject();
+  cJSON_AddNumberToObject(engine, "watermark", o.watermark);
+  cJSON_AddBoolToObject(engine, "oracle_lengths", o.oracle);
+  cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &cfg.opts, &err), KVSIM_OK,
+               "options: %s", err.msg);
+  cJSON_Delete(engine);
+  cr_assert_eq(kvsim_sched_new(ops, &cfg, &e->kv, &e->s, &err), KVSIM_OK,
                "sched %s: %s", o.profile, err.msg);
   e->s->cpu = &e->cpu;
 }
@@ -82,7 +89,7 @@ static inline kvsim_request_t *add_prio(env_t *e, int i, int64_t prompt, int64_t
   r->arrival = e->now;
   r->first_scheduled = r->first_token = r->finish = KVSIM_TIME_NEVER;
   r->status = KVSIM_REQ_WAITING;
-  e->s->ops->add(e->s, r, e->now);
+  cr_assert_eq(e->s->ops->add(e->s, r, e->now), KVSIM_OK, "request %d queued", i);
   return r;
 }
 
@@ -95,14 +102,14 @@ static inline void schedule(env_t *e) {
   e->step.num_preempted = 0;
   e->step.num_tokens = 0;
   e->step.extra_ns = 0;
-  e->s->ops->schedule(e->s, e->now, &e->step);
+  cr_assert_eq(e->s->ops->schedule(e->s, e->now, &e->step), KVSIM_OK, "schedule");
 }
 
 /* The step ends 10 ns later. */
 static inline void finish_step(env_t *e) {
   e->now += 10;
   e->done.n = 0;
-  e->s->ops->update(e->s, e->now, &e->step, &e->done);
+  cr_assert_eq(e->s->ops->update(e->s, e->now, &e->step, &e->done), KVSIM_OK, "update");
 }
 
 /* Tokens r computes in the current step (0 if not scheduled). */

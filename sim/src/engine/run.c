@@ -121,7 +121,9 @@ static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now);
 
 static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bool tick) {
   kvsim_sample_t s;
-  kvsim__replica_sample(rep, &r->plan, now, &s);
+  int rc = kvsim__replica_sample(rep, &r->plan, now, tick, &s, r->err);
+  if (rc < 0)
+    return rc;
   if (tick) {
     r->samples++;
     r->kv_usage_sum += s.kv_cache_usage;
@@ -149,7 +151,7 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
     r->st->rejected_too_long++;
     return "prompt_tokens + output_tokens > max_model_len";
   }
-  if (kvsim_plan_blocks_for_tokens(&r->plan, total - 1) > r->pool_usable) {
+  if (!kvsim__replica_fits(rep, &r->plan, total - 1)) {
     r->st->rejected_no_fit++;
     return "needs more KV blocks than the pool holds";
   }
@@ -213,7 +215,8 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
     return rc > 0 ? pull_one(r) : KVSIM_OK;
   }
   q->status = KVSIM_REQ_WAITING;
-  rep->sched->ops->add(rep->sched, q, now);
+  if ((rc = kvsim__replica_add(rep, q, now, r->err)) < 0)
+    return rc;
   if (r->sc->admission.max_wait_s > 0 && (rc = add_deadline(r, q, now)) < 0)
     return rc;
   return rep->busy && !r->lockstep ? KVSIM_OK : start_step(r, rep, now);
@@ -272,7 +275,9 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
 
 /* Builds one replica's next step; returns its duration or -1 (idle). */
 static int build_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, kvsim_time_ns *dt) {
-  *dt = kvsim__replica_start_step(rep, &r->perf, r->window, now);
+  int rc = kvsim__replica_start_step(rep, &r->perf, r->window, now, dt, r->err);
+  if (rc < 0)
+    return rc;
   /* A time-series row at every preemption. */
   return rep->step.num_preempted ? sample_replica(r, rep, now, false) : KVSIM_OK;
 }
@@ -310,13 +315,16 @@ static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
 /* A replica's step ended: account tokens, retire finished requests. */
 static int end_replica_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
   r->finished.n = 0;
-  kvsim__replica_end_step(rep, now, &r->finished);
-  int rc;
+  int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
+  if (rc < 0)
+    return rc;
   if (r->opts && r->opts->check_invariants) {
+    /* What the step touched every step; the full O(pool) check every
+     * check_period-th step, or (-1) when sampled due (replica.h). */
     int64_t period = r->opts->check_period;
-    if (period < 0)
-      period = r->pool_usable / 4096;
-    if ((period <= 1 || rep->steps % period == 0) && (rc = kvsim__replica_check(rep, r->err)) < 0)
+    bool full = period < 0 ? kvsim__replica_check_due(rep) : period <= 1 || rep->steps % period == 0;
+    if ((rc = kvsim__replica_check_step(rep, &r->finished, r->err)) < 0 ||
+        (full && (rc = kvsim__replica_check(rep, r->err)) < 0))
       return rc;
   }
   for (int32_t i = 0; i < r->finished.n; i++) {

@@ -112,23 +112,29 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
 }
 
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  static const char *const keys[] = {
+  /* The shared keys, then every profile's own (sched.h). */
+  const char *keys[96] = {
       "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
       "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
-      "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
+      "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
       "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
       "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
       "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
-      "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
+      "offload_store_threshold", "transfer_overlap",
       "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
       NULL};
+  size_t nkeys = 0;
+  while (keys[nkeys])
+    nkeys++;
   int rc;
+  if (kvsim_sched_option_keys(keys, &nkeys, sizeof keys / sizeof *keys) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: too many profile options", w);
   if ((rc = kvsim__json_only_keys(o, keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
   kvsim_plan_params_t *p = &sc->plan;
-  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, thr = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
+  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
           store = 0;
   double util = p->gpu_memory_utilization;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
@@ -136,7 +142,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "long_prefill_token_threshold", &thr, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "num_gpu_blocks_override", &blocks, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "kv_cache_memory_bytes", &kvb, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "kv_quant_group", &grp, w, err)) < 0 ||
@@ -147,7 +152,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
     const char *k;
     int64_t v;
   } nonneg[] = {{"max_model_len", mml}, {"block_size", bs}, {"max_num_seqs", seqs},
-                {"max_num_batched_tokens", mbt}, {"long_prefill_token_threshold", thr},
+                {"max_num_batched_tokens", mbt},
                 {"num_gpu_blocks_override", blocks}, {"kv_cache_memory_bytes", kvb},
                 {"kv_residual_tokens", res}, {"offload_store_threshold", store}};
   for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++)
@@ -167,7 +172,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   p->kv_cache_memory_bytes = kvb;
   p->kv_quant_group = (int)grp;
   p->kv_residual_tokens = (int)res;
-  sc->sched.long_prefill_token_threshold = thr;
   sc->offload.store_threshold = store;
 
   bool b;
@@ -183,8 +187,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       (rc = kvsim__json_bool(o, "estimate_cudagraphs", &p->estimate_cudagraphs, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "disable_hybrid_kv_cache_manager",
                              &p->disable_hybrid_kv_cache_manager, w, err)) < 0 ||
-      (rc = kvsim__json_bool(o, "transfer_overlap", &sc->offload.overlap, w, err)) < 0 ||
-      (rc = kvsim__json_bool(o, "oracle_lengths", &sc->sched.oracle_lengths, w, err)) < 0)
+      (rc = kvsim__json_bool(o, "transfer_overlap", &sc->offload.overlap, w, err)) < 0)
     return rc;
 
   char s[64] = "auto";
@@ -235,7 +238,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   } gib[] = {{"weights_gib", &p->weights_gib}, {"activation_gib", &p->activation_gib},
              {"non_torch_gib", &p->non_torch_gib}, {"cuda_graph_gib", &p->cuda_graph_gib},
              {"swap_space", &sc->swap_space_gib}, {"kv_offloading_size", &sc->offload.cpu_gib},
-             {"watermark", &sc->sched.watermark}, {"quant_step_factor", &sc->quant_step_factor}};
+             {"quant_step_factor", &sc->quant_step_factor}};
   for (size_t i = 0; i < sizeof gib / sizeof *gib; i++) {
     if ((rc = kvsim__json_num(o, gib[i].k, &x, w, err)) < 0)
       return rc;
@@ -245,8 +248,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       *gib[i].dst = x;
     }
   }
-  if (sc->sched.watermark >= 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.watermark: must be < 1", w);
   if (sc->quant_step_factor <= 0)
     sc->quant_step_factor = 1;
   sc->overlap_given = cJSON_GetObjectItemCaseSensitive(o, "transfer_overlap") != NULL;
@@ -419,18 +420,19 @@ int kvsim_scenario_parse(const char *json_text, const char *where, const char *b
                        where, sc->profile, names);
     goto fail;
   }
-  /* Profile defaults: V1 caches prefixes and chunks prefills; the older
-   * engines do neither unless asked. */
-  bool v1 = !strcmp(sc->profile, "vllm-v1");
-  sc->plan.engine = v1 ? KVSIM_PLAN_V1 : KVSIM_PLAN_V0;
+  /* The profile's defaults, allowances and own options (its ops table). */
+  const kvsim_sched_ops_t *ops = sc->sched_ops;
+  if ((rc = kvsim_sched_parse_opts(ops, eng, w, &sc->sched.opts, err)) < 0)
+    goto fail;
+  sc->plan.engine = ops->plan_engine;
   if (!pc_given)
-    sc->sched.enable_prefix_caching = v1;
+    sc->sched.enable_prefix_caching = ops->defaults.enable_prefix_caching;
   if (!sc->overlap_given)
-    sc->offload.overlap = v1;
+    sc->offload.overlap = ops->defaults.transfer_overlap;
   if (sc->offload.cpu_gib > 0) {
     /* The offloading connector is V1's, keyed by block hashes, and a KV
      * connector turns the hybrid allocator off (vllm/config/vllm.py). */
-    if (!v1 || !sc->sched.enable_prefix_caching) {
+    if (!ops->defaults.offload_connector || !sc->sched.enable_prefix_caching) {
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: engine.kv_offloading_size needs profile vllm-v1 with prefix caching on",
                          where);
@@ -438,18 +440,16 @@ int kvsim_scenario_parse(const char *json_text, const char *where, const char *b
     }
     sc->plan.disable_hybrid_kv_cache_manager = true;
   }
-  /* V0's CacheConfig.swap_space defaults to 4 GiB per GPU. */
-  if (!strcmp(sc->profile, "vllm-v0") && !(eng && cJSON_GetObjectItem(eng, "swap_space")))
-    sc->swap_space_gib = 4;
-  if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP && v1) {
+  if (!(eng && cJSON_GetObjectItem(eng, "swap_space")))
+    sc->swap_space_gib = ops->defaults.swap_space_gib;
+  if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP &&
+      ops->defaults.recompute_only) {
     rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s: engine.swap_space is V0's (vllm-v1 preempts by recompute only; use "
+                       "%s: engine.swap_space is V0's (%s preempts by recompute only; use "
                        "kv_offloading_size for a CPU tier)",
-                       where);
+                       where, ops->name);
     goto fail;
   }
-  if (!strcmp(sc->profile, "vllm-v0") && sc->sched.watermark == 0 && !(eng && cJSON_GetObjectItem(eng, "watermark")))
-    sc->sched.watermark = 0.01; /* block_manager.py: watermark = 0.01 */
 
   const cJSON *o;
   if ((o = section(root, "slo", where, w, sizeof w, err, &rc)) && (rc = parse_slo(sc, o, w, err)) < 0)

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t block_bytes,
                         double link_GBps, double latency_us, bool offload_cache, kvsim_err *err) {
   memset(t, 0, sizeof *t);
@@ -20,12 +22,12 @@ int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t bl
   uint32_t cap = 16;
   while (cap < 4u * (uint32_t)capacity_blocks)
     cap *= 2;
-  t->keys = calloc(n, sizeof *t->keys);
-  t->prev = malloc(n * sizeof *t->prev);
-  t->next = malloc(n * sizeof *t->next);
-  t->free_slots = malloc(n * sizeof *t->free_slots);
-  t->map_keys = calloc(cap, sizeof *t->map_keys);
-  t->map_vals = malloc(cap * sizeof *t->map_vals);
+  t->keys = kvsim__calloc(n, sizeof *t->keys);
+  t->prev = kvsim__malloc(n * sizeof *t->prev);
+  t->next = kvsim__malloc(n * sizeof *t->next);
+  t->free_slots = kvsim__malloc(n * sizeof *t->free_slots);
+  t->map_keys = kvsim__calloc(cap, sizeof *t->map_keys);
+  t->map_vals = kvsim__malloc(cap * sizeof *t->map_vals);
   if (!t->keys || !t->prev || !t->next || !t->free_slots || !t->map_keys || !t->map_vals) {
     kvsim_cpu_tier_fini(t);
     return kvsim_err_set(err, KVSIM_ENOMEM, "CPU tier of %lld blocks: out of memory",
@@ -38,12 +40,12 @@ int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t bl
 }
 
 void kvsim_cpu_tier_fini(kvsim_cpu_tier_t *t) {
-  free(t->keys);
-  free(t->prev);
-  free(t->next);
-  free(t->free_slots);
-  free(t->map_keys);
-  free(t->map_vals);
+  kvsim__free(t->keys);
+  kvsim__free(t->prev);
+  kvsim__free(t->next);
+  kvsim__free(t->free_slots);
+  kvsim__free(t->map_keys);
+  kvsim__free(t->map_vals);
   memset(t, 0, sizeof *t);
 }
 

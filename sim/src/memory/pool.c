@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 #define MAP_EMPTY 0ull
 
 /* Block hashes are never 0 (the map's empty marker). */
@@ -22,12 +24,12 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
   while (cap < want)
     cap *= 2;
-  p->ref_cnt = calloc(n, sizeof *p->ref_cnt);
-  p->hash = calloc(n, sizeof *p->hash);
-  p->prev = malloc(n * sizeof *p->prev);
-  p->next = malloc(n * sizeof *p->next);
-  p->map_keys = calloc(cap, sizeof *p->map_keys);
-  p->map_vals = malloc(cap * sizeof *p->map_vals);
+  p->ref_cnt = kvsim__calloc(n, sizeof *p->ref_cnt);
+  p->hash = kvsim__calloc(n, sizeof *p->hash);
+  p->prev = kvsim__malloc(n * sizeof *p->prev);
+  p->next = kvsim__malloc(n * sizeof *p->next);
+  p->map_keys = kvsim__calloc(cap, sizeof *p->map_keys);
+  p->map_vals = kvsim__malloc(cap * sizeof *p->map_vals);
   if (!p->ref_cnt || !p->hash || !p->prev || !p->next || !p->map_keys || !p->map_vals) {
     kvsim_pool_fini(p);
     return kvsim_err_set(err, KVSIM_ENOMEM, "KV pool of %d blocks: out of memory", num_blocks);
@@ -48,12 +50,12 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
 }
 
 void kvsim_pool_fini(kvsim_pool_t *p) {
-  free(p->ref_cnt);
-  free(p->hash);
-  free(p->prev);
-  free(p->next);
-  free(p->map_keys);
-  free(p->map_vals);
+  kvsim__free(p->ref_cnt);
+  kvsim__free(p->hash);
+  kvsim__free(p->prev);
+  kvsim__free(p->next);
+  kvsim__free(p->map_keys);
+  kvsim__free(p->map_vals);
   memset(p, 0, sizeof *p);
 }
 
