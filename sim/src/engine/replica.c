@@ -11,6 +11,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   int rc = kvsim_kvcache_init(&rep->kv, pl, pool_blocks, sc->sched.enable_prefix_caching, err);
   if (rc < 0)
     return rc;
+  /* The first checked step runs the full check too (kvsim__replica_check_due). */
+  rep->check_work = kvsim_pool_usable(&rep->kv.pool);
   /* The CPU tier: V0 swap space is per GPU (num_cpu_blocks = swap_space //
    * block bytes); the V1 offloading connector's size is the total over TP
    * ranks (CPUOffloadingSpec: bytes // (block bytes x world size)). Each
