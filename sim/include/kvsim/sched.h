@@ -53,10 +53,13 @@ typedef struct kvsim_reqvec {
   int64_t n, cap;
 } kvsim_reqvec_t;
 
+int kvsim__reqvec_grow(kvsim_reqvec_t *a, int64_t need);
 /* Makes room for `need` requests; KVSIM_OK or KVSIM_ENOMEM (unchanged). */
-int kvsim_reqvec_reserve(kvsim_reqvec_t *a, int64_t need);
+static inline int kvsim_reqvec_reserve(kvsim_reqvec_t *a, int64_t need) {
+  return need <= a->cap ? KVSIM_OK : kvsim__reqvec_grow(a, need);
+}
 static inline int kvsim_reqvec_push(kvsim_reqvec_t *a, kvsim_request_t *r) {
-  if (a->n == a->cap && kvsim_reqvec_reserve(a, a->n + 1) < 0)
+  if (a->n == a->cap && kvsim__reqvec_grow(a, a->n + 1) < 0)
     return KVSIM_ENOMEM;
   a->v[a->n++] = r;
   return KVSIM_OK;

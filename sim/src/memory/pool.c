@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "memory/ilist.h"
 
 #define MAP_EMPTY 0ull
 
@@ -129,17 +130,13 @@ void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
   p->hash[b] = hash;
 }
 
+/* The free queue, in eviction order (LRU at the head). */
+static kvsim__ilist_t free_queue(kvsim_pool_t *p) {
+  return (kvsim__ilist_t){p->prev, p->next, &p->head, &p->tail};
+}
+
 static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
-  int32_t pr = p->prev[b], nx = p->next[b];
-  if (pr >= 0)
-    p->next[pr] = nx;
-  else
-    p->head = nx;
-  if (nx >= 0)
-    p->prev[nx] = pr;
-  else
-    p->tail = pr;
-  p->prev[b] = p->next[b] = -1;
+  kvsim__ilist_unlink(free_queue(p), b);
   p->num_free--;
   if (p->hash[b])
     p->num_cached_free--;
@@ -166,13 +163,7 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
   assert(b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
   if (--p->ref_cnt[b] > 0)
     return;
-  p->prev[b] = p->tail;
-  p->next[b] = -1;
-  if (p->tail >= 0)
-    p->next[p->tail] = b;
-  else
-    p->head = b;
-  p->tail = b;
+  kvsim__ilist_push_tail(free_queue(p), b);
   p->num_free++;
   if (p->hash[b])
     p->num_cached_free++;

@@ -7,7 +7,7 @@
 #include "core/vec.h"
 #include "kvsim/sched.h"
 
-int kvsim_reqvec_reserve(kvsim_reqvec_t *a, int64_t need) {
+int kvsim__reqvec_grow(kvsim_reqvec_t *a, int64_t need) {
   return kvsim__grow((void **)&a->v, &a->cap, need, sizeof *a->v);
 }
 
