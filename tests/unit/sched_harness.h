@@ -4,6 +4,7 @@
 #ifndef KVSIM_TESTS_SCHED_HARNESS_H
 #define KVSIM_TESTS_SCHED_HARNESS_H
 
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct env_opts {
   kvsim_policy policy;
   double watermark;
   bool swap, chunked, oracle;
+  bool prefix;                /* prefix caching on */
   int64_t cpu_blocks;         /* a CPU tier of 1 MiB blocks over 1 GB/s, 10 us */
 } env_opts_t;
 
@@ -42,7 +44,7 @@ static inline void env_setup(env_t *e, env_opts_t o) {
   pl.p.max_model_len = mml;
   pl.num_groups = 1;
   kvsim_err err = {0};
-  cr_assert_eq(kvsim_kvcache_init(&e->kv, &pl, o.blocks, false, &err), KVSIM_OK, "kv: %s", err.msg);
+  cr_assert_eq(kvsim_kvcache_init(&e->kv, &pl, o.blocks, o.prefix, &err), KVSIM_OK, "kv: %s", err.msg);
   cr_assert_eq(kvsim_cpu_tier_init(&e->cpu, o.cpu_blocks, 1 << 20, 1.0, 10.0, false, &err),
                KVSIM_OK, "cpu: %s", err.msg);
   kvsim_sched_cfg_t cfg = {.max_num_seqs = o.max_seqs,
@@ -51,11 +53,18 @@ static inline void env_setup(env_t *e, env_opts_t o) {
                            .block_size = 4,
                            .enable_chunked_prefill = o.chunked,
                            .policy = o.policy,
-                           .watermark = o.watermark,
-                           .preemption_mode = o.swap ? KVSIM_PREEMPT_SWAP : KVSIM_PREEMPT_RECOMPUTE,
-                           .num_cpu_blocks = o.cpu_blocks,
-                           .oracle_lengths = o.oracle};
-  cr_assert_eq(kvsim_sched_new(kvsim_sched_find(o.profile), &cfg, &e->kv, &e->s, &err), KVSIM_OK,
+                           .enable_prefix_caching = o.prefix,
+                           .preemption_mode = o.swap ? KVSIM_PREEMPT_SWAP : KVSIM_PREEMPT_RECOMPUTE};
+  /* The profiles' own options come the way a scenario gives them. */
+  const kvsim_sched_ops_t *ops = kvsim_sched_find(o.profile);
+  cr_assert_not_null(ops, "profile %s is registered", o.profile);
+  cJSON *engine = cJSON_CreateObject();
+  cJSON_AddNumberToObject(engine, "watermark", o.watermark);
+  cJSON_AddBoolToObject(engine, "oracle_lengths", o.oracle);
+  cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &cfg.opts, &err), KVSIM_OK,
+               "options: %s", err.msg);
+  cJSON_Delete(engine);
+  cr_assert_eq(kvsim_sched_new(ops, &cfg, &e->kv, &e->s, &err), KVSIM_OK,
                "sched %s: %s", o.profile, err.msg);
   e->s->cpu = &e->cpu;
 }
@@ -66,8 +75,12 @@ static inline void teardown_env(env_t *e) {
   kvsim_cpu_tier_fini(&e->cpu);
   kvsim_reqvec_fini(&e->step.reqs);
   kvsim_reqvec_fini(&e->done);
-  for (int i = 0; i < 16; i++)
-    free(e->reqs[i].blocks[0].ids);
+  for (int i = 0; i < 16; i++) {
+    for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
+      free(e->reqs[i].blocks[g].ids);
+    free(e->reqs[i].hashes);
+    free(e->reqs[i].segs);
+  }
 }
 
 /* Request i arrives now with this prompt, output and priority. */
@@ -82,7 +95,8 @@ static inline kvsim_request_t *add_prio(env_t *e, int i, int64_t prompt, int64_t
   r->arrival = e->now;
   r->first_scheduled = r->first_token = r->finish = KVSIM_TIME_NEVER;
   r->status = KVSIM_REQ_WAITING;
-  e->s->ops->add(e->s, r, e->now);
+  cr_assert_eq(kvsim_kvcache_prepare(&e->kv, r), KVSIM_OK, "request %d's identity", i);
+  cr_assert_eq(e->s->ops->add(e->s, r, e->now), KVSIM_OK, "request %d queued", i);
   return r;
 }
 
@@ -95,14 +109,14 @@ static inline void schedule(env_t *e) {
   e->step.num_preempted = 0;
   e->step.num_tokens = 0;
   e->step.extra_ns = 0;
-  e->s->ops->schedule(e->s, e->now, &e->step);
+  cr_assert_eq(e->s->ops->schedule(e->s, e->now, &e->step), KVSIM_OK, "schedule");
 }
 
 /* The step ends 10 ns later. */
 static inline void finish_step(env_t *e) {
   e->now += 10;
   e->done.n = 0;
-  e->s->ops->update(e->s, e->now, &e->step, &e->done);
+  cr_assert_eq(e->s->ops->update(e->s, e->now, &e->step, &e->done), KVSIM_OK, "update");
 }
 
 /* Tokens r computes in the current step (0 if not scheduled). */

@@ -18,16 +18,14 @@ typedef struct kvsim_cpu_tier {
   int64_t block_bytes;     /* bytes of one GPU block (all layers of the rank) */
   double link_bytes_per_s; /* host link, one direction */
   double latency_s;        /* per transfer */
-  /* Offload cache: hash -> slot (open addressing, backward-shift delete),
-   * and an LRU list over slots (head = least recent). */
+  /* Offload cache: hash -> slot (the library's u64 map, private), and
+   * an LRU list over slots (head = least recent). */
   uint64_t *keys;          /* per slot; 0 = free slot */
   int32_t *prev, *next;
   int32_t lru_head, lru_tail;
   int32_t *free_slots;
   int64_t nfree;
-  uint64_t *map_keys;
-  int32_t *map_vals;
-  uint32_t map_mask;
+  struct kvsim__u64map *map; /* NULL: no offload cache */
   int64_t cached;          /* offloaded blocks held */
   /* Counters. */
   int64_t bytes_to_cpu, bytes_to_gpu;

@@ -80,9 +80,11 @@ typedef struct kvsim_run_stats {
 
 typedef struct kvsim_run_opts {
   bool check_invariants;          /* check pool and request invariants after steps */
-  /* Check after every N-th step of a replica; 0 = every step; -1 = every
-   * (pool blocks / 4096)-th step, so that checks, which walk every block,
-   * cost about as much as the run (debug builds' default). */
+  /* Every step checks what it touched (O(batch)); the full O(pool) check
+   * runs after every N-th step of a replica; 0 = every step; -1 = sampled:
+   * when the local checks' work since the last full check reaches the
+   * pool's size, so that full checks cost about as much as the local ones
+   * (the CLI's --check-invariants and debug builds). */
   int64_t check_period;
 } kvsim_run_opts_t;
 

@@ -72,26 +72,30 @@ int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r);
  * then (with offloading) the following blocks found in the CPU tier.
  * Remembers the hits for the following allocate, which allocates GPU
  * blocks for the CPU hits and records them in last_loaded. Counts the
- * query. */
+ * query. Returns the hit tokens, or KVSIM_ENOMEM (nothing counted) when
+ * the request's hashes or the hit table cannot grow. */
 int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preempted);
 
 /* allocate_slots: makes room for num_new tokens after num_computed +
  * hit tokens (hit tokens from the last lookup of this request, 0 if none).
- * Returns false, changing nothing, when the free blocks do not suffice. */
-bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
+ * All or nothing: every table and hash array is grown before the first
+ * block leaves the free queue. Returns 1 when allocated; 0, changing
+ * nothing, when the free blocks do not suffice; KVSIM_ENOMEM, changing
+ * nothing, when a table cannot grow. */
+int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
                             int64_t num_new, int64_t num_lookahead);
 
 /* allocate for the commonest call, a running request's next token(s) that
  * fit in the blocks it holds and fill no block: nothing to do. Falls back
  * to kvsim_kvcache_allocate otherwise. */
-static inline bool kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_request_t *r,
+static inline int kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_request_t *r,
                                                   int64_t num_new) {
   if (kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks && kv->bs_shift >= 0) {
     /* Shifts, not divisions: this runs for every running request every step. */
     int64_t end = r->num_computed + num_new;
     if (end <= ((int64_t)r->blocks[0].len << kv->bs_shift) &&
         (!kv->prefix_caching || (end >> kv->bs_shift) == (r->num_computed >> kv->bs_shift)))
-      return true;
+      return 1;
   }
   return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);
 }
@@ -99,11 +103,20 @@ static inline bool kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_req
 /* Frees all blocks of a request, tail first (eviction order). */
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
 /* The same for a preempted request, whose cached blocks must stay findable
- * for its own resumption. */
-void kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
+ * for its own resumption. KVSIM_ENOMEM, freeing nothing, when the hashes
+ * they need cannot be made. */
+int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
 
 
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);
+
+/* Blocks the manager gives a request holding `tokens` tokens without
+ * sliding-window freeing: one table per group plus the quantized cache's
+ * residual blocks. */
+static inline int64_t kvsim_kvcache_blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
+  return (int64_t)kv->num_groups * ((tokens + kv->block_size - 1) / kv->block_size) +
+         kv->residual_blocks;
+}
 
 #endif

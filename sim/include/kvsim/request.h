@@ -74,8 +74,8 @@ typedef struct kvsim_request {
   kvsim_time_ns ready_at;    /* waiting on a transfer until then */
 } kvsim_request_t;
 
-static inline int64_t kvsim_request_total_tokens(const kvsim_request_t *r) {
-  return r->spec.prompt_tokens + r->spec.output_tokens;
-}
+/* prompt + output tokens, saturated at INT64_MAX: an output length near
+ * 2^63 must fail the max_model_len check, not wrap below it. */
+int64_t kvsim_request_total_tokens(const kvsim_request_t *r);
 
 #endif

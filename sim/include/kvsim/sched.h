@@ -19,31 +19,47 @@
 typedef enum { KVSIM_POLICY_FCFS = 0, KVSIM_POLICY_PRIORITY } kvsim_policy;
 typedef enum { KVSIM_PREEMPT_RECOMPUTE = 0, KVSIM_PREEMPT_SWAP } kvsim_preempt_mode;
 
-/* Engine settings a scheduler reads (resolved: no "default" left). */
+/* A profile's own options (vllm-v0's watermark, contiguous's
+ * oracle_lengths, ...), parsed by the profile into this opaque buffer and
+ * read back through its own struct (at most KVSIM_SCHED_OPTS_BYTES). Held
+ * by value so that a configuration copies without owning anything. */
+#define KVSIM_SCHED_OPTS_BYTES 64
+typedef union kvsim_sched_opts {
+  unsigned char bytes[KVSIM_SCHED_OPTS_BYTES];
+  int64_t align_i;
+  double align_d;
+  void *align_p;
+} kvsim_sched_opts_t;
+
+/* Engine settings a scheduler reads (resolved: no "default" left). What
+ * only one profile reads lives in `opts`, owned by that profile. */
 typedef struct kvsim_sched_cfg {
   int64_t max_num_seqs;
   int64_t max_num_batched_tokens;
   int64_t max_model_len;
-  int64_t long_prefill_token_threshold; /* 0 = off */
   int32_t block_size;
   bool enable_chunked_prefill;
   bool enable_prefix_caching;
   kvsim_policy policy;
   kvsim_preempt_mode preemption_mode;
-  double watermark;                     /* V0: fraction of blocks kept free on admission */
-  int64_t num_cpu_blocks;               /* V0 swap space, in blocks */
-  bool oracle_lengths;                  /* contiguous: reserve the true length, not max_model_len */
+  kvsim_sched_opts_t opts;              /* the profile's own options (parse_opts) */
 } kvsim_sched_cfg_t;
 
-/* A growable array of requests (running list, step list). */
+/* A growable array of requests (running list, step list); the layout of
+ * the core growable array, grown through the library's allocator. A failed
+ * push or reserve leaves the array as it was. */
 typedef struct kvsim_reqvec {
   kvsim_request_t **v;
-  int32_t n, cap;
+  int64_t n, cap;
 } kvsim_reqvec_t;
 
-int kvsim__reqvec_grow(kvsim_reqvec_t *a);
+int kvsim__reqvec_grow(kvsim_reqvec_t *a, int64_t need);
+/* Makes room for `need` requests; KVSIM_OK or KVSIM_ENOMEM (unchanged). */
+static inline int kvsim_reqvec_reserve(kvsim_reqvec_t *a, int64_t need) {
+  return need <= a->cap ? KVSIM_OK : kvsim__reqvec_grow(a, need);
+}
 static inline int kvsim_reqvec_push(kvsim_reqvec_t *a, kvsim_request_t *r) {
-  if (a->n == a->cap && kvsim__reqvec_grow(a) < 0)
+  if (a->n == a->cap && kvsim__reqvec_grow(a, a->n + 1) < 0)
     return KVSIM_ENOMEM;
   a->v[a->n++] = r;
   return KVSIM_OK;
@@ -51,13 +67,16 @@ static inline int kvsim_reqvec_push(kvsim_reqvec_t *a, kvsim_request_t *r) {
 void kvsim_reqvec_fini(kvsim_reqvec_t *a);
 
 /* The waiting queue: FIFO with push-front for preempted requests, or a
- * heap on (priority, arrival, id) under the priority policy. */
+ * heap on (priority, arrival, id) under the priority policy. Pushes return
+ * KVSIM_OK or KVSIM_ENOMEM with the queue unchanged; after a successful
+ * kvsim_waitq_reserve(q, n) pushes up to n requests in all cannot fail. */
 typedef struct kvsim_waitq {
   kvsim_request_t **v;
   int32_t head, n, cap; /* ring buffer (fcfs) or heap in v[0..n) (priority) */
   bool heap;
 } kvsim_waitq_t;
 
+int kvsim_waitq_reserve(kvsim_waitq_t *q, int64_t need);
 int kvsim_waitq_push_back(kvsim_waitq_t *q, kvsim_request_t *r);
 int kvsim_waitq_push_front(kvsim_waitq_t *q, kvsim_request_t *r);
 kvsim_request_t *kvsim_waitq_peek(const kvsim_waitq_t *q);
@@ -78,19 +97,51 @@ typedef struct kvsim_step {
 
 typedef struct kvsim_sched kvsim_sched_t;
 
+/* What a scenario takes from its profile when the engine object leaves a
+ * setting out, and what the profile allows. */
+typedef struct kvsim_sched_defaults {
+  bool enable_prefix_caching;
+  bool transfer_overlap;     /* a step's transfers overlap its compute */
+  double swap_space_gib;     /* CPU swap space per GPU */
+  bool offload_connector;    /* has the offloading connector (kv_offloading_size) */
+  /* Preempts by recompute only: a swap_space without preemption_mode
+   * swap is an error naming the profile. */
+  bool recompute_only;
+} kvsim_sched_defaults_t;
+
+struct cJSON;
+
+/* The ops table of an engine profile. Hot-path ops (add, schedule,
+ * update) return KVSIM_OK or a negative code (KVSIM_ENOMEM); on failure
+ * no request is lost — each stays in exactly one of waiting, running,
+ * the profile's held list or the finished list — the KV pool is as
+ * consistent as before the call, and the op can be called again. */
 typedef struct kvsim_sched_ops {
   const char *name;
   const char *help;
   size_t size; /* sizeof the profile's struct, which starts with kvsim_sched_t */
+  /* Which memory-plan rules the engine follows (kvsim/plan.h). */
+  kvsim_plan_engine plan_engine;
+  kvsim_sched_defaults_t defaults;
+  /* The profile's own keys of the scenario's engine object (NULL-ended;
+   * NULL = none) and their parser: reads them from `engine` (may be NULL:
+   * all defaults) into opts, checking types and ranges; errors name
+   * "<where>.<key>", the bad value and the allowed range. */
+  const char *const *option_keys;
+  int (*parse_opts)(const struct cJSON *engine, const char *where, kvsim_sched_opts_t *opts,
+                    kvsim_err *err);
   int (*init)(kvsim_sched_t *s, kvsim_err *err);
   void (*fini)(kvsim_sched_t *s);
   /* A request arrives (status WAITING, num_computed 0). */
-  void (*add)(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now);
-  /* Builds the next step into `step` (cleared by the caller). */
-  void (*schedule)(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step);
+  int (*add)(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now);
+  /* Builds the next step into `step` (cleared by the caller). On failure
+   * the caller discards the partial step (its requests keep their KV and
+   * are scheduled again by the next call). */
+  int (*schedule)(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step);
   /* The step ended at `now`: account computed and generated tokens, move
-   * finished requests to `finished` (their KV freed). */
-  void (*update)(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, kvsim_reqvec_t *finished);
+   * finished requests to `finished` (their KV freed). Fails, before it
+   * changes anything, only when `finished` cannot grow. */
+  int (*update)(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, kvsim_reqvec_t *finished);
   /* Optional (NULL = none): requests that hold KV outside `running` and
    * `waiting` — V0's swapped queue (status SWAPPED, CPU blocks in
    * swapped_blocks), a static batch's finished members that keep their
@@ -113,10 +164,26 @@ struct kvsim_sched {
   int64_t prompt_tokens_total, generation_tokens_total;
 };
 
+/* The profile's options of a scheduler (the struct its parse_opts filled). */
+static inline const void *kvsim_sched_opts(const kvsim_sched_t *s) { return s->cfg.opts.bytes; }
+
 /* Looks up a profile by name; NULL if unknown. */
 const kvsim_sched_ops_t *kvsim_sched_find(const char *name);
 /* "vllm-v1, vllm-v0, ..." for messages. */
 void kvsim_sched_names(char *buf, size_t cap);
+
+/* Appends every profile's option keys (each once) to keys[*n..cap - 1],
+ * keeping a NULL after the last; returns KVSIM_EINVAL if cap is too small.
+ * A scenario accepts any profile's keys whatever its profile, so that one
+ * override (--set engine.oracle_lengths=false) serves a sweep over them. */
+int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap);
+
+/* Parses the engine object's profile options: every profile checks its
+ * own keys (a bad value is an error whichever profile runs), and `ops`'
+ * values land in *opts. engine may be NULL (all defaults). Returns KVSIM_OK
+ * or the first profile's error (KVSIM_EINVAL, naming "<where>.<key>"). */
+int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
+                           const char *where, kvsim_sched_opts_t *opts, kvsim_err *err);
 
 /* Creates a scheduler of the given profile over kv. */
 int kvsim_sched_new(const kvsim_sched_ops_t *ops, const kvsim_sched_cfg_t *cfg,
@@ -128,8 +195,9 @@ void kvsim_sched_free(kvsim_sched_t *s);
 /* Token accounting after a step, identical for every profile: computed
  * tokens advance; a request whose computed tokens catch up with its known
  * tokens samples one; requests done are removed from running (order kept),
- * their KV freed, and appended to `finished`. */
-void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+ * their KV freed, and appended to `finished`. KVSIM_ENOMEM, with nothing
+ * changed, when `finished` cannot take every request of the step. */
+int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
                                kvsim_reqvec_t *finished);
 
 /* One sampled token for r at `now`: output and token counts, first and
@@ -138,7 +206,9 @@ void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t
 bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now);
 
 /* Recompute preemption (V1 _preempt_request): free KV, computed tokens to
- * 0, count it, put the request at the front of the waiting queue. */
-void kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r);
+ * 0, count it, put the request at the front of the waiting queue. The
+ * caller takes r out of `running` after a success; on KVSIM_ENOMEM
+ * (the queue or r's hashes cannot grow) nothing has changed. */
+int kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r);
 
 #endif

@@ -1,7 +1,8 @@
 #include "engine/replica.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "core/alloc.h"
 
 int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenario_t *sc,
                         const kvsim_resolved_t *res, kvsim_err *err) {
@@ -11,6 +12,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   int rc = kvsim_kvcache_init(&rep->kv, pl, res->pool_blocks, res->sched.enable_prefix_caching, err);
   if (rc < 0)
     return rc;
+  /* The first checked step runs the full check too (kvsim__replica_check_due). */
+  rep->check_work = kvsim_pool_usable(&rep->kv.pool);
   /* The CPU tier: V0 swap space is per GPU (num_cpu_blocks = swap_space //
    * block bytes); the V1 offloading connector's size is the total over TP
    * ranks (CPUOffloadingSpec: bytes // (block bytes x world size)). Each
@@ -25,9 +28,7 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
                            sc->gpu.host_link_latency_us, offload, err);
   if (rc < 0)
     return rc;
-  kvsim_sched_cfg_t cfg = res->sched;
-  cfg.num_cpu_blocks = offload ? 0 : cpu_blocks;
-  rc = kvsim_sched_new(sc->sched_ops, &cfg, &rep->kv, &rep->sched, err);
+  rc = kvsim_sched_new(sc->sched_ops, &res->sched, &rep->kv, &rep->sched, err);
   if (rc < 0)
     return rc;
   rep->sched->cpu = &rep->cpu;
@@ -45,18 +46,79 @@ void kvsim__replica_fini(kvsim__replica_t *rep) {
   memset(rep, 0, sizeof *rep);
 }
 
-kvsim_time_ns kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
-                                        int64_t window, kvsim_time_ns now) {
+bool kvsim__replica_fits(const kvsim__replica_t *rep, const kvsim_plan_t *pl, int64_t tokens) {
+  /* int8/int4 caches hold residual blocks beside the request's own; a
+   * check without them admits requests that can never be scheduled. */
+  return kvsim_plan_blocks_for_tokens(pl, tokens) + rep->kv.residual_blocks <=
+         kvsim_pool_usable(&rep->kv.pool);
+}
+
+int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns now, kvsim_err *err) {
+  int rc = rep->sched->ops->add(rep->sched, r, now);
+  if (rc < 0)
+    return kvsim_err_set(err, rc, "replica %d: request %llu: out of memory for the waiting queue",
+                         rep->index, (unsigned long long)r->spec.id);
+  return KVSIM_OK;
+}
+
+static int32_t held_of(const kvsim_sched_t *sc, kvsim_request_t *const **held) {
+  *held = NULL;
+  return sc->ops->held ? sc->ops->held(sc, held) : 0;
+}
+
+/* The progress guard: requests wait, nothing runs or is held, and the
+ * scheduler found no step. Nothing can free blocks in this state, so the
+ * head of the queue never runs; after KVSIM__STALL_LIMIT attempts in a
+ * row the run stops and says why. */
+static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
+  const kvsim_sched_t *sc = rep->sched;
+  kvsim_request_t *const *held;
+  if (progress || !sc->waiting.n || sc->running.n || held_of(sc, &held) > 0) {
+    rep->stalled = 0;
+    return KVSIM_OK;
+  }
+  if (++rep->stalled < KVSIM__STALL_LIMIT)
+    return KVSIM_OK;
+  const kvsim_request_t *r = kvsim_waitq_peek(&sc->waiting);
+  const kvsim_kvcache_t *kv = &rep->kv;
+  int64_t tokens = kvsim_request_total_tokens(r);
+  /* The last token is sampled, never stored (the admission check's rule). */
+  int64_t need = kvsim_kvcache_blocks_for(kv, tokens > 0 ? tokens - 1 : 0) - kv->residual_blocks;
+  int64_t pool = kvsim_pool_usable(&kv->pool) - kv->residual_blocks;
+  return kvsim_err_set(err, KVSIM_ETHRESH,
+                       "replica %d: request %llu: a %lld-token request needs %lld blocks, the pool "
+                       "has %lld%s; no progress in %d attempts with %d waiting and nothing "
+                       "running (profile %s)",
+                       rep->index, (unsigned long long)r->spec.id, (long long)tokens, (long long)need,
+                       (long long)pool, kv->residual_blocks ? " after the residual window" : "",
+                       rep->stalled, sc->waiting.n, sc->ops->name);
+}
+
+int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, int64_t window,
+                              kvsim_time_ns now, kvsim_time_ns *out_dt, kvsim_err *err) {
   kvsim_step_t *st = &rep->step;
   st->reqs.n = 0;
   st->num_preempted = 0;
   st->num_tokens = 0;
   st->extra_ns = 0;
-  rep->sched->ops->schedule(rep->sched, now, st);
+  *out_dt = -1;
+  int rc = rep->sched->ops->schedule(rep->sched, now, st);
+  if (rc < 0) {
+    /* Discard the partial step: its requests keep their places and KV,
+     * and compute nothing until the next schedule. */
+    for (int64_t i = 0; i < st->reqs.n; i++)
+      st->reqs.v[i]->step_new = 0;
+    st->reqs.n = 0;
+    st->num_tokens = 0;
+    rep->busy = false;
+    return kvsim_err_set(err, rc, "replica %d: scheduling a step: %s", rep->index,
+                         kvsim_strerror(rc));
+  }
   if (st->reqs.n == 0) {
     rep->busy = false;
-    return -1;
+    return guard(rep, false, err);
   }
+  rep->stalled = 0;
   kvsim_batch_shape_t shape;
   memset(&shape, 0, sizeof shape);
   for (int32_t i = 0; i < st->reqs.n; i++) {
@@ -78,16 +140,21 @@ kvsim_time_ns kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_
   double u = kvsim_pool_usage(&rep->kv.pool);
   if (u > rep->kv_usage_peak)
     rep->kv_usage_peak = u;
-  return dt;
+  *out_dt = dt;
+  return KVSIM_OK;
 }
 
-void kvsim__replica_end_step(kvsim__replica_t *rep, kvsim_time_ns now, kvsim_reqvec_t *finished) {
-  rep->sched->ops->update(rep->sched, now, &rep->step, finished);
+int kvsim__replica_end_step(kvsim__replica_t *rep, kvsim_time_ns now, kvsim_reqvec_t *finished,
+                            kvsim_err *err) {
+  int rc = rep->sched->ops->update(rep->sched, now, &rep->step, finished);
+  if (rc < 0)
+    return kvsim_err_set(err, rc, "replica %d: ending a step: %s", rep->index, kvsim_strerror(rc));
   rep->busy = false;
+  return KVSIM_OK;
 }
 
-void kvsim__replica_sample(const kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now,
-                           kvsim_sample_t *s) {
+int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now, bool tick,
+                          kvsim_sample_t *s, kvsim_err *err) {
   const kvsim_pool_t *pool = &rep->kv.pool;
   const kvsim_sched_t *sc = rep->sched;
   memset(s, 0, sizeof *s);
@@ -155,6 +222,9 @@ void kvsim__replica_sample(const kvsim__replica_t *rep, const kvsim_plan_t *pl, 
   s->kv_internal_frag_bytes = frag_bytes;
   s->kv_token_bytes = token_bytes;
   s->kv_allocated_bytes = alloc_bytes;
+  /* A tick of an idle replica with requests waiting is one more attempt
+   * without progress (a busy replica has a step in flight). */
+  return tick && !rep->busy ? guard(rep, false, err) : KVSIM_OK;
 }
 
 int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
@@ -162,7 +232,7 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   int rc = kvsim_pool_check(pool, err);
   if (rc < 0 || (rc = kvsim_cpu_tier_check(&rep->cpu, err)) < 0)
     return kvsim_err_prefix(err, "replica %d", rep->index);
-  int32_t *holders = calloc((size_t)pool->num_blocks, sizeof *holders);
+  int32_t *holders = kvsim__calloc((size_t)pool->num_blocks, sizeof *holders);
   if (!holders)
     return kvsim_err_set(err, KVSIM_ENOMEM, "invariant check: out of memory");
   const kvsim_sched_t *sc = rep->sched;
@@ -180,7 +250,7 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   }
   /* The CPU tier's swap blocks are exactly those of the swapped requests. */
   if (swapped_blocks != rep->cpu.swap_used) {
-    free(holders);
+    kvsim__free(holders);
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "replica %d: swapped requests own %lld CPU blocks, the tier %lld", rep->index,
                          (long long)swapped_blocks, (long long)rep->cpu.swap_used);
@@ -190,7 +260,7 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
     const kvsim_request_t *r = kvsim_waitq_at(&sc->waiting, i);
     for (int g = 0; g < tables; g++)
       if (r->blocks[g].len) {
-        free(holders);
+        kvsim__free(holders);
         return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: waiting request %llu holds %d blocks",
                              rep->index, (unsigned long long)r->spec.id, r->blocks[g].len);
       }
@@ -198,10 +268,103 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   for (int32_t b = 1; b < pool->num_blocks; b++)
     if (holders[b] != pool->ref_cnt[b]) {
       int32_t h = holders[b], c = pool->ref_cnt[b];
-      free(holders);
+      kvsim__free(holders);
       return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: block %d has ref_cnt %d but %d holders",
                            rep->index, b, c, h);
     }
-  free(holders);
+  kvsim__free(holders);
   return KVSIM_OK;
+}
+
+/* A block a request holds: in range, referenced, off the free queue. */
+static int check_held_block(const kvsim__replica_t *rep, const kvsim_request_t *r, int g, int32_t k,
+                            kvsim_err *err) {
+  const kvsim_pool_t *p = &rep->kv.pool;
+  kvsim_block_id b = r->blocks[g].ids[k];
+  if (b == KVSIM_NULL_BLOCK)
+    return k < r->blocks[g].num_skipped || rep->kv.sliding[g]
+               ? KVSIM_OK
+               : kvsim_err_set(err, KVSIM_EINVAL,
+                               "replica %d: request %llu holds the null block at %d of table %d",
+                               rep->index, (unsigned long long)r->spec.id, k, g);
+  if (b < 0 || b >= p->num_blocks || p->ref_cnt[b] < 1 || p->prev[b] != -1 || p->next[b] != -1 ||
+      p->head == b)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "replica %d: request %llu holds block %d (table %d, entry %d) that is free "
+                         "or unreferenced",
+                         rep->index, (unsigned long long)r->spec.id, b, g, k);
+  return KVSIM_OK;
+}
+
+int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finished, kvsim_err *err) {
+  const kvsim_kvcache_t *kv = &rep->kv;
+  const kvsim_pool_t *p = &kv->pool;
+  const kvsim_sched_t *sc = rep->sched;
+  int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
+  int rc;
+  int64_t work = 1;
+  /* The free queue's ends and counters. */
+  if ((p->head < 0) != (p->num_free == 0) || (p->tail < 0) != (p->num_free == 0) ||
+      p->num_free < 0 || p->num_free > kvsim_pool_usable(p) || p->num_cached_free < 0 ||
+      p->num_cached_free > p->num_free ||
+      (p->head >= 0 && (p->prev[p->head] != -1 || p->ref_cnt[p->head] != 0)) ||
+      (p->tail >= 0 && (p->next[p->tail] != -1 || p->ref_cnt[p->tail] != 0)))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "replica %d: pool: free queue ends %d..%d disagree with %d free (%d cached)",
+                         rep->index, p->head, p->tail, p->num_free, p->num_cached_free);
+  /* The step's requests: those still holding KV hold live blocks at the
+   * tail of each table (where the step wrote); finished ones hold none. */
+  for (int64_t i = 0; i < rep->step.reqs.n; i++) {
+    const kvsim_request_t *r = rep->step.reqs.v[i];
+    if (r->status != KVSIM_REQ_RUNNING)
+      continue; /* finished (below), or a profile's placeholder */
+    for (int g = 0; g < tables; g++) {
+      const kvsim_blocks_t *t = &r->blocks[g];
+      if (t->len < 0 || t->len > t->cap || t->num_skipped > t->len)
+        return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: request %llu: table %d of %d blocks is broken",
+                             rep->index, (unsigned long long)r->spec.id, g, t->len);
+      /* The blocks holding this step's last tokens, and the table's tail
+       * (the rest of a table was checked in the step that wrote it). */
+      if (t->len == t->num_skipped)
+        continue;
+      int32_t at = (int32_t)((r->num_computed > 0 ? r->num_computed - 1 : 0) / kv->block_size);
+      int32_t probe[3] = {at, at + 1, t->len - 1};
+      for (int j = 0; j < 3; j++, work++)
+        if (probe[j] >= t->num_skipped && probe[j] < t->len && (j < 2 || probe[j] > at + 1) &&
+            (rc = check_held_block(rep, r, g, probe[j], err)) < 0)
+          return rc;
+    }
+  }
+  for (int64_t i = 0; i < finished->n; i++, work++) {
+    const kvsim_request_t *r = finished->v[i];
+    if (kvsim_kvcache_held(kv, r) != 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: finished request %llu still holds %lld blocks",
+                           rep->index, (unsigned long long)r->spec.id,
+                           (long long)kvsim_kvcache_held(kv, r));
+  }
+  /* The CPU tier: its counters, and the swapped requests' blocks. */
+  const kvsim_cpu_tier_t *cpu = &rep->cpu;
+  if (cpu->swap_used < 0 || cpu->cached < 0 || cpu->swap_used + cpu->cached > cpu->num_blocks)
+    return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: CPU tier: swap %lld + cached %lld exceed %lld blocks",
+                         rep->index, (long long)cpu->swap_used, (long long)cpu->cached,
+                         (long long)cpu->num_blocks);
+  kvsim_request_t *const *held;
+  int32_t nheld = held_of(sc, &held);
+  int64_t swapped = 0;
+  for (int32_t i = 0; i < nheld; i++, work++)
+    if (held[i]->status == KVSIM_REQ_SWAPPED)
+      swapped += held[i]->swapped_blocks;
+  if (swapped != cpu->swap_used)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "replica %d: swapped requests own %lld CPU blocks, the tier %lld", rep->index,
+                         (long long)swapped, (long long)cpu->swap_used);
+  rep->check_work += work;
+  return KVSIM_OK;
+}
+
+bool kvsim__replica_check_due(kvsim__replica_t *rep) {
+  if (rep->check_work < kvsim_pool_usable(&rep->kv.pool))
+    return false;
+  rep->check_work = 0;
+  return true;
 }

@@ -24,7 +24,18 @@ typedef struct kvsim__replica {
   int64_t steps;
   double busy_s;
   double kv_usage_peak;
+  /* Progress guard: consecutive step attempts and sampling ticks that
+   * found requests waiting, nothing running or held, and no step to run. */
+  int32_t stalled;
+  /* Invariant checks: local-check work since the last full check. */
+  int64_t check_work;
 } kvsim__replica_t;
+
+/* Step attempts and ticks without progress (nothing running, requests
+ * waiting) after which the run stops with an error naming the head
+ * request: in that state nothing can ever free blocks for it. */
+#define KVSIM__STALL_LIMIT 16
+
 
 /* The replica reads the resolved configuration (plan, scheduler
  * settings, pool size) and the scenario's CPU tier and GPU links. */
@@ -32,20 +43,47 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
                         const kvsim_resolved_t *res, kvsim_err *err);
 void kvsim__replica_fini(kvsim__replica_t *rep);
 
-/* Builds the next step; returns its duration, or -1 when there is nothing
- * to run (the replica goes idle). */
-kvsim_time_ns kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
-                                        int64_t window, kvsim_time_ns now);
+/* The admission check: whether a request holding `tokens` tokens fits the
+ * pool at all — the plan's blocks (sliding groups bounded by their window)
+ * plus the quantized cache's residual window of every request. */
+bool kvsim__replica_fits(const kvsim__replica_t *rep, const kvsim_plan_t *pl, int64_t tokens);
 
-/* The step in flight ended at now: requests done go to `finished`. */
-void kvsim__replica_end_step(kvsim__replica_t *rep, kvsim_time_ns now, kvsim_reqvec_t *finished);
+/* A request arrives at the replica's scheduler. KVSIM_ENOMEM (the
+ * request is not queued; the caller still owns it). */
+int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns now, kvsim_err *err);
 
-/* Fills a time-series row for this replica. */
-void kvsim__replica_sample(const kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now,
-                           kvsim_sample_t *s);
+/* Builds the next step; sets *dt to its duration, or -1 when there is
+ * nothing to run (the replica goes idle). Errors: KVSIM_ENOMEM (the
+ * partial step is discarded, no request lost), KVSIM_ETHRESH from the
+ * progress guard (KVSIM__STALL_LIMIT attempts without progress). */
+int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, int64_t window,
+                              kvsim_time_ns now, kvsim_time_ns *dt, kvsim_err *err);
 
-/* Pool and request invariants: used + cached + free = total, every ref
- * count equals the requests holding the block. */
+/* The step in flight ended at now: requests done go to `finished`.
+ * KVSIM_ENOMEM, with nothing accounted, when `finished` cannot grow. */
+int kvsim__replica_end_step(kvsim__replica_t *rep, kvsim_time_ns now, kvsim_reqvec_t *finished,
+                            kvsim_err *err);
+
+/* Fills a time-series row for this replica. A sampling tick (tick true)
+ * counts toward the progress guard: KVSIM_ETHRESH, with the row filled,
+ * when the replica has been stalled for KVSIM__STALL_LIMIT attempts. */
+int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now, bool tick,
+                          kvsim_sample_t *s, kvsim_err *err);
+
+/* Invariants after a step, in two costs:
+ * - kvsim__replica_check_step, O(what the step touched): every request of
+ *   the last step holds live blocks at its tail (in range, referenced,
+ *   off the free queue) or, finished, none; the free queue's ends and
+ *   counters agree; the CPU tier's swap blocks are the swapped requests'.
+ * - kvsim__replica_check, O(pool): used + cached + free = total, the free
+ *   queue's links, every ref count equals the requests holding the block,
+ *   waiting requests hold nothing.
+ * kvsim__replica_check_due says whether the full check is due: when the
+ * local checks' work since the last full one reaches the pool's size, so
+ * that full checks cost about as much as the local ones. Both return 0 or
+ * KVSIM_EINVAL naming the replica, block and request. */
+int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finished, kvsim_err *err);
+bool kvsim__replica_check_due(kvsim__replica_t *rep);
 int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err);
 
 #endif

@@ -1,7 +1,14 @@
 #include "engine/reqpool.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "core/alloc.h"
+#include "core/arith.h"
+
+int64_t kvsim_request_total_tokens(const kvsim_request_t *r) {
+  int64_t total;
+  return kvsim__add_i64(r->spec.prompt_tokens, r->spec.output_tokens, &total) ? total : INT64_MAX;
+}
 
 static void reset(kvsim_request_t *r) {
   /* Keep the arrays and their capacities; clear everything else. */
@@ -22,14 +29,14 @@ static void reset(kvsim_request_t *r) {
 
 kvsim_request_t *kvsim__reqpool_get(kvsim__reqpool_t *p) {
   if (p->nfree == 0) {
-    kvsim_request_t **chunks = realloc(p->chunks, (size_t)(p->nchunks + 1) * sizeof *chunks);
+    kvsim_request_t **chunks = kvsim__realloc(p->chunks, (size_t)(p->nchunks + 1) * sizeof *chunks);
     if (!chunks)
       return NULL;
     p->chunks = chunks;
-    kvsim_request_t *c = calloc(KVSIM__REQ_CHUNK, sizeof *c);
-    int32_t *fs = realloc(p->free_slots, (size_t)(p->free_cap + KVSIM__REQ_CHUNK) * sizeof *fs);
+    kvsim_request_t *c = kvsim__calloc(KVSIM__REQ_CHUNK, sizeof *c);
+    int32_t *fs = kvsim__realloc(p->free_slots, (size_t)(p->free_cap + KVSIM__REQ_CHUNK) * sizeof *fs);
     if (!c || !fs) {
-      free(c);
+      kvsim__free(c);
       if (fs)
         p->free_slots = fs;
       return NULL;
@@ -60,13 +67,13 @@ void kvsim__reqpool_fini(kvsim__reqpool_t *p) {
     for (int32_t i = 0; i < KVSIM__REQ_CHUNK; i++) {
       kvsim_request_t *r = &p->chunks[c][i];
       for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
-        free(r->blocks[g].ids);
-      free(r->hashes);
-      free(r->segs);
+        kvsim__free(r->blocks[g].ids);
+      kvsim__free(r->hashes);
+      kvsim__free(r->segs);
     }
-    free(p->chunks[c]);
+    kvsim__free(p->chunks[c]);
   }
-  free(p->chunks);
-  free(p->free_slots);
+  kvsim__free(p->chunks);
+  kvsim__free(p->free_slots);
   memset(p, 0, sizeof *p);
 }

@@ -143,7 +143,9 @@ static void account_sample(run_t *r, const kvsim__replica_t *rep, const kvsim_sa
 
 static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bool tick) {
   kvsim_sample_t s;
-  kvsim__replica_sample(rep, &r->plan, now, &s);
+  int rc = kvsim__replica_sample(rep, &r->plan, now, tick, &s, r->err);
+  if (rc < 0)
+    return rc;
   if (tick)
     account_sample(r, rep, &s, 1);
   return r->sink && r->sink->sample ? r->sink->sample(r->sink->ctx, &s) : KVSIM_OK;
@@ -163,7 +165,9 @@ static kvsim_time_ns next_tick(run_t *r, kvsim_time_ns now, kvsim_time_ns tick) 
     return now + tick;
   for (int32_t i = 0; i < r->nrep; i++) {
     kvsim_sample_t s;
-    kvsim__replica_sample(&r->reps[i], &r->plan, now, &s);
+    /* Not a tick (tick = false): it only repeats the row for the means, and
+     * cannot fail. */
+    (void)kvsim__replica_sample(&r->reps[i], &r->plan, now, false, &s, r->err);
     account_sample(r, &r->reps[i], &s, k - 1);
   }
   return now + k * tick;
@@ -177,7 +181,7 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
     r->st->rejected_too_long++;
     return "prompt_tokens + output_tokens > max_model_len";
   }
-  if (kvsim_plan_blocks_for_tokens(&r->plan, total - 1) > r->pool_usable) {
+  if (!kvsim__replica_fits(rep, &r->plan, total - 1)) {
     r->st->rejected_no_fit++;
     return "needs more KV blocks than the pool holds";
   }
@@ -241,7 +245,8 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
     return rc > 0 ? pull_one(r) : KVSIM_OK;
   }
   q->status = KVSIM_REQ_WAITING;
-  rep->sched->ops->add(rep->sched, q, now);
+  if ((rc = kvsim__replica_add(rep, q, now, r->err)) < 0)
+    return rc;
   if (r->sc->admission.max_wait_s > 0 && (rc = add_deadline(r, q, now)) < 0)
     return rc;
   return rep->busy && !r->lockstep ? KVSIM_OK : start_step(r, rep, now);
@@ -296,7 +301,9 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
 
 /* Builds one replica's next step; returns its duration or -1 (idle). */
 static int build_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, kvsim_time_ns *dt) {
-  *dt = kvsim__replica_start_step(rep, &r->perf, r->window, now);
+  int rc = kvsim__replica_start_step(rep, &r->perf, r->window, now, dt, r->err);
+  if (rc < 0)
+    return rc;
   /* A time-series row at every preemption. */
   return rep->step.num_preempted ? sample_replica(r, rep, now, false) : KVSIM_OK;
 }
@@ -334,13 +341,16 @@ static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
 /* A replica's step ended: account tokens, retire finished requests. */
 static int end_replica_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
   r->finished.n = 0;
-  kvsim__replica_end_step(rep, now, &r->finished);
-  int rc;
+  int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
+  if (rc < 0)
+    return rc;
   if (r->opts && r->opts->check_invariants) {
+    /* What the step touched every step; the full O(pool) check every
+     * check_period-th step, or (-1) when sampled due (replica.h). */
     int64_t period = r->opts->check_period;
-    if (period < 0)
-      period = r->pool_usable / 4096;
-    if ((period <= 1 || rep->steps % period == 0) && (rc = kvsim__replica_check(rep, r->err)) < 0)
+    bool full = period < 0 ? kvsim__replica_check_due(rep) : period <= 1 || rep->steps % period == 0;
+    if ((rc = kvsim__replica_check_step(rep, &r->finished, r->err)) < 0 ||
+        (full && (rc = kvsim__replica_check(rep, r->err)) < 0))
       return rc;
   }
   for (int32_t i = 0; i < r->finished.n; i++) {

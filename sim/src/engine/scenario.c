@@ -85,16 +85,36 @@ static const char *const top_keys[] = {"name", "description", "seed", "model", "
 static const char *const hardware_keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
                                             "pipeline_parallel_size", "replicas", "router",
                                             "expert_parallel_size", NULL};
-static const char *const engine_keys[] = {
+/* The engine keys every profile shares; each profile adds its own
+ * options (kvsim_sched_option_keys), see engine_keys(). */
+static const char *const engine_shared_keys[] = {
     "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
     "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
-    "long_prefill_token_threshold", "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
+    "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
     "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
     "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
     "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
-    "offload_store_threshold", "transfer_overlap", "watermark", "oracle_lengths",
+    "offload_store_threshold", "transfer_overlap",
     "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
     NULL};
+
+/* The shared keys followed by every profile's options, NULL-terminated;
+ * built once (the registry is fixed at compile time). */
+static const char *const *engine_keys(void) {
+  static const char *keys[128];
+  if (!keys[0]) {
+    size_t n = 0;
+    while (engine_shared_keys[n]) {
+      keys[n] = engine_shared_keys[n];
+      n++;
+    }
+    keys[n] = NULL;
+    /* The registry's options fit: a profile adding past 128 keys fails here loudly. */
+    if (kvsim_sched_option_keys(keys, &n, sizeof keys / sizeof *keys) < 0)
+      abort();
+  }
+  return keys;
+}
 static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
 static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
 static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
@@ -166,12 +186,12 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
 
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, engine_keys, w, err)) < 0)
+  if ((rc = kvsim__json_only_keys(o, engine_keys(), w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
   kvsim_plan_params_t *p = &sc->plan;
-  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, thr = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
+  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
           store = 0;
   double util = p->gpu_memory_utilization;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
@@ -179,7 +199,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "long_prefill_token_threshold", &thr, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "num_gpu_blocks_override", &blocks, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "kv_cache_memory_bytes", &kvb, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "kv_quant_group", &grp, w, err)) < 0 ||
@@ -190,7 +209,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
     const char *k;
     int64_t v;
   } nonneg[] = {{"max_model_len", mml}, {"block_size", bs}, {"max_num_seqs", seqs},
-                {"max_num_batched_tokens", mbt}, {"long_prefill_token_threshold", thr},
+                {"max_num_batched_tokens", mbt},
                 {"num_gpu_blocks_override", blocks}, {"kv_cache_memory_bytes", kvb},
                 {"kv_residual_tokens", res}, {"offload_store_threshold", store}};
   for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++)
@@ -210,7 +229,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   p->kv_cache_memory_bytes = kvb;
   p->kv_quant_group = (int)grp;
   p->kv_residual_tokens = (int)res;
-  sc->sched.long_prefill_token_threshold = thr;
   sc->offload.store_threshold = store;
 
   bool b;
@@ -226,8 +244,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       (rc = kvsim__json_bool(o, "estimate_cudagraphs", &p->estimate_cudagraphs, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "disable_hybrid_kv_cache_manager",
                              &p->disable_hybrid_kv_cache_manager, w, err)) < 0 ||
-      (rc = kvsim__json_bool(o, "transfer_overlap", &sc->offload.overlap, w, err)) < 0 ||
-      (rc = kvsim__json_bool(o, "oracle_lengths", &sc->sched.oracle_lengths, w, err)) < 0)
+      (rc = kvsim__json_bool(o, "transfer_overlap", &sc->offload.overlap, w, err)) < 0)
     return rc;
 
   char s[64] = "auto";
@@ -278,7 +295,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   } gib[] = {{"weights_gib", &p->weights_gib}, {"activation_gib", &p->activation_gib},
              {"non_torch_gib", &p->non_torch_gib}, {"cuda_graph_gib", &p->cuda_graph_gib},
              {"swap_space", &sc->swap_space_gib}, {"kv_offloading_size", &sc->offload.cpu_gib},
-             {"watermark", &sc->sched.watermark}, {"quant_step_factor", &sc->quant_step_factor}};
+             {"quant_step_factor", &sc->quant_step_factor}};
   for (size_t i = 0; i < sizeof gib / sizeof *gib; i++) {
     if ((rc = kvsim__json_num(o, gib[i].k, &x, w, err)) < 0)
       return rc;
@@ -288,8 +305,6 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       *gib[i].dst = x;
     }
   }
-  if (sc->sched.watermark >= 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.watermark: must be < 1", w);
   if (sc->quant_step_factor <= 0)
     sc->quant_step_factor = 1;
   sc->overlap_given = cJSON_GetObjectItemCaseSensitive(o, "transfer_overlap") != NULL;
@@ -449,18 +464,19 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
                        where, sc->profile, names);
     goto fail;
   }
-  /* Profile defaults: V1 caches prefixes and chunks prefills; the older
-   * engines do neither unless asked. */
-  bool v1 = !strcmp(sc->profile, "vllm-v1");
-  sc->plan.engine = v1 ? KVSIM_PLAN_V1 : KVSIM_PLAN_V0;
+  /* The profile's defaults, allowances and own options (its ops table). */
+  const kvsim_sched_ops_t *ops = sc->sched_ops;
+  if ((rc = kvsim_sched_parse_opts(ops, eng, w, &sc->sched.opts, err)) < 0)
+    goto fail;
+  sc->plan.engine = ops->plan_engine;
   if (!pc_given)
-    sc->sched.enable_prefix_caching = v1;
+    sc->sched.enable_prefix_caching = ops->defaults.enable_prefix_caching;
   if (!sc->overlap_given)
-    sc->offload.overlap = v1;
+    sc->offload.overlap = ops->defaults.transfer_overlap;
   if (sc->offload.cpu_gib > 0) {
     /* The offloading connector is V1's, keyed by block hashes, and a KV
      * connector turns the hybrid allocator off (vllm/config/vllm.py). */
-    if (!v1 || !sc->sched.enable_prefix_caching) {
+    if (!ops->defaults.offload_connector || !sc->sched.enable_prefix_caching) {
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: engine.kv_offloading_size needs profile vllm-v1 with prefix caching on",
                          where);
@@ -468,18 +484,16 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     }
     sc->plan.disable_hybrid_kv_cache_manager = true;
   }
-  /* V0's CacheConfig.swap_space defaults to 4 GiB per GPU. */
-  if (!strcmp(sc->profile, "vllm-v0") && !(eng && cJSON_GetObjectItem(eng, "swap_space")))
-    sc->swap_space_gib = 4;
-  if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP && v1) {
+  if (!(eng && cJSON_GetObjectItem(eng, "swap_space")))
+    sc->swap_space_gib = ops->defaults.swap_space_gib;
+  if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP &&
+      ops->defaults.recompute_only) {
     rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s: engine.swap_space is V0's (vllm-v1 preempts by recompute only; use "
+                       "%s: engine.swap_space is V0's (%s preempts by recompute only; use "
                        "kv_offloading_size for a CPU tier)",
-                       where);
+                       where, ops->name);
     goto fail;
   }
-  if (!strcmp(sc->profile, "vllm-v0") && sc->sched.watermark == 0 && !(eng && cJSON_GetObjectItem(eng, "watermark")))
-    sc->sched.watermark = 0.01; /* block_manager.py: watermark = 0.01 */
 
   const cJSON *o;
   if ((o = section(root, "slo", where, w, sizeof w, err, &rc)) && (rc = parse_slo(sc, o, w, err)) < 0)
@@ -575,11 +589,11 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
 }
 
 const char *const *kvsim__scenario_keys(const char *section) {
-  static const struct {
+  const struct {
     const char *name;
     const char *const *keys;
-  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys}, {"slo", slo_keys},
-           {"output", output_keys}, {"admission", admission_keys}};
+  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys()},
+           {"slo", slo_keys}, {"output", output_keys}, {"admission", admission_keys}};
   for (size_t i = 0; i < sizeof t / sizeof *t; i++)
     if (!strcmp(section, t[i].name))
       return t[i].keys;

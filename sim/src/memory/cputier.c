@@ -1,7 +1,12 @@
 #include "kvsim/cputier.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/alloc.h"
+#include "core/u64map.h"
+#include "memory/ilist.h"
 
 int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t block_bytes,
                         double link_GBps, double latency_us, bool offload_cache, kvsim_err *err) {
@@ -17,33 +22,34 @@ int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t bl
   if (!offload_cache || capacity_blocks == 0)
     return KVSIM_OK;
   size_t n = (size_t)capacity_blocks;
-  uint32_t cap = 16;
-  while (cap < 4u * (uint32_t)capacity_blocks)
-    cap *= 2;
-  t->keys = calloc(n, sizeof *t->keys);
-  t->prev = malloc(n * sizeof *t->prev);
-  t->next = malloc(n * sizeof *t->next);
-  t->free_slots = malloc(n * sizeof *t->free_slots);
-  t->map_keys = calloc(cap, sizeof *t->map_keys);
-  t->map_vals = malloc(cap * sizeof *t->map_vals);
-  if (!t->keys || !t->prev || !t->next || !t->free_slots || !t->map_keys || !t->map_vals) {
+  t->keys = kvsim__calloc(n, sizeof *t->keys);
+  t->prev = kvsim__malloc(n * sizeof *t->prev);
+  t->next = kvsim__malloc(n * sizeof *t->next);
+  t->free_slots = kvsim__malloc(n * sizeof *t->free_slots);
+  t->map = kvsim__malloc(sizeof *t->map);
+  /* Room for every slot: the map never grows, so a store cannot fail. */
+  if (t->map && kvsim__u64map_init(t->map, capacity_blocks) < 0) {
+    kvsim__free(t->map);
+    t->map = NULL;
+  }
+  if (!t->keys || !t->prev || !t->next || !t->free_slots || !t->map) {
     kvsim_cpu_tier_fini(t);
     return kvsim_err_set(err, KVSIM_ENOMEM, "CPU tier of %lld blocks: out of memory",
                          (long long)capacity_blocks);
   }
-  t->map_mask = cap - 1;
   for (int64_t i = 0; i < capacity_blocks; i++)
     t->free_slots[t->nfree++] = (int32_t)(capacity_blocks - 1 - i);
   return KVSIM_OK;
 }
 
 void kvsim_cpu_tier_fini(kvsim_cpu_tier_t *t) {
-  free(t->keys);
-  free(t->prev);
-  free(t->next);
-  free(t->free_slots);
-  free(t->map_keys);
-  free(t->map_vals);
+  kvsim__free(t->keys);
+  kvsim__free(t->prev);
+  kvsim__free(t->next);
+  kvsim__free(t->free_slots);
+  if (t->map)
+    kvsim__u64map_fini(t->map);
+  kvsim__free(t->map);
   memset(t, 0, sizeof *t);
 }
 
@@ -68,63 +74,21 @@ void kvsim_cpu_tier_swap_in(kvsim_cpu_tier_t *t, int64_t n) {
   t->transfer_s += kvsim_cpu_tier_transfer_s(t, n);
 }
 
-static uint32_t home(const kvsim_cpu_tier_t *t, uint64_t k) {
-  return (uint32_t)(k ^ (k >> 29)) & t->map_mask;
+/* The offloaded slots, least recently used at the head. */
+static kvsim__ilist_t lru(kvsim_cpu_tier_t *t) {
+  return (kvsim__ilist_t){t->prev, t->next, &t->lru_head, &t->lru_tail};
 }
 
-static int32_t map_find(const kvsim_cpu_tier_t *t, uint64_t k, uint32_t *at) {
-  for (uint32_t i = home(t, k);; i = (i + 1) & t->map_mask) {
-    if (t->map_keys[i] == 0)
-      return -1;
-    if (t->map_keys[i] == k) {
-      if (at)
-        *at = i;
-      return t->map_vals[i];
-    }
-  }
-}
-
-static void map_del(kvsim_cpu_tier_t *t, uint32_t hole) {
-  for (uint32_t j = (hole + 1) & t->map_mask; t->map_keys[j]; j = (j + 1) & t->map_mask) {
-    uint32_t h = home(t, t->map_keys[j]);
-    bool stays = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
-    if (stays)
-      continue;
-    t->map_keys[hole] = t->map_keys[j];
-    t->map_vals[hole] = t->map_vals[j];
-    hole = j;
-  }
-  t->map_keys[hole] = 0;
-}
-
-static void lru_unlink(kvsim_cpu_tier_t *t, int32_t s) {
-  if (t->prev[s] >= 0)
-    t->next[t->prev[s]] = t->next[s];
-  else
-    t->lru_head = t->next[s];
-  if (t->next[s] >= 0)
-    t->prev[t->next[s]] = t->prev[s];
-  else
-    t->lru_tail = t->prev[s];
-}
-
-static void lru_push(kvsim_cpu_tier_t *t, int32_t s) {
-  t->prev[s] = t->lru_tail;
-  t->next[s] = -1;
-  if (t->lru_tail >= 0)
-    t->next[t->lru_tail] = s;
-  else
-    t->lru_head = s;
-  t->lru_tail = s;
-}
+static void lru_unlink(kvsim_cpu_tier_t *t, int32_t s) { kvsim__ilist_unlink(lru(t), s); }
+static void lru_push(kvsim_cpu_tier_t *t, int32_t s) { kvsim__ilist_push_tail(lru(t), s); }
 
 static uint64_t key_of(uint64_t h) { return h ? h : 1; }
 
 void kvsim_cpu_tier_store(kvsim_cpu_tier_t *t, uint64_t hash) {
-  if (!t->map_keys)
+  if (!t->map)
     return;
   uint64_t k = key_of(hash);
-  int32_t s = map_find(t, k, NULL);
+  int32_t s = kvsim__u64map_get(t->map, k);
   if (s >= 0) { /* already offloaded: refresh */
     lru_unlink(t, s);
     lru_push(t, s);
@@ -134,9 +98,7 @@ void kvsim_cpu_tier_store(kvsim_cpu_tier_t *t, uint64_t hash) {
    * use is never evicted). */
   while (t->swap_used + t->cached >= t->num_blocks && t->lru_head >= 0) {
     int32_t old = t->lru_head;
-    uint32_t at = 0;
-    map_find(t, t->keys[old], &at);
-    map_del(t, at);
+    kvsim__u64map_del(t->map, t->keys[old]);
     lru_unlink(t, old);
     t->keys[old] = 0;
     t->free_slots[t->nfree++] = old;
@@ -148,11 +110,9 @@ void kvsim_cpu_tier_store(kvsim_cpu_tier_t *t, uint64_t hash) {
   s = t->free_slots[--t->nfree];
   t->keys[s] = k;
   lru_push(t, s);
-  uint32_t i = home(t, k);
-  while (t->map_keys[i])
-    i = (i + 1) & t->map_mask;
-  t->map_keys[i] = k;
-  t->map_vals[i] = s;
+  int rc = kvsim__u64map_put(t->map, k, s);
+  assert(rc == KVSIM_OK); /* sized for every slot at init */
+  (void)rc;
   t->cached++;
   t->stores++;
   t->bytes_to_cpu += t->block_bytes;
@@ -160,9 +120,9 @@ void kvsim_cpu_tier_store(kvsim_cpu_tier_t *t, uint64_t hash) {
 }
 
 bool kvsim_cpu_tier_lookup(kvsim_cpu_tier_t *t, uint64_t hash) {
-  if (!t->map_keys)
+  if (!t->map)
     return false;
-  int32_t s = map_find(t, key_of(hash), NULL);
+  int32_t s = kvsim__u64map_get(t->map, key_of(hash));
   if (s < 0)
     return false;
   lru_unlink(t, s);
@@ -180,11 +140,11 @@ int kvsim_cpu_tier_check(const kvsim_cpu_tier_t *t, kvsim_err *err) {
   if (t->swap_used < 0 || t->cached < 0 || t->swap_used + t->cached > t->num_blocks)
     return kvsim_err_set(err, KVSIM_EINVAL, "CPU tier: swap %lld + cached %lld exceed %lld blocks",
                          (long long)t->swap_used, (long long)t->cached, (long long)t->num_blocks);
-  if (!t->map_keys)
+  if (!t->map)
     return KVSIM_OK;
   int64_t n = 0;
   for (int32_t s = t->lru_head, prev = -1; s >= 0; prev = s, s = t->next[s]) {
-    if (t->prev[s] != prev || !t->keys[s] || map_find(t, t->keys[s], NULL) != s)
+    if (t->prev[s] != prev || !t->keys[s] || kvsim__u64map_get(t->map, t->keys[s]) != s)
       return kvsim_err_set(err, KVSIM_EINVAL, "CPU tier: LRU slot %d is inconsistent", s);
     if (++n > t->num_blocks)
       return kvsim_err_set(err, KVSIM_EINVAL, "CPU tier: LRU list has a cycle");

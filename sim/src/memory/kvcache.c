@@ -1,6 +1,8 @@
 #include "kvsim/kvcache.h"
 
+#include "core/alloc.h"
 #include "core/arith.h"
+#include "core/vec.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -69,7 +71,7 @@ int kvsim_kvcache_set_offload(kvsim_kvcache_t *kv, kvsim_cpu_tier_t *cpu, int64_
   kv->cpu = cpu;
   kv->store_threshold = store_threshold;
   if (store_threshold >= 2) {
-    kv->seen = calloc(SEEN_SLOTS, sizeof *kv->seen);
+    kv->seen = kvsim__calloc(SEEN_SLOTS, sizeof *kv->seen);
     if (!kv->seen)
       return kvsim_err_set(err, KVSIM_ENOMEM, "offload tracker: out of memory");
   }
@@ -84,11 +86,24 @@ static void offload_store(kvsim_kvcache_t *kv, uint64_t hash) {
 }
 
 void kvsim_kvcache_fini(kvsim_kvcache_t *kv) {
-  free(kv->seen);
+  kvsim__free(kv->seen);
   kvsim_pool_fini(&kv->pool);
-  free(kv->hit_ids);
-  free(kv->alloc_tmp);
+  kvsim__free(kv->hit_ids);
+  kvsim__free(kv->alloc_tmp);
   memset(kv, 0, sizeof *kv);
+}
+
+/* The core array growth for the request's int32 capacities. */
+static int grow32(void **p, int32_t *cap, int64_t need, size_t elem) {
+  if (need <= *cap)
+    return KVSIM_OK;
+  if (need > INT32_MAX)
+    return KVSIM_ENOMEM;
+  int64_t c = *cap;
+  if (kvsim__grow(p, &c, need, elem) < 0)
+    return KVSIM_ENOMEM;
+  *cap = c > INT32_MAX ? INT32_MAX : (int32_t)c;
+  return KVSIM_OK;
 }
 
 int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r) {
@@ -103,13 +118,8 @@ int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   /* Offloading stores blocks by hash as they fill, so it hashes everything. */
   r->anon = r->spec.num_segments == 0 && !kv->cpu;
   int32_t n = (r->spec.num_segments > 0 ? r->spec.num_segments : 1) + 1;
-  if (n > r->segs_cap) {
-    kvsim_segment_t *s = realloc(r->segs, (size_t)n * sizeof *s);
-    if (!s)
-      return KVSIM_ENOMEM;
-    r->segs = s;
-    r->segs_cap = n;
-  }
+  if (grow32((void **)&r->segs, &r->segs_cap, n, sizeof *r->segs) < 0)
+    return KVSIM_ENOMEM;
   if (r->spec.num_segments > 0) {
     memcpy(r->segs, r->spec.segments, (size_t)r->spec.num_segments * sizeof *r->segs);
     r->num_segs = r->spec.num_segments;
@@ -124,21 +134,18 @@ int kvsim_kvcache_prepare(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   return KVSIM_OK;
 }
 
-/* Hashes of full blocks up to block index `upto` (exclusive), in order.
- * Returns the number available (may stop early on allocation failure). */
+/* Room for the hashes of blocks [0, upto): KVSIM_OK or KVSIM_ENOMEM. */
+static int reserve_hashes(kvsim_request_t *r, int32_t upto) {
+  return grow32((void **)&r->hashes, &r->hashes_cap, upto, sizeof *r->hashes);
+}
+
+/* Hashes of full blocks up to block index `upto` (exclusive), in order,
+ * into room made by reserve_hashes(r, upto). Returns the number available
+ * (fewer past the known tokens). */
 static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   if (upto <= r->num_hashes)
     return upto;
-  if (upto > r->hashes_cap) {
-    int32_t cap = r->hashes_cap ? r->hashes_cap : 64;
-    while (cap < upto)
-      cap *= 2;
-    uint64_t *h = realloc(r->hashes, (size_t)cap * sizeof *h);
-    if (!h)
-      return r->num_hashes;
-    r->hashes = h;
-    r->hashes_cap = cap;
-  }
+  assert(upto <= r->hashes_cap);
   while (r->num_hashes < upto) {
     uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1] : NONE_HASH;
     int64_t need = bs;
@@ -171,7 +178,7 @@ static int grow_hits(kvsim_kvcache_t *kv, int32_t n) {
   int32_t cap = kv->hit_cap ? kv->hit_cap : 256;
   while (cap < n)
     cap *= 2;
-  kvsim_block_id *h = realloc(kv->hit_ids, (size_t)cap * (size_t)kv->num_groups * sizeof *h);
+  kvsim_block_id *h = kvsim__realloc(kv->hit_ids, (size_t)cap * (size_t)kv->num_groups * sizeof *h);
   if (!h)
     return KVSIM_ENOMEM;
   kv->hit_ids = h;
@@ -197,9 +204,9 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   }
   /* max_cache_hit_length = num_tokens - 1: the last token is recomputed. */
   int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
+  if (reserve_hashes(r, max_blocks) < 0 || grow_hits(kv, max_blocks) < 0)
+    return KVSIM_ENOMEM;
   int32_t avail = ensure_hashes(r, max_blocks, bs);
-  if (grow_hits(kv, avail) < 0)
-    avail = 0;
   int32_t L = 0;
   /* Full-attention groups walk the chain from the first block. */
   while (L < avail) {
@@ -287,17 +294,14 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   return local + (int64_t)kv->ext_blocks * bs;
 }
 
-static int blocks_push(kvsim_blocks_t *t, kvsim_block_id b) {
-  if (t->len == t->cap) {
-    int32_t cap = t->cap ? t->cap * 2 : 16;
-    kvsim_block_id *ids = realloc(t->ids, (size_t)cap * sizeof *ids);
-    if (!ids)
-      return KVSIM_ENOMEM;
-    t->ids = ids;
-    t->cap = cap;
-  }
+/* Appends to a table whose room reserve_table made. */
+static void blocks_push(kvsim_blocks_t *t, kvsim_block_id b) {
+  assert(t->len < t->cap);
   t->ids[t->len++] = b;
-  return KVSIM_OK;
+}
+
+static int reserve_table(kvsim_blocks_t *t, int64_t need) {
+  return grow32((void **)&t->ids, &t->cap, need, sizeof *t->ids);
 }
 
 /* Sliding window: blocks entirely before the window of the next token to
@@ -350,8 +354,18 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
       offload_store(kv, r->hashes[k] ^ salt(r->spec.tenant));
 }
 
-bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
-                            int64_t num_new, int64_t num_lookahead) {
+/* The hash room a step's caching needs: blocks full once tokens up to
+ * `upto_tokens` are computed (anonymous prompts are cached unhashed). */
+static int reserve_step_hashes(const kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens) {
+  if (!kv->prefix_caching || r->anon)
+    return KVSIM_OK;
+  if (upto_tokens > r->num_tokens)
+    upto_tokens = r->num_tokens;
+  return reserve_hashes(r, (int32_t)(upto_tokens / kv->block_size));
+}
+
+int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
+                           int64_t num_new, int64_t num_lookahead) {
   const int32_t bs = kv->block_size;
   if (hit_tokens == 0 && kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks) {
     /* The common case (one full-attention group, no prefix hit): a decode
@@ -363,19 +377,15 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
     int32_t n = (int32_t)((need + bs - 1) / bs) - t->len;
     if (n > 0) {
       if (n > kvsim_pool_num_free(&kv->pool))
-        return false;
-      if (t->len + n > t->cap) {
-        int32_t cap = t->cap ? t->cap : 16;
-        while (cap < t->len + n)
-          cap *= 2;
-        kvsim_block_id *ids = realloc(t->ids, (size_t)cap * sizeof *ids);
-        if (!ids)
-          return false;
-        t->ids = ids;
-        t->cap = cap;
-      }
+        return 0;
+      /* Reserve first, then commit: nothing below can fail. */
+      if (reserve_table(t, (int64_t)t->len + n) < 0 ||
+          reserve_step_hashes(kv, r, r->num_computed + num_new) < 0)
+        return KVSIM_ENOMEM;
       kvsim_pool_alloc(&kv->pool, n, t->ids + t->len);
       t->len += n;
+    } else if (reserve_step_hashes(kv, r, r->num_computed + num_new) < 0) {
+      return KVSIM_ENOMEM;
     }
     if (kv->prefix_caching) {
       int64_t upto = r->num_computed + num_new;
@@ -385,20 +395,35 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
       if (full > first)
         cache_full_blocks(kv, r, first, full);
     }
-    return true;
+    return 1;
   }
   int32_t hits = hit_tokens > 0 && kv->hit_req == r ? kv->hit_blocks : 0;
   int32_t ext = hit_tokens > 0 && kv->hit_req == r ? kv->ext_blocks : 0;
   int64_t computed = r->num_computed + (int64_t)(hits + ext) * bs;
-  kv->last_loaded = 0;
   if (computed > kv->max_model_len)
     computed = kv->max_model_len;
   int64_t need_slots = computed + num_new + num_lookahead;
   if (need_slots > kv->max_model_len)
     need_slots = kv->max_model_len;
+  int32_t target = (int32_t)cdiv(need_slots, bs);
+  kvsim_blocks_t *res = &r->blocks[kv->num_groups];
+  int32_t res_new = kv->residual_blocks && res->len == 0 ? kv->residual_blocks : 0;
+
+  /* Reserve first, then commit: every table's room and the hashes of the
+   * blocks this step fills, before any block changes hands. */
+  for (int g = 0; g < kv->num_groups; g++) {
+    const kvsim_blocks_t *t = &r->blocks[g];
+    int64_t room = target > hits ? target : hits;
+    if (reserve_table(&r->blocks[g], room > t->len ? room : t->len) < 0)
+      return KVSIM_ENOMEM;
+  }
+  if ((res_new && reserve_table(res, (int64_t)res->len + res_new) < 0) ||
+      reserve_step_hashes(kv, r, computed + num_new) < 0)
+    return KVSIM_ENOMEM;
+
+  kv->last_loaded = 0;
   if (!hits)
     remove_skipped(kv, r, r->num_computed);
-  int32_t target = (int32_t)cdiv(need_slots, bs);
 
   /* Count what must come off the free queue: new blocks plus hit blocks
    * that are free (evictable) right now. */
@@ -423,16 +448,13 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
         take++;
     }
   }
-  kvsim_blocks_t *res = &r->blocks[kv->num_groups];
-  int32_t res_new = kv->residual_blocks && res->len == 0 ? kv->residual_blocks : 0;
   take += res_new;
   if (take > kvsim_pool_num_free(&kv->pool))
-    return false;
+    return 0;
   while (res_new-- > 0) {
     kvsim_block_id b;
     kvsim_pool_alloc(&kv->pool, 1, &b);
-    if (blocks_push(res, b) < 0)
-      return false;
+    blocks_push(res, b);
   }
 
   /* Touch the hits first so that allocation cannot evict them. */
@@ -443,8 +465,7 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
       kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
       if (b > 0)
         kvsim_pool_touch(&kv->pool, b);
-      if (blocks_push(t, b) < 0)
-        return false;
+      blocks_push(t, b);
     }
     if (kv->sliding[g]) {
       int32_t from = hits - window_blocks(kv, g);
@@ -467,8 +488,7 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
       }
       if (!skipped)
         kvsim_pool_alloc(&kv->pool, 1, &b);
-      if (blocks_push(t, b) < 0)
-        return false;
+      blocks_push(t, b);
     }
   }
   kv->hit_req = NULL;
@@ -492,13 +512,15 @@ bool kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit
     if (full > first)
       cache_full_blocks(kv, r, first, full);
   }
-  return true;
+  return 1;
 }
 
-void kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   if (r->anon && r->cached_blocks > 0) {
     /* Give the anonymous blocks their hashes now: the resumed request may
      * find them again if they are not evicted first. */
+    if (reserve_hashes(r, r->cached_blocks) < 0)
+      return KVSIM_ENOMEM;
     int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
     for (int g = 0; g < kv->num_groups; g++) {
       kvsim_blocks_t *t = &r->blocks[g];
@@ -510,6 +532,7 @@ void kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
     }
   }
   kvsim_kvcache_free(kv, r);
+  return KVSIM_OK;
 }
 
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "memory/ilist.h"
+
 #define MAP_EMPTY 0ull
 
 /* Block hashes are never 0 (the map's empty marker). */
@@ -22,12 +25,12 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
   while (cap < want)
     cap *= 2;
-  p->ref_cnt = calloc(n, sizeof *p->ref_cnt);
-  p->hash = calloc(n, sizeof *p->hash);
-  p->prev = malloc(n * sizeof *p->prev);
-  p->next = malloc(n * sizeof *p->next);
-  p->map_keys = calloc(cap, sizeof *p->map_keys);
-  p->map_vals = malloc(cap * sizeof *p->map_vals);
+  p->ref_cnt = kvsim__calloc(n, sizeof *p->ref_cnt);
+  p->hash = kvsim__calloc(n, sizeof *p->hash);
+  p->prev = kvsim__malloc(n * sizeof *p->prev);
+  p->next = kvsim__malloc(n * sizeof *p->next);
+  p->map_keys = kvsim__calloc(cap, sizeof *p->map_keys);
+  p->map_vals = kvsim__malloc(cap * sizeof *p->map_vals);
   if (!p->ref_cnt || !p->hash || !p->prev || !p->next || !p->map_keys || !p->map_vals) {
     kvsim_pool_fini(p);
     return kvsim_err_set(err, KVSIM_ENOMEM, "KV pool of %d blocks: out of memory", num_blocks);
@@ -48,12 +51,12 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
 }
 
 void kvsim_pool_fini(kvsim_pool_t *p) {
-  free(p->ref_cnt);
-  free(p->hash);
-  free(p->prev);
-  free(p->next);
-  free(p->map_keys);
-  free(p->map_vals);
+  kvsim__free(p->ref_cnt);
+  kvsim__free(p->hash);
+  kvsim__free(p->prev);
+  kvsim__free(p->next);
+  kvsim__free(p->map_keys);
+  kvsim__free(p->map_vals);
   memset(p, 0, sizeof *p);
 }
 
@@ -127,17 +130,13 @@ void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
   p->hash[b] = hash;
 }
 
+/* The free queue, in eviction order (LRU at the head). */
+static kvsim__ilist_t free_queue(kvsim_pool_t *p) {
+  return (kvsim__ilist_t){p->prev, p->next, &p->head, &p->tail};
+}
+
 static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
-  int32_t pr = p->prev[b], nx = p->next[b];
-  if (pr >= 0)
-    p->next[pr] = nx;
-  else
-    p->head = nx;
-  if (nx >= 0)
-    p->prev[nx] = pr;
-  else
-    p->tail = pr;
-  p->prev[b] = p->next[b] = -1;
+  kvsim__ilist_unlink(free_queue(p), b);
   p->num_free--;
   if (p->hash[b])
     p->num_cached_free--;
@@ -164,13 +163,7 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
   assert(b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
   if (--p->ref_cnt[b] > 0)
     return;
-  p->prev[b] = p->tail;
-  p->next[b] = -1;
-  if (p->tail >= 0)
-    p->next[p->tail] = b;
-  else
-    p->head = b;
-  p->tail = b;
+  kvsim__ilist_push_tail(free_queue(p), b);
   p->num_free++;
   if (p->hash[b])
     p->num_cached_free++;

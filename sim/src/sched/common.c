@@ -1,15 +1,15 @@
 /* What every engine profile shares: creation, token accounting after a
  * step, recompute preemption. */
 #include <assert.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/sched.h"
 
 int kvsim_sched_new(const kvsim_sched_ops_t *ops, const kvsim_sched_cfg_t *cfg,
                     kvsim_kvcache_t *kv, kvsim_sched_t **out, kvsim_err *err) {
   assert(ops->size >= sizeof(kvsim_sched_t));
-  kvsim_sched_t *s = calloc(1, ops->size);
+  kvsim_sched_t *s = kvsim__calloc(1, ops->size);
   if (!s)
     return kvsim_err_set(err, KVSIM_ENOMEM, "scheduler: out of memory");
   s->ops = ops;
@@ -18,7 +18,7 @@ int kvsim_sched_new(const kvsim_sched_ops_t *ops, const kvsim_sched_cfg_t *cfg,
   s->waiting.heap = cfg->policy == KVSIM_POLICY_PRIORITY;
   int rc = ops->init ? ops->init(s, err) : KVSIM_OK;
   if (rc < 0) {
-    free(s);
+    kvsim__free(s);
     return rc;
   }
   *out = s;
@@ -32,7 +32,7 @@ void kvsim_sched_free(kvsim_sched_t *s) {
     s->ops->fini(s);
   kvsim_waitq_fini(&s->waiting);
   kvsim_reqvec_fini(&s->running);
-  free(s);
+  kvsim__free(s);
 }
 
 bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
@@ -49,8 +49,11 @@ bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns 
   return true;
 }
 
-void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
-                               kvsim_reqvec_t *finished) {
+int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                              kvsim_reqvec_t *finished) {
+  /* Room for every request of the step first: nothing below can fail. */
+  if (kvsim_reqvec_reserve(finished, finished->n + step->reqs.n) < 0)
+    return KVSIM_ENOMEM;
   bool any_done = false;
   for (int32_t i = 0; i < step->reqs.n; i++) {
     kvsim_request_t *r = step->reqs.v[i];
@@ -64,25 +67,31 @@ void kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t
       continue; /* a prefill chunk: nothing sampled yet */
     if (kvsim_sched_emit_token(s, r, now)) {
       kvsim_kvcache_free(s->kv, r);
-      kvsim_reqvec_push(finished, r);
+      finished->v[finished->n++] = r;
       any_done = true;
     }
   }
   if (!any_done)
-    return;
+    return KVSIM_OK;
   /* Drop finished requests from the running list, keeping its order. */
   int32_t w = 0;
   for (int32_t i = 0; i < s->running.n; i++)
     if (s->running.v[i]->status != KVSIM_REQ_FINISHED)
       s->running.v[w++] = s->running.v[i];
   s->running.n = w;
+  return KVSIM_OK;
 }
 
-void kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {
-  kvsim_kvcache_free_preempted(s->kv, r);
+int kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {
+  int rc;
+  if ((rc = kvsim_waitq_reserve(&s->waiting, (int64_t)s->waiting.n + 1)) < 0 ||
+      (rc = kvsim_kvcache_free_preempted(s->kv, r)) < 0)
+    return rc;
   r->status = KVSIM_REQ_WAITING;
   r->num_computed = 0;
   r->num_preemptions++;
   s->num_preemptions++;
-  kvsim_waitq_push_front(&s->waiting, r);
+  rc = kvsim_waitq_push_front(&s->waiting, r);
+  assert(rc == KVSIM_OK); /* room reserved above */
+  return rc;
 }

@@ -23,11 +23,27 @@
  * reports it to replica.c's waste sampling (block-rounded: an Oracle
  * reservation holds up to block_size - 1 tokens more than the request). */
 #include <assert.h>
-#include <stdlib.h>
+#include <cJSON.h>
 #include <string.h>
 
 #include "core/arith.h"
+#include "core/util.h"
+#include "core/vec.h"
 #include "kvsim/sched.h"
+
+/* contiguous's own options. */
+typedef struct contig_opts {
+  bool oracle_lengths; /* Orca (Oracle): reserve the true length, not max_model_len */
+} contig_opts_t;
+_Static_assert(sizeof(contig_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "contiguous options fit the buffer");
+
+static const char *const option_keys[] = {"oracle_lengths", NULL};
+
+static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+  contig_opts_t *o = (contig_opts_t *)opts->bytes;
+  int rc = kvsim__json_bool(engine, "oracle_lengths", &o->oracle_lengths, w, err);
+  return rc < 0 ? rc : KVSIM_OK;
+}
 
 typedef struct extent {
   int64_t start, len; /* blocks */
@@ -36,19 +52,15 @@ typedef struct extent {
 
 typedef struct contig {
   kvsim_sched_t s;
-  extent_t *ext; /* reserved extents, sorted by start */
-  int32_t count, ecap;
+  kvsim__vec(extent_t) ext; /* reserved extents, sorted by start */
   int64_t space; /* blocks in the linear space */
   bool pow2;     /* Orca (Pow2) reservations */
 } contig_t;
 
 #define cdiv kvsim__cdiv
 
-/* Blocks the KV manager gives `tokens` tokens: one table per group plus
- * the quantized cache's residual blocks (kvcache.c). */
-static int64_t blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
-  return (int64_t)kv->num_groups * cdiv(tokens, kv->block_size) + kv->residual_blocks;
-}
+/* Blocks the KV manager gives `tokens` tokens (kvcache.h). */
+#define blocks_for kvsim_kvcache_blocks_for
 
 /* Tokens reserved for r: Max, Oracle or Pow2, never beyond max_model_len
  * nor the whole space (the gateway rejects what the pool cannot hold). */
@@ -60,7 +72,7 @@ static int64_t reservation(const contig_t *v, const kvsim_request_t *r) {
     res = 1;
     while (res < total)
       res *= 2;
-  } else if (s->cfg.oracle_lengths) {
+  } else if (((const contig_opts_t *)kvsim_sched_opts(s))->oracle_lengths) {
     res = total;
   }
   if (res > s->cfg.max_model_len)
@@ -71,53 +83,51 @@ static int64_t reservation(const contig_t *v, const kvsim_request_t *r) {
 
 /* First fit: the lowest start of a free gap of `len` blocks and the
  * extent index to insert at; -1 if no gap is large enough. */
-static int64_t first_fit(const contig_t *v, int64_t len, int32_t *at) {
+static int64_t first_fit(const contig_t *v, int64_t len, int64_t *at) {
   int64_t end = 0;
-  for (int32_t i = 0; i < v->count; i++) {
-    if (v->ext[i].start - end >= len) {
+  for (int64_t i = 0; i < v->ext.n; i++) {
+    if (v->ext.v[i].start - end >= len) {
       *at = i;
       return end;
     }
-    end = v->ext[i].start + v->ext[i].len;
+    end = v->ext.v[i].start + v->ext.v[i].len;
   }
-  *at = v->count;
+  *at = v->ext.n;
   return v->space - end >= len ? end : -1;
 }
 
-static int insert_extent(contig_t *v, int32_t at, int64_t start, int64_t len,
-                         const kvsim_request_t *r) {
-  if (v->count == v->ecap) {
-    int32_t cap = v->ecap ? v->ecap * 2 : 64;
-    extent_t *e = realloc(v->ext, (size_t)cap * sizeof *e);
-    if (!e)
-      return KVSIM_ENOMEM;
-    v->ext = e;
-    v->ecap = cap;
-  }
-  memmove(&v->ext[at + 1], &v->ext[at], (size_t)(v->count - at) * sizeof *v->ext);
-  v->ext[at] = (extent_t){start, len, r};
-  v->count++;
-  return KVSIM_OK;
+/* Inserts into room reserved by the caller. */
+static void insert_extent(contig_t *v, int64_t at, int64_t start, int64_t len,
+                          const kvsim_request_t *r) {
+  assert(v->ext.n < v->ext.cap);
+  memmove(&v->ext.v[at + 1], &v->ext.v[at], (size_t)(v->ext.n - at) * sizeof *v->ext.v);
+  v->ext.v[at] = (extent_t){start, len, r};
+  v->ext.n++;
 }
 
 static void remove_extent(contig_t *v, const kvsim_request_t *r) {
-  for (int32_t i = 0; i < v->count; i++)
-    if (v->ext[i].r == r) {
-      memmove(&v->ext[i], &v->ext[i + 1], (size_t)(v->count - i - 1) * sizeof *v->ext);
-      v->count--;
+  for (int64_t i = 0; i < v->ext.n; i++)
+    if (v->ext.v[i].r == r) {
+      memmove(&v->ext.v[i], &v->ext.v[i + 1], (size_t)(v->ext.n - i - 1) * sizeof *v->ext.v);
+      v->ext.n--;
       return;
     }
 }
 
+/* Appends r to the step, whose room the caller reserved. */
 static void step_add(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  assert(step->reqs.n < step->reqs.cap);
   r->step_new = (int32_t)n;
-  kvsim_reqvec_push(&step->reqs, r);
+  step->reqs.v[step->reqs.n++] = r;
   step->num_tokens += n;
 }
 
-static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   contig_t *v = (contig_t *)s;
   int64_t used = 0;
+  int rc;
+  if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0)
+    return KVSIM_ENOMEM;
   /* Running requests decode one token each inside their reservation. */
   for (int32_t i = 0; i < s->running.n; i++) {
     kvsim_request_t *r = s->running.v[i];
@@ -136,36 +146,44 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       break;
     int64_t res = reservation(v, r);
     int64_t len = blocks_for(s->kv, res);
-    int32_t at;
+    int64_t at;
     int64_t start = first_fit(v, len, &at);
     if (start < 0)
       break; /* no gap: possibly external fragmentation (enough free in total) */
-    if (insert_extent(v, at, start, len, r) < 0)
-      break;
-    if (!kvsim_kvcache_allocate(s->kv, r, 0, res, 0)) {
-      remove_extent(v, r); /* cannot happen: the pool has every free extent's blocks */
-      break;
-    }
+    /* Reserve first, then commit. */
+    if (kvsim__vec_reserve(&v->ext, v->ext.n + 1) < 0 ||
+        kvsim_reqvec_reserve(&s->running, s->running.n + 1) < 0 ||
+        kvsim_reqvec_reserve(&step->reqs, step->reqs.n + 1) < 0)
+      return KVSIM_ENOMEM;
+    if ((rc = kvsim_kvcache_allocate(s->kv, r, 0, res, 0)) < 0)
+      return rc;
+    if (!rc)
+      break; /* cannot happen: the pool has every free extent's blocks */
+    insert_extent(v, at, start, len, r);
     assert(kvsim_kvcache_held(s->kv, r) == len);
     kvsim_waitq_pop(&s->waiting);
     r->reserved_tokens = cdiv(res, s->kv->block_size) * s->kv->block_size;
     r->status = KVSIM_REQ_RUNNING;
     if (r->first_scheduled == KVSIM_TIME_NEVER)
       r->first_scheduled = now;
-    kvsim_reqvec_push(&s->running, r);
+    s->running.v[s->running.n++] = r;
     step_add(step, r, n);
     used += n;
   }
+  return KVSIM_OK;
 }
 
-static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
-                   kvsim_reqvec_t *finished) {
+static int update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                  kvsim_reqvec_t *finished) {
   contig_t *v = (contig_t *)s;
-  int32_t first = finished->n;
-  kvsim_sched_update_tokens(s, now, step, finished);
+  int64_t first = finished->n;
+  int rc = kvsim_sched_update_tokens(s, now, step, finished);
+  if (rc < 0)
+    return rc;
   /* A finished request's blocks are free (update_tokens); so is its extent. */
-  for (int32_t i = first; i < finished->n; i++)
+  for (int64_t i = first; i < finished->n; i++)
     remove_extent(v, finished->v[i]);
+  return KVSIM_OK;
 }
 
 static int init_common(kvsim_sched_t *s, bool pow2) {
@@ -185,11 +203,11 @@ static int init_pow2(kvsim_sched_t *s, kvsim_err *err) {
   return init_common(s, true);
 }
 
-static void fini(kvsim_sched_t *s) { free(((contig_t *)s)->ext); }
+static void fini(kvsim_sched_t *s) { kvsim__vec_free(&((contig_t *)s)->ext); }
 
-static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
-  kvsim_waitq_push_back(&s->waiting, r);
+  return kvsim_waitq_push_back(&s->waiting, r);
 }
 
 const kvsim_sched_ops_t kvsim__sched_contiguous = {
@@ -197,6 +215,10 @@ const kvsim_sched_ops_t kvsim__sched_contiguous = {
     .help = "Orca-style iteration-level batching, contiguous max_model_len reservation per "
             "request (true length with oracle_lengths)",
     .size = sizeof(contig_t),
+    /* Orca has no prefix cache and follows V0's memory plan. */
+    .plan_engine = KVSIM_PLAN_V0,
+    .option_keys = option_keys,
+    .parse_opts = parse_opts,
     .init = init_max,
     .fini = fini,
     .add = add,
@@ -208,6 +230,9 @@ const kvsim_sched_ops_t kvsim__sched_contiguous_pow2 = {
     .name = "contiguous-pow2",
     .help = "contiguous, reserving the true length rounded up to a power of two (Orca Pow2)",
     .size = sizeof(contig_t),
+    .plan_engine = KVSIM_PLAN_V0,
+    .option_keys = option_keys, /* accepted, unused: pow2 decides the length */
+    .parse_opts = parse_opts,
     .init = init_pow2,
     .fini = fini,
     .add = add,

@@ -1,4 +1,6 @@
-/* Engine profiles: one line each. */
+/* Engine profiles: one line each. The registry also gathers the
+ * profiles' own options, so that a scenario checks them without knowing
+ * which profile owns which key. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,4 +32,41 @@ void kvsim_sched_names(char *buf, size_t cap) {
   buf[0] = '\0';
   for (size_t i = 0; i < sizeof registry / sizeof *registry && o < cap; i++)
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", registry[i]->name);
+}
+
+int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap) {
+  for (size_t i = 0; i < sizeof registry / sizeof *registry; i++) {
+    for (const char *const *k = registry[i]->option_keys; k && *k; k++) {
+      size_t j = 0;
+      while (j < *n && strcmp(keys[j], *k))
+        j++;
+      if (j < *n)
+        continue; /* another profile's key too */
+      if (*n + 1 >= cap)
+        return KVSIM_EINVAL;
+      keys[(*n)++] = *k;
+    }
+  }
+  keys[*n] = NULL;
+  return KVSIM_OK;
+}
+
+int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
+                           const char *where, kvsim_sched_opts_t *opts, kvsim_err *err) {
+  memset(opts, 0, sizeof *opts);
+  for (size_t i = 0; i < sizeof registry / sizeof *registry; i++) {
+    const kvsim_sched_ops_t *p = registry[i];
+    if (!p->parse_opts)
+      continue;
+    kvsim_sched_opts_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    int rc = p->parse_opts(engine, where, p == ops ? opts : &scratch, err);
+    if (rc < 0)
+      return rc;
+  }
+  /* A profile outside the registry (a test's) still parses its own. */
+  for (size_t i = 0; i < sizeof registry / sizeof *registry; i++)
+    if (registry[i] == ops)
+      return KVSIM_OK;
+  return ops->parse_opts ? ops->parse_opts(engine, where, opts, err) : KVSIM_OK;
 }

@@ -22,10 +22,10 @@
  * tokens as held (their KV is still there) and the rest of it as reserved.
  * Padding is charged as compute in the prefill step but is not KV of the
  * member (decode steps read each member's own tokens only). */
-#include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
-#include "core/arith.h"
+#include "core/alloc.h"
 #include "kvsim/sched.h"
 
 typedef struct static_sched {
@@ -45,13 +45,8 @@ typedef struct static_sched {
   kvsim_request_t *pads;
 } static_t;
 
-#define cdiv kvsim__cdiv
-
-/* Blocks the KV manager gives `tokens` tokens: one table per group plus
- * the quantized cache's residual blocks (kvcache.c). */
-static int64_t blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
-  return (int64_t)kv->num_groups * cdiv(tokens, kv->block_size) + kv->residual_blocks;
-}
+/* Blocks the KV manager gives `tokens` tokens (kvcache.h). */
+#define blocks_for kvsim_kvcache_blocks_for
 
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   static_t *v = (static_t *)s;
@@ -70,13 +65,13 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
   v->slots = (int32_t)(fit < s->cfg.max_num_seqs ? fit : s->cfg.max_num_seqs);
   if (v->slots < 1)
     v->slots = 1;
-  v->ghosts = calloc((size_t)v->slots, sizeof *v->ghosts);
-  v->ghost_ptrs = calloc((size_t)v->slots, sizeof *v->ghost_ptrs);
-  v->pads = calloc((size_t)v->slots, sizeof *v->pads);
+  v->ghosts = kvsim__calloc((size_t)v->slots, sizeof *v->ghosts);
+  v->ghost_ptrs = kvsim__calloc((size_t)v->slots, sizeof *v->ghost_ptrs);
+  v->pads = kvsim__calloc((size_t)v->slots, sizeof *v->pads);
   if (!v->ghosts || !v->ghost_ptrs || !v->pads) {
-    free(v->ghosts);
-    free(v->ghost_ptrs);
-    free(v->pads);
+    kvsim__free(v->ghosts);
+    kvsim__free(v->ghost_ptrs);
+    kvsim__free(v->pads);
     return kvsim_err_set(err, KVSIM_ENOMEM, "static: out of memory for %d slots", v->slots);
   }
   return KVSIM_OK;
@@ -86,37 +81,44 @@ static void fini(kvsim_sched_t *s) {
   static_t *v = (static_t *)s;
   for (int32_t i = 0; v->ghosts && i < v->slots; i++)
     for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
-      free(v->ghosts[i].blocks[g].ids);
-  free(v->ghosts);
-  free(v->ghost_ptrs);
-  free(v->pads);
+      kvsim__free(v->ghosts[i].blocks[g].ids);
+  kvsim__free(v->ghosts);
+  kvsim__free(v->ghost_ptrs);
+  kvsim__free(v->pads);
 }
 
-static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
-  kvsim_waitq_push_back(&s->waiting, r);
+  return kvsim_waitq_push_back(&s->waiting, r);
 }
 
+/* Appends r to the step, whose room schedule reserved. */
 static void step_add(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  assert(step->reqs.n < step->reqs.cap);
   r->step_new = (int32_t)n;
-  kvsim_reqvec_push(&step->reqs, r);
+  step->reqs.v[step->reqs.n++] = r;
   step->num_tokens += n;
 }
 
 /* Forms a batch from the head of the waiting queue, each member with its
- * slot reserved. */
-static void form_batch(static_t *v, kvsim_time_ns now) {
+ * slot reserved. A failure leaves the members admitted so far in the
+ * batch (it starts with them). */
+static int form_batch(static_t *v, kvsim_time_ns now) {
   kvsim_sched_t *s = &v->s;
+  int rc = KVSIM_OK;
   v->pad_len = 0;
+  if (kvsim_reqvec_reserve(&s->running, v->slots) < 0)
+    return KVSIM_ENOMEM;
   while (s->waiting.n && s->running.n < v->slots) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
-    if (!kvsim_kvcache_allocate(s->kv, r, 0, v->slot_tokens, 0))
-      break; /* cannot happen: slots x slot blocks <= pool */
+    if ((rc = kvsim_kvcache_allocate(s->kv, r, 0, v->slot_tokens, 0)) <= 0)
+      break; /* 0 cannot happen: slots x slot blocks <= pool */
+    rc = KVSIM_OK;
     kvsim_waitq_pop(&s->waiting);
     r->reserved_tokens = v->slot_tokens;
     r->status = KVSIM_REQ_RUNNING;
     r->first_scheduled = now;
-    kvsim_reqvec_push(&s->running, r);
+    s->running.v[s->running.n++] = r;
     if (r->num_tokens > v->pad_len)
       v->pad_len = r->num_tokens;
   }
@@ -124,14 +126,20 @@ static void form_batch(static_t *v, kvsim_time_ns now) {
     v->active = true;
     v->prefilled = false;
   }
+  return rc < 0 ? rc : KVSIM_OK;
 }
 
-static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   static_t *v = (static_t *)s;
+  int rc;
+  if (!v->active && (rc = form_batch(v, now)) < 0)
+    return rc;
   if (!v->active)
-    form_batch(v, now);
-  if (!v->active)
-    return;
+    return KVSIM_OK;
+  /* A step holds at most every member, its padding and every finished
+   * member's slot. */
+  if (kvsim_reqvec_reserve(&step->reqs, 2 * s->running.n + v->nghosts) < 0)
+    return KVSIM_ENOMEM;
   if (!v->prefilled) {
     /* Every member computes the padded prompt length: its prompt, then a
      * placeholder for the padding after it, with the prompt as context —
@@ -146,13 +154,14 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
         step_add(step, p, v->pad_len - r->num_tokens);
       }
     }
-    return;
+    return KVSIM_OK;
   }
   for (int32_t i = 0; i < s->running.n; i++)
     step_add(step, s->running.v[i], 1);
   /* Finished members keep their batch position: FT decodes the whole batch. */
   for (int32_t i = 0; i < v->nghosts; i++)
     step_add(step, v->ghost_ptrs[i], 1);
+  return KVSIM_OK;
 }
 
 /* A finished member's slot passes to a placeholder that holds its blocks
@@ -175,9 +184,12 @@ static void keep_slot(static_t *v, kvsim_request_t *r) {
   v->ghost_ptrs[v->nghosts++] = g;
 }
 
-static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
-                   kvsim_reqvec_t *finished) {
+static int update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                  kvsim_reqvec_t *finished) {
   static_t *v = (static_t *)s;
+  /* Room for every request of the step first: nothing below can fail. */
+  if (kvsim_reqvec_reserve(finished, finished->n + step->reqs.n) < 0)
+    return KVSIM_ENOMEM;
   for (int32_t i = 0; i < step->reqs.n; i++) {
     kvsim_request_t *r = step->reqs.v[i];
     int64_t n = r->step_new;
@@ -189,7 +201,7 @@ static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
     r->num_computed += n;
     if (kvsim_sched_emit_token(s, r, now)) {
       keep_slot(v, r);
-      kvsim_reqvec_push(finished, r);
+      finished->v[finished->n++] = r;
     }
   }
   v->prefilled = true;
@@ -205,6 +217,7 @@ static void update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
     v->nghosts = 0;
     v->active = false;
   }
+  return KVSIM_OK;
 }
 
 static int32_t held(const kvsim_sched_t *s, kvsim_request_t *const **out) {
@@ -218,6 +231,8 @@ const kvsim_sched_ops_t kvsim__sched_static = {
     .help = "static batching (FasterTransformer): fixed batches run to their longest member, "
             "max_model_len reserved per slot",
     .size = sizeof(static_t),
+    /* FasterTransformer has no prefix cache, and follows V0's memory plan. */
+    .plan_engine = KVSIM_PLAN_V0,
     .init = init,
     .fini = fini,
     .add = add,

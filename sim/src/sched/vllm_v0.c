@@ -17,10 +17,40 @@
  * whole at admission (SelfAttnBlockSpaceManager.allocate builds the block
  * table for every token of the sequence, chunked or not); decodes append
  * a slot at a time with no watermark (can_append_slots). */
+#include <assert.h>
+#include <cJSON.h>
 #include <string.h>
 
-#include "core/arith.h"
+#include "core/util.h"
 #include "kvsim/sched.h"
+
+/* vllm-v0's own options. */
+typedef struct v0_opts {
+  /* Fraction of blocks kept free on admission (block_manager.py:
+   * watermark = 0.01 by default). */
+  double watermark;
+} v0_opts_t;
+_Static_assert(sizeof(v0_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "vllm-v0 options fit the buffer");
+
+static const char *const option_keys[] = {"watermark", NULL};
+
+static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+  v0_opts_t *o = (v0_opts_t *)opts->bytes;
+  /* The default applies only when the key is absent (a null is 0). */
+  o->watermark = engine && cJSON_GetObjectItem(engine, "watermark") ? 0 : 0.01;
+  double x;
+  int rc = kvsim__json_num(engine, "watermark", &x, w, err);
+  if (rc < 0)
+    return rc;
+  if (rc > 0) {
+    if (x < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.watermark: %g must be >= 0", w, x);
+    if (x >= 1)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.watermark: must be < 1", w);
+    o->watermark = x;
+  }
+  return KVSIM_OK;
+}
 
 typedef enum { ALLOC_OK, ALLOC_LATER, ALLOC_NEVER } alloc_status;
 
@@ -36,6 +66,9 @@ typedef struct v0 {
   kvsim_reqvec_t swapped_in, decodes, prefills, new_prefills;
   /* watermark_blocks = int(watermark * num_gpu_blocks) (block_manager.py). */
   int64_t watermark_blocks;
+  /* Chunked policy: the running list's length once this step's swap-ins
+   * and new prefills join it (room is reserved before each joins). */
+  int64_t run_need;
 } v0_t;
 
 /* What one step has used of its budget (SchedulingBudget). */
@@ -44,14 +77,9 @@ typedef struct budget {
   bool preempted;
 } budget_t;
 
-#define cdiv kvsim__cdiv
-
-/* Blocks the KV manager gives a request holding `tokens` tokens: one table
- * per KV cache group plus the quantized cache's residual blocks (V0 has no
- * sliding-window freeing: kvcache.c turns it off for V0 plans). */
-static int64_t blocks_for(const kvsim_kvcache_t *kv, int64_t tokens) {
-  return (int64_t)kv->num_groups * cdiv(tokens, kv->block_size) + kv->residual_blocks;
-}
+/* Blocks the KV manager gives a request holding `tokens` tokens (V0 has
+ * no sliding-window freeing: kvcache.c turns it off for V0 plans). */
+#define blocks_for kvsim_kvcache_blocks_for
 
 /* can_allocate / can_swap_in of SelfAttnBlockSpaceManager: NEVER if total -
  * required < watermark_blocks, OK if free - required >= watermark_blocks,
@@ -69,10 +97,18 @@ static bool pool_empty(const kvsim_kvcache_t *kv) {
   return kvsim_pool_num_free(&kv->pool) == kvsim_pool_usable(&kv->pool);
 }
 
+/* Appends r to the step, whose room the caller reserved. */
 static void step_add(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  assert(step->reqs.n < step->reqs.cap);
   r->step_new = (int32_t)n;
-  kvsim_reqvec_push(&step->reqs, r);
+  step->reqs.v[step->reqs.n++] = r;
   step->num_tokens += n;
+}
+
+/* Appends to a list whose room the caller reserved. */
+static void push_reserved(kvsim_reqvec_t *a, kvsim_request_t *r) {
+  assert(a->n < a->cap);
+  a->v[a->n++] = r;
 }
 
 static void remove_at(kvsim_reqvec_t *a, int32_t i) {
@@ -81,12 +117,12 @@ static void remove_at(kvsim_reqvec_t *a, int32_t i) {
 }
 
 /* Keeps the swapped queue in FCFS order: V0's fcfs policy sorts it by
- * arrival time (Policy.sort_by_priority in _schedule_swapped); ties by id. */
+ * arrival time (Policy.sort_by_priority in _schedule_swapped); ties by id.
+ * The caller reserved the room. */
 static void swapped_insert(v0_t *v, kvsim_request_t *r) {
   kvsim_reqvec_t *q = &v->swapped;
-  if (kvsim_reqvec_push(q, r) < 0)
-    return;
-  int32_t i = q->n - 1;
+  push_reserved(q, r);
+  int64_t i = q->n - 1;
   while (i > 0 && (q->v[i - 1]->arrival > r->arrival ||
                    (q->v[i - 1]->arrival == r->arrival && q->v[i - 1]->spec.id > r->spec.id))) {
     q->v[i] = q->v[i - 1];
@@ -105,14 +141,17 @@ static void swapped_insert(v0_t *v, kvsim_request_t *r) {
  * preemption that moves no bytes to the CPU). RECOMPUTE frees the blocks and resets the
  * computed tokens (_preempt_by_recompute); the victim re-enters the waiting
  * queue at the front after this step's admissions. Both count in
- * vllm:num_preemptions (num_cumulative_preemption). */
-static void preempt(v0_t *v, kvsim_request_t *r, kvsim_step_t *step, budget_t *b) {
+ * vllm:num_preemptions (num_cumulative_preemption). The room of every
+ * list r may join is reserved first: KVSIM_ENOMEM changes nothing, and
+ * the caller takes r out of `running` only after a success. */
+static int preempt(v0_t *v, kvsim_request_t *r, kvsim_step_t *step, budget_t *b) {
   kvsim_sched_t *s = &v->s;
-  r->num_preemptions++;
-  s->num_preemptions++;
-  step->num_preempted++;
-  b->preempted = true;
-  if (s->cfg.preemption_mode == KVSIM_PREEMPT_SWAP) {
+  bool swap = s->cfg.preemption_mode == KVSIM_PREEMPT_SWAP;
+  if ((swap && kvsim_reqvec_reserve(&v->swapped, v->swapped.n + 1) < 0) ||
+      kvsim_reqvec_reserve(&v->preempted, v->preempted.n + 1) < 0 ||
+      kvsim_waitq_reserve(&s->waiting, (int64_t)s->waiting.n + v->preempted.n + 1) < 0)
+    return KVSIM_ENOMEM;
+  if (swap) {
     int64_t n = kvsim_kvcache_held(s->kv, r);
     if (s->cpu && kvsim_cpu_tier_swap_out(s->cpu, n)) {
       kvsim_kvcache_free(s->kv, r);
@@ -121,13 +160,21 @@ static void preempt(v0_t *v, kvsim_request_t *r, kvsim_step_t *step, budget_t *b
       swapped_insert(v, r);
       s->num_swapped++;
       step->extra_ns += kvsim_cpu_tier_transfer_ns(s->cpu, n);
-      return;
+      goto counted;
     }
   }
-  kvsim_kvcache_free_preempted(s->kv, r);
+  int rc = kvsim_kvcache_free_preempted(s->kv, r);
+  if (rc < 0)
+    return rc;
   r->status = KVSIM_REQ_WAITING;
   r->num_computed = 0;
-  kvsim_reqvec_push(&v->preempted, r);
+  push_reserved(&v->preempted, r);
+counted:
+  r->num_preemptions++;
+  s->num_preemptions++;
+  step->num_preempted++;
+  b->preempted = true;
+  return KVSIM_OK;
 }
 
 /* Tokens a running or swapped request computes this step: a decode 1 (V0
@@ -145,24 +192,31 @@ static int64_t new_tokens(const kvsim_sched_t *s, const kvsim_request_t *r, cons
 /* _schedule_running: each running request in order appends its slots;
  * when blocks run out, preempt the last request not yet scheduled
  * (running_queue.pop()), or the request itself when none is left.
- * Returns the index of the first request not processed (chunking stops
- * when a prefill gets no budget). */
-static int32_t schedule_running(v0_t *v, kvsim_step_t *step, budget_t *b, bool chunking) {
+ * Sets *stop to the index of the first request not processed (chunking
+ * stops when a prefill gets no budget). */
+static int schedule_running(v0_t *v, kvsim_step_t *step, budget_t *b, bool chunking,
+                            int32_t *stop) {
   kvsim_sched_t *s = &v->s;
   int32_t i = 0;
+  int rc;
+  *stop = 0;
   while (i < s->running.n) {
     kvsim_request_t *r = s->running.v[i];
     int64_t n = new_tokens(s, r, b, chunking);
     if (n == 0)
       break; /* "No budget => Stop" */
     bool self = false;
-    while (!kvsim_kvcache_allocate_running(s->kv, r, n)) {
+    while ((rc = kvsim_kvcache_allocate_running(s->kv, r, n)) <= 0) {
+      if (rc < 0)
+        return rc;
       if (s->running.n - 1 > i) {
-        kvsim_request_t *victim = s->running.v[--s->running.n];
-        preempt(v, victim, step, b);
+        if ((rc = preempt(v, s->running.v[s->running.n - 1], step, b)) < 0)
+          return rc;
+        s->running.n--;
       } else {
+        if ((rc = preempt(v, r, step, b)) < 0)
+          return rc;
         remove_at(&s->running, i);
-        preempt(v, r, step, b);
         self = true;
         break;
       }
@@ -173,17 +227,29 @@ static int32_t schedule_running(v0_t *v, kvsim_step_t *step, budget_t *b, bool c
     b->tokens += n;
     if (chunking) {
       b->seqs++;
-      kvsim_reqvec_push(r->num_tokens - r->num_computed > 1 ? &v->prefills : &v->decodes, r);
+      push_reserved(r->num_tokens - r->num_computed > 1 ? &v->prefills : &v->decodes, r);
     }
-    i++;
+    *stop = ++i;
   }
-  return i;
+  *stop = i;
+  return KVSIM_OK;
+}
+
+/* Room for one more request joining the running list (directly, or via
+ * the chunked policy's lists) and the step. */
+static int reserve_join(v0_t *v, kvsim_step_t *step, kvsim_reqvec_t *list, bool chunking) {
+  kvsim_sched_t *s = &v->s;
+  if (kvsim_reqvec_reserve(&step->reqs, step->reqs.n + 1) < 0 ||
+      kvsim_reqvec_reserve(list, list->n + 1) < 0 ||
+      (chunking && kvsim_reqvec_reserve(&s->running, v->run_need + 1) < 0))
+    return KVSIM_ENOMEM;
+  return KVSIM_OK;
 }
 
 /* _schedule_swapped: swapped requests in order while can_swap_in (with the
  * watermark) and the budget allow; each gets its GPU blocks back, its KV
  * copied in (the step waits for it) and keeps its computed tokens. */
-static void schedule_swapped(v0_t *v, kvsim_step_t *step, budget_t *b, bool chunking) {
+static int schedule_swapped(v0_t *v, kvsim_step_t *step, budget_t *b, bool chunking) {
   kvsim_sched_t *s = &v->s;
   while (v->swapped.n) {
     kvsim_request_t *r = v->swapped.v[0];
@@ -199,7 +265,11 @@ static void schedule_swapped(v0_t *v, kvsim_step_t *step, budget_t *b, bool chun
     if (n == 0 || b->tokens + n > s->cfg.max_num_batched_tokens ||
         b->seqs + 1 > s->cfg.max_num_seqs)
       break; /* budget.can_schedule */
-    if (!kvsim_kvcache_allocate(s->kv, r, 0, r->num_tokens - r->num_computed, 0))
+    kvsim_reqvec_t *to = chunking ? &v->swapped_in : &s->running;
+    int rc = reserve_join(v, step, to, chunking);
+    if (rc < 0 || (rc = kvsim_kvcache_allocate(s->kv, r, 0, r->num_tokens - r->num_computed, 0)) < 0)
+      return rc;
+    if (!rc)
       break;
     remove_at(&v->swapped, 0);
     s->num_swapped--;
@@ -209,11 +279,14 @@ static void schedule_swapped(v0_t *v, kvsim_step_t *step, budget_t *b, bool chun
     }
     r->swapped_blocks = 0;
     r->status = KVSIM_REQ_RUNNING;
-    kvsim_reqvec_push(chunking ? &v->swapped_in : &s->running, r);
+    push_reserved(to, r);
+    if (chunking)
+      v->run_need++;
     step_add(step, r, n);
     b->tokens += n;
     b->seqs++;
   }
+  return KVSIM_OK;
 }
 
 /* _schedule_prefills: waiting requests in order (fresh prompts and
@@ -222,12 +295,12 @@ static void schedule_swapped(v0_t *v, kvsim_step_t *step, budget_t *b, bool chun
  * the watermark puts out of reach of even an empty pool (NEVER) is
  * FINISHED_IGNORED by V0; kvsim's gateway already rejects what cannot fit
  * the pool and a scheduler cannot reject, so such a prompt runs only when
- * the pool is empty. Returns the number admitted. */
-static int32_t schedule_prefills(v0_t *v, kvsim_time_ns now, kvsim_step_t *step, budget_t *b,
-                                 bool chunking) {
+ * the pool is empty. Adds the number admitted to *admitted. */
+static int schedule_prefills(v0_t *v, kvsim_time_ns now, kvsim_step_t *step, budget_t *b,
+                             bool chunking, int32_t *admitted) {
   kvsim_sched_t *s = &v->s;
   kvsim_kvcache_t *kv = s->kv;
-  int32_t admitted = 0;
+  int rc;
   while (s->waiting.n && b->tokens < s->cfg.max_num_batched_tokens) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
     alloc_status st = can_allocate(v, blocks_for(kv, r->num_tokens));
@@ -235,7 +308,12 @@ static int32_t schedule_prefills(v0_t *v, kvsim_time_ns now, kvsim_step_t *step,
       st = ALLOC_OK;
     if (st != ALLOC_OK)
       break;
-    int64_t hit = r->num_computed == 0 ? kvsim_kvcache_lookup(kv, r, r->num_preemptions > 0) : 0;
+    kvsim_reqvec_t *to = chunking ? &v->new_prefills : &s->running;
+    if ((rc = reserve_join(v, step, to, chunking)) < 0)
+      return rc;
+    int64_t hit = 0;
+    if (r->num_computed == 0 && (hit = kvsim_kvcache_lookup(kv, r, r->num_preemptions > 0)) < 0)
+      return (int)hit;
     int64_t n = r->num_tokens - r->num_computed - hit;
     int64_t left = s->cfg.max_num_batched_tokens - b->tokens;
     if (chunking && n > left)
@@ -244,7 +322,9 @@ static int32_t schedule_prefills(v0_t *v, kvsim_time_ns now, kvsim_step_t *step,
         b->seqs + 1 > s->cfg.max_num_seqs)
       break;
     /* The whole sequence's blocks, whatever the chunk (allocate()). */
-    if (!kvsim_kvcache_allocate(kv, r, hit, r->num_tokens - r->num_computed - hit, 0))
+    if ((rc = kvsim_kvcache_allocate(kv, r, hit, r->num_tokens - r->num_computed - hit, 0)) < 0)
+      return rc;
+    if (!rc)
       break;
     kvsim_waitq_pop(&s->waiting);
     r->num_computed += hit;
@@ -253,61 +333,91 @@ static int32_t schedule_prefills(v0_t *v, kvsim_time_ns now, kvsim_step_t *step,
       r->num_cached_tokens = hit;
     }
     r->status = KVSIM_REQ_RUNNING;
-    kvsim_reqvec_push(chunking ? &v->new_prefills : &s->running, r);
+    push_reserved(to, r);
+    if (chunking)
+      v->run_need++;
     step_add(step, r, n);
     b->tokens += n;
     b->seqs++;
-    admitted++;
+    ++*admitted;
   }
-  return admitted;
+  return KVSIM_OK;
 }
 
 /* Recompute victims go to the front of the waiting queue: pushing each to
- * the front in preemption order is waiting.extendleft(preempted). */
+ * the front in preemption order is waiting.extendleft(preempted). Their
+ * room was reserved when they were preempted. */
 static void requeue_preempted(v0_t *v) {
-  for (int32_t i = 0; i < v->preempted.n; i++)
-    kvsim_waitq_push_front(&v->s.waiting, v->preempted.v[i]);
+  for (int32_t i = 0; i < v->preempted.n; i++) {
+    int rc = kvsim_waitq_push_front(&v->s.waiting, v->preempted.v[i]);
+    assert(rc == KVSIM_OK);
+    (void)rc;
+  }
   v->preempted.n = 0;
 }
 
-static void schedule_default(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule_default(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   kvsim_sched_t *s = &v->s;
   /* Running sequences count against max_num_seqs before any prefill. */
   budget_t b = {.tokens = 0, .seqs = s->running.n, .preempted = false};
+  int32_t admitted = 0, stop;
+  int rc = KVSIM_OK;
   /* If any requests are swapped, they go first: no prefills. */
-  if (!v->swapped.n && schedule_prefills(v, now, step, &b, false) > 0)
-    return; /* "Don't schedule decodes if prefills are scheduled." */
-  schedule_running(v, step, &b, false);
+  if (!v->swapped.n && (rc = schedule_prefills(v, now, step, &b, false, &admitted)) < 0)
+    return rc;
+  if (admitted > 0)
+    return KVSIM_OK; /* "Don't schedule decodes if prefills are scheduled." */
+  if (kvsim_reqvec_reserve(&step->reqs, step->reqs.n + s->running.n) < 0)
+    return KVSIM_ENOMEM;
+  rc = schedule_running(v, step, &b, false, &stop);
   /* A preemption means there is no room to swap anything in. */
-  if (!b.preempted) {
+  if (rc == KVSIM_OK && !b.preempted) {
     b.seqs = s->running.n;
-    schedule_swapped(v, step, &b, false);
+    rc = schedule_swapped(v, step, &b, false);
   }
-  requeue_preempted(v);
+  requeue_preempted(v); /* on failure too: victims are never left out */
+  return rc;
 }
 
+/* Rebuilds the chunked policy's running list from the step's lists; their
+ * room was reserved as they joined. */
 static void append_all(kvsim_reqvec_t *to, kvsim_reqvec_t *from) {
   for (int32_t i = 0; i < from->n; i++)
-    kvsim_reqvec_push(to, from->v[i]);
+    push_reserved(to, from->v[i]);
   from->n = 0;
 }
 
-static void schedule_chunked(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule_chunked(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   kvsim_sched_t *s = &v->s;
   budget_t b = {0};
   v->swapped_in.n = v->decodes.n = v->prefills.n = v->new_prefills.n = 0;
+  v->run_need = s->running.n;
+  if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0 ||
+      kvsim_reqvec_reserve(&v->decodes, s->running.n) < 0 ||
+      kvsim_reqvec_reserve(&v->prefills, s->running.n) < 0)
+    return KVSIM_ENOMEM;
   /* Decodes (and unfinished prefills) first, in running order. */
-  int32_t stop = schedule_running(v, step, &b, true);
-  if (!b.preempted)
-    schedule_swapped(v, step, &b, true);
+  int32_t stop, admitted = 0;
+  int rc = schedule_running(v, step, &b, true, &stop);
+  if (rc == KVSIM_OK && !b.preempted)
+    rc = schedule_swapped(v, step, &b, true);
   /* New prefills even after a preemption: the chunked policy has no
    * "if not preempted" guard; this step's victims are not yet queued. */
-  schedule_prefills(v, now, step, &b, true);
+  if (rc == KVSIM_OK)
+    rc = schedule_prefills(v, now, step, &b, true, &admitted);
+  kvsim_reqvec_t *run = &s->running;
+  if (rc < 0) {
+    /* Nobody is left out: the running list still holds its requests;
+     * those that joined it this step are appended. */
+    append_all(run, &v->swapped_in);
+    append_all(run, &v->new_prefills);
+    requeue_preempted(v);
+    return rc;
+  }
   /* The running list: requests left unprocessed stay in front, then
    * swapped-in, decodes, prefill chunks (those finishing their prompt
    * first: _order_finishing_prefills_first), new prefills. Swapped-in
    * decodes precede swapped-in prefills. */
-  kvsim_reqvec_t *run = &s->running;
   int32_t keep = run->n - stop;
   if (keep > 0 && stop > 0)
     memmove(run->v, run->v + stop, (size_t)keep * sizeof *run->v);
@@ -317,7 +427,7 @@ static void schedule_chunked(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
       kvsim_request_t *r = v->swapped_in.v[i];
       bool decode = r->num_tokens - r->num_computed == 1;
       if (decode == (pass == 0))
-        kvsim_reqvec_push(run, r);
+        push_reserved(run, r);
     }
   v->swapped_in.n = 0;
   append_all(run, &v->decodes);
@@ -326,25 +436,26 @@ static void schedule_chunked(v0_t *v, kvsim_time_ns now, kvsim_step_t *step) {
       kvsim_request_t *r = v->prefills.v[i];
       bool finishing = r->num_tokens - r->num_computed == r->step_new;
       if (finishing == (pass == 0))
-        kvsim_reqvec_push(run, r);
+        push_reserved(run, r);
     }
   v->prefills.n = 0;
   append_all(run, &v->new_prefills);
   requeue_preempted(v);
+  return KVSIM_OK;
 }
 
-static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   v0_t *v = (v0_t *)s;
   if (s->cfg.enable_chunked_prefill)
-    schedule_chunked(v, now, step);
-  else
-    schedule_default(v, now, step);
+    return schedule_chunked(v, now, step);
+  return schedule_default(v, now, step);
 }
 
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   (void)err;
   v0_t *v = (v0_t *)s;
-  v->watermark_blocks = (int64_t)(s->cfg.watermark * (double)kvsim_pool_usable(&s->kv->pool));
+  double watermark = ((const v0_opts_t *)kvsim_sched_opts(s))->watermark;
+  v->watermark_blocks = (int64_t)(watermark * (double)kvsim_pool_usable(&s->kv->pool));
   return KVSIM_OK;
 }
 
@@ -358,21 +469,28 @@ static void fini(kvsim_sched_t *s) {
   kvsim_reqvec_fini(&v->new_prefills);
 }
 
-static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
-  kvsim_waitq_push_back(&s->waiting, r); /* add_seq_group: waiting.append */
+  return kvsim_waitq_push_back(&s->waiting, r); /* add_seq_group: waiting.append */
 }
 
 static int32_t held(const kvsim_sched_t *s, kvsim_request_t *const **out) {
   const v0_t *v = (const v0_t *)s;
   *out = v->swapped.v;
-  return v->swapped.n;
+  return (int32_t)v->swapped.n;
 }
 
 const kvsim_sched_ops_t kvsim__sched_vllm_v0 = {
     .name = "vllm-v0",
     .help = "vLLM V0: prefill-first (or chunked), 1 % watermark, recompute or swap preemption",
     .size = sizeof(v0_t),
+    /* V0 neither caches prefixes nor chunks prefills unless asked, its
+     * swaps block the step (the worker copies before the model runs), and
+     * CacheConfig.swap_space defaults to 4 GiB per GPU. */
+    .plan_engine = KVSIM_PLAN_V0,
+    .defaults = {.swap_space_gib = 4},
+    .option_keys = option_keys,
+    .parse_opts = parse_opts,
     .init = init,
     .fini = fini,
     .add = add,

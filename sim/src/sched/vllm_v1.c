@@ -4,9 +4,32 @@
  * running request (or the lowest priority, latest arrival), and admission
  * of waiting requests only in steps without preemption, stopping at the
  * first that does not fit. */
+#include <cJSON.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "kvsim/sched.h"
+
+/* vllm-v1's own options (EngineArgs of the V1 scheduler). */
+typedef struct v1_opts {
+  int64_t long_prefill_token_threshold; /* 0 = off */
+} v1_opts_t;
+_Static_assert(sizeof(v1_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "vllm-v1 options fit the buffer");
+
+static const char *const option_keys[] = {"long_prefill_token_threshold", NULL};
+
+static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+  v1_opts_t *o = (v1_opts_t *)opts->bytes;
+  int64_t thr = 0;
+  int rc = kvsim__json_int(engine, "long_prefill_token_threshold", &thr, w, err);
+  if (rc < 0)
+    return rc;
+  if (thr < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.long_prefill_token_threshold: %lld must be >= 0", w,
+                         (long long)thr);
+  o->long_prefill_token_threshold = thr;
+  return KVSIM_OK;
+}
 
 /* The victim: FCFS pops the newest running request; PRIORITY takes
  * max(running, key=(priority, arrival_time)) (#19057). */
@@ -42,14 +65,18 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
   return 0;
 }
 
-static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   int64_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = false;
   /* Locals: the loop below runs for every running request every step, and
    * the compiler cannot keep these in registers across its stores. */
   const int64_t last_pos = s->cfg.max_model_len - 1;
-  const int64_t threshold = s->cfg.long_prefill_token_threshold;
+  const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
   kvsim_kvcache_t *kv = s->kv;
+  int rc;
+  /* Every running request may join the step: room for them up front. */
+  if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0)
+    return KVSIM_ENOMEM;
 
   /* Running requests first, in order. */
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
@@ -66,12 +93,15 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       continue;
     }
     bool self_preempted = false;
-    while (!kvsim_kvcache_allocate_running(kv, r, n)) {
+    while ((rc = kvsim_kvcache_allocate_running(kv, r, n)) <= 0) {
+      if (rc < 0)
+        return rc;
       int32_t v = pick_victim(s);
       kvsim_request_t *victim = s->running.v[v];
+      if ((rc = kvsim_sched_preempt(s, victim)) < 0)
+        return rc;
       remove_at(&s->running, v);
       budget += unschedule(step, victim);
-      kvsim_sched_preempt(s, victim);
       step->num_preempted++;
       preempted = true;
       if (victim == r) {
@@ -84,7 +114,7 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     if (self_preempted)
       break;
     r->step_new = (int32_t)n;
-    kvsim_reqvec_push(&step->reqs, r);
+    step->reqs.v[step->reqs.n++] = r; /* room reserved above */
     step->num_tokens += n;
     budget -= n;
     i++;
@@ -92,20 +122,27 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
 
   /* Waiting requests, only if nothing was preempted in this step. */
   if (preempted)
-    return;
+    return KVSIM_OK;
   while (s->waiting.n && budget > 0 && s->running.n < s->cfg.max_num_seqs) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
+    /* Reserve first, then commit: r moves to running and the step only
+     * once nothing can fail. */
+    if (kvsim_reqvec_reserve(&s->running, s->running.n + 1) < 0 ||
+        kvsim_reqvec_reserve(&step->reqs, step->reqs.n + 1) < 0)
+      return KVSIM_ENOMEM;
     int64_t hit = 0;
-    if (r->num_computed == 0)
-      hit = kvsim_kvcache_lookup(s->kv, r, r->num_preemptions > 0);
+    if (r->num_computed == 0 && (hit = kvsim_kvcache_lookup(s->kv, r, r->num_preemptions > 0)) < 0)
+      return (int)hit;
     int64_t n = r->num_tokens - r->num_computed - hit;
-    if (s->cfg.long_prefill_token_threshold > 0 && n > s->cfg.long_prefill_token_threshold)
-      n = s->cfg.long_prefill_token_threshold;
+    if (threshold > 0 && n > threshold)
+      n = threshold;
     if (!s->cfg.enable_chunked_prefill && n > budget)
       break;
     if (n > budget)
       n = budget;
-    if (!kvsim_kvcache_allocate(s->kv, r, hit, n, 0))
+    if ((rc = kvsim_kvcache_allocate(s->kv, r, hit, n, 0)) < 0)
+      return rc;
+    if (!rc)
       break; /* head-of-line: stop at the first that does not fit */
     kvsim_waitq_pop(&s->waiting);
     /* CPU hits are loaded back before the request's tokens are computed. */
@@ -117,23 +154,32 @@ static void schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       r->num_cached_tokens = hit;
     }
     r->status = KVSIM_REQ_RUNNING;
-    kvsim_reqvec_push(&s->running, r);
+    s->running.v[s->running.n++] = r;
     r->step_new = (int32_t)n;
-    kvsim_reqvec_push(&step->reqs, r);
+    step->reqs.v[step->reqs.n++] = r;
     step->num_tokens += n;
     budget -= n;
   }
+  return KVSIM_OK;
 }
 
-static void add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
-  kvsim_waitq_push_back(&s->waiting, r);
+  return kvsim_waitq_push_back(&s->waiting, r);
 }
 
 const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
     .name = "vllm-v1",
     .help = "vLLM V1: token budget, chunked prefill, recompute preemption, prefix caching",
     .size = sizeof(kvsim_sched_t),
+    /* V1 caches prefixes by default and its offloading connector loads
+     * asynchronously (vllm/config/cache.py enable_prefix_caching; the
+     * OffloadingConnector); it has no swap space (recompute only). */
+    .plan_engine = KVSIM_PLAN_V1,
+    .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
+                 .offload_connector = true, .recompute_only = true},
+    .option_keys = option_keys,
+    .parse_opts = parse_opts,
     .add = add,
     .schedule = schedule,
     .update = kvsim_sched_update_tokens,
