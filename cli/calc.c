@@ -9,6 +9,7 @@
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
 #include "kvsim/report.h"
+#include "kvsim/sched.h"
 
 int cmd_calc(int argc, char **argv) {
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
@@ -71,12 +72,13 @@ int cmd_calc(int argc, char **argv) {
 
   kvsim_plan_params_t p;
   kvsim_plan_params_default(&p);
-  if (!strcmp(engine, "vllm-v1"))
-    p.engine = KVSIM_PLAN_V1;
-  else if (!strcmp(engine, "vllm-v0"))
-    p.engine = KVSIM_PLAN_V0;
-  else
-    return cli_fail("calc", "--engine: unknown engine '%s' (expected vllm-v1 or vllm-v0)", engine);
+  const kvsim_sched_ops_t *profile = kvsim_sched_find(engine);
+  if (!profile) {
+    char names[256];
+    kvsim_sched_names(names, sizeof names);
+    return cli_fail("calc", "--engine: unknown engine '%s' (expected %s)", engine, names);
+  }
+  p.engine = profile->plan_engine; /* the profile's memory-plan rules */
   if (kvsim_kv_dtype_parse(kv_dtype, &p.kv_dtype) < 0)
     return cli_fail("calc",
                     "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, float16, fp8, "
@@ -103,10 +105,6 @@ int cmd_calc(int argc, char **argv) {
     return cli_fail("calc", "lengths, sizes and counts must be >= 0");
   if (kv_group < 1 || kv_residual < 0)
     return cli_fail("calc", "--kv-quant-group must be >= 1 and --kv-residual-tokens >= 0");
-  if (swap < 0)
-    return cli_fail("calc", "--swap-space: %g must be >= 0", swap);
-  if (offload < 0)
-    return cli_fail("calc", "--kv-offloading-size: %g must be >= 0", offload);
   struct {
     const char *flag;
     double v;
@@ -134,14 +132,13 @@ int cmd_calc(int argc, char **argv) {
   p.cuda_graph_gib = cg;
   p.kv_cache_memory_bytes = kvbytes;
   p.num_gpu_blocks_override = blocks_override;
+  p.swap_space_gib = swap;          /* range-checked by the plan */
+  p.kv_offloading_gib = offload;
 
   kvsim_plan_t pl;
   if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0)
     return cli_fail("calc", "%s", err.msg);
-  int64_t cpu_blocks = (int64_t)(swap * KVSIM_GIB) / (pl.block_bytes ? pl.block_bytes : 1);
-  /* CPUOffloadingSpec: cpu_bytes_to_use // (page bytes x layers x world size). */
-  int64_t offload_blocks =
-      (int64_t)(offload * KVSIM_GIB) / (pl.block_bytes ? pl.block_bytes * pl.p.tp * pl.p.pp : 1);
+  int64_t cpu_blocks = pl.swap_blocks, offload_blocks = pl.offload_blocks;
 
   kvsim_plan_reverse_t rev = {0};
   bool reverse = target > 0 || seq_len > 0;

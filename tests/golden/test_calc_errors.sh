@@ -4,6 +4,7 @@
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$1
+src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -62,6 +63,15 @@ expect_error "mpe.json.max_position_embeddings: 9.22.*e\+18 is out of range \[0,
 printf '{"name": "g", "generation": "hopper", "memory_total_bytes": 1e18, "hbm_bandwidth_GBps": 3350, "bf16_tflops": 989}\n' >"$tmp/gpu.json"
 expect_error "gpu.json.memory_total_bytes: 1e\\+18 is out of range \[1073741824, 4398046511104\]" \
   calc --gpu "$tmp/gpu.json"
+# A CPU tier of 1e12 GiB once printed "CPU blocks: -4398046511104": the plan
+# sizes the tier with checked arithmetic, for calc and run alike.
+expect_error "--swap-space \(engine.swap_space\): 1e\+12 GiB is out of range \[0, 4096\]" \
+  calc --swap-space 1e12
+expect_error "--kv-offloading-size \(engine.kv_offloading_size\): 1e\+12 GiB is out of range" \
+  run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_offloading_size=1e12 --out "$tmp/run"
+expect_error "--swap-space \(engine.swap_space\): 1e\+12 GiB" \
+  run "$src/tests/golden/data/small-synthetic.json" --set engine.profile=vllm-v0 --set engine.swap_space=1e12 --out "$tmp/run"
+[ ! -e "$tmp/run" ] || fail "a refused run wrote outputs"
 
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 "$kvsim" calc --gpu rtx4090 --max-model-len 131072 --strict >/dev/null 2>&1

@@ -18,12 +18,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
    * block bytes); the V1 offloading connector's size is the total over TP
    * ranks (CPUOffloadingSpec: bytes // (block bytes x world size)). Each
    * rank moves its share over its own host link. */
-  int64_t cpu_blocks = 0;
   bool offload = sc->offload.cpu_gib > 0;
-  if (offload)
-    cpu_blocks = (int64_t)(sc->offload.cpu_gib * KVSIM_GIB) / (pl->block_bytes * pl->p.tp * pl->p.pp);
-  else if (sc->swap_space_gib > 0)
-    cpu_blocks = (int64_t)(sc->swap_space_gib * KVSIM_GIB) / pl->block_bytes;
+  int64_t cpu_blocks = offload ? pl->offload_blocks : pl->swap_blocks;
   rc = kvsim_cpu_tier_init(&rep->cpu, cpu_blocks, pl->block_bytes, sc->gpu.host_link_GBps,
                            sc->gpu.host_link_latency_us, offload, err);
   if (rc < 0)

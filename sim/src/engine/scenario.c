@@ -494,6 +494,9 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
                        where, ops->name);
     goto fail;
   }
+  /* The CPU tier is sized by the plan (checked arithmetic and range). */
+  sc->plan.swap_space_gib = sc->swap_space_gib;
+  sc->plan.kv_offloading_gib = sc->offload.cpu_gib;
 
   const cJSON *o;
   if ((o = section(root, "slo", where, w, sizeof w, err, &rc)) && (rc = parse_slo(sc, o, w, err)) < 0)

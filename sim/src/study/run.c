@@ -10,8 +10,14 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   static const kvsim_study_run_opts_t none = {NULL, false, 0};
   if (!opts)
     opts = &none;
+  /* Resolve first (pure and cheap): a plan that is refused must not
+   * leave an output folder behind. kvsim_run resolves again. */
+  kvsim_resolved_t res;
+  int rc = kvsim_scenario_resolve(sc, &res, err);
+  if (rc < 0)
+    return rc;
   kvsim_run_output_t *o = NULL;
-  int rc = kvsim_run_output_open(opts->dir, sc, opts->progress, &o, err);
+  rc = kvsim_run_output_open(opts->dir, sc, opts->progress, &o, err);
   if (rc == KVSIM_OK) {
     kvsim_sink_t sink = kvsim_run_output_sink(o);
     kvsim_run_opts_t ro = {.check_invariants = opts->check > 0,
