@@ -3,6 +3,11 @@
 # Usage (as root): scripts/deps.sh [--test]
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcriterion-dev gnuplot-nox)
+# The test command also replays the fuzz regression inputs: clang with
+# libFuzzer's runtime.
+if [ "${1:-}" = --test ]; then
+  pkgs+=(clang libclang-rt-14-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

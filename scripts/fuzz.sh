@@ -15,7 +15,7 @@ regress=0
 secs=60
 if [ "${1:-}" = --regress ]; then regress=1; secs=${KVSIM_FUZZ_REGRESS_SECONDS:-3}; shift
 elif [ -n "${1:-}" ]; then secs=$1; shift; fi
-build=build-fuzz
+build=${KVSIM_FUZZ_BUILD:-build-fuzz}
 cmake -S tests/fuzz -B $build -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build $build -j "$(nproc)" >/dev/null
 targets=${*:-$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')}
@@ -28,6 +28,8 @@ seed() { # TARGET DIR
     fuzz_trace)
       for f in tests/golden/cases/*/trace.csv tests/golden/data/*.csv; do
         { printf '\004\000'; cat "$f"; } >"$d/kvsim-$((i++))"; done
+      for f in tests/golden/cases/*/expected/requests.csv; do
+        { printf '\006\000'; cat "$f"; } >"$d/requests-$((i++))"; done
       for f in tests/golden/fidelity/*.jsonl; do
         { printf '\005\001'; cat "$f"; } >"$d/jsonl-$((i++))"; done
       printf '\001\000TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n' >"$d/azure"
@@ -38,12 +40,16 @@ seed() { # TARGET DIR
     fuzz_scenario)
       for f in configs/scenarios/*.json tests/golden/data/*.json tests/golden/cases/*/scenario.json; do
         { printf 'engine.max_num_seqs=8\0'; cat "$f"; } >"$d/scen-$((i++))"; done ;;
+    fuzz_sweep)
+      cp tests/golden/data/small-sweep.json configs/sweeps/*.json "$d/" 2>/dev/null || true
+      printf '{"name": "z", "scenario": "small-synthetic.json", "mode": "zip", "grid": {"engine.max_num_seqs": [4, 8], "engine.block_size": [16, 32]}}' >"$d/zip.json" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac
 }
 
 fail=0
+passed=0
 for t in $targets; do
   keep=tests/fuzz/corpus/$t
   work=$build/corpus/$t
@@ -56,14 +62,16 @@ for t in $targets; do
     # Every kept input and seed once, then a short fuzz from them.
     ./$build/$t -timeout=20 -rss_limit_mb=3000 "$work"/* >"$log" 2>&1 &&
       ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 "$work" >>"$log" 2>&1 || {
-        echo "fuzz: $t FAILED (log: $log)"; tail -30 "$log"; fail=1; continue; }
+        echo "fuzz: $t FAILED (log: $log)"; tail -30 "$log"; fail=$((fail + 1)); continue; }
   else
     ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 -artifact_prefix="$build/$t-" \
       "$work" >"$log" 2>&1 || {
         echo "fuzz: $t found a failing input:"; grep -E 'ERROR|SUMMARY|timeout' "$log" | head -5
         for a in "$build/$t"-*; do [ -f "$a" ] && mv "$a" "$keep/$(basename "$a")" && echo "  kept $keep/$(basename "$a")"; done
-        fail=1; continue; }
+        fail=$((fail + 1)); continue; }
   fi
   echo "fuzz: $t clean: $(grep -Eo '#[0-9]+.*(DONE|pulse).*' "$log" | tail -1)"
+  passed=$((passed + 1))
 done
-exit $fail
+echo "fuzz: $passed passed, $fail failed"
+exit $((fail > 0))

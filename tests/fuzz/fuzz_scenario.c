@@ -22,8 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kvsim_scenario_t sc;
   kvsim_err err = {0};
   if (kvsim_scenario_parse(json, "fuzz: scenario.json", "/nonexistent", sets, nsets, &sc, &err) ==
-      KVSIM_OK)
+      KVSIM_OK) {
+    /* The pure resolve step: a plan, the scheduler limits, or one line. */
+    kvsim_resolved_t res;
+    if (kvsim_scenario_resolve(&sc, &res, &err) == KVSIM_OK && res.pool_blocks < 1)
+      fuzz_fail("a resolved pool without blocks", err.msg);
     kvsim_scenario_fini(&sc);
+  }
   if (strchr(err.msg, '\n'))
     fuzz_fail("an error message spans lines", err.msg);
   free(text);

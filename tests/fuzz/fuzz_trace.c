@@ -4,8 +4,8 @@
 #include "fuzz_common.h"
 #include "kvsim/workload.h"
 
-static const char *const formats[] = {NULL, "azure", "vidur", "mooncake", "kvsim", "llmservingsim"};
-static const char *const suffixes[] = {".csv", ".csv", ".csv", ".jsonl", ".csv", ".jsonl"};
+static const char *const formats[] = {NULL, "azure", "vidur", "mooncake", "kvsim", "llmservingsim", "requests"};
+static const char *const suffixes[] = {".csv", ".csv", ".csv", ".jsonl", ".csv", ".jsonl", ".csv"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
