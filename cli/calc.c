@@ -93,8 +93,9 @@ int cmd_calc(int argc, char **argv) {
   } else if (strcmp(dtype, "auto"))
     return cli_fail("calc", "--dtype: unknown dtype '%s' (expected auto, bfloat16, float16, float32)", dtype);
   if (mem_gib != -1) {
-    if (!(mem_gib > 0))
-      return cli_fail("calc", "--gpu-memory-gib: %g must be > 0", mem_gib);
+    /* 64 TiB, far past any GPU and well inside an int64 byte count. */
+    if (!(mem_gib > 0 && mem_gib <= 65536))
+      return cli_fail("calc", "--gpu-memory-gib: %g is out of range (0, 65536]", mem_gib);
     p.total_memory_bytes = (int64_t)(mem_gib * KVSIM_GIB + 0.5);
   }
   if (tp < 1 || tp > 1024)
@@ -103,8 +104,11 @@ int cmd_calc(int argc, char **argv) {
     return cli_fail("calc", "--pipeline-parallel-size: %lld must be in [1, 1024]", (long long)pp);
   if (mml < 0 || bs < 0 || seqs < 0 || mbt < 0 || kvbytes < 0 || blocks_override < 0)
     return cli_fail("calc", "lengths, sizes and counts must be >= 0");
-  if (kv_group < 1 || kv_residual < 0)
-    return cli_fail("calc", "--kv-quant-group must be >= 1 and --kv-residual-tokens >= 0");
+  if (kv_group < 1 || kv_group > 1 << 20)
+    return cli_fail("calc", "--kv-quant-group: %lld is out of range [1, 1048576]", (long long)kv_group);
+  if (kv_residual < 0 || kv_residual > KVSIM_MODEL_MAX_CONTEXT)
+    return cli_fail("calc", "--kv-residual-tokens: %lld is out of range [0, %lld]",
+                    (long long)kv_residual, (long long)KVSIM_MODEL_MAX_CONTEXT);
   struct {
     const char *flag;
     double v;

@@ -72,6 +72,15 @@ expect_error "--kv-offloading-size \(engine.kv_offloading_size\): 1e\+12 GiB is 
 expect_error "--swap-space \(engine.swap_space\): 1e\+12 GiB" \
   run "$src/tests/golden/data/small-synthetic.json" --set engine.profile=vllm-v0 --set engine.swap_space=1e12 --out "$tmp/run"
 [ ! -e "$tmp/run" ] || fail "a refused run wrote outputs"
+# Values range-checked before they narrow to the plan's fields (1e12 GiB
+# overflowed the byte count; 1e15 truncated to an unrelated int).
+expect_error "--gpu-memory-gib: 1e\+12 is out of range \(0, 65536\]" calc --gpu-memory-gib 1e12
+expect_error "--kv-quant-group: 1000000000000000 is out of range \[1, 1048576\]" \
+  calc --kv-quant-group 1000000000000000
+expect_error "engine.kv_quant_group: 1000000000000000 is out of range \[1, 1048576\]" \
+  run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_quant_group=1e15 --out "$tmp/run"
+expect_error "engine.kv_residual_tokens: 1000000000000000 is out of range \[0, 1073741824\]" \
+  run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_residual_tokens=1e15 --out "$tmp/run"
 
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 "$kvsim" calc --gpu rtx4090 --max-model-len 131072 --strict >/dev/null 2>&1

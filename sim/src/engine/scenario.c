@@ -216,8 +216,14 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
     if (nonneg[i].v < 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %lld must be >= 0", w, nonneg[i].k,
                            (long long)nonneg[i].v);
-  if (grp < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_quant_group: must be >= 1", w);
+  /* Range-checked here, before the narrowing to the plan's int fields
+   * (1e15 once truncated to an unrelated value). */
+  if (grp < 1 || grp > 1 << 20)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_quant_group: %lld is out of range [1, 1048576]",
+                         w, (long long)grp);
+  if (res > KVSIM_MODEL_MAX_CONTEXT)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_residual_tokens: %lld is out of range [0, %lld]",
+                         w, (long long)res, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (bs > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.block_size: %lld is outside [1, 4096]", w, (long long)bs);
   p->gpu_memory_utilization = util;
