@@ -93,9 +93,12 @@ int cmd_calc(int argc, char **argv) {
   } else if (strcmp(dtype, "auto"))
     return cli_fail("calc", "--dtype: unknown dtype '%s' (expected auto, bfloat16, float16, float32)", dtype);
   if (mem_gib != -1) {
-    /* 64 TiB, far past any GPU and well inside an int64 byte count. */
-    if (!(mem_gib > 0 && mem_gib <= 65536))
-      return cli_fail("calc", "--gpu-memory-gib: %g is out of range (0, 65536]", mem_gib);
+    /* The plan's bound, checked before the GiB -> bytes conversion (1e12
+     * GiB overflows int64). */
+    double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
+    if (!(mem_gib > 0 && mem_gib <= max_gib))
+      return cli_fail("calc", "--gpu-memory-gib (hardware.gpu_memory_gib): %g GiB is out of range (0, %g]",
+                      mem_gib, max_gib);
     p.total_memory_bytes = (int64_t)(mem_gib * KVSIM_GIB + 0.5);
   }
   if (tp < 1 || tp > 1024)
