@@ -62,7 +62,7 @@ int cmd_run(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   kvsim_study_run_opts_t opts = {NULL, !quiet && (progress || isatty(2)), check ? 1 : 0};
 #ifdef KVSIM_CHECK_INVARIANTS
-  /* Debug builds check the invariants as they run (DESIGN.md section 6),
+  /* Debug builds check the invariants as they run (README.md, "Layout"),
    * as --check-invariants does in any build. */
   if (!check)
     opts.check = 2;

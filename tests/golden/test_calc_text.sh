@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# kvsim calc text output: the engine's start-up lines (DESIGN.md section 2).
+# kvsim calc text output: the engine's start-up lines ("Available KV cache
+# memory", "GPU KV cache size", "Maximum concurrency" of vLLM V1).
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$1

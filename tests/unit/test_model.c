@@ -55,7 +55,8 @@ static int parse_temp(const char *text, kvsim_model_t *m, kvsim_err *err, char *
 /* ---- parameter counts ---- */
 
 Test(model_params, llama_3_1_8b_is_exact) {
-  /* total_parameters of the safetensors index (HARDWARE.md 2d). */
+  /* total_parameters of meta-llama/Llama-3.1-8B-Instruct's
+   * model.safetensors.index.json. */
   int64_t n = params("llama-3.1-8b");
   cr_assert_eq(n, 8030261248LL, "Llama-3.1-8B: got %lld, want 8,030,261,248", (long long)n);
 }
@@ -66,9 +67,12 @@ Test(model_params, llama_3_1_70b_is_exact) {
 }
 
 Test(model_params, published_totals_within_half_a_percent) {
-  /* Published totals: HARDWARE.md 2d (Mixtral 46.7B, DeepSeek-V3 671B,
-   * Qwen3-30B-A3B 30.5B, gpt-oss 21B / 117B (116.8B on the model card),
-   * Llama-3.1-405B) and the model cards (Qwen3-235B-A22B 235B). */
+  /* Published totals: Mixtral 46.7B (simonwillison.net/2024/Jan/9/
+   * mixtral-of-experts), DeepSeek-V3 671B (deepseek-ai/DeepSeek-V3
+   * README_WEIGHTS.md), Qwen3-30B-A3B 30.5B (vLLM Ascend's Qwen3-30B-A3B
+   * tutorial, docs.vllm.ai), gpt-oss 21B / 117B (NVIDIA NeMo gpt-oss page;
+   * 116.8B on the model card), and the model cards (Llama-3.1-405B,
+   * Qwen3-235B-A22B 235B). */
   static const struct {
     const char *name;
     double published;

@@ -149,8 +149,9 @@ Test(perf, step_time_is_pure_and_empty_batch_is_free) {
 }
 
 Test(perf, decode_sanity_ranges) {
-  /* HARDWARE.md 3b/3c: "1 token every 13 ms under light load" (8B, H100,
-   * vLLM v0.6, API server included); 833 ms / 128 steps ~ 6.5 ms for 8B
+  /* vLLM v0.6.0 performance blog (2024-09-05): "1 token every 13 ms under
+   * light load" (8B, H100, API server included); vLLM CI
+   * performance-benchmark latency test: 833 ms / 128 steps ~ 6.5 ms for 8B
    * batch 8 on H200. Uncalibrated: generous ranges only. */
   setup_t s;
   make(&s, "llama-3.1-8b", "h100-sxm", 1, 1, "", KVSIM_KV_AUTO);

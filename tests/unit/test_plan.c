@@ -1,5 +1,8 @@
-/* The memory plan: the seeds' worked numbers, the engine's sizing rules of
- * VLLM.md section 1, the verdict and the reverse mode. */
+/* The memory plan: the seeds' worked numbers, the engine's sizing rules
+ * (vllm/v1/worker/gpu_worker.py Worker.determine_available_memory,
+ * vllm/v1/core/kv_cache_utils.py get_kv_cache_configs; V0
+ * vllm/worker/worker.py Worker.determine_num_available_blocks), the
+ * verdict and the reverse mode. */
 #include <criterion/criterion.h>
 
 #include <math.h>

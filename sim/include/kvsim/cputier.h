@@ -1,7 +1,8 @@
 /* The CPU tier: KV blocks in host memory, reached over the host link.
  * Two uses: V0 swap preemption (a swapped request owns CPU blocks, no
  * sharing) and the V1 offloading connector (blocks addressed by their
- * prefix hash, LRU eviction; VLLM.md section 5). Transfers cost
+ * prefix hash, LRU eviction; vllm/v1/kv_offload/cpu.py CPUOffloadingSpec
+ * and lru_manager.py, vLLM PR #22595). Transfers cost
  * bytes / host-link bandwidth plus a fixed latency. */
 #ifndef KVSIM_CPUTIER_H
 #define KVSIM_CPUTIER_H

@@ -14,7 +14,7 @@
 #include "kvsim/request.h"
 #include "kvsim/scenario.h"
 
-/* One time-series row (DESIGN.md section 2 timeseries.csv). */
+/* One time-series row (timeseries.csv, README.md "Simulating: kvsim run"). */
 typedef struct kvsim_sample {
   kvsim_time_ns time;
   int32_t replica;

@@ -27,8 +27,9 @@ typedef struct kvsim_kvcache {
    * holds this many extra blocks while it has KV (plan's residual bytes
    * rounded up to blocks), in the table after its groups'. */
   int32_t residual_blocks;
-  /* V1 offloading connector (VLLM.md 5): full blocks are stored to the CPU
-   * tier as they fill (after store_threshold lookups when >= 2); a prefix
+  /* V1 offloading connector (vllm/distributed/kv_transfer/kv_connector/v1/
+   * offloading_connector.py, vLLM PR #22595): full blocks are stored to the
+   * CPU tier as they fill (after store_threshold lookups when >= 2); a prefix
    * lookup continues past the GPU hits into the CPU tier, and those blocks
    * are loaded back before the request runs. */
   kvsim_cpu_tier_t *cpu;       /* NULL: no offloading */

@@ -1,5 +1,5 @@
 /* Step-time model: the duration of one engine step (one forward pass of
- * the batch) from the batch's shape. A roofline per DESIGN.md section 5:
+ * the batch) from the batch's shape. A roofline:
  *
  *   total = overhead + max(compute, memory) + comm
  *   overhead = step_overhead_us + per_layer_us x layers

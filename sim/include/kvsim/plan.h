@@ -1,7 +1,10 @@
 /* The static memory plan: what the engine prints at start-up. Per GPU rank:
  * total x utilization = weights + activation peak + non-torch [+ CUDA graphs]
  * + KV pool; the pool is cut into blocks of block_size tokens.
- * Engine rules are those of ../shared/reference/VLLM.md section 1. */
+ * Engine rules are vLLM's: vllm/v1/worker/gpu_worker.py
+ * Worker.determine_available_memory and vllm/v1/core/kv_cache_utils.py
+ * get_kv_cache_configs (V1), vllm/worker/worker.py
+ * Worker.determine_num_available_blocks (V0); plan.c names the versions. */
 #ifndef KVSIM_PLAN_H
 #define KVSIM_PLAN_H
 

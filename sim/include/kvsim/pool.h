@@ -1,4 +1,6 @@
-/* The paged KV block pool, with vLLM V1 BlockPool semantics (VLLM.md 2.4):
+/* The paged KV block pool, with vLLM V1 BlockPool semantics
+ * (vllm/v1/core/block_pool.py BlockPool, FreeKVCacheBlockQueue in
+ * vllm/v1/core/kv_cache_utils.py):
  * block 0 is the null block and never handed out; free blocks sit in a
  * doubly linked queue in eviction order (LRU at the head); blocks are
  * reference counted; a freed block keeps its hash and stays findable in

@@ -1,6 +1,7 @@
 /* A scenario: model x hardware x engine settings x workload x SLO, read
- * from JSON (DESIGN.md section 2). Unknown keys and wrong types are errors
- * naming the key path; missing keys take the engine profile's defaults. */
+ * from JSON (keys in README.md, "Simulating: kvsim run"). Unknown keys and
+ * wrong types are errors naming the key path; missing keys take the engine
+ * profile's defaults. */
 #ifndef KVSIM_SCENARIO_H
 #define KVSIM_SCENARIO_H
 

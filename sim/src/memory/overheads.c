@@ -1,10 +1,12 @@
-/* Predictions of the non-KV terms of the memory plan (VLLM.md section 1):
+/* Predictions of the non-KV terms of the memory plan (vLLM's
+ * non_kv_cache_memory = weights + torch_peak_increase + non_torch_increase,
+ * vllm/utils/mem_utils.py memory_profiling):
  * weights, the activation peak of the engine's profiling run, and the
  * memory outside PyTorch's allocator that the engine charges to the KV
  * budget. Every coefficient says where it comes from: the engine's code
- * (vLLM, PyTorch), or the measured start-up logs of
- * ../shared/validation/vllm_startup_logs.csv and HARDWARE.md section 4.
- * Nothing here is fitted to one row of that file. */
+ * (vLLM, PyTorch), or start-up logs posted in vLLM issues and PRs, each
+ * cited by number where it is used. Nothing here is fitted to one of those
+ * logs. */
 #include "memory/overheads.h"
 
 #include <stdio.h>
@@ -290,8 +292,8 @@ int64_t kvsim__activation_bytes(const kvsim_model_t *m, int tp, int64_t tokens, 
  * them: V0 (0.6.5+) takes its baseline snapshot in Worker.init_device
  * before init_worker_distributed_environment, so they land in
  * non_torch_increase; V1 from vllm#25359 initialises NCCL before the
- * snapshot and does not charge them (VLLM.md 1.3(b)). Their size depends
- * on the interconnect:
+ * snapshot (vllm/v1/worker/gpu_worker.py Worker.init_device) and does not
+ * charge them. Their size depends on the interconnect:
  * - NVLink + NVSwitch on Hopper/Blackwell (NVLS buffers): 1.79 GiB, the
  *   TP=2 minus TP=1 non_torch of Meta-Llama-3-8B on H100 (vllm#10511:
  *   3.58 - 1.79 GiB);
@@ -321,8 +323,10 @@ int64_t kvsim__non_torch_bytes(const kvsim_model_t *m, const kvsim_gpu_t *g, int
 int64_t kvsim__cuda_graph_bytes(const kvsim_model_t *m, int tp, int pp, int64_t max_num_seqs) {
   /* Piecewise graphs: a few MiB per captured size and layer block; vLLM
    * logs 0.21 GiB for Llama-3.2-1B (35 sizes) and estimates 0.26-0.36 GiB
-   * on 8B-class models (HARDWARE.md 4b). Only subtracted where the engine
-   * does (plan.c). */
+   * on 8B-class models (vllm#11349 "Graph capturing finished in 14 secs,
+   * took 0.21 GiB"; "Estimated CUDA graph memory" lines in LMCache#3326 and
+   * gpustack/runner PR #251). Only subtracted where the engine does
+   * (plan.c). */
   int64_t sizes = max_num_seqs < 512 ? max_num_seqs / 8 + 3 : 67;
   double per = (double)m->num_layers / pp * 0.09 * MIB + 2 * MIB;
   (void)tp;

@@ -1,6 +1,10 @@
-/* The static memory plan (VLLM.md section 1). Numbers are per GPU rank; the
- * pool is the minimum over pipeline stages, like the engine's
- * unify_kv_cache_configs / min over workers.
+/* The static memory plan, as vLLM sizes the KV cache at start-up (V1:
+ * vllm/v1/worker/gpu_worker.py Worker.determine_available_memory and
+ * vllm/v1/core/kv_cache_utils.py get_kv_cache_configs; V0:
+ * vllm/worker/worker.py Worker.determine_num_available_blocks and
+ * vllm/worker/cache_engine.py CacheEngine.get_cache_block_size). Numbers
+ * are per GPU rank; the pool is the minimum over pipeline stages, like the
+ * engine's unify_kv_cache_configs / min over workers.
  *
  * Which engine versions the two profiles follow:
  * - vllm-v1: the profiling of #19312 (v0.9.2+: budget = ceil(total x util)
@@ -191,11 +195,13 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                              ? gib_round(p->cuda_graph_gib)
                              : kvsim__cuda_graph_bytes(m, p->tp, p->pp, p->max_num_seqs);
   /* CUDA graphs are captured after the KV cache is allocated and are not
-   * charged to it (VLLM.md 1.1 "CUDA graphs", V0 and V1), except where V1
-   * profiles them: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (opt-in in
-   * vllm#30515, the default from ~v0.21 per logs; VLLM.md 1.3(d)). A
-   * measured --cuda-graph-gib replaces the estimate's value; it does not
-   * make an engine subtract what it does not. */
+   * charged to it (capture_model runs in _warm_up_model /
+   * compile_or_warm_up_model, V0 and V1), except where V1 profiles them:
+   * VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (opt-in in vllm#30515,
+   * vllm/envs.py default "0"; the default from ~v0.21 per start-up logs,
+   * e.g. LMCache#3326, "default since v0.21.0"). A measured
+   * --cuda-graph-gib replaces the estimate's value; it does not make an
+   * engine subtract what it does not. */
   pl->cuda_graph_subtracted =
       p->engine == KVSIM_PLAN_V1 && !p->enforce_eager && p->estimate_cudagraphs;
   if (p->kv_cache_memory_bytes > 0)
@@ -315,7 +321,8 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
                          p->pp, m->num_layers);
   if (p->block_size == 0) {
     /* CacheConfig.DEFAULT_BLOCK_SIZE = 16, unless the attention backend
-     * insists and the user gave none (VLLM.md 1.6): V1 MLA runs FlashMLA
+     * insists and the user gave none (vllm/config/cache.py; the backend's
+     * Platform.update_block_size_for_backend): V1 MLA runs FlashMLA
      * ("Forcing kv cache block size to 64 for FlashMLA backend"), or
      * CUTLASS_MLA on Blackwell, which forces 128. */
     p->block_size = 16;

@@ -1,13 +1,14 @@
-/* Step-time roofline (perf.h; DESIGN.md section 5). kvsim_perf_init does
- * all the model arithmetic once; kvsim_perf_step_time is a handful of
- * multiply-adds, one exp() for MoE, and no allocation, so the engine can
- * call it every step.
+/* Step-time roofline (perf.h). kvsim_perf_init does all the model
+ * arithmetic once; kvsim_perf_step_time is a handful of multiply-adds, one
+ * exp() for MoE, and no allocation, so the engine can call it every step.
  *
- * Sanity ranges, not calibration targets (HARDWARE.md section 3): vLLM
- * v0.6 "Llama3 8B can generate 1 token every 13 ms under light load" on one
- * H100 (API server and scheduling included, which we do not model beyond
- * step_overhead_us); vLLM CI latency test, Llama-3.1-8B batch 8 on H200,
- * 833 ms for 128 output tokens: about 6.5 ms per decode step. With the
+ * Sanity ranges, not calibration targets: the vLLM v0.6.0 performance
+ * blog (vllm-project.github.io, _posts/2024-09-05-perf-update.md), "Llama3
+ * 8B can generate 1 token every 13 ms under light load" on one H100 (API
+ * server and scheduling included, which we do not model beyond
+ * step_overhead_us); the vLLM CI latency test (buildkite vllm/
+ * performance-benchmark build 9515), Llama-3.1-8B batch 8 on H200, 833 ms
+ * for 128 output tokens: about 6.5 ms per decode step. With the
  * uncalibrated defaults the model predicts ~7 ms for 8B batch 1 on H100 and
  * ~5.5 ms for batch 8 on H200 (tests/unit/test_perf.c checks both fall in
  * generous ranges). Calibration is `kvsim calibrate`'s job: the fitted

@@ -1,6 +1,6 @@
 /* contiguous: Orca-style iteration-level scheduling with a contiguous KV
  * reservation per request — the vLLM paper's Orca baselines (Kwon et al.,
- * SOSP 2023, section 6.1; HARDWARE.md 3a; DESIGN.md 4):
+ * SOSP 2023, arXiv:2309.06180, section 6.1 and Fig. 2):
  *   Orca (Max)    reserves max_model_len tokens per request (the default);
  *   Orca (Oracle) reserves the request's true prompt + output length
  *                 (engine.oracle_lengths);

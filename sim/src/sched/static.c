@@ -1,7 +1,7 @@
-/* static: FasterTransformer-style static batching (DESIGN.md 4), the
- * vLLM paper's FasterTransformer baseline (Kwon et al., SOSP 2023,
- * section 6.1): a scheduler hands FT the earliest-arrived requests, up to
- * a batch size as large as GPU memory allows.
+/* static: FasterTransformer-style static batching, the vLLM paper's
+ * FasterTransformer baseline (Kwon et al., SOSP 2023, section 6.1): a
+ * scheduler hands FT the earliest-arrived requests, up to a batch size as
+ * large as GPU memory allows.
  *
  * A batch forms only when the previous one has fully ended: up to
  * max_num_seqs waiting requests, FCFS, as many as fit with max_model_len

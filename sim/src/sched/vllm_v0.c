@@ -1,5 +1,6 @@
-/* vllm-v0: the vLLM V0 scheduler (vllm/core/scheduler.py, V0.7.3; VLLM.md
- * 2.2-2.3).
+/* vllm-v0: the vLLM V0 scheduler (vllm/core/scheduler.py Scheduler, and
+ * the watermark of vllm/core/block_manager.py SelfAttnBlockSpaceManager;
+ * v0.7.3).
  *
  * Default policy (_schedule_default): if nothing is swapped, admit waiting
  * prompts whole, FCFS, within the token budget, max_num_seqs and the block

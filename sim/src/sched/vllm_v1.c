@@ -1,6 +1,6 @@
 /* vllm-v1: the vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py,
- * Scheduler.schedule; VLLM.md 2.1). One token budget per step, running
- * requests first, chunked prefill, preemption by recompute of the last
+ * Scheduler.schedule and _preempt_request). One token budget per step,
+ * running requests first, chunked prefill, preemption by recompute of the last
  * running request (or the lowest priority, latest arrival), and admission
  * of waiting requests only in steps without preemption, stopping at the
  * first that does not fit. */
