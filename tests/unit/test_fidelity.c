@@ -189,7 +189,8 @@ Test(fidelity, bad_measured_files_name_the_file) {
   kvsim_err err = {0};
   int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
   cr_assert_eq(rc, KVSIM_EINVAL, "a missing key is invalid, got %d", rc);
-  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":1: 'input_toks'"), "names file, line and key: %s", err.msg);
+  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":1: column 'input_toks'"), "names file, line and key: %s",
+            err.msg);
   unlink(path);
   /* vLLM benchmark lists of different lengths (this read freed memory once). */
   temp_file("bench.json", "{\"ttfts\": [1, 2], \"itls\": [[0.1]]}", path, sizeof path);
