@@ -197,6 +197,8 @@ void kvsim_fidelity_series_compare(const kvsim_fid_series_t *meas, const kvsim_f
 /* ---- helpers of the room ---- */
 
 int kvsim__fid_recode(int rc, int bad, kvsim_err *err) {
+  if (rc >= 0)
+    return rc;
   if (rc == KVSIM_ENOENT)
     rc = KVSIM_EIO;
   else if (rc == KVSIM_EPARSE)

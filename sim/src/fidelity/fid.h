@@ -16,7 +16,7 @@ char *kvsim__fid_print(cJSON *o);
 /* The fidelity room's error codes for an error of the workload room's
  * readers (csvrow, formats), whose message is kept: a file that cannot be
  * opened is KVSIM_EIO, bad content (KVSIM_EPARSE) is `bad`. Returns the
- * code, also stored in err (which may be NULL). */
+ * code, also stored in err (which may be NULL); rc >= 0 is returned as it is. */
 int kvsim__fid_recode(int rc, int bad, kvsim_err *err);
 
 #endif
