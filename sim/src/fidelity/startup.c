@@ -144,7 +144,7 @@ static const char *field(const table_cols *tc, int col) {
   return v ? v : "";
 }
 
-static void row_from_fields(const table_cols *st, int64_t index, kvsim_fid_su_row_t *r) {
+static void row_from_fields(const table_cols *st, int index, kvsim_fid_su_row_t *r) {
   memset(r, 0, sizeof *r);
   r->chunked = -1;
   r->index = index;
@@ -190,7 +190,7 @@ int kvsim_fidelity_startup_read(const char *path, kvsim_fid_startup_t *t, kvsim_
     if ((tc.col_of[c] = kvsim__csvrow_column(csv, col_names[c])) < 0)
       rc = kvsim_err_set(err, KVSIM_EPARSE, "%s:1: missing column '%s' in the header", path,
                          col_names[c]);
-  int64_t index = 0;
+  int index = 0;
   while (rc == KVSIM_OK && (rc = kvsim__csvrow_next(csv, err)) == 1) {
     if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0) {
       rc = kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
