@@ -189,7 +189,8 @@ Test(fidelity, bad_measured_files_name_the_file) {
   kvsim_err err = {0};
   int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
   cr_assert_eq(rc, KVSIM_EINVAL, "a missing key is invalid, got %d", rc);
-  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":1: 'input_toks'"), "names file, line and key: %s", err.msg);
+  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":1: column 'input_toks'"), "names file, line and key: %s",
+            err.msg);
   unlink(path);
   /* vLLM benchmark lists of different lengths (this read freed memory once). */
   temp_file("bench.json", "{\"ttfts\": [1, 2], \"itls\": [[0.1]]}", path, sizeof path);
@@ -218,6 +219,194 @@ Test(fidelity, reads_kvsim_timeseries_summing_replicas) {
   cr_assert(near(s.v[0].kv, 0.4, 1e-12), "KV usage averaged over replicas, got %g", s.v[0].kv);
   cr_assert(s.has_kv, "KV usage recorded");
   kvsim_fidelity_series_fini(&s);
+}
+
+/* The same header as kvsim writes, with a text column `note` added: a
+ * quoted cell may hold a comma (or a line break) and the columns after it
+ * stay in place. */
+Test(fidelity, measured_requests_csv_quoted_cell_with_a_comma) {
+  char path[512];
+  temp_file("requests.csv",
+            "request_id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,"
+            "note,status\n"
+            "0,0,1.0,1.25,1.5,2.5,10,3,\"slow, then fast\",finished\n"
+            "1,0,2.0,2.0,\"2.25\",2.5,10,2,\"two\nlines\",finished\n",
+            path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt = 0;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(fmt, KVSIM_FID_FMT_KVSIM, "kvsim's requests.csv");
+  cr_assert_eq(l.finished, 2, "both rows finished (status after the quoted cells), got %lld",
+               (long long)l.finished);
+  cr_assert(near(kvsim_dist_mean(&l.ttft), (0.5 + 0.25) / 2, 1e-12), "TTFT 0.5 and 0.25, got %g",
+            kvsim_dist_mean(&l.ttft));
+  cr_assert(near(kvsim_dist_mean(&l.queue), 0.125, 1e-12), "queueing 0.25 and 0, got %g",
+            kvsim_dist_mean(&l.queue));
+  kvsim_fidelity_lat_fini(&l);
+}
+
+Test(fidelity, measured_errors_name_the_line_where_the_row_starts) {
+  char path[512];
+  temp_file("requests.csv",
+            "request_id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,note,"
+            "status\n"
+            "0,0,0,0.1,0.2,5,2,\"a\nb\",finished\n"
+            "1,0,0,0.1,soon,5,2,,finished\n",
+            path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a bad time is invalid content, got %d", rc);
+  cr_assert(strstr(err.msg, path) && strstr(err.msg, ":4: column 'finish_s': bad value 'soon'"),
+            "file, line 4 (after a two-line cell), column and value: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+  kvsim_fidelity_lat_init(&l);
+  temp_file("requests.jsonl",
+            "{\"input_toks\": 5, \"output_toks\": 2, \"queued_ts\": 2, \"scheduled_ts\": 1, "
+            "\"first_token_ts\": 3, \"last_token_ts\": 4}\n",
+            path, sizeof path);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "scheduled before queued is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":1: inconsistent request (input 5, output 2, queued 2.000000"),
+            "names line and values: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  cr_assert_eq(rc, KVSIM_EIO, "a file that is gone cannot be opened, got %d", rc);
+  kvsim_fidelity_lat_fini(&l);
+  temp_file("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n", path, sizeof path);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a trace is not a measured run, got %d", rc);
+  cr_assert(strstr(err.msg, "unknown format (expected LLMServingSim"), "says what is read: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+}
+
+Test(fidelity, timeseries_quoted_cells_and_bad_numbers) {
+  char path[512];
+  temp_file("timeseries.csv",
+            "t,prompt_throughput,running,waiting,kv_cache_pct\n"
+            "1.0,\"1,024.5\",\"4\",1,50\n"
+            "2.0,0,2,0,\"25\"\n",
+            path, sizeof path);
+  kvsim_fid_series_t s = {0};
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_series(path, &s, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(s.n, 2, "two ticks, got %lld", (long long)s.n);
+  cr_assert(near(s.v[0].running, 4, 0) && near(s.v[0].kv, 0.5, 1e-12) && near(s.v[1].kv, 0.25, 1e-12),
+            "quoted cells read, the quoted comma in another column ignored");
+  kvsim_fidelity_series_fini(&s);
+  temp_file("timeseries.csv", "t,running,waiting\n1.0,3,1\n2.0,three,0\n", path, sizeof path);
+  memset(&s, 0, sizeof s);
+  rc = kvsim_fidelity_read_series(path, &s, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a bad number is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":3: column 'running': bad value 'three' (expected a number)"),
+            "names line, column and value: %s", err.msg);
+  kvsim_fidelity_series_fini(&s);
+  temp_file("timeseries.csv", "t,running,waiting\n1.0,3\n", path, sizeof path);
+  memset(&s, 0, sizeof s);
+  rc = kvsim_fidelity_read_series(path, &s, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a short row is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: row has 2 fields, the header has 3"), "names the line: %s", err.msg);
+  kvsim_fidelity_series_fini(&s);
+}
+
+/* ---- the silicon and start-up tables ---- */
+
+#define SIL_HEAD                                                                                   \
+  "id,backend,backend_version,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"      \
+  "pp_size,attention_dp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+
+Test(fidelity, silicon_rows_with_quoted_cells_are_named_by_their_line) {
+  char path[512];
+  temp_file("silicon.csv",
+            SIL_HEAD "\"a, quoted\nid\",vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,512,64,4,1,"
+                     "1,,1,60.0,7.0\n"
+                     "b,vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,\"256\",32,8,1,1,,1,40.0,6.0\n",
+            path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(t.n, 2, "two rows, got %lld", (long long)t.n);
+  cr_assert_str_eq(t.rows[0].id, "a, quoted\nid", "the quoted id whole");
+  cr_assert(t.rows[0].line == 2 && t.rows[1].line == 4, "rows named by their first line: %d, %d",
+            t.rows[0].line, t.rows[1].line);
+  cr_assert(t.rows[1].isl == 256 && !t.rows[1].skipped, "a quoted number; row kept: %s", t.rows[1].reason);
+  kvsim_fidelity_silicon_free(&t);
+  const char *filters[] = {"isl=256"};
+  rc = kvsim_fidelity_silicon_read(path, filters, 1, &t, &err);
+  cr_assert(rc == KVSIM_OK && t.n == 1 && t.rows[0].isl == 256, "a filter on a quoted cell: %s", err.msg);
+  kvsim_fidelity_silicon_free(&t);
+  unlink(path);
+  temp_file("silicon.csv",
+            SIL_HEAD "x,vllm,0.12.0,m,h100_sxm,,agg,\"5\n12\",64,4,1,1,,1,60.0,7.0\n", path,
+            sizeof path);
+  rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a bad integer is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: column 'isl': bad value '5\\x0a12'"), "names the line, escapes the value: %s",
+            err.msg);
+  cr_assert(t.n == 0 && !t.rows, "an error leaves the table empty");
+}
+
+#define SU_HEAD                                                                                    \
+  "source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,"            \
+  "kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,"           \
+  "max_concurrency,notes\n"
+
+Test(fidelity, startup_table_reads_quoted_notes_and_names_bad_rows) {
+  char path[512];
+  temp_file("startup.csv",
+            SU_HEAD "https://github.com/vllm-project/vllm/issues/1,0.6,V0,m,A100 80GB,1,1,0.9,4096,,16,"
+                    "12.5,50.25,,7351,,\"Loading model weights took 12.5123 GB,\nthen \"\"--max-num-seqs 64\"\"\"\n"
+                    "\n"
+                    "https://github.com/vllm-project/vllm/pull/2,,V1,m2,H100,2,2,0.95,,,,,,,,,\n",
+            path, sizeof path);
+  kvsim_fid_startup_t t = {0};
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_startup_read(path, &t, &err);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(t.n, 2, "two rows (the blank line is none), got %lld", (long long)t.n);
+  cr_assert(t.rows[0].index == 1 && t.rows[1].index == 2, "data rows counted from 1");
+  cr_assert_str_eq(t.rows[0].source, "vllm#1", "the source shortened");
+  cr_assert(near(t.rows[0].weights.v, 12.5123, 1e-12) && t.rows[0].weights.decimals == 4,
+            "the finer weight from the quoted notes, after its comma: %g", t.rows[0].weights.v);
+  cr_assert_eq(t.rows[0].max_num_seqs, 64, "a doubled quote inside the notes");
+  cr_assert(t.rows[1].tp == 2 && near(t.rows[1].util, 0.95, 0), "the second row's settings");
+  kvsim_fidelity_startup_fini(&t);
+  unlink(path);
+  temp_file("startup.csv", SU_HEAD "https://x,0.6,V0,m,A100\n", path, sizeof path);
+  memset(&t, 0, sizeof t);
+  rc = kvsim_fidelity_startup_read(path, &t, &err);
+  cr_assert_eq(rc, KVSIM_EPARSE, "a short row is bad CSV, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: row has 5 fields, the header has 17"), "names the line: %s", err.msg);
+  kvsim_fidelity_startup_fini(&t);
+  unlink(path);
+  temp_file("startup.csv", "vllm_version,engine\n", path, sizeof path);
+  memset(&t, 0, sizeof t);
+  rc = kvsim_fidelity_startup_read(path, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EPARSE, "a missing column, got %d", rc);
+  cr_assert(strstr(err.msg, ":1: missing column 'source_url' in the header"), "names it: %s", err.msg);
+  kvsim_fidelity_startup_fini(&t);
+  memset(&t, 0, sizeof t);
+  rc = kvsim_fidelity_startup_read(path, &t, &err);
+  cr_assert_eq(rc, KVSIM_EIO, "a file that is gone cannot be read, got %d", rc);
+  kvsim_fidelity_startup_fini(&t);
 }
 
 /* ---- calibration on planted coefficients ---- */

@@ -113,6 +113,112 @@ Test(formats, requests_csv_reads_back_in_arrival_order) {
   kvsim_workload_cfg_free(cfg);
 }
 
+Test(formats, only_measured_run_formats_record_latencies) {
+  for (const kvsim__format_t *const *f = kvsim__formats; *f; f++) {
+    bool want = !strcmp((*f)->name, "llmservingsim") || !strcmp((*f)->name, "requests");
+    cr_assert_eq(kvsim__format_measures(*f), want, "%s %s latencies", (*f)->name,
+                 want ? "records" : "records no");
+  }
+  const char *p = tmp_write("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n");
+  kvsim__reader_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), KVSIM_EPARSE,
+               "a kvsim trace is no measured run");
+  cr_assert_null(r, "no reader on error");
+  cr_assert(strstr(err.msg, "format kvsim records no latencies"), "says why: %s", err.msg);
+}
+
+Test(formats, requests_csv_as_a_measured_run_keeps_file_order) {
+  /* A quoted cell with a comma (the extra column) and a quoted time. */
+  const char *p = tmp_write("requests.csv",
+                            "request_id,replica,arrival_s,first_scheduled_s,first_token_s,"
+                            "finish_s,prompt_tokens,output_tokens,note,status\n"
+                            "2,0,0.5,0.5,\"0.625\",0.9,30,3,\"a, b\",finished\n"
+                            "0,1,0.0,0,0.2,1.5,10,1,\"x\ny\",finished\n"
+                            "1,0,0.25,,,,20,2,,rejected\n");
+  kvsim__reader_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), 0, "opens: %s", err.msg);
+  cr_assert_str_eq(kvsim__format_name(kvsim__reader_format(r)), "requests", "detected");
+  kvsim__row_t row;
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 1: %s", err.msg);
+  cr_assert(row.prompt_tokens == 30 && row.output_tokens == 3 && row.line == 2,
+            "file order, not arrival order: prompt %lld line %lld", (long long)row.prompt_tokens,
+            (long long)row.line);
+  cr_assert(row.measured.finished && row.measured.arrival_s == 0.5 &&
+                row.measured.scheduled_s == 0.5 && row.measured.first_token_s == 0.625 &&
+                row.measured.finish_s == 0.9,
+            "the recorded times, the quoted one too");
+  cr_assert_eq(row.arrival, 500000000, "what a trace needs too: arrival %lld",
+               (long long)row.arrival);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 2: %s", err.msg);
+  cr_assert(row.line == 3 && row.measured.finished && row.measured.finish_s == 1.5,
+            "the second row (line %lld)", (long long)row.line);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 3: %s", err.msg);
+  cr_assert(row.line == 5 && !row.measured.finished,
+            "a rejected row after a two-line cell: line %lld, no times", (long long)row.line);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 0, "three rows");
+  kvsim__reader_close(r);
+}
+
+Test(formats, requests_csv_measured_errors_name_line_and_column) {
+  const char *p = tmp_write("requests.csv",
+                            "request_id,arrival_s,first_scheduled_s,first_token_s,finish_s,"
+                            "prompt_tokens,output_tokens,note,status\n"
+                            "0,0,0,0.1,0.2,5,2,\"two\nlines\",finished\n"
+                            "1,0,0,0.1x,0.2,5,2,,finished\n");
+  kvsim__reader_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), 0, "opens: %s", err.msg);
+  kvsim__row_t row;
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 1: %s", err.msg);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), KVSIM_EPARSE, "a bad time");
+  cr_assert(strstr(err.msg, "requests.csv:4: column 'first_token_s': bad value '0.1x' (expected a "
+                            "number)"),
+            "names the line the row starts on, the column and the value: %s", err.msg);
+  kvsim__reader_close(r);
+  p = tmp_write("short.csv", "request_id,arrival_s,finish_s,prompt_tokens,output_tokens\n");
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), KVSIM_EPARSE, "no latency columns");
+  cr_assert(strstr(err.msg, ":1: missing column 'first_scheduled_s' for format requests"),
+            "names the column: %s", err.msg);
+}
+
+Test(formats, llmservingsim_measured_run_is_a_trace_too) {
+  const char *text = "{\"input_toks\": 100, \"output_toks\": 11, \"queued_ts\": 5.0, "
+                     "\"scheduled_ts\": 5.5, \"first_token_ts\": 6.0, \"last_token_ts\": 7.0}\n"
+                     "\n"
+                     "{\"input_toks\": 50, \"output_toks\": 1, \"queued_ts\": 6.25, "
+                     "\"scheduled_ts\": 6.25, \"first_token_ts\": 9.0, \"last_token_ts\": 9.0}\n";
+  const char *p = tmp_write("requests.jsonl", text);
+  kvsim__reader_t *r = NULL;
+  kvsim_err err = {0};
+  /* As a trace: arrivals as the engine queued the requests. */
+  cr_assert_eq(kvsim__reader_open(p, NULL, 0, &r, &err), 0, "opens as a trace: %s", err.msg);
+  kvsim__row_t row;
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 1: %s", err.msg);
+  cr_assert(row.arrival == 0 && !row.measured.finished, "the first arrival is 0, no times");
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 2: %s", err.msg);
+  cr_assert_eq(row.arrival, 1250000000, "queued 1.25 s later: %lld", (long long)row.arrival);
+  cr_assert_eq(row.line, 3, "the blank line counts: line %lld", (long long)row.line);
+  kvsim__reader_close(r);
+  /* As a measured run: the recorded times as given. */
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), 0, "opens: %s", err.msg);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), 1, "row 1: %s", err.msg);
+  cr_assert(row.measured.finished && row.measured.arrival_s == 5.0 &&
+                row.measured.scheduled_s == 5.5 && row.measured.first_token_s == 6.0 &&
+                row.measured.finish_s == 7.0 && row.prompt_tokens == 100 &&
+                row.output_tokens == 11,
+            "queued, scheduled, first and last token, lengths");
+  kvsim__reader_close(r);
+  p = tmp_write("bad.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"queued_ts\": 2, "
+                             "\"scheduled_ts\": 2, \"first_token_ts\": 1, \"last_token_ts\": 3}\n");
+  cr_assert_eq(kvsim__reader_open_measured(p, NULL, &r, &err), 0, "opens: %s", err.msg);
+  cr_assert_eq(kvsim__reader_next(r, &row, &err), KVSIM_EPARSE, "first token before queued");
+  cr_assert(strstr(err.msg, "bad.jsonl:1: inconsistent request"), "names file and line: %s",
+            err.msg);
+  kvsim__reader_close(r);
+}
+
 Test(formats, escape_cuts_and_hides_bytes) {
   char buf[KVSIM__ESCAPE_MAX];
   cr_assert_str_eq(kvsim__escape("a\x01\n\xff", 4, buf, sizeof buf), "a\\x01\\x0a\\xff",

@@ -1,6 +1,6 @@
 /* Validation against what vLLM printed at start-up
- * (../shared/validation/vllm_startup_logs.csv, read with libcsv, and the
- * llmservingsim RTX4090 run's meta.json). With a row's measured overheads
+ * (../shared/validation/vllm_startup_logs.csv, read with the library's CSV
+ * row reader, and the llmservingsim RTX4090 run's meta.json). With a row's measured overheads
  * given as overrides, kvsim must reproduce the logged KV budget, blocks,
  * tokens and concurrency to the rounding of the log itself: every value
  * the log prints with d decimals carries +/- half a unit of its last
@@ -15,17 +15,17 @@
 #include <unistd.h>
 
 #include <cJSON.h>
-#include <csv.h>
 
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
+#include "workload/csvrow.h"
 
 #define CSV_PATH KVSIM_SHARED_DIR "/validation/vllm_startup_logs.csv"
 #define META_PATH KVSIM_SHARED_DIR "/validation/llmservingsim/RTX4090/Llama-3.1-8B/vllm/meta.json"
 
-/* ---- the CSV as rows of named fields ---- */
+/* ---- the CSV as rows of named fields (the library's CSV row reader) ---- */
 
 enum { MAX_COLS = 32, MAX_ROWS = 256 };
 
@@ -34,51 +34,26 @@ typedef struct table {
   int ncols;
   char *cell[MAX_ROWS][MAX_COLS];
   int nrows;
-  int col; /* fields of the current record */
-  bool in_header;
 } table;
-
-static void on_field(void *s, size_t len, void *data) {
-  table *t = data;
-  char *f = malloc(len + 1);
-  cr_assert_not_null(f, "out of memory");
-  memcpy(f, s ? s : "", len);
-  f[len] = '\0';
-  if (t->in_header && t->col < MAX_COLS)
-    t->head[t->ncols++] = f;
-  else if (!t->in_header && t->nrows < MAX_ROWS && t->col < MAX_COLS)
-    t->cell[t->nrows][t->col] = f;
-  else
-    free(f);
-  t->col++;
-}
-
-static void on_row(int c, void *data) {
-  (void)c;
-  table *t = data;
-  if (t->in_header)
-    t->in_header = false;
-  else if (t->col > 1)
-    t->nrows++;
-  t->col = 0;
-}
 
 static void read_table(table *t) {
   memset(t, 0, sizeof *t);
-  t->in_header = true;
-  FILE *f = fopen(CSV_PATH, "rb");
-  cr_assert_not_null(f, "cannot open %s", CSV_PATH);
-  struct csv_parser p;
-  cr_assert_eq(csv_init(&p, CSV_APPEND_NULL), 0, "csv_init failed");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    cr_assert_eq(csv_parse(&p, buf, n, on_field, on_row, t), n, "CSV parse error: %s",
-                 csv_strerror(csv_error(&p)));
-  csv_fini(&p, on_field, on_row, t);
-  csv_free(&p);
-  fclose(f);
-  cr_assert_gt(t->ncols, 10, "the CSV has a header");
+  kvsim__csvrow_t *r;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_open(CSV_PATH, true, &r, &err), 0, "open: %s", err.msg);
+  t->ncols = kvsim__csvrow_ncolumns(r);
+  cr_assert(t->ncols > 10 && t->ncols <= MAX_COLS, "the CSV has a header (%d columns)", t->ncols);
+  for (int c = 0; c < t->ncols; c++)
+    cr_assert_not_null(t->head[c] = strdup(kvsim__csvrow_colname(r, c)), "out of memory");
+  int rc;
+  while ((rc = kvsim__csvrow_next(r, &err)) == 1) {
+    cr_assert_lt(t->nrows, MAX_ROWS, "more than %d rows", MAX_ROWS);
+    for (int c = 0; c < t->ncols; c++)
+      cr_assert_not_null(t->cell[t->nrows][c] = strdup(kvsim__csvrow_field(r, c)), "out of memory");
+    t->nrows++;
+  }
+  cr_assert_eq(rc, 0, "CSV error: %s", err.msg);
+  kvsim__csvrow_close(r);
 }
 
 static void free_table(table *t) {

@@ -154,9 +154,11 @@ typedef enum kvsim_fid_fmt {
 const char *kvsim_fidelity_fmt_name(kvsim_fid_fmt_t f);
 
 /* Reads a measured per-request file into lat (initialised by the caller),
- * detecting its format from the content. KVSIM_EIO when it cannot be
- * opened, KVSIM_EINVAL naming the file (and line) for bad content or no
- * finished request. */
+ * detecting its format from the content. LLMServingSim requests.jsonl and
+ * kvsim's requests.csv are read by the trace formats llmservingsim and requests
+ * (CSV quoting as RFC 4180 has it). KVSIM_EIO when it cannot be opened,
+ * KVSIM_EINVAL naming the file (and the line where the bad row starts) for
+ * bad content or no finished request. */
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt,
                                  kvsim_err *err);
 
@@ -350,7 +352,8 @@ typedef struct kvsim_fid_startup {
 
 /* Appends the rows of the start-up log CSV (vllm_startup_logs.csv
  * columns). KVSIM_EIO when it cannot be read, KVSIM_EPARSE for a missing
- * column or bad CSV. */
+ * column or bad CSV (a row with more or fewer fields than the header,
+ * named by the line where it starts). */
 int kvsim_fidelity_startup_read(const char *path, kvsim_fid_startup_t *t, kvsim_err *err);
 /* Appends a run's meta.json (engine_kwargs, kv_cache, hardware) as a row. */
 int kvsim_fidelity_startup_add_meta(const char *path, kvsim_fid_startup_t *t, kvsim_err *err);

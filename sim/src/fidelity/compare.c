@@ -194,7 +194,19 @@ void kvsim_fidelity_series_compare(const kvsim_fid_series_t *meas, const kvsim_f
   }
 }
 
-/* ---- JSON helpers ---- */
+/* ---- helpers of the room ---- */
+
+int kvsim__fid_recode(int rc, int bad, kvsim_err *err) {
+  if (rc >= 0)
+    return rc;
+  if (rc == KVSIM_ENOENT)
+    rc = KVSIM_EIO;
+  else if (rc == KVSIM_EPARSE)
+    rc = bad;
+  if (err)
+    err->code = rc;
+  return rc;
+}
 
 cJSON *kvsim__fid_num_or_null(double x) { return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull(); }
 

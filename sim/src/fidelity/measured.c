@@ -11,7 +11,10 @@
  *   lists "ttfts" (s), "itls" (list of inter-token gaps, s) or "tpots",
  *   optional "e2els", "output_lens", "input_lens", "start_times",
  *   "errors"; E2E = TTFT + sum(ITL) when "e2els" is absent, the makespan
- *   is "duration". It has no scheduling time, so no queueing delay. */
+ *   is "duration". It has no scheduling time, so no queueing delay.
+ * The first two are read row by row by the workload room's format readers
+ * (workload/formats/llmservingsim.c, requests.c: what a trace needs and
+ * the recorded times of each request); the third is one JSON document. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -24,6 +27,7 @@
 #include "core/util.h"
 #include "fidelity/fid.h"
 #include "kvsim/fidelity.h"
+#include "workload/wl.h"
 
 const char *kvsim_fidelity_fmt_name(kvsim_fid_fmt_t f) {
   switch (f) {
@@ -38,110 +42,53 @@ const char *kvsim_fidelity_fmt_name(kvsim_fid_fmt_t f) {
   }
 }
 
-/* ---- LLMServingSim requests.jsonl ---- */
+/* ---- per-request files: the workload room's readers ---- */
 
-static int num_field(const cJSON *o, const char *key, double *out, const char *path, int line,
+/* The public format of each measured format of the workload room. */
+static const struct {
+  kvsim_fid_fmt_t fmt;
+  const char *name; /* the workload room's */
+} row_formats[] = {
+    {KVSIM_FID_FMT_LLMSERVINGSIM, "llmservingsim"},
+    {KVSIM_FID_FMT_KVSIM, "requests"},
+};
+
+/* Reads every finished request of a file that the workload room reads
+ * (wf: its format, or NULL to detect) into lat. */
+static int read_rows(const char *path, const kvsim__format_t *wf, kvsim_fid_lat_t *lat,
                      kvsim_err *err) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: '%s' missing or not a number", path, line, key);
-  *out = v->valuedouble;
-  return KVSIM_OK;
-}
-
-static int read_llmservingsim(FILE *f, const char *path, kvsim_fid_lat_t *lat, kvsim_err *err) {
-  char *line = NULL;
-  size_t cap = 0;
-  int lineno = 0, rc = KVSIM_OK;
+  kvsim__reader_t *r;
+  int rc = kvsim__reader_open_measured(path, wf, &r, err);
+  if (rc < 0)
+    return kvsim__fid_recode(rc, KVSIM_EINVAL, err);
   lat->has_queue = true;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    char *s = line;
-    while (isspace((unsigned char)*s))
-      s++;
-    if (!*s)
-      continue;
-    cJSON *o = cJSON_Parse(s);
-    if (!cJSON_IsObject(o)) {
-      cJSON_Delete(o);
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: not a JSON object", path, lineno);
-      break;
-    }
-    double in = 0, out = 0, q = 0, sch = 0, first = 0, last = 0;
-    if ((rc = num_field(o, "input_toks", &in, path, lineno, err)) < 0 ||
-        (rc = num_field(o, "output_toks", &out, path, lineno, err)) < 0 ||
-        (rc = num_field(o, "queued_ts", &q, path, lineno, err)) < 0 ||
-        (rc = num_field(o, "scheduled_ts", &sch, path, lineno, err)) < 0 ||
-        (rc = num_field(o, "first_token_ts", &first, path, lineno, err)) < 0 ||
-        (rc = num_field(o, "last_token_ts", &last, path, lineno, err)) < 0) {
-      cJSON_Delete(o);
-      break;
-    }
-    cJSON_Delete(o);
-    if (out < 1 || in < 1 || first < q || last < first || sch < q) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s:%d: inconsistent request (input %g, output %g, queued %.6f, scheduled "
-                         "%.6f, first %.6f, last %.6f)",
-                         path, lineno, in, out, q, sch, first, last);
-      break;
-    }
-    if ((rc = kvsim_fidelity_lat_add(lat, q, sch, first, last, (int64_t)in, (int64_t)out)) < 0) {
-      kvsim_err_set(err, rc, "%s: out of memory", path);
-      break;
-    }
-  }
-  free(line);
-  return rc;
-}
-
-/* ---- kvsim requests.csv ---- */
-
-static int read_kvsim_csv(FILE *f, const char *path, char *header, kvsim_fid_lat_t *lat, kvsim_err *err) {
-  enum { MAXC = 64 };
-  char *cols[MAXC];
-  kvsim__fid_chomp(header);
-  int nh = kvsim__fid_split_csv(header, cols, MAXC);
-  if (nh > MAXC)
-    nh = MAXC;
-  static const char *const need[] = {"arrival_s", "first_scheduled_s", "first_token_s", "finish_s",
-                                     "prompt_tokens", "output_tokens", "status"};
-  int idx[7];
-  for (int k = 0; k < 7; k++)
-    if ((idx[k] = kvsim__fid_col_index(cols, nh, need[k])) < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s:1: no column '%s' (expected kvsim's requests.csv header)",
-                           path, need[k]);
-  lat->has_queue = true;
-  char *line = NULL;
-  size_t cap = 0;
-  int lineno = 1, rc = KVSIM_OK;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    kvsim__fid_chomp(line);
-    if (!line[0])
-      continue;
-    char *c[MAXC];
-    int n = kvsim__fid_split_csv(line, c, MAXC);
-    if (n != nh) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: %d columns, the header has %d", path, lineno, n, nh);
-      break;
-    }
-    if (strcmp(c[idx[6]], "finished"))
+  kvsim__row_t row;
+  while ((rc = kvsim__reader_next(r, &row, err)) == 1) {
+    const kvsim__measured_t *m = &row.measured;
+    if (!m->finished)
       continue; /* rejected or still in flight when the run stopped */
-    double v[6];
-    for (int k = 0; k < 6; k++)
-      if (kvsim__fid_parse_num(c[idx[k]], &v[k]) < 0) {
-        rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: column '%s': bad value '%s'", path, lineno,
-                           need[k], c[idx[k]]);
-        goto out;
-      }
-    if ((rc = kvsim_fidelity_lat_add(lat, v[0], v[1], v[2], v[3], (int64_t)v[4], (int64_t)v[5])) < 0) {
+    if ((rc = kvsim_fidelity_lat_add(lat, m->arrival_s, m->scheduled_s, m->first_token_s,
+                                     m->finish_s, row.prompt_tokens, row.output_tokens)) < 0) {
       kvsim_err_set(err, rc, "%s: out of memory", path);
       break;
     }
   }
-out:
-  free(line);
-  return rc;
+  kvsim__reader_close(r);
+  return rc < 0 ? kvsim__fid_recode(rc, KVSIM_EINVAL, err) : KVSIM_OK;
+}
+
+/* The workload format of a CSV measured run (kvsim's requests.csv), and
+ * its public name; false when the header is no such file. */
+static bool csv_format(const char *path, const kvsim__format_t **wf, kvsim_fid_fmt_t *fmt) {
+  kvsim_err ignored = {0};
+  if (kvsim__detect_format(path, wf, &ignored) < 0 || !kvsim__format_measures(*wf))
+    return false;
+  for (size_t k = 0; k < sizeof row_formats / sizeof *row_formats; k++)
+    if (kvsim__format_find(row_formats[k].name) == *wf) {
+      *fmt = row_formats[k].fmt;
+      return true;
+    }
+  return false;
 }
 
 /* ---- vLLM benchmark JSON ---- */
@@ -236,32 +183,29 @@ int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_f
   char *first = NULL;
   size_t cap = 0;
   ssize_t got = getline(&first, &cap, f);
+  fclose(f);
   if (got <= 0) {
     free(first);
-    fclose(f);
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: empty file", path);
   }
   const char *s = first;
   while (isspace((unsigned char)*s))
     s++;
   int rc;
+  const kvsim__format_t *wf = NULL;
   if (*s == '{' && strstr(s, "\"queued_ts\"")) {
     /* JSON lines whose first object has the LLMServingSim keys. */
     *fmt = KVSIM_FID_FMT_LLMSERVINGSIM;
-    rewind(f);
-    rc = read_llmservingsim(f, path, lat, err);
+    rc = read_rows(path, kvsim__format_find("llmservingsim"), lat, err);
   } else if (*s == '{') {
     *fmt = KVSIM_FID_FMT_VLLM_BENCH;
-    fclose(f);
-    f = NULL;
     char *text = NULL;
     rc = kvsim__read_file(path, &text, NULL, err);
     if (rc == KVSIM_OK)
       rc = read_vllm_bench(text, path, lat, err);
     free(text);
-  } else if (!strncmp(s, "request_id,", 11)) {
-    *fmt = KVSIM_FID_FMT_KVSIM;
-    rc = read_kvsim_csv(f, path, first, lat, err);
+  } else if (csv_format(path, &wf, fmt)) {
+    rc = read_rows(path, wf, lat, err);
   } else {
     rc = kvsim_err_set(err, KVSIM_EINVAL,
                        "%s: unknown format (expected LLMServingSim requests.jsonl, kvsim requests.csv "
@@ -269,10 +213,7 @@ int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_f
                        path);
   }
   free(first);
-  if (f)
-    fclose(f);
   if (rc == KVSIM_OK && lat->finished == 0)
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no finished request", path);
   return rc;
 }
-

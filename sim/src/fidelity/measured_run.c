@@ -1,5 +1,5 @@
-/* The measured side of a comparison: the time-series reader, loading a
- * measured run once and comparing it with simulations (kvsim/fidelity.h). */
+/* The measured side of a comparison: loading a measured run once and
+ * comparing it with simulations (kvsim/fidelity.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,99 +11,6 @@
 
 #include "fidelity/fid.h"
 #include "kvsim/fidelity.h"
-
-/* ---- time series ---- */
-
-int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-  enum { MAXC = 64 };
-  char *line = NULL, *c[MAXC];
-  size_t cap = 0;
-  int rc = KVSIM_OK;
-  if (getline(&line, &cap, f) <= 0) {
-    free(line);
-    fclose(f);
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: empty file", path);
-  }
-  kvsim__fid_chomp(line);
-  int nh = kvsim__fid_split_csv(line, c, MAXC);
-  if (nh > MAXC)
-    nh = MAXC;
-  /* LLMServingSim: t, running, waiting, kv_cache_pct (percent). kvsim:
-   * time_s, replica, num_requests_running, num_requests_waiting,
-   * kv_cache_usage_perc (a fraction, like vLLM's gauge). */
-  int it = kvsim__fid_col_index(c, nh, "t"), ir = kvsim__fid_col_index(c, nh, "running"), iw = kvsim__fid_col_index(c, nh, "waiting"),
-      ik = kvsim__fid_col_index(c, nh, "kv_cache_pct");
-  bool kvsim = false;
-  double kv_scale = 0.01;
-  if (it < 0) {
-    it = kvsim__fid_col_index(c, nh, "time_s");
-    ir = kvsim__fid_col_index(c, nh, "num_requests_running");
-    iw = kvsim__fid_col_index(c, nh, "num_requests_waiting");
-    ik = kvsim__fid_col_index(c, nh, "kv_cache_usage_perc");
-    kvsim = true;
-    kv_scale = 1;
-  }
-  if (it < 0 || ir < 0 || iw < 0) {
-    free(line);
-    fclose(f);
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s:1: expected columns t,running,waiting[,kv_cache_pct] (LLMServingSim) or "
-                         "kvsim's timeseries.csv header",
-                         path);
-  }
-  int lineno = 1;
-  double cur = NAN, r = 0, w = 0, k = 0;
-  int m = 0;
-  bool any_kv = false;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    kvsim__fid_chomp(line);
-    if (!line[0])
-      continue;
-    int n = kvsim__fid_split_csv(line, c, MAXC);
-    if (n != nh) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: %d columns, the header has %d", path, lineno, n, nh);
-      break;
-    }
-    double t, vr, vw, vk = 0;
-    if (kvsim__fid_parse_num(c[it], &t) < 0 || kvsim__fid_parse_num(c[ir], &vr) < 0 || kvsim__fid_parse_num(c[iw], &vw) < 0 ||
-        (ik >= 0 && kvsim__fid_parse_num(c[ik], &vk) < 0)) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s:%d: bad number", path, lineno);
-      break;
-    }
-    /* kvsim writes extra rows at preemptions; keep the periodic ones (on
-     * whole seconds, the default sample_interval_s). */
-    if (kvsim && fabs(t - round(t)) > 1e-6)
-      continue;
-    if (vk != 0)
-      any_kv = true;
-    if (m > 0 && t != cur) {
-      if ((rc = kvsim_fidelity_series_push(s, cur, r, w, k / m)) < 0)
-        break;
-      r = w = k = 0;
-      m = 0;
-    }
-    cur = t;
-    r += vr;
-    w += vw;
-    k += vk * kv_scale;
-    m++;
-  }
-  if (rc == KVSIM_OK && m > 0)
-    rc = kvsim_fidelity_series_push(s, cur, r, w, k / m);
-  if (rc == KVSIM_ENOMEM)
-    kvsim_err_set(err, rc, "%s: out of memory", path);
-  /* A column of zeros means "not recorded" (LLMServingSim on RTXPRO6000). */
-  s->has_kv = ik >= 0 && any_kv;
-  free(line);
-  fclose(f);
-  if (rc == KVSIM_OK && s->n == 0)
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no rows", path);
-  return rc;
-}
 
 /* ---- comparison ---- */
 

@@ -1,5 +1,6 @@
 /* Reading AIConfigurator's fixed-concurrency vLLM measurements
- * (ai-dynamo/aiconfigurator, silicon_vllm.csv) with libcsv (kvsim/fidelity.h).
+ * (ai-dynamo/aiconfigurator, silicon_vllm.csv) with the workload room's
+ * CSV row reader (workload/csvrow.h; kvsim/fidelity.h).
  *
  * A row is one benchmark at fixed concurrency (batch_size clients that
  * send their next request as soon as the previous one finishes), fixed
@@ -15,12 +16,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include <csv.h>
-
 #include "core/alloc.h"
 #include "core/vec.h"
+#include "fidelity/fid.h"
 #include "kvsim/fidelity.h"
 #include "kvsim/model.h"
+#include "workload/csvrow.h"
 
 /* ---- reading the CSV ---- */
 
@@ -35,35 +36,15 @@ static const char *const col_names[C_NCOLS] = {
     "silicon_tpot_ms"};
 
 typedef struct reader {
-  const char *path;
   const char *const *filters;
   int nfilters;
-  kvsim_fid_sil_table_t *t;
-  int line;           /* record number (1 = header) */
-  int col;            /* field index within the record */
+  kvsim__csvrow_t *csv;
   int map[C_NCOLS];   /* column of each needed field */
-  int ncols;
-  char *fields[128];
-  int nfields;
-  int rc;
-  kvsim_err *err;
 } reader_t;
 
-static void on_field(void *s, size_t len, void *data) {
-  reader_t *r = data;
-  if (r->nfields < 128) {
-    char *f = kvsim__malloc(len + 1);
-    if (f) {
-      memcpy(f, s, len);
-      f[len] = '\0';
-    }
-    r->fields[r->nfields++] = f;
-  }
-}
-
 static const char *field(const reader_t *r, int c) {
-  int i = r->map[c];
-  return i >= 0 && i < r->nfields && r->fields[i] ? r->fields[i] : "";
+  const char *v = kvsim__csvrow_field(r->csv, r->map[c]);
+  return v ? v : "";
 }
 
 static int to_int(const char *s, int64_t *out) {
@@ -188,74 +169,59 @@ static bool row_matches(const reader_t *r, const kvsim_fid_sil_row_t *w) {
   return true;
 }
 
-static void on_record(int c, void *data) {
-  (void)c;
-  reader_t *r = data;
-  r->line++;
-  if (r->rc < 0)
-    goto done;
-  if (r->line == 1) {
-    for (int k = 0; k < C_NCOLS; k++) {
-      r->map[k] = -1;
-      for (int i = 0; i < r->nfields; i++)
-        if (r->fields[i] && !strcmp(r->fields[i], col_names[k]))
-          r->map[k] = i;
-      if (r->map[k] < 0) {
-        r->rc = kvsim_err_set(r->err, KVSIM_EINVAL, "%s:1: no column '%s' (expected AIConfigurator's silicon CSV)",
-                              r->path, col_names[k]);
-        goto done;
-      }
-    }
-    r->ncols = r->nfields;
-    goto done;
-  }
-  if (r->nfields != r->ncols) {
-    r->rc = kvsim_err_set(r->err, KVSIM_EINVAL, "%s:%d: %d columns, the header has %d", r->path, r->line,
-                          r->nfields, r->ncols);
-    goto done;
-  }
-  kvsim_fid_sil_row_t w;
-  memset(&w, 0, sizeof w);
-  w.line = r->line;
-  snprintf(w.id, sizeof w.id, "%s", field(r, C_ID));
-  snprintf(w.backend, sizeof w.backend, "%s", field(r, C_BACKEND));
-  snprintf(w.version, sizeof w.version, "%s", field(r, C_VERSION));
-  snprintf(w.model_path, sizeof w.model_path, "%s", field(r, C_MODEL));
-  snprintf(w.system, sizeof w.system, "%s", field(r, C_SYSTEM));
-  snprintf(w.precision, sizeof w.precision, "%s", field(r, C_PRECISION));
-  snprintf(w.mode, sizeof w.mode, "%s", field(r, C_MODE));
+/* Reads the current CSV row into w (not yet resolved). */
+static int read_row(const reader_t *r, kvsim_fid_sil_row_t *w, kvsim_err *err) {
+  const char *path = kvsim__csvrow_path(r->csv);
+  memset(w, 0, sizeof *w);
+  w->line = (int)kvsim__csvrow_line(r->csv);
+  snprintf(w->id, sizeof w->id, "%s", field(r, C_ID));
+  snprintf(w->backend, sizeof w->backend, "%s", field(r, C_BACKEND));
+  snprintf(w->version, sizeof w->version, "%s", field(r, C_VERSION));
+  snprintf(w->model_path, sizeof w->model_path, "%s", field(r, C_MODEL));
+  snprintf(w->system, sizeof w->system, "%s", field(r, C_SYSTEM));
+  snprintf(w->precision, sizeof w->precision, "%s", field(r, C_PRECISION));
+  snprintf(w->mode, sizeof w->mode, "%s", field(r, C_MODE));
   struct {
     int c;
     int64_t *dst;
-  } ints[] = {{C_ISL, &w.isl}, {C_OSL, &w.osl}, {C_BATCH, &w.batch}, {C_TP, &w.tp},
-              {C_PP, &w.pp},   {C_ADP, &w.attn_dp}, {C_EP, &w.moe_ep}};
+  } ints[] = {{C_ISL, &w->isl}, {C_OSL, &w->osl}, {C_BATCH, &w->batch}, {C_TP, &w->tp},
+              {C_PP, &w->pp},   {C_ADP, &w->attn_dp}, {C_EP, &w->moe_ep}};
   for (size_t k = 0; k < sizeof ints / sizeof *ints; k++)
-    if (to_int(field(r, ints[k].c), ints[k].dst) < 0) {
-      r->rc = kvsim_err_set(r->err, KVSIM_EINVAL, "%s:%d: column '%s': bad value '%s' (expected an integer >= 0)",
-                            r->path, r->line, col_names[ints[k].c], field(r, ints[k].c));
-      goto done;
-    }
-  if (w.pp < 1)
-    w.pp = 1;
+    if (to_int(field(r, ints[k].c), ints[k].dst) < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s:%lld: column '%s': bad value '%s' (expected an integer >= 0)", path,
+                           (long long)kvsim__csvrow_field_line(r->csv, r->map[ints[k].c]),
+                           col_names[ints[k].c], field(r, ints[k].c));
+  if (w->pp < 1)
+    w->pp = 1;
   const char *tt = field(r, C_TTFT), *tp = field(r, C_TPOT);
-  if ((*tt && to_num(tt, &w.ttft_ms) < 0) || (*tp && to_num(tp, &w.tpot_ms) < 0)) {
-    r->rc = kvsim_err_set(r->err, KVSIM_EINVAL, "%s:%d: silicon_ttft_ms / silicon_tpot_ms: bad value '%s' / '%s'",
-                          r->path, r->line, tt, tp);
-    goto done;
+  if ((*tt && to_num(tt, &w->ttft_ms) < 0) || (*tp && to_num(tp, &w->tpot_ms) < 0))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s:%d: silicon_ttft_ms / silicon_tpot_ms: bad value '%s' / '%s'", path,
+                         w->line, tt, tp);
+  return KVSIM_OK;
+}
+
+/* Reads the rows of r->csv into t: the kept ones, resolved. */
+static int read_rows(reader_t *r, kvsim_fid_sil_table_t *t, kvsim_err *err) {
+  const char *path = kvsim__csvrow_path(r->csv);
+  for (int k = 0; k < C_NCOLS; k++)
+    if ((r->map[k] = kvsim__csvrow_column(r->csv, col_names[k])) < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s:1: no column '%s' (expected AIConfigurator's silicon CSV)",
+                           path, col_names[k]);
+  int rc;
+  while ((rc = kvsim__csvrow_next(r->csv, err)) == 1) {
+    kvsim_fid_sil_row_t w;
+    if ((rc = read_row(r, &w, err)) < 0)
+      return rc;
+    resolve(&w);
+    if (!row_matches(r, &w))
+      continue;
+    if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+    t->rows[t->n++] = w;
   }
-  resolve(&w);
-  if (!row_matches(r, &w))
-    goto done;
-  kvsim_fid_sil_table_t *t = r->t;
-  if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0) {
-    r->rc = kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory");
-    goto done;
-  }
-  t->rows[t->n++] = w;
-done:
-  for (int i = 0; i < r->nfields; i++)
-    kvsim__free(r->fields[i]);
-  r->nfields = 0;
+  return rc < 0 ? kvsim__fid_recode(rc, KVSIM_EINVAL, err) : KVSIM_OK;
 }
 
 int kvsim_fidelity_silicon_read(const char *path, const char *const *filters, int nfilters, kvsim_fid_sil_table_t *t,
@@ -276,42 +242,15 @@ int kvsim_fidelity_silicon_read(const char *path, const char *const *filters, in
                            "precision, tp_size, batch_size, isl, osl, backend_version, ...)",
                            filters[i], key);
   }
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct csv_parser p;
-  if (csv_init(&p, CSV_APPEND_NULL) != 0) {
-    fclose(f);
-    return kvsim_err_set(err, KVSIM_ENOMEM, "csv: out of memory");
-  }
-  reader_t r;
-  memset(&r, 0, sizeof r);
-  r.path = path;
-  r.filters = filters;
-  r.nfilters = nfilters;
-  r.t = t;
-  r.err = err;
-  char buf[65536];
-  size_t n;
-  while (r.rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
-    if (csv_parse(&p, buf, n, on_field, on_record, &r) != n) {
-      r.rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: CSV error near record %d: %s", path, r.line + 1,
-                           csv_strerror(csv_error(&p)));
-      break;
-    }
-  if (r.rc == 0)
-    csv_fini(&p, on_field, on_record, &r);
-  for (int i = 0; i < r.nfields; i++)
-    kvsim__free(r.fields[i]);
-  csv_free(&p);
-  fclose(f);
-  if (r.rc < 0) {
+  reader_t r = {.filters = filters, .nfilters = nfilters};
+  int rc = kvsim__csvrow_open(path, true, &r.csv, err);
+  if (rc < 0)
+    return kvsim__fid_recode(rc, KVSIM_EINVAL, err);
+  rc = read_rows(&r, t, err);
+  kvsim__csvrow_close(r.csv);
+  if (rc < 0)
     kvsim_fidelity_silicon_free(t);
-    return r.rc;
-  }
-  if (r.line < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: empty file", path);
-  return KVSIM_OK;
+  return rc;
 }
 
 void kvsim_fidelity_silicon_free(kvsim_fid_sil_table_t *t) {

@@ -1,5 +1,6 @@
 /* Reading the start-up log table (vllm_startup_logs.csv: what vLLM printed
- * at start-up, one row per quoted log) with libcsv, and a run's meta.json
+ * at start-up, one row per quoted log) with the workload room's CSV row
+ * reader (workload/csvrow.h), and a run's meta.json
  * (the llmservingsim layout: engine_kwargs, kv_cache, hardware) as one
  * more row (kvsim/fidelity.h). The measured overheads and settings come
  * from the log lines and serve commands quoted in a row's notes. */
@@ -10,12 +11,13 @@
 #include <string.h>
 
 #include <cJSON.h>
-#include <csv.h>
 
 #include "core/alloc.h"
 #include "core/util.h"
 #include "core/vec.h"
+#include "fidelity/fid.h"
 #include "kvsim/fidelity.h"
+#include "workload/csvrow.h"
 
 /* ---- small parsers ---- */
 
@@ -121,7 +123,7 @@ static void parse_notes(const char *notes, kvsim_fid_su_row_t *r) {
     r->chunked = 0;
 }
 
-/* ---- reading the CSV with libcsv ---- */
+/* ---- reading the CSV ---- */
 
 enum { COL_SOURCE, COL_VERSION, COL_ENGINE, COL_MODEL, COL_GPU, COL_NUM_GPUS, COL_TP, COL_UTIL,
        COL_MML, COL_KV_DTYPE, COL_BLOCK_SIZE, COL_WEIGHTS, COL_AVAIL, COL_TOKENS, COL_BLOCKS,
@@ -132,37 +134,20 @@ static const char *const col_names[COL_N] = {
     "max_model_len", "kv_cache_dtype", "block_size", "weights_gib", "available_kv_gib",
     "kv_cache_tokens", "gpu_blocks", "max_concurrency", "notes"};
 
-typedef struct csv_state {
-  int col_of[COL_N];   /* column index of each known field */
-  char *fields[64];
-  int nfields;
-  int line;            /* data rows seen */
-  bool header_done;
-  kvsim_fid_startup_t *t; /* rows go here */
-  char error[256];
-} csv_state;
+typedef struct table_cols {
+  const kvsim__csvrow_t *csv;
+  int col_of[COL_N]; /* column index of each known field */
+} table_cols;
 
-static void on_field(void *s, size_t len, void *data) {
-  csv_state *st = data;
-  if (st->nfields < 64) {
-    char *f = kvsim__malloc(len + 1);
-    if (f) {
-      memcpy(f, s ? s : "", len);
-      f[len] = '\0';
-    }
-    st->fields[st->nfields++] = f;
-  }
+static const char *field(const table_cols *tc, int col) {
+  const char *v = kvsim__csvrow_field(tc->csv, tc->col_of[col]);
+  return v ? v : "";
 }
 
-static const char *field(const csv_state *st, int col) {
-  int i = st->col_of[col];
-  return i >= 0 && i < st->nfields && st->fields[i] ? st->fields[i] : "";
-}
-
-static void row_from_fields(csv_state *st, kvsim_fid_su_row_t *r) {
+static void row_from_fields(const table_cols *st, int index, kvsim_fid_su_row_t *r) {
   memset(r, 0, sizeof *r);
   r->chunked = -1;
-  r->index = st->line;
+  r->index = index;
   short_source(field(st, COL_SOURCE), r->source, sizeof r->source);
   snprintf(r->engine, sizeof r->engine, "%s", field(st, COL_ENGINE));
   snprintf(r->model, sizeof r->model, "%s", field(st, COL_MODEL));
@@ -195,58 +180,28 @@ static void row_from_fields(csv_state *st, kvsim_fid_su_row_t *r) {
   parse_notes(field(st, COL_NOTES), r);
 }
 
-static void on_row(int term, void *data) {
-  (void)term;
-  csv_state *st = data;
-  if (!st->header_done) {
-    for (int c = 0; c < COL_N; c++) {
-      st->col_of[c] = -1;
-      for (int i = 0; i < st->nfields; i++)
-        if (st->fields[i] && !strcmp(st->fields[i], col_names[c]))
-          st->col_of[c] = i;
-      if (st->col_of[c] < 0 && !st->error[0])
-        snprintf(st->error, sizeof st->error, "missing column '%s' in the header", col_names[c]);
-    }
-    st->header_done = true;
-  } else if (st->nfields > 1 || (st->nfields == 1 && st->fields[0] && st->fields[0][0])) {
-    st->line++;
-    kvsim_fid_startup_t *t = st->t;
-    if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0) {
-      snprintf(st->error, sizeof st->error, "out of memory");
-      goto out;
-    }
-    row_from_fields(st, &t->rows[t->n++]);
-  }
-out:
-  for (int i = 0; i < st->nfields; i++)
-    kvsim__free(st->fields[i]);
-  st->nfields = 0;
-}
-
 int kvsim_fidelity_startup_read(const char *path, kvsim_fid_startup_t *t, kvsim_err *err) {
-  char *text;
-  size_t len;
-  int rc = kvsim__read_file(path, &text, &len, err);
+  kvsim__csvrow_t *csv;
+  int rc = kvsim__csvrow_open(path, true, &csv, err);
   if (rc < 0)
-    return rc;
-  struct csv_parser p;
-  csv_state st;
-  memset(&st, 0, sizeof st);
-  st.t = t;
-  if (csv_init(&p, CSV_APPEND_NULL) != 0) {
-    free(text);
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: cannot start the CSV parser", path);
+    return kvsim__fid_recode(rc, KVSIM_EPARSE, err);
+  table_cols tc = {.csv = csv};
+  for (int c = 0; c < COL_N && rc == KVSIM_OK; c++)
+    if ((tc.col_of[c] = kvsim__csvrow_column(csv, col_names[c])) < 0)
+      rc = kvsim_err_set(err, KVSIM_EPARSE, "%s:1: missing column '%s' in the header", path,
+                         col_names[c]);
+  int index = 0;
+  while (rc == KVSIM_OK && (rc = kvsim__csvrow_next(csv, err)) == 1) {
+    if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0) {
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+      break;
+    }
+    /* A row's index counts the data rows from 1. */
+    row_from_fields(&tc, ++index, &t->rows[t->n++]);
+    rc = KVSIM_OK;
   }
-  if (csv_parse(&p, text, len, on_field, on_row, &st) != len)
-    snprintf(st.error, sizeof st.error, "%s", csv_strerror(csv_error(&p)));
-  csv_fini(&p, on_field, on_row, &st);
-  csv_free(&p);
-  free(text);
-  if (!st.error[0] && !st.header_done)
-    snprintf(st.error, sizeof st.error, "empty file");
-  if (st.error[0])
-    return kvsim_err_set(err, KVSIM_EPARSE, "%s: %s", path, st.error);
-  return KVSIM_OK;
+  kvsim__csvrow_close(csv);
+  return kvsim__fid_recode(rc, KVSIM_EPARSE, err);
 }
 
 /* ---- reading a run's meta.json (llmservingsim layout) ---- */

@@ -66,16 +66,14 @@ int kvsim__detect_format(const char *path, const kvsim__format_t **fmt, kvsim_er
   return detect_line(path, line, fmt, err);
 }
 
-int kvsim__reader_open(const char *path, const kvsim__format_t *fmt, int64_t hash_block_tokens,
-                       kvsim__reader_t **out, kvsim_err *err) {
-  *out = NULL;
+static int reader_open(const char *path, const kvsim__format_t *fmt, int64_t hash_block_tokens,
+                       bool measured, kvsim__reader_t **out, kvsim_err *err) {
   int rc;
-  if (!fmt && (rc = kvsim__detect_format(path, &fmt, err)) < 0)
-    return rc;
   kvsim__reader_t *r = kvsim__calloc(1, sizeof *r);
   if (!r)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
   r->fmt = fmt;
+  r->measured = measured;
   r->hash_block = hash_block_tokens > 0 ? hash_block_tokens : 512;
   snprintf(r->path, sizeof r->path, "%s", path);
   for (int k = 0; k < KVSIM__FMT_MAX_COLS; k++)
@@ -97,6 +95,30 @@ int kvsim__reader_open(const char *path, const kvsim__format_t *fmt, int64_t has
   }
   *out = r;
   return 0;
+}
+
+int kvsim__reader_open(const char *path, const kvsim__format_t *fmt, int64_t hash_block_tokens,
+                       kvsim__reader_t **out, kvsim_err *err) {
+  *out = NULL;
+  int rc;
+  if (!fmt && (rc = kvsim__detect_format(path, &fmt, err)) < 0)
+    return rc;
+  return reader_open(path, fmt, hash_block_tokens, false, out, err);
+}
+
+int kvsim__reader_open_measured(const char *path, const kvsim__format_t *fmt,
+                                kvsim__reader_t **out, kvsim_err *err) {
+  *out = NULL;
+  int rc;
+  if (!fmt && (rc = kvsim__detect_format(path, &fmt, err)) < 0)
+    return rc;
+  if (!fmt->measures)
+    return kvsim_err_set(err, KVSIM_EPARSE,
+                         "%s:1: format %s records no latencies (expected LLMServingSim "
+                         "requests.jsonl or kvsim's requests.csv)",
+                         path, fmt->name);
+  /* hash_block_tokens: no measured format reads hash ids. */
+  return reader_open(path, fmt, 0, true, out, err);
 }
 
 int kvsim__reader_next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {

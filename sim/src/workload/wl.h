@@ -145,6 +145,16 @@ struct kvsim_workload_cfg {
 
 /* ---- trace readers ---------------------------------------------------- */
 
+/* What a measured run recorded of one request (a reader opened with
+ * kvsim__reader_open_measured): seconds on the file's own clock, each as
+ * the file gives it (no rounding to nanoseconds), so that the fidelity
+ * room computes latencies from the recorded values. */
+typedef struct kvsim__measured {
+  bool finished;    /* else rejected or in flight when the run stopped: no times read */
+  double arrival_s; /* queued (the latencies' anchor) */
+  double scheduled_s, first_token_s, finish_s;
+} kvsim__measured_t;
+
 typedef struct kvsim__row {
   int64_t line;           /* 1-based line of the file */
   kvsim_time_ns arrival;  /* as the format defines it (Azure, LLMServingSim: from the first row) */
@@ -154,6 +164,7 @@ typedef struct kvsim__row {
   int32_t turn;
   const kvsim_segment_t *segments; /* owned by the reader, valid until the next row */
   int32_t num_segments;
+  kvsim__measured_t measured; /* measured readers only (else zero) */
 } kvsim__row_t;
 
 typedef struct kvsim__reader kvsim__reader_t;
@@ -167,6 +178,15 @@ int kvsim__reader_open(const char *path, const kvsim__format_t *fmt, int64_t has
  * reader is positioned after it); other negative codes are fatal. */
 int kvsim__reader_next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err);
 const kvsim__format_t *kvsim__reader_format(const kvsim__reader_t *r);
+/* Opens a measured per-request file of format fmt (one whose
+ * kvsim__format_measures is true; fmt NULL detects it, and a format that
+ * records no latencies is then an error). Rows come in file order, each
+ * with what a trace needs and row.measured. Read and close it as above. */
+int kvsim__reader_open_measured(const char *path, const kvsim__format_t *fmt,
+                                kvsim__reader_t **out, kvsim_err *err);
+/* Whether files of the format record per-request latencies (a measured
+ * run: LLMServingSim requests.jsonl, kvsim's requests.csv). */
+bool kvsim__format_measures(const kvsim__format_t *f);
 /* Optional columns present (kvsim CSV): bit mask of KVSIM__COL_*. */
 unsigned kvsim__reader_columns(const kvsim__reader_t *r);
 void kvsim__reader_close(kvsim__reader_t *r);

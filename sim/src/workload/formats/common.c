@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -114,6 +115,18 @@ int kvsim__fmt_csv_seconds(const kvsim__reader_t *r, int col, const char *name,
   if (!v || kvsim__parse_seconds_ns(v, &t) < 0 || t < 0)
     return kvsim__fmt_csv_bad(r, col, name, "seconds 0..9000000000", err);
   *out = t;
+  return 1;
+}
+
+int kvsim__fmt_csv_num(const kvsim__reader_t *r, int col, const char *name, double *out,
+                       kvsim_err *err) {
+  const char *v = kvsim__csvrow_field(r->csv, col);
+  char *end;
+  errno = 0;
+  double x = v ? strtod(v, &end) : 0;
+  if (!v || end == v || *end || errno || !isfinite(x))
+    return kvsim__fmt_csv_bad(r, col, name, "a number", err);
+  *out = x;
   return 1;
 }
 

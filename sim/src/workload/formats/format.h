@@ -34,6 +34,7 @@ struct kvsim__reader {
   char *lbuf;
   size_t lcap;
   int64_t line;                /* JSON lines: lines read so far */
+  bool measured;               /* opened as a measured run: fill row->measured */
   bool have_base;              /* arrivals counted from the first row */
   int64_t base;
   kvsim__vec(kvsim_segment_t) segs; /* the current row's segments */
@@ -49,6 +50,7 @@ struct kvsim__format {
   bool jsonl;                 /* JSON lines, else CSV with a header */
   bool selectable;            /* may be named by the user (else detected only) */
   bool hash_block;            /* reads hash_block_tokens */
+  bool measures;              /* reads a measured run's latencies (reader->measured) */
   /* Does this first non-empty line (BOM stripped) start a file of ours? */
   bool (*detect)(const char *first_line);
   int (*open)(kvsim__reader_t *r, kvsim_err *err);
@@ -96,6 +98,11 @@ int kvsim__fmt_csv_tokens(const kvsim__reader_t *r, int col, const char *name, i
 /* Decimal seconds, 0 .. KVSIM__MAX_TRACE_S, to nanoseconds. */
 int kvsim__fmt_csv_seconds(const kvsim__reader_t *r, int col, const char *name,
                            kvsim_time_ns *out, kvsim_err *err);
+/* A finite decimal number (strtod, leading spaces allowed), as recorded:
+ * a measured time in seconds. 1, or KVSIM_EPARSE naming line, column and
+ * value. */
+int kvsim__fmt_csv_num(const kvsim__reader_t *r, int col, const char *name, double *out,
+                       kvsim_err *err);
 /* Error for a bad cell: "FILE:LINE: column 'NAME': bad value 'V' (expected WHAT)". */
 int kvsim__fmt_csv_bad(const kvsim__reader_t *r, int col, const char *name, const char *what,
                        kvsim_err *err);

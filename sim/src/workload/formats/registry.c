@@ -43,6 +43,8 @@ const char *kvsim__format_choices(void) {
 
 bool kvsim__format_has_arrivals(const kvsim__format_t *f) { return f->arrival_column != NULL; }
 
+bool kvsim__format_measures(const kvsim__format_t *f) { return f->measures; }
+
 bool kvsim__format_uses_hash_block(const kvsim__format_t *f) { return f->hash_block; }
 
 const char *kvsim__format_arrival_column(const kvsim__format_t *f) {
