@@ -62,7 +62,7 @@ typedef struct kvsim_req_spec {
 /* The "workload" object of a scenario. */
 typedef struct kvsim_workload_cfg kvsim_workload_cfg_t;
 
-/* Parses the scenario's "workload" object (DESIGN.md section 5). Relative
+/* Parses the scenario's "workload" object (keys in workloads/README.md). Relative
  * paths are resolved against base_dir. Unknown keys and wrong types are
  * errors naming the key path (where = "scenario.json: workload"). */
 int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,

@@ -18,3 +18,14 @@ int kvsim__grow(void **p, int64_t *cap, int64_t need, size_t elem) {
   *cap = c;
   return KVSIM_OK;
 }
+
+int kvsim__grow32(void **p, int32_t *cap, int64_t need, size_t elem) {
+  if (need > INT32_MAX)
+    return KVSIM_ENOMEM;
+  int64_t c = *cap;
+  /* Capped so the doubling cannot pass INT32_MAX. */
+  int rc = kvsim__grow(p, &c, need > INT32_MAX / 2 ? INT32_MAX : need, elem);
+  if (rc == KVSIM_OK)
+    *cap = c > INT32_MAX ? INT32_MAX : (int32_t)c;
+  return rc;
+}

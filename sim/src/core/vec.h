@@ -27,6 +27,9 @@
  * *cap); returns KVSIM_OK or KVSIM_ENOMEM with *p and *cap unchanged. */
 int kvsim__grow(void **p, int64_t *cap, int64_t need, size_t elem);
 
+/* The same for an int32_t capacity (arrays indexed by int32 ids). */
+int kvsim__grow32(void **p, int32_t *cap, int64_t need, size_t elem);
+
 #define kvsim__vec_reserve(a, need)                                              \
   ((need) <= (a)->cap ? KVSIM_OK                                                 \
                       : kvsim__grow((void **)&(a)->v, &(a)->cap, (need), sizeof *(a)->v))

@@ -99,14 +99,8 @@ static int32_t stream_alloc(kvsim__synth_t *s) {
     s->free_head = s->st[i].next_free;
     return i;
   }
-  if (s->nst == s->capst) {
-    int32_t cap = s->capst ? s->capst * 2 : 16;
-    stream_t *n = realloc(s->st, (size_t)cap * sizeof *n);
-    if (!n)
-      return -1;
-    s->st = n;
-    s->capst = cap;
-  }
+  if (kvsim__grow32((void **)&s->st, &s->capst, (int64_t)s->nst + 1, sizeof *s->st) < 0)
+    return -1;
   stream_t *t = &s->st[s->nst];
   memset(t, 0, sizeof *t);
   t->r = gsl_rng_alloc(gsl_rng_taus2);
@@ -126,14 +120,8 @@ static void stream_release(kvsim__synth_t *s, int32_t slot) {
 }
 
 static int seg_push(kvsim_segment_t **a, int32_t *n, int32_t *cap, uint64_t id, int64_t len) {
-  if (*n == *cap) {
-    int32_t c = *cap ? *cap * 2 : 16;
-    kvsim_segment_t *g = realloc(*a, (size_t)c * sizeof *g);
-    if (!g)
-      return KVSIM_ENOMEM;
-    *a = g;
-    *cap = c;
-  }
+  if (kvsim__grow32((void **)a, cap, (int64_t)*n + 1, sizeof **a) < 0)
+    return KVSIM_ENOMEM;
   (*a)[*n].id = id;
   (*a)[*n].len = len;
   (*n)++;
@@ -188,16 +176,8 @@ static int fresh_prompt(kvsim__synth_t *s, gsl_rng *r, kvsim_segment_t **a, int3
 }
 
 static int out_copy(kvsim__synth_t *s, const kvsim_segment_t *a, int32_t n) {
-  if (n > s->outcap) {
-    int32_t c = s->outcap ? s->outcap : 16;
-    while (c < n)
-      c *= 2;
-    kvsim_segment_t *g = realloc(s->out, (size_t)c * sizeof *g);
-    if (!g)
-      return KVSIM_ENOMEM;
-    s->out = g;
-    s->outcap = c;
-  }
+  if (kvsim__grow32((void **)&s->out, &s->outcap, n, sizeof *s->out) < 0)
+    return KVSIM_ENOMEM;
   memcpy(s->out, a, (size_t)n * sizeof *a);
   return 0;
 }

@@ -3,7 +3,7 @@
  * row's timestamp, read to the nanosecond without a float. */
 #include "workload/formats/format.h"
 
-enum { ARR, PROMPT, OUTPUT };
+enum { ARR = KVSIM__COL_NEXT };
 
 static bool detect(const char *l) {
   return kvsim__header_has(l, "TIMESTAMP") && kvsim__header_has(l, "ContextTokens");
@@ -12,22 +12,13 @@ static bool detect(const char *l) {
 static int open_(kvsim__reader_t *r, kvsim_err *err) {
   static const char *const a[] = {"TIMESTAMP"}, *const p[] = {"ContextTokens"},
                            *const o[] = {"GeneratedTokens"};
-  int rc;
-  if ((rc = kvsim__fmt_column(r, a, 1, &r->col[ARR], &r->colname[ARR], err)) < 0 ||
-      (rc = kvsim__fmt_column(r, p, 1, &r->col[PROMPT], &r->colname[PROMPT], err)) < 0 ||
-      (rc = kvsim__fmt_column(r, o, 1, &r->col[OUTPUT], &r->colname[OUTPUT], err)) < 0)
-    return rc;
-  return 0;
+  int rc = kvsim__fmt_column(r, a, 1, &r->col[ARR], &r->colname[ARR], err);
+  return rc < 0 ? rc : kvsim__fmt_length_columns(r, p, 1, o, 1, err);
 }
 
 static int next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
-  int rc = kvsim__fmt_csv_row(r, row, err);
+  int rc = kvsim__fmt_csv_lengths(r, row, err);
   if (rc <= 0)
-    return rc;
-  if ((rc = kvsim__fmt_csv_tokens(r, r->col[PROMPT], r->colname[PROMPT], &row->prompt_tokens,
-                                  err)) < 0 ||
-      (rc = kvsim__fmt_csv_tokens(r, r->col[OUTPUT], r->colname[OUTPUT], &row->output_tokens,
-                                  err)) < 0)
     return rc;
   int64_t ns;
   rc = kvsim__parse_azure_ts(kvsim__csvrow_field(r->csv, r->col[ARR]), &ns);

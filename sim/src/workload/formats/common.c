@@ -108,6 +108,26 @@ int kvsim__fmt_csv_tokens(const kvsim__reader_t *r, int col, const char *name, i
   return kvsim__fmt_csv_int(r, col, name, 1, KVSIM__MAX_TRACE_TOKENS, true, out, err);
 }
 
+int kvsim__fmt_length_columns(kvsim__reader_t *r, const char *const *p, int np,
+                              const char *const *o, int no, kvsim_err *err) {
+  int rc = kvsim__fmt_column(r, p, np, &r->col[KVSIM__COL_PROMPT], &r->colname[KVSIM__COL_PROMPT], err);
+  if (rc < 0)
+    return rc;
+  return kvsim__fmt_column(r, o, no, &r->col[KVSIM__COL_OUTPUT], &r->colname[KVSIM__COL_OUTPUT], err);
+}
+
+int kvsim__fmt_csv_lengths(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
+  int rc = kvsim__fmt_csv_row(r, row, err);
+  if (rc <= 0)
+    return rc;
+  if ((rc = kvsim__fmt_csv_tokens(r, r->col[KVSIM__COL_PROMPT], r->colname[KVSIM__COL_PROMPT],
+                                  &row->prompt_tokens, err)) < 0 ||
+      (rc = kvsim__fmt_csv_tokens(r, r->col[KVSIM__COL_OUTPUT], r->colname[KVSIM__COL_OUTPUT],
+                                  &row->output_tokens, err)) < 0)
+    return rc;
+  return 1;
+}
+
 int kvsim__fmt_csv_seconds(const kvsim__reader_t *r, int col, const char *name,
                            kvsim_time_ns *out, kvsim_err *err) {
   const char *v = kvsim__csvrow_field(r->csv, col);

@@ -95,6 +95,14 @@ int kvsim__fmt_csv_int(const kvsim__reader_t *r, int col, const char *name, int6
 /* A token count (1 .. KVSIM__MAX_TRACE_TOKENS). */
 int kvsim__fmt_csv_tokens(const kvsim__reader_t *r, int col, const char *name, int64_t *out,
                           kvsim_err *err);
+/* The two length columns of a table format, at fixed slots of r->col
+ * (a format's own columns follow from KVSIM__COL_NEXT): prompt tokens
+ * under one of p[0..np), output tokens under one of o[0..no). */
+enum { KVSIM__COL_PROMPT = 0, KVSIM__COL_OUTPUT = 1, KVSIM__COL_NEXT = 2 };
+int kvsim__fmt_length_columns(kvsim__reader_t *r, const char *const *p, int np,
+                              const char *const *o, int no, kvsim_err *err);
+/* Starts a row (kvsim__fmt_csv_row) and reads its two lengths. */
+int kvsim__fmt_csv_lengths(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err);
 /* Decimal seconds, 0 .. KVSIM__MAX_TRACE_S, to nanoseconds. */
 int kvsim__fmt_csv_seconds(const kvsim__reader_t *r, int col, const char *name,
                            kvsim_time_ns *out, kvsim_err *err);

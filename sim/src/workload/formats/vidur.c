@@ -2,7 +2,7 @@
  * arrived_at (seconds),num_prefill_tokens,num_decode_tokens. */
 #include "workload/formats/format.h"
 
-enum { ARR, PROMPT, OUTPUT };
+enum { ARR = KVSIM__COL_NEXT };
 
 static bool detect(const char *l) {
   return kvsim__header_has(l, "arrived_at") && kvsim__header_has(l, "num_prefill_tokens");
@@ -11,25 +11,15 @@ static bool detect(const char *l) {
 static int open_(kvsim__reader_t *r, kvsim_err *err) {
   static const char *const a[] = {"arrived_at"}, *const p[] = {"num_prefill_tokens"},
                            *const o[] = {"num_decode_tokens"};
-  int rc;
-  if ((rc = kvsim__fmt_column(r, a, 1, &r->col[ARR], &r->colname[ARR], err)) < 0 ||
-      (rc = kvsim__fmt_column(r, p, 1, &r->col[PROMPT], &r->colname[PROMPT], err)) < 0 ||
-      (rc = kvsim__fmt_column(r, o, 1, &r->col[OUTPUT], &r->colname[OUTPUT], err)) < 0)
-    return rc;
-  return 0;
+  int rc = kvsim__fmt_column(r, a, 1, &r->col[ARR], &r->colname[ARR], err);
+  return rc < 0 ? rc : kvsim__fmt_length_columns(r, p, 1, o, 1, err);
 }
 
 static int next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
-  int rc = kvsim__fmt_csv_row(r, row, err);
+  int rc = kvsim__fmt_csv_lengths(r, row, err);
   if (rc <= 0)
     return rc;
-  if ((rc = kvsim__fmt_csv_tokens(r, r->col[PROMPT], r->colname[PROMPT], &row->prompt_tokens,
-                                  err)) < 0 ||
-      (rc = kvsim__fmt_csv_tokens(r, r->col[OUTPUT], r->colname[OUTPUT], &row->output_tokens,
-                                  err)) < 0 ||
-      (rc = kvsim__fmt_csv_seconds(r, r->col[ARR], r->colname[ARR], &row->arrival, err)) < 0)
-    return rc;
-  return 1;
+  return kvsim__fmt_csv_seconds(r, r->col[ARR], r->colname[ARR], &row->arrival, err);
 }
 
 const kvsim__format_t kvsim__format_vidur = {
