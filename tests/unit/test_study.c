@@ -1,6 +1,6 @@
 /* The study room: grid and zip expansion, the plan bisection on synthetic
- * predicates, a tiny sweep run in memory, its per-point outputs and the
- * progress lines. */
+ * predicates, a tiny sweep run in memory, its per-point outputs, shards
+ * and their merge, and the progress lines. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -174,7 +174,7 @@ Test(study, a_tiny_sweep_runs_in_memory_the_same_with_any_jobs) {
   kvsim_sweep_result_fini(&b);
 }
 
-/* ---- Per-point outputs ------------------------------------------------- */
+/* ---- Per-point outputs, shards and their merge -------------------------- */
 
 static char tmp_root[512];
 
@@ -242,6 +242,77 @@ Test(study, a_sweep_keeps_only_summaries_unless_keep_runs) {
   cr_assert_str_eq(ta, tb, "the same summary.json either way");
   free(ta);
   free(tb);
+  remove_tmp();
+}
+
+static uint64_t hash_of(const char *grid) {
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(grid, &s, &err), KVSIM_OK, "parse: %s", err.msg);
+  uint64_t h = 0;
+  cr_assert_eq(kvsim_sweep_hash(&s, &h, &err), KVSIM_OK, "hash: %s", err.msg);
+  kvsim_sweep_fini(&s);
+  return h;
+}
+
+Test(study, the_sweep_hash_names_its_definition) {
+  uint64_t h = hash_of(TINY_GRID);
+  cr_assert_eq(h, hash_of(TINY_GRID), "the same sweep hashes the same");
+  cr_assert_neq(h, hash_of("\"grid\": { \"engine.max_num_seqs\": [2, 16, 5], \"engine.gpu_memory_utilization\": [0.9, 0.02] }"),
+                "one value changed: another sweep");
+  cr_assert_neq(h, hash_of("\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [2, 16], \"engine.gpu_memory_utilization\": [0.9, 0.02] }"),
+                "zip vs grid");
+  cr_assert_neq(h, hash_of("\"set\": { \"seed\": 3 }, " TINY_GRID), "a fixed override changed");
+}
+
+static int merge_dirs(const char *const *subs, int n, const char *out_sub, kvsim_err *err) {
+  char paths[8][1024], out[1024], table[1200];
+  const char *dirs[8];
+  for (int i = 0; i < n; i++) {
+    snprintf(paths[i], sizeof paths[i], "%s/%s", tmp_root, subs[i]);
+    dirs[i] = paths[i];
+  }
+  snprintf(out, sizeof out, "%s/%s", tmp_root, out_sub);
+  return kvsim_sweep_merge(dirs, n, out, table, sizeof table, err);
+}
+
+Test(study, shards_merge_into_the_one_machine_table) {
+  make_tmp();
+  run_into(TINY_GRID, "whole", 0, 1, false);
+  for (int i = 0; i < 4; i++) { /* 4 shards of 6 points: 2, 2, 1, 1 rows */
+    char sub[16];
+    snprintf(sub, sizeof sub, "s%d", i);
+    run_into(TINY_GRID, sub, i, 4, false);
+  }
+  cr_assert(exists(tmp_root, "s2/sweep.shard2.json") && exists(tmp_root, "s2/sweep.shard2.csv"),
+            "a shard leaves its table and its record");
+  cr_assert(!exists(tmp_root, "whole/sweep.shard0.json"), "an unsharded sweep writes no record");
+  kvsim_err err = {0};
+  const char *all[] = {"s3", "s1", "s0", "s2"};
+  cr_assert_eq(merge_dirs(all, 4, "m", &err), KVSIM_OK, "merge: %s", err.msg);
+  char a[1100], b[1100];
+  snprintf(a, sizeof a, "%s/whole/sweep.csv", tmp_root);
+  snprintf(b, sizeof b, "%s/m/sweep.csv", tmp_root);
+  char *ta = slurp(a), *tb = slurp(b);
+  cr_assert_str_eq(tb, ta, "merged table is byte-identical to the one-machine table");
+  free(ta);
+  free(tb);
+
+  const char *missing[] = {"s0", "s1", "s3"};
+  cr_assert_eq(merge_dirs(missing, 3, "m2", &err), KVSIM_EINVAL, "a missing shard is refused");
+  cr_assert(strstr(err.msg, "shard 2/4") && strstr(err.msg, "missing"), "names it: %s", err.msg);
+  const char *twice[] = {"s0", "s1", "s2", "s3", "s1"};
+  cr_assert_eq(merge_dirs(twice, 5, "m2", &err), KVSIM_EINVAL, "a duplicate shard is refused");
+  cr_assert(strstr(err.msg, "shard 1/4 given twice"), "names it: %s", err.msg);
+  run_into("\"grid\": { \"engine.max_num_seqs\": [2, 16, 8], \"engine.gpu_memory_utilization\": [0.9, 0.02] }",
+           "other", 1, 4, false);
+  const char *mixed[] = {"s0", "other", "s2", "s3"};
+  cr_assert_eq(merge_dirs(mixed, 4, "m2", &err), KVSIM_EINVAL, "shards of two sweeps are refused");
+  cr_assert(strstr(err.msg, "another sweep"), "says so: %s", err.msg);
+  const char *none[] = {"whole"};
+  cr_assert_eq(merge_dirs(none, 1, "m2", &err), KVSIM_EINVAL, "a folder without shards is refused");
+  cr_assert(strstr(err.msg, "no shard"), "says so: %s", err.msg);
+  cr_assert(!exists(tmp_root, "m2"), "a refused merge writes nothing");
   remove_tmp();
 }
 

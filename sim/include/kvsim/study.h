@@ -144,14 +144,36 @@ typedef struct kvsim_sweep_result {
 
 /* Runs the sweep's points of this shard and, with opts->out, writes each
  * point's summary.json (all its outputs with keep_runs) into
- * out/runNNNN/ and the table into out/sweep.csv (out/sweep.shardI.csv
- * when sharded). A table that cannot be written removes what the sweep
- * wrote. Errors: KVSIM_EIO
+ * out/runNNNN/ and the table into out/sweep.csv. Sharded (nshards > 1),
+ * the table is out/sweep.shardI.csv and beside it out/sweep.shardI.json
+ * records the sweep's hash, I and N for kvsim_sweep_merge. A table that
+ * cannot be written removes what the sweep wrote. Errors: KVSIM_EIO
  * (folders, fork, the table); a failed run is a row, not an error. Free
  * res with kvsim_sweep_result_fini. */
 int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
                     kvsim_sweep_result_t *res, kvsim_err *err);
 void kvsim_sweep_result_fini(kvsim_sweep_result_t *res);
+
+/* ---- Shards run on several machines ------------------------------------- */
+
+/* The sweep's identity: a 64-bit hash of its name, mode, the scenario's
+ * tree as read at load (so an edited scenario file is another sweep),
+ * "set", and every axis with its values. Folders and paths outside the
+ * tree are left out, so shards run from other checkouts agree. Errors:
+ * KVSIM_ENOMEM. */
+int kvsim_sweep_hash(const kvsim_sweep_t *s, uint64_t *out, kvsim_err *err);
+
+/* Joins the tables of shards 0..N-1 of one sweep, found in the folders
+ * dirs[0..ndirs) (each holds one shard or several: every
+ * sweep.shardI.json in it), into out/sweep.csv, byte-identical to the
+ * table of the sweep run in one piece. out NULL: results/<sweep name>.
+ * The path written goes to table[cap]. Errors (KVSIM_EINVAL, one line
+ * naming the folder or shard): a folder with no shard, shards of
+ * different sweeps (their hashes differ), a shard given twice, a shard
+ * missing, a table that does not hold its shard's rows; KVSIM_EIO when a
+ * file cannot be read or the table written. */
+int kvsim_sweep_merge(const char *const *dirs, int ndirs, const char *out, char *table,
+                      size_t cap, kvsim_err *err);
 
 /* ---- Progress of long work ---------------------------------------------- */
 

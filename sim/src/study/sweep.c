@@ -12,6 +12,7 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "report/tmpfiles.h"
+#include "study/shard.h"
 
 const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES] = {
     "requests", "finished", "rejected", "num_gpu_blocks", "kv_cache_tokens", "ttft_p50_s",
@@ -181,7 +182,7 @@ static void write_rows(FILE *f, const kvsim_sweep_t *s, const kvsim_sweep_opts_t
 static int write_table(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *o,
                        kvsim_sweep_result_t *res, kvsim_err *err) {
   char *path = res->table, tmp[4400];
-  snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/sweep.shard%d.csv" : "%s/sweep.csv",
+  snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/" KVSIM__SHARD_TABLE : "%s/sweep.csv",
            o->out, o->shard);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   int slot = kvsim__tmp_track(tmp);
@@ -222,6 +223,10 @@ int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
   rc = kvsim_study_parallel(o.shard, s->points, o.nshards, o.jobs, job, done, &c, err);
   if (rc == KVSIM_OK && o.out)
     rc = write_table(s, &o, res, err);
+  /* The record last: a shard with a record has its whole table. */
+  if (rc == KVSIM_OK && o.out && o.nshards > 1 &&
+      (rc = kvsim__shard_record_write(s, o.out, o.shard, o.nshards, err)) < 0)
+    remove(res->table);
   if (rc < 0 && o.out) {
     /* Nothing half-done: without its table a sweep's run folders are
      * litter (and a full disk is the usual cause). */
