@@ -63,6 +63,21 @@ Test(study, zip_pairs_lists_of_equal_length) {
   kvsim_sweep_fini(&s);
 }
 
+Test(study, an_axis_may_take_whole_sections) {
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("\"grid\": { \"hardware\": [{ \"gpu\": \"l4\" },"
+                     " { \"gpu\": \"a100-80g\", \"tensor_parallel_size\": 2 }] }", &s, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(s.points, 2, "two sections, two points");
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_sweep_scenario(&s, 1, &sc, &err), KVSIM_OK, "point 1 builds: %s", err.msg);
+  cr_assert_eq(sc.plan.tp, 2, "the section's TP");
+  cr_assert_str_eq(sc.gpu.name, "a100-80g", "the section's GPU");
+  kvsim_scenario_fini(&sc);
+  kvsim_sweep_fini(&s);
+}
+
 Test(study, a_bad_sweep_is_one_error_line_naming_what) {
   const char *bad[][2] = {
       {"\"grid\": { \"engine.max_num_seq\": [4, 8] }", "engine.max_num_seq"},
@@ -70,6 +85,18 @@ Test(study, a_bad_sweep_is_one_error_line_naming_what) {
       {"\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [4, 8], \"engine.block_size\": [16] }",
        "equal length"},
       {"\"mode\": \"cross\", \"grid\": { \"engine.max_num_seqs\": [4] }", "grid or zip"},
+      {"\"grid\": { \"engine.max_num_seqs\": 8 }", "grid.engine.max_num_seqs: expected a non-empty array"},
+      {"\"grid\": {}", "grid: expected an object"},
+      {"\"grid\": [1, 2]", "grid: expected an object"},
+      {"\"grids\": { \"engine.max_num_seqs\": [4] }", "grids"},
+      {"\"set\": { \"engine.max_num_seq\": 4 }, \"grid\": { \"seed\": [1] }", "engine.max_num_seq"},
+      {"\"set\": 4, \"grid\": { \"seed\": [1] }", "set: expected an object"},
+      {"\"grid\": { \"seed\": [1,2,3,4,5,6,7,8,9,10], \"engine.max_num_seqs\": [1,2,3,4,5,6,7,8,9,10],"
+       " \"engine.block_size\": [1,2,3,4,5,6,7,8,9,10], \"engine.max_model_len\": [1,2,3,4,5,6,7,8,9,10],"
+       " \"engine.gpu_memory_utilization\": [1,2,3,4,5,6,7,8,9,10], \"engine.kv_cache_dtype\": [1,2] }",
+       "200000 runs is too many"},
+      {"\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [4, 8], \"seed\": [1, 2],"
+       " \"engine.block_size\": [16] }", "engine.block_size has 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     kvsim_sweep_t s;
