@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
@@ -46,12 +47,23 @@ static void target_key(const kvsim_slo_target_t *t, char *buf, size_t cap) {
   snprintf(buf, cap, "%s_%s_s", metric_names[t->metric], stat_names[t->stat]);
 }
 
-static void on_point(void *ctx, const kvsim_search_t *se, const kvsim_search_point_t *p) {
+static void list_point(const kvsim_search_t *se, const kvsim_search_point_t *p) {
   fprintf(stderr, "  %s = %-10.6g", se->key, p->value);
   for (int i = 0; i < se->ntargets; i++)
     fprintf(stderr, " %s_%s %.4g s", metric_names[se->targets[i].metric],
             stat_names[se->targets[i].stat], p->actual[i]);
   fprintf(stderr, " -> %s%s%s\n", p->meets ? "meets" : "misses", p->note[0] ? ": " : "", p->note);
+}
+
+/* Each point tried: its line, above the progress line a terminal shows
+ * (erased, then redrawn after it). */
+static void on_point(void *ctx, const kvsim_search_t *se, const kvsim_search_point_t *p) {
+  kvsim_progress_t *pr = ctx;
+  if (pr->mode == KVSIM_PROGRESS_LINE)
+    fputs("\r\033[K", stderr);
+  if (p->ran)
+    list_point(se, p);
+  kvsim_progress_step(pr, NULL, NULL, !p->ran);
 }
 
 static void print_json(const kvsim_search_t *se, const char *what) {
@@ -118,7 +130,13 @@ int cmd_plan(int argc, char **argv) {
     return cli_fail("plan", "--tolerance: %g must be in (0, 1)", tol);
   static kvsim_search_t se;
   se.tolerance = tol;
+  /* Off a terminal the points' lines are the progress (as they always
+   * were); on one, a line below them counts simulations and failures (a
+   * search does not know its length in advance: no ETA). */
+  kvsim_progress_t pr;
+  kvsim_progress_init(&pr, stderr, isatty(2) ? KVSIM_PROGRESS_LINE : KVSIM_PROGRESS_NONE, "plan", 0, NULL);
   se.on_point = quiet ? NULL : on_point;
+  se.ctx = &pr;
   if ((rc = parse_slo(slo, &se)))
     return rc;
   if (!strcmp(what, "rate"))
@@ -137,6 +155,7 @@ int cmd_plan(int argc, char **argv) {
     return cli_fail("plan", "%s", err.msg);
   se.base = &sc;
   rc = kvsim_search_run(&se, &err);
+  kvsim_progress_end(&pr);
   kvsim_scenario_fini(&sc);
   if (rc < 0)
     return cli_fail("plan", "%s", err.msg);

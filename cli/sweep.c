@@ -1,35 +1,55 @@
 /* kvsim sweep: run a grid of variations of one scenario (in parallel
  * processes) and write one comparison table, sweep.csv (the study room's
- * sweep). */
+ * sweep); --merge joins the tables of shards run on several machines. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
+#define MAX_SHARD_DIRS 4096
+
+static int merge(const char *const *dirs, int ndirs, const char *out) {
+  kvsim_err err = {0};
+  char table[4200];
+  if (kvsim_sweep_merge(dirs, ndirs, out, table, sizeof table, &err) < 0)
+    return cli_fail("sweep", "--merge: %s", err.msg);
+  printf("%s: joined from %d folder%s\n", table, ndirs, ndirs == 1 ? "" : "s");
+  return 0;
+}
+
 int cmd_sweep(int argc, char **argv) {
   int64_t jobs = 1;
   const char *out = NULL, *shard_s = NULL;
-  bool allow_failures = false;
+  bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false;
   const cli_arg args[] = {
       {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<sweep name>)", NULL},
-      {"--shard", ARG_STR, &shard_s, "I/N: run only runs I, I+N, I+2N, ... (for several machines)", NULL},
+      {"--shard", ARG_STR, &shard_s, "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},
+      {"--merge", ARG_FLAG, &do_merge, "join shards: kvsim sweep --merge DIR... [--out DIR] writes the one-machine sweep.csv", NULL},
+      {"--keep-runs", ARG_FLAG, &keep, "keep each run's timeseries.csv and requests.csv in runNNNN/ (default: only its summary.json)", NULL},
+      {"--progress", ARG_FLAG, &progress, "one line per finished run on stderr even when it is not a terminal", NULL},
+      {"--quiet", ARG_FLAG, &quiet, "no progress on stderr", NULL},
       {"--allow-failures", ARG_FLAG, &allow_failures, "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
-  const char *pos[1];
+  static const char *pos[MAX_SHARD_DIRS];
   int npos;
-  int rc = cli_parse("sweep", "SWEEP.json [--jobs N] [--out DIR] [--shard I/N]", args, argc, argv, 2,
-                     pos, 1, &npos);
+  int rc = cli_parse("sweep", "SWEEP.json [--jobs N] [--out DIR] [--shard I/N] [--keep-runs] | --merge DIR... [--out DIR]",
+                     args, argc, argv, 2, pos, MAX_SHARD_DIRS, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
+  if (do_merge && (shard_s || keep || jobs != 1))
+    return cli_fail("sweep", "--merge: takes the shards' folders and --out only");
+  if (do_merge)
+    return npos ? merge(pos, npos, out) : cli_fail("sweep", "--merge: expected the shards' folders (DIR...)");
   if (npos != 1)
     return cli_fail("sweep", "expected one SWEEP.json (see kvsim sweep --help)");
   if (jobs < 1 || jobs > 256)
     return cli_fail("sweep", "--jobs: %lld must be in [1, 256]", (long long)jobs);
-  kvsim_sweep_opts_t opts = {NULL, (int)jobs, 0, 1};
+  kvsim_sweep_opts_t opts = {.jobs = (int)jobs, .shard = 0, .nshards = 1, .keep_runs = keep};
   if (shard_s && (sscanf(shard_s, "%d/%d", &opts.shard, &opts.nshards) != 2 || opts.nshards < 1 ||
                   opts.shard < 0 || opts.shard >= opts.nshards))
     return cli_fail("sweep", "--shard: '%s' is not I/N with 0 <= I < N", shard_s);
@@ -40,8 +60,17 @@ int cmd_sweep(int argc, char **argv) {
   char dir[4096];
   snprintf(dir, sizeof dir, out ? "%s" : "results/%s", out ? out : s.name);
   opts.out = dir;
+  kvsim_progress_t pr;
+  kvsim_progress_mode mode = quiet ? KVSIM_PROGRESS_NONE
+                             : isatty(2) ? KVSIM_PROGRESS_LINE
+                             : progress  ? KVSIM_PROGRESS_LINES
+                                         : KVSIM_PROGRESS_NONE;
+  int64_t mine = s.points > opts.shard ? (s.points - opts.shard + opts.nshards - 1) / opts.nshards : 0;
+  kvsim_progress_init(&pr, stderr, mode, "sweep", mine, NULL);
+  opts.progress = &pr;
   kvsim_sweep_result_t res;
   rc = kvsim_sweep_run(&s, &opts, &res, &err);
+  kvsim_progress_end(&pr);
   kvsim_sweep_fini(&s);
   if (rc < 0) {
     kvsim_sweep_result_fini(&res);

@@ -4,9 +4,10 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcriterion-dev gnuplot-nox)
 # The test command also replays the fuzz regression inputs: clang with
-# libFuzzer's runtime.
+# libFuzzer's runtime; and runs a sharded sweep through GNU parallel, as a
+# user spreads one over machines (tests/golden/test_sweep_shards.sh).
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev)
+  pkgs+=(clang libclang-rt-14-dev parallel)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,9 +1,12 @@
 /* The study room: grid and zip expansion, the plan bisection on synthetic
- * predicates, and a tiny sweep run in memory. */
+ * predicates, a tiny sweep run in memory, its per-point outputs, shards
+ * and their merge, and the progress lines. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kvsim/study.h"
 
@@ -60,6 +63,21 @@ Test(study, zip_pairs_lists_of_equal_length) {
   kvsim_sweep_fini(&s);
 }
 
+Test(study, an_axis_may_take_whole_sections) {
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("\"grid\": { \"hardware\": [{ \"gpu\": \"l4\" },"
+                     " { \"gpu\": \"a100-80g\", \"tensor_parallel_size\": 2 }] }", &s, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(s.points, 2, "two sections, two points");
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_sweep_scenario(&s, 1, &sc, &err), KVSIM_OK, "point 1 builds: %s", err.msg);
+  cr_assert_eq(sc.plan.tp, 2, "the section's TP");
+  cr_assert_str_eq(sc.gpu.name, "a100-80g", "the section's GPU");
+  kvsim_scenario_fini(&sc);
+  kvsim_sweep_fini(&s);
+}
+
 Test(study, a_bad_sweep_is_one_error_line_naming_what) {
   const char *bad[][2] = {
       {"\"grid\": { \"engine.max_num_seq\": [4, 8] }", "engine.max_num_seq"},
@@ -67,6 +85,18 @@ Test(study, a_bad_sweep_is_one_error_line_naming_what) {
       {"\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [4, 8], \"engine.block_size\": [16] }",
        "equal length"},
       {"\"mode\": \"cross\", \"grid\": { \"engine.max_num_seqs\": [4] }", "grid or zip"},
+      {"\"grid\": { \"engine.max_num_seqs\": 8 }", "grid.engine.max_num_seqs: expected a non-empty array"},
+      {"\"grid\": {}", "grid: expected an object"},
+      {"\"grid\": [1, 2]", "grid: expected an object"},
+      {"\"grids\": { \"engine.max_num_seqs\": [4] }", "grids"},
+      {"\"set\": { \"engine.max_num_seq\": 4 }, \"grid\": { \"seed\": [1] }", "engine.max_num_seq"},
+      {"\"set\": 4, \"grid\": { \"seed\": [1] }", "set: expected an object"},
+      {"\"grid\": { \"seed\": [1,2,3,4,5,6,7,8,9,10], \"engine.max_num_seqs\": [1,2,3,4,5,6,7,8,9,10],"
+       " \"engine.block_size\": [1,2,3,4,5,6,7,8,9,10], \"engine.max_model_len\": [1,2,3,4,5,6,7,8,9,10],"
+       " \"engine.gpu_memory_utilization\": [1,2,3,4,5,6,7,8,9,10], \"engine.kv_cache_dtype\": [1,2] }",
+       "200000 runs is too many"},
+      {"\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [4, 8], \"seed\": [1, 2],"
+       " \"engine.block_size\": [16] }", "engine.block_size has 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     kvsim_sweep_t s;
@@ -142,7 +172,7 @@ static void run_tiny(int jobs, kvsim_sweep_result_t *res) {
   kvsim_err err = {0};
   cr_assert_eq(parse("\"grid\": { \"engine.max_num_seqs\": [2, 16], \"engine.gpu_memory_utilization\": [0.9, 0.02] }",
                      &s, &err), KVSIM_OK, "parse: %s", err.msg);
-  kvsim_sweep_opts_t o = {NULL, jobs, 0, 1};
+  kvsim_sweep_opts_t o = {.jobs = jobs, .shard = 0, .nshards = 1};
   cr_assert_eq(kvsim_sweep_run(&s, &o, res, &err), KVSIM_OK, "sweep runs: %s", err.msg);
   kvsim_sweep_fini(&s);
 }
@@ -169,4 +199,189 @@ Test(study, a_tiny_sweep_runs_in_memory_the_same_with_any_jobs) {
   cr_assert_eq(a.failed, 0, "no point failed otherwise");
   kvsim_sweep_result_fini(&a);
   kvsim_sweep_result_fini(&b);
+}
+
+/* ---- Per-point outputs, shards and their merge -------------------------- */
+
+static char tmp_root[512];
+
+static void make_tmp(void) {
+  const char *d = getenv("TMPDIR");
+  snprintf(tmp_root, sizeof tmp_root, "%s/kvsim-study-XXXXXX", d && *d ? d : ".");
+  cr_assert_not_null(mkdtemp(tmp_root), "temporary folder %s", tmp_root);
+}
+
+static void remove_tmp(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+  cr_assert_eq(system(cmd), 0, "removes %s", tmp_root);
+}
+
+static bool exists(const char *dir, const char *name) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return access(p, F_OK) == 0;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "reads %s", path);
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+#define TINY_GRID "\"grid\": { \"engine.max_num_seqs\": [2, 16, 4], \"engine.gpu_memory_utilization\": [0.9, 0.02] }"
+
+/* Runs the tiny 3 x 2 sweep (shard I of N) into tmp_root/sub. */
+static void run_into(const char *grid, const char *sub, int shard, int nshards, bool keep) {
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(grid, &s, &err), KVSIM_OK, "parse: %s", err.msg);
+  char out[1024];
+  snprintf(out, sizeof out, "%s/%s", tmp_root, sub);
+  kvsim_sweep_opts_t o = {.out = out, .jobs = 1, .shard = shard, .nshards = nshards, .keep_runs = keep};
+  kvsim_sweep_result_t res;
+  cr_assert_eq(kvsim_sweep_run(&s, &o, &res, &err), KVSIM_OK, "sweep runs: %s", err.msg);
+  kvsim_sweep_result_fini(&res);
+  kvsim_sweep_fini(&s);
+}
+
+Test(study, a_sweep_keeps_only_summaries_unless_keep_runs) {
+  make_tmp();
+  run_into(TINY_GRID, "lean", 0, 1, false);
+  run_into(TINY_GRID, "all", 0, 1, true);
+  char lean[1024], all[1024];
+  snprintf(lean, sizeof lean, "%s/lean", tmp_root);
+  snprintf(all, sizeof all, "%s/all", tmp_root);
+  cr_assert(exists(lean, "run0000/summary.json"), "default: a point's summary.json");
+  cr_assert(!exists(lean, "run0000/timeseries.csv") && !exists(lean, "run0000/requests.csv"),
+            "default: no per-point CSV");
+  cr_assert(exists(all, "run0000/timeseries.csv") && exists(all, "run0000/requests.csv"),
+            "--keep-runs: the point's CSV files");
+  cr_assert(!exists(lean, "run0001"), "a point that does not fit has no folder");
+  char a[1100], b[1100];
+  snprintf(a, sizeof a, "%s/run0002/summary.json", lean);
+  snprintf(b, sizeof b, "%s/run0002/summary.json", all);
+  char *ta = slurp(a), *tb = slurp(b);
+  cr_assert_str_eq(ta, tb, "the same summary.json either way");
+  free(ta);
+  free(tb);
+  remove_tmp();
+}
+
+static uint64_t hash_of(const char *grid) {
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(grid, &s, &err), KVSIM_OK, "parse: %s", err.msg);
+  uint64_t h = 0;
+  cr_assert_eq(kvsim_sweep_hash(&s, &h, &err), KVSIM_OK, "hash: %s", err.msg);
+  kvsim_sweep_fini(&s);
+  return h;
+}
+
+Test(study, the_sweep_hash_names_its_definition) {
+  uint64_t h = hash_of(TINY_GRID);
+  cr_assert_eq(h, hash_of(TINY_GRID), "the same sweep hashes the same");
+  cr_assert_neq(h, hash_of("\"grid\": { \"engine.max_num_seqs\": [2, 16, 5], \"engine.gpu_memory_utilization\": [0.9, 0.02] }"),
+                "one value changed: another sweep");
+  cr_assert_neq(h, hash_of("\"mode\": \"zip\", \"grid\": { \"engine.max_num_seqs\": [2, 16], \"engine.gpu_memory_utilization\": [0.9, 0.02] }"),
+                "zip vs grid");
+  cr_assert_neq(h, hash_of("\"set\": { \"seed\": 3 }, " TINY_GRID), "a fixed override changed");
+}
+
+static int merge_dirs(const char *const *subs, int n, const char *out_sub, kvsim_err *err) {
+  char paths[8][1024], out[1024], table[1200];
+  const char *dirs[8];
+  for (int i = 0; i < n; i++) {
+    snprintf(paths[i], sizeof paths[i], "%s/%s", tmp_root, subs[i]);
+    dirs[i] = paths[i];
+  }
+  snprintf(out, sizeof out, "%s/%s", tmp_root, out_sub);
+  return kvsim_sweep_merge(dirs, n, out, table, sizeof table, err);
+}
+
+Test(study, shards_merge_into_the_one_machine_table) {
+  make_tmp();
+  run_into(TINY_GRID, "whole", 0, 1, false);
+  for (int i = 0; i < 4; i++) { /* 4 shards of 6 points: 2, 2, 1, 1 rows */
+    char sub[16];
+    snprintf(sub, sizeof sub, "s%d", i);
+    run_into(TINY_GRID, sub, i, 4, false);
+  }
+  cr_assert(exists(tmp_root, "s2/sweep.shard2.json") && exists(tmp_root, "s2/sweep.shard2.csv"),
+            "a shard leaves its table and its record");
+  cr_assert(!exists(tmp_root, "whole/sweep.shard0.json"), "an unsharded sweep writes no record");
+  kvsim_err err = {0};
+  const char *all[] = {"s3", "s1", "s0", "s2"};
+  cr_assert_eq(merge_dirs(all, 4, "m", &err), KVSIM_OK, "merge: %s", err.msg);
+  char a[1100], b[1100];
+  snprintf(a, sizeof a, "%s/whole/sweep.csv", tmp_root);
+  snprintf(b, sizeof b, "%s/m/sweep.csv", tmp_root);
+  char *ta = slurp(a), *tb = slurp(b);
+  cr_assert_str_eq(tb, ta, "merged table is byte-identical to the one-machine table");
+  free(ta);
+  free(tb);
+
+  const char *missing[] = {"s0", "s1", "s3"};
+  cr_assert_eq(merge_dirs(missing, 3, "m2", &err), KVSIM_EINVAL, "a missing shard is refused");
+  cr_assert(strstr(err.msg, "shard 2/4") && strstr(err.msg, "missing"), "names it: %s", err.msg);
+  const char *twice[] = {"s0", "s1", "s2", "s3", "s1"};
+  cr_assert_eq(merge_dirs(twice, 5, "m2", &err), KVSIM_EINVAL, "a duplicate shard is refused");
+  cr_assert(strstr(err.msg, "shard 1/4 given twice"), "names it: %s", err.msg);
+  run_into("\"grid\": { \"engine.max_num_seqs\": [2, 16, 8], \"engine.gpu_memory_utilization\": [0.9, 0.02] }",
+           "other", 1, 4, false);
+  const char *mixed[] = {"s0", "other", "s2", "s3"};
+  cr_assert_eq(merge_dirs(mixed, 4, "m2", &err), KVSIM_EINVAL, "shards of two sweeps are refused");
+  cr_assert(strstr(err.msg, "another sweep"), "says so: %s", err.msg);
+  const char *none[] = {"whole"};
+  cr_assert_eq(merge_dirs(none, 1, "m2", &err), KVSIM_EINVAL, "a folder without shards is refused");
+  cr_assert(strstr(err.msg, "no shard"), "says so: %s", err.msg);
+  cr_assert(!exists(tmp_root, "m2"), "a refused merge writes nothing");
+  remove_tmp();
+}
+
+/* ---- Progress ----------------------------------------------------------- */
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+
+static char *progress_of(kvsim_progress_mode mode, int64_t total) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert_not_null(f, "memory stream");
+  kvsim_progress_t p;
+  fake_now = 100;
+  kvsim_progress_init(&p, f, mode, "sweep", total, fake_clock);
+  fake_now = 102;
+  kvsim_progress_step(&p, "run0000", NULL, false);
+  fake_now = 104;
+  kvsim_progress_step(&p, "run0001", NULL, true);
+  kvsim_progress_end(&p);
+  fclose(f);
+  return buf;
+}
+
+Test(study, progress_lines_count_failures_and_estimate_the_rest) {
+  char *lines = progress_of(KVSIM_PROGRESS_LINES, 5);
+  cr_assert_str_eq(lines,
+                   "kvsim sweep: run0000 done (1/5, 0 failed, 2.0 s elapsed, ETA 8.0 s)\n"
+                   "kvsim sweep: run0001 failed (2/5, 1 failed, 4.0 s elapsed, ETA 6.0 s)\n",
+                   "one line per point, 2 s per point so far: %s", lines);
+  free(lines);
+  char *line = progress_of(KVSIM_PROGRESS_LINE, 2);
+  cr_assert_str_eq(line,
+                   "\r\033[Kkvsim sweep: 1/2 done, 0 failed, 2.0 s elapsed, ETA 2.0 s"
+                   "\r\033[Kkvsim sweep: 2/2 done, 1 failed, 4.0 s elapsed"
+                   "\r\033[K", "one line redrawn, erased at the end");
+  free(line);
+  char *unknown = progress_of(KVSIM_PROGRESS_LINES, 0);
+  cr_assert(strstr(unknown, "(2, 1 failed, 4.0 s elapsed)\n") != NULL, "no total: no ETA: %s", unknown);
+  free(unknown);
+  char *none = progress_of(KVSIM_PROGRESS_NONE, 5);
+  cr_assert_str_eq(none, "", "--quiet: nothing");
+  free(none);
 }

@@ -11,7 +11,9 @@
 #define KVSIM_STUDY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cJSON.h>
 
@@ -121,10 +123,16 @@ typedef struct kvsim_sweep_row {
   char error[512];       /* when rc is not */
 } kvsim_sweep_row_t;
 
+typedef struct kvsim_progress kvsim_progress_t;
+
 typedef struct kvsim_sweep_opts {
   const char *out;       /* folder: run folders runNNNN/ and the table; NULL: nothing written */
   int jobs;              /* processes (<= 1: in this process) */
   int shard, nshards;    /* run only points shard, shard + nshards, ... (nshards >= 1) */
+  /* Each point's own outputs in runNNNN/ (timeseries.csv, requests.csv,
+   * summary.json); false: summary.json only, so a large sweep stays small. */
+  bool keep_runs;
+  kvsim_progress_t *progress; /* told of each finished point (may be NULL) */
 } kvsim_sweep_opts_t;
 
 typedef struct kvsim_sweep_result {
@@ -135,14 +143,70 @@ typedef struct kvsim_sweep_result {
 } kvsim_sweep_result_t;
 
 /* Runs the sweep's points of this shard and, with opts->out, writes each
- * point's outputs into out/runNNNN/ and the table into out/sweep.csv
- * (out/sweep.shardI.csv when sharded). A table that cannot be written
- * removes what the sweep wrote. Errors: KVSIM_EIO (folders, fork, the
- * table); a failed run is a row, not an error. Free res with
- * kvsim_sweep_result_fini. */
+ * point's summary.json (all its outputs with keep_runs) into
+ * out/runNNNN/ and the table into out/sweep.csv. Sharded (nshards > 1),
+ * the table is out/sweep.shardI.csv and beside it out/sweep.shardI.json
+ * records the sweep's hash, I and N for kvsim_sweep_merge. A table that
+ * cannot be written removes what the sweep wrote. Errors: KVSIM_EIO
+ * (folders, fork, the table); a failed run is a row, not an error. Free
+ * res with kvsim_sweep_result_fini. */
 int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
                     kvsim_sweep_result_t *res, kvsim_err *err);
 void kvsim_sweep_result_fini(kvsim_sweep_result_t *res);
+
+/* ---- Shards run on several machines ------------------------------------- */
+
+/* The sweep's identity: a 64-bit hash of its name, mode, the scenario's
+ * tree as read at load (so an edited scenario file is another sweep),
+ * "set", and every axis with its values. Folders and paths outside the
+ * tree are left out, so shards run from other checkouts agree. Errors:
+ * KVSIM_ENOMEM. */
+int kvsim_sweep_hash(const kvsim_sweep_t *s, uint64_t *out, kvsim_err *err);
+
+/* Joins the tables of shards 0..N-1 of one sweep, found in the folders
+ * dirs[0..ndirs) (each holds one shard or several: every
+ * sweep.shardI.json in it), into out/sweep.csv, byte-identical to the
+ * table of the sweep run in one piece. out NULL: results/<sweep name>.
+ * The path written goes to table[cap]. Errors (KVSIM_EINVAL, one line
+ * naming the folder or shard): a folder with no shard, shards of
+ * different sweeps (their hashes differ), a shard given twice, a shard
+ * missing, a table that does not hold its shard's rows; KVSIM_EIO when a
+ * file cannot be read or the table written. */
+int kvsim_sweep_merge(const char *const *dirs, int ndirs, const char *out, char *table,
+                      size_t cap, kvsim_err *err);
+
+/* ---- Progress of long work ---------------------------------------------- */
+
+typedef enum {
+  KVSIM_PROGRESS_NONE = 0, /* nothing */
+  KVSIM_PROGRESS_LINE,     /* one line redrawn in place (a terminal) */
+  KVSIM_PROGRESS_LINES,    /* one line per finished point (a log) */
+} kvsim_progress_mode;
+
+/* Progress of `total` points (0: not known in advance, no ETA) written to
+ * `out`: points done / total, failures, elapsed time and ETA (the mean
+ * time per point so far times the points left). Fields are private. */
+struct kvsim_progress {
+  FILE *out;
+  kvsim_progress_mode mode;
+  const char *what;       /* "sweep", "plan" (not copied) */
+  int64_t total, done, failed;
+  double t0;
+  double (*clock)(void);  /* seconds; a monotonic clock unless set (tests) */
+};
+
+/* Starts a progress report (p is the caller's). clock NULL: the monotonic
+ * clock. Nothing is written until a point finishes. */
+void kvsim_progress_init(kvsim_progress_t *p, FILE *out, kvsim_progress_mode mode,
+                         const char *what, int64_t total, double (*clock)(void));
+/* A point finished: `label` names it ("run0003"), `outcome` says how
+ * ("does not fit", "meets"; NULL: "done", or "failed" when failed), and
+ * failed counts it as a failure (it gave no result). p may be NULL. */
+void kvsim_progress_step(kvsim_progress_t *p, const char *label, const char *outcome,
+                         bool failed);
+/* The work ended: a redrawn line is erased (the command's own output
+ * follows). */
+void kvsim_progress_end(kvsim_progress_t *p);
 
 /* ---- Plan searches ------------------------------------------------------ */
 
@@ -207,7 +271,7 @@ struct kvsim_search {
   kvsim_slo_target_t targets[KVSIM_SLO_MAX_TARGETS];
   int ntargets;
   double tolerance;          /* rate search: relative precision */
-  kvsim_search_point_fn on_point; /* each simulated point (may be NULL) */
+  kvsim_search_point_fn on_point; /* each point tried, run or not (p->ran; may be NULL) */
   void *ctx;
   /* Results. */
   const char *key;           /* the scenario key varied */

@@ -150,9 +150,9 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
       if (!(pt->actual[i] <= t->limit_s))
         pt->meets = false;
     }
-    if (se->on_point)
-      se->on_point(se->ctx, se, pt);
   }
+  if (se->on_point)
+    se->on_point(se->ctx, se, pt);
   free(sum);
   return pt->meets;
 }

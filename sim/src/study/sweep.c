@@ -1,5 +1,6 @@
-/* Running a sweep: each point in a process of the pool, outputs in
- * runNNNN/, and one table from the points' typed summaries. */
+/* Running a sweep: each point in a process of the pool, its summary.json
+ * (or all its outputs) in runNNNN/, and one table from the points' typed
+ * summaries. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "report/tmpfiles.h"
+#include "study/shard.h"
 
 const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES] = {
     "requests", "finished", "rejected", "num_gpu_blocks", "kv_cache_tokens", "ttft_p50_s",
@@ -64,6 +66,27 @@ static void remove_run(const char *out, int64_t i) {
   rmdir(dir);
 }
 
+/* summary.json alone, the same bytes a run with outputs writes
+ * (kvsim_run_output_finish prints it from the same summary). */
+static int write_summary(const char *dir, const kvsim_scenario_t *sc, const kvsim_summary_t *sum,
+                         kvsim_err *err) {
+  int rc = kvsim_report_mkdirs(dir, err);
+  if (rc < 0)
+    return rc;
+  cJSON *j = kvsim_summary_json(sum, sc);
+  char *text = j ? kvsim_report_json_string(j) : NULL;
+  cJSON_Delete(j);
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory for summary.json", dir);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  size_t len = strlen(text);
+  text[len] = '\n'; /* the terminating NUL's byte: the text is not a string any more */
+  rc = kvsim_report_write_atomic(path, text, len + 1, err);
+  free(text);
+  return rc;
+}
+
 static int job(void *p, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
   const ctx_t *c = p;
   kvsim_scenario_t sc;
@@ -73,8 +96,14 @@ static int job(void *p, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
   char dir[4300];
   if (c->o->out)
     run_dir(c->o->out, i, dir, sizeof dir);
-  kvsim_study_run_opts_t ro = {c->o->out ? dir : NULL, false, 0};
+  /* Without keep_runs the run writes nothing while it goes: a sweep of a
+   * thousand points would otherwise leave gigabytes of per-request and
+   * time-series CSV that its table already sums up. */
+  bool all = c->o->out && c->o->keep_runs;
+  kvsim_study_run_opts_t ro = {all ? dir : NULL, false, 0};
   rc = kvsim_study_run(&sc, &ro, out, err);
+  if (rc == KVSIM_OK && c->o->out && !all)
+    rc = write_summary(dir, &sc, out, err);
   kvsim_scenario_fini(&sc);
   if (rc < 0 && c->o->out)
     remove_run(c->o->out, i); /* a failed run leaves no folder behind */
@@ -92,6 +121,10 @@ static int done(void *p, int64_t i, int rc, const kvsim_summary_t *sum, const kv
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : "run failed");
   c->res->failed += rc < 0 && rc != KVSIM_ENOFIT;
   c->res->no_fit += rc == KVSIM_ENOFIT;
+  char label[32];
+  snprintf(label, sizeof label, "run%04lld", (long long)i);
+  kvsim_progress_step(c->o->progress, label, rc == KVSIM_ENOFIT ? "does not fit" : NULL,
+                      rc < 0 && rc != KVSIM_ENOFIT);
   return KVSIM_OK;
 }
 
@@ -149,7 +182,7 @@ static void write_rows(FILE *f, const kvsim_sweep_t *s, const kvsim_sweep_opts_t
 static int write_table(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *o,
                        kvsim_sweep_result_t *res, kvsim_err *err) {
   char *path = res->table, tmp[4400];
-  snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/sweep.shard%d.csv" : "%s/sweep.csv",
+  snprintf(path, sizeof res->table, o->nshards > 1 ? "%s/" KVSIM__SHARD_TABLE : "%s/sweep.csv",
            o->out, o->shard);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   int slot = kvsim__tmp_track(tmp);
@@ -190,6 +223,10 @@ int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
   rc = kvsim_study_parallel(o.shard, s->points, o.nshards, o.jobs, job, done, &c, err);
   if (rc == KVSIM_OK && o.out)
     rc = write_table(s, &o, res, err);
+  /* The record last: a shard with a record has its whole table. */
+  if (rc == KVSIM_OK && o.out && o.nshards > 1 &&
+      (rc = kvsim__shard_record_write(s, o.out, o.shard, o.nshards, err)) < 0)
+    remove(res->table);
   if (rc < 0 && o.out) {
     /* Nothing half-done: without its table a sweep's run folders are
      * litter (and a full disk is the usual cause). */
