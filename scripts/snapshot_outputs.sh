@@ -28,7 +28,12 @@ for m in configs/models/*.json; do
     "$kvsim" calc --model "$m" --gpu "$g" --json 2>&1 || true
   done
 done >"$out/calc.jsonl"
-"$kvsim" sweep tests/golden/data/small-sweep.json --jobs 2 --out "$out/sweep" >"$out/sweep.txt" 2>&1
+# Since --keep-runs a sweep keeps only each point's summary.json by default;
+# keep everything where the binary knows the flag, so old and new compare.
+keep=()
+"$kvsim" sweep --help 2>&1 | grep -q -- --keep-runs && keep=(--keep-runs)
+"$kvsim" sweep tests/golden/data/small-sweep.json --jobs 2 "${keep[@]}" --out "$out/sweep" \
+  >"$out/sweep.txt" 2>&1
 "$kvsim" plan tests/golden/data/small-synthetic.json --slo ttft_p99=2s --json \
   >"$out/plan-rate.json" 2>&1 || true
 "$kvsim" plan tests/golden/data/small-synthetic.json --slo ttft_p99=2s --search util --json \
