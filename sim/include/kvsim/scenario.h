@@ -31,9 +31,11 @@ const char *kvsim_router_name(kvsim_router r);
 /* hardware.router_imbalance default: prefix_affinity leaves the replica
  * its prefix hashes to when that replica has more than this many requests
  * (running + waiting) beyond the least-loaded replica. 16 is one sixteenth
- * of vLLM V1's default max_num_seqs (256): a queue that long costs more
- * than the prompt's prefill that a cache hit would save, at the lengths
- * of a chat prompt. */
+ * of vLLM V1's default max_num_seqs (256). On the chat sessions of
+ * tests/golden/test_routing.sh (4 replicas) thresholds 0, 4, 8, 16 and 64
+ * give hit rates 0.23, 0.42, 0.48, 0.50 and 0.50: a tight guard undoes
+ * the affinity, and from 16 on it only catches real pile-ups (2 turns of
+ * 2,000 moved). */
 #define KVSIM_ROUTER_IMBALANCE_DEFAULT 16
 
 typedef struct kvsim_admission {
