@@ -257,3 +257,86 @@ Test(engine, sweep_keys_are_checked_against_the_scenario_sections) {
   cr_assert_eq(kvsim_scenario_check_key("hardwre.gpu", "w", &err), KVSIM_EINVAL, "typo in section");
   cr_assert(strstr(err.msg, "'hardware.gpu'") != NULL, "suggests: %s", err.msg);
 }
+
+/* The cluster summary of a multi-replica run: one row per replica, shares
+ * that add up, and counters that agree with the run's totals. */
+static void cluster_summary(const char *router, kvsim_summary_t *out, cJSON **json) {
+  const char *sets[2] = {"hardware.router=", NULL};
+  char set[64];
+  snprintf(set, sizeof set, "hardware.router=%s", router);
+  sets[0] = set;
+  sets[1] = "workload.synthetic.prefix={\"shared_tokens\": 512, \"groups\": 6}";
+  char text[2048];
+  snprintf(text, sizeof text, scenario_json, 4, 4000, 300);
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", sets, 2, &sc, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_output_t *o = NULL;
+  cr_assert_eq(kvsim_run_output_open(NULL, &sc, false, &o, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_sink_t sink = kvsim_run_output_sink(o);
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, NULL, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(kvsim_run_output_finish(o, &st, false, &err), KVSIM_OK, "%s", err.msg);
+  *out = *kvsim_run_output_summary(o);
+  *json = kvsim_summary_json(out, &sc);
+  kvsim_run_output_close(o);
+  kvsim_scenario_fini(&sc);
+}
+
+Test(engine, cluster_summary_rows_add_up) {
+  const char *routers[] = {"round_robin", "least_kv", "prefix_affinity"};
+  for (int k = 0; k < 3; k++) {
+    kvsim_summary_t s;
+    cJSON *j = NULL;
+    cluster_summary(routers[k], &s, &j);
+    cr_assert_eq(s.replicas, 4, "%s: four replicas", routers[k]);
+    cr_assert_str_eq(s.router, routers[k], "the router is named");
+    cr_assert_eq(s.nreplica_rows, 4, "%s: a row per replica", routers[k]);
+    int64_t requests = 0, queries = 0, hits = 0;
+    double share = 0, peak = 0;
+    for (int i = 0; i < 4; i++) {
+      requests += s.per_replica[i].requests;
+      queries += s.per_replica[i].prefix_queries;
+      hits += s.per_replica[i].prefix_hits;
+      share += s.per_replica[i].request_share;
+      if (s.per_replica[i].kv_usage_peak > peak)
+        peak = s.per_replica[i].kv_usage_peak;
+    }
+    cr_assert_eq(requests, s.requests_total, "%s: every request routed once", routers[k]);
+    cr_assert_float_eq(share, 1.0, 4e-6, "%s: shares add up to 1 (%g)", routers[k], share);
+    cr_assert_eq(queries, s.prefix_queries, "%s: per-replica queries sum to the run's", routers[k]);
+    cr_assert_eq(hits, s.prefix_hits, "%s: per-replica hits sum to the run's", routers[k]);
+    cr_assert_float_eq(peak, s.kv_usage_peak, 1e-6, "%s: the run's KV peak is the largest replica's",
+                       routers[k]);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "cluster");
+    cr_assert(cJSON_IsObject(c), "%s: summary.json has a cluster section", routers[k]);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "per_replica")), 4,
+                 "%s: four rows printed", routers[k]);
+    bool affinity = !strcmp(routers[k], "prefix_affinity");
+    cr_assert_eq(cJSON_HasObjectItem(c, "routed_by_prefix"), affinity,
+                 "%s: prefix counters printed only for prefix_affinity", routers[k]);
+    if (affinity)
+      cr_assert_eq(s.router_affinity + s.router_fallbacks + s.router_no_identity, s.requests_total,
+                   "every prefix_affinity pick is counted once");
+    cJSON_Delete(j);
+  }
+}
+
+Test(engine, one_replica_prints_no_cluster_section) {
+  char text[2048];
+  snprintf(text, sizeof text, scenario_json, 1, 4000, 20);
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_output_t *o = NULL;
+  cr_assert_eq(kvsim_run_output_open(NULL, &sc, false, &o, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_sink_t sink = kvsim_run_output_sink(o);
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, NULL, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(kvsim_run_output_finish(o, &st, false, &err), KVSIM_OK, "%s", err.msg);
+  cJSON *j = kvsim_summary_json(kvsim_run_output_summary(o), &sc);
+  cr_assert_not(cJSON_HasObjectItem(j, "cluster"), "a single replica's summary stays as it was");
+  cJSON_Delete(j);
+  kvsim_run_output_close(o);
+  kvsim_scenario_fini(&sc);
+}

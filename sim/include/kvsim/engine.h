@@ -50,6 +50,18 @@ typedef struct kvsim_sink {
   void (*progress)(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_flight);
 } kvsim_sink_t;
 
+/* Replicas whose own figures a run keeps (kvsim_run_stats_t.replica): the
+ * first ones of a larger cluster. A fixed bound keeps the stats and the
+ * summary plain data (summary.h). */
+#define KVSIM_RUN_MAX_REPLICA_STATS 64
+
+/* One replica's share of a run. */
+typedef struct kvsim_replica_stats {
+  int64_t requests;               /* requests the router sent to it */
+  double kv_usage_peak;
+  int64_t prefix_queries, prefix_hits; /* tokens, like the run's */
+} kvsim_replica_stats_t;
+
 /* Totals of a run (per replica sums; percentiles are the sink's). */
 typedef struct kvsim_run_stats {
   kvsim_resolved_t resolved;      /* the configuration the run used (scenario.h) */
@@ -76,6 +88,14 @@ typedef struct kvsim_run_stats {
   int64_t skipped_rows;
   double kv_token_fraction_mean;  /* time-weighted: token bytes / allocated bytes */
   double kv_reserved_unused_bytes_mean, kv_internal_frag_bytes_mean;
+  /* The cluster: replicas, the router and what it did (prefix_affinity:
+   * requests sent to their prefix's replica, passed to the least-loaded
+   * one because that replica was too far behind, or without a prefix),
+   * and the first KVSIM_RUN_MAX_REPLICA_STATS replicas' own figures. */
+  int32_t replicas;
+  kvsim_router router;
+  int64_t router_affinity, router_fallbacks, router_no_identity;
+  kvsim_replica_stats_t replica[KVSIM_RUN_MAX_REPLICA_STATS];
 } kvsim_run_stats_t;
 
 typedef struct kvsim_run_opts {

@@ -15,12 +15,24 @@
 
 #include <cJSON.h>
 
+#include "kvsim/engine.h"
 #include "kvsim/plan.h"
 #include "kvsim/scenario.h"
 
 #define KVSIM_SUMMARY_MAX_REASONS 16    /* distinct rejection reasons kept */
 #define KVSIM_SUMMARY_MAX_PRIORITIES 8  /* priority levels reported separately */
 #define KVSIM_SUMMARY_MAX_DIAGNOSES 8   /* diagnosis rules (report/diagnosis.c) */
+/* Replicas listed one by one in the cluster summary (the first ones). */
+#define KVSIM_SUMMARY_MAX_REPLICAS KVSIM_RUN_MAX_REPLICA_STATS
+
+/* One replica's row of the cluster summary. */
+typedef struct kvsim_replica_summary {
+  int64_t requests;         /* routed to this replica */
+  double request_share;     /* of all requests routed */
+  double kv_usage_peak;
+  int64_t prefix_queries, prefix_hits; /* tokens */
+  double prefix_hit_rate;
+} kvsim_replica_summary_t;
 
 /* One latency distribution, in seconds rounded to the nanosecond. */
 typedef struct kvsim_latency {
@@ -109,6 +121,15 @@ typedef struct kvsim_summary {
 
   kvsim_diagnosis_t diagnosis[KVSIM_SUMMARY_MAX_DIAGNOSES];
   int ndiagnosis;
+
+  /* Cluster: filled (and "cluster" printed) only when replicas > 1.
+   * Rows for the first KVSIM_SUMMARY_MAX_REPLICAS replicas (nreplica_rows);
+   * the prefix_affinity counts are 0 for the other routers. */
+  int32_t replicas;
+  char router[24];
+  int64_t router_affinity, router_fallbacks, router_no_identity;
+  kvsim_replica_summary_t per_replica[KVSIM_SUMMARY_MAX_REPLICAS];
+  int32_t nreplica_rows;
 } kvsim_summary_t;
 
 /* The distribution of `m` in s (never NULL). */
@@ -120,6 +141,11 @@ double kvsim_latency_stat(const kvsim_latency_t *l, kvsim_stat st);
  * their enums: 0, or KVSIM_EINVAL when the name is unknown. */
 int kvsim_metric_parse(const char *name, kvsim_metric *out);
 int kvsim_stat_parse(const char *name, kvsim_stat *out);
+
+/* Fills the cluster fields of s (replicas, router, per-replica rows) from a
+ * run's totals; with one replica only s->replicas is set and nothing is
+ * printed. Ratios are rounded as summary.json prints them (1e-6). */
+void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st);
 
 /* summary.json as a cJSON tree (the caller deletes it). The scenario gives
  * the resolved configuration ("config", "workload_resolved") and the model

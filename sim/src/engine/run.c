@@ -8,6 +8,7 @@
 #include "core/vec.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
+#include "engine/router.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 #include "kvsim/perf.h"
@@ -36,7 +37,9 @@ typedef struct run {
   int64_t pool_usable;
   kvsim__replica_t *reps;
   int32_t nrep;
-  int32_t rr;
+  kvsim__router_t router;
+  kvsim__router_load_t *loads;      /* one row per replica, filled at each arrival */
+  kvsim__vec(uint64_t) prefix_key;  /* per request slot: the router's prefix key */
   kvsim_eventq_t q;
   kvsim_source_t *src;
   bool src_end;
@@ -110,6 +113,12 @@ static int pull_one(run_t *r) {
   q->num_prompt = spec.prompt_tokens;
   q->num_tokens = spec.prompt_tokens;
   q->arrival = spec.arrival < kvsim_eventq_now(&r->q) ? kvsim_eventq_now(&r->q) : spec.arrival;
+  /* The router's key, while the source's segments are still valid. */
+  if (kvsim__vec_reserve(&r->prefix_key, (int64_t)q->slot + 1) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");
+  if (q->slot >= r->prefix_key.n)
+    r->prefix_key.n = (int64_t)q->slot + 1;
+  r->prefix_key.v[q->slot] = kvsim__router_prefix_key(spec.segments, spec.num_segments, spec.tenant);
   if (kvsim_kvcache_prepare(&r->reps[0].kv, q) < 0)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");
   q->spec.segments = NULL;
@@ -201,25 +210,18 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
   return NULL;
 }
 
-static int32_t route(run_t *r) {
-  if (r->nrep == 1)
-    return 0;
-  if (r->sc->router == KVSIM_ROUTER_LEAST_LOADED) {
-    int32_t best = 0;
-    int64_t load = INT64_MAX;
+/* The replica for request `q`: the router's pick over the replicas' loads
+ * as they stand at its arrival (router.h). */
+static int32_t route(run_t *r, const kvsim_request_t *q) {
+  if (kvsim__router_needs_load(&r->router))
     for (int32_t i = 0; i < r->nrep; i++) {
-      const kvsim_sched_t *s = r->reps[i].sched;
-      int64_t l = s->running.n + s->waiting.n;
-      if (l < load) {
-        load = l;
-        best = i;
-      }
+      const kvsim__replica_t *rep = &r->reps[i];
+      const kvsim_pool_t *p = &rep->kv.pool;
+      r->loads[i] = (kvsim__router_load_t){
+          rep->sched->running.n + rep->sched->waiting.n,
+          kvsim_pool_usable(p) - kvsim_pool_num_free(p), kvsim_pool_usable(p)};
     }
-    return best;
-  }
-  int32_t i = r->rr;
-  r->rr = (r->rr + 1) % r->nrep;
-  return i;
+  return kvsim__router_pick(&r->router, r->prefix_key.v[q->slot], r->loads);
 }
 
 static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
@@ -227,7 +229,7 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
   r->st->requests_arrived++;
   if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
     r->st->first_arrival = q->arrival;
-  int32_t ri = route(r);
+  int32_t ri = route(r, q);
   kvsim__replica_t *rep = &r->reps[ri];
   q->replica = ri;
   const char *why = admit(r, rep, q);
@@ -399,8 +401,11 @@ static int setup(run_t *r) {
   r->nrep = sc->replicas;
   r->lockstep = r->plan.p.ep > 1 && r->nrep > 1;
   r->reps = calloc((size_t)r->nrep, sizeof *r->reps);
-  if (!r->reps)
+  r->loads = kvsim__calloc((size_t)r->nrep, sizeof *r->loads);
+  if (!r->reps || !r->loads)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
+  if ((rc = kvsim__router_init(&r->router, sc->router, r->nrep, sc->router_imbalance, err)) < 0)
+    return rc;
   for (int32_t i = 0; i < r->nrep; i++)
     if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->res, err)) < 0)
       return rc;
@@ -411,6 +416,9 @@ static void teardown(run_t *r) {
   for (int32_t i = 0; r->reps && i < r->nrep; i++)
     kvsim__replica_fini(&r->reps[i]);
   free(r->reps);
+  kvsim__free(r->loads);
+  kvsim__router_fini(&r->router);
+  kvsim__vec_free(&r->prefix_key);
   if (r->src)
     kvsim_source_close(r->src);
   kvsim__reqpool_fini(&r->pool);
@@ -527,7 +535,15 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
     stats->transfer_wait_s += rep->transfer_wait_s;
     if (rep->kv_usage_peak > stats->kv_usage_peak)
       stats->kv_usage_peak = rep->kv_usage_peak;
+    if (i < KVSIM_RUN_MAX_REPLICA_STATS)
+      stats->replica[i] = (kvsim_replica_stats_t){r.router.routed[i], rep->kv_usage_peak,
+                                                  rep->kv.queries, rep->kv.hits};
   }
+  stats->replicas = r.nrep;
+  stats->router = sc->router;
+  stats->router_affinity = r.router.affinity_hits;
+  stats->router_fallbacks = r.router.fallbacks;
+  stats->router_no_identity = r.router.no_identity;
   if (r.samples) {
     stats->kv_usage_mean = r.kv_usage_sum / (double)r.samples;
     stats->running_mean = r.running_sum / (double)r.samples;

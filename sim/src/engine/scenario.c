@@ -9,6 +9,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "engine/router.h"
 #include "engine/scenario_keys.h"
 
 /* `shown` names the override in errors (the --set text as given). */
@@ -84,7 +85,7 @@ static const char *const top_keys[] = {"name", "description", "seed", "model", "
                                        "perf", NULL};
 static const char *const hardware_keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
                                             "pipeline_parallel_size", "replicas", "router",
-                                            "expert_parallel_size", NULL};
+                                            "router_imbalance", "expert_parallel_size", NULL};
 /* The engine keys every profile shares; each profile adds its own
  * options (kvsim_sched_option_keys), see engine_keys(). */
 static const char *const engine_shared_keys[] = {
@@ -174,13 +175,18 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   char router[32] = "round_robin";
   if ((rc = get_str(o, "router", router, sizeof router, w, err)) < 0)
     return rc;
-  if (!strcmp(router, "round_robin"))
-    sc->router = KVSIM_ROUTER_ROUND_ROBIN;
-  else if (!strcmp(router, "least_loaded"))
-    sc->router = KVSIM_ROUTER_LEAST_LOADED;
-  else
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.router: '%s' (expected round_robin or least_loaded)", w,
-                         router);
+  if ((rc = kvsim__router_parse(router, &sc->router)) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.router: '%s' (expected round_robin, least_loaded, least_kv or "
+                         "prefix_affinity)",
+                         w, router);
+  int64_t imb = sc->router_imbalance;
+  if ((rc = kvsim__json_int(o, "router_imbalance", &imb, w, err)) < 0)
+    return rc;
+  if (imb < 0 || imb > INT32_MAX)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.router_imbalance: %lld must be in [0, %d] (requests)",
+                         w, (long long)imb, INT32_MAX);
+  sc->router_imbalance = imb;
   return KVSIM_OK;
 }
 
@@ -395,6 +401,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   snprintf(sc->base_dir, sizeof sc->base_dir, "%s", base_dir ? base_dir : ".");
   kvsim_plan_params_default(&sc->plan);
   sc->replicas = 1;
+  sc->router_imbalance = KVSIM_ROUTER_IMBALANCE_DEFAULT;
   sc->sample_interval_s = 1.0;
   sc->quant_step_factor = 1.0;
   sc->offload.overlap = true;

@@ -428,6 +428,7 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
   s->slo_attainment = o->slo_n ? (double)o->slo_ok / (double)o->slo_n : 0;
   s->steps = st->steps;
   s->busy_s = rounded(st->busy_s, 1e-6);
+  kvsim_summary_set_cluster(s, st);
   kvsim__diagnose(&st->resolved.sched, st, o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.5) : 0,
                   o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.99) : 0, s);
 }

@@ -2,6 +2,8 @@
  * numbers are part of the output contract (goldens compare bytes). */
 #include "kvsim/summary.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kvsim/report.h"
@@ -50,6 +52,62 @@ int kvsim_stat_parse(const char *name, kvsim_stat *out) {
       return KVSIM_OK;
     }
   return KVSIM_EINVAL;
+}
+
+/* As run_output.c rounds the summary's ratios. */
+static double round6(double x) { return round(x / 1e-6) * 1e-6; }
+
+void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st) {
+  s->replicas = st->replicas;
+  if (st->replicas <= 1)
+    return;
+  snprintf(s->router, sizeof s->router, "%s", kvsim_router_name(st->router));
+  s->router_affinity = st->router_affinity;
+  s->router_fallbacks = st->router_fallbacks;
+  s->router_no_identity = st->router_no_identity;
+  int32_t n = st->replicas < KVSIM_SUMMARY_MAX_REPLICAS ? st->replicas : KVSIM_SUMMARY_MAX_REPLICAS;
+  for (int32_t i = 0; i < n; i++) {
+    const kvsim_replica_stats_t *r = &st->replica[i];
+    kvsim_replica_summary_t *o = &s->per_replica[i];
+    o->requests = r->requests;
+    o->request_share =
+        st->requests_arrived ? round6((double)r->requests / (double)st->requests_arrived) : 0;
+    o->kv_usage_peak = round6(r->kv_usage_peak);
+    o->prefix_queries = r->prefix_queries;
+    o->prefix_hits = r->prefix_hits;
+    o->prefix_hit_rate =
+        r->prefix_queries ? round6((double)r->prefix_hits / (double)r->prefix_queries) : 0;
+  }
+  s->nreplica_rows = n;
+}
+
+/* "cluster": the router and each replica's share of the run. */
+static void add_cluster(cJSON *j, const kvsim_summary_t *s) {
+  if (s->replicas <= 1)
+    return;
+  cJSON *c = cJSON_AddObjectToObject(j, "cluster");
+  cJSON_AddNumberToObject(c, "replicas", s->replicas);
+  cJSON_AddStringToObject(c, "router", s->router);
+  if (!strcmp(s->router, "prefix_affinity")) {
+    cJSON_AddNumberToObject(c, "routed_by_prefix", (double)s->router_affinity);
+    cJSON_AddNumberToObject(c, "routed_least_loaded_imbalance", (double)s->router_fallbacks);
+    cJSON_AddNumberToObject(c, "routed_least_loaded_no_prefix", (double)s->router_no_identity);
+  }
+  cJSON *rows = cJSON_AddArrayToObject(c, "per_replica");
+  for (int32_t i = 0; i < s->nreplica_rows; i++) {
+    const kvsim_replica_summary_t *r = &s->per_replica[i];
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "replica", i);
+    cJSON_AddNumberToObject(e, "requests", (double)r->requests);
+    cJSON_AddNumberToObject(e, "request_share", r->request_share);
+    cJSON_AddNumberToObject(e, "kv_usage_peak", r->kv_usage_peak);
+    cJSON_AddNumberToObject(e, "prefix_queries_tokens", (double)r->prefix_queries);
+    cJSON_AddNumberToObject(e, "prefix_hits_tokens", (double)r->prefix_hits);
+    cJSON_AddNumberToObject(e, "prefix_hit_rate", r->prefix_hit_rate);
+    cJSON_AddItemToArray(rows, e);
+  }
+  if (s->nreplica_rows < s->replicas)
+    cJSON_AddNumberToObject(c, "replicas_not_listed", s->replicas - s->nreplica_rows);
 }
 
 static cJSON *latency_json(const kvsim_latency_t *l) {
@@ -187,6 +245,7 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   cJSON *eng = cJSON_AddObjectToObject(j, "engine");
   cJSON_AddNumberToObject(eng, "steps", (double)s->steps);
   cJSON_AddNumberToObject(eng, "busy_s", s->busy_s);
+  add_cluster(j, s);
 
   cJSON *diag = cJSON_AddArrayToObject(j, "diagnosis");
   for (int i = 0; i < s->ndiagnosis; i++) {
