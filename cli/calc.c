@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "core/util.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
@@ -15,6 +16,7 @@ int cmd_calc(int argc, char **argv) {
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
   const char *kv_dtype = "auto", *dtype = "auto", *quant = "";
   double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;
+  const char *mml_s = "0", *seq_len_s = "0";
   int64_t mml = 0, bs = 0, tp = 1, pp = 1, seqs = 0, mbt = 0, kvbytes = 0, blocks_override = 0;
   int64_t target = 0, seq_len = 0, kv_group = 64, kv_residual = 128;
   bool chunked = false, chunked_seen = false, no_chunked = false, json = false, strict = false;
@@ -25,7 +27,7 @@ int cmd_calc(int argc, char **argv) {
       {"--gpu-memory-gib", ARG_NUM, &mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)", NULL},
       {"--engine", ARG_STR, &engine, "vllm-v1 (default) or vllm-v0", NULL},
       {"--gpu-memory-utilization", ARG_NUM, &util, "fraction of total memory for the instance (default 0.9)", NULL},
-      {"--max-model-len", ARG_INT, &mml, "context length (default: the model's max_position_embeddings)", NULL},
+      {"--max-model-len", ARG_STR, &mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)", NULL},
       {"--block-size", ARG_INT, &bs, "tokens per KV block (default 16)", NULL},
       {"--kv-cache-dtype", ARG_STR, &kv_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, int8, int4", NULL},
       {"--kv-quant-group", ARG_INT, &kv_group, "int8/int4 cache: elements per scale group (default 64)", NULL},
@@ -52,7 +54,7 @@ int cmd_calc(int argc, char **argv) {
       {"--non-torch-gib", ARG_NUM, &nt, "measured non-torch memory (GiB)", NULL},
       {"--cuda-graph-gib", ARG_NUM, &cg, "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs", NULL},
       {"--target-concurrency", ARG_INT, &target, "reverse mode: concurrent requests to hold", NULL},
-      {"--seq-len", ARG_INT, &seq_len, "reverse mode: tokens per request", NULL},
+      {"--seq-len", ARG_STR, &seq_len_s, "reverse mode: tokens per request (8192, 8k)", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--strict", ARG_FLAG, &strict, "exit 1 when the plan does not fit", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -63,6 +65,9 @@ int cmd_calc(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
 
   kvsim_err err = {0};
+  if (kvsim__parse_human_int(mml_s, &mml, "--max-model-len", &err) < 0 ||
+      kvsim__parse_human_int(seq_len_s, &seq_len, "--seq-len", &err) < 0)
+    return cli_fail("calc", "%s", err.msg);
   kvsim_model_t m;
   kvsim_gpu_t g;
   if (kvsim_model_load(model, &m, &err) < 0)

@@ -120,6 +120,74 @@ static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NUL
 static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
                                              "max_queue_length", "max_wait_s", NULL};
 
+
+/* The sections whose keys are known here, for cross-section suggestions
+ * and kvsim__scenario_keys. */
+typedef struct section_keys {
+  const char *name;
+  const char *const *keys;
+} section_keys;
+
+static const section_keys *sections(size_t *n) {
+  static section_keys t[6];
+  if (!t[0].keys) {
+    t[0] = (section_keys){"", top_keys};
+    t[1] = (section_keys){"hardware", hardware_keys};
+    t[2] = (section_keys){"engine", engine_keys()};
+    t[3] = (section_keys){"slo", slo_keys};
+    t[4] = (section_keys){"output", output_keys};
+    t[5] = (section_keys){"admission", admission_keys};
+  }
+  *n = sizeof t / sizeof *t;
+  return t;
+}
+
+static bool in_list(const char *const *keys, const char *k) {
+  for (; *keys; keys++)
+    if (!strcmp(*keys, k))
+      return true;
+  return false;
+}
+
+/* kvsim__json_only_keys, and for a key that belongs to another section
+ * (an engine key under hardware) or is a typo of one, "did you mean
+ * `hardware.tensor_parallel_size`?". A near miss in the key's own section
+ * keeps the usual suggestion. */
+static int check_keys(const cJSON *o, const char *self, const char *const *allowed,
+                      const char *w, kvsim_err *err) {
+  if (!cJSON_IsObject(o))
+    return kvsim__json_only_keys(o, allowed, w, err);
+  size_t n;
+  const section_keys *t = sections(&n);
+  for (const cJSON *c = o->child; c; c = c->next) {
+    if (in_list(allowed, c->string))
+      continue;
+    const char *sec = NULL, *key = NULL;
+    int best = 1 << 30;
+    for (size_t i = 0; i < n; i++) {
+      if (!strcmp(t[i].name, self))
+        continue;
+      for (const char *const *k = t[i].keys; *k; k++) {
+        int d = kvsim__edit_distance(*k, c->string);
+        if (d < best) {
+          best = d, sec = t[i].name, key = *k;
+        }
+      }
+    }
+    int own = 1 << 30;
+    for (const char *const *k = allowed; *k; k++) {
+      int d = kvsim__edit_distance(*k, c->string);
+      own = d < own ? d : own;
+    }
+    /* Exact elsewhere wins; then a near miss at home; then one elsewhere. */
+    if (key && (best == 0 || (own > 3 && best <= 2)))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean `%s%s%s`?)", w,
+                           *self ? "." : ": ", c->string, sec, *sec ? "." : "", key);
+    break;
+  }
+  return kvsim__json_only_keys(o, allowed, w, err);
+}
+
 /* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
  * memory and well inside an int64 byte count. */
 #define KVSIM_MAX_GPU_MEMORY_GIB 65536
@@ -139,7 +207,7 @@ int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w,
 static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
                           size_t gcap, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, hardware_keys, w, err)) < 0)
+  if ((rc = check_keys(o, "hardware", hardware_keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
     return rc;
@@ -184,9 +252,21 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   return KVSIM_OK;
 }
 
+/* engine.max_model_len: a number, or a string as vLLM's --max-model-len
+ * takes it ("32k" = 32,000, "32K" = 32,768: human_readable_int). */
+static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "max_model_len");
+  if (!cJSON_IsString(v))
+    return kvsim__json_int(o, "max_model_len", out, w, err);
+  char what[600];
+  snprintf(what, sizeof what, "%s.max_model_len", w);
+  int rc = kvsim__parse_human_int(v->valuestring, out, what, err);
+  return rc < 0 ? rc : 1;
+}
+
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, engine_keys(), w, err)) < 0)
+  if ((rc = check_keys(o, "engine", engine_keys(), w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
@@ -195,7 +275,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
           store = 0;
   double util = p->gpu_memory_utilization;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_model_len", &mml, w, err)) < 0 ||
+      (rc = max_model_len(o, &mml, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
@@ -226,6 +306,11 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
                          w, (long long)res, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (bs > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.block_size: %lld is outside [1, 4096]", w, (long long)bs);
+  /* Checked here so that the message names the scenario key, not the
+   * flag the plan would name. */
+  if (!(util > 0 && util <= 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_utilization: %g is outside (0, 1]", w,
+                         util);
   p->gpu_memory_utilization = util;
   p->max_model_len = mml;
   p->block_size = (int)bs;
@@ -319,7 +404,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 
 static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, slo_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "slo", slo_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "ttft_p99_s", &sc->slo_ttft_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
@@ -331,7 +416,7 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
 
 static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, output_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "output", output_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
     return rc;
@@ -346,7 +431,7 @@ static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   kvsim_admission_t *a = &sc->admission;
   int rc;
-  if ((rc = kvsim__json_only_keys(o, admission_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "admission", admission_keys, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_prompt_tokens", &a->max_prompt_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_output_tokens", &a->max_output_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_queue_length", &a->max_queue_length, w, err)) < 0 ||
@@ -407,7 +492,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
     goto fail;
   }
-  if ((rc = kvsim__json_only_keys(root, top_keys, where, err)) < 0)
+  if ((rc = check_keys(root, "", top_keys, where, err)) < 0)
     goto fail;
   if ((rc = kvsim__json_str(root, "name", sc->name, sizeof sc->name, where, err)) < 0)
     goto fail;
@@ -598,12 +683,9 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
 }
 
 const char *const *kvsim__scenario_keys(const char *section) {
-  const struct {
-    const char *name;
-    const char *const *keys;
-  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys()},
-           {"slo", slo_keys}, {"output", output_keys}, {"admission", admission_keys}};
-  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+  size_t n;
+  const section_keys *t = sections(&n);
+  for (size_t i = 0; i < n; i++)
     if (!strcmp(section, t[i].name))
       return t[i].keys;
   return NULL;
