@@ -4,8 +4,8 @@
 # name the key and file (a misplaced key, a trailing comma).
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
-kvsim=$1
-src=$2
+kvsim=$(realpath "$1")
+src=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -70,4 +70,20 @@ printf '{"name": "x", "engine": {"block_size": [16, 32, ]}}\n' >"$tmp/comma.json
 expect_error "comma.json:1: invalid JSON: trailing comma at line 1" run "$tmp/comma.json"
 printf '{"name": "a,}" "model": 1}\n' >"$tmp/nocomma.json"
 expect_error "nocomma.json:1: invalid JSON$" run "$tmp/nocomma.json"
+
+# --set without --out never overwrites another configuration's results.
+mkdir "$tmp/cwd"
+a=$(cd "$tmp/cwd" && "$kvsim" run "$scen" --set engine.max_num_seqs=16) || fail "run a exited $?"
+b=$(cd "$tmp/cwd" && "$kvsim" run "$scen" --set engine.max_num_seqs=8) || fail "run b exited $?"
+c=$(cd "$tmp/cwd" && "$kvsim" run "$scen") || fail "run c exited $?"
+da=$(grep -Eo 'results/small-synthetic\+[0-9a-f]{8}/$' <<<"$a") || fail "run line names results/<name>+<hash>/: $a"
+db=$(grep -Eo 'results/small-synthetic\+[0-9a-f]{8}/$' <<<"$b") || fail "run line names results/<name>+<hash>/: $b"
+[ "$da" != "$db" ] || fail "two override sets share $da"
+grep -q -- '-> results/small-synthetic/$' <<<"$c" || fail "without --set the folder is results/<name>/: $c"
+for d in "$da" "$db" results/small-synthetic/; do
+  [ -s "$tmp/cwd/$d/summary.json" ] || fail "no summary.json in $d"
+done
+grep -q '"max_num_seqs":[[:space:]]*8,' "$tmp/cwd/$db/summary.json" || fail "$db holds the max_num_seqs=8 run"
+a2=$(cd "$tmp/cwd" && "$kvsim" run "$scen" --set engine.max_num_seqs=16) || fail "run a again exited $?"
+grep -q -- "$da\$" <<<"$a2" || fail "the same overrides go to the same folder: $a2"
 echo "ok"
