@@ -78,10 +78,36 @@ grep -Eq '^Naive estimate: 71\.28 GiB \(total x utilization\) / 0\.50 GiB of KV 
 out=$("$kvsim" calc --model llama-3.1-8b --max-model-len 4096 --estimate-cudagraphs) || fail "calc cudagraphs exited $?"
 grep -Eq 'CUDA graphs [0-9.]+ GiB$' <<<"$out" || fail "subtracted graphs have no '(not subtracted)': $out"
 
-# Reverse mode.
+# Reverse mode: --seq-len is the concurrency line's length, and the answer
+# counts GPUs over TP degrees and replicas.
 out=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --target-concurrency 64 --seq-len 8192) \
   || fail "reverse calc exited $?"
-grep -q '^Reverse: 64 requests x 8192 tokens need 64.00 GiB of KV cache per GPU at TP 1' <<<"$out" \
+grep -q '^Reverse: 64 requests x 8,192 tokens need 64.00 GiB of KV cache per GPU at TP 1' <<<"$out" \
   || fail "reverse line: $out"
-grep -q '^Smallest TP on h100-sxm that fits: 2$' <<<"$out" || fail "min GPUs line: $out"
+grep -Eq '^Maximum concurrency for 8,192 tokens per request: 51\.[0-9]{2}x$' <<<"$out" || fail "concurrency at --seq-len: $out"
+grep -q '^Smallest fit: 2 x h100-sxm as 2 replicas of TP 1 (each holds 51 requests of 8,192 tokens)$' <<<"$out" \
+  || fail "smallest layout line: $out"
+out=$("$kvsim" calc --model llama-3.1-8b --gpu l40s --target-concurrency 100 --seq-len 4k) || fail "l40s exited $?"
+grep -q '^Smallest fit: 2 x l40s as TP 2 (one replica holds 127 requests of 4,000 tokens)$' <<<"$out" || fail "2 x L40S: $out"
+out=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --target-concurrency 100 --seq-len 4k) || fail "h100 exited $?"
+grep -q '^Smallest fit: 1 x h100-sxm as TP 1 ' <<<"$out" || fail "1 x H100: $out"
+# One answer: a plan that does not fit says the same as the reverse answer.
+out=$("$kvsim" calc --model llama-3.1-70b --gpu h100-sxm --target-concurrency 64 --seq-len 8192) || fail "70b exited $?"
+grep -q '^To fit: 8 x h100-sxm as 2 replicas of TP 4 (each holds 53 requests of 8,192 tokens)$' <<<"$out" || fail "70b To fit: $out"
+[ "$(grep -c 'tensor_parallel_size\|Smallest' <<<"$out")" -eq 0 ] || fail "a second answer is printed: $out"
+json=$("$kvsim" calc --model llama-3.1-70b --gpu h100-sxm --target-concurrency 64 --seq-len 8192 --json) || fail "70b json exited $?"
+python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+assert o["min_gpus"] == 8 and o["layout_tensor_parallel_size"] == 4 and o["layout_replicas"] == 2, o
+assert o["advice"] == o["answer"], (o["advice"], o["answer"])
+assert o["required_kv_bytes"] > 0 and o["required_memory_bytes"] > o["required_kv_bytes"], o' "$json" || fail "reverse JSON: $json"
+# Without --seq-len: the longest max_model_len that N requests fit in, used by the concurrency line.
+out=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --target-concurrency 64) || fail "concurrency-only exited $?"
+len=$(sed -nE 's/^Reverse: 64 requests fit in max_model_len <= ([0-9,]+) tokens each at TP 1 on h100-sxm$/\1/p' <<<"$out")
+[ -n "$len" ] || fail "longest length line: $out"
+grep -Eq "^Maximum concurrency for $len tokens per request: 64\.[0-9]{2}x$" <<<"$out" || fail "concurrency at $len: $out"
+n=${len//,/}
+out=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --target-concurrency 64 --seq-len $((n + 16))) || fail "longer exited $?"
+grep -q '^Smallest fit: 2 x' <<<"$out" || fail "16 tokens longer needs a second GPU: $out"
 echo "ok"
