@@ -157,11 +157,14 @@ int cmd_calc(int argc, char **argv) {
   if (seq_len > 0 && mml > 0 && mml < seq_len)
     return cli_fail("calc", "--seq-len %lld is longer than --max-model-len %lld", (long long)seq_len,
                     (long long)mml);
+  if (seq_len > 0 && m.max_position_embeddings > 0 && seq_len > m.max_position_embeddings)
+    return cli_fail("calc", "--seq-len: %lld is greater than the model's max_position_embeddings (%lld)",
+                    (long long)seq_len, (long long)m.max_position_embeddings);
   kvsim_plan_t pl;
   if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0 ||
       (reverse && kvsim_plan_reverse(&m, &g, &p, target, seq_len, &rev, &err) < 0))
     return cli_fail("calc", "%s", err.msg);
-  if (reverse && !mml && rev.seq_len != pl.p.max_model_len) {
+  if (reverse && !mml && (seq_len || rev.max_seq_len) && rev.seq_len != pl.p.max_model_len) {
     p.max_model_len = rev.seq_len;
     if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0)
       return cli_fail("calc", "%s", err.msg);

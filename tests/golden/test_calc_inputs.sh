@@ -31,6 +31,15 @@ expect_error "--max-model-len: decimals are not allowed with binary suffixes lik
 expect_error "--max-model-len: expected an integer, got '8x'" calc --max-model-len 8x
 expect_error "--max-model-len: expected an integer, got 'k'" calc --max-model-len k
 
+# Reverse-mode lengths are checked as lengths.
+expect_error "--seq-len: 200000 is greater than the model's max_position_embeddings \(131072\)" \
+  calc --target-concurrency 2 --seq-len 200k
+expect_error "--seq-len 8000 is longer than --max-model-len 4000" calc --target-concurrency 2 --seq-len 8k --max-model-len 4k
+expect_error "--seq-len needs --target-concurrency" calc --seq-len 8k
+out=$("$kvsim" calc --gpu l4 --target-concurrency 100000) || fail "no-length calc exited $?"
+grep -q '^Reverse: 100000 requests do not fit at TP 1 on l4 at any length$' <<<"$out" || fail "no length fits: $out"
+grep -q '^Model llama-3.1-8b on l4: .* max_model_len 131,072,' <<<"$out" || fail "the plan keeps the model's length: $out"
+
 # ... and as a scenario string value.
 scen=$src/tests/golden/data/small-synthetic.json
 "$kvsim" run "$scen" --quiet --set 'engine.max_model_len="2k"' --out "$tmp/r" || fail "run with \"2k\" exited $?"
