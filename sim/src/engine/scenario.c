@@ -448,6 +448,45 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
   return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
 }
 
+/* The plan checks its parameters in vLLM's words ("--max-num-seqs
+ * (engine.max_num_seqs): 1e+08 is out of range ..."). For a scenario the
+ * same check, run at load, names the file and the key instead
+ * ("scen.json: engine.max_num_seqs: ..."). */
+static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
+  kvsim_plan_t pl;
+  kvsim_err e = {0};
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
+  if (rc == KVSIM_OK)
+    return KVSIM_OK;
+  const char *msg = e.msg;
+  if (strncmp(msg, "--", 2) != 0)
+    return kvsim_err_set(err, rc, "%s: %s", where, msg);
+  size_t n = strcspn(msg, " :");
+  const char *rest = msg + n;
+  char key[64];
+  if (!strncmp(rest, " (", 2) && strchr(rest, ')')) {
+    /* "--flag (section.key): ..." */
+    size_t k = (size_t)(strchr(rest, ')') - rest) - 2;
+    snprintf(key, sizeof key, "%.*s", (int)k, rest + 2);
+    rest = strchr(rest, ')') + 1;
+  } else {
+    /* "--flag: ..." : the key is the flag with underscores. */
+    snprintf(key, sizeof key, "%.*s", (int)(n - 2), msg + 2);
+    for (char *c = key; *c; c++)
+      if (*c == '-')
+        *c = '_';
+  }
+  const char *sec = NULL;
+  size_t ns;
+  const section_keys *t = sections(&ns);
+  for (size_t i = 1; !strchr(key, '.') && i < ns && !sec; i++)
+    if (in_list(t[i].keys, key))
+      sec = t[i].name;
+  if (!sec && !strchr(key, '.'))
+    return kvsim_err_set(err, rc, "%s: %s", where, msg);
+  return kvsim_err_set(err, rc, "%s: %s%s%s%s", where, sec ? sec : "", sec ? "." : "", key, rest);
+}
+
 static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,
                          kvsim_err *err) {
   if (strchr(name, '/') && name[0] != '/') {
@@ -614,6 +653,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     goto fail;
   }
   if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
+    goto fail;
+  if ((rc = check_plan(sc, where, err)) < 0)
     goto fail;
   sc->resolved = root;
   return KVSIM_OK;
