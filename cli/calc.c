@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "core/util.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
@@ -15,6 +16,7 @@ int cmd_calc(int argc, char **argv) {
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
   const char *kv_dtype = "auto", *dtype = "auto", *quant = "";
   double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;
+  const char *mml_s = "0", *seq_len_s = "0";
   int64_t mml = 0, bs = 0, tp = 1, pp = 1, seqs = 0, mbt = 0, kvbytes = 0, blocks_override = 0;
   int64_t target = 0, seq_len = 0, kv_group = 64, kv_residual = 128;
   bool chunked = false, chunked_seen = false, no_chunked = false, json = false, strict = false;
@@ -25,7 +27,7 @@ int cmd_calc(int argc, char **argv) {
       {"--gpu-memory-gib", ARG_NUM, &mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)", NULL},
       {"--engine", ARG_STR, &engine, "vllm-v1 (default) or vllm-v0", NULL},
       {"--gpu-memory-utilization", ARG_NUM, &util, "fraction of total memory for the instance (default 0.9)", NULL},
-      {"--max-model-len", ARG_INT, &mml, "context length (default: the model's max_position_embeddings)", NULL},
+      {"--max-model-len", ARG_STR, &mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)", NULL},
       {"--block-size", ARG_INT, &bs, "tokens per KV block (default 16)", NULL},
       {"--kv-cache-dtype", ARG_STR, &kv_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, int8, int4", NULL},
       {"--kv-quant-group", ARG_INT, &kv_group, "int8/int4 cache: elements per scale group (default 64)", NULL},
@@ -52,7 +54,7 @@ int cmd_calc(int argc, char **argv) {
       {"--non-torch-gib", ARG_NUM, &nt, "measured non-torch memory (GiB)", NULL},
       {"--cuda-graph-gib", ARG_NUM, &cg, "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs", NULL},
       {"--target-concurrency", ARG_INT, &target, "reverse mode: concurrent requests to hold", NULL},
-      {"--seq-len", ARG_INT, &seq_len, "reverse mode: tokens per request", NULL},
+      {"--seq-len", ARG_STR, &seq_len_s, "reverse mode: tokens per request (8192, 8k)", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--strict", ARG_FLAG, &strict, "exit 1 when the plan does not fit", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -63,6 +65,9 @@ int cmd_calc(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
 
   kvsim_err err = {0};
+  if (kvsim__parse_human_int(mml_s, &mml, "--max-model-len", &err) < 0 ||
+      kvsim__parse_human_int(seq_len_s, &seq_len, "--seq-len", &err) < 0)
+    return cli_fail("calc", "%s", err.msg);
   kvsim_model_t m;
   kvsim_gpu_t g;
   if (kvsim_model_load(model, &m, &err) < 0)
@@ -142,19 +147,32 @@ int cmd_calc(int argc, char **argv) {
   p.swap_space_gib = swap;          /* range-checked by the plan */
   p.kv_offloading_gib = offload;
 
-  kvsim_plan_t pl;
-  if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0)
-    return cli_fail("calc", "%s", err.msg);
-  int64_t cpu_blocks = pl.swap_blocks, offload_blocks = pl.offload_blocks;
-
+  /* Reverse mode: --seq-len is also the plan's max_model_len (unless
+   * given), so "Maximum concurrency" and the answer describe one length;
+   * without --seq-len the answer is the longest length N requests fit in. */
   kvsim_plan_reverse_t rev = {0};
   bool reverse = target > 0 || seq_len > 0;
-  if (reverse) {
-    if (target <= 0 || seq_len <= 0)
-      return cli_fail("calc", "reverse mode needs both --target-concurrency and --seq-len");
-    if (kvsim_plan_reverse(&m, &g, &p, target, seq_len, &rev, &err) < 0)
+  if (reverse && target <= 0)
+    return cli_fail("calc", "--seq-len needs --target-concurrency");
+  if (seq_len > 0 && mml > 0 && mml < seq_len)
+    return cli_fail("calc", "--seq-len %lld is longer than --max-model-len %lld", (long long)seq_len,
+                    (long long)mml);
+  if (seq_len > 0 && m.max_position_embeddings > 0 && seq_len > m.max_position_embeddings)
+    return cli_fail("calc", "--seq-len: %lld is greater than the model's max_position_embeddings (%lld)",
+                    (long long)seq_len, (long long)m.max_position_embeddings);
+  kvsim_plan_t pl;
+  if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0 ||
+      (reverse && kvsim_plan_reverse(&m, &g, &p, target, seq_len, &rev, &err) < 0))
+    return cli_fail("calc", "%s", err.msg);
+  if (reverse && !mml && (seq_len || rev.max_seq_len) && rev.seq_len != pl.p.max_model_len) {
+    p.max_model_len = rev.seq_len;
+    if (kvsim_plan_compute(&m, &g, &p, &pl, &err) < 0)
       return cli_fail("calc", "%s", err.msg);
   }
+  int64_t cpu_blocks = pl.swap_blocks, offload_blocks = pl.offload_blocks;
+  char answer[512] = "";
+  if (reverse && seq_len > 0)
+    kvsim_plan_reverse_answer(&rev, g.name, pl.p.pp, target, answer, sizeof answer);
 
   if (json) {
     cJSON *o = cJSON_CreateObject();
@@ -165,31 +183,49 @@ int cmd_calc(int argc, char **argv) {
       cJSON_AddNumberToObject(o, "num_cpu_offload_blocks", (double)offload_blocks);
     if (reverse) {
       cJSON_AddNumberToObject(o, "target_concurrency", (double)target);
-      cJSON_AddNumberToObject(o, "seq_len", (double)seq_len);
+      cJSON_AddNumberToObject(o, "seq_len", (double)rev.seq_len);
       cJSON_AddNumberToObject(o, "required_kv_bytes", (double)rev.required_kv_bytes);
       cJSON_AddNumberToObject(o, "required_memory_bytes", (double)rev.required_memory_bytes);
       cJSON_AddNumberToObject(o, "min_gpus", rev.min_gpus);
+      cJSON_AddNumberToObject(o, "layout_tensor_parallel_size", rev.layout_tp);
+      cJSON_AddNumberToObject(o, "layout_replicas", rev.layout_replicas);
+      cJSON_AddNumberToObject(o, "requests_per_replica", (double)rev.per_replica);
+      cJSON_AddNumberToObject(o, "min_tensor_parallel_size", rev.min_tp);
+      if (!seq_len)
+        cJSON_AddNumberToObject(o, "max_model_len_for_target", (double)rev.max_seq_len);
+      else if (!pl.fits) /* one answer: the advice is the reverse answer */
+        cJSON_ReplaceItemInObject(o, "advice", cJSON_CreateString(answer));
+      if (seq_len)
+        cJSON_AddStringToObject(o, "answer", answer);
     }
     char *s = kvsim_report_json_string(o);
     puts(s);
     free(s);
     cJSON_Delete(o);
   } else {
-    kvsim_report_plan_text(&pl, &m, &g, stdout);
+    kvsim_report_plan_text_fit(&pl, &m, &g, answer[0] ? answer : NULL, stdout);
     if (swap > 0)
       printf("# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)cpu_blocks, swap);
     if (offload > 0)
       printf("CPU offload: %lld blocks of %lld tokens (%.2f GiB over %d GPUs)\n", (long long)offload_blocks,
              (long long)pl.p.block_size, offload, pl.p.tp * pl.p.pp);
-    if (reverse) {
-      printf("Reverse: %lld requests x %lld tokens need %.2f GiB of KV cache per GPU at TP %d; "
-             "a GPU of %.2f GiB total at utilization %.2f\n",
-             (long long)target, (long long)seq_len, (double)rev.required_kv_bytes / KVSIM_GIB,
-             pl.p.tp, (double)rev.required_memory_bytes / KVSIM_GIB, pl.p.gpu_memory_utilization);
-      if (rev.min_gpus > 0)
-        printf("Smallest TP on %s that fits: %d\n", g.name, rev.min_gpus);
+    if (reverse && !seq_len) {
+      char n[32];
+      if (rev.max_seq_len > 0)
+        printf("Reverse: %lld requests fit in max_model_len <= %s tokens each at TP %d on %s%s\n",
+               (long long)target, kvsim__commas(rev.max_seq_len, n, sizeof n), pl.p.tp, g.name,
+               rev.max_seq_len == m.max_position_embeddings ? " (the model's limit)" : "");
       else
-        printf("No TP degree up to 64 on %s fits\n", g.name);
+        printf("Reverse: %lld requests do not fit at TP %d on %s at any length\n", (long long)target,
+               pl.p.tp, g.name);
+    } else if (reverse) {
+      char n[32];
+      printf("Reverse: %lld requests x %s tokens need %.2f GiB of KV cache per GPU at TP %d; "
+             "a GPU of %.2f GiB total at utilization %.2f\n",
+             (long long)target, kvsim__commas(seq_len, n, sizeof n), (double)rev.required_kv_bytes / KVSIM_GIB,
+             pl.p.tp, (double)rev.required_memory_bytes / KVSIM_GIB, pl.p.gpu_memory_utilization);
+      if (pl.fits) /* else the "To fit:" line above says it */
+        printf("Smallest fit: %s\n", answer);
     }
   }
   return strict && !pl.fits ? 1 : 0;

@@ -10,5 +10,6 @@ int cmd_validate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "core/arith.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
@@ -38,13 +39,31 @@ static void print_bench(const struct timespec *t0, const kvsim_summary_t *s) {
           (double)ru.ru_maxrss / 1024.0, (long long)s->steps);
 }
 
+/* The default folder: results/<name>/, and with --set overrides
+ * results/<name>+<8 hex digits of a hash of the overrides, in order>/, so
+ * that a run with other settings never overwrites another's results. */
+static void default_dir(const char *name, const cli_list *sets, char *dir, size_t cap) {
+  if (!sets->n) {
+    snprintf(dir, cap, "results/%s", name);
+    return;
+  }
+  uint64_t h = 0xcbf29ce484222325u; /* FNV-1a, then mixed */
+  for (int i = 0; i < sets->n; i++)
+    for (const char *c = sets->items[i];; c++) {
+      h = (h ^ (unsigned char)*c) * 0x100000001b3u;
+      if (!*c)
+        break;
+    }
+  snprintf(dir, cap, "results/%s+%08llx", name, (unsigned long long)(kvsim__mix64(h) >> 32));
+}
+
 int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
   const char *out = NULL;
   bool quiet = false, progress = false, check = false, print_summary = false, bench = false;
   const cli_arg args[] = {
       {"--set", ARG_LIST, &sets, "override a scenario key: --set engine.max_num_seqs=128 (repeatable)", NULL},
-      {"--out", ARG_STR, &out, "output folder (default results/<scenario name>)", NULL},
+      {"--out", ARG_STR, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
       {"--quiet", ARG_FLAG, &quiet, "no progress line and no result line", NULL},
       {"--progress", ARG_FLAG, &progress, "progress line on stderr even when not a terminal", NULL},
       {"--check-invariants", ARG_FLAG, &check, "check after every step what it touched (its requests' blocks, the free-queue ends), and the whole pool when sampled (about the run's own cost)", NULL},
@@ -76,7 +95,7 @@ int cmd_run(int argc, char **argv) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", out ? out : "");
   if (!out)
-    snprintf(dir, sizeof dir, "results/%s", sc.name);
+    default_dir(sc.name, &sets, dir, sizeof dir);
   opts.dir = dir;
   kvsim_summary_t *s = malloc(sizeof *s);
   if (!s)

@@ -67,9 +67,10 @@ expect_error "gpu.json.memory_total_bytes: 1e\\+18 is out of range \[1073741824,
 # sizes the tier with checked arithmetic, for calc and run alike.
 expect_error "--swap-space \(engine.swap_space\): 1e\+12 GiB is out of range \[0, 4096\]" \
   calc --swap-space 1e12
-expect_error "--kv-offloading-size \(engine.kv_offloading_size\): 1e\+12 GiB is out of range" \
+# A scenario's error names its key and file rather than the flag.
+expect_error "small-synthetic.json: engine.kv_offloading_size: 1e\+12 GiB is out of range" \
   run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_offloading_size=1e12 --out "$tmp/run"
-expect_error "--swap-space \(engine.swap_space\): 1e\+12 GiB" \
+expect_error "small-synthetic.json: engine.swap_space: 1e\+12 GiB" \
   run "$src/tests/golden/data/small-synthetic.json" --set engine.profile=vllm-v0 --set engine.swap_space=1e12 --out "$tmp/run"
 [ ! -e "$tmp/run" ] || fail "a refused run wrote outputs"
 # Values range-checked before they narrow to the plan's fields (1e12 GiB

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvsim/error.h"
@@ -487,4 +488,79 @@ Test(model_ranges, json_integers_beyond_a_double_name_the_range) {
   cr_assert(strstr(err.msg, "out of range [1, 512]") != NULL, "message gives the range: %s",
             err.msg);
   cr_assert(strstr(err.msg, "expected an integer") == NULL, "not a type error: %s", err.msg);
+}
+
+/* ---- architectures kvsim does not model, and names from config.json ---- */
+
+Test(model_errors, state_space_and_encoder_decoder_are_refused) {
+  const struct {
+    const char *fields, *expect;
+  } cases[] = {
+      {"\"model_type\": \"jamba\", \"architectures\": [\"JambaForCausalLM\"]", "JambaForCausalLM"},
+      {"\"model_type\": \"mamba\", \"architectures\": [\"MambaForCausalLM\"]", "MambaForCausalLM"},
+      {"\"model_type\": \"t5\", \"architectures\": [\"T5ForConditionalGeneration\"]",
+       "encoder-decoder"},
+      {"\"model_type\": \"bart\", \"architectures\": [\"BartForConditionalGeneration\"]",
+       "encoder-decoder"},
+      {"\"model_type\": \"llama\", \"is_encoder_decoder\": true", "is_encoder_decoder"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[1024], path[64];
+    snprintf(text, sizeof text,
+             "{%s, \"hidden_size\": 1024, \"num_attention_heads\": 8, \"num_key_value_heads\": 2, "
+             "\"intermediate_size\": 2048, \"vocab_size\": 32000, \"num_hidden_layers\": 4}",
+             cases[i].fields);
+    kvsim_model_t m;
+    kvsim_err err = {0};
+    int rc = parse_temp(text, &m, &err, path, sizeof path);
+    cr_assert_eq(rc, KVSIM_EINVAL, "case %zu (%s) must be refused, got %d", i, cases[i].fields, rc);
+    cr_assert(strstr(err.msg, cases[i].expect) != NULL, "case %zu names '%s': %s", i,
+              cases[i].expect, err.msg);
+    cr_assert(strstr(err.msg, path) != NULL, "case %zu names the file: %s", i, err.msg);
+  }
+  /* A decoder-only config with is_encoder_decoder false still loads. */
+  char path[64];
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  int rc = parse_temp("{" BASE_FIELDS ", \"num_hidden_layers\": 4, \"is_encoder_decoder\": false}",
+                      &m, &err, path, sizeof path);
+  cr_assert_eq(rc, KVSIM_OK, "is_encoder_decoder false is a decoder: %s", err.msg);
+}
+
+/* Writes a config.json into dir (created) and loads it from `arg`. */
+static kvsim_model_t load_config_in(const char *dir, const char *extra, const char *arg) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/config.json", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fprintf(f, "{" BASE_FIELDS ", \"num_hidden_layers\": 4%s}", extra);
+  cr_assert_eq(fclose(f), 0, "close failed");
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_load(arg, &m, &err), KVSIM_OK, "loading %s: %s", arg, err.msg);
+  unlink(path);
+  return m;
+}
+
+Test(model_loader, config_json_is_named_after_its_folder) {
+  char base[] = "kvsim-test-name-XXXXXX"; /* in the working folder */
+  cr_assert_not_null(mkdtemp(base), "mkdtemp failed");
+  char dir[256], arg[512];
+  snprintf(dir, sizeof dir, "%s/My-Model-7B", base);
+  cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s", dir);
+  snprintf(arg, sizeof arg, "%s/config.json", dir);
+  kvsim_model_t m = load_config_in(dir, "", arg);
+  cr_assert_str_eq(m.name, "My-Model-7B", "named after the folder, got %s", m.name);
+  m = load_config_in(dir, "", dir);
+  cr_assert_str_eq(m.name, "My-Model-7B", "a folder argument too, got %s", m.name);
+  /* An HF cache snapshot folder is a commit hash: _name_or_path names it. */
+  char snap[512];
+  snprintf(snap, sizeof snap, "%s/0123456789abcdef0123456789abcdef01234567", base);
+  cr_assert_eq(mkdir(snap, 0700), 0, "mkdir %s", snap);
+  snprintf(arg, sizeof arg, "%s/config.json", snap);
+  m = load_config_in(snap, ", \"_name_or_path\": \"org/Hub-Name-1B\"", arg);
+  cr_assert_str_eq(m.name, "Hub-Name-1B", "snapshot takes _name_or_path, got %s", m.name);
+  rmdir(snap);
+  rmdir(dir);
+  rmdir(base);
 }

@@ -411,6 +411,69 @@ Test(plan_reverse, concurrency_times_length_to_memory) {
   /* TP1 holds ~54 GiB of KV: not enough; TP2 needs 32 GiB a rank. */
   cr_assert_lt(pl.available_kv_bytes, 64 * GIB, "one H100 is short");
   cr_assert_eq(r.min_gpus, 2, "two H100s hold it, got %d", r.min_gpus);
+  /* Two replicas of TP 1 hold half each; on a tie the smaller TP wins. */
+  cr_assert_eq(r.layout_tp, 1, "layout TP, got %d", r.layout_tp);
+  cr_assert_eq(r.layout_replicas, 2, "layout replicas, got %d", r.layout_replicas);
+  cr_assert_eq(r.min_tp, 2, "a single replica needs TP 2, got %d", r.min_tp);
+  int64_t holds = pl.available_kv_bytes / (8192 / 16 * pl.block_bytes);
+  cr_assert_eq(r.per_replica, holds, "one replica holds pool / request bytes: %lld vs %lld",
+               (long long)r.per_replica, (long long)holds);
+  cr_assert(holds < 64 && 2 * holds >= 64, "two replicas are needed and enough (%lld)", (long long)holds);
+}
+
+/* The layout choice: the fewest GPUs over TP degrees and replicas. */
+Test(plan_reverse, replicas_or_tp_whichever_needs_fewer_gpus) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("l40s");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 4000);
+  kvsim_plan_reverse_t r;
+  kvsim_err err = {0};
+  /* One L40S holds 48 requests of 4,000 tokens: 2 replicas hold 96, TP 2 ~127. */
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 90, 4000, &r, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(r.per_replica >= 45 && r.per_replica < 50, 1, "one L40S holds ~48, got %lld",
+               (long long)r.per_replica);
+  cr_assert(r.min_gpus == 2 && r.layout_tp == 1 && r.layout_replicas == 2,
+            "90 requests: 2 replicas of TP 1, got %d GPUs TP %d x %d", r.min_gpus, r.layout_tp,
+            r.layout_replicas);
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 100, 4000, &r, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(r.min_gpus == 2 && r.layout_tp == 2 && r.layout_replicas == 1,
+            "100 requests: TP 2 (one copy of the weights), got %d GPUs TP %d x %d", r.min_gpus,
+            r.layout_tp, r.layout_replicas);
+  char buf[256];
+  kvsim_plan_reverse_answer(&r, g.name, 1, 100, buf, sizeof buf);
+  cr_assert(strstr(buf, "2 x l40s as TP 2") == buf, "answer sentence: %s", buf);
+  /* Qwen2.5-7B's 28 heads stop TP at 4: past that, only replicas scale. */
+  m = model("qwen2.5-7b");
+  g = gpu("h100-sxm");
+  p = params(KVSIM_PLAN_V1, 32768);
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 2000, 32768, &r, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(r.min_tp, -1, "no single replica holds 2,000 x 32k, got TP %d", r.min_tp);
+  cr_assert(r.layout_replicas > 1 && r.min_gpus == r.layout_tp * r.layout_replicas,
+            "replicas carry it: %d GPUs = TP %d x %d", r.min_gpus, r.layout_tp, r.layout_replicas);
+  cr_assert_geq(r.per_replica * r.layout_replicas, 2000, "the replicas hold them all");
+  cr_assert_lt(r.per_replica * (r.layout_replicas - 1), 2000, "one replica fewer does not");
+}
+
+/* seq_len 0: the longest max_model_len N requests fit in at the plan's TP. */
+Test(plan_reverse, longest_length_for_a_concurrency) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 0);
+  kvsim_plan_reverse_t r;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 64, 0, &r, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_gt(r.max_seq_len, 0, "64 requests fit some length");
+  cr_assert_eq(r.seq_len, r.max_seq_len, "the fields describe that length");
+  kvsim_plan_reverse_t at, past;
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 64, r.max_seq_len, &at, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(at.min_gpus, 1, "at the answer one GPU holds them, got %d", at.min_gpus);
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, 64, r.max_seq_len + 16, &past, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_gt(past.min_gpus, 1, "one block longer does not fit one GPU");
+  /* A concurrency no length fits. */
+  cr_assert_eq(kvsim_plan_reverse(&m, &g, &p, INT64_C(1) << 30, 0, &r, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(r.max_seq_len, 0, "2^30 requests fit no length, got %lld", (long long)r.max_seq_len);
 }
 
 /* ---- parameter ranges and checked arithmetic (values a fuzzer found) ---- */

@@ -146,19 +146,41 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
  * (sum over KV groups; sliding groups hold only the window). */
 int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens);
 
-/* Reverse mode: memory that `concurrency` requests of `seq_len` tokens need.
- * concurrency in [1, 2^30], seq_len in [1, KVSIM_MODEL_MAX_CONTEXT]; a
+/* Reverse mode: what `concurrency` requests of `seq_len` tokens need.
+ * concurrency in [1, 2^30], seq_len in [0, KVSIM_MODEL_MAX_CONTEXT]; a
  * requirement past 2^63 bytes is KVSIM_EINVAL, as are kvsim_plan_compute's
- * parameter errors. */
+ * parameter errors.
+ *
+ * The layouts tried are those of the given GPU: TP degrees 1, 2, 4, .., 64
+ * (those the model's heads allow) times replicas (data parallel: each
+ * replica holds its share of the requests), at the given PP. The answer is
+ * the fewest GPUs; among layouts of that count, the smallest TP (more
+ * replicas, less TP traffic).
+ *
+ * seq_len 0 asks the other question: the longest max_model_len that
+ * `concurrency` requests fit in at the plan's TP (max_seq_len); the byte
+ * fields then describe requests of that length. */
 typedef struct kvsim_plan_reverse {
+  int64_t seq_len;               /* the length the fields describe (given, or max_seq_len) */
   int64_t required_kv_bytes;     /* per rank at the plan's TP */
   int64_t required_memory_bytes; /* per GPU, before utilization: what total memory must be */
-  int min_gpus;                  /* smallest TP degree on this GPU that fits, -1 if none <= 64 */
+  int min_gpus;                  /* fewest GPUs of a layout that fits, -1 if none */
+  int layout_tp, layout_replicas;/* that layout: min_gpus = layout_tp x PP x layout_replicas */
+  int64_t per_replica;           /* requests one replica of that layout holds */
+  int min_tp;                    /* smallest TP degree holding them all in one replica, -1 if none <= 64 */
+  int64_t max_seq_len;           /* seq_len 0: longest length they fit in at the plan's TP, 0 if none */
 } kvsim_plan_reverse_t;
 
 int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g,
                        const kvsim_plan_params_t *p, int64_t concurrency, int64_t seq_len,
                        kvsim_plan_reverse_t *out, kvsim_err *err);
+
+/* Reverse mode's answer in one sentence for `concurrency` requests on GPU
+ * `gpu` ("2 x h100-sxm as 2 replicas of TP 1, 54 requests each"), written
+ * to buf[cap]; the same sentence stands in for the plan's "To fit:" advice
+ * in reverse mode, so that calc gives one answer. */
+void kvsim_plan_reverse_answer(const kvsim_plan_reverse_t *r, const char *gpu, int pp,
+                               int64_t concurrency, char *buf, size_t cap);
 
 #define KVSIM_GIB 1073741824.0
 

@@ -20,6 +20,10 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
 /* Prints the plan in the engine's own log words. */
 void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
                             FILE *out);
+/* The same, with the "To fit:" line's text given (calc's reverse answer,
+ * so that one answer is printed); NULL prints kvsim_plan_advice's. */
+void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
+                                const kvsim_gpu_t *g, const char *to_fit, FILE *out);
 
 /* Serialises a cJSON tree deterministically (fixed number formatting) to a
  * malloc'd string; the caller frees it. */

@@ -48,7 +48,35 @@ cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
     const char *stop = end ? end : cJSON_GetErrorPtr();
     for (const char *p = text; stop && p < stop && *p; p++)
       line += *p == '\n';
-    kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON", where, line);
+    /* A trailing comma is the usual culprit (editors and JSON5 allow it):
+     * the first ',' outside a string followed by '}' or ']', up to where
+     * cJSON stopped (just past the bracket, at worst). */
+    int comma_line = 0;
+    bool in_str = false;
+    for (const char *p = text; stop && *p && p <= stop && !comma_line; p++) {
+      if (in_str) {
+        if (*p == '\\' && p[1])
+          p++;
+        else if (*p == '"')
+          in_str = false;
+      } else if (*p == '"') {
+        in_str = true;
+      } else if (*p == ',') {
+        const char *q = p + 1;
+        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+          q++;
+        if ((*q == '}' || *q == ']') && q <= stop) {
+          comma_line = 1;
+          for (const char *r = text; r < p; r++)
+            comma_line += *r == '\n';
+        }
+      }
+    }
+    if (comma_line)
+      kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON: trailing comma at line %d", where,
+                    comma_line, comma_line);
+    else
+      kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON", where, line);
   }
   return j;
 }
@@ -223,4 +251,59 @@ const char *kvsim__commas(int64_t v, char *buf, size_t cap) {
 bool kvsim__ends_with(const char *s, const char *suffix) {
   size_t ls = strlen(s), lx = strlen(suffix);
   return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+int kvsim__parse_human_int(const char *s, int64_t *out, const char *what, kvsim_err *err) {
+  const char *p = s;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  size_t n = strlen(p);
+  while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+    n--;
+  char buf[64];
+  if (n == 0 || n >= sizeof buf)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an integer, got '%s' (8192, 8k = 8,000 or 8K = 8,192)",
+                         what, s);
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+  /* (\d+(?:\.\d+)?)([kKmMgGtT]) or a plain integer, as vLLM's regex. */
+  const char *sfx = "kmgtKMGT";
+  char last = buf[n - 1];
+  const char *hit = strchr(sfx, last);
+  size_t digits = hit ? n - 1 : n;
+  int dots = 0, ok = digits > 0 && buf[0] != '.' && buf[digits - 1] != '.';
+  for (size_t i = 0; ok && i < digits; i++) {
+    if (buf[i] == '.')
+      dots++;
+    else if (buf[i] < '0' || buf[i] > '9')
+      ok = 0;
+  }
+  if (!ok || dots > 1 || (dots && !hit))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an integer, got '%s' (8192, 8k = 8,000 or 8K = 8,192)",
+                         what, s);
+  buf[digits] = '\0';
+  const int64_t limit = INT64_C(1) << 62;
+  if (hit && last >= 'a') {
+    /* Decimal suffix: int(float(number) * mult), truncated as Python's int(). */
+    static const double mult[] = {1e3, 1e6, 1e9, 1e12};
+    double v = strtod(buf, NULL) * mult[hit - sfx];
+    if (!(v < (double)limit))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s' is too large", what, s);
+    *out = (int64_t)v;
+    return KVSIM_OK;
+  }
+  if (dots)
+    /* vLLM: "Decimals are not allowed with binary suffixes like K". */
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: decimals are not allowed with binary suffixes like %c; did you mean "
+                         "%s%c?",
+                         what, last, buf, (char)(last - 'A' + 'a'));
+  errno = 0;
+  char *end;
+  long long v = strtoll(buf, &end, 10);
+  int shift = hit ? 10 * (int)(hit - sfx - 3) : 0;
+  if (errno || v >= limit >> shift)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s' is too large", what, s);
+  *out = (int64_t)v << shift;
+  return KVSIM_OK;
 }

@@ -50,4 +50,12 @@ const char *kvsim__commas(int64_t v, char *buf, size_t cap);
 
 bool kvsim__ends_with(const char *s, const char *suffix);
 
+/* Parses a token count as vLLM's --max-model-len does (human_readable_int
+ * in vllm/engine/arg_utils.py): a plain integer, or a number with a suffix,
+ * k/m/g/t decimal (10^3 .. 10^12, decimals allowed: "25.6k" = 25,600) and
+ * K/M/G/T binary (2^10 .. 2^40, integers only: "8K" = 8,192). Returns
+ * KVSIM_OK, or KVSIM_EINVAL (message names `what` and the text) for
+ * anything else, a negative value or a result past 2^62. */
+int kvsim__parse_human_int(const char *s, int64_t *out, const char *what, kvsim_err *err);
+
 #endif

@@ -121,6 +121,74 @@ static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NUL
 static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
                                              "max_queue_length", "max_wait_s", NULL};
 
+
+/* The sections whose keys are known here, for cross-section suggestions
+ * and kvsim__scenario_keys. */
+typedef struct section_keys {
+  const char *name;
+  const char *const *keys;
+} section_keys;
+
+static const section_keys *sections(size_t *n) {
+  static section_keys t[6];
+  if (!t[0].keys) {
+    t[0] = (section_keys){"", top_keys};
+    t[1] = (section_keys){"hardware", hardware_keys};
+    t[2] = (section_keys){"engine", engine_keys()};
+    t[3] = (section_keys){"slo", slo_keys};
+    t[4] = (section_keys){"output", output_keys};
+    t[5] = (section_keys){"admission", admission_keys};
+  }
+  *n = sizeof t / sizeof *t;
+  return t;
+}
+
+static bool in_list(const char *const *keys, const char *k) {
+  for (; *keys; keys++)
+    if (!strcmp(*keys, k))
+      return true;
+  return false;
+}
+
+/* kvsim__json_only_keys, and for a key that belongs to another section
+ * (an engine key under hardware) or is a typo of one, "did you mean
+ * `hardware.tensor_parallel_size`?". A near miss in the key's own section
+ * keeps the usual suggestion. */
+static int check_keys(const cJSON *o, const char *self, const char *const *allowed,
+                      const char *w, kvsim_err *err) {
+  if (!cJSON_IsObject(o))
+    return kvsim__json_only_keys(o, allowed, w, err);
+  size_t n;
+  const section_keys *t = sections(&n);
+  for (const cJSON *c = o->child; c; c = c->next) {
+    if (in_list(allowed, c->string))
+      continue;
+    const char *sec = NULL, *key = NULL;
+    int best = 1 << 30;
+    for (size_t i = 0; i < n; i++) {
+      if (!strcmp(t[i].name, self))
+        continue;
+      for (const char *const *k = t[i].keys; *k; k++) {
+        int d = kvsim__edit_distance(*k, c->string);
+        if (d < best) {
+          best = d, sec = t[i].name, key = *k;
+        }
+      }
+    }
+    int own = 1 << 30;
+    for (const char *const *k = allowed; *k; k++) {
+      int d = kvsim__edit_distance(*k, c->string);
+      own = d < own ? d : own;
+    }
+    /* Exact elsewhere wins; then a near miss at home; then one elsewhere. */
+    if (key && (best == 0 || (own > 3 && best <= 2)))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean `%s%s%s`?)", w,
+                           *self ? "." : ": ", c->string, sec, *sec ? "." : "", key);
+    break;
+  }
+  return kvsim__json_only_keys(o, allowed, w, err);
+}
+
 /* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
  * memory and well inside an int64 byte count. */
 #define KVSIM_MAX_GPU_MEMORY_GIB 65536
@@ -140,7 +208,7 @@ int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w,
 static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
                           size_t gcap, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, hardware_keys, w, err)) < 0)
+  if ((rc = check_keys(o, "hardware", hardware_keys, w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
     return rc;
@@ -190,9 +258,21 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   return KVSIM_OK;
 }
 
+/* engine.max_model_len: a number, or a string as vLLM's --max-model-len
+ * takes it ("32k" = 32,000, "32K" = 32,768: human_readable_int). */
+static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "max_model_len");
+  if (!cJSON_IsString(v))
+    return kvsim__json_int(o, "max_model_len", out, w, err);
+  char what[600];
+  snprintf(what, sizeof what, "%s.max_model_len", w);
+  int rc = kvsim__parse_human_int(v->valuestring, out, what, err);
+  return rc < 0 ? rc : 1;
+}
+
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, engine_keys(), w, err)) < 0)
+  if ((rc = check_keys(o, "engine", engine_keys(), w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
@@ -201,7 +281,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
           store = 0;
   double util = p->gpu_memory_utilization;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_model_len", &mml, w, err)) < 0 ||
+      (rc = max_model_len(o, &mml, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
@@ -232,6 +312,11 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
                          w, (long long)res, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (bs > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.block_size: %lld is outside [1, 4096]", w, (long long)bs);
+  /* Checked here so that the message names the scenario key, not the
+   * flag the plan would name. */
+  if (!(util > 0 && util <= 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_utilization: %g is outside (0, 1]", w,
+                         util);
   p->gpu_memory_utilization = util;
   p->max_model_len = mml;
   p->block_size = (int)bs;
@@ -325,7 +410,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 
 static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, slo_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "slo", slo_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "ttft_p99_s", &sc->slo_ttft_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
@@ -337,7 +422,7 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
 
 static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(o, output_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "output", output_keys, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
     return rc;
@@ -352,7 +437,7 @@ static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   kvsim_admission_t *a = &sc->admission;
   int rc;
-  if ((rc = kvsim__json_only_keys(o, admission_keys, w, err)) < 0 ||
+  if ((rc = check_keys(o, "admission", admission_keys, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_prompt_tokens", &a->max_prompt_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_output_tokens", &a->max_output_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "max_queue_length", &a->max_queue_length, w, err)) < 0 ||
@@ -367,6 +452,45 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
 static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   /* The same keys and ranges as a GPU file's "perf" (gpu.c). */
   return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
+}
+
+/* The plan checks its parameters in vLLM's words ("--max-num-seqs
+ * (engine.max_num_seqs): 1e+08 is out of range ..."). For a scenario the
+ * same check, run at load, names the file and the key instead
+ * ("scen.json: engine.max_num_seqs: ..."). */
+static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
+  kvsim_plan_t pl;
+  kvsim_err e = {0};
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
+  if (rc == KVSIM_OK)
+    return KVSIM_OK;
+  const char *msg = e.msg;
+  if (strncmp(msg, "--", 2) != 0)
+    return kvsim_err_set(err, rc, "%s: %s", where, msg);
+  size_t n = strcspn(msg, " :");
+  const char *rest = msg + n;
+  char key[64];
+  if (!strncmp(rest, " (", 2) && strchr(rest, ')')) {
+    /* "--flag (section.key): ..." */
+    size_t k = (size_t)(strchr(rest, ')') - rest) - 2;
+    snprintf(key, sizeof key, "%.*s", (int)k, rest + 2);
+    rest = strchr(rest, ')') + 1;
+  } else {
+    /* "--flag: ..." : the key is the flag with underscores. */
+    snprintf(key, sizeof key, "%.*s", (int)(n - 2), msg + 2);
+    for (char *c = key; *c; c++)
+      if (*c == '-')
+        *c = '_';
+  }
+  const char *sec = NULL;
+  size_t ns;
+  const section_keys *t = sections(&ns);
+  for (size_t i = 1; !strchr(key, '.') && i < ns && !sec; i++)
+    if (in_list(t[i].keys, key))
+      sec = t[i].name;
+  if (!sec && !strchr(key, '.'))
+    return kvsim_err_set(err, rc, "%s: %s", where, msg);
+  return kvsim_err_set(err, rc, "%s: %s%s%s%s", where, sec ? sec : "", sec ? "." : "", key, rest);
 }
 
 static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,
@@ -414,7 +538,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
     goto fail;
   }
-  if ((rc = kvsim__json_only_keys(root, top_keys, where, err)) < 0)
+  if ((rc = check_keys(root, "", top_keys, where, err)) < 0)
     goto fail;
   if ((rc = kvsim__json_str(root, "name", sc->name, sizeof sc->name, where, err)) < 0)
     goto fail;
@@ -537,6 +661,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   }
   if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
     goto fail;
+  if ((rc = check_plan(sc, where, err)) < 0)
+    goto fail;
   sc->resolved = root;
   return KVSIM_OK;
 fail:
@@ -605,12 +731,9 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
 }
 
 const char *const *kvsim__scenario_keys(const char *section) {
-  const struct {
-    const char *name;
-    const char *const *keys;
-  } t[] = {{"", top_keys}, {"hardware", hardware_keys}, {"engine", engine_keys()},
-           {"slo", slo_keys}, {"output", output_keys}, {"admission", admission_keys}};
-  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+  size_t n;
+  const section_keys *t = sections(&n);
+  for (size_t i = 0; i < n; i++)
     if (!strcmp(section, t[i].name))
       return t[i].keys;
   return NULL;

@@ -286,6 +286,55 @@ static int parse_moe(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const 
   return KVSIM_OK;
 }
 
+/* Architectures whose memory is not a per-token KV cache of decoder
+ * attention layers: state-space and hybrid models keep a fixed recurrent
+ * state per request (vLLM's MambaSpec, a cache of its own), and
+ * encoder-decoder models also hold cross-attention KV sized by the encoder
+ * input (vLLM's CrossAttentionSpec). kvsim plans neither, so such a
+ * config is refused rather than read as a dense transformer. */
+static const struct {
+  const char *pattern; /* substring of model_type or an architectures entry */
+  const char *what;
+} unsupported[] = {
+    {"mamba", "a state-space (Mamba) model"},  {"Mamba", "a state-space (Mamba) model"},
+    {"jamba", "a hybrid Mamba-attention model"}, {"Jamba", "a hybrid Mamba-attention model"},
+    {"zamba", "a hybrid Mamba-attention model"}, {"Zamba", "a hybrid Mamba-attention model"},
+    {"bamba", "a hybrid Mamba-attention model"}, {"Bamba", "a hybrid Mamba-attention model"},
+    {"nemotron_h", "a hybrid Mamba-attention model"}, {"rwkv", "a recurrent (RWKV) model"},
+    {"Rwkv", "a recurrent (RWKV) model"}, {"recurrent_gemma", "a recurrent (Griffin) model"},
+    {"RecurrentGemma", "a recurrent (Griffin) model"},
+    {"T5ForConditionalGeneration", "an encoder-decoder model"},
+    {"BartForConditionalGeneration", "an encoder-decoder model"},
+    {"WhisperForConditionalGeneration", "an encoder-decoder model"},
+    {"PegasusForConditionalGeneration", "an encoder-decoder model"},
+    {"MarianMTModel", "an encoder-decoder model"},
+};
+
+static int check_supported(const cJSON *top, const kvsim_model_t *m, const char *where,
+                           kvsim_err *err) {
+  const char *names[17] = {m->model_type};
+  int n = 1;
+  const cJSON *arch = cJSON_GetObjectItemCaseSensitive(top, "architectures");
+  for (const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL; a && n < 17; a = a->next)
+    if (cJSON_IsString(a))
+      names[n++] = a->valuestring;
+  const char *shown = n > 1 ? names[1] : m->model_type;
+  for (int i = 0; i < n; i++)
+    for (size_t u = 0; u < sizeof unsupported / sizeof *unsupported; u++)
+      if (names[i][0] && strstr(names[i], unsupported[u].pattern))
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s: %s (model_type '%s') is %s; kvsim models decoder-only "
+                             "transformers, whose memory is a per-token KV cache",
+                             where, shown, m->model_type, unsupported[u].what);
+  const cJSON *ed = cJSON_GetObjectItemCaseSensitive(top, "is_encoder_decoder");
+  if (cJSON_IsTrue(ed))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: %s (model_type '%s') is an encoder-decoder model "
+                         "(is_encoder_decoder true); kvsim models decoder-only transformers",
+                         where, shown, m->model_type);
+  return KVSIM_OK;
+}
+
 int kvsim_model_parse(const char *json_text, const char *name, const char *where,
                       kvsim_model_t *m, kvsim_err *err) {
   memset(m, 0, sizeof *m);
@@ -306,6 +355,8 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
     goto out;
   if (!rc && (rc = kvsim__json_str(top, "model_type", m->model_type, sizeof m->model_type,
                                    where, err)) < 0)
+    goto out;
+  if ((rc = check_supported(top, m, where, err)) < 0)
     goto out;
   if ((rc = parse_dtype(tc, top, m, where, err)) < 0)
     goto out;
@@ -441,6 +492,52 @@ int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap) {
   return kvsim__catalog_find(KVSIM_CATALOG_MODEL, out) != NULL;
 }
 
+/* True for a 40-digit hex folder: a Hugging Face cache snapshot
+ * (models--org--name/snapshots/<commit>/config.json). */
+static bool is_commit(const char *s, size_t n) {
+  if (n != 40)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)s[i]))
+      return false;
+  return true;
+}
+
+/* The model's name: its file stem ("llama-x.json" -> "llama-x"), a
+ * folder's name, and for ".../NAME/config.json" the folder NAME; a file
+ * with no folder of its own (or an HF snapshot folder) takes the last part
+ * of its "_name_or_path" ("meta-llama/Llama-2-7b-hf" -> "Llama-2-7b-hf"). */
+static void model_name(const char *path, const char *text, char *out, size_t cap) {
+  size_t len = strlen(path);
+  while (len > 1 && path[len - 1] == '/')
+    len--;
+  size_t start = len;
+  while (start > 0 && path[start - 1] != '/')
+    start--;
+  size_t n = len - start;
+  if (n >= 5 && !strncmp(path + len - 5, ".json", 5))
+    n -= 5;
+  snprintf(out, cap, "%.*s", (int)n, path + start);
+  if (strcmp(out, "config"))
+    return;
+  /* The folder holding config.json. */
+  size_t fend = start ? start - 1 : 0, fstart = fend;
+  while (fstart > 0 && path[fstart - 1] != '/')
+    fstart--;
+  size_t fn = fend - fstart;
+  bool useful = fn > 0 && !(fn == 1 && path[fstart] == '.') &&
+                !(fn == 2 && !strncmp(path + fstart, "..", 2)) && !is_commit(path + fstart, fn);
+  cJSON *j = useful ? NULL : cJSON_Parse(text);
+  const cJSON *nop = j ? cJSON_GetObjectItemCaseSensitive(j, "_name_or_path") : NULL;
+  if (cJSON_IsString(nop) && nop->valuestring[0]) {
+    const char *v = nop->valuestring, *slash = strrchr(v, '/');
+    snprintf(out, cap, "%s", slash && slash[1] ? slash + 1 : v);
+  } else if (useful) {
+    snprintf(out, cap, "%.*s", (int)fn, path + fstart);
+  }
+  cJSON_Delete(j);
+}
+
 int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err) {
   const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, name_or_path);
   if (e) {
@@ -457,13 +554,8 @@ int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err)
     int rc = kvsim__read_file(path, &text, NULL, err);
     if (rc < 0)
       return rc;
-    /* The model's name is its file stem, or its folder for config.json. */
     char stem[64];
-    const char *slash = strrchr(name_or_path, '/');
-    snprintf(stem, sizeof stem, "%s", slash && slash[1] ? slash + 1 : name_or_path);
-    char *dot = strstr(stem, ".json");
-    if (dot)
-      *dot = '\0';
+    model_name(name_or_path, text, stem, sizeof stem);
     rc = kvsim_model_parse(text, stem, path, m, err);
     free(text);
     return rc;

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,18 +59,79 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
 
 static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
 
+/* "131,072 bytes (32 layers x 8 KV heads x 128 head_dim x 2 (K,V) x 2
+ * bytes)": the factors multiply out to the total. int8/int4 head vectors
+ * carry one fp16 scale and one fp16 zero point per group (HF
+ * QuantizedCache), so the bytes per head are shown with that overhead;
+ * MLA caches one latent of kv_lora_rank + qk_rope_head_dim per layer
+ * (vLLM MLAAttentionSpec). */
+static void per_token_line(const kvsim_plan_t *pl, const kvsim_model_t *m, FILE *out) {
+  const kvsim_plan_params_t *p = &pl->p;
+  char a[32], b[32];
+  int factor = m->mla ? 1 : 2;
+  const char *kv = m->mla ? "1 (latent)" : "2 (K,V)";
+  int64_t per_head = pl->per_token_kv_bytes / (pl->num_layers * pl->kv_heads_per_rank * factor);
+  fprintf(out, "KV cache per token: %s bytes (%d layers x ",
+          kvsim__commas(pl->per_token_kv_bytes, a, sizeof a), pl->num_layers);
+  if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
+    bool int4 = p->kv_dtype == KVSIM_KV_INT4;
+    int64_t groups = (pl->head_dim + p->kv_quant_group - 1) / p->kv_quant_group;
+    if (!m->mla)
+      fprintf(out, "%lld KV heads x ", (long long)pl->kv_heads_per_rank);
+    fprintf(out, "%s x %lld bytes per %s vector: %lld %s x %s + %lld scale group%s (of %d) x 4 "
+            "bytes (fp16 scale, zero point))",
+            kv, (long long)per_head, m->mla ? "latent" : "head", (long long)pl->head_dim,
+            m->mla ? "latent width" : "head_dim", int4 ? "0.5 byte" : "1 byte", (long long)groups,
+            groups == 1 ? "" : "s", p->kv_quant_group);
+  } else {
+    if (m->mla)
+      fprintf(out, "%lld latent width", (long long)pl->head_dim);
+    else
+      fprintf(out, "%lld KV heads x %lld head_dim", (long long)pl->kv_heads_per_rank,
+              (long long)pl->head_dim);
+    /* V0 pads the MLA latent to 256 bytes (cache_engine.py _align_cache). */
+    int64_t elem = (int64_t)pl->kv_bytes_per_element, width = per_head / (elem ? elem : 1);
+    if (width != pl->head_dim)
+      fprintf(out, " padded to %lld", (long long)width);
+    fprintf(out, " x %s x %lld byte%s)", kv, (long long)elem, elem == 1 ? "" : "s");
+  }
+  fprintf(out, "; block: %s bytes\n", kvsim__commas(pl->block_bytes, b, sizeof b));
+}
+
+/* The estimate the serving articles teach, total x utilization / KV of
+ * one max_model_len request, beside the engine's figure, and where the
+ * difference goes. */
+static void naive_line(const kvsim_plan_t *pl, FILE *out) {
+  const kvsim_plan_params_t *p = &pl->p;
+  double per_req = (double)pl->per_token_kv_bytes * (double)p->max_model_len;
+  if (per_req <= 0)
+    return;
+  char a[32];
+  fprintf(out,
+          "Naive estimate: %.2f GiB (total x utilization) / %.2f GiB of KV per %s-token request = "
+          "~%.0f requests; the engine's pool is smaller by weights %.2f GiB, activation peak "
+          "%.2f GiB, non-torch memory %.2f GiB, CUDA graphs %.2f GiB%s\n",
+          gib(pl->requested_bytes), per_req / KVSIM_GIB, kvsim__commas(p->max_model_len, a, sizeof a),
+          floor((double)pl->requested_bytes / per_req), gib(pl->weights_bytes),
+          gib(pl->activation_bytes), gib(pl->non_torch_bytes),
+          pl->cuda_graph_subtracted ? gib(pl->cuda_graph_bytes) : 0.0,
+          pl->cuda_graph_subtracted ? "" : " (not subtracted)");
+}
+
 void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
                             FILE *out) {
+  kvsim_report_plan_text_fit(pl, m, g, NULL, out);
+}
+
+void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
+                                const kvsim_gpu_t *g, const char *to_fit, FILE *out) {
   const kvsim_plan_params_t *p = &pl->p;
-  char a[32], b[32], c[32];
+  char a[32], c[32];
   fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s\n",
           m->name, g->name, p->tp, p->pp, p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0",
           kvsim__commas(p->max_model_len, a, sizeof a), p->block_size,
           kvsim_kv_dtype_name(p->kv_dtype));
-  fprintf(out, "KV cache per token: %s bytes (%d layers x %lld KV heads x %lld x %s); block: %s bytes\n",
-          kvsim__commas(pl->per_token_kv_bytes, a, sizeof a), pl->num_layers,
-          (long long)pl->kv_heads_per_rank, (long long)pl->head_dim,
-          m->mla ? "1 latent" : "2 (K,V)", kvsim__commas(pl->block_bytes, b, sizeof b));
+  per_token_line(pl, m, out);
   fprintf(out,
           "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
           "(%.2f) = %.2fGiB\n",
@@ -92,12 +154,14 @@ void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   fprintf(out, "GPU KV cache size: %s tokens\n", kvsim__commas(pl->kv_cache_tokens, a, sizeof a));
   fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx\n",
           kvsim__commas(p->max_model_len, c, sizeof c), pl->max_concurrency);
+  naive_line(pl, out);
   if (!pl->fits) {
     fprintf(out, "ValueError: %s\n", pl->error);
     fprintf(out, "Largest max_model_len that fits: %s\n",
             kvsim__commas(pl->max_model_len_fit, a, sizeof a));
     char advice[512];
-    kvsim_plan_advice(m, g, pl, advice, sizeof advice);
-    fprintf(out, "To fit: %s\n", advice);
+    if (!to_fit)
+      kvsim_plan_advice(m, g, pl, advice, sizeof advice);
+    fprintf(out, "To fit: %s\n", to_fit ? to_fit : advice);
   }
 }

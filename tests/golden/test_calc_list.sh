@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# kvsim list models|gpus [--json]: the catalog, one row per config file.
+# $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
+set -u
+kvsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$kvsim" list models) || fail "list models exited $?"
+nmodels=$(ls "$src"/configs/models/*.json | wc -l)
+[ "$(($(wc -l <<<"$out") - 1))" -eq "$nmodels" ] || fail "one row per model config ($nmodels): $out"
+grep -Eq '^llama-3\.1-8b +meta-llama/Llama-3\.1-8B +32 +8 +128 8\.03B$' <<<"$out" || fail "llama-3.1-8b row: $out"
+grep -Eq '^deepseek-v3 +deepseek-ai/DeepSeek-V3 +61 +1 MLA +576 671B \(36\.[0-9]B active\)$' <<<"$out" \
+  || fail "deepseek-v3 row (MLA latent 512 + 64 rope): $out"
+
+out=$("$kvsim" list gpus) || fail "list gpus exited $?"
+ngpus=$(ls "$src"/configs/gpus/*.json | wc -l)
+[ "$(($(wc -l <<<"$out") - 1))" -eq "$ngpus" ] || fail "one row per GPU config ($ngpus): $out"
+grep -Eq '^h100-sxm .* 79\.20 GiB +3350 GB/s +989\.4 +1978\.9 calibrated$' <<<"$out" || fail "h100-sxm row: $out"
+grep -Eq '^a10 .* 125\.0 +- uncalibrated' <<<"$out" || fail "a10 row (no FP8, uncalibrated): $out"
+# The calibration status is the GPU file's own perf.calibrated.
+for f in "$src"/configs/gpus/*.json; do
+  g=$(basename "$f" .json)
+  if grep -q '"calibrated": true' "$f"; then want=calibrated; else want=uncalibrated; fi
+  grep -Eq "^$g .* $want( |\$)" <<<"$out" || fail "$g should be $want: $(grep "^$g " <<<"$out")"
+done
+
+if command -v python3 >/dev/null; then
+  "$kvsim" list models --json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+r = {x["name"]: x for x in rows}["llama-3.1-8b"]
+assert r["hf_id"] == "meta-llama/Llama-3.1-8B" and r["num_layers"] == 32, r
+assert r["num_kv_heads"] == 8 and r["head_dim"] == 128 and r["params_total"] == 8030261248, r
+assert len(rows) == int(sys.argv[1]), len(rows)' "$nmodels" || fail "list models --json"
+  "$kvsim" list gpus --json | python3 -c '
+import json, sys
+r = {x["name"]: x for x in json.load(sys.stdin)}
+assert r["h100-sxm"]["calibrated"] is True and r["l4"]["calibrated"] is False, r["l4"]
+assert r["h100-sxm"]["hbm_bandwidth_GBps"] == 3350 and r["h100-sxm"]["memory_total_bytes"] == 85045477376' \
+    || fail "list gpus --json"
+fi
+
+"$kvsim" list things 2>"$tmp/err" && fail "list things must fail"
+grep -q "kvsim list: error: expected 'models' or 'gpus', got 'things'" "$tmp/err" \
+  || fail "bad subject: $(cat "$tmp/err")"
+echo "ok"
