@@ -12,49 +12,22 @@
 #include "kvsim/plan.h"
 #include "kvsim/report.h"
 
-/* The Hugging Face repository each catalog config was read from (the
- * variant named in configs/models/SOURCES.md); NULL for a name not listed. */
-static const char *hf_id(const char *name) {
-  static const char *const ids[][2] = {
-      {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"},
-      {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
-      {"gemma-2-27b", "google/gemma-2-27b-it"},
-      {"gemma-2-9b", "google/gemma-2-9b"},
-      {"gemma-3-27b", "google/gemma-3-27b-it"},
-      {"gpt-oss-120b", "openai/gpt-oss-120b"},
-      {"gpt-oss-20b", "openai/gpt-oss-20b"},
-      {"llama-2-70b", "meta-llama/Llama-2-70b-hf"},
-      {"llama-2-7b", "meta-llama/Llama-2-7b-hf"},
-      {"llama-3-8b", "meta-llama/Meta-Llama-3-8B"},
-      {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
-      {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
-      {"llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
-      {"llama-3.2-1b", "meta-llama/Llama-3.2-1B"},
-      {"llama-3.2-3b", "meta-llama/Llama-3.2-3B"},
-      {"mistral-7b-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"},
-      {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
-      {"phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct"},
-      {"qwen2.5-14b", "Qwen/Qwen2.5-14B"},
-      {"qwen2.5-32b", "Qwen/Qwen2.5-32B"},
-      {"qwen2.5-72b", "Qwen/Qwen2.5-72B-Instruct"},
-      {"qwen2.5-7b", "Qwen/Qwen2.5-7B"},
-      {"qwen3-14b", "Qwen/Qwen3-14B"},
-      {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
-      {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
-      {"qwen3-32b", "Qwen/Qwen3-32B"},
-      {"qwen3-8b", "Qwen/Qwen3-8B"},
-  };
-  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
-    if (!strcmp(ids[i][0], name))
-      return ids[i][1];
-  return NULL;
-}
-
 /* "8.03B", "671B" */
 static const char *billions(int64_t n, char *buf, size_t cap) {
   double b = (double)n / 1e9;
   snprintf(buf, cap, b >= 100 ? "%.0fB" : b >= 10 ? "%.1fB" : "%.2fB", b);
   return buf;
+}
+
+/* Prints and frees arr when the listing is JSON (arr NULL: text, done). */
+static int print_json(cJSON *arr) {
+  if (arr) {
+    char *s = kvsim_report_json_string(arr);
+    puts(s);
+    free(s);
+    cJSON_Delete(arr);
+  }
+  return 0;
 }
 
 static int list_models(bool json) {
@@ -73,7 +46,7 @@ static int list_models(bool json) {
     }
     kvsim_model_params_t p;
     kvsim_model_count_params(&m, &p);
-    const char *id = hf_id(e->name);
+    const char *id = kvsim_model_hf_id(e->name);
     /* MLA caches one latent per token: one "head" of the latent width. */
     int64_t heads = kvsim_model_kv_heads_per_rank(&m, 1), dim = kvsim_model_kv_head_size(&m);
     if (json) {
@@ -104,13 +77,7 @@ static int list_models(bool json) {
     printf("%-17s %-36s %6d %8s %8lld %s\n", e->name, id ? id : "-", m.num_layers, kv,
            (long long)dim, par);
   }
-  if (json) {
-    char *s = kvsim_report_json_string(arr);
-    puts(s);
-    free(s);
-    cJSON_Delete(arr);
-  }
-  return 0;
+  return print_json(arr);
 }
 
 static int list_gpus(bool json) {
@@ -152,13 +119,7 @@ static int list_gpus(bool json) {
            g.bf16_tflops, fp8,
            g.perf.calibrated ? "calibrated" : "uncalibrated (generation defaults)");
   }
-  if (json) {
-    char *s = kvsim_report_json_string(arr);
-    puts(s);
-    free(s);
-    cJSON_Delete(arr);
-  }
-  return 0;
+  return print_json(arr);
 }
 
 int cmd_list(int argc, char **argv) {

@@ -564,3 +564,16 @@ Test(model_loader, config_json_is_named_after_its_folder) {
   rmdir(dir);
   rmdir(base);
 }
+
+Test(model, hf_id_of_every_catalog_model) {
+  cr_assert_str_eq(kvsim_model_hf_id("llama-3.1-8b"), "meta-llama/Llama-3.1-8B", "llama id");
+  cr_assert_null(kvsim_model_hf_id("no-such-model"), "unknown name has no id");
+  /* Every id maps back onto its own catalog name. */
+  const char *names[] = {"qwen3-8b", "deepseek-v3", "llama-3.1-70b"};
+  for (int i = 0; i < 3; i++) {
+    char back[64];
+    cr_assert_eq(kvsim_model_catalog_name(kvsim_model_hf_id(names[i]), back, sizeof back), 1,
+                 "%s maps back", names[i]);
+    cr_assert_str_eq(back, names[i], "round trip of %s", names[i]);
+  }
+}

@@ -98,6 +98,11 @@ int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err)
 int kvsim_model_parse(const char *json_text, const char *name, const char *where,
                       kvsim_model_t *m, kvsim_err *err);
 
+/* The Hugging Face repository a catalog model's config.json was read from
+ * ("meta-llama/Llama-3.1-8B" for "llama-3.1-8b"); NULL for a name not in
+ * the table. Static storage. */
+const char *kvsim_model_hf_id(const char *catalog_name);
+
 /* Maps a Hugging Face id onto a catalog name: organisation dropped,
  * -Instruct/-FP8/... suffixes dropped, lower case. Returns 1 if the result
  * is in the catalog. */
