@@ -638,3 +638,51 @@ Test(plan_ranges, blocks_for_huge_token_counts_do_not_wrap) {
   cr_assert_eq(b, INT64_MAX / 16 + 1, "ceil(INT64_MAX / 16) without wrapping, got %lld",
                (long long)b);
 }
+
+/* vLLM picks the MLA backend by compute capability (vllm/platforms/cuda.py):
+ * CUTLASS_MLA's 128 on 10.x, FlashMLA's 64 on 9.x, Triton MLA's 16 elsewhere. */
+Test(plan, mla_block_size_follows_the_backend_of_the_gpu) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_load("deepseek-v2-lite", &m, &err), KVSIM_OK, "%s", err.msg);
+  const struct {
+    const char *gpu;
+    int block;
+  } want[] = {{"l4", 16}, {"a100-80g", 16}, {"h100-sxm", 64}, {"h20", 64},
+              {"b200", 128}, {"gb200", 128}, {"rtx5090", 16}, {"mi300x", 16}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_gpu_t g;
+    cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "%s", err.msg);
+    kvsim_plan_params_t p;
+    kvsim_plan_params_default(&p);
+    p.max_model_len = 8192;
+    kvsim_plan_t pl;
+    cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_OK, "%s", err.msg);
+    cr_assert_eq(pl.p.block_size, want[i].block, "%s: block %d, want %d", want[i].gpu,
+                 pl.p.block_size, want[i].block);
+  }
+  /* A dense model keeps the default, and a block size given is kept. */
+  kvsim_model_t dense;
+  kvsim_gpu_t b200;
+  cr_assert_eq(kvsim_model_load("llama-3.1-8b", &dense, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.max_model_len = 8192;
+  kvsim_plan_t pl;
+  cr_assert_eq(kvsim_plan_compute(&dense, &b200, &p, &pl, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(pl.p.block_size, 16, "dense model on b200: 16");
+  p.block_size = 32;
+  cr_assert_eq(kvsim_plan_compute(&m, &b200, &p, &pl, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(pl.p.block_size, 32, "a block size given is kept");
+}
+
+/* A GPU file without compute_capability takes its generation's. */
+Test(plan, gpu_without_compute_capability_takes_the_generation) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  const char *text = "{\"name\": \"x\", \"generation\": \"hopper\", \"memory_total_bytes\": 85520809984,"
+                     " \"hbm_bandwidth_GBps\": 3350, \"bf16_tflops\": 989}";
+  cr_assert_eq(kvsim_gpu_parse(text, "x.json", &g, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_float_eq(g.compute_capability, 9.0, 1e-9, "hopper -> 9.0");
+}

@@ -55,6 +55,10 @@ typedef struct kvsim_gpu {
   double gpu_link_GBps;       /* one direction, per GPU */
   double gpu_link_latency_us;
   double tdp_w;
+  /* CUDA compute capability (9.0 Hopper, 10.0 B200, 12.0 RTX 50xx); 0 for
+   * a GPU that is not CUDA. Attention backends are chosen by it. A file
+   * without the key takes its generation's datacenter part's. */
+  double compute_capability;
   kvsim_gpu_perf_t perf;
 } kvsim_gpu_t;
 

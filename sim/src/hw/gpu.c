@@ -118,7 +118,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       "name", "description", "vendor", "generation", "memory_total_bytes",
       "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
       "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
-      "gpu_link_latency_us", "tdp_w", "source", "perf", NULL};
+      "gpu_link_latency_us", "tdp_w", "compute_capability", "source", "perf", NULL};
   memset(g, 0, sizeof *g);
   cJSON *j = kvsim__json_parse(json_text, where, err);
   if (!j)
@@ -153,8 +153,20 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
                                err)) < 0 ||
       (rc = kvsim__json_num_in(j, "gpu_link_latency_us", 0, MAX_LATENCY_US,
                                &g->gpu_link_latency_us, where, err)) < 0 ||
-      (rc = kvsim__json_num_in(j, "tdp_w", 0, MAX_TDP_W, &g->tdp_w, where, err)) < 0)
+      (rc = kvsim__json_num_in(j, "tdp_w", 0, MAX_TDP_W, &g->tdp_w, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "compute_capability", 0, 20, &g->compute_capability, where,
+                               err)) < 0)
     goto out;
+  if (rc == 0) {
+    /* Not given: the generation's datacenter part (NVIDIA, CUDA GPUs). */
+    static const struct {
+      const char *gen;
+      double cc;
+    } cc[] = {{"ampere", 8.0}, {"ada", 8.9}, {"hopper", 9.0}, {"blackwell", 10.0}};
+    for (size_t i = 0; i < sizeof cc / sizeof *cc; i++)
+      if (!strcmp(g->generation, cc[i].gen))
+        g->compute_capability = cc[i].cc;
+  }
   /* A PCIe Gen4 x16 link is the floor when the file says nothing. */
   if (g->host_link_GBps <= 0)
     g->host_link_GBps = 32;

@@ -321,14 +321,21 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);
   if (p->block_size == 0) {
-    /* CacheConfig.DEFAULT_BLOCK_SIZE = 16, unless the attention backend
-     * insists and the user gave none (vllm/config/cache.py; the backend's
-     * Platform.update_block_size_for_backend): V1 MLA runs FlashMLA
-     * ("Forcing kv cache block size to 64 for FlashMLA backend"), or
-     * CUTLASS_MLA on Blackwell, which forces 128. */
+    /* CacheConfig.DEFAULT_BLOCK_SIZE = 16, unless the MLA backend vLLM
+     * picks for the GPU insists (vllm/platforms/cuda.py,
+     * CudaPlatformBase.check_and_update_config): on compute capability
+     * 10.x (B200, GB200) the default is CUTLASS_MLA ("Forcing kv cache
+     * block size to 128 for CUTLASS_MLA backend"); elsewhere FlashMLA,
+     * which forces 64 only where is_flashmla_supported() holds, i.e. on
+     * capability 9.x (vllm/attention/ops/flashmla.py: "FlashMLA is only
+     * supported on Hopper devices"); other GPUs (Ampere, Ada, RTX 50xx at
+     * 12.0) run Triton MLA at the default 16. ROCm's own platform rules
+     * (vllm/platforms/rocm.py) are not modelled: 16. */
     p->block_size = 16;
-    if (m->mla && p->engine == KVSIM_PLAN_V1)
-      p->block_size = !strcmp(g->generation, "blackwell") ? 128 : 64;
+    if (m->mla && p->engine == KVSIM_PLAN_V1) {
+      int major = (int)g->compute_capability;
+      p->block_size = major == 10 ? 128 : major == 9 ? 64 : 16;
+    }
   }
   if (p->block_size < 1 || p->block_size > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, 4096]", p->block_size);
