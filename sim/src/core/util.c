@@ -248,6 +248,25 @@ const char *kvsim__commas(int64_t v, char *buf, size_t cap) {
   return buf;
 }
 
+cJSON *kvsim__json_load(const char *path, kvsim_err *err) {
+  char *text;
+  if (kvsim__read_file(path, &text, NULL, err) < 0)
+    return NULL;
+  cJSON *j = kvsim__json_parse(text, path, err);
+  free(text);
+  return j;
+}
+
+bool kvsim__dirname(const char *path, char *dir, size_t cap) {
+  snprintf(dir, cap, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, cap, ".");
+  return slash != NULL;
+}
+
 bool kvsim__ends_with(const char *s, const char *suffix) {
   size_t ls = strlen(s), lx = strlen(suffix);
   return ls >= lx && strcmp(s + ls - lx, suffix) == 0;

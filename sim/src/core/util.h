@@ -16,6 +16,13 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err);
 
 /* Parses JSON text; `where` names the source in the error ("configs/x.json"). */
 cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err);
+/* Reads and parses a JSON file (the path names it in errors); the caller
+ * deletes the tree. NULL with err set on a read or parse error. */
+cJSON *kvsim__json_load(const char *path, kvsim_err *err);
+
+/* The folder of path into dir[cap] ("." for a bare file name); returns
+ * false when path has no folder part. */
+bool kvsim__dirname(const char *path, char *dir, size_t cap);
 
 /* Typed field getters. They return 1 when the key is present and valid,
  * 0 when absent or JSON null (out untouched), negative on a wrong type or

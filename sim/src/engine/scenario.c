@@ -711,12 +711,7 @@ int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
     return rc;
   }
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    *slash = '\0';
-  else
-    snprintf(dir, sizeof dir, ".");
+  kvsim__dirname(path, dir, sizeof dir);
   rc = kvsim_scenario_parse(text, path, dir, sets, nsets, sc, err);
   free(text);
   if (rc == KVSIM_OK)

@@ -218,12 +218,7 @@ int kvsim_fidelity_startup_add_meta(const char *path, kvsim_fid_startup_t *t, kv
 }
 
 static int read_meta(const char *path, kvsim_fid_su_row_t *r, kvsim_err *err) {
-  char *text;
-  int rc = kvsim__read_file(path, &text, NULL, err);
-  if (rc < 0)
-    return rc;
-  cJSON *j = kvsim__json_parse(text, path, err);
-  free(text);
+  cJSON *j = kvsim__json_load(path, err);
   if (!j)
     return err->code;
   memset(r, 0, sizeof *r);
@@ -235,7 +230,7 @@ static int read_meta(const char *path, kvsim_fid_su_row_t *r, kvsim_err *err) {
   char ver[32] = "";
   int64_t tp = 0, blocks = 0, tokens = 0, bs = 0;
   double util = 0;
-  rc = KVSIM_OK;
+  int rc = KVSIM_OK;
   if (!cJSON_IsObject(kw) || !cJSON_IsObject(kv) || !cJSON_IsObject(hw)) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected engine_kwargs, kv_cache and hardware objects",
                        path);

@@ -90,12 +90,7 @@ static int load_scenario(kvsim_sweep_t *s, const char *where, const char *dir, k
 static int read_scenario(kvsim_sweep_t *s, kvsim_err *err) {
   if (s->scenario)
     return KVSIM_OK;
-  char *text;
-  int rc = kvsim__read_file(s->scenario_where, &text, NULL, err);
-  if (rc < 0)
-    return rc;
-  s->scenario = kvsim__json_parse(text, s->scenario_where, err);
-  free(text);
+  s->scenario = kvsim__json_load(s->scenario_where, err);
   return s->scenario ? KVSIM_OK : err->code;
 }
 
@@ -144,11 +139,8 @@ int kvsim_sweep_load(const char *path, kvsim_sweep_t *s, kvsim_err *err) {
     return rc;
   }
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    *slash = '\0';
-  rc = kvsim_sweep_parse(text, path, slash ? dir : NULL, s, err);
+  bool has_dir = kvsim__dirname(path, dir, sizeof dir);
+  rc = kvsim_sweep_parse(text, path, has_dir ? dir : NULL, s, err);
   free(text);
   return rc;
 }

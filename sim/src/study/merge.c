@@ -32,17 +32,12 @@ typedef kvsim__vec(shard_t) shards_t;
 static int read_record(const char *path, shard_t *sh, kvsim_err *err) {
   memset(sh, 0, sizeof *sh);
   snprintf(sh->record, sizeof sh->record, "%s", path);
-  char *text;
-  int rc = kvsim__read_file(path, &text, NULL, err);
-  if (rc < 0)
-    return rc;
-  cJSON *j = kvsim__json_parse(text, path, err);
-  free(text);
+  cJSON *j = kvsim__json_load(path, err);
   if (!j)
     return err->code;
   /* Each getter: 1 present, 0 absent, < 0 wrong (err set). The shard
    * index is checked against the count, so the count comes first. */
-  int r[5] = {0};
+  int r[5] = {0}, rc;
   bool bad = (r[0] = kvsim__json_str(j, "sweep", sh->name, sizeof sh->name, path, err)) < 0 ||
              (r[1] = kvsim__json_str(j, "sweep_hash", sh->hash, sizeof sh->hash, path, err)) < 0 ||
              (r[2] = kvsim__json_int_in(j, "shards", 1, 1 << 20, &sh->count, path, err)) < 0;

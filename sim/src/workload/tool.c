@@ -58,27 +58,17 @@ int kvsim__workload_for_trace(const char *file, const kvsim__trace_opts_t *o,
 }
 
 static char *dirname_of(const char *path) {
-  char *d = kvsim__malloc(strlen(path) + 2);
-  if (!d)
-    return NULL;
-  strcpy(d, path);
-  char *slash = strrchr(d, '/');
-  if (slash)
-    *slash = '\0';
-  else
-    strcpy(d, ".");
+  size_t n = strlen(path) + 2;
+  char *d = kvsim__malloc(n);
+  if (d)
+    kvsim__dirname(path, d, n);
   return d;
 }
 
 int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
                              kvsim_workload_cfg_t **out, kvsim_err *err) {
   *out = NULL;
-  char *text;
-  int rc = kvsim__read_file(file, &text, NULL, err);
-  if (rc < 0)
-    return rc;
-  cJSON *j = kvsim__json_parse(text, file, err);
-  free(text);
+  cJSON *j = kvsim__json_load(file, err);
   if (!j)
     return err ? err->code : KVSIM_EPARSE;
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "workload");
@@ -94,7 +84,7 @@ int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
     w = j;
   }
   char *dir = dirname_of(file);
-  rc = dir ? kvsim_workload_parse(w, dir, where, out, err)
+  int rc = dir ? kvsim_workload_parse(w, dir, where, out, err)
            : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", file);
   kvsim__free(dir);
   cJSON_Delete(j);
