@@ -41,7 +41,7 @@ plot_series() { # FILE TITLE YLABEL COLUMN LABEL [COLUMN LABEL]
     done
   done
   gnuplot 2>/dev/null <<GP
-set terminal pngcairo size 1000,420 font ",10"
+set terminal pngcairo noenhanced size 1000,420 font ",10"
 set output '$file'
 set title '$title'
 set xlabel 'simulated time (s)'
@@ -58,7 +58,7 @@ plot_series "$out/kv_cache.png" "KV cache (vllm:kv_cache_usage_perc)" "% of bloc
 plot_series "$out/queue.png" "Requests" "requests" 4 "running" 5 "waiting"
 plot_series "$out/preemptions.png" "Preemptions (cumulative)" "preemptions" 6 "preemptions"
 gnuplot <<GP
-set terminal pngcairo size 1000,420 font ",10"
+set terminal pngcairo noenhanced size 1000,420 font ",10"
 set output '$out/latency_cdf.png'
 set title 'Latency of finished requests'
 set xlabel 'seconds'
