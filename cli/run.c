@@ -79,12 +79,11 @@ int cmd_run(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  kvsim_study_run_opts_t opts = {NULL, !quiet && (progress || isatty(2)), check ? 1 : 0};
+  /* --check-invariants, and debug builds always (README.md, "Layout"):
+   * each step checks what it touched, the whole pool when sampled (2). */
+  kvsim_study_run_opts_t opts = {NULL, !quiet && (progress || isatty(2)), check ? 2 : 0};
 #ifdef KVSIM_CHECK_INVARIANTS
-  /* Debug builds check the invariants as they run (README.md, "Layout"),
-   * as --check-invariants does in any build. */
-  if (!check)
-    opts.check = 2;
+  opts.check = 2;
 #endif
   kvsim_err err = {0};
   kvsim_scenario_t sc;

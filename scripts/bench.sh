@@ -66,3 +66,11 @@ if [ "$skip_1m" = 0 ]; then
     --set workload.synthetic.requests=200000 --set hardware.replicas=64 \
     --set workload.synthetic.arrival.rate=640
 fi
+# --check-invariants must cost about the run, not the pool: a 17.7M-block
+# pool (the size that once took minutes) with and without the checks.
+if [ "$skip_1m" = 0 ]; then
+  repeat=1 bench checks-off tests/golden/data/small-synthetic.json 5 400 \
+    --set engine.num_gpu_blocks_override=17700000 --set workload.synthetic.requests=200
+  repeat=1 bench checks-on tests/golden/data/small-synthetic.json 5 400 \
+    --set engine.num_gpu_blocks_override=17700000 --set workload.synthetic.requests=200 --check-invariants
+fi

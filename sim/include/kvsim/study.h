@@ -26,8 +26,10 @@
 typedef struct kvsim_study_run_opts {
   const char *dir; /* outputs (timeseries.csv, requests.csv, summary.json); NULL: none */
   bool progress;   /* a progress line on stderr */
-  /* Invariant checks: 0 none, 1 after every step, 2 after every
-   * (pool blocks / 4096)-th step (debug builds' default). */
+  /* Invariant checks: 0 none; 1 the full O(pool) check after every step
+   * (tests on small pools); 2 what each step touched, every step, and the
+   * full check when sampled (engine.h check_period -1: --check-invariants
+   * and debug builds). */
   int check;
 } kvsim_study_run_opts_t;
 
