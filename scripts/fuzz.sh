@@ -43,6 +43,15 @@ seed() { # TARGET DIR
     fuzz_sweep)
       cp tests/golden/data/small-sweep.json configs/sweeps/*.json "$d/" 2>/dev/null || true
       printf '{"name": "z", "scenario": "small-synthetic.json", "mode": "zip", "grid": {"engine.max_num_seqs": [4, 8], "engine.block_size": [16, 32]}}' >"$d/zip.json" ;;
+    fuzz_merge)
+      # A two-shard sweep's records and tables, NUL-separated (fuzz_merge.c).
+      local t2; t2=$(mktemp -d)
+      for k in 0 1; do
+        printf '{"sweep": "s", "sweep_hash": "00ff00ff00ff00ff", "shard": %d, "shards": 2, "points": 2}' $k >"$t2/r$k"
+        printf 'run,engine.max_num_seqs,fits\nrun000%d,%d,true\n' $k $((k + 4)) >"$t2/t$k"
+      done
+      { cat "$t2/r0"; printf '\0'; cat "$t2/t0"; printf '\0'; cat "$t2/r1"; printf '\0'; cat "$t2/t1"; } >"$d/two-shards"
+      rm -rf "$t2" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac
