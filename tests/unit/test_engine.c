@@ -340,3 +340,35 @@ Test(engine, one_replica_prints_no_cluster_section) {
   kvsim_run_output_close(o);
   kvsim_scenario_fini(&sc);
 }
+
+/* perf.step_time_scale multiplies every step: with a light load and no
+ * queueing, the busy time scales with it and the run's steps do not. */
+Test(engine, step_time_scale_multiplies_every_step_and_is_range_checked) {
+  kvsim_scenario_t base, scaled, set;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_small("", &base, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&base, &scaled, &err), KVSIM_OK, "copy: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&scaled, 2.0, &err), KVSIM_OK, "scale: %s", err.msg);
+  char text[2048];
+  snprintf(text, sizeof text, small_json, "");
+  const char *sets[] = {"perf.step_time_scale=2"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 1, &set, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_stats_t a, b, c;
+  cr_assert_eq(kvsim_run(&base, NULL, NULL, &a, &err), KVSIM_OK, "run base: %s", err.msg);
+  cr_assert_eq(kvsim_run(&scaled, NULL, NULL, &b, &err), KVSIM_OK, "run scaled: %s", err.msg);
+  cr_assert_eq(kvsim_run(&set, NULL, NULL, &c, &err), KVSIM_OK, "run set: %s", err.msg);
+  cr_assert_eq(b.steps, c.steps, "the typed override runs as --set does");
+  cr_assert_eq(b.last_finish, c.last_finish, "same last finish");
+  cr_assert_gt(b.last_finish, a.last_finish, "slower steps finish later (%lld vs %lld)",
+               (long long)b.last_finish, (long long)a.last_finish);
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&scaled, 0, &err), KVSIM_EINVAL, "0 refused");
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&scaled, 1e3, &err), KVSIM_EINVAL, "1000 refused");
+  kvsim_scenario_t bad;
+  const char *badset[] = {"perf.step_time_scale=-1"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", badset, 1, &bad, &err), KVSIM_EINVAL,
+               "a negative scale is refused at parse");
+  cr_assert(strstr(err.msg, "perf.step_time_scale") != NULL, "the error names the key: %s", err.msg);
+  kvsim_scenario_fini(&base);
+  kvsim_scenario_fini(&scaled);
+  kvsim_scenario_fini(&set);
+}

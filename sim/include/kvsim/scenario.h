@@ -74,6 +74,10 @@ typedef struct kvsim_scenario {
   double swap_space_gib;      /* V0 swap space per GPU */
   bool overlap_given;
   double quant_step_factor;   /* step-time factor for quantized KV (perf.h) */
+  /* perf.step_time_scale: every step's duration is multiplied by it
+   * (default 1). The uncertainty band and plan ranges re-run a scenario
+   * with step times at the band's edges through this one knob. */
+  double step_time_scale;
   kvsim_workload_cfg_t *workload; /* owned */
   /* SLO targets (seconds); 0 = none. */
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s;
@@ -129,6 +133,10 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
  * summary's "config" says what ran. */
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err);
+/* perf.step_time_scale, in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX]. */
+#define KVSIM_STEP_SCALE_MIN 0.01
+#define KVSIM_STEP_SCALE_MAX 100.0
+int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);
 /* A number under "workload" (key "synthetic.arrival.rate", "time_scale"):
  * the workload room's configuration is opaque, so the key is set in the
  * in-memory tree and the workload rebuilt from it. */

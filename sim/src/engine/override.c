@@ -64,6 +64,14 @@ int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *er
   return record(sc, "engine.gpu_memory_utilization", cJSON_CreateNumber(u), err);
 }
 
+int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
+  if (!(scale >= KVSIM_STEP_SCALE_MIN && scale <= KVSIM_STEP_SCALE_MAX))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: perf.step_time_scale: %g must be in [%g, %g]", sc->name, scale,
+                         KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
+  sc->step_time_scale = scale;
+  return record(sc, "perf.step_time_scale", cJSON_CreateNumber(scale), err);
+}
+
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
   char path[256];
   snprintf(path, sizeof path, "workload.%s", key);

@@ -19,6 +19,7 @@ typedef struct kvsim__replica {
   kvsim_step_t step;
   bool busy;
   bool overlap_transfers;    /* step = max(compute, transfers) instead of the sum */
+  double step_time_scale;    /* the scenario's perf.step_time_scale (1: as modelled) */
   double transfer_wait_s;    /* time steps spent on transfers beyond compute */
   kvsim_time_ns step_start;
   int64_t steps;

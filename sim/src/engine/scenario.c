@@ -450,8 +450,22 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
 }
 
 static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  /* The same keys and ranges as a GPU file's "perf" (gpu.c). */
-  return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
+  /* step_time_scale belongs to the scenario, not to the GPU; the other
+   * keys and ranges are a GPU file's "perf" (gpu.c). */
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "step_time_scale");
+  if (!s)
+    return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
+  if (!cJSON_IsNumber(s) || !(s->valuedouble >= KVSIM_STEP_SCALE_MIN && s->valuedouble <= KVSIM_STEP_SCALE_MAX))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.step_time_scale: expected a number in [%g, %g]", w,
+                         KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
+  sc->step_time_scale = s->valuedouble;
+  cJSON *rest = cJSON_Duplicate(o, 1);
+  if (!rest)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", w);
+  cJSON_DeleteItemFromObjectCaseSensitive(rest, "step_time_scale");
+  int rc = kvsim_gpu_perf_parse(rest, w, &sc->gpu.perf, err);
+  cJSON_Delete(rest);
+  return rc;
 }
 
 /* The plan checks its parameters in vLLM's words ("--max-num-seqs
@@ -528,6 +542,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   sc->router_imbalance = KVSIM_ROUTER_IMBALANCE_DEFAULT;
   sc->sample_interval_s = 1.0;
   sc->quant_step_factor = 1.0;
+  sc->step_time_scale = 1.0;
   sc->offload.overlap = true;
   sc->seed = 1;
   snprintf(sc->profile, sizeof sc->profile, "vllm-v1");
