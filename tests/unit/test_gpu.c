@@ -92,3 +92,45 @@ Test(gpu_ranges, perf_coefficients_name_key_and_range) {
   cr_assert_eq(rc, KVSIM_EINVAL, "per_token_us 1e300 must fail, got %d", rc);
   cr_assert(strstr(err.msg, "perf.per_token_us") != NULL, "message: %s", err.msg);
 }
+
+Test(gpu_loader, links_default_to_the_spec_link_and_link_kind_is_checked) {
+  char text[512];
+  gpu_with("gpu_link_GBps", "450", text, sizeof text);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(g.link_kind, KVSIM_LINK_NVLINK, "a GPU link faster than the host link is NVLink");
+  cr_assert_eq(g.allreduce_busbw_GBps, 450, "all-reduce bandwidth defaults to the spec link");
+  gpu_with("name", "\"t\"", text, sizeof text);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(g.link_kind, KVSIM_LINK_PCIE_P2P, "no GPU link: PCIe peer-to-peer");
+  gpu_with("link_kind", "\"pcie_host\"", text, sizeof text);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(g.link_kind, KVSIM_LINK_PCIE_HOST, "pcie_host read");
+  gpu_with("link_kind", "\"infiniband\"", text, sizeof text);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_EINVAL, "unknown link kind refused");
+  cr_assert(strstr(err.msg, "link_kind") != NULL, "names the key: %s", err.msg);
+}
+
+Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
+  struct {
+    const char *gpu, *status;
+  } want[] = {{"h100-sxm", "fitted"}, {"b200", "fitted"}, {"h200", "generation-default"},
+              {"l40s", "generation-default"}, {"a100-80g", "spec-only"}, {"mi300x", "spec-only"}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "load %s: %s", want[i].gpu, err.msg);
+    cr_assert_str_eq(kvsim_cal_status_name(g.perf.status), want[i].status, "%s", want[i].gpu);
+  }
+  kvsim_gpu_perf_t fitted = {.status = KVSIM_CAL_FITTED, .ttft_rel_sigma = 0.1, .tpot_rel_sigma = 0.06};
+  kvsim_gpu_perf_t borrowed = fitted;
+  borrowed.status = KVSIM_CAL_GENERATION_DEFAULT;
+  double ft, fd, bt, bd;
+  kvsim_gpu_band(&fitted, &ft, &fd);
+  kvsim_gpu_band(&borrowed, &bt, &bd);
+  cr_assert(bt > ft && bd > fd, "a borrowed fit has a wider band (%g > %g, %g > %g)", bt, ft, bd, fd);
+  fitted.band_tpot_rel = 0.08;
+  kvsim_gpu_band(&fitted, &ft, &fd);
+  cr_assert_eq(fd, 0.08, "a measured held-out band is used as is");
+}

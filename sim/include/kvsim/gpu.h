@@ -9,6 +9,26 @@
 
 #include "kvsim/error.h"
 
+/* Where a GPU's step-time coefficients come from. */
+typedef enum kvsim_cal_status {
+  KVSIM_CAL_SPEC_ONLY = 0,          /* "spec-only": spec sheet figures, no measured fit */
+  KVSIM_CAL_GENERATION_DEFAULT = 1, /* "generation-default": another GPU's fit */
+  KVSIM_CAL_FITTED = 2,             /* "fitted": fitted on this GPU's own rows */
+} kvsim_cal_status;
+const char *kvsim_cal_status_name(kvsim_cal_status s);
+/* Parses a status name; returns 0 and sets *s, or -1 if unknown. */
+int kvsim_cal_status_parse(const char *name, kvsim_cal_status *s);
+
+/* How GPUs of a class talk to each other (tensor-parallel all-reduce,
+ * EP all-to-all, PP transfers). */
+typedef enum kvsim_link_kind {
+  KVSIM_LINK_NVLINK = 0,    /* "nvlink": NVLink / NVSwitch (vLLM custom all-reduce for small messages) */
+  KVSIM_LINK_PCIE_P2P = 1,  /* "pcie_p2p": PCIe with peer-to-peer */
+  KVSIM_LINK_PCIE_HOST = 2, /* "pcie_host": PCIe through host memory (no P2P) */
+  KVSIM_LINK_XGMI = 3,      /* "xgmi": AMD Infinity Fabric */
+} kvsim_link_kind;
+const char *kvsim_link_kind_name(kvsim_link_kind k);
+
 /* Coefficients of the step-time model (perf.h). Calibrated per GPU by
  * `kvsim calibrate`; otherwise defaults by GPU generation. */
 typedef struct kvsim_gpu_perf {
@@ -34,6 +54,16 @@ typedef struct kvsim_gpu_perf {
   double ttft_rel_sigma, tpot_rel_sigma;
   bool calibrated;
   char source[256];
+  /* What the coefficients rest on (summary.json latency.calibration):
+   * fitted on this GPU's own measured rows, borrowed from the calibrated
+   * GPU of its generation, or spec figures only. `rows` = measured rows
+   * behind the fit (0 unless fitted). */
+  kvsim_cal_status status;
+  int rows;
+  /* Held-out relative error (fraction, e.g. 0.08 = 8 %) to use as the
+   * band's half-width on TTFT and TPOT; 0 = not measured (the band falls
+   * back to kvsim_gpu_band's defaults by status). */
+  double band_ttft_rel, band_tpot_rel;
 } kvsim_gpu_perf_t;
 
 /* The largest memory a GPU (or a --gpu-memory-gib override) may have:
@@ -54,6 +84,15 @@ typedef struct kvsim_gpu {
   double host_link_latency_us;
   double gpu_link_GBps;       /* one direction, per GPU */
   double gpu_link_latency_us;
+  /* Collectives between GPUs of this class, as measured (nccl-tests
+   * all_reduce_perf busbw at large messages, and its small-message time),
+   * with their source. A file without them takes the spec link
+   * (gpu_link_GBps, gpu_link_latency_us) and link_kind nvlink when the GPU
+   * link is faster than the host link, else pcie_p2p. */
+  kvsim_link_kind link_kind;
+  double allreduce_busbw_GBps;
+  double allreduce_latency_us;
+  char link_source[512];
   double tdp_w;
   /* CUDA compute capability (9.0 Hopper, 10.0 B200, 12.0 RTX 50xx); 0 for
    * a GPU that is not CUDA. Attention backends are chosen by it. A file
@@ -79,6 +118,12 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
 struct cJSON;
 int kvsim_gpu_perf_parse(const struct cJSON *j, const char *where, kvsim_gpu_perf_t *p,
                          kvsim_err *err);
+
+/* The band's half-widths (relative, on step times) for a GPU's
+ * coefficients: its held-out band_ttft_rel / band_tpot_rel when measured,
+ * otherwise a default by status, wider for borrowed and spec-only
+ * coefficients. Both > 0. */
+void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_rel);
 
 /* Default efficiency coefficients for a generation ("hopper", ...). */
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);

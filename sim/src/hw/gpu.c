@@ -10,6 +10,56 @@
 #include "core/catalog.h"
 #include "core/util.h"
 
+const char *kvsim_cal_status_name(kvsim_cal_status s) {
+  switch (s) {
+  case KVSIM_CAL_FITTED:
+    return "fitted";
+  case KVSIM_CAL_GENERATION_DEFAULT:
+    return "generation-default";
+  case KVSIM_CAL_SPEC_ONLY:
+  default:
+    return "spec-only";
+  }
+}
+
+int kvsim_cal_status_parse(const char *name, kvsim_cal_status *s) {
+  static const kvsim_cal_status all[] = {KVSIM_CAL_FITTED, KVSIM_CAL_GENERATION_DEFAULT,
+                                         KVSIM_CAL_SPEC_ONLY};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (!strcmp(name, kvsim_cal_status_name(all[i]))) {
+      *s = all[i];
+      return 0;
+    }
+  return -1;
+}
+
+const char *kvsim_link_kind_name(kvsim_link_kind k) {
+  switch (k) {
+  case KVSIM_LINK_PCIE_P2P:
+    return "pcie_p2p";
+  case KVSIM_LINK_PCIE_HOST:
+    return "pcie_host";
+  case KVSIM_LINK_XGMI:
+    return "xgmi";
+  case KVSIM_LINK_NVLINK:
+  default:
+    return "nvlink";
+  }
+}
+
+void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_rel) {
+  /* Placeholder widths until the held-out table fills band_*_rel: the
+   * in-sample spread for a fitted GPU, doubled for a borrowed fit and
+   * quadrupled for spec figures alone, never below 5 %. */
+  double t = p->ttft_rel_sigma > 0 ? p->ttft_rel_sigma : 0.2;
+  double d = p->tpot_rel_sigma > 0 ? p->tpot_rel_sigma : 0.1;
+  const double widen = p->status == KVSIM_CAL_FITTED ? 1 : p->status == KVSIM_CAL_GENERATION_DEFAULT ? 2 : 4;
+  t = p->band_ttft_rel > 0 ? p->band_ttft_rel : t * widen;
+  d = p->band_tpot_rel > 0 ? p->band_tpot_rel : d * widen;
+  *ttft_rel = t > 0.05 ? t : 0.05;
+  *tpot_rel = d > 0.05 ? d : 0.05;
+}
+
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
   /* Defaults by generation for GPUs without measured data: the same
    * coefficients for every GPU of a generation, taken from the calibrated
@@ -65,6 +115,11 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
     }
   }
   snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
+  /* hopper, blackwell and ada borrow a measured GPU's fit; the others
+   * borrow hopper's without any measurement of their own generation. */
+  p->status = !strcmp(generation, "hopper") || !strcmp(generation, "blackwell") || !strcmp(generation, "ada")
+                  ? KVSIM_CAL_GENERATION_DEFAULT
+                  : KVSIM_CAL_SPEC_ONLY;
 }
 
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
@@ -72,7 +127,8 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
                                      "per_token_us", "per_layer_us", "attn_efficiency",
                                      "moe_efficiency",
                                      "frontend_us", "ttft_rel_sigma", "tpot_rel_sigma",
-                                     "calibrated", "source", NULL};
+                                     "calibrated", "source", "status", "rows", "band_ttft_rel",
+                                     "band_tpot_rel", NULL};
   const char *w = where;
   int rc;
   if ((rc = kvsim__json_only_keys(j, keys, w, err)) < 0)
@@ -91,7 +147,9 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
               {"moe_efficiency", &p->moe_efficiency, 1e-2, 1},
               {"frontend_us", &p->frontend_us, 0, 1e7},
               {"ttft_rel_sigma", &p->ttft_rel_sigma, 0, 10},
-              {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10}};
+              {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10},
+              {"band_ttft_rel", &p->band_ttft_rel, 0, 10},
+              {"band_tpot_rel", &p->band_tpot_rel, 0, 10}};
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
     if ((rc = kvsim__json_num_in(j, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst, w, err)) < 0)
       return rc;
@@ -99,6 +157,20 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
   if ((rc = kvsim__json_bool(j, "calibrated", &p->calibrated, w, err)) < 0 ||
       (rc = kvsim__json_str(j, "source", p->source, sizeof p->source, w, err)) < 0)
     return rc;
+  /* A fit written by `kvsim calibrate` ("calibrated": true) is this GPU's
+   * own unless the file says otherwise with "status". */
+  if (p->calibrated)
+    p->status = KVSIM_CAL_FITTED;
+  char st[32];
+  if ((rc = kvsim__json_str(j, "status", st, sizeof st, w, err)) < 0)
+    return rc;
+  if (rc > 0 && kvsim_cal_status_parse(st, &p->status) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.status: '%s' (expected fitted, generation-default or spec-only)", w,
+                         st);
+  int64_t rows = p->rows;
+  if ((rc = kvsim__json_int_in(j, "rows", 0, 1000000, &rows, w, err)) < 0)
+    return rc;
+  p->rows = (int)rows;
   return KVSIM_OK;
 }
 
@@ -113,12 +185,45 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
 #define MAX_LATENCY_US 1e6                  /* one second per link hop [~10 us: PCIe] */
 #define MAX_TDP_W 1e5                       /* [1,200: GB200] */
 
+/* link_kind, allreduce_busbw_GBps, allreduce_latency_us, link_source;
+ * absent: the spec link (see gpu.h). */
+static int parse_links(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
+  char kind[32];
+  int rc = kvsim__json_str(j, "link_kind", kind, sizeof kind, where, err);
+  if (rc < 0)
+    return rc;
+  g->link_kind = g->gpu_link_GBps > g->host_link_GBps ? KVSIM_LINK_NVLINK : KVSIM_LINK_PCIE_P2P;
+  if (rc > 0) {
+    static const kvsim_link_kind all[] = {KVSIM_LINK_NVLINK, KVSIM_LINK_PCIE_P2P, KVSIM_LINK_PCIE_HOST,
+                                          KVSIM_LINK_XGMI};
+    size_t i = 0;
+    while (i < sizeof all / sizeof *all && strcmp(kind, kvsim_link_kind_name(all[i])))
+      i++;
+    if (i == sizeof all / sizeof *all)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.link_kind: '%s' (expected nvlink, pcie_p2p, pcie_host or xgmi)", where, kind);
+    g->link_kind = all[i];
+  }
+  if ((rc = kvsim__json_num_in(j, "allreduce_busbw_GBps", 0, MAX_BANDWIDTH_GBPS, &g->allreduce_busbw_GBps,
+                               where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "allreduce_latency_us", 0, MAX_LATENCY_US, &g->allreduce_latency_us, where,
+                               err)) < 0 ||
+      (rc = kvsim__json_str(j, "link_source", g->link_source, sizeof g->link_source, where, err)) < 0)
+    return rc;
+  if (g->allreduce_busbw_GBps <= 0)
+    g->allreduce_busbw_GBps = g->gpu_link_GBps;
+  if (g->allreduce_latency_us <= 0)
+    g->allreduce_latency_us = g->gpu_link_latency_us;
+  return KVSIM_OK;
+}
+
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
   static const char *const keys[] = {
       "name", "description", "vendor", "generation", "memory_total_bytes",
       "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
       "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
-      "gpu_link_latency_us", "tdp_w", "compute_capability", "source", "perf", NULL};
+      "gpu_link_latency_us", "link_kind", "allreduce_busbw_GBps", "allreduce_latency_us",
+      "link_source", "tdp_w", "compute_capability", "source", "perf", NULL};
   memset(g, 0, sizeof *g);
   cJSON *j = kvsim__json_parse(json_text, where, err);
   if (!j)
@@ -176,6 +281,8 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     g->gpu_link_GBps = g->host_link_GBps;
   if (g->gpu_link_latency_us <= 0)
     g->gpu_link_latency_us = 8;
+  if ((rc = parse_links(j, where, g, err)) < 0)
+    goto out;
   kvsim_gpu_default_perf(g->generation, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
   char pw[256];
