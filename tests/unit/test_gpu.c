@@ -133,4 +133,7 @@ Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
   fitted.band_tpot_rel = 0.08;
   kvsim_gpu_band(&fitted, &ft, &fd);
   cr_assert_eq(fd, 0.08, "a measured held-out band is used as is");
+  double lo, hi;
+  kvsim_gpu_band_scales(&fitted, &lo, &hi);
+  cr_assert(lo < 1 && hi > 1 && hi - 1 >= 0.08 - 1e-12, "edges straddle 1 by the wider band (%g, %g)", lo, hi);
 }

@@ -125,6 +125,11 @@ int kvsim_gpu_perf_parse(const struct cJSON *j, const char *where, kvsim_gpu_per
  * coefficients. Both > 0. */
 void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_rel);
 
+/* The step-time scales of the band's two edges (perf.step_time_scale of
+ * the two extra runs): 1 - r and 1 + r with r the larger of the two
+ * half-widths of kvsim_gpu_band, the low edge held at >= 0.05. */
+void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi);
+
 /* Default efficiency coefficients for a generation ("hopper", ...). */
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
 

@@ -60,6 +60,14 @@ void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_re
   *tpot_rel = d > 0.05 ? d : 0.05;
 }
 
+void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi) {
+  double t, d;
+  kvsim_gpu_band(p, &t, &d);
+  const double r = t > d ? t : d;
+  *lo = 1 - r > 0.05 ? 1 - r : 0.05;
+  *hi = 1 + r;
+}
+
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
   /* Defaults by generation for GPUs without measured data: the same
    * coefficients for every GPU of a generation, taken from the calibrated
