@@ -568,12 +568,22 @@ Test(model_loader, config_json_is_named_after_its_folder) {
 Test(model, hf_id_of_every_catalog_model) {
   cr_assert_str_eq(kvsim_model_hf_id("llama-3.1-8b"), "meta-llama/Llama-3.1-8B", "llama id");
   cr_assert_null(kvsim_model_hf_id("no-such-model"), "unknown name has no id");
-  /* Every id maps back onto its own catalog name. */
-  const char *names[] = {"qwen3-8b", "deepseek-v3", "llama-3.1-70b"};
-  for (int i = 0; i < 3; i++) {
+  /* Every id maps back onto its own catalog name (Mixtral's and
+   * Mistral's carry a release tag after "-Instruct"). */
+  const char *names[] = {"deepseek-v2-lite", "deepseek-v3", "gemma-2-27b", "gemma-2-9b", "gemma-3-27b",
+                         "gpt-oss-120b", "gpt-oss-20b", "llama-2-70b", "llama-2-7b", "llama-3-8b",
+                         "llama-3.1-405b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.2-1b",
+                         "llama-3.2-3b", "mistral-7b-v0.3", "mixtral-8x7b", "phi-3-mini-4k",
+                         "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b", "qwen2.5-7b", "qwen3-14b",
+                         "qwen3-235b-a22b", "qwen3-30b-a3b", "qwen3-32b", "qwen3-8b"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    cr_assert_not_null(kvsim_model_hf_id(names[i]), "%s has an id", names[i]);
     char back[64];
     cr_assert_eq(kvsim_model_catalog_name(kvsim_model_hf_id(names[i]), back, sizeof back), 1,
                  "%s maps back", names[i]);
     cr_assert_str_eq(back, names[i], "round trip of %s", names[i]);
   }
+  char out[64];
+  cr_assert_eq(kvsim_model_catalog_name("MIXTRAL-8x7B-Instruct-v0.1", out, sizeof out), 1, "case-insensitive");
+  cr_assert_str_eq(out, "mixtral-8x7b", "mixtral without its organisation");
 }

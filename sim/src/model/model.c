@@ -13,6 +13,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "model/hf_ids.h"
 
 static bool type_is(const kvsim_model_t *m, const char *prefix) {
   return strncmp(m->model_type, prefix, strlen(prefix)) == 0;
@@ -466,6 +467,11 @@ out:
 }
 
 int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap) {
+  const char *exact = kvsim__model_of_hf_id(hf_id);
+  if (exact) {
+    snprintf(out, cap, "%s", exact);
+    return 1;
+  }
   const char *base = strrchr(hf_id, '/');
   base = base ? base + 1 : hf_id;
   char s[128];
