@@ -14,7 +14,7 @@
 
 int cmd_calc(int argc, char **argv) {
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
-  const char *kv_dtype = "auto", *dtype = "auto", *quant = "";
+  const char *kv_dtype = "auto", *dtype = "auto", *quant = "", *vllm_version = NULL;
   double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;
   const char *mml_s = "0", *seq_len_s = "0";
   int64_t mml = 0, bs = 0, tp = 1, pp = 1, seqs = 0, mbt = 0, kvbytes = 0, blocks_override = 0;
@@ -26,6 +26,7 @@ int cmd_calc(int argc, char **argv) {
       {"--gpu", ARG_STR, &gpu, "catalog name or path to a GPU JSON (default h100-sxm)", NULL},
       {"--gpu-memory-gib", ARG_NUM, &mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)", NULL},
       {"--engine", ARG_STR, &engine, "vllm-v1 (default) or vllm-v0", NULL},
+      {"--vllm-version", ARG_STR, &vllm_version, "vLLM release X.Y.Z whose sizing rules apply (default: the newest modelled)", NULL},
       {"--gpu-memory-utilization", ARG_NUM, &util, "fraction of total memory for the instance (default 0.9)", NULL},
       {"--max-model-len", ARG_STR, &mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)", NULL},
       {"--block-size", ARG_INT, &bs, "tokens per KV block (default 16)", NULL},
@@ -84,6 +85,8 @@ int cmd_calc(int argc, char **argv) {
     return cli_fail("calc", "--engine: unknown engine '%s' (expected %s)", engine, names);
   }
   p.engine = profile->plan_engine; /* the profile's memory-plan rules */
+  if (vllm_version && kvsim_plan_parse_version(vllm_version, "--vllm-version", &p.vllm_version, &err) < 0)
+    return cli_fail("calc", "%s", err.msg);
   if (kvsim_kv_dtype_parse(kv_dtype, &p.kv_dtype) < 0)
     return cli_fail("calc",
                     "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, float16, fp8, "
@@ -170,13 +173,15 @@ int cmd_calc(int argc, char **argv) {
       return cli_fail("calc", "%s", err.msg);
   }
   int64_t cpu_blocks = pl.swap_blocks, offload_blocks = pl.offload_blocks;
-  char answer[512] = "";
+  char answer[512] = "", ver[16];
+  kvsim_vllm_version_format(pl.p.vllm_version, ver, sizeof ver);
   if (reverse && seq_len > 0)
     kvsim_plan_reverse_answer(&rev, g.name, pl.p.pp, target, answer, sizeof answer);
 
   if (json) {
     cJSON *o = cJSON_CreateObject();
     kvsim_report_plan_json(&pl, &m, &g, o);
+    cJSON_AddStringToObject(o, "vllm_version", ver);
     if (swap > 0)
       cJSON_AddNumberToObject(o, "num_cpu_blocks", (double)cpu_blocks);
     if (offload > 0)
@@ -204,6 +209,7 @@ int cmd_calc(int argc, char **argv) {
     cJSON_Delete(o);
   } else {
     kvsim_report_plan_text_fit(&pl, &m, &g, answer[0] ? answer : NULL, stdout);
+    printf("vLLM %s sizing rules: %s\n", ver, kvsim_plan_version_rules(pl.p.engine, pl.p.vllm_version));
     if (swap > 0)
       printf("# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)cpu_blocks, swap);
     if (offload > 0)

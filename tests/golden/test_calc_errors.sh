@@ -83,6 +83,14 @@ expect_error "engine.kv_residual_tokens: 1000000000000000 is out of range \[0, 1
   run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_residual_tokens=1e15 --out "$tmp/run"
 
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
+# --vllm-version: unparseable, or not a release whose sizing rules are modelled.
+expect_error "^kvsim calc: error: --vllm-version: 'latest' is not a vLLM release X\.Y\.Z \(modelled: vllm-v1 0\.8\.0 to 0\.20\.x, vllm-v0 0\.6\.4 to 0\.10\.x\)$" \
+  calc --vllm-version latest
+expect_error "--vllm-version \(engine\.vllm_version\): 0\.7\.3 is not modelled for vllm-v1 \(modelled: 0\.8\.0 to 0\.20\.x\)" \
+  calc --vllm-version 0.7.3
+expect_error "0\.21\.0 is not modelled for vllm-v1 .*CUDA-graph estimate by default" calc --vllm-version 0.21.0
+expect_error "0\.6\.3 is not modelled for vllm-v0 \(modelled: 0\.6\.4 to 0\.10\.x\)" \
+  calc --engine vllm-v0 --vllm-version 0.6.3
 "$kvsim" calc --gpu rtx4090 --max-model-len 131072 --strict >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "--strict on a plan that does not fit exited $rc, want 1"

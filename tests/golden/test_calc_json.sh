@@ -14,6 +14,9 @@ for key in per_token_kv_bytes block_bytes num_layers kv_heads_per_rank head_dim 
 done
 grep -Eq '"per_token_kv_bytes":[[:space:]]*131072,' <<<"$out" || fail "per_token_kv_bytes should be 131072"
 grep -Eq '"fits":[[:space:]]*true' <<<"$out" || fail "8k Llama-3.1-8B fits an H100"
+grep -Eq '"vllm_version":[[:space:]]*"0\.20\.0"' <<<"$out" || fail "the release whose rules apply: $out"
+out2=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --json --vllm-version v0.9.1) || fail "exit $?"
+grep -Eq '"vllm_version":[[:space:]]*"0\.9\.1"' <<<"$out2" || fail "--vllm-version shown: $out2"
 [ "$(head -c1 <<<"$out")" = "{" ] || fail "output is one JSON object"
 [ "$(tail -n1 <<<"$out")" = "}" ] || fail "output is one JSON object"
 

@@ -111,4 +111,31 @@ grep -Eq "^Maximum concurrency for $len tokens per request: 64\.[0-9]{2}x$" <<<"
 n=${len//,/}
 out=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --target-concurrency 64 --seq-len $((n + 16))) || fail "longer exited $?"
 grep -q '^Smallest fit: 2 x' <<<"$out" || fail "16 tokens longer needs a second GPU: $out"
+
+# MLA block size follows the attention backend vLLM picks for the GPU
+# (vllm/platforms/cuda.py): Triton MLA 16 on L4 (8.9), FlashMLA 64 on H100
+# (9.0), CUTLASS MLA 128 on B200 (10.0).
+for gb in l4:16 h100-sxm:64 b200:128; do
+  out=$("$kvsim" calc --model deepseek-v2-lite --gpu "${gb%%:*}" | head -1) || fail "MLA calc on ${gb%%:*}"
+  grep -q "^Model deepseek-v2-lite on ${gb%%:*}: .*, block_size ${gb##*:}, " <<<"$out" \
+    || fail "deepseek-v2-lite on ${gb%%:*} should use block_size ${gb##*:}: $out"
+done
+
+# The vLLM release whose sizing rules apply: the newest modelled by default;
+# before V1 0.11 (vllm#25359) the NCCL buffers of TP 2 are charged, so the
+# budget is smaller by the difference in non-torch memory.
+nt() { sed -nE 's/.*non_torch_memory takes ([0-9.]+)GiB.*/\1/p' <<<"$1"; }
+kv() { sed -nE 's/^Available KV cache memory: ([0-9.]+) GiB$/\1/p' <<<"$1"; }
+new=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --tensor-parallel-size 2 --max-model-len 8192) || fail "TP2 calc"
+grep -q '^vLLM 0.20.0 sizing rules: V1 0.11+ (vllm#25359): NCCL initialised before the memory snapshot' <<<"$new" \
+  || fail "default release line: $new"
+old=$("$kvsim" calc --model llama-3.1-8b --gpu h100-sxm --tensor-parallel-size 2 --max-model-len 8192 --vllm-version 0.10.1) \
+  || fail "0.10.1 calc"
+grep -q '^vLLM 0.10.1 sizing rules: V1 0.9.2-0.10.x (vllm#19312)' <<<"$old" || fail "0.10.1 release line: $old"
+[ "$(nt "$new")" = "0.18" ] && [ "$(nt "$old")" = "1.97" ] || fail "non-torch 0.18 -> 1.97 GiB: $(nt "$new") $(nt "$old")"
+python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert abs((a - b) - 1.79) < 0.011, (a, b)' \
+  "$(kv "$new")" "$(kv "$old")" || fail "the budget moves by the NCCL buffers: $(kv "$new") vs $(kv "$old")"
+v064=$("$kvsim" calc --model llama-3-8b --engine vllm-v0 --vllm-version 0.6.4.post1) || fail "0.6.4 calc"
+grep -q '^vLLM 0.6.4 sizing rules: V0 0.6.4 (vllm#9352)' <<<"$v064" || fail "0.6.4 release line: $v064"
+[ "$(nt "$v064")" = "0.44" ] || fail "0.6.4 charges the CUDA context: $(nt "$v064")"
 echo "ok"

@@ -372,3 +372,30 @@ Test(engine, step_time_scale_multiplies_every_step_and_is_range_checked) {
   kvsim_scenario_fini(&scaled);
   kvsim_scenario_fini(&set);
 }
+
+/* engine.vllm_version: read into the plan, refused when unparseable or not
+ * modelled for the profile's engine, naming the key and the releases. */
+Test(engine, vllm_version_key_selects_a_modelled_release) {
+  const char *fmt =
+      "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"profile\": \"%s\", \"vllm_version\": %s },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", \"rate\": 1 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 10 }, \"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
+  char text[1024];
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  snprintf(text, sizeof text, fmt, "vllm-v1", "\"0.10.1\"");
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(sc.plan.vllm_version, KVSIM_VLLM_VERSION(0, 10, 1), "read into the plan");
+  kvsim_scenario_fini(&sc);
+  const char *bad[][3] = {{"vllm-v1", "\"0.x\"", "engine.vllm_version: '0.x' is not a vLLM release"},
+                          {"vllm-v1", "0.11", "vllm_version"},
+                          {"vllm-v1", "\"0.7.3\"", "engine.vllm_version: 0.7.3 is not modelled for profile vllm-v1 (modelled: 0.8.0 to 0.20.x)"},
+                          {"vllm-v0", "\"0.11.0\"", "modelled: 0.6.4 to 0.10.x"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(text, sizeof text, fmt, bad[i][0], bad[i][1]);
+    int rc = kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err);
+    cr_assert_lt(rc, 0, "case %zu must fail", i);
+    cr_assert(strstr(err.msg, bad[i][2]) != NULL, "case %zu: '%s' should mention '%s'", i, err.msg,
+              bad[i][2]);
+  }
+}

@@ -409,6 +409,42 @@ Test(fidelity, startup_table_reads_quoted_notes_and_names_bad_rows) {
   kvsim_fidelity_startup_fini(&t);
 }
 
+/* A log that names its vLLM release is planned with that release's sizing
+ * rules where they are modelled (V1 0.9.0: the CUDA context and NCCL
+ * buffers in non-torch memory), an era mark "~" read as the release, and
+ * an unmodelled or missing release falls back to the newest rules. */
+Test(fidelity, startup_rows_use_the_logged_vllm_version) {
+  char path[512];
+  temp_file("startup.csv",
+            SU_HEAD "https://x/1,0.9.0,V1,meta-llama/Llama-3.1-8B,H100 80GB,2,2,0.9,8192,,,,,,5000,,\n"
+                    "https://x/2,,V1,meta-llama/Llama-3.1-8B,H100 80GB,2,2,0.9,8192,,,,,,5000,,\n"
+                    "https://x/3,0.2.7,V1,meta-llama/Llama-3.1-8B,H100 80GB,2,2,0.9,8192,,,,,,5000,,\n"
+                    "https://x/4,~0.6.4,V0,meta-llama/Llama-3.1-8B,H100 80GB,2,2,0.9,8192,,,,,,5000,,\n",
+            path, sizeof path);
+  kvsim_fid_startup_t t = {0};
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_fidelity_startup_read(path, &t, &err), KVSIM_OK, "read: %s", err.msg);
+  unlink(path);
+  cr_assert_str_eq(t.rows[0].vllm_version, "0.9.0", "the logged release is kept");
+  cr_assert_eq(kvsim_fidelity_startup_evaluate(&t, &err), KVSIM_OK, "evaluate: %s", err.msg);
+  const struct {
+    int version;
+    double non_torch_gib;
+  } want[] = {{KVSIM_VLLM_VERSION(0, 9, 0), 0.44 + 1.79},
+              {KVSIM_VLLM_VERSION(0, 20, 0), 0.18},
+              {KVSIM_VLLM_VERSION(0, 20, 0), 0.18},
+              {KVSIM_VLLM_VERSION(0, 6, 4), 0.44 + 1.79}};
+  for (int i = 0; i < 4; i++) {
+    const kvsim_fid_su_result_t *r = &t.res[i];
+    cr_assert(!r->skipped, "row %d evaluated: %s", i + 1, r->reason);
+    cr_assert_eq(r->pred.p.vllm_version, want[i].version, "row %d: release %d, want %d", i + 1,
+                 r->pred.p.vllm_version, want[i].version);
+    cr_assert_eq(r->pred.non_torch_bytes, (int64_t)(want[i].non_torch_gib * 1073741824.0 + 0.5),
+                 "row %d: non-torch %lld bytes", i + 1, (long long)r->pred.non_torch_bytes);
+  }
+  kvsim_fidelity_startup_fini(&t);
+}
+
 /* ---- calibration on planted coefficients ---- */
 
 static void set_perf(kvsim_gpu_perf_t *p, double mfu, double mbu) {

@@ -137,3 +137,52 @@ Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
   kvsim_gpu_band_scales(&fitted, &lo, &hi);
   cr_assert(lo < 1 && hi > 1 && hi - 1 >= 0.08 - 1e-12, "edges straddle 1 by the wider band (%g, %g)", lo, hi);
 }
+
+/* Every catalog GPU carries measured (or explicitly borrowed) collective
+ * figures with their source, and they order as the published nccl-tests
+ * results do: every PCIe class has less all-reduce bus bandwidth and a
+ * longer small-message time than every NVLink / xGMI class, and a GPU's
+ * measured bus bandwidth does not exceed what its spec link can carry in
+ * a ring (2x the one-direction link: NVLS in-switch reduction tops out at
+ * ~480 GB/s busbw on 450 GB/s NVLink 4). */
+Test(gpu_loader, catalog_links_are_sourced_and_pcie_is_slower_than_nvlink) {
+  static const char *const names[] = {"a10",  "a100-40g", "a100-80g", "b200",   "gb200",
+                                      "h100-pcie", "h100-sxm", "h20", "h200", "l4", "l40s",
+                                      "mi300x", "mi325x", "rtx-pro-6000", "rtx3090", "rtx4090",
+                                      "rtx5090"};
+  double pcie_bw_max = 0, pcie_lat_min = 1e9, fast_bw_min = 1e9, fast_lat_max = 0;
+  int npcie = 0, nfast = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(names[i], &g, &err), KVSIM_OK, "load %s: %s", names[i], err.msg);
+    cr_assert(strlen(g.link_source) > 40, "%s: link_source names its measurement", names[i]);
+    cr_assert(g.allreduce_busbw_GBps >= 5 && g.allreduce_busbw_GBps <= 2 * g.gpu_link_GBps,
+              "%s: busbw %g GB/s within [5, 2 x gpu link %g]", names[i], g.allreduce_busbw_GBps,
+              g.gpu_link_GBps);
+    cr_assert(g.allreduce_latency_us >= 2 && g.allreduce_latency_us <= 100,
+              "%s: small-message all-reduce %g us within [2, 100]", names[i], g.allreduce_latency_us);
+    bool pcie = g.link_kind == KVSIM_LINK_PCIE_P2P || g.link_kind == KVSIM_LINK_PCIE_HOST;
+    /* The catalog's kind agrees with its spec link: NVLink/xGMI parts have
+     * a GPU link faster than the host link, PCIe parts do not. */
+    cr_assert_eq(pcie, !(g.gpu_link_GBps > g.host_link_GBps), "%s: link_kind %s vs gpu link %g",
+                 names[i], kvsim_link_kind_name(g.link_kind), g.gpu_link_GBps);
+    if (pcie) {
+      npcie++;
+      pcie_bw_max = g.allreduce_busbw_GBps > pcie_bw_max ? g.allreduce_busbw_GBps : pcie_bw_max;
+      pcie_lat_min = g.allreduce_latency_us < pcie_lat_min ? g.allreduce_latency_us : pcie_lat_min;
+    } else {
+      nfast++;
+      fast_bw_min = g.allreduce_busbw_GBps < fast_bw_min ? g.allreduce_busbw_GBps : fast_bw_min;
+      fast_lat_max = g.allreduce_latency_us > fast_lat_max ? g.allreduce_latency_us : fast_lat_max;
+    }
+    /* GeForce parts: the driver disables peer-to-peer. */
+    if (!strncmp(g.name, "rtx", 3) && strcmp(g.name, "rtx-pro-6000"))
+      cr_assert_eq(g.link_kind, KVSIM_LINK_PCIE_HOST, "%s: GeForce goes through host memory", g.name);
+  }
+  cr_assert(npcie >= 8 && nfast >= 8, "both classes present: %d PCIe, %d NVLink/xGMI", npcie, nfast);
+  cr_assert(pcie_bw_max * 4 < fast_bw_min, "PCIe busbw (max %g) well below NVLink/xGMI (min %g)",
+            pcie_bw_max, fast_bw_min);
+  cr_assert(pcie_lat_min > fast_lat_max, "PCIe small-message time (min %g us) above NVLink/xGMI (max %g us)",
+            pcie_lat_min, fast_lat_max);
+}

@@ -686,3 +686,113 @@ Test(plan, gpu_without_compute_capability_takes_the_generation) {
   cr_assert_eq(kvsim_gpu_parse(text, "x.json", &g, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_float_eq(g.compute_capability, 9.0, 1e-9, "hopper -> 9.0");
 }
+
+/* ---- engine.vllm_version: the release's sizing rules ---- */
+
+Test(plan_version, releases_parse_with_their_suffixes) {
+  const struct {
+    const char *s;
+    int v;
+  } ok[] = {{"0.11.0", KVSIM_VLLM_VERSION(0, 11, 0)},   {"v0.6.5", KVSIM_VLLM_VERSION(0, 6, 5)},
+            {"0.9", KVSIM_VLLM_VERSION(0, 9, 0)},       {"0.6.4.post1", KVSIM_VLLM_VERSION(0, 6, 4)},
+            {"0.10.1rc1", KVSIM_VLLM_VERSION(0, 10, 1)}, {"0.11.0+cu128", KVSIM_VLLM_VERSION(0, 11, 0)},
+            {"0.19.0", KVSIM_VLLM_VERSION(0, 19, 0)}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    int v = -1;
+    cr_assert_eq(kvsim_vllm_version_parse(ok[i].s, &v), KVSIM_OK, "'%s' parses", ok[i].s);
+    cr_assert_eq(v, ok[i].v, "'%s' -> %d, want %d", ok[i].s, v, ok[i].v);
+    char buf[16], again[16];
+    kvsim_vllm_version_format(v, buf, sizeof buf);
+    int w = -1;
+    cr_assert_eq(kvsim_vllm_version_parse(buf, &w), KVSIM_OK, "formatted '%s' parses", buf);
+    kvsim_vllm_version_format(w, again, sizeof again);
+    cr_assert_str_eq(buf, again, "format round-trips");
+  }
+  const char *bad[] = {"", "abc", "0", "0.", ".6.4", "0,6,4", "100.0.0", "0.100.0", "~0.6.5", "0.6.4 ",
+                       "0.6.123"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int v = 0;
+    cr_assert_eq(kvsim_vllm_version_parse(bad[i], &v), KVSIM_EINVAL, "'%s' refused", bad[i]);
+  }
+  kvsim_err err = {0};
+  int v;
+  cr_assert_eq(kvsim_plan_parse_version("0.x", "engine.vllm_version", &v, &err), KVSIM_EINVAL, "refused");
+  cr_assert(strstr(err.msg, "engine.vllm_version: '0.x'") && strstr(err.msg, "0.8.0 to 0.20.x") &&
+                strstr(err.msg, "0.6.4 to 0.10.x"),
+            "names the key, the value and the modelled releases: %s", err.msg);
+}
+
+/* The non-torch term by release (vllm#9352, #10511, #19312, #25359): at TP 2
+ * on H100 the NCCL buffers (1.79 GiB) are charged before V1 0.11, the
+ * CUDA context (0.44 - 0.18 GiB) only where everything outside PyTorch is
+ * (V0 0.6.4, V1 0.8.0-0.9.1). The KV budget moves by exactly that. */
+Test(plan_version, non_torch_by_release) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  const struct {
+    kvsim_plan_engine e;
+    int v;
+    double gib;
+  } want[] = {{KVSIM_PLAN_V1, 0, 0.18},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 20, 0), 0.18},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 11, 0), 0.18},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 10, 1), 0.18 + 1.79},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 9, 2), 0.18 + 1.79},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 9, 1), 0.44 + 1.79},
+              {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 8, 0), 0.44 + 1.79},
+              {KVSIM_PLAN_V0, 0, 0.18 + 1.79},
+              {KVSIM_PLAN_V0, KVSIM_VLLM_VERSION(0, 6, 5), 0.18 + 1.79},
+              {KVSIM_PLAN_V0, KVSIM_VLLM_VERSION(0, 6, 4), 0.44 + 1.79}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_plan_params_t p = params(want[i].e, 8192);
+    p.tp = 2;
+    p.vllm_version = want[i].v;
+    kvsim_plan_t pl = plan(&m, &g, &p);
+    int64_t expect = (int64_t)(want[i].gib * GIB + 0.5);
+    cr_assert_eq(pl.non_torch_bytes, expect, "row %zu: non-torch %lld, want %lld", i,
+                 (long long)pl.non_torch_bytes, (long long)expect);
+    cr_assert(kvsim_plan_version_rules(want[i].e, pl.p.vllm_version) != NULL,
+              "row %zu: resolved release %d is modelled", i, pl.p.vllm_version);
+    kvsim_plan_params_t q = params(want[i].e, 8192);
+    q.tp = 2;
+    q.non_torch_gib = 0;
+    q.vllm_version = want[i].v;
+    kvsim_plan_t base = plan(&m, &g, &q);
+    cr_assert_eq(base.available_kv_bytes - pl.available_kv_bytes, expect,
+                 "row %zu: the budget shrinks by the non-torch term", i);
+  }
+  /* The default is the newest release modelled, resolved into the plan. */
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  cr_assert_eq(plan(&m, &g, &p).p.vllm_version, KVSIM_VLLM_VERSION(0, 20, 0), "V1 default 0.20.0");
+  p = params(KVSIM_PLAN_V0, 8192);
+  cr_assert_eq(plan(&m, &g, &p).p.vllm_version, KVSIM_VLLM_VERSION(0, 10, 0), "V0 default 0.10.0");
+  /* TP 1: no communicator, only the context differs. */
+  p = params(KVSIM_PLAN_V1, 8192);
+  p.vllm_version = KVSIM_VLLM_VERSION(0, 9, 0);
+  cr_assert_eq(plan(&m, &g, &p).non_torch_bytes, (int64_t)(0.44 * GIB + 0.5), "0.9.0 at TP 1");
+}
+
+Test(plan_version, unmodelled_releases_are_errors_naming_flag_key_and_range) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  const struct {
+    kvsim_plan_engine e;
+    int v;
+    const char *range, *why;
+  } bad[] = {{KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 7, 3), "0.8.0 to 0.20.x", NULL},
+             {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(0, 21, 0), "0.8.0 to 0.20.x", "CUDA-graph estimate"},
+             {KVSIM_PLAN_V1, KVSIM_VLLM_VERSION(1, 0, 0), "0.8.0 to 0.20.x", "CUDA-graph estimate"},
+             {KVSIM_PLAN_V0, KVSIM_VLLM_VERSION(0, 6, 3), "0.6.4 to 0.10.x", NULL},
+             {KVSIM_PLAN_V0, KVSIM_VLLM_VERSION(0, 11, 0), "0.6.4 to 0.10.x", "removed in 0.11"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_plan_params_t p = params(bad[i].e, 8192);
+    p.vllm_version = bad[i].v;
+    kvsim_plan_t pl;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "row %zu refused", i);
+    cr_assert(strstr(err.msg, "--vllm-version (engine.vllm_version)") && strstr(err.msg, bad[i].range),
+              "row %zu names flag, key and range: %s", i, err.msg);
+    cr_assert(!bad[i].why || strstr(err.msg, bad[i].why), "row %zu says why: %s", i, err.msg);
+    cr_assert_null(kvsim_plan_version_rules(bad[i].e, bad[i].v), "row %zu has no rules", i);
+  }
+}

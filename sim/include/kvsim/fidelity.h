@@ -310,6 +310,7 @@ typedef struct kvsim_fid_su_row {
   int index;               /* 1-based data row of the file, 0 for a meta.json */
   char source[96];         /* short form of the source URL ("vllm#12330") */
   char engine[8];          /* "V0" / "V1" */
+  char vllm_version[24];   /* as given ("0.9.0", "~0.6.5" for an era); "" when not stated */
   char model[128], gpu[64];
   int tp, num_gpus;        /* 0: not logged */
   double util;             /* 0: not logged */

@@ -9,6 +9,7 @@
 #define KVSIM_PLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kvsim/error.h"
@@ -47,6 +48,10 @@ typedef enum kvsim_kv_dtype {
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
 typedef struct kvsim_plan_params {
   kvsim_plan_engine engine;
+  /* The vLLM release whose version-dependent sizing rules apply
+   * (engine.vllm_version, calc --vllm-version), as KVSIM_VLLM_VERSION(x,
+   * y, z); 0: the newest modelled for `engine` (resolved by the plan). */
+  int vllm_version;
   int tp, pp;
   /* Expert parallelism (vLLM --enable-expert-parallel): the routed experts
    * are spread whole over `ep` ranks (ep = tp x data-parallel size)
@@ -121,6 +126,25 @@ typedef struct kvsim_plan {
 } kvsim_plan_t;
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p);
+
+/* vLLM release X.Y.Z as one comparable number. */
+#define KVSIM_VLLM_VERSION(x, y, z) ((x) * 10000 + (y) * 100 + (z))
+/* Parses "0.11.0", "v0.6.5", "0.9" (patch 0) and release suffixes
+ * ("0.6.4.post1", "0.10.1rc1", "0.11.0+cu128"); each part in [0, 99].
+ * Returns KVSIM_OK and sets *out, or KVSIM_EINVAL. */
+int kvsim_vllm_version_parse(const char *s, int *out);
+/* The same, failing with "WHERE: 'S' is not a vLLM release X.Y.Z
+ * (modelled: ...)" naming the key or flag `where`. */
+int kvsim_plan_parse_version(const char *s, const char *where, int *out, kvsim_err *err);
+/* "0.11.0" into buf[cap]. */
+void kvsim_vllm_version_format(int version, char *buf, size_t cap);
+/* The newest release whose rules are modelled for an engine (the default). */
+int kvsim_plan_version_newest(kvsim_plan_engine e);
+/* The modelled releases of an engine, for messages ("0.8.0 to 0.20.x"). */
+void kvsim_plan_versions_modelled(kvsim_plan_engine e, char *buf, size_t cap);
+/* What a release changes in the plan, one phrase naming the vLLM PR, or
+ * NULL when the release is not modelled for that engine. */
+const char *kvsim_plan_version_rules(kvsim_plan_engine e, int version);
 
 /* Parses "auto", "bfloat16", "fp8_e4m3", "int4", ... Returns <0 if unknown. */
 int kvsim_kv_dtype_parse(const char *s, kvsim_kv_dtype *out);

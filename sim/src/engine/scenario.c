@@ -97,7 +97,7 @@ static const char *const engine_shared_keys[] = {
     "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
     "offload_store_threshold", "transfer_overlap",
     "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
-    NULL};
+    "vllm_version", NULL};
 
 /* The shared keys followed by every profile's options, NULL-terminated;
  * built once (the registry is fixed at compile time). */
@@ -365,6 +365,14 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected auto, bfloat16, float16, float32)", w, s);
   if ((rc = get_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
     return rc;
+  /* The release whose sizing rules apply; checked against the profile's
+   * engine in kvsim_scenario_parse once the profile is known. */
+  if ((rc = get_str(o, "vllm_version", s, sizeof s, w, err)) < 0)
+    return rc;
+  char wv[160];
+  snprintf(wv, sizeof wv, "%s.vllm_version", w);
+  if (rc > 0 && (rc = kvsim_plan_parse_version(s, wv, &p->vllm_version, err)) < 0)
+    return rc;
 
   strcpy(s, "fcfs");
   if ((rc = get_str(o, "scheduling_policy", s, sizeof s, w, err)) < 0)
@@ -621,6 +629,14 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim_sched_parse_opts(ops, eng, w, &sc->sched.opts, err)) < 0)
     goto fail;
   sc->plan.engine = ops->plan_engine;
+  if (sc->plan.vllm_version && !kvsim_plan_version_rules(sc->plan.engine, sc->plan.vllm_version)) {
+    char v[16], range[48];
+    kvsim_vllm_version_format(sc->plan.vllm_version, v, sizeof v);
+    kvsim_plan_versions_modelled(sc->plan.engine, range, sizeof range);
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.vllm_version: %s is not modelled for profile %s (modelled: %s)",
+                       where, v, sc->profile, range);
+    goto fail;
+  }
   if (!pc_given)
     sc->sched.enable_prefix_caching = ops->defaults.enable_prefix_caching;
   if (!sc->overlap_given)

@@ -150,6 +150,7 @@ static void row_from_fields(const table_cols *st, int index, kvsim_fid_su_row_t 
   r->index = index;
   short_source(field(st, COL_SOURCE), r->source, sizeof r->source);
   snprintf(r->engine, sizeof r->engine, "%s", field(st, COL_ENGINE));
+  snprintf(r->vllm_version, sizeof r->vllm_version, "%s", field(st, COL_VERSION));
   snprintf(r->model, sizeof r->model, "%s", field(st, COL_MODEL));
   snprintf(r->gpu, sizeof r->gpu, "%s", field(st, COL_GPU));
   snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s", field(st, COL_KV_DTYPE));
@@ -253,6 +254,7 @@ static int read_meta(const char *path, kvsim_fid_su_row_t *r, kvsim_err *err) {
     goto out;
   }
   snprintf(r->source, sizeof r->source, "meta vLLM %s", ver[0] ? ver : "?");
+  snprintf(r->vllm_version, sizeof r->vllm_version, "%s", ver);
   /* vLLM 0.19 is V1 (V0 was removed in 2025). */
   snprintf(r->engine, sizeof r->engine, "V1");
   r->tp = (int)tp;

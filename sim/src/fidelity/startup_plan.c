@@ -135,6 +135,13 @@ static void startup_row(const kvsim_fid_su_row_t *r, kvsim_fid_su_result_t *res)
   kvsim_plan_params_t p;
   kvsim_plan_params_default(&p);
   p.engine = !strcmp(r->engine, "V0") ? KVSIM_PLAN_V0 : KVSIM_PLAN_V1;
+  /* The release the log names, where its sizing rules are modelled; a
+   * leading '~' marks an era read from the log format ("~0.6.5"). Others
+   * keep the newest release's rules. */
+  const char *ver = r->vllm_version[0] == '~' ? r->vllm_version + 1 : r->vllm_version;
+  int v;
+  if (ver[0] && kvsim_vllm_version_parse(ver, &v) == KVSIM_OK && kvsim_plan_version_rules(p.engine, v))
+    p.vllm_version = v;
   p.tp = r->tp;
   p.gpu_memory_utilization = r->util;
   p.max_model_len = r->max_model_len;

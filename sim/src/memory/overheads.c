@@ -288,12 +288,21 @@ int64_t kvsim__activation_bytes(const kvsim_model_t *m, int tp, int64_t tokens, 
  * vllm#10511 description predates the #12126 fix of that measurement. */
 #define NON_TORCH_BASE_GIB 0.18
 
+/* What the releases that charge everything outside PyTorch (V0 0.6.4,
+ * V1 0.8.0-0.9.1) log at TP=1: the base above plus the CUDA context and
+ * whatever else was resident. 0.44 GiB: "non_torch_memory=0.44GiB" of
+ * v0.6.4.post1 on an A6000 at TP=1 (vllm#10360). Memory of other
+ * processes, which those releases also charged, is not modelled. */
+#define NON_TORCH_ALL_USED_GIB 0.44
+
 /* NCCL buffers of a communicator (TP or PP > 1), when the engine charges
  * them: V0 (0.6.5+) takes its baseline snapshot in Worker.init_device
  * before init_worker_distributed_environment, so they land in
- * non_torch_increase; V1 from vllm#25359 initialises NCCL before the
- * snapshot (vllm/v1/worker/gpu_worker.py Worker.init_device) and does not
- * charge them. Their size depends on the interconnect:
+ * non_torch_increase, as do V1 0.9.2-0.10.x (vllm#19312) and the
+ * releases that charge everything outside PyTorch; V1 from vllm#25359
+ * initialises NCCL before the snapshot (vllm/v1/worker/gpu_worker.py
+ * Worker.init_device) and does not charge them. Their size depends on the
+ * interconnect:
  * - NVLink + NVSwitch on Hopper/Blackwell (NVLS buffers): 1.79 GiB, the
  *   TP=2 minus TP=1 non_torch of Meta-Llama-3-8B on H100 (vllm#10511:
  *   3.58 - 1.79 GiB);
@@ -312,10 +321,11 @@ static double nccl_gib(const kvsim_gpu_t *g) {
 }
 
 int64_t kvsim__non_torch_bytes(const kvsim_model_t *m, const kvsim_gpu_t *g, int tp, int pp,
-                               kvsim_plan_engine engine) {
+                               kvsim_plan_engine engine, int vllm_version) {
   (void)m;
-  double gib = NON_TORCH_BASE_GIB;
-  if (engine == KVSIM_PLAN_V0 && tp * pp > 1)
+  kvsim__nontorch_rule rule = kvsim__plan_nontorch_rule(engine, vllm_version);
+  double gib = rule == KVSIM__NONTORCH_ALL_USED ? NON_TORCH_ALL_USED_GIB : NON_TORCH_BASE_GIB;
+  if (rule != KVSIM__NONTORCH_SINCE_SNAPSHOT && tp * pp > 1)
     gib += nccl_gib(g);
   return (int64_t)(gib * KVSIM_GIB + 0.5);
 }

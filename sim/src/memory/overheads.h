@@ -35,9 +35,22 @@ int64_t kvsim__weights_bytes_ep(const kvsim_model_t *m, const kvsim_quant_t *q, 
 int64_t kvsim__activation_bytes(const kvsim_model_t *m, int tp, int64_t tokens, int64_t seqs,
                                 kvsim_plan_engine engine);
 
-/* Memory outside PyTorch's allocator charged to the KV budget. */
+/* How a vLLM release measures the memory outside PyTorch (version.c). */
+typedef enum kvsim__nontorch_rule {
+  KVSIM__NONTORCH_ALL_USED,            /* V0 0.6.4, V1 0.8.0-0.9.1: context and NCCL included */
+  KVSIM__NONTORCH_SINCE_SNAPSHOT_NCCL, /* V0 0.6.5+, V1 0.9.2-0.10.x: NCCL charged */
+  KVSIM__NONTORCH_SINCE_SNAPSHOT,      /* V1 0.11+: neither */
+} kvsim__nontorch_rule;
+/* The rule of `version` (0: the newest modelled) for an engine. */
+kvsim__nontorch_rule kvsim__plan_nontorch_rule(kvsim_plan_engine e, int version);
+/* KVSIM_EINVAL naming --vllm-version / engine.vllm_version and the
+ * modelled releases when `version` (non-zero) is not modelled. */
+int kvsim__plan_check_version(kvsim_plan_engine e, int version, kvsim_err *err);
+
+/* Memory outside PyTorch's allocator charged to the KV budget, by the
+ * rule of the engine's release. */
 int64_t kvsim__non_torch_bytes(const kvsim_model_t *m, const kvsim_gpu_t *g, int tp, int pp,
-                               kvsim_plan_engine engine);
+                               kvsim_plan_engine engine, int vllm_version);
 
 /* CUDA-graph pool of the captured batch sizes. */
 int64_t kvsim__cuda_graph_bytes(const kvsim_model_t *m, int tp, int pp, int64_t max_num_seqs);

@@ -13,12 +13,12 @@
  *   snapshot as from #25359 (v0.11+: NCCL buffers not charged), the null
  *   block and the hybrid allocator, and CUDA graphs charged only with
  *   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (--estimate-cudagraphs; the
- *   default from ~v0.21). V1 0.8.x-0.9.1 (non-torch incl. the context and
- *   other processes) and 0.9.2-0.10.x (NCCL charged) are not separate
- *   profiles: kvsim_plan_params_t has no version field.
+ *   default from ~v0.21). That is the default, the newest release
+ *   modelled (0.20.x); vllm_version selects V1 0.8.0-0.9.1 (non-torch incl.
+ *   the context) or 0.9.2-0.10.x (NCCL charged) instead (version.c).
  * - vllm-v0: 0.6.5 to the end of V0 (#10511/#12126: increases since the
  *   baseline snapshot taken before NCCL init, so NCCL is charged; no
- *   context). 0.6.4 also charged the context and other processes, and
+ *   context) by default; vllm_version 0.6.4 also charges the context;
  *   <= 0.6.3 measured total - free after the profile run; not modelled. */
 #include "kvsim/plan.h"
 
@@ -190,7 +190,8 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                              : kvsim__activation_bytes(m, p->tp, prof_tokens, prof_seqs,
                                                        p->engine);
   pl->non_torch_bytes = p->non_torch_gib >= 0 ? gib_round(p->non_torch_gib)
-                                              : kvsim__non_torch_bytes(m, g, p->tp, p->pp, p->engine);
+                                              : kvsim__non_torch_bytes(m, g, p->tp, p->pp, p->engine,
+                                                                       p->vllm_version);
   pl->cuda_graph_bytes = p->enforce_eager ? 0
                          : p->cuda_graph_gib >= 0
                              ? gib_round(p->cuda_graph_gib)
@@ -288,7 +289,9 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
       {p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
        "engine.kv_offloading_size"},
   };
-  int rc;
+  int rc = kvsim__plan_check_version(p->engine, p->vllm_version, err);
+  if (rc < 0)
+    return rc;
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
     if ((rc = check_int(ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, ints[i].key, err)) < 0)
       return rc;
@@ -320,6 +323,9 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->pp > m->num_layers)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);
+  /* The newest modelled release unless one is named (version.c). */
+  if (!p->vllm_version)
+    p->vllm_version = kvsim_plan_version_newest(p->engine);
   if (p->block_size == 0) {
     /* CacheConfig.DEFAULT_BLOCK_SIZE = 16, unless the MLA backend vLLM
      * picks for the GPU insists (vllm/platforms/cuda.py,
