@@ -153,6 +153,22 @@ Test(diagnosis, full_pool_without_waiting_or_preemption_is_not_kv_bound) {
   cr_assert_null(find(&s, "kv_bound"), "nothing waits for blocks and nothing is preempted");
 }
 
+/* Served below offered because max_num_seqs caps the batch (steps at the
+ * weight floor): max_num_seqs_bound, not compute_bound. */
+Test(diagnosis, overload_capped_by_max_num_seqs_is_not_compute_bound) {
+  kvsim_summary_t s;
+  kvsim__diag_input_t in;
+  healthy(&s, &in);
+  in.offered_rate = 9.5;
+  s.requests_per_s = 6.4;
+  s.waiting_mean = 19;
+  s.queue.p99 = 6;
+  in.frac_seq_bound = 0.83;
+  kvsim__diagnose(&in, &s);
+  cr_assert_null(find(&s, "compute_bound"), "the batch is capped by max_num_seqs");
+  cr_assert(find(&s, "max_num_seqs_bound"), "max_num_seqs_bound found");
+}
+
 Test(diagnosis, max_num_seqs_bound_advises_higher) {
   kvsim_summary_t s;
   kvsim__diag_input_t in;

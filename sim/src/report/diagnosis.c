@@ -145,9 +145,12 @@ static bool overloaded(const kvsim__diag_input_t *in, const kvsim_summary_t *s) 
          s->queue.p99 > KVSIM__DIAG_OVERLOAD_QUEUE_S && s->waiting_mean >= 1;
 }
 
+/* Not when max_num_seqs caps the batch (max_num_seqs_bound says so): the
+ * GPU would take more sequences. */
 static bool compute_bound(const kvsim__diag_input_t *in, const kvsim_summary_t *s) {
-  return overloaded(in, s) && (in->frac_kv_full <= KVSIM__DIAG_KV_FULL_FRAC ||
-                               step_floor_ratio(in, s) >= KVSIM__DIAG_STEP_FLOOR_RATIO);
+  return overloaded(in, s) && in->frac_seq_bound <= 0.2 &&
+         (in->frac_kv_full <= KVSIM__DIAG_KV_FULL_FRAC ||
+          step_floor_ratio(in, s) >= KVSIM__DIAG_STEP_FLOOR_RATIO);
 }
 
 static bool frequent_preemption(const kvsim_summary_t *s) {
