@@ -155,8 +155,11 @@ static bool compute_bound(const kvsim__diag_input_t *in, const kvsim_summary_t *
 
 static bool frequent_preemption(const kvsim_summary_t *s) {
   int64_t served = s->requests_finished + s->requests_rejected;
-  /* More than one preemption per 20 requests (vLLM warns on preemption:
-   * v1/core/sched/scheduler.py, "preempted"). */
+  /* More than one preemption per 20 requests. vLLM logs each preemption
+   * as a warning (V0: vllm/core/scheduler.py, Scheduler._preempt, "not
+   * enough KV cache space"), and its Optimization and Tuning guide
+   * ("Preemption") advises the changes this rule tries: a higher
+   * gpu_memory_utilization, a lower max_num_seqs, more GPUs. */
   return served > 0 && s->preemptions * 20 > served;
 }
 
