@@ -85,7 +85,7 @@ set xlabel 'simulated time (s)'
 set ylabel 'share of the pool (%)'
 set yrange [0:105]
 set grid
-set key outside right
+set key below
 plot $kv_plot
 GP
 check_png "$out/kv_cache.png"
@@ -97,7 +97,7 @@ set xlabel 'simulated time (s)'
 set ylabel 'requests'
 set yrange [0:*]
 set grid
-set key outside right
+set key below
 plot $(series 4 'running' '#1f77b4' sum), $(series 5 'waiting' '#ff7f0e' sum)
 GP
 check_png "$out/queue.png"
@@ -137,7 +137,7 @@ set xlabel 'simulated time (s)'
 set ylabel 'preemptions'
 set yrange [0:*]
 set grid
-set key outside right
+set key below
 plot $(series 6 'preemptions' '#9467bd' sum | sed 's/with lines/with steps/g')
 GP
 fi
@@ -181,7 +181,7 @@ set ylabel 'fraction of requests'
 set logscale x
 set yrange [0:1.02]
 set grid
-set key outside right
+set key below
 $marks
 plot $plots
 GP
