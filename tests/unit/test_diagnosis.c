@@ -252,3 +252,54 @@ Test(diagnosis, verified_advice_is_measured_and_deterministic) {
   }
   kvsim_scenario_fini(&sc);
 }
+
+/* A change that cannot run is a verdict, not an error: a pool that does
+ * not fit says so with the engine's message. */
+Test(diagnosis, advice_that_does_not_fit_is_a_verdict) {
+  kvsim_err err = {0};
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_scenario_parse(overload, "ov.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  static kvsim_summary_t s;
+  cr_assert_eq(kvsim_study_run(&sc, NULL, &s, &err), KVSIM_OK, "run: %s", err.msg);
+  s.ndiagnosis = 1;
+  kvsim_diagnosis_t *d = &s.diagnosis[0];
+  memset(d, 0, sizeof *d);
+  snprintf(d->code, sizeof d->code, "hand");
+  d->nadvice = 2;
+  d->advice[0] = (kvsim_advice_t){.kind = KVSIM_ADVICE_UTILIZATION, .value = 0.05};
+  snprintf(d->advice[0].label, sizeof d->advice[0].label, "util 0.05");
+  d->advice[1] = (kvsim_advice_t){.kind = KVSIM_ADVICE_MAX_NUM_SEQS, .value = 0};
+  snprintf(d->advice[1].label, sizeof d->advice[1].label, "no seqs");
+  cr_assert_eq(kvsim_study_verify_advice(&sc, &s, 1, &err), KVSIM_OK, "verify: %s", err.msg);
+  cr_assert_eq(d->advice[0].rc, KVSIM_ENOFIT, "0.05 of an L4 does not hold the weights");
+  cr_assert_str_eq(d->advice[0].verdict, "does not fit", "verdict: %s", d->advice[0].verdict);
+  cr_assert(strstr(d->advice[0].note, "does not fit"), "the engine's message: %s", d->advice[0].note);
+  cr_assert_str_eq(d->advice[1].verdict, "failed", "max_num_seqs 0 is refused: %s",
+                   d->advice[1].verdict);
+  cr_assert(strstr(d->advice[1].note, "max_num_seqs"), "names the key: %s", d->advice[1].note);
+  cr_assert(strstr(d->verified, "util 0.05: does not fit"), "verified line: %s", d->verified);
+  kvsim_scenario_fini(&sc);
+}
+
+/* The setters the advice uses: checked like parsing, and recorded in the
+ * summary's config. */
+Test(diagnosis, advice_setters_check_and_record) {
+  kvsim_err err = {0};
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_scenario_parse(overload, "ov.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_scenario_set_max_num_seqs(&sc, 0, &err), KVSIM_EINVAL, "0 sequences");
+  cr_assert_eq(kvsim_scenario_set_tensor_parallel(&sc, 0, &err), KVSIM_EINVAL, "TP 0");
+  cr_assert_eq(kvsim_scenario_set_max_model_len(&sc, 0, &err), KVSIM_EINVAL, "length 0");
+  cr_assert_eq(kvsim_scenario_set_kv_cache_dtype(&sc, KVSIM_KV_FP8, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_max_num_seqs(&sc, 12, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_resolved_t res;
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(res.plan.kv_bytes_per_element, 1, "FP8: one byte per element");
+  cr_assert_eq(res.sched.max_num_seqs, 12, "max_num_seqs reaches the scheduler");
+  const cJSON *eng = cJSON_GetObjectItemCaseSensitive(sc.resolved, "engine");
+  const cJSON *dt = cJSON_GetObjectItemCaseSensitive(eng, "kv_cache_dtype");
+  cr_assert(cJSON_IsString(dt) && !strcmp(dt->valuestring, "fp8"), "config records fp8");
+  kvsim_scenario_fini(&sc);
+}
