@@ -35,6 +35,7 @@ grep -q '"verified":	"3 replicas (4 -> 12 GPUs): p99 TTFT 191 s -> ' "$d" || { e
 # (a): the pool never filled, so no FP8 advice; replicas served more.
 d=$tmp/overload-prefill-a100.diag
 if grep -q '"label":	"FP8 KV"' "$d"; then echo "prefill: FP8 KV advised with the pool not full"; fail=1; fi
+grep -q '"set":	"hardware.gpu=h100-sxm"' "$d" || { echo "prefill: no faster GPU (h100-sxm) tried"; fail=1; }
 # --no-verify-advice: the advice is listed, nothing measured.
 "$kvsim" run "$src/configs/scenarios/overload-70b-tp4-h100.json" --quiet --out "$tmp/nv" --no-verify-advice
 grep -q '"set":	"engine.kv_cache_dtype=fp8"' "$tmp/nv/summary.json" || { echo "no-verify: advice missing"; fail=1; }

@@ -84,6 +84,43 @@ Test(diagnosis, compute_bound_when_served_below_offered_and_kv_not_full) {
   cr_assert_str_eq(r->change, "hardware.replicas=4", "the --set: %s", r->change);
   cr_assert(advice(d, KVSIM_ADVICE_TP), "advises TP");
   cr_assert_null(advice(d, KVSIM_ADVICE_KV_FP8), "no FP8 KV when the pool was not full");
+  cr_assert_null(advice(d, KVSIM_ADVICE_GPU), "no GPU given, no faster GPU");
+}
+
+/* The faster GPU: the next step up in FLOPs with more bandwidth and about
+ * as much memory, from the catalog. */
+Test(diagnosis, compute_bound_advises_the_next_faster_gpu) {
+  const char *cases[][2] = {{"a100-80g", "h100-sxm"}, {"h100-sxm", "b200"}, {"l40s", "rtx-pro-6000"}};
+  for (int i = 0; i < 3; i++) {
+    kvsim_summary_t s;
+    kvsim__diag_input_t in;
+    healthy(&s, &in);
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(cases[i][0], &g, &err), KVSIM_OK, "%s", err.msg);
+    in.gpu = &g;
+    in.offered_rate = 12;
+    s.requests_per_s = 4;
+    s.waiting_mean = 900;
+    s.queue.p99 = 300;
+    kvsim__diagnose(&in, &s);
+    const kvsim_advice_t *a = advice(find(&s, "compute_bound"), KVSIM_ADVICE_GPU);
+    cr_assert(a, "%s: a faster GPU advised", cases[i][0]);
+    cr_assert_str_eq(a->gpu, cases[i][1], "%s -> %s, not %s", cases[i][0], cases[i][1], a->gpu);
+  }
+  kvsim_summary_t s;
+  kvsim__diag_input_t in;
+  healthy(&s, &in);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("gb200", &g, &err), KVSIM_OK, "%s", err.msg);
+  in.gpu = &g;
+  in.offered_rate = 12;
+  s.requests_per_s = 4;
+  s.waiting_mean = 900;
+  s.queue.p99 = 300;
+  kvsim__diagnose(&in, &s);
+  cr_assert_null(advice(find(&s, "compute_bound"), KVSIM_ADVICE_GPU), "nothing faster than gb200");
 }
 
 /* Issue 11 (b): the pool is full, but the steps are 10x the weight
@@ -301,5 +338,11 @@ Test(diagnosis, advice_setters_check_and_record) {
   const cJSON *eng = cJSON_GetObjectItemCaseSensitive(sc.resolved, "engine");
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(eng, "kv_cache_dtype");
   cr_assert(cJSON_IsString(dt) && !strcmp(dt->valuestring, "fp8"), "config records fp8");
+  cr_assert_lt(kvsim_scenario_set_gpu(&sc, "h900", &err), 0, "an unknown GPU is an error");
+  cr_assert_str_eq(sc.gpu.name, "l4", "and leaves the scenario as it was: %s", sc.gpu.name);
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "h100-sxm", &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(sc.gpu.name, "h100-sxm", "the GPU changed: %s", sc.gpu.name);
+  cr_assert_eq(sc.plan.max_num_seqs, 12, "earlier overrides kept: %lld", (long long)sc.plan.max_num_seqs);
+  cr_assert_eq(sc.plan.kv_dtype, KVSIM_KV_FP8, "FP8 kept");
   kvsim_scenario_fini(&sc);
 }

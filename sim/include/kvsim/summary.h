@@ -61,13 +61,15 @@ typedef enum kvsim_advice_kind {
   KVSIM_ADVICE_UTILIZATION,     /* engine.gpu_memory_utilization = value */
   KVSIM_ADVICE_MAX_NUM_SEQS,    /* engine.max_num_seqs = value (lower or higher) */
   KVSIM_ADVICE_MAX_MODEL_LEN,   /* engine.max_model_len = value */
+  KVSIM_ADVICE_GPU,             /* hardware.gpu = gpu (a catalog name) */
 } kvsim_advice_kind;
 
 #define KVSIM_DIAGNOSIS_MAX_ADVICE 4
 
 typedef struct kvsim_advice {
   kvsim_advice_kind kind;
-  double value;        /* the new setting (unused for KV_FP8) */
+  double value;        /* the new setting (unused for KV_FP8 and GPU) */
+  char gpu[64];        /* KVSIM_ADVICE_GPU: the catalog GPU to try */
   char label[64];      /* "FP8 KV", "one more replica (1 -> 2)" */
   char change[64];     /* the --set that reproduces it: "hardware.replicas=2" */
   /* Filled when the change was run (tried). rc: KVSIM_OK, KVSIM_ENOFIT
@@ -89,8 +91,9 @@ typedef struct kvsim_diagnosis {
   kvsim_advice_t advice[KVSIM_DIAGNOSIS_MAX_ADVICE];
   int nadvice;
   /* The measured effect of each tried change in one line ("FP8 KV: p99
-   * TTFT 191 s -> 161 s, not enough; ..."); "" until verified. */
-  char verified[512];
+   * TTFT 191 s -> 161 s, not enough; ..."; the targets still missed are
+   * each advice's `note`); "" until verified. */
+  char verified[768];
 } kvsim_diagnosis_t;
 
 typedef struct kvsim_summary {

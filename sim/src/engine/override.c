@@ -110,6 +110,27 @@ int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err 
   return record(sc, "engine.max_model_len", cJSON_CreateNumber((double)n), err);
 }
 
+int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
+  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
+  if (!root)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
+  int rc = kvsim_json_set_value(root, "hardware.gpu", cJSON_CreateString(gpu), err);
+  if (rc < 0) {
+    cJSON_Delete(root);
+    return rc;
+  }
+  kvsim_scenario_t fresh;
+  char where[4200];
+  snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
+  rc = kvsim_scenario_from_json(root, where, sc->base_dir, &fresh, err); /* takes root */
+  if (rc < 0)
+    return rc;
+  snprintf(fresh.path, sizeof fresh.path, "%s", sc->path);
+  kvsim_scenario_fini(sc);
+  *sc = fresh;
+  return KVSIM_OK;
+}
+
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
   char path[256];
   snprintf(path, sizeof path, "workload.%s", key);

@@ -7,6 +7,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "core/catalog.h"
 
 static kvsim_diagnosis_t *add(kvsim_summary_t *s, const char *code, const char *severity,
                               const char *fmt, ...) {
@@ -122,6 +125,47 @@ static void advise_fewer_seqs(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
     advise_seqs(d, s, n);
 }
 
+/* The next faster GPU of the catalog: same vendor, more dense BF16 FLOPs
+ * and more HBM bandwidth (prefill is FLOP-bound, decode bandwidth-bound),
+ * at least 95% of the memory (the plan must still fit); of those the
+ * smallest step up in FLOPs (ties: bandwidth, then name). */
+static bool faster_gpu(const kvsim_gpu_t *cur, char *out, size_t cap) {
+  kvsim_gpu_t best = {0}, g;
+  bool found = false;
+  for (const kvsim__catalog_entry *e = kvsim__catalog; e->kind; e++) {
+    kvsim_err err = {0};
+    if (e->kind != KVSIM_CATALOG_GPU || kvsim_gpu_load(e->name, &g, &err) < 0)
+      continue;
+    if (strcmp(g.vendor, cur->vendor) || g.bf16_tflops <= cur->bf16_tflops ||
+        g.hbm_bandwidth_GBps <= cur->hbm_bandwidth_GBps ||
+        (double)g.memory_total_bytes < 0.95 * (double)cur->memory_total_bytes)
+      continue;
+    bool better = !found || g.bf16_tflops < best.bf16_tflops ||
+                  (g.bf16_tflops == best.bf16_tflops &&
+                   (g.hbm_bandwidth_GBps < best.hbm_bandwidth_GBps ||
+                    (g.hbm_bandwidth_GBps == best.hbm_bandwidth_GBps && strcmp(g.name, best.name) < 0)));
+    if (better) {
+      best = g;
+      found = true;
+    }
+  }
+  if (found)
+    snprintf(out, cap, "%s", best.name);
+  return found;
+}
+
+static void advise_gpu(kvsim_diagnosis_t *d, const kvsim__diag_input_t *in) {
+  char name[64];
+  if (!in->gpu || !faster_gpu(in->gpu, name, sizeof name))
+    return;
+  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_GPU, 0);
+  if (a) {
+    snprintf(a->gpu, sizeof a->gpu, "%s", name);
+    snprintf(a->label, sizeof a->label, "faster GPU (%s -> %s)", in->gpu->name, name);
+    snprintf(a->change, sizeof a->change, "hardware.gpu=%s", name);
+  }
+}
+
 /* Mean step time over the weight-read floor: a decode step streams the
  * rank's weights at least once, so a step near the floor is dominated by
  * the weights (a bigger batch rides along almost free: more KV would buy
@@ -182,6 +226,7 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
           100 * in->frac_kv_full, step);
   advise_replicas_for(d, s, in->offered_rate);
   advise_tp(d, s);
+  advise_gpu(d, in);
   /* The pool was full too: FP8 KV is the change a KV-bound reading would
    * advise, tried so the run shows what it buys here. */
   if (in->frac_kv_full > KVSIM__DIAG_KV_FULL_FRAC)

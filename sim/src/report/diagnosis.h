@@ -14,6 +14,7 @@ typedef struct kvsim__diag_input {
   double frac_seq_bound;  /* samples with running == max_num_seqs */
   double offered_rate;    /* requests that arrived over their arrival span, req/s (0: unknown) */
   double hbm_GBps;        /* one GPU's HBM bandwidth: the weight-read floor of a step */
+  const kvsim_gpu_t *gpu; /* the run's GPU, for a faster one from the catalog (NULL: none) */
   int64_t rejected_too_long, rejected_admission, rejected_no_fit;
 } kvsim__diag_input_t;
 

@@ -445,6 +445,7 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
       .frac_seq_bound = st->frac_samples_seq_bound,
       .offered_rate = o->arrivals > 1 && span > 0 ? (double)(o->arrivals - 1) / span : 0,
       .hbm_GBps = sc->gpu.hbm_bandwidth_GBps,
+      .gpu = &sc->gpu,
       .rejected_too_long = st->rejected_too_long,
       .rejected_admission = st->rejected_admission,
       .rejected_no_fit = st->rejected_no_fit};

@@ -12,6 +12,7 @@
 typedef struct change {
   kvsim_advice_kind kind;
   double value;
+  char gpu[64];
 } change_t;
 
 typedef struct result {
@@ -40,6 +41,8 @@ static int apply(kvsim_scenario_t *sc, const change_t *c, kvsim_err *err) {
     return kvsim_scenario_set_max_num_seqs(sc, (int64_t)c->value, err);
   case KVSIM_ADVICE_MAX_MODEL_LEN:
     return kvsim_scenario_set_max_model_len(sc, (int64_t)c->value, err);
+  case KVSIM_ADVICE_GPU:
+    return kvsim_scenario_set_gpu(sc, c->gpu, err);
   }
   return kvsim_err_set(err, KVSIM_EINVAL, "advice kind %d: unknown", (int)c->kind);
 }
@@ -156,17 +159,18 @@ static void describe(kvsim_diagnosis_t *d, const kvsim_summary_t *base) {
       if (base->preemptions > 0)
         snprintf(pre, sizeof pre, ", preemptions %lld -> %lld", (long long)base->preemptions,
                  (long long)a->preemptions);
-      char why[220] = "";
-      if (a->note[0])
-        snprintf(why, sizeof why, " (%s)", a->note);
-      snprintf(part, sizeof part, "%s: p99 TTFT %s -> %s (%.2f -> %.2f req/s%s), %s%s", a->label,
-               t0, t1, base->requests_per_s, a->requests_per_s, pre, a->verdict, why);
+      snprintf(part, sizeof part, "%s: p99 TTFT %s -> %s (%.2f -> %.2f req/s%s), %s", a->label, t0,
+               t1, base->requests_per_s, a->requests_per_s, pre, a->verdict);
     }
     int w = snprintf(d->verified + len, sizeof d->verified - len, "%s%s", k ? "; " : "", part);
     if (w < 0 || (size_t)w >= sizeof d->verified - len)
       break;
     len += (size_t)w;
   }
+}
+
+static bool same(const change_t *c, const kvsim_advice_t *a) {
+  return c->kind == a->kind && c->value == a->value && !strcmp(c->gpu, a->gpu);
 }
 
 /* The distinct changes of all findings (one run each, however many
@@ -177,10 +181,13 @@ static int collect(const kvsim_summary_t *s, change_t *out, int cap) {
     for (int k = 0; k < s->diagnosis[i].nadvice; k++) {
       const kvsim_advice_t *a = &s->diagnosis[i].advice[k];
       int j = 0;
-      while (j < n && !(out[j].kind == a->kind && out[j].value == a->value))
+      while (j < n && !same(&out[j], a))
         j++;
-      if (j == n && n < cap)
-        out[n++] = (change_t){a->kind, a->value};
+      if (j == n && n < cap) {
+        out[n] = (change_t){a->kind, a->value, ""};
+        snprintf(out[n].gpu, sizeof out[n].gpu, "%s", a->gpu);
+        n++;
+      }
     }
   return n;
 }
@@ -201,7 +208,7 @@ int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, in
     kvsim_diagnosis_t *d = &s->diagnosis[i];
     for (int k = 0; k < d->nadvice; k++) {
       int j = 0;
-      while (!(changes[j].kind == d->advice[k].kind && changes[j].value == d->advice[k].value))
+      while (!same(&changes[j], &d->advice[k]))
         j++;
       judge(&d->advice[k], s, &results[j]);
     }
