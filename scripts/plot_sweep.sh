@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Plots a kvsim sweep folder (sweep.csv): one PNG per summary figure,
 # sweep_<figure>.png, against the sweep's first grid axis, one line per
-# combination of the other axes. Points that did not fit or failed are
+# combination of the other axes (a zip sweep, each first-axis value at one
+# point, is one line labelled with every value). Points that did not fit or failed are
 # left out (their error is in sweep.csv). A text axis (GPU names, KV
 # dtypes) is drawn as categories in the order of the grid.
 # Usage: scripts/plot_sweep.sh SWEEP_DIR [OUT_DIR]   (scripts/plot.sh calls it)
@@ -30,7 +31,13 @@ ncols=${#cols[@]}
 about=""
 s0=$(ls "$dir"/run*/summary.json 2>/dev/null | head -1 || true)
 if [ -n "$s0" ]; then
-  about=" - $(json_get "$s0" memory_plan model) on $(json_get "$s0" memory_plan gpu)"
+  # The model and GPU when the sweep does not vary them.
+  case " ${axes[*]} " in *" model "*) ;; *) about=" - $(json_get "$s0" memory_plan model)" ;; esac
+  case " ${axes[*]} " in
+  *" hardware.gpu "*) ;;
+  *) if [ -n "$about" ]; then about+=" on "; else about=" - "; fi
+     about+=$(json_get "$s0" memory_plan gpu) ;;
+  esac
 fi
 name=$(basename "$(cd "$dir" && pwd)")
 # Series: one file per combination of the other axes; x is the first
@@ -44,13 +51,25 @@ awk -F, -v d="$tmp" -v fits=$((fits + 1)) -v n="$ncols" '
     for (i = 3; i < fits; i++) key = key (key == "" ? "" : ", ") i ":" $i
     if (!(key in si)) { si[key] = ns++; sk[ns - 1] = key }
     row[NR] = si[key] " " x
+    all = $2
+    for (i = 3; i < fits; i++) all = all " | " $i
+    whole[NR] = all
     for (i = fits + 1; i < n; i++) v[NR, i] = ($fits == "true" && $n == "") ? $i : "NaN"
     last = NR
   }
   END {
+    # Each value of the first axis at one point only (a zip sweep: the axes
+    # vary together): one line over the points, each labelled with all
+    # its values.
+    zip = nx == last - 1 && fits > 3
+    if (zip) {
+      nx = 0; ns = 1; sk[0] = ""; text = 1
+      for (r = 2; r <= last; r++) { xs[nx] = whole[r]; xi[whole[r]] = nx; row[r] = "0 " nx; nx++ }
+    }
+    print zip + 0 > (d "/zip")
     for (r = 2; r <= last; r++) {
       split(row[r], a, " ")
-      line = (text ? xi[a[2]] : a[2])
+      line = (zip ? a[2] : text ? xi[a[2]] : a[2])
       for (i = fits + 1; i < n; i++) line = line " " v[r, i]
       print line > (d "/s" a[1] ".dat")
     }
@@ -59,6 +78,10 @@ awk -F, -v d="$tmp" -v fits=$((fits + 1)) -v n="$ncols" '
     print text + 0 > (d "/text")
   }' "$csv"
 text=$(cat "$tmp/text")
+xaxis=$first
+if [ "$(cat "$tmp/zip")" = 1 ]; then
+  xaxis=$(IFS='|'; echo "${axes[*]}" | sed 's/|/ | /g')
+fi
 # Series names: "axis=value, ..." of the other axes ("all points" with one axis).
 declare -a snames
 while IFS=$'\t' read -r s key; do
@@ -99,7 +122,7 @@ for ((i = fits + 1; i < ncols - 1; i++)); do
   esac
   state=$(cat "$tmp"/s*.dat | awk -v c="$c" '$c != "NaN" { n++; if ($c + 0 != 0) nz++ } END { print (n ? (nz ? "data" : "zero") : "none") }')
   if [ "$state" = none ]; then
-    empty_plot "$out/sweep_$fig.png" "$fig against $first: no point ran (see the error column of sweep.csv) - sweep $name$about"
+    empty_plot "$out/sweep_$fig.png" "$fig against $xaxis: no point ran (see the error column of sweep.csv) - sweep $name$about"
     made+=("sweep_$fig.png")
     continue
   fi
@@ -107,8 +130,8 @@ for ((i = fits + 1; i < ncols - 1; i++)); do
   [ "$state" = zero ] && note=" (0 at every point)"
   gnuplot <<GP 2>/dev/null
 $(gp_head "$out/sweep_$fig.png")
-set title '$(gq "$fig$note against $first - sweep $name$about")'
-set xlabel '$(gq "$first")'
+set title '$(gq "$fig$note against $xaxis - sweep $name$about")'
+set xlabel '$(gq "$xaxis")'
 set ylabel '$(gq "$fig$unit")'
 set grid
 set key below

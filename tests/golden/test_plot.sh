@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/plot.sh on a run, a multi-replica run (and one with more than 4
-# replicas: panels), an offload run (CPU tier) and a sweep: gnuplot exits 0
+# replicas: panels), an offload run (CPU tier), a grid and a zip sweep: gnuplot exits 0
 # and every PNG is written; a folder that is neither says so (exit 2).
 # Skipped without gnuplot (scripts/deps.sh installs gnuplot-nox).
 set -euo pipefail
@@ -40,6 +40,10 @@ bash "$plot" "$tmp/sweep" >"$tmp/sweep.out" || { echo "plot failed on a sweep"; 
 expect "$tmp/sweep" sweep_ttft_p99_s.png sweep_requests_per_s.png sweep_kv_usage_peak.png sweep_preemptions.png
 n=$(ls "$tmp/sweep"/sweep_*.png | wc -l)
 [ "$n" -eq 18 ] || { echo "sweep: $n figures plotted, expected the 18 of sweep.csv"; fail=1; }
+# A zip sweep (GPU with its TP): one line over the points.
+"$kvsim" sweep "$src/configs/sweeps/gpu-tp-zip.json" --quiet --out "$tmp/zip" >/dev/null
+bash "$plot" "$tmp/zip" >/dev/null || { echo "plot failed on a zip sweep"; fail=1; }
+expect "$tmp/zip" sweep_ttft_p99_s.png sweep_num_gpu_blocks.png
 mkdir -p "$tmp/empty"
 rc=0
 bash "$plot" "$tmp/empty" 2>"$tmp/err" || rc=$?
