@@ -61,6 +61,7 @@ int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
   const char *out = NULL;
   bool quiet = false, progress = false, check = false, print_summary = false, bench = false;
+  bool no_verify = false;
   const cli_arg args[] = {
       {"--set", ARG_LIST, &sets, "override a scenario key: --set engine.max_num_seqs=128 (repeatable)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
@@ -68,6 +69,7 @@ int cmd_run(int argc, char **argv) {
       {"--progress", ARG_FLAG, &progress, "progress line on stderr even when not a terminal", NULL},
       {"--check-invariants", ARG_FLAG, &check, "check after every step what it touched (its requests' blocks, the free-queue ends), and the whole pool when sampled (about the run's own cost)", NULL},
       {"--summary", ARG_FLAG, &print_summary, "print summary.json to stdout", NULL},
+      {"--no-verify-advice", ARG_FLAG, &no_verify, "do not re-run the scenario with each change the diagnosis advises (summary.json then lists the advice unmeasured)", NULL},
       {"--bench", ARG_FLAG, &bench, "print wall time, simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
@@ -99,7 +101,9 @@ int cmd_run(int argc, char **argv) {
   kvsim_summary_t *s = malloc(sizeof *s);
   if (!s)
     kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
-  if (!s || kvsim_study_run(&sc, &opts, s, &err) < 0) {
+  /* Two processes re-run the advised changes (kvsim_study_verify_advice). */
+  if (!s || (no_verify ? kvsim_study_run(&sc, &opts, s, &err)
+                       : kvsim_study_run_verified(&sc, &opts, 2, s, &err)) < 0) {
     kvsim_scenario_fini(&sc);
     free(s);
     return cli_fail("run", "%s", err.msg);

@@ -137,6 +137,19 @@ int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *er
 #define KVSIM_STEP_SCALE_MIN 0.01
 #define KVSIM_STEP_SCALE_MAX 100.0
 int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);
+/* engine.kv_cache_dtype, engine.max_num_seqs (>= 1), engine.max_model_len
+ * (>= 1; the model's bound is the plan's check) and
+ * hardware.tensor_parallel_size (with the expert-parallel check parsing
+ * makes): the changes a diagnosis advises (study.h
+ * kvsim_study_verify_advice). */
+int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kvsim_err *err);
+int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err);
+int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
+int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
+/* hardware.gpu: a catalog name or GPU file. The scenario is rebuilt from
+ * its in-memory tree with the new GPU (so the scenario's own "perf" keys
+ * apply to it as when parsed); on error sc is unchanged. */
+int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err);
 /* A number under "workload" (key "synthetic.arrival.rate", "time_scale"):
  * the workload room's configuration is opaque, so the key is set in the
  * in-memory tree and the workload rebuilt from it. */

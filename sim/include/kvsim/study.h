@@ -40,6 +40,28 @@ typedef struct kvsim_study_run_opts {
 int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err);
 
+/* ---- Verified advice ---------------------------------------------------- */
+
+/* For each change advised by s's diagnosis (kvsim_advice_t: FP8 KV, one
+ * more replica, TP x 2, a higher gpu_memory_utilization, another
+ * max_num_seqs, a longer max_model_len), runs a copy of sc (the scenario s
+ * came from) with that one typed override, without outputs, and fills the
+ * advice's measured figures, its verdict against s (p99 TTFT and the
+ * scenario's SLO) and each finding's `verified` line. A change advised by
+ * several findings runs once. Deterministic for any jobs (results are
+ * placed by index). A changed scenario that does not fit or fails is a
+ * verdict ("does not fit", "failed" with the engine's message), not an
+ * error. Errors: KVSIM_ENOMEM, KVSIM_EIO (fork, pipe). */
+int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, int jobs,
+                              kvsim_err *err);
+
+/* kvsim_study_run, then kvsim_study_verify_advice with up to `jobs`
+ * processes; with opts->dir, summary.json is written again with the
+ * measured advice (atomically, replacing the run's). Errors: those of
+ * both. */
+int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+                             int jobs, kvsim_summary_t *out, kvsim_err *err);
+
 /* ---- The parallel runner ------------------------------------------------ */
 
 /* Job i: fill *out, return KVSIM_OK or a negative code with err set. It

@@ -51,11 +51,49 @@ typedef struct kvsim_slo_result {
   bool met;
 } kvsim_slo_result_t;
 
+/* One change a diagnosis advises, as a typed override of the scenario
+ * (kvsim_scenario_set_*), and what re-running the scenario with it gave
+ * (kvsim_study_verify_advice, study.h). */
+typedef enum kvsim_advice_kind {
+  KVSIM_ADVICE_KV_FP8 = 0,      /* engine.kv_cache_dtype = fp8 */
+  KVSIM_ADVICE_REPLICAS,        /* hardware.replicas = value */
+  KVSIM_ADVICE_TP,              /* hardware.tensor_parallel_size = value */
+  KVSIM_ADVICE_UTILIZATION,     /* engine.gpu_memory_utilization = value */
+  KVSIM_ADVICE_MAX_NUM_SEQS,    /* engine.max_num_seqs = value (lower or higher) */
+  KVSIM_ADVICE_MAX_MODEL_LEN,   /* engine.max_model_len = value */
+  KVSIM_ADVICE_GPU,             /* hardware.gpu = gpu (a catalog name) */
+} kvsim_advice_kind;
+
+#define KVSIM_DIAGNOSIS_MAX_ADVICE 4
+
+typedef struct kvsim_advice {
+  kvsim_advice_kind kind;
+  double value;        /* the new setting (unused for KV_FP8 and GPU) */
+  char gpu[64];        /* KVSIM_ADVICE_GPU: the catalog GPU to try */
+  char label[64];      /* "FP8 KV", "one more replica (1 -> 2)" */
+  char change[64];     /* the --set that reproduces it: "hardware.replicas=2" */
+  /* Filled when the change was run (tried). rc: KVSIM_OK, KVSIM_ENOFIT
+   * (the changed plan does not fit) or the run's error, in note. */
+  bool tried;
+  int rc;
+  double ttft_p99_s, tpot_p99_s, requests_per_s;
+  int64_t preemptions, rejected;
+  bool slo_given, slo_met;
+  char verdict[24];    /* "meets the SLO", "not enough", "helps", "no better", "worse", "does not fit", "failed" */
+  char note[200];
+} kvsim_advice_t;
+
 /* One finding of the diagnosis (the seeds' troubleshooting table). */
 typedef struct kvsim_diagnosis {
   char code[40];     /* "frequent_preemption", "kv_bound", ... */
   char severity[16]; /* "warning" or "info" */
   char message[512];
+  kvsim_advice_t advice[KVSIM_DIAGNOSIS_MAX_ADVICE];
+  int nadvice;
+  /* The measured effect of each tried change in one line ("FP8 KV: p99
+   * TTFT 191 s -> 161 s, not enough; ..."; the targets still missed are
+   * each advice's `note`); "" until verified. */
+  char verified[768];
 } kvsim_diagnosis_t;
 
 typedef struct kvsim_summary {

@@ -72,6 +72,65 @@ int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim
   return record(sc, "perf.step_time_scale", cJSON_CreateNumber(scale), err);
 }
 
+int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kvsim_err *err) {
+  /* The step-time factor follows the dtype at plan time (perf.c) unless
+   * the scenario gave perf.quant_step_factor, which stays the user's. */
+  sc->plan.kv_dtype = d;
+  return record(sc, "engine.kv_cache_dtype", cJSON_CreateString(kvsim_kv_dtype_name(d)), err);
+}
+
+int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err) {
+  char w[4200];
+  snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
+  if (tp < 1 || tp > KVSIM_PLAN_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.tensor_parallel_size: %lld must be in [1, %d]", w,
+                         (long long)tp, KVSIM_PLAN_MAX_PARALLEL);
+  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
+  int rc = kvsim__scenario_check_ep(ep, tp, sc->replicas, w, err);
+  if (rc < 0)
+    return rc;
+  sc->plan.tp = (int)tp;
+  return record(sc, "hardware.tensor_parallel_size", cJSON_CreateNumber((double)tp), err);
+}
+
+int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
+  if (n < 1 || n > KVSIM_PLAN_MAX_SEQS)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.max_num_seqs: %lld must be in [1, %lld]",
+                         sc->name, (long long)n, (long long)KVSIM_PLAN_MAX_SEQS);
+  sc->plan.max_num_seqs = n;
+  return record(sc, "engine.max_num_seqs", cJSON_CreateNumber((double)n), err);
+}
+
+int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
+  /* The model's bound is the plan's to check, as when parsed. */
+  if (n < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.max_model_len: %lld must be >= 1", sc->name,
+                         (long long)n);
+  sc->plan.max_model_len = n;
+  return record(sc, "engine.max_model_len", cJSON_CreateNumber((double)n), err);
+}
+
+int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
+  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
+  if (!root)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
+  int rc = kvsim_json_set_value(root, "hardware.gpu", cJSON_CreateString(gpu), err);
+  if (rc < 0) {
+    cJSON_Delete(root);
+    return rc;
+  }
+  kvsim_scenario_t fresh;
+  char where[4200];
+  snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
+  rc = kvsim_scenario_from_json(root, where, sc->base_dir, &fresh, err); /* takes root */
+  if (rc < 0)
+    return rc;
+  snprintf(fresh.path, sizeof fresh.path, "%s", sc->path);
+  kvsim_scenario_fini(sc);
+  *sc = fresh;
+  return KVSIM_OK;
+}
+
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
   char path[256];
   snprintf(path, sizeof path, "workload.%s", key);

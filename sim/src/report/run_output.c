@@ -51,6 +51,9 @@ struct kvsim_run_output {
   int64_t in_flight_running, in_flight_waiting;
   prio_stat_t prio[NPRIO];
   int nprio;
+  /* Arrival span of the requests seen: the offered rate (diagnosis.c). */
+  kvsim_time_ns arrival_first, arrival_last;
+  int64_t arrivals;
   kvsim_summary_t summary;
   bool has_summary;
 };
@@ -197,6 +200,13 @@ static const char *status_name(kvsim_req_status s) {
 
 static int on_request(void *ctx, const kvsim_request_t *r) {
   kvsim_run_output_t *o = ctx;
+  if (r->arrival != KVSIM_TIME_NEVER) {
+    if (!o->arrivals || r->arrival < o->arrival_first)
+      o->arrival_first = r->arrival;
+    if (!o->arrivals || r->arrival > o->arrival_last)
+      o->arrival_last = r->arrival;
+    o->arrivals++;
+  }
   bool done = r->status == KVSIM_REQ_FINISHED;
   double ttft = -1, tpot = -1, e2e = -1;
   if (done) {
@@ -429,8 +439,17 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
   s->steps = st->steps;
   s->busy_s = rounded(st->busy_s, 1e-6);
   kvsim_summary_set_cluster(s, st);
-  kvsim__diagnose(&st->resolved.sched, st, o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.5) : 0,
-                  o->ttft.n ? kvsim_dist_quantile(&o->ttft, 0.99) : 0, s);
+  double span = kvsim_time_to_s(o->arrival_last - o->arrival_first);
+  kvsim__diag_input_t in = {
+      .frac_kv_full = st->frac_samples_kv_full,
+      .frac_seq_bound = st->frac_samples_seq_bound,
+      .offered_rate = o->arrivals > 1 && span > 0 ? (double)(o->arrivals - 1) / span : 0,
+      .hbm_GBps = sc->gpu.hbm_bandwidth_GBps,
+      .gpu = &sc->gpu,
+      .rejected_too_long = st->rejected_too_long,
+      .rejected_admission = st->rejected_admission,
+      .rejected_no_fit = st->rejected_no_fit};
+  kvsim__diagnose(&in, s);
 }
 
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,

@@ -81,6 +81,40 @@ void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st) 
   s->nreplica_rows = n;
 }
 
+/* A finding's advice (only when it has some): each change, and once run
+ * (kvsim_study_verify_advice) what it measured and the one-line verdict. */
+static void add_advice(cJSON *d, const kvsim_diagnosis_t *g) {
+  if (!g->nadvice)
+    return;
+  cJSON *arr = cJSON_AddArrayToObject(d, "advice");
+  for (int k = 0; k < g->nadvice; k++) {
+    const kvsim_advice_t *a = &g->advice[k];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "label", a->label);
+    cJSON_AddStringToObject(o, "set", a->change);
+    if (a->tried) {
+      cJSON_AddStringToObject(o, "verdict", a->verdict);
+      if (a->rc == KVSIM_OK) {
+        cJSON *m = cJSON_AddObjectToObject(o, "measured");
+        cJSON_AddNumberToObject(m, "ttft_p99_s", a->ttft_p99_s);
+        cJSON_AddNumberToObject(m, "tpot_p99_s", a->tpot_p99_s);
+        cJSON_AddNumberToObject(m, "requests_per_s", a->requests_per_s);
+        cJSON_AddNumberToObject(m, "preemptions", (double)a->preemptions);
+        cJSON_AddNumberToObject(m, "rejected", (double)a->rejected);
+        if (a->slo_given)
+          cJSON_AddBoolToObject(m, "slo_met", a->slo_met);
+        if (a->note[0])
+          cJSON_AddStringToObject(o, "misses", a->note);
+      } else {
+        cJSON_AddStringToObject(o, "error", a->note);
+      }
+    }
+    cJSON_AddItemToArray(arr, o);
+  }
+  if (g->verified[0])
+    cJSON_AddStringToObject(d, "verified", g->verified);
+}
+
 /* "cluster": the router and each replica's share of the run. */
 static void add_cluster(cJSON *j, const kvsim_summary_t *s) {
   if (s->replicas <= 1)
@@ -253,6 +287,7 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
     cJSON_AddStringToObject(d, "code", s->diagnosis[i].code);
     cJSON_AddStringToObject(d, "severity", s->diagnosis[i].severity);
     cJSON_AddStringToObject(d, "message", s->diagnosis[i].message);
+    add_advice(d, &s->diagnosis[i]);
     cJSON_AddItemToArray(diag, d);
   }
   return j;

@@ -1,7 +1,9 @@
 /* One run of a study: the scenario, its outputs, its typed summary. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kvsim/report.h"
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
 
@@ -32,5 +34,28 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
       *out = *kvsim_run_output_summary(o);
   }
   kvsim_run_output_close(o);
+  return rc;
+}
+
+/* Measures the advice, then writes summary.json again with it (the
+ * first one, written with the run's other outputs, is replaced whole). */
+int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+                             int jobs, kvsim_summary_t *out, kvsim_err *err) {
+  int rc = kvsim_study_run(sc, opts, out, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim_study_verify_advice(sc, out, jobs, err);
+  if (rc < 0 || !opts || !opts->dir || !out->ndiagnosis)
+    return rc;
+  cJSON *j = kvsim_summary_json(out, sc);
+  char *text = j ? kvsim_report_json_string(j) : NULL;
+  cJSON_Delete(j);
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory for summary.json", opts->dir);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/summary.json", opts->dir);
+  size_t len = strlen(text);
+  text[len] = '\n';
+  rc = kvsim_report_write_atomic(path, text, len + 1, err);
+  free(text);
   return rc;
 }
