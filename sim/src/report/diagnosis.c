@@ -66,3 +66,18 @@ void kvsim__diagnose(const kvsim_sched_cfg_t *sched, const kvsim_run_stats_t *st
     add(out, "rejected_requests", "warning", msg);
   }
 }
+
+void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t *out) {
+  if (cal->status == KVSIM_CAL_FITTED)
+    return;
+  char msg[512], from[96] = "";
+  if (cal->borrowed_from[0])
+    snprintf(from, sizeof from, " (those of %s)", cal->borrowed_from);
+  snprintf(msg, sizeof msg,
+           "%s has no step-time fit of its own: its coefficients are %s%s, so its band is "
+           "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, wider than a fitted GPU's; fit this "
+           "GPU on measured runs (kvsim calibrate) to narrow it.",
+           cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel,
+           100 * cal->band_tpot_rel);
+  add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info", msg);
+}
