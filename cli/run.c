@@ -57,7 +57,7 @@ int cmd_run(int argc, char **argv) {
       {"--check-invariants", ARG_FLAG, &check, "check after every step what it touched (its requests' blocks, the free-queue ends), and the whole pool when sampled (about the run's own cost)", NULL},
       {"--summary", ARG_FLAG, &print_summary, "print summary.json to stdout", NULL},
       {"--no-band", ARG_FLAG, &no_band, "one run only: skip the two runs with step times at the band's edges (no *_range figures)", NULL},
-      {"--bench", ARG_FLAG, &bench, "print wall time, simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
+      {"--bench", ARG_FLAG, &bench, "print wall time (all runs: three with the band, one with --no-band), simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
