@@ -393,14 +393,18 @@ static void band_scenario(double rate, kvsim_scenario_t *sc) {
   char text[1024], r[64];
   snprintf(r, sizeof r, "workload.synthetic.arrival.rate=%g", rate);
   snprintf(text, sizeof text,
-           "{ \"name\": \"band\", \"seed\": 4, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+           "{ \"name\": \"band\", \"seed\": 4, \"model\": \"llama-3.2-1b\", \"hardware\": { "
+           "\"gpu\": \"l4\" },"
            "  \"engine\": { \"max_model_len\": 4096, \"max_num_seqs\": 32 },"
-           "  \"workload\": { \"synthetic\": { \"requests\": 200, \"arrival\": { \"process\": \"poisson\", \"rate\": 10 },"
-           "  \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": 500, \"sigma\": 0.5, \"max\": 3000 },"
+           "  \"workload\": { \"synthetic\": { \"requests\": 200, \"arrival\": { \"process\": "
+           "\"poisson\", \"rate\": 10 },"
+           "  \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": 500, \"sigma\": 0.5, "
+           "\"max\": 3000 },"
            "  \"output_tokens\": { \"dist\": \"uniform\", \"min\": 20, \"max\": 200 } } } }");
   const char *sets[] = {r};
   kvsim_err err = {0};
-  cr_assert_eq(kvsim_scenario_parse(text, "band.json", ".", sets, 1, sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_parse(text, "band.json", ".", sets, 1, sc, &err), KVSIM_OK, "%s",
+               err.msg);
 }
 
 static void assert_holds(const kvsim_range_t *r, double v, const char *what) {
@@ -439,7 +443,8 @@ Test(study, the_band_runs_the_edges_and_its_ranges_hold_the_nominal_run) {
   assert_holds(&s[1].preemptions_range, (double)s[1].preemptions, "preemptions");
   /* Deterministic: the same seed gives the same ranges. */
   cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, &s[2], &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(memcmp(&s[1].ttft_range, &s[2].ttft_range, sizeof s[1].ttft_range), 0, "same ranges");
+  cr_assert_eq(memcmp(&s[1].ttft_range, &s[2].ttft_range, sizeof s[1].ttft_range), 0,
+               "same ranges");
   cr_assert_eq(memcmp(&s[1].e2e_range, &s[2].e2e_range, sizeof s[1].e2e_range), 0, "same ranges");
   kvsim_scenario_fini(&sc);
   free(s);

@@ -123,21 +123,25 @@ Test(summary, calibration_says_what_the_coefficients_rest_on_per_gpu) {
     s->ttft.p99 = 2.0;
     kvsim_summary_set_calibration(s, &g);
     cr_assert_str_eq(s->calibration.gpu, want[i].gpu, "gpu named");
-    cr_assert_str_eq(kvsim_cal_status_name(s->calibration.status), want[i].status, "%s status", want[i].gpu);
+    cr_assert_str_eq(kvsim_cal_status_name(s->calibration.status), want[i].status, "%s status",
+                     want[i].gpu);
     cr_assert_eq(s->calibration.borrowed_from[0] != '\0', want[i].borrowed, "%s borrowed_from '%s'",
                  want[i].gpu, s->calibration.borrowed_from);
     if (want[i].borrowed)
-      cr_assert(strstr(s->calibration.borrowed_from, "h100-sxm") != NULL, "%s borrows %s", want[i].gpu,
-                s->calibration.borrowed_from);
-    double r = s->calibration.band_ttft_rel > s->calibration.band_tpot_rel ? s->calibration.band_ttft_rel
-                                                                           : s->calibration.band_tpot_rel;
+      cr_assert(strstr(s->calibration.borrowed_from, "h100-sxm") != NULL, "%s borrows %s",
+                want[i].gpu, s->calibration.borrowed_from);
+    double r = s->calibration.band_ttft_rel > s->calibration.band_tpot_rel
+                   ? s->calibration.band_ttft_rel
+                   : s->calibration.band_tpot_rel;
     if (i == 0)
       fitted_rel = r;
     else
-      cr_assert_gt(r, fitted_rel, "%s band %g wider than h100-sxm's %g", want[i].gpu, r, fitted_rel);
+      cr_assert_gt(r, fitted_rel, "%s band %g wider than h100-sxm's %g", want[i].gpu, r,
+                   fitted_rel);
     /* Without ranges the +/- is the band times the p99. */
     cr_assert(s->has_uncertainty, "uncertainty always present");
-    cr_assert_float_eq(s->uncertainty_ttft_p99_s, s->calibration.band_ttft_rel * 2.0, 1e-9, "band x p99");
+    cr_assert_float_eq(s->uncertainty_ttft_p99_s, s->calibration.band_ttft_rel * 2.0, 1e-9,
+                       "band x p99");
     free(s);
   }
 }
@@ -167,13 +171,13 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   cr_assert_eq(s->kv_usage_peak_range.hi, 0.9, "kv peak hi");
   cr_assert_eq(s->tpot_range.p99.lo, 0.01, "tpot lo from the edge that finished requests");
   cr_assert_eq(s->tpot_range.p99.hi, 0.02, "an empty edge does not pull the range to 0");
-  const kvsim_range_t *all[] = {&s->ttft_range.mean, &s->ttft_range.p50, &s->ttft_range.p90,
-                                &s->ttft_range.p99,  &s->ttft_range.max, &s->preemptions_range,
+  const kvsim_range_t *all[] = {&s->ttft_range.mean,    &s->ttft_range.p50, &s->ttft_range.p90,
+                                &s->ttft_range.p99,     &s->ttft_range.max, &s->preemptions_range,
                                 &s->kv_usage_peak_range};
   const double nominal[] = {1.0, 0.8, 1.5, 6.0, 7.0, 4, 0.5};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-    cr_assert(all[i]->lo <= nominal[i] && nominal[i] <= all[i]->hi, "range %zu [%g, %g] holds %g", i,
-              all[i]->lo, all[i]->hi, nominal[i]);
+    cr_assert(all[i]->lo <= nominal[i] && nominal[i] <= all[i]->hi, "range %zu [%g, %g] holds %g",
+              i, all[i]->lo, all[i]->hi, nominal[i]);
   cr_assert_float_eq(s->uncertainty_ttft_p99_s, 5.0, 1e-12, "+/- is the larger distance to an end");
   cr_assert_eq(s->band_scale_lo, 0.8, "scales kept");
   free(s);
@@ -186,7 +190,8 @@ Test(summary, range_keys_sit_beside_their_figures_and_only_with_ranges) {
   cJSON *j = kvsim_summary_json(s, &sc);
   cr_assert(!any_range_key(j), "no *_range key without the edge runs");
   const cJSON *cal = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "calibration");
-  cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cal, "status")), "generation-default", "l4");
+  cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cal, "status")), "generation-default",
+                   "l4");
   cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cal, "gpu")), "l4", "gpu");
   cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(cal, "rows")), "rows");
   cr_assert(cJSON_IsString(cJSON_GetObjectItem(cal, "source")), "source");
@@ -197,18 +202,21 @@ Test(summary, range_keys_sit_beside_their_figures_and_only_with_ranges) {
   kvsim_summary_merge_ranges(s, s + 1, 1, 0.6, 1.4);
   j = kvsim_summary_json(s, &sc);
   const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "ttft_s");
-  static const char *const keys[] = {"count", "mean", "mean_range", "p50", "p50_range", "p90",
-                                     "p90_range", "p99", "p99_range", "max", "max_range"};
+  static const char *const keys[] = {"count",     "mean", "mean_range", "p50", "p50_range", "p90",
+                                     "p90_range", "p99",  "p99_range",  "max", "max_range"};
   const cJSON *c = t->child;
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++, c = c->next)
     cr_assert_str_eq(c ? c->string : "(none)", keys[i], "ttft_s key %zu", i);
   const cJSON *p99 = cJSON_GetObjectItem(t, "p99_range");
   cr_assert_eq(cJSON_GetArraySize(p99), 2, "[lo, hi]");
   cr_assert_eq(cJSON_GetArrayItem(p99, 1)->valuedouble, s->ttft.p99 * 2, "hi from the edge");
-  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "throughput"), "requests_per_s_range"),
-                     "throughput range");
-  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "kv_cache"), "usage_peak_range"), "kv");
-  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "preemptions"), "total_range"), "pre");
+  cr_assert_not_null(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "throughput"), "requests_per_s_range"),
+      "throughput range");
+  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "kv_cache"), "usage_peak_range"),
+                     "kv");
+  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "preemptions"), "total_range"),
+                     "pre");
   cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "band"), "band object");
   cJSON_Delete(j);
   kvsim_scenario_fini(&sc);
@@ -226,12 +234,14 @@ Test(summary, a_gpu_without_its_own_fit_is_diagnosed_and_said_on_the_run_line) {
   cr_assert(found, "uncalibrated_gpu finding on l4");
   char line[1024];
   kvsim_summary_run_line(s, "out", line, sizeof line);
-  cr_assert(strstr(line, "l4 not fitted: generation-default") != NULL, "run line says so: %s", line);
+  cr_assert(strstr(line, "l4 not fitted: generation-default") != NULL, "run line says so: %s",
+            line);
   cr_assert(strstr(line, "-> out/") != NULL, "the folder ends the line: %s", line);
   kvsim_scenario_fini(&sc);
   kvsim_err err = {0};
   const char *sets[] = {"hardware.gpu=h100-sxm"};
-  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 1, &sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 1, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
   cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
   for (int i = 0; i < s->ndiagnosis; i++)
     cr_assert_str_neq(s->diagnosis[i].code, "uncalibrated_gpu", "a fitted GPU is not flagged");

@@ -311,18 +311,18 @@ char *kvsim_fidelity_silicon_to_json(const kvsim_fid_silicon_t *s, const char *f
 
 /* One mean (s): measured, simulated at nominal step times, the range. */
 typedef struct kvsim_fid_band_mean {
-  bool has;                  /* compared (silicon rows have no E2E) */
+  bool has; /* compared (silicon rows have no E2E) */
   double meas, sim, lo, hi;
-  bool inside;               /* lo <= meas <= hi */
+  bool inside; /* lo <= meas <= hi */
 } kvsim_fid_band_mean_t;
 
 /* TTFT, TPOT, E2E (KVSIM_FID_TTFT, KVSIM_FID_TPOT, KVSIM_FID_E2E). */
 #define KVSIM_FID_COVER_NLAT 3
 
 typedef struct kvsim_fid_cover_item {
-  char label[160];           /* the measured file, or the silicon row's id */
+  char label[160]; /* the measured file, or the silicon row's id */
   char gpu[64];
-  bool ok;                   /* simulated; else error says why not */
+  bool ok; /* simulated; else error says why not */
   char error[160];
   bool in_sample;
   char coefficients[128];    /* whose coefficients, and why in-sample or held-out */
@@ -336,7 +336,7 @@ typedef struct kvsim_fid_cover_item {
 typedef struct kvsim_fid_coverage {
   kvsim_fid_cover_item_t *items;
   int n, cap;
-  int skipped;               /* silicon rows kvsim cannot reproduce */
+  int skipped; /* silicon rows kvsim cannot reproduce */
   int compared[2][KVSIM_FID_COVER_NLAT], inside[2][KVSIM_FID_COVER_NLAT];
 } kvsim_fid_coverage_t;
 

@@ -59,9 +59,9 @@ typedef struct kvsim_latency_range {
 typedef struct kvsim_calibration {
   char gpu[64];
   kvsim_cal_status status;
-  int rows;                 /* measured rows behind the fit (perf.rows) */
-  char source[256];         /* perf.source */
-  char borrowed_from[64];   /* the GPU whose fit a default copies; "" if fitted or unknown */
+  int rows;               /* measured rows behind the fit (perf.rows) */
+  char source[256];       /* perf.source */
+  char borrowed_from[64]; /* the GPU whose fit a default copies; "" if fitted or unknown */
   double band_ttft_rel, band_tpot_rel;
 } kvsim_calibration_t;
 
@@ -125,7 +125,7 @@ typedef struct kvsim_summary {
    * also run with step times at the band's edges (study.h); every
    * `<stat>_range` of summary.json comes from these. */
   bool has_ranges;
-  double band_scale_lo, band_scale_hi;   /* perf.step_time_scale factors of the edge runs */
+  double band_scale_lo, band_scale_hi; /* perf.step_time_scale factors of the edge runs */
   kvsim_latency_range_t ttft_range, tpot_range, e2e_range, queue_range;
   kvsim_range_t requests_per_s_range, output_tokens_per_s_range, prompt_tokens_per_s_range,
       total_tokens_per_s_range;

@@ -31,7 +31,9 @@ static kvsim_fid_cover_item_t *push(kvsim_fid_coverage_t *c) {
 /* As kvsim run's band (study.h kvsim_study_band_scales, which this room
  * cannot call): the scenario's own scale times the GPU band's edges. */
 static double clamp_scale(double x) {
-  return x < KVSIM_STEP_SCALE_MIN ? KVSIM_STEP_SCALE_MIN : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX : x;
+  return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
+         : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX
+                                    : x;
 }
 
 /* In-sample when the coefficients are the item's own GPU's fit: that fit
@@ -40,7 +42,8 @@ static double clamp_scale(double x) {
  * that borrows them: generation-default, from their held-out
  * band_*_rel when measured, never from the in-sample sigmas of the GPU
  * they were fitted on. The edge scales follow. */
-static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc, const char *perf_gpu) {
+static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc,
+                               const char *perf_gpu) {
   const kvsim_gpu_t *g = &sc->gpu;
   kvsim_gpu_perf_t band = g->perf;
   const kvsim_gpu_perf_t *p = &g->perf;
@@ -58,8 +61,9 @@ static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_
   if (it->in_sample)
     snprintf(it->coefficients, sizeof it->coefficients, "%s's own fit (in-sample)", g->name);
   else if (!own)
-    snprintf(it->coefficients, sizeof it->coefficients, "%s's (%s there), held out from %s: a borrowed fit's band",
-             perf_gpu, kvsim_cal_status_name(p->status), g->name);
+    snprintf(it->coefficients, sizeof it->coefficients,
+             "%s's (%s there), held out from %s: a borrowed fit's band", perf_gpu,
+             kvsim_cal_status_name(p->status), g->name);
   else
     snprintf(it->coefficients, sizeof it->coefficients, "%s, those of %s (held out)",
              kvsim_cal_status_name(p->status), kvsim_gpu_default_perf_origin(g->generation));
@@ -108,7 +112,8 @@ static int measured_at(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, doub
 }
 
 int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
-                                     const char *perf_gpu, kvsim_fid_coverage_t *c, kvsim_err *err) {
+                                     const char *perf_gpu, kvsim_fid_coverage_t *c,
+                                     kvsim_err *err) {
   kvsim_fid_cover_item_t *it = push(c);
   kvsim_fid_measured_cmp_t *cmp = kvsim__malloc(sizeof *cmp);
   if (!it || !cmp) {
@@ -137,9 +142,9 @@ int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenar
 }
 
 /* The three closed-loop runs of one silicon row (client-side means, s). */
-static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
-                        const kvsim_gpu_perf_t *perf, const char *perf_gpu, kvsim_fid_cover_item_t *it,
-                        kvsim_err *err) {
+static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                        double range_ratio, const kvsim_gpu_perf_t *perf, const char *perf_gpu,
+                        kvsim_fid_cover_item_t *it, kvsim_err *err) {
   kvsim_scenario_t sc;
   int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
   if (rc < 0)
@@ -155,7 +160,8 @@ static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, i
     if (rc == KVSIM_OK)
       rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
     if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished at step-time scale %.4g", r->id, scale[i]);
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished at step-time scale %.4g",
+                         r->id, scale[i]);
     if (rc == KVSIM_OK) {
       take(&it->mean[KVSIM_FID_TTFT], i, r->ttft_ms * 1e-3, kvsim_dist_mean(&lat.ttft));
       take(&it->mean[KVSIM_FID_TPOT], i, r->tpot_ms * 1e-3, kvsim_dist_mean(&lat.tpot));

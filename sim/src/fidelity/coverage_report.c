@@ -15,8 +15,8 @@ static const char *const keys[KVSIM_FID_COVER_NLAT] = {"ttft_mean", "tpot_mean",
 
 static void print_item(const kvsim_fid_cover_item_t *it, const char *prev_coef, FILE *out) {
   if (!prev_coef || strcmp(prev_coef, it->coefficients))
-    fprintf(out, "coefficients: %s; step-time scales %.4g and %.4g\n", it->coefficients, it->scale_lo,
-            it->scale_hi);
+    fprintf(out, "coefficients: %s; step-time scales %.4g and %.4g\n", it->coefficients,
+            it->scale_lo, it->scale_hi);
   fprintf(out, "  %s (%s)\n", it->label, it->gpu);
   if (!it->ok) {
     fprintf(out, "    not simulated: %s\n", it->error);
@@ -25,7 +25,8 @@ static void print_item(const kvsim_fid_cover_item_t *it, const char *prev_coef, 
   for (int k = 0; k < KVSIM_FID_COVER_NLAT; k++) {
     const kvsim_fid_band_mean_t *b = &it->mean[k];
     if (b->has)
-      fprintf(out, "    %-4s mean  measured %9.2f ms  simulated %9.2f ms  range [%9.2f, %9.2f]  %s\n",
+      fprintf(out,
+              "    %-4s mean  measured %9.2f ms  simulated %9.2f ms  range [%9.2f, %9.2f]  %s\n",
               names[k], 1e3 * b->meas, 1e3 * b->sim, 1e3 * b->lo, 1e3 * b->hi,
               b->inside ? "inside" : "OUTSIDE");
   }
@@ -46,7 +47,8 @@ static void print_fractions(const kvsim_fid_coverage_t *c, FILE *out) {
     fputc('\n', out);
   }
   if (c->skipped)
-    fprintf(out, "%d rows skipped (kvsim cannot reproduce them; kvsim validate --silicon says why)\n",
+    fprintf(out,
+            "%d rows skipped (kvsim cannot reproduce them; kvsim validate --silicon says why)\n",
             c->skipped);
 }
 
@@ -95,7 +97,8 @@ static char *to_json(const kvsim_fid_coverage_t *c) {
       cJSON *e = cJSON_AddObjectToObject(w, keys[k]);
       cJSON_AddNumberToObject(e, "compared", n);
       cJSON_AddNumberToObject(e, "inside", in);
-      cJSON_AddItemToObject(e, "fraction", n ? cJSON_CreateNumber((double)in / n) : cJSON_CreateNull());
+      cJSON_AddItemToObject(e, "fraction",
+                            n ? cJSON_CreateNumber((double)in / n) : cJSON_CreateNull());
     }
   }
   cJSON_AddNumberToObject(o, "skipped", c->skipped);
@@ -111,8 +114,9 @@ int kvsim_fidelity_coverage_report(const kvsim_fid_coverage_t *c, bool json, FIL
     free(s);
     return KVSIM_OK;
   }
-  fprintf(out, "Band coverage: each measured mean against [min, max] of the simulated mean over the "
-               "nominal run and the runs at the band's two edge step times.\n");
+  fprintf(out,
+          "Band coverage: each measured mean against [min, max] of the simulated mean over the "
+          "nominal run and the runs at the band's two edge step times.\n");
   for (int i = 0; i < c->n; i++)
     print_item(&c->items[i], i ? c->items[i - 1].coefficients : NULL, out);
   print_fractions(c, out);

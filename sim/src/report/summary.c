@@ -275,8 +275,10 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   cJSON *tp = cJSON_AddObjectToObject(j, "throughput");
   const bool r = s->has_ranges;
   add_num(tp, "requests_per_s", s->requests_per_s, r ? &s->requests_per_s_range : NULL);
-  add_num(tp, "output_tokens_per_s", s->output_tokens_per_s, r ? &s->output_tokens_per_s_range : NULL);
-  add_num(tp, "prompt_tokens_per_s", s->prompt_tokens_per_s, r ? &s->prompt_tokens_per_s_range : NULL);
+  add_num(tp, "output_tokens_per_s", s->output_tokens_per_s,
+          r ? &s->output_tokens_per_s_range : NULL);
+  add_num(tp, "prompt_tokens_per_s", s->prompt_tokens_per_s,
+          r ? &s->prompt_tokens_per_s_range : NULL);
   add_num(tp, "total_tokens_per_s", s->total_tokens_per_s, r ? &s->total_tokens_per_s_range : NULL);
   add_latency(j, s);
   add_cache(j, s);

@@ -115,4 +115,3 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
            "scales %.4g and %.4g, the %s band)",
            scale_lo, scale_hi, kvsim_cal_status_name(s->calibration.status));
 }
-

@@ -11,7 +11,7 @@
 #include "kvsim/study.h"
 
 static double clamp_scale(double x) {
-  return x < KVSIM_STEP_SCALE_MIN ? KVSIM_STEP_SCALE_MIN
+  return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
          : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX
                                     : x;
 }
