@@ -13,19 +13,6 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
-/* One line for a terminal: where the results are and the headline figures,
- * with the calibration's +/- band when the GPU has one. */
-static void print_line(const kvsim_summary_t *s, const char *dir) {
-  char pm[48] = "";
-  if (s->has_uncertainty && s->uncertainty_ttft_p99_s > 0)
-    snprintf(pm, sizeof pm, " +/- %.3f s", s->uncertainty_ttft_p99_s);
-  printf("%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; TTFT p50 %.3f s, "
-         "p99 %.3f s%s; TPOT p50 %.4f s; KV peak %.1f%%; %lld preemptions -> %s/\n",
-         s->name, (long long)s->requests_total, (long long)s->requests_finished,
-         (long long)s->requests_rejected, s->simulated_time_s, s->ttft.p50, s->ttft.p99, pm,
-         s->tpot.p50, 100 * s->kv_usage_peak, (long long)s->preemptions, dir);
-}
-
 static void print_bench(const struct timespec *t0, const kvsim_summary_t *s) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -61,7 +48,7 @@ int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
   const char *out = NULL;
   bool quiet = false, progress = false, check = false, print_summary = false, bench = false;
-  bool no_verify = false;
+  bool no_verify = false, no_band = false;
   const cli_arg args[] = {
       {"--set", ARG_LIST, &sets, "override a scenario key: --set engine.max_num_seqs=128 (repeatable)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
@@ -70,11 +57,12 @@ int cmd_run(int argc, char **argv) {
       {"--check-invariants", ARG_FLAG, &check, "check after every step what it touched (its requests' blocks, the free-queue ends), and the whole pool when sampled (about the run's own cost)", NULL},
       {"--summary", ARG_FLAG, &print_summary, "print summary.json to stdout", NULL},
       {"--no-verify-advice", ARG_FLAG, &no_verify, "do not re-run the scenario with each change the diagnosis advises (summary.json then lists the advice unmeasured)", NULL},
-      {"--bench", ARG_FLAG, &bench, "print wall time, simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
+      {"--no-band", ARG_FLAG, &no_band, "one run only: skip the two runs with step times at the band's edges (no *_range figures)", NULL},
+      {"--bench", ARG_FLAG, &bench, "print wall time (all runs: the band's three, the advice's), simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
-  int rc = cli_parse("run", "[SCENARIO.json] [--set KEY=VAL]... [--out DIR] [--quiet]\n\n"
+  int rc = cli_parse("run", "[SCENARIO.json] [--set KEY=VAL]... [--out DIR] [--quiet] [--no-band]\n\n"
                      "Without SCENARIO.json runs the embedded default study (configs/scenarios/default.json).",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
@@ -102,8 +90,8 @@ int cmd_run(int argc, char **argv) {
   if (!s)
     kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
   /* Two processes re-run the advised changes (kvsim_study_verify_advice). */
-  if (!s || (no_verify ? kvsim_study_run(&sc, &opts, s, &err)
-                       : kvsim_study_run_verified(&sc, &opts, 2, s, &err)) < 0) {
+  if (!s || (no_verify ? kvsim_study_run_band(&sc, &opts, !no_band, s, &err)
+                       : kvsim_study_run_verified(&sc, &opts, !no_band, 2, s, &err)) < 0) {
     kvsim_scenario_fini(&sc);
     free(s);
     return cli_fail("run", "%s", err.msg);
@@ -115,7 +103,9 @@ int cmd_run(int argc, char **argv) {
     free(text);
     cJSON_Delete(j);
   } else if (!quiet) {
-    print_line(s, dir);
+    char line[1024];
+    kvsim_summary_run_line(s, dir, line, sizeof line);
+    puts(line);
   }
   if (bench)
     print_bench(&t0, s);

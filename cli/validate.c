@@ -21,8 +21,15 @@ static bool put_json(char *s) {
   return true;
 }
 
+/* --band: the library's coverage report (text or JSON) of a filled cov. */
+static int put_coverage(int rc, kvsim_fid_coverage_t *cov, bool json, kvsim_err *err) {
+  rc = rc == KVSIM_OK && kvsim_fidelity_coverage_report(cov, json, stdout) < 0 ? kvsim_err_set(err, KVSIM_ENOMEM, "out of memory") : rc;
+  kvsim_fidelity_coverage_fini(cov);
+  return rc;
+}
+
 static int run_measured(const char *file, const char *scenario, const cli_list *sets, const char *series,
-                        const kvsim_gpu_perf_t *perf, bool json, double max_error) {
+                        const kvsim_gpu_t *pg, bool json, double max_error, bool band) {
   kvsim_err err = {0};
   kvsim_fid_measured_t m;
   if (kvsim_fidelity_measured_load(file, series, &m, &err) < 0) {
@@ -34,11 +41,14 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
     kvsim_fidelity_measured_fini(&m);
     return cli_fail("validate", "%s", err.msg);
   }
-  if (perf)
-    sc.gpu.perf = *perf;
+  if (pg)
+    sc.gpu.perf = pg->perf;
   kvsim_fid_measured_cmp_t c;
-  int rc = kvsim_fidelity_measured_compare(&m, &sc, &c, &err);
-  if (rc == KVSIM_OK) {
+  kvsim_fid_coverage_t cov = {0};
+  int rc = band ? put_coverage(kvsim_fidelity_coverage_measured(&m, &sc, pg ? pg->name : NULL, &cov, &err), &cov,
+                               json, &err)
+                : kvsim_fidelity_measured_compare(&m, &sc, &c, &err);
+  if (rc == KVSIM_OK && !band) {
     if (!json)
       validate_print_measured(&m, &sc, &c);
     else if (!put_json(kvsim_fidelity_measured_to_json(&m, &sc, &c)))
@@ -46,8 +56,8 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
   }
   kvsim_fidelity_measured_fini(&m);
   kvsim_scenario_fini(&sc);
-  if (rc < 0)
-    return cli_fail("validate", "%s", err.msg);
+  if (rc < 0 || band)
+    return rc < 0 ? cli_fail("validate", "%s", err.msg) : 0;
   char which[32] = "";
   double w = max_error >= 0 ? kvsim_fidelity_lat_worst(&c.lat, which, sizeof which) : 0;
   if (max_error >= 0 && w > max_error) {
@@ -58,12 +68,16 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
 }
 
 static int run_silicon(const char *file, const cli_list *filters, const cli_list *gpus, double range_ratio,
-                       const kvsim_gpu_perf_t *perf, bool json, double max_error) {
+                       const kvsim_gpu_perf_t *perf, const char *perf_name, bool json, double max_error, bool band) {
   kvsim_err err = {0};
   kvsim_gpu_t ov[sizeof gpus->items / sizeof *gpus->items];
   for (int i = 0; i < gpus->n; i++)
     if (kvsim_gpu_load(gpus->items[i], &ov[i], &err) < 0)
       return cli_fail("validate", "--gpu: %s", err.msg);
+  kvsim_fid_coverage_t cov = {0};
+  if (band)
+    return put_coverage(kvsim_fidelity_coverage_silicon(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf,
+                                                        perf_name, &cov, &err), &cov, json, &err) < 0 ? cli_fail("validate", "--silicon: %s", err.msg) : 0;
   kvsim_fid_silicon_t s;
   if (kvsim_fidelity_silicon_compare(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf, &s,
                                      &err) < 0) {
@@ -120,7 +134,7 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
 int cmd_validate(int argc, char **argv) {
   const char *startup = NULL, *measured = NULL, *silicon = NULL, *series = NULL, *perf_file = NULL;
   cli_list metas = {0}, sets = {0}, filters = {0}, gpus = {0};
-  bool json = false;
+  bool json = false, band = false;
   double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
   bool range_seen = false;
   const cli_arg args[] = {
@@ -154,6 +168,7 @@ int cmd_validate(int argc, char **argv) {
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
        "benchmark's random dataset (default 0.8; 1 = fixed lengths)",
        &range_seen},
+      {"--band", ARG_FLAG, &band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--max-error", ARG_NUM, &max_error,
        "exit 1 when the error exceeds this many percent (--startup, --silicon: median absolute error; "
@@ -165,7 +180,7 @@ int cmd_validate(int argc, char **argv) {
   int rc = cli_parse("validate",
                      "--startup FILE [--meta FILE]... | --measured FILE SCENARIO.json [--set K=V]... "
                      "[--series FILE] [--perf GPU] | --silicon FILE [--filter K=V]... [--gpu FILE]... "
-                     "[--perf GPU] [--range-ratio R]  [--json] [--max-error PCT]",
+                     "[--perf GPU] [--range-ratio R]  [--band] [--json] [--max-error PCT]",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
@@ -180,7 +195,7 @@ int cmd_validate(int argc, char **argv) {
     if (kvsim_gpu_load(perf_file, &perf_gpu, &err) < 0)
       return cli_fail("validate", "--perf: %s", err.msg);
   }
-  const kvsim_gpu_perf_t *perf = perf_file ? &perf_gpu.perf : NULL;
+  const kvsim_gpu_t *pg = perf_file ? &perf_gpu : NULL;
   if (modes == 0)
     return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "
                                 "see kvsim validate --help)");
@@ -189,7 +204,7 @@ int cmd_validate(int argc, char **argv) {
   if (measured) {
     if (npos != 1)
       return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
-    return run_measured(measured, pos[0], &sets, series, perf, json, max_error);
+    return run_measured(measured, pos[0], &sets, series, pg, json, max_error, band);
   }
   if (npos)
     return cli_fail("validate", "unexpected argument '%s'", pos[0]);
@@ -198,9 +213,9 @@ int cmd_validate(int argc, char **argv) {
   if (silicon) {
     if (!(range_ratio > 0 && range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", range_ratio);
-    return run_silicon(silicon, &filters, &gpus, range_ratio, perf, json, max_error);
+    return run_silicon(silicon, &filters, &gpus, range_ratio, pg ? &pg->perf : NULL, pg ? pg->name : NULL, json, max_error, band);
   }
-  if (filters.n || gpus.n || range_seen)
-    return cli_fail("validate", "--filter, --gpu and --range-ratio go with --silicon");
+  if (filters.n || gpus.n || range_seen || band)
+    return cli_fail("validate", "%s", band ? "--band goes with --measured or --silicon" : "--filter, --gpu and --range-ratio go with --silicon");
   return run_startup(startup, &metas, json, max_error);
 }

@@ -30,7 +30,7 @@ bench() {
   shift 4
   local lines=()
   for _ in $(seq "$repeat"); do
-    lines+=("$("$kvsim" run "$scen" --out "$out/$name" --quiet --bench "$@" 2>&1 >/dev/null | tail -1)")
+    lines+=("$("$kvsim" run "$scen" --out "$out/$name" --quiet --no-band --bench "$@" 2>&1 >/dev/null | tail -1)")
   done
   printf '%s\n' "${lines[@]}" | awk -v name="$name" -v twall="$twall" -v trss="$trss" '
     { match($0, /"wall_s": [0-9.]+/); w[NR] = substr($0, RSTART + 10, RLENGTH - 10) + 0

@@ -43,7 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
   local name=${1%%:*} oracle=false
   [ "$1" != "$name" ] && oracle=true
-  "$kvsim" run "$scenario" --quiet --out "$tmp/run" \
+  "$kvsim" run "$scenario" --quiet --no-band --out "$tmp/run" \
     --set "engine.profile=$name" --set "engine.oracle_lengths=$oracle" \
     --set "workload.synthetic.requests=$requests" \
     --set "workload.synthetic.arrival.rate=$2" >/dev/null

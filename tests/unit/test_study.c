@@ -385,3 +385,144 @@ Test(study, progress_lines_count_failures_and_estimate_the_rest) {
   cr_assert_str_eq(none, "", "--quiet: nothing");
   free(none);
 }
+
+/* ---- One run with its band ---------------------------------------------- */
+
+/* Llama-3.2-1B on an L4 (generation-default coefficients) at `rate`. */
+static void band_scenario(double rate, kvsim_scenario_t *sc) {
+  char text[1024], r[64];
+  snprintf(r, sizeof r, "workload.synthetic.arrival.rate=%g", rate);
+  snprintf(text, sizeof text,
+           "{ \"name\": \"band\", \"seed\": 4, \"model\": \"llama-3.2-1b\", \"hardware\": { "
+           "\"gpu\": \"l4\" },"
+           "  \"engine\": { \"max_model_len\": 4096, \"max_num_seqs\": 32 },"
+           "  \"workload\": { \"synthetic\": { \"requests\": 200, \"arrival\": { \"process\": "
+           "\"poisson\", \"rate\": 10 },"
+           "  \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": 500, \"sigma\": 0.5, "
+           "\"max\": 3000 },"
+           "  \"output_tokens\": { \"dist\": \"uniform\", \"min\": 20, \"max\": 200 } } } }");
+  const char *sets[] = {r};
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "band.json", ".", sets, 1, sc, &err), KVSIM_OK, "%s",
+               err.msg);
+}
+
+static void assert_holds(const kvsim_range_t *r, double v, const char *what) {
+  cr_assert(r->lo <= r->hi, "%s: lo %g <= hi %g", what, r->lo, r->hi);
+  cr_assert(r->lo <= v && v <= r->hi, "%s: [%g, %g] holds the nominal %g", what, r->lo, r->hi, v);
+}
+
+Test(study, the_band_runs_the_edges_and_its_ranges_hold_the_nominal_run) {
+  kvsim_scenario_t sc;
+  band_scenario(10, &sc);
+  kvsim_summary_t *s = calloc(3, sizeof *s);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_study_run_band(&sc, NULL, false, &s[0], &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(!s[0].has_ranges, "no band: no ranges");
+  cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, &s[1], &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(s[1].has_ranges, "band: ranges");
+  cr_assert_eq(s[1].ttft.p99, s[0].ttft.p99, "the nominal figures are the single run's");
+  cr_assert_eq(s[1].requests_per_s, s[0].requests_per_s, "nominal throughput");
+  double lo, hi;
+  kvsim_study_band_scales(&sc, &lo, &hi);
+  cr_assert(lo < 1 && hi > 1, "edges %g, %g around 1", lo, hi);
+  cr_assert_eq(s[1].band_scale_lo, lo, "lo scale recorded");
+  cr_assert_eq(s[1].band_scale_hi, hi, "hi scale recorded");
+  const kvsim_latency_range_t *lr[] = {&s[1].ttft_range, &s[1].tpot_range, &s[1].e2e_range};
+  const kvsim_latency_t *l[] = {&s[1].ttft, &s[1].tpot, &s[1].e2e};
+  for (int k = 0; k < 3; k++) {
+    assert_holds(&lr[k]->mean, l[k]->mean, "mean");
+    assert_holds(&lr[k]->p50, l[k]->p50, "p50");
+    assert_holds(&lr[k]->p90, l[k]->p90, "p90");
+    assert_holds(&lr[k]->p99, l[k]->p99, "p99");
+  }
+  cr_assert_lt(s[1].tpot_range.mean.lo, s[1].tpot.mean, "faster steps, lower TPOT");
+  cr_assert_gt(s[1].tpot_range.mean.hi, s[1].tpot.mean, "slower steps, higher TPOT");
+  assert_holds(&s[1].output_tokens_per_s_range, s[1].output_tokens_per_s, "throughput");
+  assert_holds(&s[1].kv_usage_peak_range, s[1].kv_usage_peak, "kv peak");
+  assert_holds(&s[1].preemptions_range, (double)s[1].preemptions, "preemptions");
+  /* Deterministic: the same seed gives the same ranges. */
+  cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, &s[2], &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(memcmp(&s[1].ttft_range, &s[2].ttft_range, sizeof s[1].ttft_range), 0,
+               "same ranges");
+  cr_assert_eq(memcmp(&s[1].e2e_range, &s[2].e2e_range, sizeof s[1].e2e_range), 0, "same ranges");
+  kvsim_scenario_fini(&sc);
+  free(s);
+}
+
+Test(study, the_band_edges_scale_the_scenarios_own_step_time_scale) {
+  kvsim_scenario_t sc;
+  band_scenario(10, &sc);
+  double lo, hi, lo2, hi2, glo, ghi;
+  kvsim_gpu_band_scales(&sc.gpu.perf, &glo, &ghi);
+  kvsim_study_band_scales(&sc, &lo, &hi);
+  cr_assert(lo == glo && hi == ghi, "at scale 1 the GPU's edges");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&sc, 2, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_study_band_scales(&sc, &lo2, &hi2);
+  cr_assert_float_eq(lo2, 2 * lo, 1e-12, "lo edge relative to the scenario's own scale");
+  cr_assert_float_eq(hi2, 2 * hi, 1e-12, "hi edge relative to the scenario's own scale");
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&sc, 90, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_study_band_scales(&sc, &lo2, &hi2);
+  cr_assert_eq(hi2, KVSIM_STEP_SCALE_MAX, "held at the knob's maximum");
+  kvsim_scenario_fini(&sc);
+}
+
+Test(study, near_saturation_the_range_is_asymmetric) {
+  /* A rate that a step 1.4x slower cannot serve while the nominal one
+   * can: the p99's upper end runs away, its lower end barely moves. The
+   * rates span 16x so that a change of the step model moves the
+   * saturation point within them, not out of them. */
+  static const double rates[] = {5, 10, 20, 40, 80};
+  bool asymmetric = false;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  for (size_t i = 0; i < sizeof rates / sizeof *rates && !asymmetric; i++) {
+    kvsim_scenario_t sc;
+    band_scenario(rates[i], &sc);
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, s, &err), KVSIM_OK, "%s", err.msg);
+    const kvsim_range_t *r = &s->ttft_range.p99;
+    asymmetric = r->hi - s->ttft.p99 > 3 * (s->ttft.p99 - r->lo);
+    kvsim_scenario_fini(&sc);
+  }
+  cr_assert(asymmetric, "some rate puts the p99 TTFT range well above the nominal value");
+  free(s);
+}
+
+Test(study, only_the_nominal_run_writes_files_and_they_are_the_single_runs) {
+  make_tmp();
+  kvsim_scenario_t sc;
+  band_scenario(20, &sc);
+  kvsim_summary_t *s = malloc(sizeof *s);
+  kvsim_err err = {0};
+  char a[1024], b[1024], p[1100];
+  snprintf(a, sizeof a, "%s/band", tmp_root);
+  snprintf(b, sizeof b, "%s/single", tmp_root);
+  kvsim_study_run_opts_t oa = {a, false, 0}, ob = {b, false, 0};
+  cr_assert_eq(kvsim_study_run_band(&sc, &oa, true, s, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_run_band(&sc, &ob, false, s, &err), KVSIM_OK, "%s", err.msg);
+  static const char *const files[] = {"requests.csv", "timeseries.csv"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(p, sizeof p, "%s/%s", a, files[i]);
+    char *x = slurp(p);
+    snprintf(p, sizeof p, "%s/%s", b, files[i]);
+    char *y = slurp(p);
+    cr_assert_str_eq(x, y, "%s is the nominal run's", files[i]);
+    free(x);
+    free(y);
+  }
+  snprintf(p, sizeof p, "%s/summary.json", a);
+  char *j = slurp(p);
+  cr_assert(strstr(j, "\"p99_range\"") != NULL, "the band's summary.json has ranges");
+  free(j);
+  snprintf(p, sizeof p, "%s/summary.json", b);
+  j = slurp(p);
+  cr_assert(strstr(j, "_range\"") == NULL, "--no-band's summary.json has none");
+  free(j);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 3", a);
+  cr_assert_eq(system(cmd), 0, "three files, nothing from the edge runs");
+  kvsim_scenario_fini(&sc);
+  free(s);
+  remove_tmp();
+}

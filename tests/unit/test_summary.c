@@ -92,3 +92,161 @@ Test(summary, metric_and_statistic_names) {
   cr_assert_eq(kvsim_latency_stat(&l, KVSIM_STAT_MEAN), 1, "mean");
   cr_assert_eq(kvsim_latency_stat(&l, KVSIM_STAT_P99), 4, "p99");
 }
+
+/* ---- latency.calibration and the band's ranges -------------------------- */
+
+static bool any_range_key(const cJSON *j) {
+  for (const cJSON *c = j ? j->child : NULL; c; c = c->next) {
+    size_t n = c->string ? strlen(c->string) : 0;
+    if (n > 6 && !strcmp(c->string + n - 6, "_range"))
+      return true;
+    if (any_range_key(c))
+      return true;
+  }
+  return false;
+}
+
+Test(summary, calibration_says_what_the_coefficients_rest_on_per_gpu) {
+  static const struct {
+    const char *gpu, *status;
+    bool borrowed;
+  } want[] = {{"h100-sxm", "fitted", false},
+              {"h200", "generation-default", true},
+              {"l40s", "generation-default", true},
+              {"a100-80g", "spec-only", true}};
+  double fitted_rel = 0;
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "%s: %s", want[i].gpu, err.msg);
+    kvsim_summary_t *s = calloc(1, sizeof *s);
+    s->ttft.p99 = 2.0;
+    kvsim_summary_set_calibration(s, &g);
+    cr_assert_str_eq(s->calibration.gpu, want[i].gpu, "gpu named");
+    cr_assert_str_eq(kvsim_cal_status_name(s->calibration.status), want[i].status, "%s status",
+                     want[i].gpu);
+    cr_assert_eq(s->calibration.borrowed_from[0] != '\0', want[i].borrowed, "%s borrowed_from '%s'",
+                 want[i].gpu, s->calibration.borrowed_from);
+    if (want[i].borrowed)
+      cr_assert(strstr(s->calibration.borrowed_from, "h100-sxm") != NULL, "%s borrows %s",
+                want[i].gpu, s->calibration.borrowed_from);
+    double r = s->calibration.band_ttft_rel > s->calibration.band_tpot_rel
+                   ? s->calibration.band_ttft_rel
+                   : s->calibration.band_tpot_rel;
+    if (i == 0)
+      fitted_rel = r;
+    else
+      cr_assert_gt(r, fitted_rel, "%s band %g wider than h100-sxm's %g", want[i].gpu, r,
+                   fitted_rel);
+    /* Without ranges the +/- is the band times the p99. */
+    cr_assert(s->has_uncertainty, "uncertainty always present");
+    cr_assert_float_eq(s->uncertainty_ttft_p99_s, s->calibration.band_ttft_rel * 2.0, 1e-9,
+                       "band x p99");
+    free(s);
+  }
+}
+
+Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
+  kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
+  s->ttft = (kvsim_latency_t){10, 1.0, 0.8, 1.5, 6.0, 7.0};
+  e[0].ttft = (kvsim_latency_t){10, 0.5, 0.4, 0.9, 1.0, 1.5};
+  e[1].ttft = (kvsim_latency_t){10, 3.0, 2.0, 4.0, 5.0, 9.0};
+  s->preemptions = 4;
+  e[0].preemptions = 0;
+  e[1].preemptions = 2; /* not monotone: the nominal run preempts most */
+  s->kv_usage_peak = 0.5;
+  e[0].kv_usage_peak = 0.3;
+  e[1].kv_usage_peak = 0.9;
+  s->tpot = (kvsim_latency_t){10, 0.02, 0.02, 0.02, 0.02, 0.02};
+  /* An edge where nothing finished has no latency to widen by. */
+  e[1].tpot = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  e[0].tpot = (kvsim_latency_t){10, 0.01, 0.01, 0.01, 0.01, 0.01};
+  kvsim_summary_merge_ranges(s, e, 2, 0.8, 1.2);
+  cr_assert(s->has_ranges, "ranges set");
+  cr_assert_eq(s->ttft_range.p99.lo, 1.0, "p99 lo is the lowest run");
+  cr_assert_eq(s->ttft_range.p99.hi, 6.0, "p99 hi is the nominal run's, above both edges");
+  cr_assert_eq(s->ttft_range.mean.hi, 3.0, "mean hi");
+  cr_assert_eq(s->preemptions_range.lo, 0, "preemptions lo");
+  cr_assert_eq(s->preemptions_range.hi, 4, "preemptions hi holds the nominal 4");
+  cr_assert_eq(s->kv_usage_peak_range.hi, 0.9, "kv peak hi");
+  cr_assert_eq(s->tpot_range.p99.lo, 0.01, "tpot lo from the edge that finished requests");
+  cr_assert_eq(s->tpot_range.p99.hi, 0.02, "an empty edge does not pull the range to 0");
+  const kvsim_range_t *all[] = {&s->ttft_range.mean,    &s->ttft_range.p50, &s->ttft_range.p90,
+                                &s->ttft_range.p99,     &s->ttft_range.max, &s->preemptions_range,
+                                &s->kv_usage_peak_range};
+  const double nominal[] = {1.0, 0.8, 1.5, 6.0, 7.0, 4, 0.5};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    cr_assert(all[i]->lo <= nominal[i] && nominal[i] <= all[i]->hi, "range %zu [%g, %g] holds %g",
+              i, all[i]->lo, all[i]->hi, nominal[i]);
+  cr_assert_float_eq(s->uncertainty_ttft_p99_s, 5.0, 1e-12, "+/- is the larger distance to an end");
+  cr_assert_eq(s->band_scale_lo, 0.8, "scales kept");
+  free(s);
+}
+
+Test(summary, range_keys_sit_beside_their_figures_and_only_with_ranges) {
+  kvsim_scenario_t sc;
+  kvsim_summary_t *s = calloc(2, sizeof *s);
+  run(&sc, s);
+  cJSON *j = kvsim_summary_json(s, &sc);
+  cr_assert(!any_range_key(j), "no *_range key without the edge runs");
+  const cJSON *cal = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "calibration");
+  cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cal, "status")), "generation-default",
+                   "l4");
+  cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cal, "gpu")), "l4", "gpu");
+  cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(cal, "rows")), "rows");
+  cr_assert(cJSON_IsString(cJSON_GetObjectItem(cal, "source")), "source");
+  cr_assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "band"), "no band object");
+  cJSON_Delete(j);
+  s[1] = s[0];
+  s[1].ttft.p99 *= 2;
+  kvsim_summary_merge_ranges(s, s + 1, 1, 0.6, 1.4);
+  j = kvsim_summary_json(s, &sc);
+  const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "ttft_s");
+  static const char *const keys[] = {"count",     "mean", "mean_range", "p50", "p50_range", "p90",
+                                     "p90_range", "p99",  "p99_range",  "max", "max_range"};
+  const cJSON *c = t->child;
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++, c = c->next)
+    cr_assert_str_eq(c ? c->string : "(none)", keys[i], "ttft_s key %zu", i);
+  const cJSON *p99 = cJSON_GetObjectItem(t, "p99_range");
+  cr_assert_eq(cJSON_GetArraySize(p99), 2, "[lo, hi]");
+  cr_assert_eq(cJSON_GetArrayItem(p99, 1)->valuedouble, s->ttft.p99 * 2, "hi from the edge");
+  cr_assert_not_null(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "throughput"), "requests_per_s_range"),
+      "throughput range");
+  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "kv_cache"), "usage_peak_range"),
+                     "kv");
+  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "preemptions"), "total_range"),
+                     "pre");
+  cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "band"), "band object");
+  cJSON_Delete(j);
+  kvsim_scenario_fini(&sc);
+  free(s);
+}
+
+Test(summary, a_gpu_without_its_own_fit_is_diagnosed_and_said_on_the_run_line) {
+  kvsim_scenario_t sc;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  run(&sc, s); /* l4: generation-default */
+  bool found = false;
+  for (int i = 0; i < s->ndiagnosis; i++)
+    found |= !strcmp(s->diagnosis[i].code, "uncalibrated_gpu") &&
+             strstr(s->diagnosis[i].message, "generation-default") != NULL;
+  cr_assert(found, "uncalibrated_gpu finding on l4");
+  char line[1024];
+  kvsim_summary_run_line(s, "out", line, sizeof line);
+  cr_assert(strstr(line, "l4 not fitted: generation-default") != NULL, "run line says so: %s",
+            line);
+  cr_assert(strstr(line, "-> out/") != NULL, "the folder ends the line: %s", line);
+  kvsim_scenario_fini(&sc);
+  kvsim_err err = {0};
+  const char *sets[] = {"hardware.gpu=h100-sxm"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 1, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
+  for (int i = 0; i < s->ndiagnosis; i++)
+    cr_assert_str_neq(s->diagnosis[i].code, "uncalibrated_gpu", "a fitted GPU is not flagged");
+  kvsim_summary_run_line(s, "out", line, sizeof line);
+  cr_assert(strstr(line, "not fitted") == NULL, "nothing said for a fitted GPU: %s", line);
+  kvsim_scenario_fini(&sc);
+  free(s);
+}

@@ -8,7 +8,7 @@ trace="$src/../shared/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"
 [ -f "$trace" ] || { echo "SKIP: $trace is absent"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$kvsim" run "$src/configs/scenarios/azure-conv-llama-3.1-8b-h100.json" --out "$tmp" --quiet
+"$kvsim" run "$src/configs/scenarios/azure-conv-llama-3.1-8b-h100.json" --out "$tmp" --quiet --no-band
 rows=$(($(wc -l <"$tmp/requests.csv") - 1))
 finished=$(grep -c ',finished$' "$tmp/requests.csv" || true)
 [ "$rows" = 19366 ] || { echo "requests.csv has $rows rows, want 19366"; exit 1; }

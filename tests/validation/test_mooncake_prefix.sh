@@ -22,7 +22,7 @@ ideal=$("$kvsim" trace stats --prefix-block-size 512 --json "$trace" |
   awk -F: '/ideal_prefix_hit_rate_tokens/ { gsub(/[ ,\t]/, "", $2); print $2 }')
 run() { # BLOCKS [extra sets] -> "hit_rate cached_fraction hits"
   local b=$1; shift
-  "$kvsim" run "$scen" --quiet --out "$tmp/$b" --set engine.block_size=64 \
+  "$kvsim" run "$scen" --quiet --no-band --out "$tmp/$b" --set engine.block_size=64 \
     --set engine.num_gpu_blocks_override="$b" "$@"
   awk -F: '/"hit_rate"/ { gsub(/[ ,\t]/, "", $2); h = $2 }
            /"prompt_tokens_cached_fraction"/ { gsub(/[ ,\t]/, "", $2); c = $2 }

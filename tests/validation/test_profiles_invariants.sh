@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 scn="$src/configs/scenarios/compare-sharegpt-a100.json"
 for p in vllm-v0 static contiguous contiguous-pow2; do
   for run in a b; do
-    "$kvsim" run "$scn" --out "$tmp/$p-$run" --quiet --check-invariants --set "engine.profile=$p" \
+    "$kvsim" run "$scn" --out "$tmp/$p-$run" --quiet --no-band --check-invariants --set "engine.profile=$p" \
       --set hardware.replicas=2 --set workload.synthetic.requests=300 \
       --set workload.synthetic.arrival.rate=2 --set engine.preemption_mode=swap \
       --set engine.swap_space=4

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kvsim/engine.h"
 #include "kvsim/error.h"
@@ -295,6 +296,70 @@ void kvsim_fidelity_silicon_fini(kvsim_fid_silicon_t *s);
 
 /* As `kvsim validate --silicon --json` prints it; file is echoed. */
 char *kvsim_fidelity_silicon_to_json(const kvsim_fid_silicon_t *s, const char *file);
+
+/* ======================= coverage of measured means by the band ======================= */
+
+/* Whether the ranges kvsim run reports hold what was measured: each dev
+ * run (a measured per-request file, a silicon row) is simulated at its
+ * scenario's step times and at the band's two edges (gpu.h
+ * kvsim_gpu_band_scales of the coefficients in use, times the scenario's
+ * perf.step_time_scale), and each measured mean is checked against
+ * [min, max] of the three simulated means, as kvsim run's *_range. The
+ * coefficients are the scenario's GPU's (sc->gpu.perf), so held-out
+ * coefficients can be fed in (--perf, or a GPU file); an item is labelled
+ * in-sample when they are its own GPU's fit, which may include the item. */
+
+/* One mean (s): measured, simulated at nominal step times, the range. */
+typedef struct kvsim_fid_band_mean {
+  bool has; /* compared (silicon rows have no E2E) */
+  double meas, sim, lo, hi;
+  bool inside; /* lo <= meas <= hi */
+} kvsim_fid_band_mean_t;
+
+/* TTFT, TPOT, E2E (KVSIM_FID_TTFT, KVSIM_FID_TPOT, KVSIM_FID_E2E). */
+#define KVSIM_FID_COVER_NLAT 3
+
+typedef struct kvsim_fid_cover_item {
+  char label[160]; /* the measured file, or the silicon row's id */
+  char gpu[64];
+  bool ok; /* simulated; else error says why not */
+  char error[160];
+  bool in_sample;
+  char coefficients[128];    /* whose coefficients, and why in-sample or held-out */
+  double scale_lo, scale_hi; /* the edge runs' perf.step_time_scale */
+  kvsim_fid_band_mean_t mean[KVSIM_FID_COVER_NLAT];
+} kvsim_fid_cover_item_t;
+
+/* Items in the order added; per mean, how many were compared and how
+ * many measured means fell inside, held-out ([0]) and in-sample ([1]).
+ * Zero-initialised: empty and valid. */
+typedef struct kvsim_fid_coverage {
+  kvsim_fid_cover_item_t *items;
+  int n, cap;
+  int skipped; /* silicon rows kvsim cannot reproduce */
+  int compared[2][KVSIM_FID_COVER_NLAT], inside[2][KVSIM_FID_COVER_NLAT];
+} kvsim_fid_coverage_t;
+
+void kvsim_fidelity_coverage_fini(kvsim_fid_coverage_t *c);
+
+/* Appends the measured run m replayed by sc (client-side when m is a vLLM
+ * benchmark file). perf_gpu names the GPU whose coefficients sc->gpu.perf
+ * holds (NULL: sc's own GPU's). Errors: the simulations'. */
+int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                     const char *perf_gpu, kvsim_fid_coverage_t *c, kvsim_err *err);
+
+/* Appends every row of a silicon CSV that kvsim can reproduce (read as
+ * kvsim_fidelity_silicon_compare reads it; gpus, range_ratio, perf as
+ * there, perf_gpu naming perf's GPU). A row that fails to simulate is an
+ * item with its error, not fatal. Errors: the reader's. */
+int kvsim_fidelity_coverage_silicon(const char *path, const char *const *filters, int nfilters,
+                                    const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                                    const kvsim_gpu_perf_t *perf, const char *perf_gpu,
+                                    kvsim_fid_coverage_t *c, kvsim_err *err);
+
+/* The report: one line per item and the coverage fractions, as text to
+ * out, or with json one JSON object. KVSIM_ENOMEM when out of memory. */
+int kvsim_fidelity_coverage_report(const kvsim_fid_coverage_t *c, bool json, FILE *out);
 
 /* ======================= the start-up log table ======================= */
 

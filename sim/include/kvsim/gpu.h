@@ -132,6 +132,10 @@ void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi);
 
 /* Default efficiency coefficients for a generation ("hopper", ...). */
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
+/* The catalog GPU whose fit kvsim_gpu_default_perf copies for a
+ * generation ("h100-sxm" for hopper and the generations without data of
+ * their own, ...; static text, never NULL). */
+const char *kvsim_gpu_default_perf_origin(const char *generation);
 
 /* Maps loose names ("H100 80GB", "h100_sxm", "RTX 4090", "NVIDIA GeForce
  * RTX 4090") onto a catalog name. Returns 1 if found. */

@@ -25,6 +25,16 @@ kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o);
  * KVSIM_EIO naming the folder (a write or rename failed). */
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
                             kvsim_err *err);
+/* Between a finish without commit and the commit: merges the summaries of
+ * the same scenario run at the band's edges into this run's summary
+ * (summary.h kvsim_summary_merge_ranges), so that summary.json carries the
+ * ranges. */
+void kvsim_run_output_merge_ranges(kvsim_run_output_t *o, const kvsim_summary_t *edges, int n,
+                                   double scale_lo, double scale_hi);
+/* Writes summary.json and renames the temporary files into place (what
+ * finish does with commit); nothing without a folder or when committed
+ * already. Errors as finish's. */
+int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err);
 /* The summary built by finish (owned by o, valid until close); NULL
  * before finish. */
 const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o);

@@ -40,6 +40,28 @@ typedef struct kvsim_study_run_opts {
 int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err);
 
+/* ---- One run with its band through the queue ---------------------------- */
+
+/* The step-time scales of the band's two edges for sc: its own
+ * perf.step_time_scale times gpu.h kvsim_gpu_band_scales of its GPU's
+ * coefficients, held in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX]. */
+void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi);
+
+/* kvsim_study_run, and with band two more runs of a copy of sc with step
+ * times at the band's edges (kvsim_study_band_scales, through the typed
+ * override kvsim_scenario_set_step_time_scale): their summaries are
+ * merged into *out as [min, max] ranges over the three runs
+ * (summary.h kvsim_summary_merge_ranges) before summary.json is written.
+ * Only the nominal run writes timeseries.csv and requests.csv; the edge
+ * runs show progress and check invariants as opts asks. Deterministic:
+ * the same scenario and seed give the same ranges. Without band it is
+ * kvsim_study_run. Sweep points and plan searches stay single runs (one
+ * run per point: the band would triple a sweep's cost; a caller that
+ * wants a point's range runs it here). Errors: kvsim_study_run's, an edge
+ * run's prefixed with "band edge at step-time scale X". */
+int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
+                         kvsim_summary_t *out, kvsim_err *err);
+
 /* ---- Verified advice ---------------------------------------------------- */
 
 /* For each change advised by s's diagnosis (kvsim_advice_t: FP8 KV, one
@@ -55,11 +77,12 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
 int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, int jobs,
                               kvsim_err *err);
 
-/* kvsim_study_run, then kvsim_study_verify_advice with up to `jobs`
- * processes; with opts->dir, summary.json is written again with the
- * measured advice (atomically, replacing the run's). Errors: those of
- * both. */
-int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+/* kvsim_study_run_band (with or without the band), then
+ * kvsim_study_verify_advice with up to `jobs` processes (the advised
+ * changes run once each, without a band); with opts->dir, summary.json is
+ * written again with the measured advice (atomically, replacing the
+ * run's). Errors: those of both. */
+int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                              int jobs, kvsim_summary_t *out, kvsim_err *err);
 
 /* ---- The parallel runner ------------------------------------------------ */

@@ -11,6 +11,7 @@
 #define KVSIM_SUMMARY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cJSON.h>
@@ -39,6 +40,30 @@ typedef struct kvsim_latency {
   int64_t count;
   double mean, p50, p90, p99, max;
 } kvsim_latency_t;
+
+/* [lo, hi] of one figure over the nominal run and the runs at the band's
+ * two edges (study.h kvsim_study_run_band): the min and the max of the
+ * three, not the two edges alone, because queueing is not monotone in the
+ * step time in general (a slower step can batch more and preempt less). */
+typedef struct kvsim_range {
+  double lo, hi;
+} kvsim_range_t;
+
+/* The ranges of one latency distribution's statistics. */
+typedef struct kvsim_latency_range {
+  kvsim_range_t mean, p50, p90, p99, max;
+} kvsim_latency_range_t;
+
+/* What the GPU's step-time coefficients rest on (latency.calibration),
+ * and the band's half-widths on step time (gpu.h kvsim_gpu_band). */
+typedef struct kvsim_calibration {
+  char gpu[64];
+  kvsim_cal_status status;
+  int rows;               /* measured rows behind the fit (perf.rows) */
+  char source[256];       /* perf.source */
+  char borrowed_from[64]; /* the GPU whose fit a default copies; "" if fitted or unknown */
+  double band_ttft_rel, band_tpot_rel;
+} kvsim_calibration_t;
 
 /* The statistic of a latency picked by a name ("p99", "mean", ...). */
 typedef enum { KVSIM_STAT_MEAN = 0, KVSIM_STAT_P50, KVSIM_STAT_P90, KVSIM_STAT_P99 } kvsim_stat;
@@ -124,10 +149,26 @@ typedef struct kvsim_summary {
   } by_priority[KVSIM_SUMMARY_MAX_PRIORITIES];
   int npriorities;
   bool percentiles_exact;   /* false: log histogram of 0.1 % resolution */
-  /* The +/- band from the GPU's calibration residuals (gpu.h). */
+  kvsim_calibration_t calibration;
+  /* latency.uncertainty: the +/- half-width of each p99. With ranges, the
+   * larger distance from the nominal p99 to an end of its range; without,
+   * the band's relative half-width (on step time) times the p99, which
+   * leaves queueing out. Always set (has_uncertainty true) since every GPU
+   * has a band. */
   bool has_uncertainty;
   double uncertainty_ttft_p99_s, uncertainty_tpot_p99_s, uncertainty_e2e_p99_s;
   char uncertainty_source[256];
+
+  /* The band through the queue: filled (has_ranges) when the scenario was
+   * also run with step times at the band's edges (study.h); every
+   * `<stat>_range` of summary.json comes from these. */
+  bool has_ranges;
+  double band_scale_lo, band_scale_hi; /* perf.step_time_scale factors of the edge runs */
+  kvsim_latency_range_t ttft_range, tpot_range, e2e_range, queue_range;
+  kvsim_range_t requests_per_s_range, output_tokens_per_s_range, prompt_tokens_per_s_range,
+      total_tokens_per_s_range;
+  kvsim_range_t kv_usage_peak_range, preemptions_range, requests_preempted_range;
+  kvsim_range_t rejected_range, slo_attainment_range;
 
   /* KV cache. */
   double kv_usage_peak, kv_usage_mean, running_mean, waiting_mean;
@@ -184,6 +225,25 @@ int kvsim_stat_parse(const char *name, kvsim_stat *out);
  * run's totals; with one replica only s->replicas is set and nothing is
  * printed. Ratios are rounded as summary.json prints them (1e-6). */
 void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st);
+
+/* Fills the calibration fields of s from the GPU (its name, perf.status,
+ * perf.rows, perf.source, kvsim_gpu_band, and the GPU a default borrows
+ * from, gpu.h kvsim_gpu_default_perf_origin) and latency.uncertainty from
+ * the band alone (no ranges yet). */
+void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu);
+
+/* Merges the summaries of the same scenario run with step times at the
+ * band's edges (scale_lo, scale_hi) into s: each range is the min and max
+ * over s itself and edges[0..n), so it always holds the nominal value;
+ * latency.uncertainty is re-derived from the p99 ranges. */
+void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges, int n,
+                                double scale_lo, double scale_hi);
+
+/* The run line of `kvsim run` (no newline) into buf[cap]: where the
+ * results are (dir) and the headline figures, each with its range when
+ * the band was run (or the p99 TTFT's +/- when not), and a word naming
+ * the coefficients when the GPU's are not its own fit. */
+void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf, size_t cap);
 
 /* summary.json as a cJSON tree (the caller deletes it). The scenario gives
  * the resolved configuration ("config", "workload_resolved") and the model

@@ -130,6 +130,16 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
                   : KVSIM_CAL_SPEC_ONLY;
 }
 
+const char *kvsim_gpu_default_perf_origin(const char *generation) {
+  /* As kvsim_gpu_default_perf above: ada takes the rtx4090 fit for mfu,
+   * mbu and per_token_us and hopper's for the rest. */
+  if (!strcmp(generation, "blackwell"))
+    return "b200";
+  if (!strcmp(generation, "ada"))
+    return "rtx4090 (mfu, mbu, per_token_us), h100-sxm (the rest)";
+  return "h100-sxm";
+}
+
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
   static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
                                      "per_token_us", "per_layer_us", "attn_efficiency",

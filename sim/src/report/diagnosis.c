@@ -334,3 +334,16 @@ void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   rule_prefix(s);
   rule_rejections(in, s);
 }
+
+void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t *out) {
+  if (cal->status == KVSIM_CAL_FITTED)
+    return;
+  char from[96] = "";
+  if (cal->borrowed_from[0])
+    snprintf(from, sizeof from, " (those of %s)", cal->borrowed_from);
+  add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
+      "%s has no step-time fit of its own: its coefficients are %s%s, so its band is "
+      "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, wider than a fitted GPU's; fit this "
+      "GPU on measured runs (kvsim calibrate) to narrow it.",
+      cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
+}

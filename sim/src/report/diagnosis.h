@@ -29,4 +29,9 @@ typedef struct kvsim__diag_input {
  * replicas), which must be filled. */
 void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s);
 
+/* Appends a finding when the GPU's step-time coefficients are not its own
+ * fit (cal->status not fitted): a run's latencies then rest on borrowed
+ * or spec-only figures, and the summary's ranges are wide for that. */
+void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t *out);
+
 #endif

@@ -1,5 +1,6 @@
 #include "kvsim/run_output.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -365,17 +366,8 @@ static void summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
     s->npriorities = o->nprio;
   }
   s->percentiles_exact = kvsim_dist_exact(&o->e2e);
-  /* The +/- band from the calibration residuals of this GPU (gpu.h). */
-  const kvsim_gpu_perf_t *cal = &o->sc->gpu.perf;
-  if (cal->ttft_rel_sigma > 0 || cal->tpot_rel_sigma > 0) {
-    s->has_uncertainty = true;
-    s->uncertainty_ttft_p99_s = cal->ttft_rel_sigma * kvsim_dist_quantile(&o->ttft, 0.99);
-    s->uncertainty_tpot_p99_s = cal->tpot_rel_sigma * kvsim_dist_quantile(&o->tpot, 0.99);
-    s->uncertainty_e2e_p99_s =
-        (cal->ttft_rel_sigma > cal->tpot_rel_sigma ? cal->ttft_rel_sigma : cal->tpot_rel_sigma) *
-        kvsim_dist_quantile(&o->e2e, 0.99);
-    snprintf(s->uncertainty_source, sizeof s->uncertainty_source, "%s", cal->source);
-  }
+  /* latency.calibration, and the +/- band until ranges replace it. */
+  kvsim_summary_set_calibration(s, &o->sc->gpu);
 }
 
 static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
@@ -450,14 +442,26 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
       .rejected_admission = st->rejected_admission,
       .rejected_no_fit = st->rejected_no_fit};
   kvsim__diagnose(&in, s);
+  kvsim__diagnose_calibration(&s->calibration, s);
 }
 
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
                             kvsim_err *err) {
   build_summary(o, st, &o->summary);
   o->has_summary = true;
-  if (!commit || !o->dir[0])
-    return KVSIM_OK;
+  return commit ? kvsim_run_output_commit(o, err) : KVSIM_OK;
+}
+
+void kvsim_run_output_merge_ranges(kvsim_run_output_t *o, const kvsim_summary_t *edges, int n,
+                                   double scale_lo, double scale_hi) {
+  assert(o->has_summary);
+  kvsim_summary_merge_ranges(&o->summary, edges, n, scale_lo, scale_hi);
+}
+
+int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {
+  assert(o->has_summary);
+  if (!o->dir[0] || !o->ts)
+    return KVSIM_OK; /* no folder, or committed already */
   int bad = 0;
   FILE **files[] = {&o->ts, &o->rq};
   for (int i = 0; i < 2; i++) {

@@ -144,15 +144,55 @@ static void add_cluster(cJSON *j, const kvsim_summary_t *s) {
     cJSON_AddNumberToObject(c, "replicas_not_listed", s->replicas - s->nreplica_rows);
 }
 
-static cJSON *latency_json(const kvsim_latency_t *l) {
+/* ---- JSON ---- */
+
+/* "<key>_range": [lo, hi], beside the figure it bounds. */
+static void add_range(cJSON *o, const char *key, const kvsim_range_t *r) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_range", key);
+  cJSON *a = cJSON_AddArrayToObject(o, name);
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(r->lo));
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(r->hi));
+}
+
+static void add_num(cJSON *o, const char *key, double v, const kvsim_range_t *r) {
+  cJSON_AddNumberToObject(o, key, v);
+  if (r)
+    add_range(o, key, r);
+}
+
+/* r NULL: no ranges. */
+static cJSON *latency_json(const kvsim_latency_t *l, const kvsim_latency_range_t *r) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddNumberToObject(j, "count", (double)l->count);
-  cJSON_AddNumberToObject(j, "mean", l->mean);
-  cJSON_AddNumberToObject(j, "p50", l->p50);
-  cJSON_AddNumberToObject(j, "p90", l->p90);
-  cJSON_AddNumberToObject(j, "p99", l->p99);
-  cJSON_AddNumberToObject(j, "max", l->max);
+  add_num(j, "mean", l->mean, r ? &r->mean : NULL);
+  add_num(j, "p50", l->p50, r ? &r->p50 : NULL);
+  add_num(j, "p90", l->p90, r ? &r->p90 : NULL);
+  add_num(j, "p99", l->p99, r ? &r->p99 : NULL);
+  add_num(j, "max", l->max, r ? &r->max : NULL);
   return j;
+}
+
+static void add_calibration(cJSON *lat, const kvsim_summary_t *s) {
+  const kvsim_calibration_t *c = &s->calibration;
+  cJSON *o = cJSON_AddObjectToObject(lat, "calibration");
+  cJSON_AddStringToObject(o, "gpu", c->gpu);
+  cJSON_AddStringToObject(o, "status", kvsim_cal_status_name(c->status));
+  cJSON_AddNumberToObject(o, "rows", c->rows);
+  cJSON_AddStringToObject(o, "source", c->source);
+  if (c->borrowed_from[0])
+    cJSON_AddStringToObject(o, "borrowed_from", c->borrowed_from);
+  cJSON_AddNumberToObject(o, "band_ttft_rel", round6(c->band_ttft_rel));
+  cJSON_AddNumberToObject(o, "band_tpot_rel", round6(c->band_tpot_rel));
+  if (!s->has_ranges)
+    return;
+  cJSON *b = cJSON_AddObjectToObject(lat, "band");
+  cJSON *a = cJSON_AddArrayToObject(b, "step_time_scales");
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_scale_lo)));
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_scale_hi)));
+  cJSON_AddStringToObject(b, "ranges",
+                          "[min, max] over the nominal run and the runs at both scales "
+                          "(queueing is not monotone in the step time)");
 }
 
 static void add_slo(cJSON *slo, const char *key, const kvsim_slo_result_t *r) {
@@ -168,7 +208,7 @@ static void add_requests(cJSON *j, const kvsim_summary_t *s) {
   cJSON *rq = cJSON_AddObjectToObject(j, "requests");
   cJSON_AddNumberToObject(rq, "total", (double)s->requests_total);
   cJSON_AddNumberToObject(rq, "finished", (double)s->requests_finished);
-  cJSON_AddNumberToObject(rq, "rejected", (double)s->requests_rejected);
+  add_num(rq, "rejected", (double)s->requests_rejected, s->has_ranges ? &s->rejected_range : NULL);
   cJSON_AddNumberToObject(rq, "running_at_end", (double)s->running_at_end);
   cJSON_AddNumberToObject(rq, "waiting_at_end", (double)s->waiting_at_end);
   cJSON_AddNumberToObject(rq, "skipped_rows", (double)s->skipped_rows);
@@ -179,22 +219,24 @@ static void add_requests(cJSON *j, const kvsim_summary_t *s) {
 
 static void add_latency(cJSON *j, const kvsim_summary_t *s) {
   cJSON *lat = cJSON_AddObjectToObject(j, "latency");
-  cJSON_AddItemToObject(lat, "ttft_s", latency_json(&s->ttft));
-  cJSON_AddItemToObject(lat, "tpot_s", latency_json(&s->tpot));
-  cJSON_AddItemToObject(lat, "e2e_s", latency_json(&s->e2e));
-  cJSON_AddItemToObject(lat, "queue_s", latency_json(&s->queue));
+  const bool r = s->has_ranges;
+  cJSON_AddItemToObject(lat, "ttft_s", latency_json(&s->ttft, r ? &s->ttft_range : NULL));
+  cJSON_AddItemToObject(lat, "tpot_s", latency_json(&s->tpot, r ? &s->tpot_range : NULL));
+  cJSON_AddItemToObject(lat, "e2e_s", latency_json(&s->e2e, r ? &s->e2e_range : NULL));
+  cJSON_AddItemToObject(lat, "queue_s", latency_json(&s->queue, r ? &s->queue_range : NULL));
   if (s->npriorities > 1) {
     cJSON *by = cJSON_AddArrayToObject(lat, "by_priority");
     for (int k = 0; k < s->npriorities; k++) {
       cJSON *e = cJSON_CreateObject();
       cJSON_AddNumberToObject(e, "priority", s->by_priority[k].priority);
-      cJSON_AddItemToObject(e, "ttft_s", latency_json(&s->by_priority[k].ttft));
-      cJSON_AddItemToObject(e, "e2e_s", latency_json(&s->by_priority[k].e2e));
+      cJSON_AddItemToObject(e, "ttft_s", latency_json(&s->by_priority[k].ttft, NULL));
+      cJSON_AddItemToObject(e, "e2e_s", latency_json(&s->by_priority[k].e2e, NULL));
       cJSON_AddItemToArray(by, e);
     }
   }
   cJSON_AddStringToObject(lat, "percentiles",
                           s->percentiles_exact ? "exact" : "histogram (0.1% resolution)");
+  add_calibration(lat, s);
   if (s->has_uncertainty) {
     cJSON *band = cJSON_AddObjectToObject(lat, "uncertainty");
     cJSON_AddNumberToObject(band, "ttft_p99_s", s->uncertainty_ttft_p99_s);
@@ -206,7 +248,7 @@ static void add_latency(cJSON *j, const kvsim_summary_t *s) {
 
 static void add_cache(cJSON *j, const kvsim_summary_t *s) {
   cJSON *kv = cJSON_AddObjectToObject(j, "kv_cache");
-  cJSON_AddNumberToObject(kv, "usage_peak", s->kv_usage_peak);
+  add_num(kv, "usage_peak", s->kv_usage_peak, s->has_ranges ? &s->kv_usage_peak_range : NULL);
   cJSON_AddNumberToObject(kv, "usage_mean", s->kv_usage_mean);
   cJSON_AddNumberToObject(kv, "running_mean", s->running_mean);
   cJSON_AddNumberToObject(kv, "waiting_mean", s->waiting_mean);
@@ -216,8 +258,10 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
   cJSON_AddNumberToObject(kv, "kv_internal_fragmentation_bytes_mean", s->kv_internal_frag_bytes_mean);
 
   cJSON *pre = cJSON_AddObjectToObject(j, "preemptions");
-  cJSON_AddNumberToObject(pre, "total", (double)s->preemptions);
-  cJSON_AddNumberToObject(pre, "requests_preempted", (double)s->requests_preempted);
+  const bool r = s->has_ranges;
+  add_num(pre, "total", (double)s->preemptions, r ? &s->preemptions_range : NULL);
+  add_num(pre, "requests_preempted", (double)s->requests_preempted,
+          r ? &s->requests_preempted_range : NULL);
 
   cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
   cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);
@@ -263,10 +307,13 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   cJSON_AddNumberToObject(j, "simulated_time_s", s->simulated_time_s);
   cJSON_AddNumberToObject(j, "makespan_s", s->makespan_s);
   cJSON *tp = cJSON_AddObjectToObject(j, "throughput");
-  cJSON_AddNumberToObject(tp, "requests_per_s", s->requests_per_s);
-  cJSON_AddNumberToObject(tp, "output_tokens_per_s", s->output_tokens_per_s);
-  cJSON_AddNumberToObject(tp, "prompt_tokens_per_s", s->prompt_tokens_per_s);
-  cJSON_AddNumberToObject(tp, "total_tokens_per_s", s->total_tokens_per_s);
+  const bool r = s->has_ranges;
+  add_num(tp, "requests_per_s", s->requests_per_s, r ? &s->requests_per_s_range : NULL);
+  add_num(tp, "output_tokens_per_s", s->output_tokens_per_s,
+          r ? &s->output_tokens_per_s_range : NULL);
+  add_num(tp, "prompt_tokens_per_s", s->prompt_tokens_per_s,
+          r ? &s->prompt_tokens_per_s_range : NULL);
+  add_num(tp, "total_tokens_per_s", s->total_tokens_per_s, r ? &s->total_tokens_per_s_range : NULL);
   add_latency(j, s);
   add_cache(j, s);
 
@@ -274,7 +321,7 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   add_slo(slo, "ttft_p99_s", &s->slo_ttft_p99);
   add_slo(slo, "tpot_p99_s", &s->slo_tpot_p99);
   add_slo(slo, "e2e_p99_s", &s->slo_e2e_p99);
-  cJSON_AddNumberToObject(slo, "attainment", s->slo_attainment);
+  add_num(slo, "attainment", s->slo_attainment, r ? &s->slo_attainment_range : NULL);
 
   cJSON *eng = cJSON_AddObjectToObject(j, "engine");
   cJSON_AddNumberToObject(eng, "steps", (double)s->steps);

@@ -39,9 +39,9 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
 
 /* Measures the advice, then writes summary.json again with it (the
  * first one, written with the run's other outputs, is replaced whole). */
-int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                              int jobs, kvsim_summary_t *out, kvsim_err *err) {
-  int rc = kvsim_study_run(sc, opts, out, err);
+  int rc = kvsim_study_run_band(sc, opts, band, out, err);
   if (rc == KVSIM_OK)
     rc = kvsim_study_verify_advice(sc, out, jobs, err);
   if (rc < 0 || !opts || !opts->dir || !out->ndiagnosis)

@@ -1,0 +1,205 @@
+/* Coverage of measured means by the band (kvsim/fidelity.h): each dev run
+ * simulated at nominal step times and at the band's two edges, as kvsim
+ * run does, and each measured mean checked against [min, max] of the
+ * three simulated means. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kvsim/fidelity.h"
+
+void kvsim_fidelity_coverage_fini(kvsim_fid_coverage_t *c) {
+  kvsim__free(c->items);
+  memset(c, 0, sizeof *c);
+}
+
+static kvsim_fid_cover_item_t *push(kvsim_fid_coverage_t *c) {
+  if (c->n == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 16;
+    kvsim_fid_cover_item_t *v = kvsim__realloc(c->items, (size_t)cap * sizeof *v);
+    if (!v)
+      return NULL;
+    c->items = v;
+    c->cap = cap;
+  }
+  kvsim_fid_cover_item_t *it = &c->items[c->n++];
+  memset(it, 0, sizeof *it);
+  return it;
+}
+
+/* As kvsim run's band (study.h kvsim_study_band_scales, which this room
+ * cannot call): the scenario's own scale times the GPU band's edges. */
+static double clamp_scale(double x) {
+  return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
+         : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX
+                                    : x;
+}
+
+/* In-sample when the coefficients are the item's own GPU's fit: that fit
+ * may have used this very run or row, so covering it proves little.
+ * Coefficients of another GPU get the band kvsim run would give a GPU
+ * that borrows them: generation-default, from their held-out
+ * band_*_rel when measured, never from the in-sample sigmas of the GPU
+ * they were fitted on. The edge scales follow. */
+static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc,
+                               const char *perf_gpu) {
+  const kvsim_gpu_t *g = &sc->gpu;
+  kvsim_gpu_perf_t band = g->perf;
+  const kvsim_gpu_perf_t *p = &g->perf;
+  const bool own = !perf_gpu || !strcmp(perf_gpu, g->name);
+  if (!own) {
+    band.status = KVSIM_CAL_GENERATION_DEFAULT;
+    band.ttft_rel_sigma = band.tpot_rel_sigma = 0;
+  }
+  double l, h;
+  kvsim_gpu_band_scales(&band, &l, &h);
+  const double base = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
+  it->scale_lo = clamp_scale(base * l);
+  it->scale_hi = clamp_scale(base * h);
+  it->in_sample = own && p->status == KVSIM_CAL_FITTED;
+  if (it->in_sample)
+    snprintf(it->coefficients, sizeof it->coefficients, "%s's own fit (in-sample)", g->name);
+  else if (!own)
+    snprintf(it->coefficients, sizeof it->coefficients,
+             "%s's (%s there), held out from %s: a borrowed fit's band", perf_gpu,
+             kvsim_cal_status_name(p->status), g->name);
+  else
+    snprintf(it->coefficients, sizeof it->coefficients, "%s, those of %s (held out)",
+             kvsim_cal_status_name(p->status), kvsim_gpu_default_perf_origin(g->generation));
+}
+
+/* Run i of three (nominal, low edge, high edge) gave simulated mean v. */
+static void take(kvsim_fid_band_mean_t *b, int i, double meas, double v) {
+  if (i == 0) {
+    b->has = isfinite(meas) && isfinite(v);
+    b->meas = meas;
+    b->sim = b->lo = b->hi = v;
+    return;
+  }
+  if (!isfinite(v))
+    return;
+  b->lo = v < b->lo ? v : b->lo;
+  b->hi = v > b->hi ? v : b->hi;
+}
+
+static void tally(kvsim_fid_coverage_t *c, kvsim_fid_cover_item_t *it) {
+  if (!it->ok)
+    return;
+  for (int k = 0; k < KVSIM_FID_COVER_NLAT; k++) {
+    kvsim_fid_band_mean_t *b = &it->mean[k];
+    if (!b->has)
+      continue;
+    b->inside = b->lo <= b->meas && b->meas <= b->hi;
+    c->compared[it->in_sample][k]++;
+    c->inside[it->in_sample][k] += b->inside;
+  }
+}
+
+/* One of the three runs of a measured comparison. */
+static int measured_at(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, double scale,
+                       kvsim_fid_measured_cmp_t *cmp, kvsim_err *err) {
+  if (scale <= 0)
+    return kvsim_fidelity_measured_compare(m, sc, cmp, err);
+  kvsim_scenario_t e;
+  int rc = kvsim_scenario_copy(sc, &e, err);
+  if (rc < 0)
+    return rc;
+  if ((rc = kvsim_scenario_set_step_time_scale(&e, scale, err)) == KVSIM_OK)
+    rc = kvsim_fidelity_measured_compare(m, &e, cmp, err);
+  kvsim_scenario_fini(&e);
+  return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g", scale) : rc;
+}
+
+int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                     const char *perf_gpu, kvsim_fid_coverage_t *c,
+                                     kvsim_err *err) {
+  kvsim_fid_cover_item_t *it = push(c);
+  kvsim_fid_measured_cmp_t *cmp = kvsim__malloc(sizeof *cmp);
+  if (!it || !cmp) {
+    kvsim__free(cmp);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  }
+  snprintf(it->label, sizeof it->label, "%s", m->path);
+  snprintf(it->gpu, sizeof it->gpu, "%s", sc->gpu.name);
+  label_coefficients(it, sc, perf_gpu);
+  const double scale[3] = {0, it->scale_lo, it->scale_hi};
+  int rc = KVSIM_OK;
+  for (int i = 0; i < 3 && rc == KVSIM_OK; i++) {
+    if ((rc = measured_at(m, sc, scale[i], cmp, err)) < 0)
+      break;
+    for (int k = 0; k < KVSIM_FID_COVER_NLAT; k++)
+      take(&it->mean[k], i, cmp->lat.meas[k].mean, cmp->lat.sim[k].mean);
+  }
+  kvsim__free(cmp);
+  if (rc < 0) {
+    c->n--; /* a failed simulation is the command's error, as for validate --measured */
+    return rc;
+  }
+  it->ok = true;
+  tally(c, it);
+  return KVSIM_OK;
+}
+
+/* The three closed-loop runs of one silicon row (client-side means, s). */
+static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                        double range_ratio, const kvsim_gpu_perf_t *perf, const char *perf_gpu,
+                        kvsim_fid_cover_item_t *it, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
+  if (rc < 0)
+    return rc;
+  if (perf)
+    sc.gpu.perf = *perf;
+  label_coefficients(it, &sc, perf ? perf_gpu : NULL);
+  const double scale[3] = {sc.step_time_scale, it->scale_lo, it->scale_hi};
+  for (int i = 0; i < 3 && rc == KVSIM_OK; i++) {
+    kvsim_fid_lat_t lat;
+    kvsim_fidelity_lat_init(&lat);
+    rc = kvsim_scenario_set_step_time_scale(&sc, scale[i], err);
+    if (rc == KVSIM_OK)
+      rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
+    if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished at step-time scale %.4g",
+                         r->id, scale[i]);
+    if (rc == KVSIM_OK) {
+      take(&it->mean[KVSIM_FID_TTFT], i, r->ttft_ms * 1e-3, kvsim_dist_mean(&lat.ttft));
+      take(&it->mean[KVSIM_FID_TPOT], i, r->tpot_ms * 1e-3, kvsim_dist_mean(&lat.tpot));
+    }
+    kvsim_fidelity_lat_fini(&lat);
+  }
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
+
+int kvsim_fidelity_coverage_silicon(const char *path, const char *const *filters, int nfilters,
+                                    const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                                    const kvsim_gpu_perf_t *perf, const char *perf_gpu,
+                                    kvsim_fid_coverage_t *c, kvsim_err *err) {
+  kvsim_fid_sil_table_t t = {0};
+  int rc = kvsim_fidelity_silicon_read(path, filters, nfilters, &t, err);
+  for (int64_t i = 0; rc == KVSIM_OK && i < t.n; i++) {
+    const kvsim_fid_sil_row_t *r = &t.rows[i];
+    if (r->skipped) {
+      c->skipped++;
+      continue;
+    }
+    kvsim_fid_cover_item_t *it = push(c);
+    if (!it) {
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+      break;
+    }
+    snprintf(it->label, sizeof it->label, "%s", r->id);
+    snprintf(it->gpu, sizeof it->gpu, "%s", r->gpu);
+    kvsim_err row_err = {0};
+    int rrc = silicon_item(r, gpus, ngpus, range_ratio, perf, perf_gpu, it, &row_err);
+    if (rrc == KVSIM_ENOMEM)
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+    it->ok = rrc == KVSIM_OK;
+    if (!it->ok)
+      snprintf(it->error, sizeof it->error, "%s", row_err.msg);
+    tally(c, it);
+  }
+  kvsim_fidelity_silicon_free(&t);
+  return rc;
+}

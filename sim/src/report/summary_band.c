@@ -1,0 +1,117 @@
+/* The summary's calibration provenance and the band's ranges
+ * (kvsim/summary.h): what the GPU's coefficients rest on, and [lo, hi] of
+ * every figure over the nominal run and the runs at the band's edges. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kvsim/summary.h"
+
+static void set_uncertainty_from_band(kvsim_summary_t *s) {
+  const kvsim_calibration_t *c = &s->calibration;
+  const double e2e_rel = c->band_ttft_rel > c->band_tpot_rel ? c->band_ttft_rel : c->band_tpot_rel;
+  s->has_uncertainty = true;
+  s->uncertainty_ttft_p99_s = round(c->band_ttft_rel * s->ttft.p99 / 1e-9) * 1e-9;
+  s->uncertainty_tpot_p99_s = round(c->band_tpot_rel * s->tpot.p99 / 1e-9) * 1e-9;
+  s->uncertainty_e2e_p99_s = round(e2e_rel * s->e2e.p99 / 1e-9) * 1e-9;
+  snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
+           "the %s band (+/-%.1f%% TTFT, +/-%.1f%% TPOT on step time) times each p99; queueing "
+           "left out (no edge runs)",
+           kvsim_cal_status_name(c->status), 100 * c->band_ttft_rel, 100 * c->band_tpot_rel);
+}
+
+void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu) {
+  kvsim_calibration_t *c = &s->calibration;
+  memset(c, 0, sizeof *c);
+  snprintf(c->gpu, sizeof c->gpu, "%s", gpu->name);
+  c->status = gpu->perf.status;
+  c->rows = gpu->perf.rows;
+  snprintf(c->source, sizeof c->source, "%s", gpu->perf.source);
+  /* A default copies a calibrated GPU's fit; a file that carries its own
+   * perf object with a non-fitted status names its origin in its source. */
+  if (c->status != KVSIM_CAL_FITTED && !gpu->perf.calibrated)
+    snprintf(c->borrowed_from, sizeof c->borrowed_from, "%s",
+             kvsim_gpu_default_perf_origin(gpu->generation));
+  kvsim_gpu_band(&gpu->perf, &c->band_ttft_rel, &c->band_tpot_rel);
+  set_uncertainty_from_band(s);
+}
+
+static kvsim_range_t point(double v) {
+  kvsim_range_t r = {v, v};
+  return r;
+}
+
+static void widen(kvsim_range_t *r, double v) {
+  if (v < r->lo)
+    r->lo = v;
+  if (v > r->hi)
+    r->hi = v;
+}
+
+static void latency_range_init(kvsim_latency_range_t *r, const kvsim_latency_t *l) {
+  r->mean = point(l->mean);
+  r->p50 = point(l->p50);
+  r->p90 = point(l->p90);
+  r->p99 = point(l->p99);
+  r->max = point(l->max);
+}
+
+/* A run with no finished request has no latency to widen by. */
+static void latency_range_widen(kvsim_latency_range_t *r, const kvsim_latency_t *l) {
+  if (l->count == 0)
+    return;
+  widen(&r->mean, l->mean);
+  widen(&r->p50, l->p50);
+  widen(&r->p90, l->p90);
+  widen(&r->p99, l->p99);
+  widen(&r->max, l->max);
+}
+
+static double half_width(const kvsim_range_t *r, double nominal) {
+  double up = r->hi - nominal, down = nominal - r->lo;
+  return up > down ? up : down;
+}
+
+void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges, int n,
+                                double scale_lo, double scale_hi) {
+  s->has_ranges = true;
+  s->band_scale_lo = scale_lo;
+  s->band_scale_hi = scale_hi;
+  latency_range_init(&s->ttft_range, &s->ttft);
+  latency_range_init(&s->tpot_range, &s->tpot);
+  latency_range_init(&s->e2e_range, &s->e2e);
+  latency_range_init(&s->queue_range, &s->queue);
+  s->requests_per_s_range = point(s->requests_per_s);
+  s->output_tokens_per_s_range = point(s->output_tokens_per_s);
+  s->prompt_tokens_per_s_range = point(s->prompt_tokens_per_s);
+  s->total_tokens_per_s_range = point(s->total_tokens_per_s);
+  s->kv_usage_peak_range = point(s->kv_usage_peak);
+  s->preemptions_range = point((double)s->preemptions);
+  s->requests_preempted_range = point((double)s->requests_preempted);
+  s->rejected_range = point((double)s->requests_rejected);
+  s->slo_attainment_range = point(s->slo_attainment);
+  for (int i = 0; i < n; i++) {
+    const kvsim_summary_t *e = &edges[i];
+    latency_range_widen(&s->ttft_range, &e->ttft);
+    latency_range_widen(&s->tpot_range, &e->tpot);
+    latency_range_widen(&s->e2e_range, &e->e2e);
+    latency_range_widen(&s->queue_range, &e->queue);
+    widen(&s->requests_per_s_range, e->requests_per_s);
+    widen(&s->output_tokens_per_s_range, e->output_tokens_per_s);
+    widen(&s->prompt_tokens_per_s_range, e->prompt_tokens_per_s);
+    widen(&s->total_tokens_per_s_range, e->total_tokens_per_s);
+    widen(&s->kv_usage_peak_range, e->kv_usage_peak);
+    widen(&s->preemptions_range, (double)e->preemptions);
+    widen(&s->requests_preempted_range, (double)e->requests_preempted);
+    widen(&s->rejected_range, (double)e->requests_rejected);
+    widen(&s->slo_attainment_range, e->slo_attainment);
+  }
+  s->has_uncertainty = true;
+  s->uncertainty_ttft_p99_s = half_width(&s->ttft_range.p99, s->ttft.p99);
+  s->uncertainty_tpot_p99_s = half_width(&s->tpot_range.p99, s->tpot.p99);
+  s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, s->e2e.p99);
+  snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
+           "the larger distance from each p99 to an end of its p99_range (runs at step-time "
+           "scales %.4g and %.4g, the %s band)",
+           scale_lo, scale_hi, kvsim_cal_status_name(s->calibration.status));
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The band through the queue, end to end (README.md, "Uncertainty"):
+# - kvsim run re-runs at the band's edges and every range holds the
+#   nominal figure; --no-band leaves no *_range key and the same CSVs;
+# - a GPU without its own fit (h200, l40s, a100-80g) says so in
+#   latency.calibration and on the run line, with a wider band than the
+#   fitted h100-sxm.
+set -euo pipefail
+kvsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v python3 >/dev/null || { echo "skipped: the range checks need python3"; exit 77; }
+scen="$src/tests/golden/data/small-synthetic.json"
+
+"$kvsim" run "$scen" --quiet --out "$tmp/band"
+"$kvsim" run "$scen" --quiet --out "$tmp/single" --no-band
+grep -q '_range"' "$tmp/band/summary.json" || fail "no *_range key in the band run"
+! grep -q '_range"' "$tmp/single/summary.json" || fail "--no-band wrote *_range keys"
+for f in requests.csv timeseries.csv; do
+  cmp -s "$tmp/band/$f" "$tmp/single/$f" || fail "$f differs between the band and --no-band runs"
+done
+python3 - "$tmp/band/summary.json" <<'PY' || fail "ranges"
+import json, sys
+j = json.load(open(sys.argv[1]))
+lat = j["latency"]
+for m in ("ttft_s", "tpot_s", "e2e_s", "queue_s"):
+    for st in ("mean", "p50", "p90", "p99", "max"):
+        lo, hi = lat[m][st + "_range"]
+        assert lo <= lat[m][st] <= hi, (m, st, lo, lat[m][st], hi)
+for sec, key in (("throughput", "output_tokens_per_s"), ("kv_cache", "usage_peak"),
+                 ("preemptions", "total")):
+    lo, hi = j[sec][key + "_range"]
+    assert lo <= j[sec][key] <= hi, (sec, key)
+assert lat["tpot_s"]["mean_range"][0] < lat["tpot_s"]["mean"] < lat["tpot_s"]["mean_range"][1]
+PY
+
+# Calibration status per GPU, and the band's width: the edge scales.
+width() { python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["latency"]["band"]["step_time_scales"]; print(b[1]-b[0])' "$1"; }
+status() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency"]["calibration"]["status"])' "$1"; }
+"$kvsim" run "$scen" --quiet --out "$tmp/h100-sxm" --set hardware.gpu=h100-sxm
+[ "$(status "$tmp/h100-sxm/summary.json")" = fitted ] || fail "h100-sxm is fitted"
+w0=$(width "$tmp/h100-sxm/summary.json")
+for g in h200 l40s a100-80g; do
+  line=$("$kvsim" run "$scen" --out "$tmp/$g" --set hardware.gpu=$g)
+  st=$(status "$tmp/$g/summary.json")
+  [ "$st" != fitted ] || fail "$g reported fitted"
+  grep -q "$g not fitted: $st coefficients" <<<"$line" || fail "$g run line: $line"
+  grep -q '"uncalibrated_gpu"' "$tmp/$g/summary.json" || fail "$g: no diagnosis"
+  w=$(width "$tmp/$g/summary.json")
+  awk -v a="$w" -v b="$w0" 'BEGIN { exit !(a > b) }' || fail "$g band $w not wider than h100-sxm's $w0"
+  echo "$g: $st, band width $w (h100-sxm $w0)"
+done
+echo "band: ok"
