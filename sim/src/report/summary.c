@@ -184,6 +184,12 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
   cJSON *pre = cJSON_AddObjectToObject(j, "preemptions");
   cJSON_AddNumberToObject(pre, "total", (double)s->preemptions);
   cJSON_AddNumberToObject(pre, "requests_preempted", (double)s->requests_preempted);
+  if (s->preemptions_are_retractions) {
+    cJSON_AddStringToObject(pre, "kind", "retraction");
+    cJSON *ret = cJSON_AddObjectToObject(j, "retractions");
+    cJSON_AddNumberToObject(ret, "num_retractions", (double)s->preemptions);
+    cJSON_AddNumberToObject(ret, "requests_retracted", (double)s->requests_preempted);
+  }
 
   cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
   cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);
