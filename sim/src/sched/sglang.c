@@ -262,6 +262,7 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
     if (s->running.v[i] != v->chunked)
       reserve += (double)clip_left(s->running.v[i]) * v->ratio;
   int64_t rem_total = (int64_t)kvsim_pool_num_free(&kv->pool) * page - (int64_t)reserve;
+  const int64_t pool_tokens = (int64_t)kvsim_pool_usable(&kv->pool) * page;
   int rc;
   if (kvsim_reqvec_reserve(&step->reqs, s->running.n + s->waiting.n + 1) < 0 ||
       kvsim_reqvec_reserve(&s->running, s->running.n + s->waiting.n + 1) < 0)
@@ -299,6 +300,13 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
     /* total_tokens = extend + min(max_new, clip) + page_size against
      * rem_total_tokens, with the matched prefix locked. */
     int64_t est = clip_left(r);
+    /* The scheduler clamps max_new_tokens so that a request fits
+     * max_req_len = min(context_len, max_total_num_tokens) - 1
+     * (Scheduler.handle_generate_request): alone in the pool it is
+     * always admitted. */
+    int64_t cap = pool_tokens - extend - page - 1;
+    if (est > cap)
+      est = cap > 0 ? cap : 0;
     if (extend + est + page >= rem_total - hit_unlocks(kv))
       break;
     /* Without chunking only the first request may pass max_prefill_tokens. */
