@@ -189,3 +189,91 @@ Test(sched_sglang, bad_options_are_errors) {
   cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &opts, &err), KVSIM_EINVAL, "fraction");
   cJSON_Delete(engine);
 }
+
+/* Request i with a prompt of the given segments (shared content). */
+static kvsim_request_t *add_segs(env_t *e, int i, const kvsim_segment_t *segs, int n,
+                                 int64_t output) {
+  kvsim_request_t *r = &e->reqs[i];
+  int64_t prompt = 0;
+  for (int k = 0; k < n; k++)
+    prompt += segs[k].len;
+  r->spec.id = (uint64_t)i;
+  r->spec.prompt_tokens = prompt;
+  r->spec.output_tokens = output;
+  r->spec.segments = segs;
+  r->spec.num_segments = n;
+  r->num_prompt = r->num_tokens = prompt;
+  r->arrival = e->now;
+  r->first_scheduled = r->first_token = r->finish = KVSIM_TIME_NEVER;
+  r->status = KVSIM_REQ_WAITING;
+  cr_assert_eq(kvsim_kvcache_prepare(&e->kv, r), KVSIM_OK, "request %d's identity", i);
+  cr_assert_eq(e->s->ops->add(e->s, r, e->now), KVSIM_OK, "request %d queued", i);
+  return r;
+}
+
+/* Request 0 ([P, X]) runs and finishes, leaving P cached; then a unique
+ * prompt and one sharing P wait for one slot. Returns who goes first. */
+static uint64_t first_after_cached_prefix(const char *policy, double *usage_after_finish) {
+  static const kvsim_segment_t a[] = {{100, 16}, {1, 4}}, c[] = {{100, 16}, {3, 4}};
+  env_t e;
+  sgl_setup(&e, 201, 512, 1, policy, 1.0);
+  kvsim_request_t *r0 = add_segs(&e, 0, a, 2, 1);
+  schedule(&e);
+  finish_step(&e);
+  cr_assert_eq(r0->status, KVSIM_REQ_FINISHED, "request 0 done after its prefill");
+  *usage_after_finish = kvsim_pool_usage(&e.kv.pool);
+  add(&e, 1, 20, 4);
+  kvsim_request_t *r2 = add_segs(&e, 2, c, 2, 4);
+  schedule(&e);
+  cr_assert_eq(e.step.reqs.n, 1, "%s: one slot", policy);
+  uint64_t id = e.step.reqs.v[0]->spec.id;
+  if (id == 2)
+    cr_assert_eq(tokens_of(&e, r2), 4, "P's 16 tokens come from the cache");
+  finish_step(&e);
+  teardown_env(&e);
+  return id;
+}
+
+Test(sched_sglang, lpm_takes_the_longest_cached_prefix_first) {
+  double usage;
+  cr_assert_eq(first_after_cached_prefix("fcfs", &usage), 1, "fcfs keeps arrival order");
+  cr_assert_eq(first_after_cached_prefix("lpm", &usage), 2, "lpm: 16 cached tokens first");
+  /* The finished request's pages stay cached but count as free
+   * (token_usage = (total - available - evictable) / total). */
+  cr_assert_eq(usage, 0.0, "cached, unlocked pages are evictable: usage %g", usage);
+}
+
+Test(sched_sglang, radix_cache_locks_in_use_prefixes_and_evicts_unlocked_leaves_first) {
+  /* 30 pages of 4 tokens. a ([P, X]) keeps running, so P is locked; b
+   * ([Q, Y]) finishes and leaves Q cached but unlocked; c (60 unique
+   * tokens) needs 7 of b's 11 cached pages: the leaf end goes first. */
+  static const kvsim_segment_t a[] = {{100, 40}, {1, 4}}, b[] = {{200, 40}, {2, 4}};
+  static const kvsim_segment_t d[] = {{100, 40}, {4, 4}}, f[] = {{200, 40}, {5, 4}};
+  env_t e;
+  sgl_setup(&e, 31, 512, 8, "fcfs", 0.01);
+  kvsim_request_t *ra = add_segs(&e, 0, a, 2, 100), *rb = add_segs(&e, 1, b, 2, 1);
+  /* a's own batch charges its whole output estimate; b comes in the next
+   * prefill batch, against a's reservation at the low ratio. */
+  schedule(&e);
+  cr_assert_eq(tokens_of(&e, rb), 0, "b waits: a's batch charged a's full estimate");
+  finish_step(&e);
+  schedule(&e);
+  cr_assert_eq(tokens_of(&e, rb), 44, "b admitted next");
+  finish_step(&e);
+  cr_assert_eq(rb->status, KVSIM_REQ_FINISHED, "b done");
+  cr_assert_eq(e.kv.pool.num_cached_free, 11, "b's 11 pages cached, evictable");
+  kvsim_request_t *rc = add(&e, 2, 60, 1);
+  schedule(&e);
+  cr_assert_eq(tokens_of(&e, rc), 60, "c admitted by evicting cached pages");
+  finish_step(&e);
+  kvsim_request_t *rd = add_segs(&e, 3, d, 2, 1), *rf = add_segs(&e, 4, f, 2, 1);
+  schedule(&e);
+  cr_assert_eq(tokens_of(&e, rd), 4, "P, locked by running a, was not evicted: 40 tokens hit");
+  /* Q kept its first 4 pages after c; d's new page took the next leaf
+   * page: 12 tokens left to hit. */
+  cr_assert_eq(tokens_of(&e, rf), 44 - 12, "Q lost its leaf end first: computes %d",
+               tokens_of(&e, rf));
+  cr_assert_eq(ra->status, KVSIM_REQ_RUNNING, "a still running");
+  finish_step(&e);
+  teardown_env(&e);
+}
