@@ -27,18 +27,9 @@
 #include "core/alloc.h"
 #include "core/util.h"
 #include "kvsim/sched.h"
+#include "sched/sglang.h"
 
-typedef enum { SGL_FCFS = 0, SGL_LPM, SGL_LOF, SGL_RANDOM } sgl_policy;
 
-/* The scenario's engine keys SGLang spells its own way. */
-typedef struct sgl_opts {
-  double mem_fraction_static;       /* 0: automatic */
-  double schedule_conservativeness; /* --schedule-conservativeness, 1.0 */
-  int64_t max_total_tokens, max_running_requests, chunked_prefill_size, max_prefill_tokens;
-  int32_t page_size;
-  int32_t policy;
-} sgl_opts_t;
-_Static_assert(sizeof(sgl_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "sglang options fit the buffer");
 
 static const char *const option_keys[] = {
     "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
@@ -55,9 +46,6 @@ static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
 #define DECAY_STEPS 600
 #define RETRACT_DECODE_STEPS 20
 #define CLIP_MAX_NEW 4096
-/* schedule_policy.py _determine_active_policy: "Turn off the expensive
- * prefix matching and sorting when the #queue is large". */
-#define LPM_MAX_QUEUE 128
 
 static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
   sgl_opts_t *o = (sgl_opts_t *)opts->bytes;
@@ -103,17 +91,7 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
     p->block_size = o->page_size;
 }
 
-typedef struct sgl {
-  kvsim_sched_t s;
-  double ratio, ratio_init, ratio_min, ratio_decay;
-  kvsim_request_t *chunked;  /* the request mid-prefill, in running */
-  kvsim_reqvec_t order;      /* scratch: waiting requests in policy order */
-  int64_t *keys;             /* scratch: their sort keys */
-  int64_t keys_cap;
-  uint64_t rng;              /* random policy: splitmix64, fixed seed */
-} sgl_t;
 
-static const sgl_opts_t *opts_of(const kvsim_sched_t *s) { return kvsim_sched_opts(s); }
 
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   sgl_t *v = (sgl_t *)s;
@@ -121,7 +99,7 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "engine.scheduling_policy: sglang orders by engine.schedule_policy");
   /* NewTokenRatioTracker.from_server_args. */
-  double c = opts_of(s)->schedule_conservativeness;
+  double c = kvsim__sgl_opts(s)->schedule_conservativeness;
   v->ratio_init = INIT_RATIO * c < 1 ? INIT_RATIO * c : 1;
   v->ratio_min = v->ratio_init * MIN_RATIO_FACTOR < 1 ? v->ratio_init * MIN_RATIO_FACTOR : 1;
   v->ratio_decay = (v->ratio_init - v->ratio_min) / DECAY_STEPS;
@@ -139,78 +117,6 @@ static void fini(kvsim_sched_t *s) {
 static int64_t clip_left(const kvsim_request_t *r) {
   int64_t left = r->spec.output_tokens - r->num_output;
   return left < CLIP_MAX_NEW ? left : CLIP_MAX_NEW;
-}
-
-/* A prefix match without the lookup's side effects (LPM's sort key):
- * the KV manager's counters are put back. */
-static int64_t probe(kvsim_kvcache_t *kv, kvsim_request_t *r) {
-  int64_t q = kv->queries, h = kv->hits, pq = kv->preempted_queries, ph = kv->preempted_hits;
-  int64_t eq = kv->ext_queries, eh = kv->ext_hits, lost = kv->isolation_lost;
-  int64_t hit = kvsim_kvcache_lookup(kv, r, r->num_preemptions > 0);
-  kv->queries = q, kv->hits = h, kv->preempted_queries = pq, kv->preempted_hits = ph;
-  kv->ext_queries = eq, kv->ext_hits = eh, kv->isolation_lost = lost;
-  kv->hit_req = NULL;
-  return hit;
-}
-
-static uint64_t next_rand(sgl_t *v) {
-  uint64_t z = (v->rng += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* Insertion sort by descending key, stable (queues are short for LPM and
- * the order is mostly kept for LOF). */
-static void sort_desc(kvsim_request_t **r, int64_t *k, int64_t n) {
-  for (int64_t i = 1; i < n; i++) {
-    kvsim_request_t *x = r[i];
-    int64_t kx = k[i], j = i;
-    for (; j > 0 && k[j - 1] < kx; j--)
-      r[j] = r[j - 1], k[j] = k[j - 1];
-    r[j] = x, k[j] = kx;
-  }
-}
-
-/* The waiting queue in the active policy's order (SchedulePolicy.calc_priority). */
-static int policy_order(sgl_t *v, int *policy) {
-  kvsim_sched_t *s = &v->s;
-  int32_t n = s->waiting.n;
-  *policy = opts_of(s)->policy;
-  if (*policy == SGL_LPM && (n > LPM_MAX_QUEUE || !s->cfg.enable_prefix_caching))
-    *policy = SGL_FCFS; /* _determine_active_policy / _validate_and_adjust_policy */
-  if (*policy == SGL_FCFS)
-    return KVSIM_OK;
-  if (kvsim_reqvec_reserve(&v->order, n) < 0)
-    return KVSIM_ENOMEM;
-  if (n > v->keys_cap) {
-    int64_t *k = kvsim__realloc(v->keys, (size_t)n * sizeof *k);
-    if (!k)
-      return KVSIM_ENOMEM;
-    v->keys = k, v->keys_cap = n;
-  }
-  for (int32_t i = 0; i < n; i++) {
-    kvsim_request_t *r = kvsim_waitq_at(&s->waiting, i);
-    v->order.v[i] = r;
-    if (*policy == SGL_LPM) {
-      int64_t hit = probe(s->kv, r);
-      if (hit < 0)
-        return (int)hit;
-      v->keys[i] = hit;
-    } else {
-      v->keys[i] = *policy == SGL_LOF ? r->spec.output_tokens : 0;
-    }
-  }
-  v->order.n = n;
-  if (*policy == SGL_RANDOM) /* random.shuffle */
-    for (int32_t i = n - 1; i > 0; i--) {
-      int32_t j = (int32_t)(next_rand(v) % (uint64_t)(i + 1));
-      kvsim_request_t *t = v->order.v[i];
-      v->order.v[i] = v->order.v[j], v->order.v[j] = t;
-    }
-  else
-    sort_desc(v->order.v, v->keys, n);
-  return KVSIM_OK;
 }
 
 static void add_to_step(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
@@ -253,7 +159,7 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   const int64_t page = kv->block_size;
   const int64_t max_prefill = s->cfg.enable_chunked_prefill ? INT64_MAX : s->cfg.max_num_batched_tokens;
   int64_t rem_chunk = s->cfg.enable_chunked_prefill ? s->cfg.max_num_batched_tokens : INT64_MAX;
-  int64_t rem_input = opts_of(s)->max_prefill_tokens > 0 ? opts_of(s)->max_prefill_tokens : 16384;
+  int64_t rem_input = kvsim__sgl_opts(s)->max_prefill_tokens > 0 ? kvsim__sgl_opts(s)->max_prefill_tokens : 16384;
   if (!s->cfg.enable_chunked_prefill)
     rem_input = max_prefill;
   /* rem_total_tokens: available + evictable - the running reservation. */
@@ -284,7 +190,7 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
     rem_total -= clip_left(r);
   }
   int policy;
-  if ((rc = policy_order(v, &policy)) < 0)
+  if ((rc = kvsim__sgl_policy_order(v, &policy)) < 0)
     return rc;
   for (int32_t i = 0; s->waiting.n > 0; i++) {
     bool fcfs = policy == SGL_FCFS;
