@@ -277,3 +277,30 @@ Test(sched_sglang, radix_cache_locks_in_use_prefixes_and_evicts_unlocked_leaves_
   finish_step(&e);
   teardown_env(&e);
 }
+
+Test(sched_sglang, lpm_deprioritizes_a_prefix_shared_inside_the_queue) {
+  /* Nothing cached yet: a and b share 40 prompt tokens, c shares none.
+   * In-batch prefix caching runs a first and moves b after c, so that b
+   * finds a's prefix cached. FCFS takes a and b. */
+  static const kvsim_segment_t a[] = {{100, 40}, {1, 4}}, b[] = {{100, 40}, {2, 4}};
+  const char *policies[] = {"lpm", "fcfs"};
+  for (int k = 0; k < 2; k++) {
+    env_t e;
+    sgl_setup(&e, 201, 512, 2, policies[k], 1.0);
+    kvsim_request_t *ra = add_segs(&e, 0, a, 2, 4), *rb = add_segs(&e, 1, b, 2, 4);
+    kvsim_request_t *rc = add(&e, 2, 20, 4);
+    schedule(&e);
+    cr_assert_eq(tokens_of(&e, ra), 44, "%s: a first", policies[k]);
+    if (k == 0) {
+      cr_assert_eq(tokens_of(&e, rc), 20, "lpm: c before b");
+      cr_assert_eq(tokens_of(&e, rb), 0, "lpm: b waits for a's prefix");
+    } else {
+      /* (kvsim's prefix cache finds a's pages as soon as they are
+       * allocated, so b computes only its own 4 tokens.) */
+      cr_assert_gt(tokens_of(&e, rb), 0, "fcfs: b second");
+      cr_assert_eq(tokens_of(&e, rc), 0, "fcfs: c third");
+    }
+    finish_step(&e);
+    teardown_env(&e);
+  }
+}
