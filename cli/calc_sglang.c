@@ -80,13 +80,10 @@ static void print_json(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
   const kvsim_plan_sglang_t *o = &pl->sglang;
   cJSON *j = cJSON_CreateObject();
   kvsim_report_plan_json(pl, m, g, j);
-  /* vLLM's terms that SGLang does not have. */
-  static const char *const drop[] = {"gpu_memory_utilization", "requested_bytes",
-                                     "activation_bytes", "cuda_graph_bytes",
-                                     "cuda_graph_subtracted", "block_size", "max_num_seqs",
-                                     "max_num_batched_tokens", "blocks_per_request"};
-  for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
-    cJSON_DeleteItemFromObjectCaseSensitive(j, drop[i]);
+  /* Every engine's calc keys stay (kvsim's contract: block_size is the
+   * page, max_num_seqs max_running_requests); vLLM's utilization is not
+   * SGLang's. */
+  cJSON_DeleteItemFromObjectCaseSensitive(j, "gpu_memory_utilization");
   cJSON_ReplaceItemInObjectCaseSensitive(j, "engine", cJSON_CreateString("sglang"));
   cJSON_AddNumberToObject(j, "mem_fraction_static", o->mem_fraction_static);
   cJSON_AddBoolToObject(j, "mem_fraction_static_auto", o->fraction_auto);
