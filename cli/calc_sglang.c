@@ -49,7 +49,9 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
   printf("KV budget: rest_memory = %.2f - %.2f x (1 - %.3f) = %.2f GB\n", o->avail_gib_after_load,
          o->avail_gib_before_load, o->mem_fraction_static, o->rest_gib);
   if (!pl->fits) {
-    printf("RuntimeError: %s\n", pl->error);
+    char advice[512];
+    kvsim_plan_advice(m, g, pl, advice, sizeof advice);
+    printf("RuntimeError: %s\nTo fit: %s\n", pl->error, advice);
     return;
   }
   if (m->mla)

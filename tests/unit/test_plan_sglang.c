@@ -138,6 +138,11 @@ Test(plan_sglang, not_enough_memory_is_the_engines_error) {
   cr_assert(!pl.fits, "0.15 of free memory does not hold 15 GiB of weights");
   cr_assert(strstr(pl.error, "Not enough memory") != NULL, "error: %s", pl.error);
   cr_assert_eq(pl.kv_cache_tokens, 0, "no pool");
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  char advice[512];
+  kvsim_plan_advice(&m, &g, &pl, advice, sizeof advice);
+  cr_assert(strstr(advice, "mem_fraction_static 0.") != NULL, "SGLang's own knob first: %s", advice);
 }
 
 Test(plan_sglang, bad_parameters_are_errors) {
