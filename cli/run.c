@@ -20,10 +20,11 @@ static void print_line(const kvsim_summary_t *s, const char *dir) {
   if (s->has_uncertainty && s->uncertainty_ttft_p99_s > 0)
     snprintf(pm, sizeof pm, " +/- %.3f s", s->uncertainty_ttft_p99_s);
   printf("%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; TTFT p50 %.3f s, "
-         "p99 %.3f s%s; TPOT p50 %.4f s; KV peak %.1f%%; %lld preemptions -> %s/\n",
+         "p99 %.3f s%s; TPOT p50 %.4f s; KV peak %.1f%%; %lld %s -> %s/\n",
          s->name, (long long)s->requests_total, (long long)s->requests_finished,
          (long long)s->requests_rejected, s->simulated_time_s, s->ttft.p50, s->ttft.p99, pm,
-         s->tpot.p50, 100 * s->kv_usage_peak, (long long)s->preemptions, dir);
+         s->tpot.p50, 100 * s->kv_usage_peak, (long long)s->preemptions,
+         s->preemptions_are_retractions ? "retractions" : "preemptions", dir);
 }
 
 static void print_bench(const struct timespec *t0, const kvsim_summary_t *s) {
