@@ -74,7 +74,7 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--tensor-parallel-size and --pipeline-parallel-size must be in [1, %d]",
                          KVSIM_PLAN_MAX_PARALLEL);
-  if (!(s->mem_fraction_static <= 0 || s->mem_fraction_static < 1) || isnan(s->mem_fraction_static))
+  if (isnan(s->mem_fraction_static) || s->mem_fraction_static >= 1) /* <= 0: automatic */
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--mem-fraction-static (engine.mem_fraction_static): %g is outside (0, 1)",
                          s->mem_fraction_static);

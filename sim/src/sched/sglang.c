@@ -29,8 +29,6 @@
 #include "kvsim/sched.h"
 #include "sched/sglang.h"
 
-
-
 static const char *const option_keys[] = {
     "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
     "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
@@ -90,8 +88,6 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
   if (o->page_size > 0)
     p->block_size = o->page_size;
 }
-
-
 
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   sgl_t *v = (sgl_t *)s;
