@@ -4,6 +4,8 @@
 #define KVSIM_CLI_COMMANDS_H
 
 int cmd_calc(int argc, char **argv);
+/* calc for --engine sglang: SGLang's own flags and words (calc_sglang.c). */
+int cmd_calc_sglang(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

@@ -31,23 +31,32 @@ static int pick(rng_t *r, int n) { return (int)(next(r) % (uint64_t)n); }
 static double unit(rng_t *r) { return (double)(next(r) >> 11) / 9007199254740992.0; }
 
 static const char *const profiles[] = {"vllm-v1", "vllm-v0", "static", "contiguous",
-                                       "contiguous-pow2"};
+                                       "contiguous-pow2", "sglang"};
+static const char *const sgl_policies[] = {"fcfs", "lpm", "lof", "random"};
 static const char *const dtypes[] = {"auto", "fp8", "int8", "int4"};
 static const int block_sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
 
 /* Writes a random scenario for seed into buf. */
 static void make_scenario(uint64_t seed, char *buf, size_t cap) {
   rng_t r = {seed * 0x9e3779b97f4a7c15ull + 1};
-  const char *profile = profiles[pick(&r, 5)];
+  const char *profile = profiles[pick(&r, 6)];
   bool v1 = !strcmp(profile, "vllm-v1"), v0 = !strcmp(profile, "vllm-v0");
+  bool sgl = !strcmp(profile, "sglang");
   int bs = block_sizes[pick(&r, 8)];
   int max_len = 128 << pick(&r, 5);                 /* 128 .. 2048 */
   int blocks = 8 + pick(&r, 400);
   int seqs = 1 + pick(&r, 32);
   int mnbt = max_len * (1 + pick(&r, 3));
-  bool chunked = pick(&r, 2), prefix = pick(&r, 2), prio = pick(&r, 3) == 0;
+  bool chunked = pick(&r, 2), prefix = pick(&r, 2), prio = pick(&r, 3) == 0 && !sgl;
   char extra[512] = "";
   size_t o = 0;
+  /* SGLang sizes its pool itself: the same pool as max_total_tokens, its
+   * own chunk size and policy; its KV dtypes are auto and fp8. */
+  if (sgl)
+    o += (size_t)snprintf(extra + o, sizeof extra - o,
+                          ", \"max_total_tokens\": %d, \"chunked_prefill_size\": %d,"
+                          " \"max_running_requests\": %d, \"schedule_policy\": \"%s\"",
+                          blocks * bs, chunked ? mnbt : -1, seqs, sgl_policies[pick(&r, 4)]);
   if (v0 && pick(&r, 2))
     o += (size_t)snprintf(extra + o, sizeof extra - o,
                           ", \"preemption_mode\": \"swap\", \"swap_space\": %.4f",
@@ -108,7 +117,7 @@ static void make_scenario(uint64_t seed, char *buf, size_t cap) {
            " \"enable_prefix_caching\": %s%s},"
            " \"workload\": {\"synthetic\": {\"requests\": %d, \"arrival\": %s, %s%s}}%s,"
            " \"output\": {\"max_time_s\": 3600}}",
-           (unsigned long long)seed, 1 + (pick(&r, 5) == 0), profile, dtypes[pick(&r, 4)], bs,
+           (unsigned long long)seed, 1 + (pick(&r, 5) == 0), profile, dtypes[pick(&r, sgl ? 2 : 4)], bs,
            blocks, seqs, max_len, mnbt, chunked ? "true" : "false", prefix ? "true" : "false",
            extra, 10 + pick(&r, 60), arr, lens, shape, adm);
 }

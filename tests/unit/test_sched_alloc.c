@@ -155,3 +155,9 @@ Test(sched_alloc, contiguous_oracle) {
   run_failing((env_opts_t){.profile = "contiguous", .engine = KVSIM_PLAN_V0, .blocks = 129,
                            .budget = 256, .max_seqs = 8, .max_model_len = 256, .oracle = true});
 }
+
+Test(sched_alloc, sglang_retraction) {
+  /* 60 usable pages of 4 tokens: admission by reservation, retraction. */
+  run_failing((env_opts_t){.profile = "sglang", .engine = KVSIM_PLAN_SGLANG, .blocks = 61,
+                           .budget = 64, .max_seqs = 8, .chunked = true, .prefix = true});
+}

@@ -19,6 +19,7 @@
 typedef enum kvsim_plan_engine {
   KVSIM_PLAN_V1 = 1, /* vLLM V1 (>= 0.9.2 memory profiling; null block; hybrid allocator) */
   KVSIM_PLAN_V0 = 0, /* vLLM V0 (0.6.5 .. end of V0) */
+  KVSIM_PLAN_SGLANG = 2, /* SGLang: mem_fraction_static of the free memory before weights */
 } kvsim_plan_engine;
 
 typedef enum kvsim_kv_dtype {
@@ -43,6 +44,21 @@ typedef enum kvsim_kv_dtype {
  * block tables hold int32 block ids (v1/worker/block_table.py), and so
  * does kvsim's pool. */
 #define KVSIM_PLAN_MAX_BLOCKS INT64_C(2147483647)
+
+/* SGLang's own launch arguments (python/sglang/srt/server_args.py
+ * ServerArgs); zero / negative means the engine's automatic value. The
+ * plan's shared fields carry the rest: tp, pp, kv_dtype, quantization,
+ * max_model_len (--context-length), block_size (--page-size). */
+typedef struct kvsim_plan_sglang_params {
+  double mem_fraction_static;      /* (0, 1); <= 0: the GPU-memory heuristic */
+  int64_t max_total_tokens;        /* 0: the profiled pool */
+  int64_t max_running_requests;    /* 0: min(pool // 2, req_to_token size) */
+  int64_t chunked_prefill_size;    /* 0: by GPU memory; -1: chunking off */
+  int64_t max_prefill_tokens;      /* 0: 16384 */
+  /* Measured "avail mem" (GiB) before and after weight loading; negative:
+   * predicted. */
+  double avail_gib_before_load, avail_gib_after_load;
+} kvsim_plan_sglang_params_t;
 
 /* Everything the plan depends on. Zero / negative means "engine default"
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
@@ -79,7 +95,27 @@ typedef struct kvsim_plan_params {
    * --kv-offloading-size (total over the TP x PP ranks). The plan sizes
    * them in blocks (swap_blocks, offload_blocks). */
   double swap_space_gib, kv_offloading_gib;
+  kvsim_plan_sglang_params_t sglang; /* engine KVSIM_PLAN_SGLANG only */
 } kvsim_plan_params_t;
+
+/* What SGLang logs at start-up (ModelRunner.init_memory_pool,
+ * MHATokenToKVPool, TpModelWorker), filled for KVSIM_PLAN_SGLANG. */
+typedef struct kvsim_plan_sglang {
+  double mem_fraction_static;      /* resolved */
+  bool fraction_auto;              /* from _handle_gpu_memory_settings */
+  double reserved_mb;              /* that heuristic's reserve */
+  int64_t cuda_graph_max_bs;
+  double avail_gib_before_load, avail_gib_after_load; /* min over ranks */
+  double rest_gib;                 /* after - before x (1 - fraction) */
+  int64_t cell_size;               /* bytes per token per rank, K and V (or the MLA latent) */
+  int64_t k_size_bytes, v_size_bytes; /* logged K / V (or KV, MLA) sizes, incl. the padded page */
+  int64_t profiled_tokens;         /* before --max-total-tokens and page rounding */
+  int64_t max_total_num_tokens;
+  int64_t req_to_token_size;       /* max_num_reqs of ReqToTokenPool */
+  int64_t max_running_requests;
+  int64_t chunked_prefill_size, max_prefill_tokens;
+  int64_t context_len, max_req_input_len;
+} kvsim_plan_sglang_t;
 
 /* One KV cache group of the V1 hybrid allocator: layers of one attention
  * type that share a block table. Full-attention models have one group. */
@@ -123,6 +159,7 @@ typedef struct kvsim_plan {
   /* CPU tiers: V0 num_cpu_blocks = swap_space // block_bytes; V1
    * CPUOffloadingSpec: kv_offloading_size // (block_bytes x world size). */
   int64_t swap_blocks, offload_blocks;
+  kvsim_plan_sglang_t sglang;  /* engine KVSIM_PLAN_SGLANG only */
 } kvsim_plan_t;
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p);
@@ -145,6 +182,14 @@ void kvsim_plan_versions_modelled(kvsim_plan_engine e, char *buf, size_t cap);
 /* What a release changes in the plan, one phrase naming the vLLM PR, or
  * NULL when the release is not modelled for that engine. */
 const char *kvsim_plan_version_rules(kvsim_plan_engine e, int version);
+
+/* SGLang's automatic --mem-fraction-static for a GPU of gpu_mem_mb MiB at
+ * tp x pp (ServerArgs._handle_gpu_memory_settings), with the reserve and
+ * the chunked_prefill_size / cuda_graph_max_bs it picks on the way
+ * (chunked_prefill_size given > 0 or -1 is kept). */
+double kvsim_plan_sglang_auto_fraction(double gpu_mem_mb, int tp, int pp,
+                                       int64_t *chunked_prefill_size, int64_t max_prefill_tokens,
+                                       int64_t *cuda_graph_max_bs, double *reserved_mb);
 
 /* Parses "auto", "bfloat16", "fp8_e4m3", "int4", ... Returns <0 if unknown. */
 int kvsim_kv_dtype_parse(const char *s, kvsim_kv_dtype *out);

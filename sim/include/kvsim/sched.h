@@ -107,6 +107,9 @@ typedef struct kvsim_sched_defaults {
   /* Preempts by recompute only: a swap_space without preemption_mode
    * swap is an error naming the profile. */
   bool recompute_only;
+  /* Its preemptions are SGLang's retractions (summary kind "retraction",
+   * the engine's num_retractions). */
+  bool retracts;
 } kvsim_sched_defaults_t;
 
 struct cJSON;
@@ -130,6 +133,9 @@ typedef struct kvsim_sched_ops {
   const char *const *option_keys;
   int (*parse_opts)(const struct cJSON *engine, const char *where, kvsim_sched_opts_t *opts,
                     kvsim_err *err);
+  /* Optional (NULL = none): copies the options the memory plan reads
+   * (SGLang's mem_fraction_static, page_size, ...) into its parameters. */
+  void (*plan_params)(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p);
   int (*init)(kvsim_sched_t *s, kvsim_err *err);
   void (*fini)(kvsim_sched_t *s);
   /* A request arrives (status WAITING, num_computed 0). */

@@ -176,6 +176,9 @@ typedef struct kvsim_summary {
   double kv_allocated_token_fraction, kv_reserved_unused_bytes_mean, kv_internal_frag_bytes_mean;
 
   int64_t preemptions, requests_preempted;
+  /* SGLang's preemptions are retractions (kind "retraction", and their own
+   * "retractions" section with the engine's num_retractions). */
+  bool preemptions_are_retractions;
 
   /* Prefix cache (tokens). */
   bool prefix_caching;

@@ -629,6 +629,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim_sched_parse_opts(ops, eng, w, &sc->sched.opts, err)) < 0)
     goto fail;
   sc->plan.engine = ops->plan_engine;
+  if (ops->plan_params)
+    ops->plan_params(&sc->sched.opts, &sc->plan);
   if (sc->plan.vllm_version && !kvsim_plan_version_rules(sc->plan.engine, sc->plan.vllm_version)) {
     char v[16], range[48];
     kvsim_vllm_version_format(sc->plan.vllm_version, v, sizeof v);

@@ -31,6 +31,7 @@
 #include <strings.h>
 
 #include "memory/overheads.h"
+#include "memory/plan_sglang.h"
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   memset(p, 0, sizeof *p);
@@ -42,6 +43,7 @@ void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   p->weights_gib = p->activation_gib = p->non_torch_gib = p->cuda_graph_gib = -1;
   p->kv_quant_group = 64;
   p->kv_residual_tokens = 128;
+  p->sglang.avail_gib_before_load = p->sglang.avail_gib_after_load = -1;
 }
 
 static const struct {
@@ -579,6 +581,8 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
 
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                        kvsim_plan_t *out, kvsim_err *err) {
+  if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
+    return kvsim__plan_sglang(m, g, p, out, err);
   int rc = plan_once(m, g, p, out, err);
   if (rc < 0)
     return rc;

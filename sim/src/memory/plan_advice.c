@@ -33,7 +33,18 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
     if (fits_with(m, g, &q))
       ADD("kv_cache_dtype fp8");
   }
-  if (p.gpu_memory_utilization < 0.98) {
+  if (p.engine == KVSIM_PLAN_SGLANG) {
+    /* SGLang's own knob: the smallest mem_fraction_static that fits, to
+     * the percent (its error says "try to increase --mem-fraction-static"). */
+    kvsim_plan_params_t q = p;
+    for (int u = (int)(pl->sglang.mem_fraction_static * 100) + 1; u <= 99; u++) {
+      q.sglang.mem_fraction_static = u / 100.0;
+      if (fits_with(m, g, &q)) {
+        ADD("mem_fraction_static %.2f", q.sglang.mem_fraction_static);
+        break;
+      }
+    }
+  } else if (p.gpu_memory_utilization < 0.98) {
     /* The smallest utilization that fits, to the percent. */
     kvsim_plan_params_t q = p;
     for (int u = (int)(p.gpu_memory_utilization * 100) + 1; u <= 98; u++) {

@@ -12,7 +12,9 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   kvsim_model_count_params(m, &mp);
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "gpu", g->name);
-  cJSON_AddStringToObject(o, "engine", p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0");
+  cJSON_AddStringToObject(o, "engine", p->engine == KVSIM_PLAN_V1      ? "vllm-v1"
+                                       : p->engine == KVSIM_PLAN_SGLANG ? "sglang"
+                                                                        : "vllm-v0");
   cJSON_AddNumberToObject(o, "tensor_parallel_size", p->tp);
   cJSON_AddNumberToObject(o, "pipeline_parallel_size", p->pp);
   cJSON_AddNumberToObject(o, "gpu_memory_utilization", p->gpu_memory_utilization);

@@ -20,8 +20,9 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
              kvsim_cal_status_name(c->status), c->borrowed_from[0] ? " of " : "", c->borrowed_from);
   snprintf(buf, cap,
            "%s: %lld requests (%lld finished, %lld rejected) in %.1f s simulated; TTFT p50 %.3f s, "
-           "p99 %.3f s%s; TPOT p50 %.4f s%s; KV peak %.1f%%; %lld preemptions%s%s -> %s/",
+           "p99 %.3f s%s; TPOT p50 %.4f s%s; KV peak %.1f%%; %lld %s%s%s -> %s/",
            s->name, (long long)s->requests_total, (long long)s->requests_finished,
            (long long)s->requests_rejected, s->simulated_time_s, s->ttft.p50, s->ttft.p99, pm,
-           s->tpot.p50, tp, 100 * s->kv_usage_peak, (long long)s->preemptions, pre, cal, dir);
+           s->tpot.p50, tp, 100 * s->kv_usage_peak, (long long)s->preemptions,
+           s->preemptions_are_retractions ? "retractions" : "preemptions", pre, cal, dir);
 }

@@ -57,6 +57,7 @@ struct kvsim_run_output {
   int64_t arrivals;
   kvsim_summary_t summary;
   bool has_summary;
+  bool retracts; /* SGLang's own names follow the common columns */
 };
 
 static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *slot,
@@ -102,7 +103,13 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, &o->rq_slot, err);
   if (!o->rq)
     return err->code;
-  fprintf(o->ts, "%s\n", kvsim_timeseries_header);
+  /* A profile that retracts (sglang) adds the engine's own metric names:
+   * sglang:token_usage ((total - available - evictable) / total, the
+   * scheduler's _get_token_info: kv_cache_usage_perc's quantity) and the
+   * retraction count (num_preemptions_total's). */
+  o->retracts = sc->sched_ops && sc->sched_ops->defaults.retracts;
+  fprintf(o->ts, "%s%s\n", kvsim_timeseries_header,
+          o->retracts ? ",sglang:token_usage,num_retractions" : "");
   fprintf(o->rq, "%s\n", kvsim_requests_header);
   return KVSIM_OK;
 }
@@ -163,6 +170,10 @@ static int on_sample(void *ctx, const kvsim_sample_t *s) {
   p = put_sep(put_i64(p, s->kv_allocated_bytes));
   p = put_sep(put_i64(p, s->kv_reserved_unused_bytes));
   p = put_i64(p, s->kv_internal_frag_bytes);
+  if (o->retracts) {
+    p = put_fixed6(put_sep(p), s->kv_cache_usage);
+    p = put_i64(put_sep(p), s->num_preemptions_total);
+  }
   *p++ = '\n';
   fwrite(line, 1, (size_t)(p - line), o->ts);
   return ferror(o->ts) ? KVSIM_EIO : KVSIM_OK;
@@ -382,6 +393,7 @@ static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   s->kv_internal_frag_bytes_mean = rounded(st->kv_internal_frag_bytes_mean, 1);
   s->preemptions = st->preemptions;
   s->requests_preempted = st->requests_preempted;
+  s->preemptions_are_retractions = sc->sched_ops && sc->sched_ops->defaults.retracts;
 
   s->prefix_caching = st->resolved.sched.enable_prefix_caching;
   s->prefix_queries = st->prefix_queries;

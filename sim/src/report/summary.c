@@ -262,6 +262,12 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
   add_num(pre, "total", (double)s->preemptions, r ? &s->preemptions_range : NULL);
   add_num(pre, "requests_preempted", (double)s->requests_preempted,
           r ? &s->requests_preempted_range : NULL);
+  if (s->preemptions_are_retractions) {
+    cJSON_AddStringToObject(pre, "kind", "retraction");
+    cJSON *ret = cJSON_AddObjectToObject(j, "retractions");
+    add_num(ret, "num_retractions", (double)s->preemptions, r ? &s->preemptions_range : NULL);
+    add_num(ret, "requests_retracted", (double)s->requests_preempted, r ? &s->requests_preempted_range : NULL);
+  }
 
   cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
   cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);

@@ -1,0 +1,349 @@
+/* sglang: the SGLang scheduler (python/sglang/srt/managers/scheduler.py
+ * Scheduler.get_next_batch_to_run, get_new_batch_prefill,
+ * update_running_batch; managers/schedule_policy.py SchedulePolicy and
+ * PrefillAdder; managers/schedule_batch.py ScheduleBatch.retract_decode).
+ *
+ * A step is a prefill batch when one can be formed, else a decode batch
+ * of every running request (no mixed chunks, --enable-mixed-chunk off).
+ * Prefill admission walks the waiting queue in the policy's order and
+ * stops at the first request whose extend tokens + min(max_new_tokens,
+ * 4096) + page_size exceed the pool's free + evictable tokens less the
+ * running requests' reservation, sum of min(left, 4096) x new_token_ratio;
+ * one request at a time is chunked. A decode batch that does not find a
+ * page for each request retracts requests (fewest outputs first, then the
+ * longest input) back to the waiting queue and resets the ratio from what
+ * the rest has decoded; otherwise the ratio decays one step.
+ *
+ * The radix cache is the KV manager's prefix cache at page granularity:
+ * with page_size 1 every token is matched (match_prefix), pages in use are
+ * referenced (inc_lock_ref), unreferenced cached pages are evicted in LRU
+ * order, leaves first, and count as free in token_usage
+ * (_get_token_info). max_new_tokens is the request's output length (the
+ * benchmark's ignore_eos). */
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/util.h"
+#include "kvsim/sched.h"
+#include "sched/sglang.h"
+
+static const char *const option_keys[] = {
+    "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
+    "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
+    NULL};
+static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
+
+/* python/sglang/srt/environ.py (earlier global_config.py):
+ * SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
+ * SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600, SGLANG_RETRACT_DECODE_STEPS 20,
+ * SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION 4096. */
+#define INIT_RATIO 0.7
+#define MIN_RATIO_FACTOR 0.14
+#define DECAY_STEPS 600
+#define RETRACT_DECODE_STEPS 20
+#define CLIP_MAX_NEW 4096
+
+static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+  sgl_opts_t *o = (sgl_opts_t *)opts->bytes;
+  *o = (sgl_opts_t){.schedule_conservativeness = 1.0};
+  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  int64_t page = 0;
+  int rc;
+  if ((rc = kvsim__json_num_in(e, "mem_fraction_static", 1e-9, 1 - 1e-9, &o->mem_fraction_static,
+                               w, err)) < 0 ||
+      (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
+                               &o->schedule_conservativeness, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "page_size", 1, 4096, &page, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "max_total_tokens", 1, tok, &o->max_total_tokens, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "max_running_requests", 1, KVSIM_PLAN_MAX_SEQS,
+                               &o->max_running_requests, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "chunked_prefill_size", -1, tok, &o->chunked_prefill_size, w,
+                               err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "max_prefill_tokens", 1, tok, &o->max_prefill_tokens, w, err)) < 0)
+    return rc;
+  if (o->chunked_prefill_size == 0 && cJSON_GetObjectItem(e, "chunked_prefill_size"))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.chunked_prefill_size: 0 (use -1 to disable chunking)", w);
+  o->page_size = (int32_t)page;
+  char name[16] = "fcfs";
+  if ((rc = kvsim__json_str(e, "schedule_policy", name, sizeof name, w, err)) < 0)
+    return rc;
+  for (o->policy = 0; o->policy < 4 && strcmp(name, policy_names[o->policy]); o->policy++)
+    ;
+  if (o->policy == 4)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.schedule_policy: unknown policy '%s' (expected fcfs, lpm, lof, random)",
+                         w, name);
+  return KVSIM_OK;
+}
+
+static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
+  const sgl_opts_t *o = (const sgl_opts_t *)opts->bytes;
+  p->sglang.mem_fraction_static = o->mem_fraction_static;
+  p->sglang.max_total_tokens = o->max_total_tokens;
+  p->sglang.max_running_requests = o->max_running_requests;
+  p->sglang.chunked_prefill_size = o->chunked_prefill_size;
+  p->sglang.max_prefill_tokens = o->max_prefill_tokens;
+  if (o->page_size > 0)
+    p->block_size = o->page_size;
+}
+
+static int init(kvsim_sched_t *s, kvsim_err *err) {
+  sgl_t *v = (sgl_t *)s;
+  if (s->cfg.policy == KVSIM_POLICY_PRIORITY)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "engine.scheduling_policy: sglang orders by engine.schedule_policy");
+  /* NewTokenRatioTracker.from_server_args. */
+  double c = kvsim__sgl_opts(s)->schedule_conservativeness;
+  v->ratio_init = INIT_RATIO * c < 1 ? INIT_RATIO * c : 1;
+  v->ratio_min = v->ratio_init * MIN_RATIO_FACTOR < 1 ? v->ratio_init * MIN_RATIO_FACTOR : 1;
+  v->ratio_decay = (v->ratio_init - v->ratio_min) / DECAY_STEPS;
+  v->ratio = v->ratio_init;
+  v->rng = 0x5eed5eed5eedULL;
+  return KVSIM_OK;
+}
+
+static void fini(kvsim_sched_t *s) {
+  sgl_t *v = (sgl_t *)s;
+  kvsim_reqvec_fini(&v->order);
+  kvsim__free(v->keys);
+}
+
+static int64_t clip_left(const kvsim_request_t *r) {
+  int64_t left = r->spec.output_tokens - r->num_output;
+  return left < CLIP_MAX_NEW ? left : CLIP_MAX_NEW;
+}
+
+static void add_to_step(kvsim_step_t *step, kvsim_request_t *r, int64_t n) {
+  r->step_new = (int32_t)n;
+  step->reqs.v[step->reqs.n++] = r; /* room reserved by the caller */
+  step->num_tokens += n;
+}
+
+/* Takes r out of the waiting queue into running and the step. */
+static void admit(kvsim_sched_t *s, kvsim_request_t *r, int64_t hit, int64_t n, kvsim_time_ns now,
+                  kvsim_step_t *step, bool head) {
+  if (head)
+    kvsim_waitq_pop(&s->waiting);
+  else
+    kvsim_waitq_remove(&s->waiting, r);
+  r->num_computed += hit;
+  if (r->first_scheduled == KVSIM_TIME_NEVER) {
+    r->first_scheduled = now;
+    r->num_cached_tokens = hit;
+  }
+  r->status = KVSIM_REQ_RUNNING;
+  s->running.v[s->running.n++] = r; /* room reserved by the caller */
+  add_to_step(step, r, n);
+}
+
+/* Pool tokens a prefix hit would take off the free list: its cached pages
+ * nobody references (PrefillAdder._lock_node makes them unevictable). */
+static int64_t hit_unlocks(const kvsim_kvcache_t *kv) {
+  int64_t n = 0;
+  for (int32_t i = 0; i < kv->hit_blocks; i++)
+    n += kv->pool.ref_cnt[kv->hit_ids[i]] == 0;
+  return n * kv->block_size;
+}
+
+/* get_new_batch_prefill: the chunked request's next chunk, then waiting
+ * requests in policy order while PrefillAdder.add_one_req accepts them. */
+static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
+  kvsim_sched_t *s = &v->s;
+  kvsim_kvcache_t *kv = s->kv;
+  const int64_t page = kv->block_size;
+  const int64_t max_prefill = s->cfg.enable_chunked_prefill ? INT64_MAX : s->cfg.max_num_batched_tokens;
+  int64_t rem_chunk = s->cfg.enable_chunked_prefill ? s->cfg.max_num_batched_tokens : INT64_MAX;
+  int64_t rem_input = kvsim__sgl_opts(s)->max_prefill_tokens > 0 ? kvsim__sgl_opts(s)->max_prefill_tokens : 16384;
+  if (!s->cfg.enable_chunked_prefill)
+    rem_input = max_prefill;
+  /* rem_total_tokens: available + evictable - the running reservation. */
+  double reserve = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i] != v->chunked)
+      reserve += (double)clip_left(s->running.v[i]) * v->ratio;
+  int64_t rem_total = (int64_t)kvsim_pool_num_free(&kv->pool) * page - (int64_t)reserve;
+  const int64_t pool_tokens = (int64_t)kvsim_pool_usable(&kv->pool) * page;
+  int rc;
+  if (kvsim_reqvec_reserve(&step->reqs, s->running.n + s->waiting.n + 1) < 0 ||
+      kvsim_reqvec_reserve(&s->running, s->running.n + s->waiting.n + 1) < 0)
+    return KVSIM_ENOMEM;
+  if (v->chunked) { /* PrefillAdder.add_chunked_req */
+    kvsim_request_t *r = v->chunked;
+    int64_t left = r->num_tokens - r->num_computed, n = left < rem_chunk ? left : rem_chunk;
+    if (n < left)
+      n = n / page * page;
+    if ((rc = kvsim_kvcache_allocate(kv, r, 0, n, 0)) < 0)
+      return rc;
+    if (!rc || n <= 0)
+      return KVSIM_OK; /* no room for its next chunk: decode frees some */
+    add_to_step(step, r, n);
+    rem_chunk -= n, rem_input -= n, rem_total -= n;
+    if (n < left)
+      return KVSIM_OK;
+    v->chunked = NULL;
+    rem_total -= clip_left(r);
+  }
+  int policy;
+  if ((rc = kvsim__sgl_policy_order(v, &policy)) < 0)
+    return rc;
+  for (int32_t i = 0; s->waiting.n > 0; i++) {
+    bool fcfs = policy == SGL_FCFS;
+    if (!fcfs && i >= v->order.n)
+      break;
+    kvsim_request_t *r = fcfs ? kvsim_waitq_peek(&s->waiting) : v->order.v[i];
+    if (s->running.n >= s->cfg.max_num_seqs || rem_chunk <= 0 || rem_input <= 0 || v->chunked)
+      break;
+    int64_t hit = kvsim_kvcache_lookup(kv, r, r->num_preemptions > 0);
+    if (hit < 0)
+      return (int)hit;
+    int64_t extend = r->num_tokens - hit;
+    /* total_tokens = extend + min(max_new, clip) + page_size against
+     * rem_total_tokens, with the matched prefix locked. */
+    int64_t est = clip_left(r);
+    /* The scheduler clamps max_new_tokens so that a request fits
+     * max_req_len = min(context_len, max_total_num_tokens) - 1
+     * (Scheduler.handle_generate_request): alone in the pool it is
+     * always admitted. */
+    int64_t cap = pool_tokens - extend - page - 1;
+    if (est > cap)
+      est = cap > 0 ? cap : 0;
+    if (extend + est + page >= rem_total - hit_unlocks(kv))
+      break;
+    /* Without chunking only the first request may pass max_prefill_tokens. */
+    if (extend > rem_input && step->reqs.n > 0 && !s->cfg.enable_chunked_prefill)
+      break;
+    int64_t n = extend;
+    if (extend > rem_chunk) { /* truncated to a page-aligned chunk, charged no output */
+      n = rem_chunk / page * page;
+      est = 0;
+      if (n <= 0)
+        break;
+    }
+    if ((rc = kvsim_kvcache_allocate(kv, r, hit, n, 0)) < 0)
+      return rc;
+    if (!rc)
+      break;
+    admit(s, r, hit, n, now, step, fcfs);
+    if (n < extend)
+      v->chunked = r;
+    rem_total -= n + est, rem_input -= n, rem_chunk -= n;
+  }
+  return KVSIM_OK;
+}
+
+/* Pages r's next token needs beyond those it holds. */
+static int64_t decode_need(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {
+  return kvsim_kvcache_blocks_for(kv, r->num_computed + 1) - r->blocks[0].len;
+}
+
+/* retract_decode: fewest outputs first (then the longest input) until
+ * the rest finds its pages; the retracted go to the back of the queue
+ * (_extend_requests_to_queue). Returns how many were retracted. */
+static int retract(sgl_t *v, int64_t need, kvsim_step_t *step) {
+  kvsim_sched_t *s = &v->s;
+  int64_t free_blocks = kvsim_pool_num_free(&s->kv->pool);
+  int n = 0;
+  while (need > free_blocks) {
+    int32_t best = -1;
+    for (int32_t i = 0; i < s->running.n; i++) {
+      const kvsim_request_t *r = s->running.v[i], *b = best >= 0 ? s->running.v[best] : NULL;
+      if (r == v->chunked)
+        continue;
+      if (!b || r->num_output < b->num_output ||
+          (r->num_output == b->num_output && r->num_prompt > b->num_prompt))
+        best = i;
+    }
+    if (best < 0)
+      break;
+    kvsim_request_t *r = s->running.v[best];
+    need -= decode_need(s->kv, r);
+    int rc = kvsim_sched_preempt(s, r);
+    if (rc < 0)
+      return rc;
+    kvsim_waitq_pop(&s->waiting); /* preempt queued it at the front */
+    kvsim_waitq_push_back(&s->waiting, r); /* same size: cannot fail */
+    memmove(&s->running.v[best], &s->running.v[best + 1],
+            (size_t)(s->running.n - best - 1) * sizeof *s->running.v);
+    s->running.n--;
+    step->num_preempted++;
+    free_blocks = kvsim_pool_num_free(&s->kv->pool);
+    n++;
+  }
+  return n;
+}
+
+/* update_running_batch: check_decode_mem, retraction, the ratio. */
+static int decode(sgl_t *v, kvsim_step_t *step) {
+  kvsim_sched_t *s = &v->s;
+  kvsim_kvcache_t *kv = s->kv;
+  int64_t need = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i] != v->chunked)
+      need += decode_need(kv, s->running.v[i]);
+  if (need > kvsim_pool_num_free(&kv->pool)) {
+    int n = retract(v, need, step);
+    if (n < 0)
+      return n;
+    /* new_token_ratio = min(1, (decoded + 20 x reqs) / (max_new + 1))
+     * over the requests kept. */
+    double decoded = 0, max_new = 0, kept = 0;
+    for (int32_t i = 0; i < s->running.n; i++)
+      if (s->running.v[i] != v->chunked) {
+        decoded += (double)s->running.v[i]->num_output;
+        max_new += (double)s->running.v[i]->spec.output_tokens;
+        kept++;
+      }
+    double r = (decoded + RETRACT_DECODE_STEPS * kept) / (max_new + 1);
+    v->ratio = r < 1 ? r : 1;
+  } else {
+    v->ratio = v->ratio - v->ratio_decay > v->ratio_min ? v->ratio - v->ratio_decay : v->ratio_min;
+  }
+  if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0)
+    return KVSIM_ENOMEM;
+  for (int32_t i = 0; i < s->running.n; i++) {
+    kvsim_request_t *r = s->running.v[i];
+    if (r == v->chunked)
+      continue;
+    int rc = kvsim_kvcache_allocate_running(kv, r, 1);
+    if (rc < 0)
+      return rc;
+    if (rc > 0) /* else it waits for the next decode (no room even alone) */
+      add_to_step(step, r, 1);
+  }
+  return KVSIM_OK;
+}
+
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  sgl_t *v = (sgl_t *)s;
+  /* get_next_batch_to_run: a new prefill batch first, else decode. */
+  int rc = prefill(v, now, step);
+  if (rc < 0 || step->reqs.n > 0)
+    return rc;
+  return decode(v, step);
+}
+
+static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+  (void)now;
+  return kvsim_waitq_push_back(&s->waiting, r);
+}
+
+const kvsim_sched_ops_t kvsim__sched_sglang = {
+    .name = "sglang",
+    .help = "SGLang: radix prefix cache, new_token_ratio admission, retraction; fcfs/lpm/lof/random",
+    .size = sizeof(sgl_t),
+    /* The radix cache is on unless --disable-radix-cache; retracted
+     * requests are recomputed; no swap space. */
+    .plan_engine = KVSIM_PLAN_SGLANG,
+    .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
+                 .recompute_only = true, .retracts = true},
+    .option_keys = option_keys,
+    .parse_opts = parse_opts,
+    .plan_params = plan_params,
+    .init = init,
+    .fini = fini,
+    .add = add,
+    .schedule = schedule,
+    .update = kvsim_sched_update_tokens,
+};
