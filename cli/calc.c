@@ -13,6 +13,10 @@
 #include "kvsim/sched.h"
 
 int cmd_calc(int argc, char **argv) {
+  /* Engines with their own flags (calc_tgi.c, calc_hf.c), --compare-engines. */
+  int other = calc_engine_dispatch(argc, argv);
+  if (other >= 0)
+    return other;
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
   const char *kv_dtype = "auto", *dtype = "auto", *quant = "";
   double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;

@@ -130,6 +130,10 @@ typedef struct kvsim_sched_ops {
   const char *const *option_keys;
   int (*parse_opts)(const struct cJSON *engine, const char *where, kvsim_sched_opts_t *opts,
                     kvsim_err *err);
+  /* Optional (NULL = none): copies the options that are memory-plan
+   * settings (TGI's cuda_memory_fraction, HF's cache class) from the
+   * parsed opts into the plan's parameters, after parse_opts. */
+  void (*plan_opts)(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p);
   int (*init)(kvsim_sched_t *s, kvsim_err *err);
   void (*fini)(kvsim_sched_t *s);
   /* A request arrives (status WAITING, num_computed 0). */

@@ -621,6 +621,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim_sched_parse_opts(ops, eng, w, &sc->sched.opts, err)) < 0)
     goto fail;
   sc->plan.engine = ops->plan_engine;
+  if (ops->plan_opts)
+    ops->plan_opts(&sc->sched.opts, &sc->plan);
   if (!pc_given)
     sc->sched.enable_prefix_caching = ops->defaults.enable_prefix_caching;
   if (!sc->overlap_given)

@@ -12,7 +12,7 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   kvsim_model_count_params(m, &mp);
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "gpu", g->name);
-  cJSON_AddStringToObject(o, "engine", p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0");
+  cJSON_AddStringToObject(o, "engine", kvsim_plan_engine_name(p->engine));
   cJSON_AddNumberToObject(o, "tensor_parallel_size", p->tp);
   cJSON_AddNumberToObject(o, "pipeline_parallel_size", p->pp);
   cJSON_AddNumberToObject(o, "gpu_memory_utilization", p->gpu_memory_utilization);
@@ -128,7 +128,7 @@ void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
   const kvsim_plan_params_t *p = &pl->p;
   char a[32], c[32];
   fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s\n",
-          m->name, g->name, p->tp, p->pp, p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0",
+          m->name, g->name, p->tp, p->pp, kvsim_plan_engine_name(p->engine),
           kvsim__commas(p->max_model_len, a, sizeof a), p->block_size,
           kvsim_kv_dtype_name(p->kv_dtype));
   per_token_line(pl, m, out);
