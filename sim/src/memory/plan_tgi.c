@@ -104,7 +104,14 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
   pl->block_bytes = pl->per_token_kv_bytes * t->block_size;
   pl->total_memory_bytes = p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
   p->total_memory_bytes = pl->total_memory_bytes;
-  t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens;
+  /* A scenario shared with vLLM profiles names the same limits by vLLM's
+   * keys: max_model_len is TGI's max_total_tokens, max_num_batched_tokens
+   * its max_batch_prefill_tokens and max_num_seqs its --max-batch-size;
+   * TGI's own keys win. */
+  if (p->tgi.max_total_tokens <= 0)
+    p->tgi.max_total_tokens = p->max_model_len;
+  t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens > 0 ? p->tgi.max_batch_prefill_tokens
+                                                                    : p->max_num_batched_tokens;
   if (t->max_batch_prefill_tokens <= 0) {
     t->max_batch_prefill_tokens = TGI_DEFAULT_PREFILL_TOKENS;
     if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_batch_prefill_tokens)
@@ -179,7 +186,8 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
   p->block_size = (int)bs;
   p->max_model_len = t->max_total_tokens;
   p->max_num_batched_tokens = t->max_batch_prefill_tokens;
-  p->max_num_seqs = blocks > 1 ? (blocks < KVSIM_PLAN_MAX_SEQS ? blocks : KVSIM_PLAN_MAX_SEQS) : 1;
+  if (p->max_num_seqs <= 0) /* --max-batch-size: none by default */
+    p->max_num_seqs = blocks > 1 ? (blocks < KVSIM_PLAN_MAX_SEQS ? blocks : KVSIM_PLAN_MAX_SEQS) : 1;
   p->enable_chunked_prefill = chunking;
   pl->num_gpu_blocks = blocks;
   pl->kv_cache_tokens = t->max_batch_total_tokens;
