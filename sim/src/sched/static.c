@@ -96,6 +96,7 @@ static int form_batch(static_t *v, kvsim_time_ns now) {
   int rc = KVSIM_OK;
   v->pad_len = 0;
   v->max_out = 0;
+  v->decoded = 0;
   if (kvsim_reqvec_reserve(&s->running, v->slots) < 0)
     return KVSIM_ENOMEM;
   const int64_t usable = kvsim_pool_usable(&s->kv->pool);
@@ -142,15 +143,20 @@ static int form_batch(static_t *v, kvsim_time_ns now) {
   return rc < 0 ? rc : KVSIM_OK;
 }
 
-/* A growing row takes one more token of KV (every row of the batch
- * tensor, finished or not). */
+/* A growing row holds the padded prompt plus one token per decode step
+ * so far and the one this step computes (every row of the batch tensor,
+ * finished or not). Idempotent, so a step retried after a failure does
+ * not grow a row twice. */
 static int grow_row(static_t *v, kvsim_request_t *r) {
-  int rc = kvsim_kvcache_allocate(v->s.kv, r, 0, r->reserved_tokens + 1 - r->num_computed, 0);
+  int64_t target = v->pad_len + v->decoded + 1;
+  if (r->reserved_tokens >= target)
+    return KVSIM_OK;
+  int rc = kvsim_kvcache_allocate(v->s.kv, r, 0, target - r->num_computed, 0);
   if (rc < 0)
     return rc;
   if (rc == 0)
     return KVSIM_ENOFIT; /* cannot happen: checked at admission */
-  r->reserved_tokens++;
+  r->reserved_tokens = target;
   return KVSIM_OK;
 }
 
@@ -232,6 +238,8 @@ static int update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
       finished->v[finished->n++] = r;
     }
   }
+  if (v->prefilled)
+    v->decoded++;
   v->prefilled = true;
   int32_t w = 0;
   for (int32_t i = 0; i < s->running.n; i++)

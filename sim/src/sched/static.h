@@ -18,6 +18,7 @@ typedef struct static_sched {
   bool grow;           /* rows grow per token from the padded prompt */
   int64_t pad_len;     /* the batch's longest prompt */
   int64_t max_out;     /* grow: the batch's longest output */
+  int64_t decoded;     /* grow: decode steps the batch has run */
   /* Slots of finished members: placeholders that own the blocks. */
   kvsim_request_t *ghosts;
   kvsim_request_t **ghost_ptrs;

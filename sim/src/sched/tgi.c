@@ -228,10 +228,12 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   }
   for (int32_t i = 0; i < s->running.n; i++) {
     kvsim_request_t *r = s->running.v[i];
-    int rc = kvsim_kvcache_allocate_running(s->kv, r, 1);
+    /* One token, or a whole prompt admitted by a step that then failed. */
+    int64_t n = r->num_tokens - r->num_computed;
+    int rc = kvsim_kvcache_allocate_running(s->kv, r, n);
     if (rc <= 0)
       return rc < 0 ? rc : KVSIM_EINVAL;
-    step_add(step, r, 1);
+    step_add(step, r, n);
   }
   if (s->running.n)
     v->waiting_tokens++;
