@@ -28,11 +28,12 @@ int calc_engine_dispatch(int argc, char **argv) {
 
 static void print_json(const kvsim_plan_compare_row_t *rows, int n, const kvsim_model_t *m,
                        const kvsim_gpu_t *g, double frac, int64_t seq_len) {
-  cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "engines");
+  cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "gpu", g->name);
   cJSON_AddNumberToObject(o, "memory_fraction", frac);
   cJSON_AddNumberToObject(o, "seq_len", (double)seq_len);
+  cJSON *a = cJSON_AddArrayToObject(o, "engines");
   for (int i = 0; i < n; i++) {
     const kvsim_plan_compare_row_t *r = &rows[i];
     cJSON *e = cJSON_CreateObject();

@@ -22,8 +22,8 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvs
          "caching %s), kv_cache_dtype %s\n",
          m->name, g->name, p->tgi.version_minor, p->tp, kvsim_tgi_attention_name(p->tgi.attention),
          (long long)t->block_size, t->prefix_caching ? "on" : "off", kvsim_kv_dtype_name(p->kv_dtype));
-  printf("KV cache per block: %s bytes (%d layers x %lld tokens x %lld KV heads x %lld head_size x "
-         "%d x %lld bytes); per token %s bytes\n",
+  printf("KV cache per block: %s bytes (%d layers x BLOCK_SIZE %lld x %lld KV heads x %lld "
+         "head_size x %d x %lld bytes); per token %s bytes\n",
          kvsim__commas(pl->block_bytes, a, sizeof a), pl->num_layers, (long long)t->block_size,
          (long long)pl->kv_heads_per_rank, (long long)pl->head_dim, m->mla ? 1 : 2,
          (long long)pl->kv_bytes_per_element, kvsim__commas(pl->per_token_kv_bytes, b, sizeof b));
