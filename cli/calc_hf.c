@@ -70,20 +70,6 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvs
 static void print_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g) {
   cJSON *o = cJSON_CreateObject();
   kvsim_report_plan_json(pl, m, g, o);
-  const kvsim_plan_hf_params_t *h = &pl->p.hf;
-  cJSON_AddStringToObject(o, "cache", kvsim_hf_cache_name(h->cache));
-  cJSON_AddNumberToObject(o, "batch", (double)h->batch);
-  cJSON_AddNumberToObject(o, "max_cache_len", (double)h->max_cache_len);
-  if (h->cache == KVSIM_HF_QUANTIZED) {
-    cJSON_AddNumberToObject(o, "nbits", h->nbits);
-    cJSON_AddNumberToObject(o, "q_group_size", h->q_group_size);
-    cJSON_AddNumberToObject(o, "residual_length", h->residual_length);
-  }
-  cJSON_AddNumberToObject(o, "cache_kv_bytes", (double)pl->hf.kv_bytes);
-  cJSON_AddNumberToObject(o, "cache_scale_bytes", (double)pl->hf.scale_bytes);
-  cJSON_AddNumberToObject(o, "cache_residual_bytes", (double)pl->hf.residual_bytes);
-  cJSON_AddNumberToObject(o, "cache_gpu_bytes", (double)pl->hf.gpu_bytes);
-  cJSON_AddNumberToObject(o, "cache_host_bytes", (double)pl->hf.host_bytes);
   char *s = kvsim_report_json_string(o);
   puts(s);
   free(s);

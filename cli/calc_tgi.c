@@ -54,22 +54,6 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvs
 static void print_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g) {
   cJSON *o = cJSON_CreateObject();
   kvsim_report_plan_json(pl, m, g, o);
-  const kvsim_plan_tgi_t *t = &pl->tgi;
-  /* TGI's own names beside kv_cache_tokens (= max_batch_total_tokens). */
-  char ver[16];
-  snprintf(ver, sizeof ver, "3.%d", pl->p.tgi.version_minor);
-  cJSON_AddStringToObject(o, "tgi_version", ver);
-  cJSON_AddStringToObject(o, "attention", kvsim_tgi_attention_name(pl->p.tgi.attention));
-  cJSON_AddNumberToObject(o, "cuda_memory_fraction", pl->p.tgi.cuda_memory_fraction);
-  cJSON_AddNumberToObject(o, "wiggle_room", t->wiggle_room);
-  cJSON_AddNumberToObject(o, "num_shard", pl->p.tp);
-  cJSON_AddNumberToObject(o, "kv_cache_blocks", (double)t->num_blocks);
-  cJSON_AddNumberToObject(o, "max_batch_total_tokens", (double)t->max_batch_total_tokens);
-  cJSON_AddNumberToObject(o, "max_total_tokens", (double)t->max_total_tokens);
-  cJSON_AddNumberToObject(o, "max_input_tokens", (double)t->max_input_tokens);
-  cJSON_AddNumberToObject(o, "max_batch_prefill_tokens", (double)t->max_batch_prefill_tokens);
-  cJSON_AddNumberToObject(o, "warmup_blocks", (double)t->warmup_blocks);
-  cJSON_AddBoolToObject(o, "prefix_caching", t->prefix_caching);
   char *s = kvsim_report_json_string(o);
   puts(s);
   free(s);
