@@ -73,6 +73,7 @@ static void make_scenario(uint64_t seed, char *buf, size_t cap) {
   }
   if (hf) {
     blocks *= 16;
+    prefix = false; /* generate() has no prefix cache: refused */
     o += (size_t)snprintf(extra + o, sizeof extra - o,
                           ", \"cache\": \"%s\", \"batch\": %d, \"nbits\": %d,"
                           " \"residual_length\": %d",

@@ -74,6 +74,10 @@ static void plan_opts(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
 
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   const hf_opts_t *o = kvsim_sched_opts(s);
+  if (s->cfg.enable_prefix_caching)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "engine.enable_prefix_caching: hf-transformers has no prefix cache "
+                         "(generate() recomputes every prompt)");
   return kvsim__static_init(s, o->cache != KVSIM_HF_STATIC, err);
 }
 
