@@ -29,7 +29,7 @@ int cmd_calc(int argc, char **argv) {
       {"--model", ARG_STR, &model, "catalog name, HF id or path to config.json (default llama-3.1-8b)", NULL},
       {"--gpu", ARG_STR, &gpu, "catalog name or path to a GPU JSON (default h100-sxm)", NULL},
       {"--gpu-memory-gib", ARG_NUM, &mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)", NULL},
-      {"--engine", ARG_STR, &engine, "vllm-v1 (default) or vllm-v0", NULL},
+      {"--engine", ARG_STR, &engine, "vllm-v1 (default), vllm-v0; tgi, hf-transformers (see --engine E --help); --compare-engines", NULL},
       {"--gpu-memory-utilization", ARG_NUM, &util, "fraction of total memory for the instance (default 0.9)", NULL},
       {"--max-model-len", ARG_STR, &mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)", NULL},
       {"--block-size", ARG_INT, &bs, "tokens per KV block (default 16)", NULL},
