@@ -45,9 +45,12 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
   if (t->version_minor < 0 || t->version_minor > 99)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
                          t->version_minor);
-  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL || p->pp != 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d] "
-                         "(TGI has no pipeline parallelism)", p->tp, KVSIM_PLAN_MAX_PARALLEL);
+  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d]",
+                         p->tp, KVSIM_PLAN_MAX_PARALLEL);
+  if (p->pp != 1)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
   if (m->num_heads % p->tp)
     return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %d does not divide the model's %lld attention heads",
                          p->tp, (long long)m->num_heads);
