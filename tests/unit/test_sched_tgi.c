@@ -140,3 +140,21 @@ Test(sched_tgi, reserve_max_total_tokens_option) {
   cr_assert_eq(kvsim_kvcache_held(&e.kv, a), 16, "max_total_tokens 64 - 1 = 63 tokens: 16 blocks");
   teardown_env(&e);
 }
+
+Test(sched_tgi, without_chunking_a_lone_prompt_past_the_budget_runs_alone) {
+  env_t e;
+  setup(&e, 101, 16, false);
+  kvsim_request_t *a = add(&e, 0, 8, 40), *b = add(&e, 1, 20, 4);
+  schedule(&e);
+  cr_assert_eq(a->status, KVSIM_REQ_RUNNING, "a fits the budget");
+  cr_assert_eq(b->status, KVSIM_REQ_WAITING, "b's 20 tokens wait while a batch runs");
+  finish_step(&e);
+  while (a->status != KVSIM_REQ_FINISHED) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  schedule(&e);
+  cr_assert_eq(b->status, KVSIM_REQ_RUNNING, "on an idle replica b runs alone rather than wait for ever");
+  cr_assert_eq(tokens_of(&e, b), 20, "its whole prompt");
+  teardown_env(&e);
+}

@@ -144,9 +144,15 @@ static int64_t next_batch(tgi_t *v, kvsim_time_ns now, int64_t budget, kvsim_ste
       return hit;
     int64_t n = r->num_tokens - hit;
     if (n > budget) {
-      if (!s->cfg.enable_chunked_prefill)
-        break; /* goes back to the queue; the batch closes */
-      n = budget;
+      /* Without chunking the entry goes back and the batch closes. TGI's
+       * validation refuses prompts past max_input_tokens (<=
+       * max_batch_prefill_tokens, a launcher rule); kvsim's gateway checks
+       * the total length only, so such a prompt runs alone on an idle
+       * replica rather than block the queue for ever. */
+      if (!s->cfg.enable_chunked_prefill && (admitted || s->running.n))
+        break;
+      if (s->cfg.enable_chunked_prefill)
+        n = budget;
     }
     int64_t ahead = reservation(s, r) - hit - n;
     int rc = kvsim_kvcache_allocate(s->kv, r, hit, n, ahead > 0 ? ahead : 0);
