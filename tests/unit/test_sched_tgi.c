@@ -158,3 +158,40 @@ Test(sched_tgi, without_chunking_a_lone_prompt_past_the_budget_runs_alone) {
   cr_assert_eq(tokens_of(&e, b), 20, "its whole prompt");
   teardown_env(&e);
 }
+
+/* The scenario's engine keys, as the profile parses them into the plan. */
+static int parse(const char *profile, const char *json, kvsim_plan_params_t *p, kvsim_err *err) {
+  const kvsim_sched_ops_t *ops = kvsim_sched_find(profile);
+  cr_assert_not_null(ops, "%s registered", profile);
+  cJSON *o = cJSON_Parse(json);
+  cr_assert_not_null(o, "json %s", json);
+  kvsim_sched_opts_t opts;
+  int rc = kvsim_sched_parse_opts(ops, o, "engine", &opts, err);
+  cJSON_Delete(o);
+  kvsim_plan_params_default(p);
+  if (rc == KVSIM_OK && ops->plan_opts)
+    ops->plan_opts(&opts, p);
+  return rc;
+}
+
+Test(sched_tgi, scenario_keys_reach_the_plan) {
+  kvsim_plan_params_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("tgi", "{\"tgi_version\": 3.0, \"attention\": \"paged\", \"cuda_memory_fraction\": 0.8,"
+                            " \"max_total_tokens\": 4096}", &p, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(p.tgi.version_minor, 0, "a JSON number 3.0 is TGI 3.0");
+  cr_assert_eq(p.tgi.attention, KVSIM_TGI_PAGED, "paged");
+  cr_assert_float_eq(p.tgi.cuda_memory_fraction, 0.8, 1e-12, "fraction");
+  cr_assert_eq(p.tgi.max_total_tokens, 4096, "max_total_tokens");
+  cr_assert_eq(parse("tgi", "{\"tgi_version\": \"3.2.1\"}", &p, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(p.tgi.version_minor, 2, "3.2.1");
+  cr_assert_eq(parse("tgi", "{\"cuda_memory_fraction\": 0}", &p, &err), KVSIM_EINVAL, "fraction 0");
+  cr_assert(strstr(err.msg, "engine.cuda_memory_fraction"), "names the key: %s", err.msg);
+  cr_assert_eq(parse("tgi", "{\"attention\": \"sdpa\"}", &p, &err), KVSIM_EINVAL, "unknown backend");
+  cr_assert_eq(parse("vllm-v1", "{\"tgi_version\": \"2.0\"}", &p, &err), KVSIM_EINVAL,
+               "a bad tgi key is an error whichever profile runs");
+  cr_assert_eq(parse("hf-transformers", "{\"cache\": \"static\", \"batch\": 8, \"max_cache_len\": 8192}", &p, &err),
+               KVSIM_OK, "%s", err.msg);
+  cr_assert(p.hf.cache == KVSIM_HF_STATIC && p.hf.batch == 8 && p.hf.max_cache_len == 8192, "hf keys");
+  cr_assert_eq(parse("hf-transformers", "{\"nbits\": 3}", &p, &err), KVSIM_EINVAL, "3 bits");
+}

@@ -52,7 +52,7 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %d does not divide the model's %lld attention heads",
+    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard (hardware.tensor_parallel_size): %d does not divide the model's %lld attention heads",
                          p->tp, (long long)m->num_heads);
   const struct {
     int64_t v;

@@ -24,6 +24,7 @@
  * input_length (router validation.rs when the client gives none). */
 #include <cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -53,14 +54,22 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   char ver[16] = "3.3", attn[16] = "flashinfer";
   int rc;
   const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
-  if ((rc = kvsim__json_num_in(engine, "cuda_memory_fraction", 1e-9, 1, &frac, w, err)) < 0 ||
+  if ((rc = kvsim__json_num(engine, "cuda_memory_fraction", &frac, w, err)) < 0)
+    return rc;
+  if (!(frac > 0 && frac <= 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.cuda_memory_fraction: %g is outside (0, 1]", w, frac);
+  /* The version as a string ("3.3.7"), or as a JSON number (3.3). */
+  const cJSON *vj = engine ? cJSON_GetObjectItemCaseSensitive(engine, "tgi_version") : NULL;
+  if (cJSON_IsNumber(vj))
+    snprintf(ver, sizeof ver, "%.1f", vj->valuedouble);
+  if ((!cJSON_IsNumber(vj) &&
+       (rc = kvsim__json_str(engine, "tgi_version", ver, sizeof ver, w, err)) < 0) ||
       (rc = kvsim__json_num_in(engine, "waiting_served_ratio", 0, 1e6, &ratio, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_input_tokens", 0, hi, &in, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_total_tokens", 0, hi, &tot, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_batch_prefill_tokens", 0, hi, &pre, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_batch_total_tokens", 0, hi, &btot, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_waiting_tokens", 0, hi, &wait, w, err)) < 0 ||
-      (rc = kvsim__json_str(engine, "tgi_version", ver, sizeof ver, w, err)) < 0 ||
       (rc = kvsim__json_str(engine, "attention", attn, sizeof attn, w, err)) < 0 ||
       (rc = kvsim__json_bool(engine, "reserve_max_total_tokens", &o->reserve_max_total_tokens, w,
                              err)) < 0)
