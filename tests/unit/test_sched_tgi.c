@@ -195,3 +195,37 @@ Test(sched_tgi, scenario_keys_reach_the_plan) {
   cr_assert(p.hf.cache == KVSIM_HF_STATIC && p.hf.batch == 8 && p.hf.max_cache_len == 8192, "hf keys");
   cr_assert_eq(parse("hf-transformers", "{\"nbits\": 3}", &p, &err), KVSIM_EINVAL, "3 bits");
 }
+
+/* A second turn whose prompt repeats the first turn's prompt and answer:
+ * TGI's trie holds the first prompt only (radix.rs free inserts prefill
+ * tokens), vLLM's cache every computed full block. Returns the hit. */
+static int64_t second_turn_hit(const char *profile, kvsim_plan_engine engine) {
+  env_t e;
+  env_setup(&e, (env_opts_t){.profile = profile, .engine = engine, .blocks = 101, .budget = 64,
+                             .max_seqs = 8, .chunked = true, .prefix = true});
+  kvsim_segment_t s0[1] = {{1, 16}};
+  kvsim_segment_t s1[3] = {{1, 16}, {kvsim_output_segment_id(0), 8}, {kvsim_unique_segment_id(1), 8}};
+  e.reqs[0].spec.segments = s0;
+  e.reqs[0].spec.num_segments = 1;
+  kvsim_request_t *a = add(&e, 0, 16, 8);
+  for (int i = 0; i < 50 && a->status != KVSIM_REQ_FINISHED; i++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(a->status, KVSIM_REQ_FINISHED, "%s: the first turn ends", profile);
+  e.reqs[1].spec.segments = s1;
+  e.reqs[1].spec.num_segments = 3;
+  kvsim_request_t *b = add(&e, 1, 32, 4);
+  schedule(&e);
+  int64_t hit = b->num_cached_tokens;
+  teardown_env(&e);
+  return hit;
+}
+
+Test(sched_tgi, only_prompt_blocks_enter_the_trie) {
+  int64_t tgi = second_turn_hit("tgi", KVSIM_PLAN_TGI);
+  int64_t v1 = second_turn_hit("vllm-v1", KVSIM_PLAN_V1);
+  cr_assert_eq(tgi, 16, "TGI reuses the first prompt's 16 tokens, got %lld", (long long)tgi);
+  cr_assert_eq(v1, 20, "vLLM also the answer's computed full blocks (23 tokens: 5 blocks), got %lld",
+               (long long)v1);
+}

@@ -118,6 +118,8 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
    * flashdecoding, the two that allow prefix caching. */
   v->prefix = s->cfg.enable_prefix_caching && s->cfg.enable_chunked_prefill;
   v->waiting_tokens = 1;
+  /* radix.rs RadixAllocator::free: only the prompt's blocks enter the trie. */
+  s->kv->cache_prompt_only = true;
   return KVSIM_OK;
 }
 
