@@ -36,8 +36,8 @@ static kvsim_plan_t plan(const char *name, kvsim_hf_cache c, int64_t batch, int6
 Test(plan_hf, static_cache_is_the_seeds_formula) {
   kvsim_plan_t pl = plan("llama-3.1-8b", KVSIM_HF_STATIC, 8, 8192);
   int64_t want = 2LL * 8 * 32 * 8192 * 8 * 128 * 2;
-  cr_assert_eq(pl.hf.kv_bytes, want, "2 x 8 x 32 x 8192 x 8 x 128 x 2 = %lld, got %lld", (long long)want,
-               (long long)pl.hf.kv_bytes);
+  cr_assert_eq(pl.hf.kv_bytes, want, "2 x 8 x 32 x 8192 x 8 x 128 x 2 = %lld, got %lld",
+               (long long)want, (long long)pl.hf.kv_bytes);
   cr_assert_eq(pl.hf.kv_bytes, 8 * GIB, "8 GiB at batch 8 x 8,192");
   cr_assert_eq(pl.hf.gpu_bytes, want, "all of it on the GPU");
   cr_assert_eq(pl.hf.scale_bytes + pl.hf.residual_bytes + pl.hf.host_bytes, 0, "nothing else");
@@ -52,10 +52,12 @@ Test(plan_hf, sliding_layers_keep_their_window) {
   kvsim_plan_t dy = plan("gemma-2-9b", KVSIM_HF_DYNAMIC, 1, 8192);
   int64_t per_tok_layer = 2LL * st.kv_heads_per_rank * st.head_dim * 2;
   int64_t full = 21 * 8192 * per_tok_layer;
-  cr_assert_eq(st.hf.kv_bytes, full + 21 * 4096 * per_tok_layer, "static: min(window, len) = 4,096");
+  cr_assert_eq(st.hf.kv_bytes, full + 21 * 4096 * per_tok_layer,
+               "static: min(window, len) = 4,096");
   cr_assert_eq(dy.hf.kv_bytes, full + 21 * 4095 * per_tok_layer, "dynamic: the last window - 1");
   kvsim_plan_t short_ = plan("gemma-2-9b", KVSIM_HF_DYNAMIC, 1, 1000);
-  cr_assert_eq(short_.hf.kv_bytes, 42 * 1000 * per_tok_layer, "shorter than the window: all layers hold it");
+  cr_assert_eq(short_.hf.kv_bytes, 42 * 1000 * per_tok_layer,
+               "shorter than the window: all layers hold it");
 }
 
 Test(plan_hf, quantized_bits_scales_and_residual) {
@@ -64,8 +66,10 @@ Test(plan_hf, quantized_bits_scales_and_residual) {
   kvsim_plan_t pl = plan_of("llama-3.1-8b", KVSIM_HF_QUANTIZED, 4, 4096, &p);
   int64_t elems = 2LL * 4 * 32 * 4096 * 8 * 128; /* K and V elements at T */
   cr_assert_eq(pl.hf.kv_bytes, elems / 2, "4 bits per element");
-  cr_assert_eq(pl.hf.scale_bytes, elems / 64 * 2 * 2, "a bf16 scale and zero point per 64 elements");
-  cr_assert_eq(pl.hf.residual_bytes, 2LL * 4 * 32 * 128 * 8 * 128 * 2, "128 residual tokens in bf16");
+  cr_assert_eq(pl.hf.scale_bytes, elems / 64 * 2 * 2,
+               "a bf16 scale and zero point per 64 elements");
+  cr_assert_eq(pl.hf.residual_bytes, 2LL * 4 * 32 * 128 * 8 * 128 * 2,
+               "128 residual tokens in bf16");
   cr_assert_eq(pl.residual_bytes_per_request, pl.hf.residual_bytes / 4, "per row");
   cr_assert_eq(pl.kv_scale_bytes_per_token, 32 * 2 * 8 * 2 * 2 * 2, "scale bytes per token");
   kvsim_plan_params_default(&p);
@@ -94,7 +98,8 @@ Test(plan_hf, a_batch_too_large_does_not_fit) {
   cr_assert(!pl.fits, "64 x 16,384 tokens are 128 GiB");
   cr_assert(strstr(pl.error, "out of memory"), "torch's words: %s", pl.error);
   int64_t per_len = 64LL * 131072; /* one more token of cache length */
-  cr_assert_eq(pl.max_model_len_fit, pl.available_kv_bytes / per_len, "the longest cache that fits");
+  cr_assert_eq(pl.max_model_len_fit, pl.available_kv_bytes / per_len,
+               "the longest cache that fits");
   cr_assert_lt(pl.max_model_len_fit, 16384, "shorter than asked");
   kvsim_plan_params_default(&p);
   p.activation_gib = 1;
@@ -140,7 +145,8 @@ Test(plan_hf, compare_engines_lists_every_engine_once) {
   kvsim_plan_params_default(&p);
   kvsim_plan_compare_row_t rows[8];
   int n = 0;
-  cr_assert_eq(kvsim_plan_compare(&m, &g, &p, 0.9, 8192, rows, 8, &n, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_plan_compare(&m, &g, &p, 0.9, 8192, rows, 8, &n, &err), KVSIM_OK, "%s",
+               err.msg);
   int want = 0;
   for (const kvsim_plan_engine_info_t *e = kvsim_plan_engines; e->name; e++)
     want += e->compare;
@@ -149,9 +155,11 @@ Test(plan_hf, compare_engines_lists_every_engine_once) {
     cr_assert_eq(rows[i].rc, KVSIM_OK, "%s: %s", rows[i].engine->name, rows[i].error);
     cr_assert_gt(rows[i].plan.kv_cache_tokens, 0, "%s has a pool", rows[i].engine->name);
     cr_assert(rows[i].settings[0], "%s names its settings", rows[i].engine->name);
-    cr_assert_str_eq(kvsim_plan_engine_name(rows[i].plan.p.engine), rows[i].engine->name, "names agree");
+    cr_assert_str_eq(kvsim_plan_engine_name(rows[i].plan.p.engine), rows[i].engine->name,
+                     "names agree");
   }
   cr_assert_eq(rows[0].plan.p.engine, KVSIM_PLAN_V1, "vLLM first");
   cr_assert_float_eq(rows[0].plan.p.gpu_memory_utilization, 0.9, 1e-12, "vLLM at the fraction");
-  cr_assert_eq(kvsim_plan_compare(&m, &g, &p, 1.5, 8192, rows, 8, &n, &err), KVSIM_EINVAL, "bad fraction");
+  cr_assert_eq(kvsim_plan_compare(&m, &g, &p, 1.5, 8192, rows, 8, &n, &err), KVSIM_EINVAL,
+               "bad fraction");
 }

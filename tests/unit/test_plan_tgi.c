@@ -77,8 +77,8 @@ Test(plan_tgi, cuda_memory_fraction_scales_what_is_kept) {
   p.tgi.cuda_memory_fraction = 0.5;
   kvsim_plan_t pl = plan(&p);
   int64_t want = expected_blocks(0.5, 0.90, 1, 4096);
-  cr_assert_eq(pl.tgi.num_blocks, want, "fraction 0.5: %lld, want %lld", (long long)pl.tgi.num_blocks,
-               (long long)want);
+  cr_assert_eq(pl.tgi.num_blocks, want, "fraction 0.5: %lld, want %lld",
+               (long long)pl.tgi.num_blocks, (long long)want);
 }
 
 Test(plan_tgi, wiggle_room_by_version) {
@@ -92,7 +92,8 @@ Test(plan_tgi, wiggle_room_by_version) {
     p.tgi.version_minor = v[i].minor;
     kvsim_plan_t pl = plan(&p);
     cr_assert_float_eq(pl.tgi.wiggle_room, v[i].w, 1e-12, "3.%d: wiggle %g", v[i].minor, v[i].w);
-    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, v[i].w, 1, 4096), "3.%d: blocks", v[i].minor);
+    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, v[i].w, 1, 4096), "3.%d: blocks",
+                 v[i].minor);
     cr_assert_leq(pl.tgi.num_blocks, prev, "a later version never keeps less back");
     prev = pl.tgi.num_blocks;
   }
@@ -108,7 +109,9 @@ Test(plan_tgi, block_size_by_attention_backend) {
     kvsim_tgi_attention a;
     int64_t bs;
     bool prefix;
-  } v[] = {{KVSIM_TGI_FLASHINFER, 1, true}, {KVSIM_TGI_FLASHDECODING, 256, true}, {KVSIM_TGI_PAGED, 16, false}};
+  } v[] = {{KVSIM_TGI_FLASHINFER, 1, true},
+           {KVSIM_TGI_FLASHDECODING, 256, true},
+           {KVSIM_TGI_PAGED, 16, false}};
   for (size_t i = 0; i < 3; i++) {
     kvsim_plan_params_t p = params();
     p.tgi.attention = v[i].a;
@@ -116,12 +119,15 @@ Test(plan_tgi, block_size_by_attention_backend) {
     p.tgi.max_total_tokens = 8192;
     p.tgi.max_input_tokens = 8000;
     kvsim_plan_t pl = plan(&p);
-    cr_assert_eq(pl.tgi.block_size, v[i].bs, "%s: BLOCK_SIZE %lld", kvsim_tgi_attention_name(v[i].a),
-                 (long long)v[i].bs);
+    cr_assert_eq(pl.tgi.block_size, v[i].bs, "%s: BLOCK_SIZE %lld",
+                 kvsim_tgi_attention_name(v[i].a), (long long)v[i].bs);
     cr_assert_eq(pl.block_bytes, 131072 * v[i].bs, "block bytes scale with BLOCK_SIZE");
-    cr_assert_eq(pl.tgi.prefix_caching, v[i].prefix, "prefix caching with %s", kvsim_tgi_attention_name(v[i].a));
-    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, 0.9, v[i].bs, 8192), "blocks of %lld", (long long)v[i].bs);
-    cr_assert_eq(pl.tgi.max_batch_total_tokens, pl.tgi.num_blocks * v[i].bs, "tokens = blocks x size");
+    cr_assert_eq(pl.tgi.prefix_caching, v[i].prefix, "prefix caching with %s",
+                 kvsim_tgi_attention_name(v[i].a));
+    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, 0.9, v[i].bs, 8192), "blocks of %lld",
+                 (long long)v[i].bs);
+    cr_assert_eq(pl.tgi.max_batch_total_tokens, pl.tgi.num_blocks * v[i].bs,
+                 "tokens = blocks x size");
   }
 }
 
@@ -145,11 +151,13 @@ Test(plan_tgi, a_total_length_past_the_pool_does_not_fit) {
   p.total_memory_bytes = 24 * GIB;
   p.tgi.max_total_tokens = 100000;
   kvsim_plan_t pl = plan(&p);
-  cr_assert(!pl.fits, "100,000 total tokens exceed the pool of %lld", (long long)pl.tgi.max_batch_total_tokens);
+  cr_assert(!pl.fits, "100,000 total tokens exceed the pool of %lld",
+            (long long)pl.tgi.max_batch_total_tokens);
   cr_assert(strstr(pl.error, "max_batch_total_tokens"), "the router's reason: %s", pl.error);
   p.tgi.max_input_tokens = 200000;
   pl = plan(&p);
-  cr_assert(!pl.fits && strstr(pl.error, "must be < `max_total_tokens`"), "input >= total: %s", pl.error);
+  cr_assert(!pl.fits && strstr(pl.error, "must be < `max_total_tokens`"), "input >= total: %s",
+            pl.error);
 }
 
 Test(plan_tgi, num_shard_splits_the_kv_heads) {
@@ -187,5 +195,6 @@ Test(plan_tgi, fp8_kv_halves_the_block) {
   p.kv_dtype = KVSIM_KV_FP8;
   kvsim_plan_t pl = plan(&p);
   cr_assert_eq(pl.block_bytes, 65536, "1-byte KV");
-  cr_assert_gt(pl.tgi.num_blocks, 2 * expected_blocks(1.0, 0.9, 1, 4096) - 8200, "about twice the blocks");
+  cr_assert_gt(pl.tgi.num_blocks, 2 * expected_blocks(1.0, 0.9, 1, 4096) - 8200,
+               "about twice the blocks");
 }

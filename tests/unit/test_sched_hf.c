@@ -8,8 +8,13 @@
 #include "sched_harness.h"
 
 static void setup(env_t *e, int32_t blocks, int64_t batch, const char *json) {
-  env_setup(e, (env_opts_t){.profile = "hf-transformers", .engine = KVSIM_PLAN_HF, .blocks = blocks,
-                            .budget = 4096, .max_seqs = batch, .max_model_len = 64, .engine_json = json});
+  env_setup(e, (env_opts_t){.profile = "hf-transformers",
+                            .engine = KVSIM_PLAN_HF,
+                            .blocks = blocks,
+                            .budget = 4096,
+                            .max_seqs = batch,
+                            .max_model_len = 64,
+                            .engine_json = json});
 }
 
 Test(sched_hf, static_rows_reserve_max_cache_len) {
@@ -58,9 +63,9 @@ Test(sched_hf, dynamic_rows_grow_from_the_padded_prompt) {
 Test(sched_hf, dynamic_batch_closes_when_the_rows_would_outgrow_the_pool) {
   env_t e;
   setup(&e, 21, 4, "{\"cache\": \"dynamic\"}"); /* 20 blocks = 80 tokens */
-  add(&e, 0, 8, 24);  /* rows of 8 + 24 = 32 tokens */
-  add(&e, 1, 8, 24);  /* two rows: 16 blocks */
-  kvsim_request_t *c = add(&e, 2, 8, 24); /* three would need 24 */
+  add(&e, 0, 8, 24);                            /* rows of 8 + 24 = 32 tokens */
+  add(&e, 1, 8, 24);                            /* two rows: 16 blocks */
+  kvsim_request_t *c = add(&e, 2, 8, 24);       /* three would need 24 */
   schedule(&e);
   cr_assert_eq(e.s->running.n, 2, "two rows fit their growth");
   cr_assert_eq(c->status, KVSIM_REQ_WAITING, "the third waits for the next batch");

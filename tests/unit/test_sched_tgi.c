@@ -9,8 +9,12 @@
 #include "sched_harness.h"
 
 static void setup(env_t *e, int32_t blocks, int64_t budget, bool chunked) {
-  env_setup(e, (env_opts_t){.profile = "tgi", .engine = KVSIM_PLAN_TGI, .blocks = blocks,
-                            .budget = budget, .max_seqs = 16, .chunked = chunked});
+  env_setup(e, (env_opts_t){.profile = "tgi",
+                            .engine = KVSIM_PLAN_TGI,
+                            .blocks = blocks,
+                            .budget = budget,
+                            .max_seqs = 16,
+                            .chunked = chunked});
 }
 
 /* Runs steps until nothing is scheduled; returns the steps run. */
@@ -56,7 +60,8 @@ Test(sched_tgi, head_of_line_blocking_and_no_preemption) {
   }
   cr_assert_eq(a->num_output, 50, "a ran to its end");
   schedule(&e);
-  cr_assert(b->status == KVSIM_REQ_RUNNING && c->status == KVSIM_REQ_RUNNING, "both join once a's blocks are free");
+  cr_assert(b->status == KVSIM_REQ_RUNNING && c->status == KVSIM_REQ_RUNNING,
+            "both join once a's blocks are free");
   drain(&e, 200);
   cr_assert_eq(e.s->num_preemptions, 0, "never a preemption");
   cr_assert(b->status == KVSIM_REQ_FINISHED && c->status == KVSIM_REQ_FINISHED, "no request lost");
@@ -132,8 +137,13 @@ Test(sched_tgi, waiting_served_ratio_and_max_waiting_tokens) {
 
 Test(sched_tgi, reserve_max_total_tokens_option) {
   env_t e;
-  env_setup(&e, (env_opts_t){.profile = "tgi", .engine = KVSIM_PLAN_TGI, .blocks = 101, .budget = 64,
-                             .max_seqs = 16, .chunked = true, .max_model_len = 64,
+  env_setup(&e, (env_opts_t){.profile = "tgi",
+                             .engine = KVSIM_PLAN_TGI,
+                             .blocks = 101,
+                             .budget = 64,
+                             .max_seqs = 16,
+                             .chunked = true,
+                             .max_model_len = 64,
                              .engine_json = "{\"reserve_max_total_tokens\": true}"});
   kvsim_request_t *a = add(&e, 0, 10, 2);
   schedule(&e);
@@ -154,7 +164,8 @@ Test(sched_tgi, without_chunking_a_lone_prompt_past_the_budget_runs_alone) {
     finish_step(&e);
   }
   schedule(&e);
-  cr_assert_eq(b->status, KVSIM_REQ_RUNNING, "on an idle replica b runs alone rather than wait for ever");
+  cr_assert_eq(b->status, KVSIM_REQ_RUNNING,
+               "on an idle replica b runs alone rather than wait for ever");
   cr_assert_eq(tokens_of(&e, b), 20, "its whole prompt");
   teardown_env(&e);
 }
@@ -177,8 +188,12 @@ static int parse(const char *profile, const char *json, kvsim_plan_params_t *p, 
 Test(sched_tgi, scenario_keys_reach_the_plan) {
   kvsim_plan_params_t p;
   kvsim_err err = {0};
-  cr_assert_eq(parse("tgi", "{\"tgi_version\": 3.0, \"attention\": \"paged\", \"cuda_memory_fraction\": 0.8,"
-                            " \"max_total_tokens\": 4096}", &p, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(
+      parse("tgi",
+            "{\"tgi_version\": 3.0, \"attention\": \"paged\", \"cuda_memory_fraction\": 0.8,"
+            " \"max_total_tokens\": 4096}",
+            &p, &err),
+      KVSIM_OK, "%s", err.msg);
   cr_assert_eq(p.tgi.version_minor, 0, "a JSON number 3.0 is TGI 3.0");
   cr_assert_eq(p.tgi.attention, KVSIM_TGI_PAGED, "paged");
   cr_assert_float_eq(p.tgi.cuda_memory_fraction, 0.8, 1e-12, "fraction");
@@ -187,12 +202,15 @@ Test(sched_tgi, scenario_keys_reach_the_plan) {
   cr_assert_eq(p.tgi.version_minor, 2, "3.2.1");
   cr_assert_eq(parse("tgi", "{\"cuda_memory_fraction\": 0}", &p, &err), KVSIM_EINVAL, "fraction 0");
   cr_assert(strstr(err.msg, "engine.cuda_memory_fraction"), "names the key: %s", err.msg);
-  cr_assert_eq(parse("tgi", "{\"attention\": \"sdpa\"}", &p, &err), KVSIM_EINVAL, "unknown backend");
+  cr_assert_eq(parse("tgi", "{\"attention\": \"sdpa\"}", &p, &err), KVSIM_EINVAL,
+               "unknown backend");
   cr_assert_eq(parse("vllm-v1", "{\"tgi_version\": \"2.0\"}", &p, &err), KVSIM_EINVAL,
                "a bad tgi key is an error whichever profile runs");
-  cr_assert_eq(parse("hf-transformers", "{\"cache\": \"static\", \"batch\": 8, \"max_cache_len\": 8192}", &p, &err),
+  cr_assert_eq(parse("hf-transformers",
+                     "{\"cache\": \"static\", \"batch\": 8, \"max_cache_len\": 8192}", &p, &err),
                KVSIM_OK, "%s", err.msg);
-  cr_assert(p.hf.cache == KVSIM_HF_STATIC && p.hf.batch == 8 && p.hf.max_cache_len == 8192, "hf keys");
+  cr_assert(p.hf.cache == KVSIM_HF_STATIC && p.hf.batch == 8 && p.hf.max_cache_len == 8192,
+            "hf keys");
   cr_assert_eq(parse("hf-transformers", "{\"nbits\": 3}", &p, &err), KVSIM_EINVAL, "3 bits");
 }
 
@@ -201,10 +219,16 @@ Test(sched_tgi, scenario_keys_reach_the_plan) {
  * tokens), vLLM's cache every computed full block. Returns the hit. */
 static int64_t second_turn_hit(const char *profile, kvsim_plan_engine engine) {
   env_t e;
-  env_setup(&e, (env_opts_t){.profile = profile, .engine = engine, .blocks = 101, .budget = 64,
-                             .max_seqs = 8, .chunked = true, .prefix = true});
+  env_setup(&e, (env_opts_t){.profile = profile,
+                             .engine = engine,
+                             .blocks = 101,
+                             .budget = 64,
+                             .max_seqs = 8,
+                             .chunked = true,
+                             .prefix = true});
   kvsim_segment_t s0[1] = {{1, 16}};
-  kvsim_segment_t s1[3] = {{1, 16}, {kvsim_output_segment_id(0), 8}, {kvsim_unique_segment_id(1), 8}};
+  kvsim_segment_t s1[3] = {
+      {1, 16}, {kvsim_output_segment_id(0), 8}, {kvsim_unique_segment_id(1), 8}};
   e.reqs[0].spec.segments = s0;
   e.reqs[0].spec.num_segments = 1;
   kvsim_request_t *a = add(&e, 0, 16, 8);
@@ -226,6 +250,7 @@ Test(sched_tgi, only_prompt_blocks_enter_the_trie) {
   int64_t tgi = second_turn_hit("tgi", KVSIM_PLAN_TGI);
   int64_t v1 = second_turn_hit("vllm-v1", KVSIM_PLAN_V1);
   cr_assert_eq(tgi, 16, "TGI reuses the first prompt's 16 tokens, got %lld", (long long)tgi);
-  cr_assert_eq(v1, 20, "vLLM also the answer's computed full blocks (23 tokens: 5 blocks), got %lld",
+  cr_assert_eq(v1, 20,
+               "vLLM also the answer's computed full blocks (23 tokens: 5 blocks), got %lld",
                (long long)v1);
 }

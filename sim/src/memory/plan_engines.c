@@ -33,7 +33,8 @@ static void hf_fraction(kvsim_plan_params_t *p, double f, int64_t seq_len) {
   p->hf.max_cache_len = seq_len;
 }
 static void hf_settings(const kvsim_plan_t *pl, char *buf, size_t cap) {
-  snprintf(buf, cap, "no memory fraction: %s cache in all free memory", kvsim_hf_cache_name(pl->p.hf.cache));
+  snprintf(buf, cap, "no memory fraction: %s cache in all free memory",
+           kvsim_hf_cache_name(pl->p.hf.cache));
 }
 
 const kvsim_plan_engine_info_t kvsim_plan_engines[] = {
@@ -44,9 +45,9 @@ const kvsim_plan_engine_info_t kvsim_plan_engines[] = {
     {KVSIM_PLAN_V1, NULL, NULL, false, NULL, NULL},
 };
 
-int kvsim_plan_compare(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *base,
-                       double fraction, int64_t seq_len, kvsim_plan_compare_row_t *rows, int cap,
-                       int *n, kvsim_err *err) {
+int kvsim_plan_compare(const kvsim_model_t *m, const kvsim_gpu_t *g,
+                       const kvsim_plan_params_t *base, double fraction, int64_t seq_len,
+                       kvsim_plan_compare_row_t *rows, int cap, int *n, kvsim_err *err) {
   *n = 0;
   if (!(fraction > 0 && fraction <= 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--memory-fraction: %g is outside (0, 1]", fraction);
@@ -100,7 +101,9 @@ int kvsim_tgi_attention_parse(const char *s, kvsim_tgi_attention *out) {
 }
 
 const char *kvsim_tgi_attention_name(kvsim_tgi_attention a) {
-  return a == KVSIM_TGI_FLASHDECODING ? "flashdecoding" : a == KVSIM_TGI_PAGED ? "paged" : "flashinfer";
+  return a == KVSIM_TGI_FLASHDECODING ? "flashdecoding"
+         : a == KVSIM_TGI_PAGED       ? "paged"
+                                      : "flashinfer";
 }
 
 static const char *const hf_names[] = {"dynamic", "static", "quantized", "offloaded"};

@@ -37,10 +37,12 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
                          "--tensor-parallel-size: hf-transformers runs one process on one GPU "
                          "(tensor and pipeline parallel sizes must be 1)");
   if (h->batch < 0 || h->batch > KVSIM_PLAN_MAX_SEQS)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--batch (engine.batch): %lld is out of range [1, %lld]",
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--batch (engine.batch): %lld is out of range [1, %lld]",
                          (long long)h->batch, (long long)KVSIM_PLAN_MAX_SEQS);
   if (h->max_cache_len < 0 || h->max_cache_len > KVSIM_MODEL_MAX_CONTEXT)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--max-cache-len (engine.max_cache_len): %lld is out of range [1, %lld]",
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--max-cache-len (engine.max_cache_len): %lld is out of range [1, %lld]",
                          (long long)h->max_cache_len, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (m->max_position_embeddings > 0 && h->max_cache_len > m->max_position_embeddings)
     return kvsim_err_set(err, KVSIM_EINVAL,
@@ -50,17 +52,21 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
   if (h->cache == KVSIM_HF_QUANTIZED) {
     /* QuantoQuantizedLayer: "nbits must be either 2 or 4". */
     if (h->nbits != 2 && h->nbits != 4)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--nbits (engine.nbits): %d (quanto takes 2 or 4)", h->nbits);
+      return kvsim_err_set(err, KVSIM_EINVAL, "--nbits (engine.nbits): %d (quanto takes 2 or 4)",
+                           h->nbits);
     if (h->q_group_size < 1 || h->q_group_size > 1 << 20)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--q-group-size (engine.q_group_size): %d is out of range [1, 1048576]",
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--q-group-size (engine.q_group_size): %d is out of range [1, 1048576]",
                            h->q_group_size);
     if (h->residual_length < 0 || h->residual_length > KVSIM_MODEL_MAX_CONTEXT)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--residual-length (engine.residual_length): %d is out of range",
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--residual-length (engine.residual_length): %d is out of range",
                            h->residual_length);
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: use --cache quantized --nbits N for a quantized HF cache");
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--kv-cache-dtype: use --cache quantized --nbits N for a quantized HF cache");
   return KVSIM_OK;
 }
 
@@ -90,7 +96,9 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   if (h->max_cache_len <= 0)
     h->max_cache_len = p->max_model_len > 0 ? p->max_model_len : m->max_position_embeddings;
   if (h->max_cache_len <= 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--max-cache-len: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--max-cache-len: required (the model config has no max_position_embeddings)");
   const int64_t B = h->batch, T = h->max_cache_len, D = kvsim_model_kv_head_size(m);
   const int64_t H = kvsim_model_kv_heads_per_rank(m, 1), kvf = kvsim_model_kv_factor(m);
   const int S = p->kv_dtype == KVSIM_KV_FP8 ? 1 : p->kv_dtype == KVSIM_KV_AUTO ? m->dtype_bytes : 2;
@@ -114,8 +122,8 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   for (int i = 0; i < m->num_layers; i++)
     tok_layers += layer_tokens(m, h->cache, i, T);
   /* Offloading: two layers of the full length on the GPU (the largest). */
-  int64_t resident = (m->num_layers < HF_OFFLOAD_RESIDENT_LAYERS ? m->num_layers
-                                                                 : HF_OFFLOAD_RESIDENT_LAYERS) * T;
+  int64_t resident =
+      (m->num_layers < HF_OFFLOAD_RESIDENT_LAYERS ? m->num_layers : HF_OFFLOAD_RESIDENT_LAYERS) * T;
   o->kv_bytes = B * tok_layers * data_per_layer_token;
   o->scale_bytes = B * tok_layers * scale_per_layer_token;
   if (h->cache == KVSIM_HF_QUANTIZED) {
@@ -130,20 +138,26 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   }
   o->per_token_bytes = m->num_layers * (data_per_layer_token + scale_per_layer_token);
   /* Memory of the one process. */
-  pl->total_memory_bytes = p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
+  pl->total_memory_bytes =
+      p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
   p->total_memory_bytes = pl->total_memory_bytes;
   pl->requested_bytes = pl->total_memory_bytes;
   p->gpu_memory_utilization = 1.0; /* no fraction: the process takes what is free */
-  pl->weights_bytes = p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, 1, 1, 0);
+  pl->weights_bytes =
+      p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, 1, 1, 0);
   /* The batch's prefill (generate runs it whole, no chunking). */
-  pl->activation_bytes = p->activation_gib >= 0
-                             ? gib_bytes(p->activation_gib)
-                             : kvsim__activation_bytes(m, 1, B * T < KVSIM_MODEL_MAX_CONTEXT ? B * T : KVSIM_MODEL_MAX_CONTEXT, B,
-                                                       KVSIM_PLAN_V1);
-  pl->non_torch_bytes = p->non_torch_gib >= 0 ? gib_bytes(p->non_torch_gib)
-                                              : gib_bytes(KVSIM__CUDA_CONTEXT_GIB) +
-                                                    kvsim__non_torch_bytes(m, g, 1, 1, KVSIM_PLAN_V1);
-  int64_t avail = pl->total_memory_bytes - pl->weights_bytes - pl->activation_bytes - pl->non_torch_bytes;
+  pl->activation_bytes =
+      p->activation_gib >= 0
+          ? gib_bytes(p->activation_gib)
+          : kvsim__activation_bytes(
+                m, 1, B * T < KVSIM_MODEL_MAX_CONTEXT ? B * T : KVSIM_MODEL_MAX_CONTEXT, B,
+                KVSIM_PLAN_V1);
+  pl->non_torch_bytes =
+      p->non_torch_gib >= 0
+          ? gib_bytes(p->non_torch_gib)
+          : gib_bytes(KVSIM__CUDA_CONTEXT_GIB) + kvsim__non_torch_bytes(m, g, 1, 1, KVSIM_PLAN_V1);
+  int64_t avail =
+      pl->total_memory_bytes - pl->weights_bytes - pl->activation_bytes - pl->non_torch_bytes;
   pl->available_kv_bytes = avail > 0 ? avail : 0;
   /* The run's pool: one-token blocks (no paging) of one token's bytes on
    * the GPU, as many as the free memory holds; with offloading the cache
@@ -159,8 +173,8 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   pl->block_bytes = pl->per_token_kv_bytes;
   pl->page_bytes = data_per_layer_token + scale_per_layer_token;
   int64_t blocks = h->cache == KVSIM_HF_OFFLOADED ? B * T
-                   : pl->block_bytes > 0           ? pl->available_kv_bytes / pl->block_bytes
-                                                   : 0;
+                   : pl->block_bytes > 0          ? pl->available_kv_bytes / pl->block_bytes
+                                                  : 0;
   if (p->num_gpu_blocks_override > 0)
     blocks = p->num_gpu_blocks_override;
   if (blocks > KVSIM_PLAN_MAX_BLOCKS - 1)
@@ -176,9 +190,10 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   pl->groups[0] = (kvsim_plan_group_t){false, 0, m->num_layers};
   pl->blocks_per_request_max = T;
   int64_t per_seq = all / B;
-  pl->max_concurrency = per_seq > 0 ? (double)(h->cache == KVSIM_HF_OFFLOADED ? o->gpu_bytes > 0 ? B : 0
-                                                                              : pl->available_kv_bytes / per_seq)
-                                    : 0;
+  pl->max_concurrency =
+      per_seq > 0 ? (double)(h->cache == KVSIM_HF_OFFLOADED ? o->gpu_bytes > 0 ? B : 0
+                                                            : pl->available_kv_bytes / per_seq)
+                  : 0;
   pl->fits = o->gpu_bytes <= pl->available_kv_bytes;
   pl->max_model_len_fit = T;
   if (!pl->fits) {
@@ -186,8 +201,8 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
     snprintf(pl->error, sizeof pl->error,
              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB for the %s "
              "cache of batch %lld x %lld tokens; %.2f GiB free after weights and activations",
-             (double)o->gpu_bytes / KVSIM_GIB, kvsim_hf_cache_name(h->cache),
-             (long long)B, (long long)T, (double)pl->available_kv_bytes / KVSIM_GIB);
+             (double)o->gpu_bytes / KVSIM_GIB, kvsim_hf_cache_name(h->cache), (long long)B,
+             (long long)T, (double)pl->available_kv_bytes / KVSIM_GIB);
     int64_t per_tok = per_seq / T;
     pl->max_model_len_fit = per_tok > 0 ? pl->available_kv_bytes / (B * per_tok) : 0;
     if (pl->max_model_len_fit > T)

@@ -40,39 +40,49 @@ static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB);
 static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_tgi_params_t *t = &p->tgi;
   if (!(t->cuda_memory_fraction > 0 && t->cuda_memory_fraction <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--cuda-memory-fraction (engine.cuda_memory_fraction): %g is outside (0, 1]",
-                         t->cuda_memory_fraction);
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--cuda-memory-fraction (engine.cuda_memory_fraction): %g is outside (0, 1]",
+        t->cuda_memory_fraction);
   if (t->version_minor < 0 || t->version_minor > 99)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
                          t->version_minor);
   if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d]",
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d]",
                          p->tp, KVSIM_PLAN_MAX_PARALLEL);
   if (p->pp != 1)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard (hardware.tensor_parallel_size): %d does not divide the model's %lld attention heads",
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--num-shard (hardware.tensor_parallel_size): %d does not divide the "
+                         "model's %lld attention heads",
                          p->tp, (long long)m->num_heads);
   const struct {
     int64_t v;
     const char *flag;
-  } toks[] = {{t->max_input_tokens, "--max-input-tokens (engine.max_input_tokens)"},
-              {t->max_total_tokens, "--max-total-tokens (engine.max_total_tokens)"},
-              {t->max_batch_prefill_tokens, "--max-batch-prefill-tokens (engine.max_batch_prefill_tokens)"},
-              {t->max_batch_total_tokens, "--max-batch-total-tokens (engine.max_batch_total_tokens)"}};
+  } toks[] = {
+      {t->max_input_tokens, "--max-input-tokens (engine.max_input_tokens)"},
+      {t->max_total_tokens, "--max-total-tokens (engine.max_total_tokens)"},
+      {t->max_batch_prefill_tokens, "--max-batch-prefill-tokens (engine.max_batch_prefill_tokens)"},
+      {t->max_batch_total_tokens, "--max-batch-total-tokens (engine.max_batch_total_tokens)"}};
   for (size_t i = 0; i < sizeof toks / sizeof *toks; i++)
     if (toks[i].v < 0 || toks[i].v > KVSIM_MODEL_MAX_CONTEXT)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [0, %lld]", toks[i].flag,
                            (long long)toks[i].v, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: TGI accepts fp8_e4m3fn and fp8_e5m2 only");
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-dtype: TGI accepts fp8_e4m3fn and fp8_e5m2 only");
   /* layers/attention/kv_cache.py KVCache.__init__: FP8 KV with flashinfer
    * or paged attention on CUDA, not flashdecoding. */
   if (p->kv_dtype == KVSIM_KV_FP8 && t->attention == KVSIM_TGI_FLASHDECODING)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: FP8 KV cache is currently only supported for flashinfer "
-                         "on CUDA and paged attention (--attention flashdecoding)");
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--kv-cache-dtype: FP8 KV cache is currently only supported for flashinfer "
+        "on CUDA and paged attention (--attention flashdecoding)");
   return KVSIM_OK;
 }
 
@@ -96,16 +106,17 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
   /* warmup: num_kv_heads = kv_heads // world_size (one head when fewer). */
   pl->kv_heads_per_rank = kvsim_model_kv_heads_per_rank(m, p->tp);
   pl->head_dim = kvsim_model_kv_head_size(m);
-  pl->kv_bytes_per_element = p->kv_dtype == KVSIM_KV_FP8 ? 1
+  pl->kv_bytes_per_element = p->kv_dtype == KVSIM_KV_FP8    ? 1
                              : p->kv_dtype == KVSIM_KV_AUTO ? m->dtype_bytes
                                                             : 2;
   int64_t elem = (int64_t)pl->kv_bytes_per_element;
   /* total_cache_size = num_layers * BLOCK_SIZE * num_kv_heads * head_size * 2 * dtype_size */
-  pl->per_token_kv_bytes = pl->num_layers * pl->kv_heads_per_rank * pl->head_dim *
-                           kvsim_model_kv_factor(m) * elem;
+  pl->per_token_kv_bytes =
+      pl->num_layers * pl->kv_heads_per_rank * pl->head_dim * kvsim_model_kv_factor(m) * elem;
   pl->page_bytes = pl->per_token_kv_bytes / pl->num_layers * t->block_size;
   pl->block_bytes = pl->per_token_kv_bytes * t->block_size;
-  pl->total_memory_bytes = p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
+  pl->total_memory_bytes =
+      p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
   p->total_memory_bytes = pl->total_memory_bytes;
   /* A scenario shared with vLLM profiles names the same limits by vLLM's
    * keys: max_model_len is TGI's max_total_tokens, max_num_batched_tokens
@@ -113,19 +124,20 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
    * TGI's own keys win. */
   if (p->tgi.max_total_tokens <= 0)
     p->tgi.max_total_tokens = p->max_model_len;
-  t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens > 0 ? p->tgi.max_batch_prefill_tokens
-                                                                    : p->max_num_batched_tokens;
+  t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens > 0
+                                    ? p->tgi.max_batch_prefill_tokens
+                                    : p->max_num_batched_tokens;
   if (t->max_batch_prefill_tokens <= 0) {
     t->max_batch_prefill_tokens = TGI_DEFAULT_PREFILL_TOKENS;
     if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_batch_prefill_tokens)
       t->max_batch_prefill_tokens = m->max_position_embeddings;
   }
-  pl->weights_bytes = p->weights_gib >= 0 ? gib_bytes(p->weights_gib)
-                                          : kvsim__weights_bytes(m, &q, p->tp, 1, 0);
-  pl->activation_bytes = p->activation_gib >= 0
-                             ? gib_bytes(p->activation_gib)
-                             : kvsim__activation_bytes(m, p->tp, t->max_batch_prefill_tokens, 1,
-                                                       KVSIM_PLAN_V1);
+  pl->weights_bytes =
+      p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, p->tp, 1, 0);
+  pl->activation_bytes =
+      p->activation_gib >= 0
+          ? gib_bytes(p->activation_gib)
+          : kvsim__activation_bytes(m, p->tp, t->max_batch_prefill_tokens, 1, KVSIM_PLAN_V1);
   /* Context, workspaces and (TP > 1) NCCL buffers: all lower cudaMemGetInfo's
    * free memory (the V0 rule charges NCCL as well). */
   pl->non_torch_bytes = p->non_torch_gib >= 0
@@ -162,10 +174,9 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
   pl->requested_bytes = (int64_t)((double)total * p->tgi.cuda_memory_fraction * t->wiggle_room);
   /* The share of the GPU the pool may reach, in the plan's common field. */
   p->gpu_memory_utilization = p->tgi.cuda_memory_fraction * t->wiggle_room;
-  int64_t blocks = p->num_gpu_blocks_override > 0
-                       ? p->num_gpu_blocks_override
-                       : (int64_t)floor(kv / (double)pl->block_bytes) +
-                             (free_now > 0 ? t->warmup_blocks : 0);
+  int64_t blocks = p->num_gpu_blocks_override > 0 ? p->num_gpu_blocks_override
+                                                  : (int64_t)floor(kv / (double)pl->block_bytes) +
+                                                        (free_now > 0 ? t->warmup_blocks : 0);
   if (blocks > KVSIM_PLAN_MAX_BLOCKS)
     return kvsim_err_set(err, KVSIM_EINVAL, "memory plan: %lld TGI blocks exceed %lld",
                          (long long)blocks, (long long)KVSIM_PLAN_MAX_BLOCKS);
@@ -184,13 +195,15 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
     if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_total_tokens)
       t->max_total_tokens = m->max_position_embeddings;
   }
-  t->max_input_tokens = p->tgi.max_input_tokens > 0 ? p->tgi.max_input_tokens : t->max_total_tokens - 1;
+  t->max_input_tokens =
+      p->tgi.max_input_tokens > 0 ? p->tgi.max_input_tokens : t->max_total_tokens - 1;
   /* What the run's scheduler reads. */
   p->block_size = (int)bs;
   p->max_model_len = t->max_total_tokens;
   p->max_num_batched_tokens = t->max_batch_prefill_tokens;
   if (p->max_num_seqs <= 0) /* --max-batch-size: none by default */
-    p->max_num_seqs = blocks > 1 ? (blocks < KVSIM_PLAN_MAX_SEQS ? blocks : KVSIM_PLAN_MAX_SEQS) : 1;
+    p->max_num_seqs =
+        blocks > 1 ? (blocks < KVSIM_PLAN_MAX_SEQS ? blocks : KVSIM_PLAN_MAX_SEQS) : 1;
   p->enable_chunked_prefill = chunking;
   pl->num_gpu_blocks = blocks;
   pl->kv_cache_tokens = t->max_batch_total_tokens;
@@ -199,9 +212,9 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
   pl->groups[0] = (kvsim_plan_group_t){false, 0, pl->num_layers};
   pl->blocks_per_request_max = cdiv(t->max_total_tokens, bs);
   /* Block 0 is reserved for health checks (backends/v3/src/block_allocator.rs). */
-  pl->max_concurrency = pl->blocks_per_request_max > 0
-                            ? (double)(blocks > 1 ? blocks - 1 : 0) / (double)pl->blocks_per_request_max
-                            : 0;
+  pl->max_concurrency = pl->blocks_per_request_max > 0 ? (double)(blocks > 1 ? blocks - 1 : 0) /
+                                                             (double)pl->blocks_per_request_max
+                                                       : 0;
   pl->fits = true;
   pl->max_model_len_fit = t->max_total_tokens;
   if (t->max_input_tokens >= t->max_total_tokens) {

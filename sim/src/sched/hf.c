@@ -29,12 +29,14 @@ typedef struct hf_opts {
   int32_t nbits, q_group_size, residual_length;
   int64_t batch, max_cache_len;
 } hf_opts_t;
-_Static_assert(sizeof(hf_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "hf-transformers options fit the buffer");
+_Static_assert(sizeof(hf_opts_t) <= KVSIM_SCHED_OPTS_BYTES,
+               "hf-transformers options fit the buffer");
 
-static const char *const option_keys[] = {"cache", "batch", "max_cache_len", "nbits",
-                                          "q_group_size", "residual_length", NULL};
+static const char *const option_keys[] = {
+    "cache", "batch", "max_cache_len", "nbits", "q_group_size", "residual_length", NULL};
 
-static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts,
+                      kvsim_err *err) {
   hf_opts_t *o = (hf_opts_t *)opts->bytes;
   char cache[16] = "dynamic";
   int64_t batch = 1, len = 0, nbits = 4, group = 64, res = 128;
@@ -50,7 +52,8 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
     return rc;
   if (kvsim_hf_cache_parse(cache, &c) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.cache: '%s' (expected dynamic, static, quantized or offloaded)", w, cache);
+                         "%s.cache: '%s' (expected dynamic, static, quantized or offloaded)", w,
+                         cache);
   if (nbits == 3)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.nbits: 3 (quanto takes 2 or 4)", w);
   o->cache = (int32_t)c;

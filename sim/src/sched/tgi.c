@@ -41,12 +41,20 @@ typedef struct tgi_opts {
 } tgi_opts_t;
 _Static_assert(sizeof(tgi_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "tgi options fit the buffer");
 
-static const char *const option_keys[] = {
-    "cuda_memory_fraction", "tgi_version", "attention", "max_input_tokens", "max_total_tokens",
-    "max_batch_prefill_tokens", "max_batch_total_tokens", "waiting_served_ratio",
-    "max_waiting_tokens", "reserve_max_total_tokens", NULL};
+static const char *const option_keys[] = {"cuda_memory_fraction",
+                                          "tgi_version",
+                                          "attention",
+                                          "max_input_tokens",
+                                          "max_total_tokens",
+                                          "max_batch_prefill_tokens",
+                                          "max_batch_total_tokens",
+                                          "waiting_served_ratio",
+                                          "max_waiting_tokens",
+                                          "reserve_max_total_tokens",
+                                          NULL};
 
-static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
+static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts,
+                      kvsim_err *err) {
   tgi_opts_t *o = (tgi_opts_t *)opts->bytes;
   /* launcher/src/main.rs Args defaults. */
   double frac = 1.0, ratio = 0.3;
@@ -57,7 +65,8 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   if ((rc = kvsim__json_num(engine, "cuda_memory_fraction", &frac, w, err)) < 0)
     return rc;
   if (!(frac > 0 && frac <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.cuda_memory_fraction: %g is outside (0, 1]", w, frac);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.cuda_memory_fraction: %g is outside (0, 1]", w,
+                         frac);
   /* The version as a string ("3.3.7"), or as a JSON number (3.3). */
   const cJSON *vj = engine ? cJSON_GetObjectItemCaseSensitive(engine, "tgi_version") : NULL;
   if (cJSON_IsNumber(vj))
@@ -77,11 +86,12 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   int minor = 3;
   kvsim_tgi_attention a = KVSIM_TGI_FLASHINFER;
   if (kvsim_tgi_version_parse(ver, &minor) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.tgi_version: '%s' (expected a TGI 3.x version, e.g. 3.3)",
-                         w, ver);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.tgi_version: '%s' (expected a TGI 3.x version, e.g. 3.3)", w, ver);
   if (kvsim_tgi_attention_parse(attn, &a) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.attention: '%s' (expected flashinfer, flashdecoding or paged)", w, attn);
+                         "%s.attention: '%s' (expected flashinfer, flashdecoding or paged)", w,
+                         attn);
   o->cuda_memory_fraction = frac;
   o->waiting_served_ratio = ratio;
   o->max_input_tokens = (int32_t)in;
@@ -126,7 +136,8 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
 /* Tokens of KV r reserves: input + max_new_tokens - 1, within max_total_tokens. */
 static int64_t reservation(const kvsim_sched_t *s, const kvsim_request_t *r) {
   const tgi_opts_t *o = kvsim_sched_opts(s);
-  int64_t total = o->reserve_max_total_tokens ? s->cfg.max_model_len : kvsim_request_total_tokens(r);
+  int64_t total =
+      o->reserve_max_total_tokens ? s->cfg.max_model_len : kvsim_request_total_tokens(r);
   if (total > s->cfg.max_model_len)
     total = s->cfg.max_model_len;
   return total > r->num_tokens ? total - 1 : r->num_tokens;
