@@ -10,7 +10,6 @@
 static void engine_json(const kvsim_plan_t *pl, cJSON *o) {
   if (pl->p.engine == KVSIM_PLAN_TGI) {
     const kvsim_plan_tgi_t *t = &pl->tgi;
-    /* TGI's own names beside kv_cache_tokens (= max_batch_total_tokens). */
     char ver[16];
     snprintf(ver, sizeof ver, "3.%d", pl->p.tgi.version_minor);
     cJSON_AddStringToObject(o, "tgi_version", ver);
