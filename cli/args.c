@@ -129,13 +129,13 @@ int cli_parse(const char *cmd, const char *usage, const cli_arg *args, int argc,
   return 0;
 }
 
-const char *cli_flag_value(int argc, char **argv, int first, const char *flag) {
-  const char *v = "";
-  size_t n = strlen(flag);
+const char *cli_flag_value(int argc, char **argv, int first, const char *name) {
+  const char *v = NULL;
+  size_t n = strlen(name);
   for (int i = first; i < argc; i++)
-    if (!strncmp(argv[i], flag, n) && argv[i][n] == '=')
+    if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
       v = argv[i] + n + 1;
-    else if (!strcmp(argv[i], flag) && i + 1 < argc)
-      v = argv[++i];
+    else if (!strcmp(argv[i], name))
+      v = i + 1 < argc ? argv[i + 1] : "";
   return v;
 }

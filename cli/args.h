@@ -35,10 +35,10 @@ typedef struct cli_arg {
 int cli_parse(const char *cmd, const char *usage, const cli_arg *args, int argc, char **argv,
               int first, const char **pos, int max_pos, int *npos);
 
-/* The value of `flag` in argv[first..argc) (--flag V or --flag=V; the
- * last one given), or "" when absent: for a command that hands some
- * engines to their own flag table before parsing. */
-const char *cli_flag_value(int argc, char **argv, int first, const char *flag);
+/* The value of flag `name` in argv[first..argc) (--name V or --name=V),
+ * the last given; NULL if absent. For choosing a flag table before
+ * parsing (calc --engine). */
+const char *cli_flag_value(int argc, char **argv, int first, const char *name);
 
 /* Prints "kvsim CMD: error: ..." to stderr; returns 2. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,10 +13,10 @@
 #include "kvsim/sched.h"
 
 int cmd_calc(int argc, char **argv) {
-  /* Engines with their own launch flags have their own calc. */
-  const kvsim_sched_ops_t *own = kvsim_sched_find(cli_flag_value(argc, argv, 2, "--engine"));
-  if (own && own->plan_engine == KVSIM_PLAN_SGLANG)
-    return cmd_calc_sglang(argc, argv);
+  /* Engines with their own flags (calc_tgi.c, calc_hf.c), --compare-engines. */
+  int other = calc_engine_dispatch(argc, argv);
+  if (other >= 0)
+    return other;
   const char *model = "llama-3.1-8b", *gpu = "h100-sxm", *engine = "vllm-v1";
   const char *kv_dtype = "auto", *dtype = "auto", *quant = "", *vllm_version = NULL;
   double util = 0.9, mem_gib = -1, w = -1, act = -1, nt = -1, cg = -1, swap = 0, offload = 0;
@@ -29,7 +29,7 @@ int cmd_calc(int argc, char **argv) {
       {"--model", ARG_STR, &model, "catalog name, HF id or path to config.json (default llama-3.1-8b)", NULL},
       {"--gpu", ARG_STR, &gpu, "catalog name or path to a GPU JSON (default h100-sxm)", NULL},
       {"--gpu-memory-gib", ARG_NUM, &mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)", NULL},
-      {"--engine", ARG_STR, &engine, "vllm-v1 (default), vllm-v0, sglang (own flags: --engine sglang --help)", NULL},
+      {"--engine", ARG_STR, &engine, "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); --compare-engines", NULL},
       {"--vllm-version", ARG_STR, &vllm_version, "vLLM release X.Y.Z whose sizing rules apply (default: the newest modelled)", NULL},
       {"--gpu-memory-utilization", ARG_NUM, &util, "fraction of total memory for the instance (default 0.9)", NULL},
       {"--max-model-len", ARG_STR, &mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)", NULL},

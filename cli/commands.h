@@ -14,4 +14,11 @@ int cmd_sweep(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
+/* calc's other engines and the comparison (calc_compare.c): the exit code
+ * when argv asks for one of them, else -1 (vLLM's calc runs). */
+int calc_engine_dispatch(int argc, char **argv);
+int calc_tgi(int argc, char **argv);
+int calc_hf(int argc, char **argv);
+int calc_compare(int argc, char **argv);
+
 #endif

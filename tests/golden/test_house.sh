@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The house's rules that a reader can check mechanically: cli/ stays thin
-# (flags -> struct -> call -> print: under 2,100 lines, no file over 250;
-# the 1,800 of one engine family grew by SGLang's own calc flags),
+# (flags -> struct -> call -> print: under 2,600 lines, no file over 250;
+# each engine's calc flags and printing are a file of their own),
 # profile names are compared only inside sim/src/sched/, and no code
 # recognises an error by matching its message text.
 set -u
@@ -9,12 +9,12 @@ src=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$src" || exit 1
 total=$(cat cli/*.c cli/*.h | wc -l)
-[ "$total" -lt 2100 ] || fail "cli/ has $total lines (at most 2,099)"
+[ "$total" -lt 2600 ] || fail "cli/ has $total lines (at most 2,599)"
 for f in cli/*.c; do
   n=$(wc -l <"$f")
   [ "$n" -le 250 ] || fail "$f has $n lines (at most 250)"
 done
-hits=$(grep -rnE 'strn?cmp\([^)]*"(vllm-v1|vllm-v0|static|contiguous|contiguous-pow2|sglang)"' sim/src cli |
+hits=$(grep -rnE 'strn?cmp\([^)]*"(vllm-v1|vllm-v0|static|contiguous|contiguous-pow2|sglang|tgi|hf-transformers)"' sim/src cli |
        grep -v '^sim/src/sched/')
 [ -z "$hits" ] || fail "profile names compared outside sim/src/sched/: $hits"
 hits=$(grep -rnE 'strstr\([^,]*(\.|->)msg' sim/src cli)

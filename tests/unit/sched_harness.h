@@ -32,6 +32,7 @@ typedef struct env_opts {
   bool swap, chunked, oracle;
   bool prefix;                /* prefix caching on */
   int64_t cpu_blocks;         /* a CPU tier of 1 MiB blocks over 1 GB/s, 10 us */
+  const char *engine_json;    /* more engine keys for the profile's options ("{...}"), or NULL */
 } env_opts_t;
 
 static inline void env_setup(env_t *e, env_opts_t o) {
@@ -58,7 +59,8 @@ static inline void env_setup(env_t *e, env_opts_t o) {
   /* The profiles' own options come the way a scenario gives them. */
   const kvsim_sched_ops_t *ops = kvsim_sched_find(o.profile);
   cr_assert_not_null(ops, "profile %s is registered", o.profile);
-  cJSON *engine = cJSON_CreateObject();
+  cJSON *engine = o.engine_json ? cJSON_Parse(o.engine_json) : cJSON_CreateObject();
+  cr_assert_not_null(engine, "engine options parse: %s", o.engine_json);
   cJSON_AddNumberToObject(engine, "watermark", o.watermark);
   cJSON_AddBoolToObject(engine, "oracle_lengths", o.oracle);
   cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &cfg.opts, &err), KVSIM_OK,

@@ -31,7 +31,8 @@ static int pick(rng_t *r, int n) { return (int)(next(r) % (uint64_t)n); }
 static double unit(rng_t *r) { return (double)(next(r) >> 11) / 9007199254740992.0; }
 
 static const char *const profiles[] = {"vllm-v1", "vllm-v0", "static", "contiguous",
-                                       "contiguous-pow2", "sglang"};
+                                       "contiguous-pow2", "sglang", "tgi", "hf-transformers"};
+#define NPROFILES (int)(sizeof profiles / sizeof *profiles)
 static const char *const sgl_policies[] = {"fcfs", "lpm", "lof", "random"};
 static const char *const dtypes[] = {"auto", "fp8", "int8", "int4"};
 static const int block_sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
@@ -39,9 +40,10 @@ static const int block_sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
 /* Writes a random scenario for seed into buf. */
 static void make_scenario(uint64_t seed, char *buf, size_t cap) {
   rng_t r = {seed * 0x9e3779b97f4a7c15ull + 1};
-  const char *profile = profiles[pick(&r, 6)];
+  const char *profile = profiles[pick(&r, NPROFILES)];
   bool v1 = !strcmp(profile, "vllm-v1"), v0 = !strcmp(profile, "vllm-v0");
   bool sgl = !strcmp(profile, "sglang");
+  bool tgi = !strcmp(profile, "tgi"), hf = !strcmp(profile, "hf-transformers");
   int bs = block_sizes[pick(&r, 8)];
   int max_len = 128 << pick(&r, 5);                 /* 128 .. 2048 */
   int blocks = 8 + pick(&r, 400);
@@ -66,6 +68,29 @@ static void make_scenario(uint64_t seed, char *buf, size_t cap) {
                           0.001 + unit(&r) * 0.02);
   if (prio)
     o += (size_t)snprintf(extra + o, sizeof extra - o, ", \"scheduling_policy\": \"priority\"");
+  /* TGI's backends and HF's cache classes; their pools count tokens
+   * (BLOCK_SIZE 1 with flashinfer, one-token rows in HF): more blocks. */
+  const char *attn[] = {"flashinfer", "flashdecoding", "paged"};
+  const char *cache[] = {"dynamic", "static", "quantized", "offloaded"};
+  int a = pick(&r, 3);
+  if (tgi) {
+    blocks = a == 0 ? blocks * 16 : a == 1 ? 8 + blocks / 16 : blocks;
+    o += (size_t)snprintf(extra + o, sizeof extra - o,
+                          ", \"attention\": \"%s\", \"cuda_memory_fraction\": %.2f,"
+                          " \"waiting_served_ratio\": %.2f, \"max_waiting_tokens\": %d",
+                          attn[a], 0.5 + unit(&r) * 0.5, unit(&r), 1 + pick(&r, 30));
+  }
+  if (hf) {
+    blocks *= 16;
+    prefix = false; /* generate() has no prefix cache: refused */
+    o += (size_t)snprintf(extra + o, sizeof extra - o,
+                          ", \"cache\": \"%s\", \"batch\": %d, \"nbits\": %d,"
+                          " \"residual_length\": %d",
+                          cache[pick(&r, 4)], seqs, 2 + 2 * pick(&r, 2), pick(&r, 64));
+  }
+  const char *dtype = dtypes[pick(&r, 4)];
+  if ((tgi || hf || sgl) && strncmp(dtype, "int", 3) == 0)
+    dtype = "auto"; /* their quantized caches are their own keys; SGLang's KV dtypes are auto and fp8 */
   /* Workload: bursty or steady arrivals, wide or extreme lengths. */
   const char *arrival[] = {"{\"process\": \"poisson\", \"rate\": %g}",
                            "{\"process\": \"gamma\", \"rate\": %g, \"cv\": 4}",
@@ -117,7 +142,7 @@ static void make_scenario(uint64_t seed, char *buf, size_t cap) {
            " \"enable_prefix_caching\": %s%s},"
            " \"workload\": {\"synthetic\": {\"requests\": %d, \"arrival\": %s, %s%s}}%s,"
            " \"output\": {\"max_time_s\": 3600}}",
-           (unsigned long long)seed, 1 + (pick(&r, 5) == 0), profile, dtypes[pick(&r, sgl ? 2 : 4)], bs,
+           (unsigned long long)seed, 1 + (pick(&r, 5) == 0), profile, dtype, bs,
            blocks, seqs, max_len, mnbt, chunked ? "true" : "false", prefix ? "true" : "false",
            extra, 10 + pick(&r, 60), arr, lens, shape, adm);
 }

@@ -161,3 +161,25 @@ Test(sched_alloc, sglang_retraction) {
   run_failing((env_opts_t){.profile = "sglang", .engine = KVSIM_PLAN_SGLANG, .blocks = 61,
                            .budget = 64, .max_seqs = 8, .chunked = true, .prefix = true});
 }
+
+/* tgi reserves whole requests (the longest needs 58 of 60 blocks). */
+Test(sched_alloc, tgi_chunked_prefix) {
+  run_failing((env_opts_t){.profile = "tgi", .engine = KVSIM_PLAN_TGI, .blocks = 61, .budget = 64,
+                           .max_seqs = 8, .chunked = true, .prefix = true});
+}
+
+Test(sched_alloc, tgi_waiting_served_ratio) {
+  run_failing((env_opts_t){.profile = "tgi", .engine = KVSIM_PLAN_TGI, .blocks = 61, .budget = 256,
+                           .max_seqs = 8});
+}
+
+Test(sched_alloc, hf_dynamic_rows) {
+  run_failing((env_opts_t){.profile = "hf-transformers", .engine = KVSIM_PLAN_HF, .blocks = 129,
+                           .budget = 256, .max_seqs = 4, .max_model_len = 256});
+}
+
+Test(sched_alloc, hf_static_rows) {
+  run_failing((env_opts_t){.profile = "hf-transformers", .engine = KVSIM_PLAN_HF, .blocks = 129,
+                           .budget = 256, .max_seqs = 4, .max_model_len = 256,
+                           .engine_json = "{\"cache\": \"static\"}"});
+}

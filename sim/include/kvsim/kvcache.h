@@ -23,6 +23,10 @@ typedef struct kvsim_kvcache {
   int64_t window[KVSIM_MAX_KV_GROUPS];
   int64_t max_model_len;
   bool prefix_caching;
+  /* Cache prompt blocks only (TGI's RadixAllocator.free inserts the
+   * prefill tokens; generated-token blocks are freed uncached). Set by
+   * the profile; false (vLLM: every full block) by default. */
+  bool cache_prompt_only;
   /* int8/int4 caches keep the newest tokens unquantized: each request
    * holds this many extra blocks while it has KV (plan's residual bytes
    * rounded up to blocks), in the table after its groups'. */

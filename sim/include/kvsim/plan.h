@@ -20,7 +20,69 @@ typedef enum kvsim_plan_engine {
   KVSIM_PLAN_V1 = 1, /* vLLM V1 (>= 0.9.2 memory profiling; null block; hybrid allocator) */
   KVSIM_PLAN_V0 = 0, /* vLLM V0 (0.6.5 .. end of V0) */
   KVSIM_PLAN_SGLANG = 2, /* SGLang: mem_fraction_static of the free memory before weights */
+  KVSIM_PLAN_TGI = 3, /* HF text-generation-inference >= 3.0 warmup (plan_tgi.c) */
+  KVSIM_PLAN_HF = 4,  /* HF Transformers cache classes, one process (plan_hf.c) */
 } kvsim_plan_engine;
+
+/* The plan engines, for comparisons that iterate over them (calc
+ * --compare-engines): each with the name calc and the JSON print and a
+ * profile whose plan it is. NULL-name ended. */
+struct kvsim_plan_params;
+struct kvsim_plan;
+typedef struct kvsim_plan_engine_info {
+  kvsim_plan_engine engine;
+  const char *name;    /* "vllm-v1", "tgi", ... */
+  const char *profile; /* the engine profile (scenario engine.profile) */
+  bool compare;        /* a column of calc --compare-engines */
+  /* For the comparison (NULL where the engine has none): sets the engine's
+   * own memory fraction and request length; names the settings used. */
+  void (*set_fraction)(struct kvsim_plan_params *p, double fraction, int64_t seq_len);
+  void (*settings)(const struct kvsim_plan *pl, char *buf, size_t cap);
+} kvsim_plan_engine_info_t;
+extern const kvsim_plan_engine_info_t kvsim_plan_engines[];
+const char *kvsim_plan_engine_name(kvsim_plan_engine e);
+
+/* TGI's attention backends (launcher/src/main.rs resolve_attention), which
+ * fix BLOCK_SIZE (server/text_generation_server/models/globals.py). */
+typedef enum kvsim_tgi_attention {
+  KVSIM_TGI_FLASHINFER = 0, /* default; BLOCK_SIZE 1; prefix caching */
+  KVSIM_TGI_FLASHDECODING,  /* BLOCK_SIZE 256; prefix caching */
+  KVSIM_TGI_PAGED,          /* BLOCK_SIZE 16; no prefix caching */
+} kvsim_tgi_attention;
+
+/* TGI launcher flags; 0 = the launcher's / warmup's default. */
+typedef struct kvsim_plan_tgi_params {
+  double cuda_memory_fraction;      /* (0, 1], default 1.0 */
+  int version_minor;                /* TGI 3.<minor>: wiggle room 0.95 (3.0), 0.93 (3.1-3.2), 0.90 (3.3+) */
+  kvsim_tgi_attention attention;
+  int64_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens;
+  int64_t max_batch_total_tokens;   /* ignored by flash models (warning), kept for the record */
+} kvsim_plan_tgi_params_t;
+
+/* HF Transformers cache classes (src/transformers/cache_utils.py). */
+typedef enum kvsim_hf_cache {
+  KVSIM_HF_DYNAMIC = 0, /* DynamicCache: grows per token */
+  KVSIM_HF_STATIC,      /* StaticCache: max_cache_len x batch preallocated */
+  KVSIM_HF_QUANTIZED,   /* QuantizedCache (quanto): nbits + scale/zero per group + residual */
+  KVSIM_HF_OFFLOADED,   /* DynamicCache(offloading=True): layers streamed from CPU */
+} kvsim_hf_cache;
+
+typedef struct kvsim_plan_hf_params {
+  kvsim_hf_cache cache;
+  int64_t batch;          /* 0: 1 */
+  int64_t max_cache_len;  /* 0: max_model_len */
+  int nbits;              /* quantized: 2 or 4 (default 4) */
+  int q_group_size;       /* quantized: default 64 */
+  int residual_length;    /* quantized: default 128 */
+} kvsim_plan_hf_params_t;
+
+/* Names as the engines spell them; the parsers return KVSIM_EINVAL on an
+ * unknown name. "3.3" or "3.3.7": TGI 3.x, *minor = 3. */
+int kvsim_tgi_version_parse(const char *s, int *minor);
+int kvsim_tgi_attention_parse(const char *s, kvsim_tgi_attention *out);
+const char *kvsim_tgi_attention_name(kvsim_tgi_attention a);
+int kvsim_hf_cache_parse(const char *s, kvsim_hf_cache *out);
+const char *kvsim_hf_cache_name(kvsim_hf_cache c);
 
 typedef enum kvsim_kv_dtype {
   KVSIM_KV_AUTO = 0, /* the model dtype */
@@ -96,6 +158,9 @@ typedef struct kvsim_plan_params {
    * them in blocks (swap_blocks, offload_blocks). */
   double swap_space_gib, kv_offloading_gib;
   kvsim_plan_sglang_params_t sglang; /* engine KVSIM_PLAN_SGLANG only */
+  /* Engines other than vLLM: their own settings (read by their plan). */
+  kvsim_plan_tgi_params_t tgi;
+  kvsim_plan_hf_params_t hf;
 } kvsim_plan_params_t;
 
 /* What SGLang logs at start-up (ModelRunner.init_memory_pool,
@@ -116,6 +181,29 @@ typedef struct kvsim_plan_sglang {
   int64_t chunked_prefill_size, max_prefill_tokens;
   int64_t context_len, max_req_input_len;
 } kvsim_plan_sglang_t;
+
+/* TGI's warmup results (flash_causal_lm.py FlashCausalLM.warmup). */
+typedef struct kvsim_plan_tgi {
+  double wiggle_room;              /* TGI_WIGGLE_ROOM of the version */
+  int64_t block_size;              /* BLOCK_SIZE of the attention backend */
+  int64_t num_blocks;              /* "KV-cache blocks: N, size: B" */
+  int64_t max_batch_total_tokens;  /* num_blocks x BLOCK_SIZE */
+  int64_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens;
+  int64_t warmup_blocks;           /* the warmup batch's blocks, added back */
+  bool prefix_caching;             /* the backend allows it */
+  bool total_tokens_flag_ignored;  /* --max-batch-total-tokens given: flash models ignore it */
+} kvsim_plan_tgi_t;
+
+/* HF cache memory: the seeds' 2 x B x L x T x Hkv x D x S plus what the
+ * class adds. */
+typedef struct kvsim_plan_hf {
+  int64_t kv_bytes;        /* the formula's bytes at T = max_cache_len (sliding layers: the window) */
+  int64_t scale_bytes;     /* quantized: scales and zero points at T */
+  int64_t residual_bytes;  /* quantized: residual_length tokens in the model dtype */
+  int64_t gpu_bytes;       /* what sits on the GPU (offloaded: two layers) */
+  int64_t host_bytes;      /* offloaded: the rest, in CPU memory */
+  int64_t per_token_bytes; /* one token of one sequence, all layers, as stored */
+} kvsim_plan_hf_t;
 
 /* One KV cache group of the V1 hybrid allocator: layers of one attention
  * type that share a block table. Full-attention models have one group. */
@@ -160,6 +248,8 @@ typedef struct kvsim_plan {
    * CPUOffloadingSpec: kv_offloading_size // (block_bytes x world size). */
   int64_t swap_blocks, offload_blocks;
   kvsim_plan_sglang_t sglang;  /* engine KVSIM_PLAN_SGLANG only */
+  kvsim_plan_tgi_t tgi; /* engine TGI */
+  kvsim_plan_hf_t hf;   /* engine HF */
 } kvsim_plan_t;
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p);
@@ -250,6 +340,23 @@ int kvsim_plan_reverse(const kvsim_model_t *m, const kvsim_gpu_t *g,
  * in reverse mode, so that calc gives one answer. */
 void kvsim_plan_reverse_answer(const kvsim_plan_reverse_t *r, const char *gpu, int pp,
                                int64_t concurrency, char *buf, size_t cap);
+
+/* calc --compare-engines: each plan engine's pool for one model, GPU,
+ * memory fraction and request length. */
+typedef struct kvsim_plan_compare_row {
+  const kvsim_plan_engine_info_t *engine;
+  int rc;                  /* KVSIM_OK, or the engine's parameter error (in error) */
+  char error[256];
+  kvsim_plan_t plan;       /* the engine's plan (rc == KVSIM_OK) */
+  char settings[160];      /* the engine's own settings, named as it names them */
+} kvsim_plan_compare_row_t;
+
+/* Fills rows[0..*n) (at most cap) with every engine marked `compare`, each
+ * from `base` with its own fraction set; seq_len in [1, 2^30]. Fails only
+ * on a bad fraction or length (KVSIM_EINVAL). */
+int kvsim_plan_compare(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *base,
+                       double fraction, int64_t seq_len, kvsim_plan_compare_row_t *rows, int cap,
+                       int *n, kvsim_err *err);
 
 #define KVSIM_GIB 1073741824.0
 

@@ -133,8 +133,10 @@ typedef struct kvsim_sched_ops {
   const char *const *option_keys;
   int (*parse_opts)(const struct cJSON *engine, const char *where, kvsim_sched_opts_t *opts,
                     kvsim_err *err);
-  /* Optional (NULL = none): copies the options the memory plan reads
-   * (SGLang's mem_fraction_static, page_size, ...) into its parameters. */
+  /* Optional (NULL = none): copies the options that are memory-plan
+   * settings (SGLang's mem_fraction_static and page_size, TGI's
+   * cuda_memory_fraction, HF's cache class) from the parsed opts into the
+   * plan's parameters, after parse_opts. */
   void (*plan_params)(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p);
   int (*init)(kvsim_sched_t *s, kvsim_err *err);
   void (*fini)(kvsim_sched_t *s);

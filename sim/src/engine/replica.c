@@ -195,6 +195,18 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
       alloc_bytes += (int64_t)((double)r->reserved_tokens * per_tok);
       token_bytes += (int64_t)((double)tokens * per_tok);
       unused_bytes += (int64_t)((double)(r->reserved_tokens - tokens) * per_tok);
+      /* An HF quantized row: its scales and zero points are overhead
+       * beside its tokens' bits, and its residual window's blocks too. */
+      if (pl->p.engine == KVSIM_PLAN_HF && pl->kv_scale_bytes_per_token > 0) {
+        int64_t scales = tokens * pl->kv_scale_bytes_per_token;
+        token_bytes -= scales;
+        frag_bytes += scales;
+      }
+      if (pl->p.engine == KVSIM_PLAN_HF && rep->kv.residual_blocks) {
+        int64_t rb = (int64_t)r->blocks[rep->kv.num_groups].len * pl->block_bytes;
+        alloc_bytes += rb;
+        frag_bytes += rb;
+      }
       continue;
     }
     for (int g = 0; g < rep->kv.num_groups; g++) {

@@ -20,8 +20,10 @@ int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kv
   out->sched.max_model_len = pl->p.max_model_len;
   out->sched.block_size = pl->p.block_size;
   out->sched.enable_chunked_prefill = pl->p.enable_chunked_prefill;
-  /* V1's pool counts the null block; V0's plan does not, so add one. */
-  out->pool_blocks = pl->num_gpu_blocks + (pl->p.engine == KVSIM_PLAN_V1 ? 0 : 1);
+  /* V1's pool counts the null block, and TGI's its health-check block 0
+   * (backends/v3/src/block_allocator.rs); V0's plan does not, so add one. */
+  out->pool_blocks = pl->num_gpu_blocks +
+                     (pl->p.engine == KVSIM_PLAN_V1 || pl->p.engine == KVSIM_PLAN_TGI ? 0 : 1);
   out->pool_usable = out->pool_blocks - 1;
   if (!pl->fits) {
     char advice[512];

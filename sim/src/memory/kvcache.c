@@ -391,6 +391,8 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
       int64_t upto = r->num_computed + num_new;
       if (upto > r->num_tokens)
         upto = r->num_tokens;
+      if (kv->cache_prompt_only && upto > r->num_prompt)
+        upto = r->num_prompt;
       int32_t first = (int32_t)(r->num_computed / bs), full = (int32_t)(upto / bs);
       if (full > first)
         cache_full_blocks(kv, r, first, full);
@@ -505,6 +507,8 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
     int64_t upto_tokens = computed + num_new;
     if (upto_tokens > r->num_tokens)
       upto_tokens = r->num_tokens;
+    if (kv->cache_prompt_only && upto_tokens > r->num_prompt)
+      upto_tokens = r->num_prompt;
     int32_t full = (int32_t)(upto_tokens / bs);
     int32_t first = (int32_t)(r->num_computed / bs);
     if (hits > first)

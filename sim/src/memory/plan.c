@@ -32,6 +32,7 @@
 
 #include "memory/overheads.h"
 #include "memory/plan_sglang.h"
+#include "memory/plan_engines.h"
 
 void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   memset(p, 0, sizeof *p);
@@ -44,6 +45,13 @@ void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   p->kv_quant_group = 64;
   p->kv_residual_tokens = 128;
   p->sglang.avail_gib_before_load = p->sglang.avail_gib_after_load = -1;
+  /* launcher/src/main.rs: --cuda-memory-fraction 1.0; the current 3.3 line. */
+  p->tgi.cuda_memory_fraction = 1.0;
+  p->tgi.version_minor = 3;
+  /* cache_utils.py QuantizedCache: nbits=4, q_group_size=64, residual_length=128. */
+  p->hf.nbits = 4;
+  p->hf.q_group_size = 64;
+  p->hf.residual_length = 128;
 }
 
 static const struct {
@@ -583,6 +591,11 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
                        kvsim_plan_t *out, kvsim_err *err) {
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);
+  /* Engines other than vLLM size their pools by their own rules. */
+  if (p->engine == KVSIM_PLAN_TGI)
+    return kvsim__plan_tgi(m, g, p, out, err);
+  if (p->engine == KVSIM_PLAN_HF)
+    return kvsim__plan_hf(m, g, p, out, err);
   int rc = plan_once(m, g, p, out, err);
   if (rc < 0)
     return rc;

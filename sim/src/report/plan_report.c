@@ -5,6 +5,43 @@
 #include "core/util.h"
 #include "kvsim/report.h"
 
+/* The engine's own names beside the common keys (kv_cache_tokens is
+ * TGI's max_batch_total_tokens; HF's cache bytes by part). */
+static void engine_json(const kvsim_plan_t *pl, cJSON *o) {
+  if (pl->p.engine == KVSIM_PLAN_TGI) {
+    const kvsim_plan_tgi_t *t = &pl->tgi;
+    char ver[16];
+    snprintf(ver, sizeof ver, "3.%d", pl->p.tgi.version_minor);
+    cJSON_AddStringToObject(o, "tgi_version", ver);
+    cJSON_AddStringToObject(o, "attention", kvsim_tgi_attention_name(pl->p.tgi.attention));
+    cJSON_AddNumberToObject(o, "cuda_memory_fraction", pl->p.tgi.cuda_memory_fraction);
+    cJSON_AddNumberToObject(o, "wiggle_room", t->wiggle_room);
+    cJSON_AddNumberToObject(o, "num_shard", pl->p.tp);
+    cJSON_AddNumberToObject(o, "kv_cache_blocks", (double)t->num_blocks);
+    cJSON_AddNumberToObject(o, "max_batch_total_tokens", (double)t->max_batch_total_tokens);
+    cJSON_AddNumberToObject(o, "max_total_tokens", (double)t->max_total_tokens);
+    cJSON_AddNumberToObject(o, "max_input_tokens", (double)t->max_input_tokens);
+    cJSON_AddNumberToObject(o, "max_batch_prefill_tokens", (double)t->max_batch_prefill_tokens);
+    cJSON_AddNumberToObject(o, "warmup_blocks", (double)t->warmup_blocks);
+    cJSON_AddBoolToObject(o, "prefix_caching", t->prefix_caching);
+  } else if (pl->p.engine == KVSIM_PLAN_HF) {
+    const kvsim_plan_hf_params_t *h = &pl->p.hf;
+    cJSON_AddStringToObject(o, "cache", kvsim_hf_cache_name(h->cache));
+    cJSON_AddNumberToObject(o, "batch", (double)h->batch);
+    cJSON_AddNumberToObject(o, "max_cache_len", (double)h->max_cache_len);
+    if (h->cache == KVSIM_HF_QUANTIZED) {
+      cJSON_AddNumberToObject(o, "nbits", h->nbits);
+      cJSON_AddNumberToObject(o, "q_group_size", h->q_group_size);
+      cJSON_AddNumberToObject(o, "residual_length", h->residual_length);
+    }
+    cJSON_AddNumberToObject(o, "cache_kv_bytes", (double)pl->hf.kv_bytes);
+    cJSON_AddNumberToObject(o, "cache_scale_bytes", (double)pl->hf.scale_bytes);
+    cJSON_AddNumberToObject(o, "cache_residual_bytes", (double)pl->hf.residual_bytes);
+    cJSON_AddNumberToObject(o, "cache_gpu_bytes", (double)pl->hf.gpu_bytes);
+    cJSON_AddNumberToObject(o, "cache_host_bytes", (double)pl->hf.host_bytes);
+  }
+}
+
 void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
                             cJSON *o) {
   const kvsim_plan_params_t *p = &pl->p;
@@ -12,9 +49,7 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   kvsim_model_count_params(m, &mp);
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "gpu", g->name);
-  cJSON_AddStringToObject(o, "engine", p->engine == KVSIM_PLAN_V1      ? "vllm-v1"
-                                       : p->engine == KVSIM_PLAN_SGLANG ? "sglang"
-                                                                        : "vllm-v0");
+  cJSON_AddStringToObject(o, "engine", kvsim_plan_engine_name(p->engine));
   cJSON_AddNumberToObject(o, "tensor_parallel_size", p->tp);
   cJSON_AddNumberToObject(o, "pipeline_parallel_size", p->pp);
   cJSON_AddNumberToObject(o, "gpu_memory_utilization", p->gpu_memory_utilization);
@@ -57,6 +92,7 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
     cJSON_AddStringToObject(o, "advice", advice);
   }
   cJSON_AddNumberToObject(o, "max_model_len_fit", (double)pl->max_model_len_fit);
+  engine_json(pl, o);
 }
 
 static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
@@ -130,7 +166,7 @@ void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
   const kvsim_plan_params_t *p = &pl->p;
   char a[32], c[32];
   fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s\n",
-          m->name, g->name, p->tp, p->pp, p->engine == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0",
+          m->name, g->name, p->tp, p->pp, kvsim_plan_engine_name(p->engine),
           kvsim__commas(p->max_model_len, a, sizeof a), p->block_size,
           kvsim_kv_dtype_name(p->kv_dtype));
   per_token_line(pl, m, out);

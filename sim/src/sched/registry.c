@@ -12,6 +12,8 @@ extern const kvsim_sched_ops_t kvsim__sched_static;
 extern const kvsim_sched_ops_t kvsim__sched_contiguous;
 extern const kvsim_sched_ops_t kvsim__sched_contiguous_pow2;
 extern const kvsim_sched_ops_t kvsim__sched_sglang;
+extern const kvsim_sched_ops_t kvsim__sched_tgi;
+extern const kvsim_sched_ops_t kvsim__sched_hf;
 
 static const kvsim_sched_ops_t *const registry[] = {
     &kvsim__sched_vllm_v1,
@@ -20,6 +22,8 @@ static const kvsim_sched_ops_t *const registry[] = {
     &kvsim__sched_contiguous,
     &kvsim__sched_contiguous_pow2,
     &kvsim__sched_sglang,
+    &kvsim__sched_tgi,
+    &kvsim__sched_hf,
 };
 
 const kvsim_sched_ops_t *kvsim_sched_find(const char *name) {

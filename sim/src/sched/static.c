@@ -27,23 +27,8 @@
 
 #include "core/alloc.h"
 #include "kvsim/sched.h"
+#include "sched/static.h"
 
-typedef struct static_sched {
-  kvsim_sched_t s;
-  int64_t slot_tokens; /* KV reserved per slot */
-  int32_t slots;       /* batch size: min(max_num_seqs, pool / slot) */
-  bool active;         /* a batch is in flight */
-  bool prefilled;      /* its (padded) prefill step has run */
-  int64_t pad_len;     /* the batch's longest prompt */
-  /* Slots of finished members: placeholders that own the blocks. */
-  kvsim_request_t *ghosts;
-  kvsim_request_t **ghost_ptrs;
-  int32_t nghosts;
-  /* The prefill step's padding: per short member, a placeholder computing
-   * its prompt's padding, so that the step pays for it while the member's
-   * own tokens (and the waste sampling) stay real. */
-  kvsim_request_t *pads;
-} static_t;
 
 /* Blocks the KV manager gives `tokens` tokens (kvcache.h). */
 #define blocks_for kvsim_kvcache_blocks_for
@@ -62,6 +47,9 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
                            (long long)usable);
   }
   int64_t fit = usable / blocks_for(kv, v->slot_tokens);
+  /* Growing rows are bounded by the batch's lengths at admission instead. */
+  if (v->grow)
+    fit = s->cfg.max_num_seqs;
   v->slots = (int32_t)(fit < s->cfg.max_num_seqs ? fit : s->cfg.max_num_seqs);
   if (v->slots < 1)
     v->slots = 1;
@@ -107,26 +95,69 @@ static int form_batch(static_t *v, kvsim_time_ns now) {
   kvsim_sched_t *s = &v->s;
   int rc = KVSIM_OK;
   v->pad_len = 0;
+  v->max_out = 0;
+  v->decoded = 0;
   if (kvsim_reqvec_reserve(&s->running, v->slots) < 0)
     return KVSIM_ENOMEM;
+  const int64_t usable = kvsim_pool_usable(&s->kv->pool);
   while (s->waiting.n && s->running.n < v->slots) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
-    if ((rc = kvsim_kvcache_allocate(s->kv, r, 0, v->slot_tokens, 0)) <= 0)
+    int64_t tokens = v->slot_tokens;
+    if (v->grow) {
+      /* Every row grows to the padded prompt plus the longest output: the
+       * batch takes r only if all its rows then fit the pool and the cache
+       * length. */
+      int64_t pad = r->num_tokens > v->pad_len ? r->num_tokens : v->pad_len;
+      int64_t out = r->spec.output_tokens > v->max_out ? r->spec.output_tokens : v->max_out;
+      if (pad + out > s->cfg.max_model_len ||
+          (s->running.n + 1) * blocks_for(s->kv, pad + out) > usable)
+        break;
+      tokens = r->num_tokens;
+      v->max_out = out;
+    }
+    if ((rc = kvsim_kvcache_allocate(s->kv, r, 0, tokens, 0)) <= 0)
       break; /* 0 cannot happen: slots x slot blocks <= pool */
     rc = KVSIM_OK;
     kvsim_waitq_pop(&s->waiting);
-    r->reserved_tokens = v->slot_tokens;
+    r->reserved_tokens = tokens;
     r->status = KVSIM_REQ_RUNNING;
     r->first_scheduled = now;
     s->running.v[s->running.n++] = r;
     if (r->num_tokens > v->pad_len)
       v->pad_len = r->num_tokens;
   }
+  /* Growing rows start at the padded length (a [batch, pad_len] tensor). */
+  for (int32_t i = 0; v->grow && rc == KVSIM_OK && i < s->running.n; i++) {
+    kvsim_request_t *r = s->running.v[i];
+    if ((rc = kvsim_kvcache_allocate(s->kv, r, 0, v->pad_len, 0)) > 0) {
+      r->reserved_tokens = v->pad_len;
+      rc = KVSIM_OK;
+    } else if (rc == 0) {
+      rc = KVSIM_ENOFIT; /* cannot happen: checked at admission */
+    }
+  }
   if (s->running.n) {
     v->active = true;
     v->prefilled = false;
   }
   return rc < 0 ? rc : KVSIM_OK;
+}
+
+/* A growing row holds the padded prompt plus one token per decode step
+ * so far and the one this step computes (every row of the batch tensor,
+ * finished or not). Idempotent, so a step retried after a failure does
+ * not grow a row twice. */
+static int grow_row(static_t *v, kvsim_request_t *r) {
+  int64_t target = v->pad_len + v->decoded + 1;
+  if (r->reserved_tokens >= target)
+    return KVSIM_OK;
+  int rc = kvsim_kvcache_allocate(v->s.kv, r, 0, target - r->num_computed, 0);
+  if (rc < 0)
+    return rc;
+  if (rc == 0)
+    return KVSIM_ENOFIT; /* cannot happen: checked at admission */
+  r->reserved_tokens = target;
+  return KVSIM_OK;
 }
 
 static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
@@ -156,6 +187,9 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     }
     return KVSIM_OK;
   }
+  for (int32_t i = 0; v->grow && i < s->running.n + v->nghosts; i++)
+    if ((rc = grow_row(v, i < s->running.n ? s->running.v[i] : v->ghost_ptrs[i - s->running.n])) < 0)
+      return rc;
   for (int32_t i = 0; i < s->running.n; i++)
     step_add(step, s->running.v[i], 1);
   /* Finished members keep their batch position: FT decodes the whole batch. */
@@ -204,6 +238,8 @@ static int update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
       finished->v[finished->n++] = r;
     }
   }
+  if (v->prefilled)
+    v->decoded++;
   v->prefilled = true;
   int32_t w = 0;
   for (int32_t i = 0; i < s->running.n; i++)
@@ -224,6 +260,25 @@ static int32_t held(const kvsim_sched_t *s, kvsim_request_t *const **out) {
   const static_t *v = (const static_t *)s;
   *out = v->ghost_ptrs;
   return v->nghosts;
+}
+
+int kvsim__static_init(kvsim_sched_t *s, bool grow, kvsim_err *err) {
+  ((static_t *)s)->grow = grow;
+  return init(s, err);
+}
+void kvsim__static_fini(kvsim_sched_t *s) { fini(s); }
+int kvsim__static_add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
+  return add(s, r, now);
+}
+int kvsim__static_schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  return schedule(s, now, step);
+}
+int kvsim__static_update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                         kvsim_reqvec_t *finished) {
+  return update(s, now, step, finished);
+}
+int32_t kvsim__static_held(const kvsim_sched_t *s, kvsim_request_t *const **out) {
+  return held(s, out);
 }
 
 const kvsim_sched_ops_t kvsim__sched_static = {

@@ -1,0 +1,23 @@
+/* The memory plans of engines other than vLLM, one file each, behind
+ * kvsim_plan_compute (plan.c dispatches on kvsim_plan_params_t.engine).
+ * Internal to the memory room. */
+#ifndef KVSIM_MEMORY_PLAN_ENGINES_H
+#define KVSIM_MEMORY_PLAN_ENGINES_H
+
+#include "kvsim/plan.h"
+
+/* TGI's warmup sizing (plan_tgi.c). Same contract as kvsim_plan_compute. */
+int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
+                    kvsim_plan_t *out, kvsim_err *err);
+
+/* HF Transformers cache classes (plan_hf.c). Same contract. */
+int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
+                   kvsim_plan_t *out, kvsim_err *err);
+
+/* A CUDA context with lazy module loading: "~300MB" (CUDA >= 11.7,
+ * pytorch/pytorch#107667). vLLM's budget does not charge it (its profiling
+ * starts after the context exists); TGI and a plain Transformers process
+ * see it in cudaMemGetInfo's free memory. */
+#define KVSIM__CUDA_CONTEXT_GIB 0.3
+
+#endif

@@ -1,0 +1,248 @@
+/* TGI's KV pool, as its warmup sizes it (huggingface/text-generation-
+ * inference >= 3.0):
+ * - server/text_generation_server/models/flash_causal_lm.py
+ *   FlashCausalLM.warmup: one prefill of max_batch_prefill_tokens tokens
+ *   with its blocks allocated, then
+ *     free_memory = get_free_memory(device, MEMORY_FRACTION * TGI_WIGGLE_ROOM)
+ *     num_blocks  = int(free_memory // total_cache_size) + batch.num_blocks
+ *   and "KV-cache blocks: {num_blocks}, size: {BLOCK_SIZE}"; the router logs
+ *   "Setting max batch total tokens to {num_blocks * BLOCK_SIZE}"
+ *   (backends/v3/src/lib.rs connect_backend);
+ * - server/text_generation_server/utils/import_utils.py get_cuda_free_memory:
+ *   max(0, mem_get_info().free - (1 - fraction) * total_memory);
+ * - server/text_generation_server/models/globals.py: TGI_WIGGLE_ROOM 0.90
+ *   since v3.3.0 (#3189), 0.93 in v3.1-v3.2, 0.95 in v3.0 (#2808, which
+ *   also moved the room inside get_free_memory); BLOCK_SIZE 1 for
+ *   flashinfer, 256 for flashdecoding, 16 otherwise (paged).
+ * Free memory is what cudaMemGetInfo reports, so the CUDA context, NCCL
+ * buffers and the warmup's activation peak (held by PyTorch's caching
+ * allocator) are charged, unlike vLLM's profiling. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/arith.h"
+#include "memory/overheads.h"
+#include "memory/plan_engines.h"
+
+#define cdiv kvsim__cdiv
+
+/* launcher/src/main.rs: with neither --max-batch-prefill-tokens nor a
+ * compute estimate the default is 4096 (then capped by the model's
+ * max_position_embeddings). The compute_optimal estimate (GPU f16 FLOPs /
+ * model FLOPs) is not modelled. */
+#define TGI_DEFAULT_PREFILL_TOKENS 4096
+
+static double wiggle_room(int minor) { return minor >= 3 ? 0.90 : minor >= 1 ? 0.93 : 0.95; }
+
+static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB); }
+
+static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err *err) {
+  const kvsim_plan_tgi_params_t *t = &p->tgi;
+  if (!(t->cuda_memory_fraction > 0 && t->cuda_memory_fraction <= 1))
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--cuda-memory-fraction (engine.cuda_memory_fraction): %g is outside (0, 1]",
+        t->cuda_memory_fraction);
+  if (t->version_minor < 0 || t->version_minor > 99)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
+                         t->version_minor);
+  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d]",
+                         p->tp, KVSIM_PLAN_MAX_PARALLEL);
+  if (p->pp != 1)
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
+  if (m->num_heads % p->tp)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--num-shard (hardware.tensor_parallel_size): %d does not divide the "
+                         "model's %lld attention heads",
+                         p->tp, (long long)m->num_heads);
+  const struct {
+    int64_t v;
+    const char *flag;
+  } toks[] = {
+      {t->max_input_tokens, "--max-input-tokens (engine.max_input_tokens)"},
+      {t->max_total_tokens, "--max-total-tokens (engine.max_total_tokens)"},
+      {t->max_batch_prefill_tokens, "--max-batch-prefill-tokens (engine.max_batch_prefill_tokens)"},
+      {t->max_batch_total_tokens, "--max-batch-total-tokens (engine.max_batch_total_tokens)"}};
+  for (size_t i = 0; i < sizeof toks / sizeof *toks; i++)
+    if (toks[i].v < 0 || toks[i].v > KVSIM_MODEL_MAX_CONTEXT)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [0, %lld]", toks[i].flag,
+                           (long long)toks[i].v, (long long)KVSIM_MODEL_MAX_CONTEXT);
+  if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-dtype: TGI accepts fp8_e4m3fn and fp8_e5m2 only");
+  /* layers/attention/kv_cache.py KVCache.__init__: FP8 KV with flashinfer
+   * or paged attention on CUDA, not flashdecoding. */
+  if (p->kv_dtype == KVSIM_KV_FP8 && t->attention == KVSIM_TGI_FLASHDECODING)
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--kv-cache-dtype: FP8 KV cache is currently only supported for flashinfer "
+        "on CUDA and paged attention (--attention flashdecoding)");
+  return KVSIM_OK;
+}
+
+/* Fills the geometry and the memory terms; returns the bytes of one block. */
+static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *pl,
+                    kvsim_err *err) {
+  kvsim_plan_params_t *p = &pl->p;
+  kvsim_plan_tgi_t *t = &pl->tgi;
+  kvsim_quant_t q;
+  int rc = kvsim__quant_resolve(m, p->quantization, &q, err);
+  if (rc < 0)
+    return rc;
+  t->wiggle_room = wiggle_room(p->tgi.version_minor);
+  t->block_size = p->tgi.attention == KVSIM_TGI_FLASHINFER      ? 1
+                  : p->tgi.attention == KVSIM_TGI_FLASHDECODING ? 256
+                                                                : 16;
+  /* launcher resolve_attention: prefix caching needs flashinfer or
+   * flashdecoding; paged attention turns it off. */
+  t->prefix_caching = p->tgi.attention != KVSIM_TGI_PAGED;
+  pl->num_layers = m->num_layers;
+  /* warmup: num_kv_heads = kv_heads // world_size (one head when fewer). */
+  pl->kv_heads_per_rank = kvsim_model_kv_heads_per_rank(m, p->tp);
+  pl->head_dim = kvsim_model_kv_head_size(m);
+  pl->kv_bytes_per_element = p->kv_dtype == KVSIM_KV_FP8    ? 1
+                             : p->kv_dtype == KVSIM_KV_AUTO ? m->dtype_bytes
+                                                            : 2;
+  int64_t elem = (int64_t)pl->kv_bytes_per_element;
+  /* total_cache_size = num_layers * BLOCK_SIZE * num_kv_heads * head_size * 2 * dtype_size */
+  pl->per_token_kv_bytes =
+      pl->num_layers * pl->kv_heads_per_rank * pl->head_dim * kvsim_model_kv_factor(m) * elem;
+  pl->page_bytes = pl->per_token_kv_bytes / pl->num_layers * t->block_size;
+  pl->block_bytes = pl->per_token_kv_bytes * t->block_size;
+  pl->total_memory_bytes =
+      p->total_memory_bytes > 0 ? p->total_memory_bytes : g->memory_total_bytes;
+  p->total_memory_bytes = pl->total_memory_bytes;
+  /* A scenario shared with vLLM profiles names the same limits by vLLM's
+   * keys: max_model_len is TGI's max_total_tokens, max_num_batched_tokens
+   * its max_batch_prefill_tokens and max_num_seqs its --max-batch-size;
+   * TGI's own keys win. */
+  if (p->tgi.max_total_tokens <= 0)
+    p->tgi.max_total_tokens = p->max_model_len;
+  t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens > 0
+                                    ? p->tgi.max_batch_prefill_tokens
+                                    : p->max_num_batched_tokens;
+  if (t->max_batch_prefill_tokens <= 0) {
+    t->max_batch_prefill_tokens = TGI_DEFAULT_PREFILL_TOKENS;
+    if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_batch_prefill_tokens)
+      t->max_batch_prefill_tokens = m->max_position_embeddings;
+  }
+  pl->weights_bytes =
+      p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, p->tp, 1, 0);
+  pl->activation_bytes =
+      p->activation_gib >= 0
+          ? gib_bytes(p->activation_gib)
+          : kvsim__activation_bytes(m, p->tp, t->max_batch_prefill_tokens, 1, KVSIM_PLAN_V1);
+  /* Context, workspaces and (TP > 1) NCCL buffers: all lower cudaMemGetInfo's
+   * free memory (the V0 rule charges NCCL as well). */
+  pl->non_torch_bytes = p->non_torch_gib >= 0
+                            ? gib_bytes(p->non_torch_gib)
+                            : gib_bytes(KVSIM__CUDA_CONTEXT_GIB) +
+                                  kvsim__non_torch_bytes(m, g, p->tp, 1, KVSIM_PLAN_V0, kvsim_plan_version_newest(KVSIM_PLAN_V0));
+  return KVSIM_OK;
+}
+
+int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *pin,
+                    kvsim_plan_t *pl, kvsim_err *err) {
+  memset(pl, 0, sizeof *pl);
+  pl->p = *pin;
+  kvsim_plan_params_t *p = &pl->p;
+  kvsim_plan_tgi_t *t = &pl->tgi;
+  int rc = check(m, p, err);
+  if (rc < 0 || (rc = geometry(m, g, pl, err)) < 0)
+    return rc;
+  const int64_t bs = t->block_size, total = pl->total_memory_bytes;
+  /* The warmup batch: prompts of max_input_tokens (or the whole budget)
+   * up to max_batch_prefill_tokens, one new token each before the server
+   * knows max_total_tokens (backends/v3/src/client/grpc_client.rs warmup). */
+  int64_t in = p->tgi.max_input_tokens > 0 ? p->tgi.max_input_tokens : t->max_batch_prefill_tokens;
+  if (in > t->max_batch_prefill_tokens)
+    in = t->max_batch_prefill_tokens;
+  int64_t nreq = cdiv(t->max_batch_prefill_tokens, in);
+  t->warmup_blocks = nreq * cdiv(in + 1, bs);
+  double keep = (1.0 - p->tgi.cuda_memory_fraction * t->wiggle_room) * (double)total;
+  double free_now = (double)total - (double)pl->weights_bytes - (double)pl->activation_bytes -
+                    (double)pl->non_torch_bytes - (double)(t->warmup_blocks * pl->block_bytes);
+  double kv = free_now - keep;
+  if (kv < 0)
+    kv = 0;
+  pl->requested_bytes = (int64_t)((double)total * p->tgi.cuda_memory_fraction * t->wiggle_room);
+  /* The share of the GPU the pool may reach, in the plan's common field. */
+  p->gpu_memory_utilization = p->tgi.cuda_memory_fraction * t->wiggle_room;
+  int64_t blocks = p->num_gpu_blocks_override > 0 ? p->num_gpu_blocks_override
+                                                  : (int64_t)floor(kv / (double)pl->block_bytes) +
+                                                        (free_now > 0 ? t->warmup_blocks : 0);
+  if (blocks > KVSIM_PLAN_MAX_BLOCKS)
+    return kvsim_err_set(err, KVSIM_EINVAL, "memory plan: %lld TGI blocks exceed %lld",
+                         (long long)blocks, (long long)KVSIM_PLAN_MAX_BLOCKS);
+  t->num_blocks = blocks;
+  t->max_batch_total_tokens = blocks * bs;
+  pl->available_kv_bytes = blocks * pl->block_bytes;
+  t->total_tokens_flag_ignored = p->tgi.max_batch_total_tokens > 0;
+  /* warmup: max_total_tokens defaults to min(num_blocks * BLOCK_SIZE,
+   * model_max_length, max_position_embeddings) when the model chunks
+   * prefill (flashinfer, flashdecoding), else to the warmup batch's cache
+   * lengths; max_input_tokens to max_total_tokens - 1. */
+  bool chunking = p->tgi.attention != KVSIM_TGI_PAGED;
+  t->max_total_tokens = p->tgi.max_total_tokens;
+  if (t->max_total_tokens <= 0) {
+    t->max_total_tokens = chunking ? t->max_batch_total_tokens : t->max_batch_prefill_tokens;
+    if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_total_tokens)
+      t->max_total_tokens = m->max_position_embeddings;
+  }
+  t->max_input_tokens =
+      p->tgi.max_input_tokens > 0 ? p->tgi.max_input_tokens : t->max_total_tokens - 1;
+  /* What the run's scheduler reads. */
+  p->block_size = (int)bs;
+  p->max_model_len = t->max_total_tokens;
+  p->max_num_batched_tokens = t->max_batch_prefill_tokens;
+  if (p->max_num_seqs <= 0) /* --max-batch-size: none by default */
+    p->max_num_seqs =
+        blocks > 1 ? (blocks < KVSIM_PLAN_MAX_SEQS ? blocks : KVSIM_PLAN_MAX_SEQS) : 1;
+  p->enable_chunked_prefill = chunking;
+  pl->num_gpu_blocks = blocks;
+  pl->kv_cache_tokens = t->max_batch_total_tokens;
+  pl->num_groups = 1;
+  pl->group_size = pl->num_layers;
+  pl->groups[0] = (kvsim_plan_group_t){false, 0, pl->num_layers};
+  pl->blocks_per_request_max = cdiv(t->max_total_tokens, bs);
+  /* Block 0 is reserved for health checks (backends/v3/src/block_allocator.rs). */
+  pl->max_concurrency = pl->blocks_per_request_max > 0 ? (double)(blocks > 1 ? blocks - 1 : 0) /
+                                                             (double)pl->blocks_per_request_max
+                                                       : 0;
+  pl->fits = true;
+  pl->max_model_len_fit = t->max_total_tokens;
+  if (t->max_input_tokens >= t->max_total_tokens) {
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "`max_input_tokens` must be < `max_total_tokens`. Given: %lld and %lld",
+             (long long)t->max_input_tokens, (long long)t->max_total_tokens);
+  } else if (!chunking && t->max_batch_prefill_tokens < t->max_input_tokens) {
+    /* launcher main: without chunking a prompt must fit one prefill. */
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: %lld and %lld",
+             (long long)t->max_batch_prefill_tokens, (long long)t->max_input_tokens);
+  } else if (free_now <= 0) {
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "Not enough memory to handle %lld prefill tokens. You need to decrease "
+             "`--max-batch-prefill-tokens`",
+             (long long)t->max_batch_prefill_tokens);
+  } else if (t->max_total_tokens > t->max_batch_total_tokens) {
+    /* lib.rs connect_backend: the router's NotEnoughMemory. */
+    pl->fits = false;
+    pl->max_model_len_fit = t->max_batch_total_tokens;
+    snprintf(pl->error, sizeof pl->error,
+             "Not enough memory to handle %lld total tokens with a batch of %lld tokens "
+             "(max_batch_total_tokens); decrease `--max-total-tokens` or raise "
+             "`--cuda-memory-fraction`",
+             (long long)t->max_total_tokens, (long long)t->max_batch_total_tokens);
+  }
+  return KVSIM_OK;
+}

@@ -1,0 +1,200 @@
+/* TGI's warmup sizing (server/text_generation_server/models/
+ * flash_causal_lm.py FlashCausalLM.warmup; globals.py BLOCK_SIZE and
+ * TGI_WIGGLE_ROOM; utils/import_utils.py get_cuda_free_memory), with the
+ * memory terms given as measured so that the arithmetic is checked exactly. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "kvsim/gpu.h"
+#include "kvsim/model.h"
+#include "kvsim/plan.h"
+
+#define GIB (1024LL * 1024 * 1024)
+
+static kvsim_model_t model(const char *name) {
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_load(name, &m, &err), KVSIM_OK, "load %s: %s", name, err.msg);
+  return m;
+}
+
+static kvsim_gpu_t gpu(const char *name) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load(name, &g, &err), KVSIM_OK, "load %s: %s", name, err.msg);
+  return g;
+}
+
+/* TGI on Llama-3.1-8B, an 80 GiB card, 15 + 1 + 0.5 GiB measured. */
+static kvsim_plan_params_t params(void) {
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_TGI;
+  p.total_memory_bytes = 80 * GIB;
+  p.weights_gib = 15;
+  p.activation_gib = 1;
+  p.non_torch_gib = 0.5;
+  return p;
+}
+
+static kvsim_plan_t plan(const kvsim_plan_params_t *p) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_t pl;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, p, &pl, &err), KVSIM_OK, "plan: %s", err.msg);
+  return pl;
+}
+
+/* The warmup's arithmetic, written out independently. */
+static int64_t expected_blocks(double frac, double wiggle, int64_t bs, int64_t prefill) {
+  int64_t bpb = 32 * bs * 8 * 128 * 2 * 2;
+  int64_t warm = (prefill + 1 + bs - 1) / bs; /* one request of prefill tokens + 1 new */
+  double free_now = 80.0 * GIB - 15.0 * GIB - 1.0 * GIB - 0.5 * GIB - (double)(warm * bpb);
+  double kv = free_now - (1 - frac * wiggle) * 80.0 * GIB;
+  return (int64_t)floor(kv / (double)bpb) + warm;
+}
+
+Test(plan_tgi, warmup_blocks_from_free_memory_fraction_and_wiggle_room) {
+  kvsim_plan_params_t p = params();
+  kvsim_plan_t pl = plan(&p);
+  cr_assert_eq(pl.tgi.block_size, 1, "flashinfer: BLOCK_SIZE 1");
+  cr_assert_eq(pl.block_bytes, 131072, "32 layers x 1 x 8 heads x 128 x 2 x 2 bytes");
+  cr_assert_float_eq(pl.tgi.wiggle_room, 0.90, 1e-12, "3.3: TGI_WIGGLE_ROOM 0.90");
+  int64_t want = expected_blocks(1.0, 0.90, 1, 4096);
+  cr_assert_eq(pl.tgi.num_blocks, want, "num_blocks %lld, want %lld", (long long)pl.tgi.num_blocks,
+               (long long)want);
+  cr_assert_eq(pl.tgi.max_batch_total_tokens, want, "max_batch_total_tokens = num_blocks x 1");
+  cr_assert_eq(pl.kv_cache_tokens, want, "kv_cache_tokens is max_batch_total_tokens");
+  cr_assert_eq(pl.tgi.max_batch_prefill_tokens, 4096, "the launcher's default prefill budget");
+  cr_assert(pl.fits, "fits");
+}
+
+Test(plan_tgi, cuda_memory_fraction_scales_what_is_kept) {
+  kvsim_plan_params_t p = params();
+  p.tgi.cuda_memory_fraction = 0.5;
+  kvsim_plan_t pl = plan(&p);
+  int64_t want = expected_blocks(0.5, 0.90, 1, 4096);
+  cr_assert_eq(pl.tgi.num_blocks, want, "fraction 0.5: %lld, want %lld",
+               (long long)pl.tgi.num_blocks, (long long)want);
+}
+
+Test(plan_tgi, wiggle_room_by_version) {
+  const struct {
+    int minor;
+    double w;
+  } v[] = {{0, 0.95}, {1, 0.93}, {2, 0.93}, {3, 0.90}, {4, 0.90}};
+  int64_t prev = INT64_MAX;
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    kvsim_plan_params_t p = params();
+    p.tgi.version_minor = v[i].minor;
+    kvsim_plan_t pl = plan(&p);
+    cr_assert_float_eq(pl.tgi.wiggle_room, v[i].w, 1e-12, "3.%d: wiggle %g", v[i].minor, v[i].w);
+    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, v[i].w, 1, 4096), "3.%d: blocks",
+                 v[i].minor);
+    cr_assert_leq(pl.tgi.num_blocks, prev, "a later version never keeps less back");
+    prev = pl.tgi.num_blocks;
+  }
+  int minor = -1;
+  cr_assert_eq(kvsim_tgi_version_parse("3.3.7", &minor), KVSIM_OK, "3.3.7 parses");
+  cr_assert_eq(minor, 3, "3.3.7 is 3.3");
+  cr_assert_lt(kvsim_tgi_version_parse("2.4", &minor), 0, "TGI 2.x is not modelled");
+  cr_assert_lt(kvsim_tgi_version_parse("3.x", &minor), 0, "garbage is refused");
+}
+
+Test(plan_tgi, block_size_by_attention_backend) {
+  const struct {
+    kvsim_tgi_attention a;
+    int64_t bs;
+    bool prefix;
+  } v[] = {{KVSIM_TGI_FLASHINFER, 1, true},
+           {KVSIM_TGI_FLASHDECODING, 256, true},
+           {KVSIM_TGI_PAGED, 16, false}};
+  for (size_t i = 0; i < 3; i++) {
+    kvsim_plan_params_t p = params();
+    p.tgi.attention = v[i].a;
+    p.tgi.max_batch_prefill_tokens = 8192; /* paged: a prompt must fit one prefill */
+    p.tgi.max_total_tokens = 8192;
+    p.tgi.max_input_tokens = 8000;
+    kvsim_plan_t pl = plan(&p);
+    cr_assert_eq(pl.tgi.block_size, v[i].bs, "%s: BLOCK_SIZE %lld",
+                 kvsim_tgi_attention_name(v[i].a), (long long)v[i].bs);
+    cr_assert_eq(pl.block_bytes, 131072 * v[i].bs, "block bytes scale with BLOCK_SIZE");
+    cr_assert_eq(pl.tgi.prefix_caching, v[i].prefix, "prefix caching with %s",
+                 kvsim_tgi_attention_name(v[i].a));
+    cr_assert_eq(pl.tgi.num_blocks, expected_blocks(1.0, 0.9, v[i].bs, 8192), "blocks of %lld",
+                 (long long)v[i].bs);
+    cr_assert_eq(pl.tgi.max_batch_total_tokens, pl.tgi.num_blocks * v[i].bs,
+                 "tokens = blocks x size");
+  }
+}
+
+Test(plan_tgi, defaults_of_max_total_and_input_tokens) {
+  kvsim_plan_params_t p = params();
+  kvsim_plan_t pl = plan(&p);
+  cr_assert_eq(pl.tgi.max_total_tokens, 131072, "min(pool, max_position_embeddings 131,072)");
+  cr_assert_eq(pl.tgi.max_input_tokens, 131071, "max_total_tokens - 1");
+  p.total_memory_bytes = 24 * GIB; /* a pool smaller than the context */
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.max_total_tokens, pl.tgi.max_batch_total_tokens, "capped by the pool");
+  cr_assert(pl.fits, "the default always fits");
+  p.max_model_len = 4096; /* a scenario shared with vLLM: max_model_len is max_total_tokens */
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.max_total_tokens, 4096, "max_model_len stands for max_total_tokens");
+  cr_assert_eq(pl.p.max_model_len, 4096, "the scheduler's limit");
+}
+
+Test(plan_tgi, a_total_length_past_the_pool_does_not_fit) {
+  kvsim_plan_params_t p = params();
+  p.total_memory_bytes = 24 * GIB;
+  p.tgi.max_total_tokens = 100000;
+  kvsim_plan_t pl = plan(&p);
+  cr_assert(!pl.fits, "100,000 total tokens exceed the pool of %lld",
+            (long long)pl.tgi.max_batch_total_tokens);
+  cr_assert(strstr(pl.error, "max_batch_total_tokens"), "the router's reason: %s", pl.error);
+  p.tgi.max_input_tokens = 200000;
+  pl = plan(&p);
+  cr_assert(!pl.fits && strstr(pl.error, "must be < `max_total_tokens`"), "input >= total: %s",
+            pl.error);
+}
+
+Test(plan_tgi, num_shard_splits_the_kv_heads) {
+  kvsim_plan_params_t p = params();
+  p.tp = 2;
+  kvsim_plan_t pl = plan(&p);
+  cr_assert_eq(pl.kv_heads_per_rank, 4, "8 KV heads over 2 shards");
+  cr_assert_eq(pl.block_bytes, 65536, "half the bytes per token");
+}
+
+Test(plan_tgi, refused_settings) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_t pl;
+  kvsim_err err = {0};
+  kvsim_plan_params_t p = params();
+  p.kv_dtype = KVSIM_KV_FP8;
+  p.tgi.attention = KVSIM_TGI_FLASHDECODING;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "FP8 with flashdecoding");
+  cr_assert(strstr(err.msg, "flashdecoding"), "names the backend: %s", err.msg);
+  p = params();
+  p.kv_dtype = KVSIM_KV_INT8;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "no int8 KV in TGI");
+  p = params();
+  p.tgi.cuda_memory_fraction = 1.5;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "fraction above 1");
+  cr_assert(strstr(err.msg, "--cuda-memory-fraction"), "names the flag: %s", err.msg);
+  p = params();
+  p.pp = 2;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "no pipeline parallelism");
+}
+
+Test(plan_tgi, fp8_kv_halves_the_block) {
+  kvsim_plan_params_t p = params();
+  p.kv_dtype = KVSIM_KV_FP8;
+  kvsim_plan_t pl = plan(&p);
+  cr_assert_eq(pl.block_bytes, 65536, "1-byte KV");
+  cr_assert_gt(pl.tgi.num_blocks, 2 * expected_blocks(1.0, 0.9, 1, 4096) - 8200,
+               "about twice the blocks");
+}

@@ -1,0 +1,79 @@
+/* hf-transformers profile: static batches whose rows follow the cache
+ * class (cache_utils.py): StaticCache reserves max_cache_len per row,
+ * DynamicCache rows start at the padded prompt and grow by one token a
+ * step, finished rows included, until the batch ends. Blocks of 4 tokens. */
+#include <criterion/criterion.h>
+
+#include "kvsim/sched.h"
+#include "sched_harness.h"
+
+static void setup(env_t *e, int32_t blocks, int64_t batch, const char *json) {
+  env_setup(e, (env_opts_t){.profile = "hf-transformers",
+                            .engine = KVSIM_PLAN_HF,
+                            .blocks = blocks,
+                            .budget = 4096,
+                            .max_seqs = batch,
+                            .max_model_len = 64,
+                            .engine_json = json});
+}
+
+Test(sched_hf, static_rows_reserve_max_cache_len) {
+  env_t e;
+  setup(&e, 101, 2, "{\"cache\": \"static\"}");
+  kvsim_request_t *a = add(&e, 0, 8, 2), *b = add(&e, 1, 8, 2), *c = add(&e, 2, 8, 2);
+  schedule(&e);
+  cr_assert_eq(e.s->running.n, 2, "batch 2");
+  cr_assert_eq(a->reserved_tokens, 64, "max_cache_len per row");
+  cr_assert_eq(kvsim_kvcache_held(&e.kv, b), 16, "64 tokens: 16 blocks at once");
+  cr_assert_eq(c->status, KVSIM_REQ_WAITING, "the next batch");
+  teardown_env(&e);
+}
+
+Test(sched_hf, dynamic_rows_grow_from_the_padded_prompt) {
+  env_t e;
+  setup(&e, 101, 2, "{\"cache\": \"dynamic\"}");
+  kvsim_request_t *a = add(&e, 0, 4, 2), *b = add(&e, 1, 12, 5);
+  schedule(&e);
+  cr_assert_eq(a->reserved_tokens, 12, "a's row is padded to the longest prompt");
+  cr_assert_eq(kvsim_kvcache_held(&e.kv, a), 3, "12 tokens: 3 blocks");
+  cr_assert_eq(e.step.num_tokens, 24, "padded prefill: 2 x 12");
+  finish_step(&e);
+  int64_t held0 = 128 - 4 - kvsim_pool_num_free(&e.kv.pool); /* blocks in use */
+  cr_assert_geq(held0, 6, "both rows' 12 tokens");
+  for (int s = 0; s < 2; s++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(a->status, KVSIM_REQ_FINISHED, "a is done after 2 tokens");
+  cr_assert_eq(held_count(&e), 1, "a's row stays in the batch");
+  kvsim_request_t *const *h;
+  e.s->ops->held(e.s, &h);
+  cr_assert_eq(h[0]->reserved_tokens, 14, "a's finished row kept growing: 12 + 2 steps");
+  cr_assert_eq(b->reserved_tokens, 14, "b's row: 12 + 2 decode steps");
+  for (int s = 0; s < 2; s++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(b->status, KVSIM_REQ_FINISHED, "b done");
+  cr_assert_eq(held_count(&e), 0, "the batch ended");
+  cr_assert_eq(kvsim_pool_num_free(&e.kv.pool), 100, "every row freed");
+  teardown_env(&e);
+}
+
+Test(sched_hf, dynamic_batch_closes_when_the_rows_would_outgrow_the_pool) {
+  env_t e;
+  setup(&e, 21, 4, "{\"cache\": \"dynamic\"}"); /* 20 blocks = 80 tokens */
+  add(&e, 0, 8, 24);                            /* rows of 8 + 24 = 32 tokens */
+  add(&e, 1, 8, 24);                            /* two rows: 16 blocks */
+  kvsim_request_t *c = add(&e, 2, 8, 24);       /* three would need 24 */
+  schedule(&e);
+  cr_assert_eq(e.s->running.n, 2, "two rows fit their growth");
+  cr_assert_eq(c->status, KVSIM_REQ_WAITING, "the third waits for the next batch");
+  for (int s = 0; s < 200 && (e.s->running.n || e.s->waiting.n); s++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(c->status, KVSIM_REQ_FINISHED, "it runs in the next batch; nothing lost");
+  cr_assert_eq(e.s->num_preemptions, 0, "static batching never preempts");
+  teardown_env(&e);
+}
