@@ -332,6 +332,62 @@ Test(workload, time_scale_and_limit) {
   cr_assert_eq(g.spec[3].arrival, INT64_C(30000000000), "10 s of gaps -> 20 s");
 }
 
+/* workload.rate on a trace: 5 rows over 4 s is 1.25 req/s (rows over the
+ * first-to-last span, as trace stats); 2.5 req/s halves every gap. */
+Test(workload, rate_replays_a_trace_at_a_mean_rate) {
+  const char *p = tmp_write("rate.csv", "arrival_s,prompt_tokens,output_tokens\n"
+                                        "10,1,1\n11,1,1\n12,1,1\n13,1,1\n14,1,1\n");
+  got g;
+  read_all(p, "\"rate\": 2.5", &g);
+  cr_assert_eq(g.n, 5, "all rows: %s", g.err.msg);
+  cr_assert_eq(g.spec[1].arrival, INT64_C(10500000000), "gap 1 s -> 0.5 s at twice the rate");
+  cr_assert_eq(g.spec[4].arrival, INT64_C(12000000000), "span 4 s -> 2 s");
+  kvsim_workload_cfg_t *cfg = trace_cfg(p, "\"rate\": 2.5, \"time_scale\": 7");
+  cJSON *o = kvsim_workload_cfg_json(cfg);
+  cr_assert_float_eq(cJSON_GetObjectItem(o, "time_scale")->valuedouble, 0.5, 1e-12,
+                     "the derived time_scale replaces the given one and is reported");
+  cr_assert_float_eq(cJSON_GetObjectItem(o, "trace_rate")->valuedouble, 1.25, 1e-12,
+                     "the trace's own rate is reported");
+  double r = 0;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_mean_rate(cfg, &r, &err), 0, "mean rate: %s", err.msg);
+  cr_assert_float_eq(r, 2.5, 1e-12, "the rate replayed");
+  cJSON_Delete(o);
+  kvsim_workload_cfg_free(cfg);
+  cfg = trace_cfg(p, "\"time_scale\": 2");
+  cr_assert_eq(kvsim_workload_mean_rate(cfg, &r, &err), 0, "mean rate: %s", err.msg);
+  cr_assert_float_eq(r, 0.625, 1e-12, "own rate / time_scale");
+  kvsim_workload_cfg_free(cfg);
+}
+
+Test(workload, rate_on_synthetic_sets_the_arrival_rate_or_refuses) {
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("{\"rate\": 7, \"synthetic\": {\"requests\": 5, \"arrival\": "
+                     "{\"process\": \"poisson\", \"rate\": 1}, \"prompt_tokens\": 5, "
+                     "\"output_tokens\": 5}}",
+                     &cfg, &err),
+               0, "poisson takes a rate: %s", err.msg);
+  double r = 0;
+  cr_assert_eq(kvsim_workload_mean_rate(cfg, &r, &err), 0, "mean rate");
+  cr_assert_float_eq(r, 7, 1e-12, "workload.rate replaces arrival.rate");
+  kvsim_workload_cfg_free(cfg);
+  cfg = NULL;
+  cr_assert_eq(parse("{\"rate\": 7, \"synthetic\": {\"requests\": 5, \"arrival\": "
+                     "{\"process\": \"closed_loop\", \"clients\": 2, \"think_s\": 1}, "
+                     "\"prompt_tokens\": 5, \"output_tokens\": 5}}",
+                     &cfg, &err),
+               KVSIM_EINVAL, "a closed loop has no rate to set");
+  cr_assert(strstr(err.msg, "s.json: workload.rate: the synthetic arrival process 'closed_loop'"),
+            "names the key and the process: %s", err.msg);
+  const char *one = tmp_write("one.csv", "arrival_s,prompt_tokens,output_tokens\n3,1,1\n");
+  char json[600];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"rate\": 2}", one);
+  cr_assert_eq(parse(json, &cfg, &err), KVSIM_EINVAL, "one row has no mean rate");
+  cr_assert(strstr(err.msg, "workload.rate: ") && strstr(err.msg, "1 rows"),
+            "says why: %s", err.msg);
+}
+
 Test(workload, max_total_tokens_clips_prompt_then_output) {
   const char *p = tmp_write("clip.jsonl",
                             "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 100, "

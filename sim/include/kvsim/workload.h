@@ -74,6 +74,13 @@ cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg);
  * when unknown in advance (traces, unbounded distributions, sessions).
  * Used for up-front checks only. */
 int64_t kvsim_workload_max_total_tokens(const kvsim_workload_cfg_t *cfg);
+/* The mean arrival rate the workload replays, req/s: workload.rate when
+ * given; a trace's own mean rate (rows over first-to-last arrival, read
+ * once from the file) divided by its time_scale; a synthetic poisson,
+ * gamma, constant or diurnal process's rate. Errors: KVSIM_EINVAL for a
+ * closed loop, bursts, or a trace with fewer than two distinct arrival
+ * times; the trace's read errors. */
+int kvsim_workload_mean_rate(const kvsim_workload_cfg_t *cfg, double *rate, kvsim_err *err);
 
 typedef struct kvsim_source kvsim_source_t;
 

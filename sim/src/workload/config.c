@@ -370,7 +370,7 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
     where = "workload";
   static const char *const keys[] = {"trace", "synthetic", "format", "time_scale", "limit",
                                      "skip_bad_rows", "max_total_tokens", "hash_block_tokens",
-                                     NULL};
+                                     "rate", NULL};
   int rc = kvsim__json_only_keys(obj, keys, where, err);
   if (rc < 0)
     return rc;
@@ -386,7 +386,9 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
                        where);
     goto fail;
   }
-  if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) < 0)
+  double rate = 0;
+  if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) < 0 ||
+      (rc = req_num(obj, "rate", MIN_RATE, false, MAX_RATE, &rate, false, where, err)) < 0)
     goto fail;
   if (sy) {
     static const char *const trace_only[] = {"format", "time_scale", "limit", "skip_bad_rows",
@@ -402,7 +404,8 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
     c->synthetic = true;
     char w[WHERE_MAX];
     path_join(w, sizeof w, where, "synthetic");
-    if ((rc = parse_synth(sy, base_dir, w, &c->syn, err)) < 0)
+    if ((rc = parse_synth(sy, base_dir, w, &c->syn, err)) < 0 ||
+        (rate > 0 && (rc = kvsim__workload_apply_rate(c, rate, where, err)) < 0))
       goto fail;
     *out = c;
     return 0;
@@ -450,6 +453,10 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
     }
     fclose(f);
   }
+  /* A rate replaces any time_scale given (--set workload.rate=10 on a
+   * scenario that has one means the rate). */
+  if (rate > 0 && (rc = kvsim__workload_apply_rate(c, rate, where, err)) < 0)
+    goto fail;
   *out = c;
   return 0;
 fail:
@@ -474,6 +481,10 @@ cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
   cJSON *o = cJSON_CreateObject();
   if (cfg->max_total_tokens > 0)
     cJSON_AddNumberToObject(o, "max_total_tokens", (double)cfg->max_total_tokens);
+  if (cfg->rate > 0)
+    cJSON_AddNumberToObject(o, "rate", cfg->rate);
+  if (!cfg->synthetic && cfg->rate > 0)
+    cJSON_AddNumberToObject(o, "trace_rate", cfg->trace_rate);
   if (!cfg->synthetic) {
     cJSON_AddStringToObject(o, "trace", cfg->path);
     cJSON_AddStringToObject(o, "format", kvsim__format_name(cfg->format));

@@ -134,14 +134,23 @@ struct kvsim_workload_cfg {
   char path[KVSIM__WL_PATH_MAX];
   char given_path[KVSIM__WL_PATH_MAX];
   const kvsim__format_t *format; /* resolved at parse time (never NULL) */
-  double time_scale;   /* 1: as recorded */
+  double time_scale;   /* 1: as recorded (derived from rate when rate is given) */
+  double trace_rate;   /* the trace's own mean rate, req/s (when rate is given) */
   int64_t limit;       /* -1: all */
   bool skip_bad_rows;
   int64_t hash_block_tokens;
   /* Any source. */
   int64_t max_total_tokens; /* 0: no clipping */
+  double rate;              /* workload.rate, req/s; 0: not given */
   kvsim__synth_cfg_t syn;
 };
+
+/* workload.rate (rate.c): the trace's own mean rate (rows / (last - first
+ * arrival), as `trace stats`), and applying a rate to a parsed workload
+ * (a trace's time_scale, a synthetic process's rate). */
+int kvsim__trace_mean_rate(const kvsim_workload_cfg_t *c, double *rate, kvsim_err *err);
+int kvsim__workload_apply_rate(kvsim_workload_cfg_t *c, double rate, const char *where,
+                               kvsim_err *err);
 
 /* ---- trace readers ---------------------------------------------------- */
 
