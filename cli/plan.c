@@ -66,7 +66,14 @@ static void on_point(void *ctx, const kvsim_search_t *se, const kvsim_search_poi
   kvsim_progress_step(pr, NULL, NULL, !p->ran);
 }
 
-static void print_json(const kvsim_search_t *se, const char *what) {
+static void add_num(cJSON *o, const char *k, double v) {
+  if (isnan(v))
+    cJSON_AddNullToObject(o, k);
+  else
+    cJSON_AddNumberToObject(o, k, v);
+}
+
+static void print_json(const kvsim_search_t *se, const char *what, const char *slo) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "search", what);
   cJSON_AddStringToObject(o, "key", se->key);
@@ -80,9 +87,7 @@ static void print_json(const kvsim_search_t *se, const char *what) {
   for (int i = 0; i < se->npoints; i++) {
     const kvsim_search_point_t *pt = &se->points[i];
     cJSON *p = cJSON_CreateObject();
-    /* A trace's rate is reported as the multiplier of its own. */
-    double v = se->trace ? pt->x : se->base_value > 0 ? se->base_value * pt->x : pt->x;
-    cJSON_AddNumberToObject(p, "value", v);
+    cJSON_AddNumberToObject(p, "value", se->base_value > 0 ? se->base_value * pt->x : pt->x);
     cJSON_AddBoolToObject(p, "meets", pt->meets);
     for (int j = 0; j < se->ntargets && pt->ran; j++) {
       target_key(&se->targets[j], k, sizeof k);
@@ -92,11 +97,32 @@ static void print_json(const kvsim_search_t *se, const char *what) {
       cJSON_AddStringToObject(p, "note", pt->note);
     cJSON_AddItemToArray(pts, p);
   }
-  if (isnan(se->best))
-    cJSON_AddNullToObject(o, "best");
-  else
-    cJSON_AddNumberToObject(o, "best", se->best);
+  add_num(o, "best", se->best); /* the older name of value */
+  add_num(o, "value", se->best);
   cJSON_AddStringToObject(o, "unit", se->unit);
+  cJSON *r = cJSON_AddArrayToObject(o, "range");
+  for (int i = 0; i < 2; i++)
+    cJSON_AddItemToArray(r, isnan(se->range[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(se->range[i]));
+  cJSON *bs = cJSON_AddArrayToObject(o, "band_step_time_scales");
+  for (int i = 0; i < 2; i++)
+    cJSON_AddItemToArray(bs, cJSON_CreateNumber(se->band_scale[i]));
+  /* rate: relative; util: absolute (the search's 0.005); replicas: exact. */
+  cJSON_AddNumberToObject(o, "tolerance", se->kind == KVSIM_SEARCH_RATE ? se->tolerance
+                                          : se->kind == KVSIM_SEARCH_UTIL ? 0.005 : 0);
+  cJSON_AddStringToObject(o, "tolerance_unit", se->kind == KVSIM_SEARCH_RATE ? "relative" : se->unit);
+  cJSON_AddBoolToObject(o, "slo_met", !isnan(se->best));
+  if (se->kind == KVSIM_SEARCH_RATE) {
+    add_num(o, "factor", se->factor);
+    cJSON_AddNumberToObject(o, "base_rate", se->base_value);
+  }
+  if (se->kind == KVSIM_SEARCH_REPLICAS) {
+    cJSON_AddNumberToObject(o, "gpus_per_replica", se->gpus_per_replica);
+    add_num(o, "gpus", se->best * se->gpus_per_replica);
+  }
+  cJSON_AddNumberToObject(o, "simulations", se->npoints + se->range_points);
+  char sum[1024];
+  kvsim_search_summary(se, slo, sum, sizeof sum);
+  cJSON_AddStringToObject(o, "summary", sum);
   char *s = kvsim_report_json_string(o);
   puts(s);
   free(s);
@@ -108,11 +134,13 @@ int cmd_plan(int argc, char **argv) {
   const char *slo = NULL, *what = "rate";
   bool json = false, quiet = false;
   double tol = 0.02;
+  static kvsim_search_t se;
   const cli_arg args[] = {
       {"--slo", ARG_STR, &slo, "targets, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, e2e, queue; p50, p90, p99, mean)", NULL},
       {"--search", ARG_STR, &what, "rate (highest arrival rate), replicas (fewest), util (lowest gpu_memory_utilization)", NULL},
       {"--set", ARG_LIST, &sets, "override a scenario key (repeatable)", NULL},
       {"--tolerance", ARG_NUM, &tol, "relative precision of the rate search (default 0.02)", NULL},
+      {"--no-range", ARG_FLAG, &se.no_range, "skip the re-runs at the step-time band's edges (no range)", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--quiet", ARG_FLAG, &quiet, "do not list each simulated point on stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -128,7 +156,6 @@ int cmd_plan(int argc, char **argv) {
     return cli_fail("plan", "--slo is required (e.g. --slo ttft_p99=2s,tpot_p99=100ms)");
   if (!(tol > 0 && tol < 1))
     return cli_fail("plan", "--tolerance: %g must be in (0, 1)", tol);
-  static kvsim_search_t se;
   se.tolerance = tol;
   /* Off a terminal the points' lines are the progress (as they always
    * were); on one, a line below them counts simulations and failures (a
@@ -160,12 +187,11 @@ int cmd_plan(int argc, char **argv) {
   if (rc < 0)
     return cli_fail("plan", "%s", err.msg);
   if (json) {
-    print_json(&se, what);
-  } else if (isnan(se.best)) {
-    printf("No %s meets the SLO %s in the range searched (%d simulations).\n", what, slo, se.npoints);
+    print_json(&se, what, slo);
   } else {
-    const char *adj = se.kind == KVSIM_SEARCH_RATE ? "Highest" : se.kind == KVSIM_SEARCH_REPLICAS ? "Fewest" : "Lowest";
-    printf("%s %s meeting %s: %.4g %s (%d simulations)\n", adj, what, slo, se.best, se.unit, se.npoints);
+    char sum[1024];
+    kvsim_search_summary(&se, slo, sum, sizeof sum);
+    puts(sum);
   }
   return isnan(se.best) ? 1 : 0;
 }

@@ -318,16 +318,25 @@ struct kvsim_search {
   kvsim_slo_target_t targets[KVSIM_SLO_MAX_TARGETS];
   int ntargets;
   double tolerance;          /* rate search: relative precision */
+  bool no_range;             /* skip the re-runs at the band's edges (range stays NAN) */
   kvsim_search_point_fn on_point; /* each point tried, run or not (p->ran; may be NULL) */
   void *ctx;
   /* Results. */
   const char *key;           /* the scenario key varied */
-  const char *unit;          /* "req/s", "x the trace's rate", "replicas", "gpu_memory_utilization" */
-  bool trace;                /* rate search on a trace: time_scale = base_value / multiplier */
-  double base_value;         /* the scenario's rate or time_scale (rate search) */
+  const char *unit;          /* "req/s", "replicas", "gpu_memory_utilization" */
+  bool trace;                /* rate search through workload.rate (a trace, or a scenario that gives it) */
+  double base_value;         /* the scenario's mean rate, req/s (rate search) */
   kvsim_search_point_t points[KVSIM_SEARCH_MAX_POINTS];
   int npoints;
-  double best;               /* in the key's units (rate: req/s, or the multiplier for a trace); NAN: none */
+  double best;               /* in the unit (rate: req/s); NAN: none */
+  double factor;             /* rate search: best / base_value (NAN: none) */
+  /* The search re-run with perf.step_time_scale at the two edges of the
+   * GPU's band (kvsim_gpu_band_scales): the answer's range, low to high
+   * (NAN where nothing met at that edge), and the simulations it took. */
+  double range[2];
+  double band_scale[2];
+  int range_points;
+  int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
 };
 
 /* Runs the search. Errors: KVSIM_EINVAL when the workload has no rate to
@@ -335,5 +344,10 @@ struct kvsim_search {
  * (also EPARSE, EIO: the scenario itself is wrong); a point that does not
  * fit or fails otherwise is a miss with its note. */
 int kvsim_search_run(kvsim_search_t *se, kvsim_err *err);
+
+/* The answer in one line: "Highest rate meeting SLO: 10.2 req/s (1.85 x
+ * the scenario's 5.53 req/s, to 2 %) [9.1, 11.4] over the step-time band
+ * ..."; replicas add GPUs (replicas x TP x PP). slo names the targets. */
+void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap);
 
 #endif

@@ -104,7 +104,7 @@ static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim
   case KVSIM_SEARCH_UTIL:
     return kvsim_scenario_set_utilization(sc, digits9(v), err);
   default:
-    return kvsim_scenario_set_workload(sc, se->trace ? "time_scale" : "synthetic.arrival.rate",
+    return kvsim_scenario_set_workload(sc, se->trace ? "rate" : "synthetic.arrival.rate",
                                        digits9(v), err);
   }
 }
@@ -120,7 +120,7 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_search_point_t *pt = &se->points[se->npoints++];
   memset(pt, 0, sizeof *pt);
   pt->x = x;
-  pt->value = se->trace ? se->base_value / x : se->base_value > 0 ? se->base_value * x : x;
+  pt->value = se->base_value > 0 ? se->base_value * x : x;
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc < 0)
@@ -157,42 +157,83 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   return pt->meets;
 }
 
-/* What the scenario's workload lets a rate search vary. */
+/* What the scenario's workload lets a rate search vary: workload.rate
+ * (req/s) on a trace or where the scenario gives it, else the synthetic
+ * arrival process's own rate. */
 static int rate_key(kvsim_search_t *se, kvsim_err *err) {
   const cJSON *wl = cJSON_GetObjectItemCaseSensitive(se->base->resolved, "workload");
   const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(syn, "arrival");
   const cJSON *rate = cJSON_GetObjectItemCaseSensitive(arr, "rate");
-  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wl, "time_scale");
-  if (syn && cJSON_IsNumber(rate)) {
-    se->key = "workload.synthetic.arrival.rate";
-    se->base_value = rate->valuedouble;
-    se->unit = "req/s";
-  } else if (!syn) {
-    /* A trace goes faster by compressing its clock: time_scale = base / m. */
-    se->key = "workload.time_scale";
-    se->base_value = cJSON_IsNumber(ts) ? ts->valuedouble : 1.0;
-    se->unit = "x the trace's rate";
+  se->unit = "req/s";
+  if (!syn || cJSON_GetObjectItemCaseSensitive(wl, "rate")) {
+    /* A trace goes faster by compressing its clock; workload.rate derives
+     * the time_scale from the trace's own mean rate. */
+    se->key = "workload.rate";
     se->trace = true;
-  } else {
+    return kvsim_workload_mean_rate(se->base->workload, &se->base_value, err);
+  }
+  if (!cJSON_IsNumber(rate))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--search rate needs an open-loop arrival process with a rate, or a trace");
+  se->key = "workload.synthetic.arrival.rate";
+  se->base_value = rate->valuedouble;
+  return KVSIM_OK;
+}
+
+/* The search again on a copy of the base whose steps take `scale` times
+ * as long: one edge of the range. */
+static int edge(const kvsim_search_t *se, double scale, double *best, int *npoints, kvsim_err *err) {
+  *best = NAN;
+  kvsim_search_t *e = malloc(sizeof *e);
+  if (!e)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  *e = *se;
+  e->on_point = NULL;
+  e->no_range = true;
+  kvsim_scenario_t sc;
+  int rc = kvsim_scenario_copy(se->base, &sc, err);
+  if (rc == KVSIM_OK &&
+      (rc = kvsim_scenario_set_step_time_scale(&sc, se->base->step_time_scale * scale, err)) == KVSIM_OK) {
+    e->base = &sc;
+    rc = kvsim_search_run(e, err);
+    *best = e->best;
+    *npoints += e->npoints;
+  }
+  kvsim_scenario_fini(&sc);
+  free(e);
+  return rc;
+}
+
+/* The range: the search at both band edges. Slower steps lower the rate
+ * found and raise the replicas or utilization needed. */
+static int range(kvsim_search_t *se, kvsim_err *err) {
+  kvsim_gpu_band_scales(&se->base->gpu.perf, &se->band_scale[0], &se->band_scale[1]);
+  double fast, slow;
+  int rc;
+  if ((rc = edge(se, se->band_scale[0], &fast, &se->range_points, err)) < 0 ||
+      (rc = edge(se, se->band_scale[1], &slow, &se->range_points, err)) < 0)
+    return rc;
+  bool up = se->kind == KVSIM_SEARCH_RATE;
+  se->range[0] = up ? slow : fast;
+  se->range[1] = up ? fast : slow;
+  if (!isnan(se->range[0]) && !isnan(se->range[1]) && se->range[0] > se->range[1]) {
+    double t = se->range[0]; /* queueing noise can cross the edges: report low to high */
+    se->range[0] = se->range[1];
+    se->range[1] = t;
   }
   return KVSIM_OK;
 }
 
-int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
-  se->npoints = 0;
-  se->best = NAN;
-  se->trace = false;
-  se->base_value = 0;
+static int search(kvsim_search_t *se, kvsim_err *err) {
   int rc;
   double m;
   switch (se->kind) {
   case KVSIM_SEARCH_RATE:
     if ((rc = rate_key(se, err)) < 0 || (rc = kvsim_search_rate(evaluate, se, se->tolerance, &m, err)) < 0)
       return rc;
-    se->best = isnan(m) || se->trace ? m : se->base_value * m;
+    se->factor = m;
+    se->best = isnan(m) ? m : se->base_value * m;
     return KVSIM_OK;
   case KVSIM_SEARCH_REPLICAS:
     se->key = "hardware.replicas";
@@ -203,4 +244,52 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
     se->unit = "gpu_memory_utilization";
     return kvsim_search_util(evaluate, se, &se->best, err);
   }
+}
+
+int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
+  se->npoints = se->range_points = 0;
+  se->best = se->factor = se->range[0] = se->range[1] = NAN;
+  se->band_scale[0] = se->band_scale[1] = 1;
+  se->trace = false;
+  se->base_value = 0;
+  se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
+  int rc = search(se, err);
+  if (rc == KVSIM_OK && !se->no_range)
+    rc = range(se, err);
+  return rc;
+}
+
+static void fmt_value(const kvsim_search_t *se, double v, char *buf, size_t cap) {
+  if (isnan(v))
+    snprintf(buf, cap, "none");
+  else
+    snprintf(buf, cap, se->kind == KVSIM_SEARCH_RATE ? "%.4g" : se->kind == KVSIM_SEARCH_UTIL ? "%.3f" : "%.0f", v);
+}
+
+void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap) {
+  static const char *const what[] = {"rate", "replicas", "util"};
+  static const char *const adj[] = {"Highest", "Fewest", "Lowest"};
+  if (isnan(se->best)) {
+    snprintf(buf, cap, "No %s meets the SLO %s in the range searched (%d simulations).",
+             what[se->kind], slo, se->npoints);
+    return;
+  }
+  char v[32], lo[32], hi[32], extra[160] = "", rng[96] = "";
+  fmt_value(se, se->best, v, sizeof v);
+  fmt_value(se, se->range[0], lo, sizeof lo);
+  fmt_value(se, se->range[1], hi, sizeof hi);
+  if (!se->no_range)
+    snprintf(rng, sizeof rng, " [%s, %s] over the step-time band x%.3g..x%.3g", lo, hi,
+             se->band_scale[0], se->band_scale[1]);
+  if (se->kind == KVSIM_SEARCH_RATE)
+    snprintf(extra, sizeof extra, " (%.4g x the scenario's %.4g req/s, to %g %%)", se->factor,
+             se->base_value, 100 * se->tolerance);
+  else if (se->kind == KVSIM_SEARCH_REPLICAS)
+    snprintf(extra, sizeof extra, " = %lld GPUs (%s x %d GPUs per replica)",
+             (long long)llround(se->best) * se->gpus_per_replica, v, se->gpus_per_replica);
+  char sims[64] = "";
+  if (!se->no_range)
+    snprintf(sims, sizeof sims, "; %d more at the band's edges", se->range_points);
+  snprintf(buf, cap, "%s %s meeting %s: %s %s%s%s (%d simulations%s)", adj[se->kind],
+           what[se->kind], slo, v, se->unit, extra, rng, se->npoints, sims);
 }
