@@ -106,6 +106,17 @@ int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
                          kvsim_study_job_fn job, kvsim_study_done_fn done, void *ctx,
                          kvsim_err *err);
 
+/* The same for results of the caller's own plain type (no pointers): job
+ * fills `out` (KVSIM_STUDY_RECORD_MAX bytes, zeroed), done receives it
+ * (NULL when rc is not KVSIM_OK). A record must fit a pipe's buffer. */
+#define KVSIM_STUDY_RECORD_MAX 60000
+typedef int (*kvsim_study_rjob_fn)(void *ctx, int64_t i, void *out, kvsim_err *err);
+typedef int (*kvsim_study_rdone_fn)(void *ctx, int64_t i, int rc, const void *out,
+                                    const kvsim_err *job_err);
+int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int jobs,
+                                 kvsim_study_rjob_fn job, kvsim_study_rdone_fn done, void *ctx,
+                                 kvsim_err *err);
+
 /* ---- Sweeps ------------------------------------------------------------- */
 
 #define KVSIM_SWEEP_MAX_KEYS 8

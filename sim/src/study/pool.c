@@ -1,6 +1,7 @@
 /* The parallel runner: a pool of forked processes, each running one job
- * and sending back {code, error, summary} through its own pipe. A summary
- * is plain data (summary.h), so the bytes are the struct. */
+ * and sending back {code, error, result} through its own pipe. A result is
+ * plain data (a summary, summary.h; or a caller's record), so the bytes
+ * are the struct. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,11 +12,23 @@
 #include "core/alloc.h"
 #include "kvsim/study.h"
 
+/* Results travel in records of this size: a summary, or a caller's plain
+ * struct of at most KVSIM_STUDY_RECORD_MAX bytes. */
 typedef struct record {
   int rc;
   kvsim_err err;
-  kvsim_summary_t sum;
+  union {
+    kvsim_summary_t sum;
+    unsigned char bytes[KVSIM_STUDY_RECORD_MAX];
+  } u;
 } record_t;
+
+/* kvsim_study_parallel: summaries through the record runner. */
+typedef struct sumctx {
+  kvsim_study_job_fn job;
+  kvsim_study_done_fn done;
+  void *ctx;
+} sumctx_t;
 
 typedef struct slot {
   pid_t pid;
@@ -23,25 +36,25 @@ typedef struct slot {
   int64_t index;
 } slot_t;
 
-static int run_inline(int64_t first, int64_t end, int64_t stride, kvsim_study_job_fn job,
-                      kvsim_study_done_fn done, void *ctx) {
+static int run_inline(int64_t first, int64_t end, int64_t stride, kvsim_study_rjob_fn job,
+                      kvsim_study_rdone_fn done, void *ctx) {
   record_t *r = kvsim__malloc(sizeof *r);
   if (!r)
     return KVSIM_ENOMEM;
   int rc = KVSIM_OK;
   for (int64_t i = first; i < end && rc >= 0; i += stride) {
     memset(r, 0, sizeof *r);
-    r->rc = job(ctx, i, &r->sum, &r->err);
-    rc = done(ctx, i, r->rc, r->rc == KVSIM_OK ? &r->sum : NULL, &r->err);
+    r->rc = job(ctx, i, r->u.bytes, &r->err);
+    rc = done(ctx, i, r->rc, r->rc == KVSIM_OK ? r->u.bytes : NULL, &r->err);
   }
   kvsim__free(r);
   return rc;
 }
 
-static void child(int fd, int64_t i, kvsim_study_job_fn job, void *ctx) {
+static void child(int fd, int64_t i, kvsim_study_rjob_fn job, void *ctx) {
   static record_t r;
   memset(&r, 0, sizeof r);
-  r.rc = job(ctx, i, &r.sum, &r.err);
+  r.rc = job(ctx, i, r.u.bytes, &r.err);
   const char *p = (const char *)&r;
   size_t left = sizeof r;
   while (left > 0) {
@@ -75,19 +88,36 @@ static bool read_record(int fd, record_t *r) {
 
 /* A child ended: its record is in its pipe (a record is far smaller than a
  * pipe's buffer, so a child never waits on its write). */
-static int collect(slot_t *s, bool died_ok, record_t *r, kvsim_study_done_fn done, void *ctx) {
+static int collect(slot_t *s, bool died_ok, record_t *r, kvsim_study_rdone_fn done, void *ctx) {
   memset(r, 0, sizeof *r);
   bool ok = read_record(s->fd, r);
   close(s->fd);
   s->pid = 0;
   if (!ok || !died_ok)
     r->rc = kvsim_err_set(&r->err, KVSIM_EIO, "run failed");
-  return done(ctx, s->index, r->rc, r->rc == KVSIM_OK ? &r->sum : NULL, &r->err);
+  return done(ctx, s->index, r->rc, r->rc == KVSIM_OK ? r->u.bytes : NULL, &r->err);
+}
+
+static int sum_job(void *ctx, int64_t i, void *out, kvsim_err *err) {
+  const sumctx_t *c = ctx;
+  return c->job(c->ctx, i, out, err);
+}
+
+static int sum_done(void *ctx, int64_t i, int rc, const void *r, const kvsim_err *e) {
+  const sumctx_t *c = ctx;
+  return c->done(c->ctx, i, rc, r, e);
 }
 
 int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
                          kvsim_study_job_fn job, kvsim_study_done_fn done, void *ctx,
                          kvsim_err *err) {
+  sumctx_t c = {job, done, ctx};
+  return kvsim_study_parallel_records(first, end, stride, jobs, sum_job, sum_done, &c, err);
+}
+
+int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int jobs,
+                                 kvsim_study_rjob_fn job, kvsim_study_rdone_fn done, void *ctx,
+                                 kvsim_err *err) {
   if (stride < 1)
     stride = 1;
   if (jobs <= 1) {
@@ -102,6 +132,7 @@ int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d jobs", jobs);
   }
   _Static_assert(sizeof(record_t) < 65536, "a record must fit a pipe's buffer");
+  _Static_assert(sizeof(kvsim_summary_t) <= KVSIM_STUDY_RECORD_MAX, "a summary is a record");
   int n = 0, rc = KVSIM_OK;
   fflush(NULL); /* children must not flush the parent's buffers again */
   for (int64_t i = first; (i < end || n > 0) && rc >= 0;) {
