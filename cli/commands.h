@@ -12,6 +12,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
 /* calc's other engines and the comparison (calc_compare.c): the exit code

@@ -18,6 +18,7 @@ static const struct {
     {"calibrate", cmd_calibrate, "fit the step-time model's coefficients to measured runs"},
     {"sweep", cmd_sweep, "run a grid of scenarios and write one comparison table"},
     {"plan", cmd_plan, "search the rate, replicas or utilization that meets an SLO"},
+    {"compare", cmd_compare, "candidate deployments x workload x SLO -> table, REPORT.md, plots"},
     {"list", cmd_list, "the built-in models or GPUs (list models|gpus [--json])"},
 };
 

@@ -94,6 +94,9 @@ typedef struct kvsim_gpu {
   double allreduce_latency_us;
   char link_source[512];
   double tdp_w;
+  /* The user's own price per GPU-hour (kvsim compare's cost figures); 0:
+   * none. The catalog ships none: prices are the user's. */
+  double cost_per_gpu_hour;
   /* CUDA compute capability (9.0 Hopper, 10.0 B200, 12.0 RTX 50xx); 0 for
    * a GPU that is not CUDA. Attention backends are chosen by it. A file
    * without the key takes its generation's datacenter part's. */

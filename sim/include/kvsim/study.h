@@ -361,4 +361,125 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err);
  * ..."; replicas add GPUs (replicas x TP x PP). slo names the targets. */
 void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap);
 
+/* ---- Compare: candidates x workload x SLO ------------------------------- */
+
+#define KVSIM_COMPARE_MAX_CANDIDATES 32
+#define KVSIM_COMPARE_SWEEP 7 /* rates of the plot's sweep around each goodput */
+
+/* A study file, parsed once:
+ *   { "name": ..., "description": ..., "scenario": "base.json" (or inline),
+ *     "slo": { "ttft_p99_s": 2, "tpot_p99_s": 0.1, "e2e_p99_s": ... },
+ *     "target_rate": 10,
+ *     "candidates": [ { "label": "4x H100 TP4", "set": { "key.path": v, ... } }, ... ],
+ *     "cost_per_gpu_hour": { "h100-sxm": 2.5, ... } }
+ * The slo defaults to the scenario's; each candidate is the scenario with
+ * its "set". Prices are the user's own figures (also read from a GPU
+ * file's cost_per_gpu_hour). Fields are read-only. */
+typedef struct kvsim_compare {
+  char name[128];
+  char description[512];
+  char where[4096];          /* the study file ("... (embedded)" for the default) */
+  char scenario_where[4096];
+  char base_dir[4096];
+  cJSON *root, *scenario;    /* owned */
+  bool scenario_inline;
+  double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s; /* 0: no target */
+  double target_rate;        /* req/s */
+  const cJSON *costs;        /* root's cost_per_gpu_hour or NULL */
+  int ncandidates;
+  struct {
+    char label[128];
+    const cJSON *set;        /* in root; may be NULL */
+  } cand[KVSIM_COMPARE_MAX_CANDIDATES];
+} kvsim_compare_t;
+
+/* Parses a study (where names it in errors, dir is the folder a scenario
+ * path is relative to). Every candidate is built once, so a bad key, value
+ * or workload is one error before any run. Errors (KVSIM_EINVAL,
+ * "where: key: ..."): unknown keys, no candidates, a label given twice, a
+ * target_rate <= 0, no SLO, a bad price; or the scenario's own error. */
+int kvsim_compare_parse(const char *json_text, const char *where, const char *dir,
+                        kvsim_compare_t *c, kvsim_err *err);
+int kvsim_compare_load(const char *path, kvsim_compare_t *c, kvsim_err *err);
+/* The embedded default study (configs/studies/default.json). */
+int kvsim_compare_load_default(kvsim_compare_t *c, kvsim_err *err);
+void kvsim_compare_fini(kvsim_compare_t *c);
+/* Candidate i's scenario (fini it). */
+int kvsim_compare_scenario(const kvsim_compare_t *c, int i, kvsim_scenario_t *sc, kvsim_err *err);
+
+/* What compare found for one candidate. Plain data. Figures are NAN when
+ * not known (a candidate that does not fit, no price, nothing met). */
+typedef struct kvsim_compare_row {
+  int rc;                    /* KVSIM_OK, KVSIM_ENOFIT, or the failure's code */
+  char error[1024];          /* the engine's error and the change that would fit; or the failure */
+  char gpu[64], model[64];
+  int tp, pp, gpus_per_replica;
+  double gpu_memory_utilization;
+  char kv_cache_dtype[16];
+  int64_t kv_blocks, kv_tokens;
+  double max_concurrency;
+  char plan_text[3072];      /* the memory plan in the engine's words */
+  /* What the step times rest on (gpu.h). */
+  kvsim_cal_status cal_status;
+  int cal_rows;
+  double band_ttft_rel, band_tpot_rel, band_scale[2];
+  /* Goodput: the highest rate one replica serves within the SLO; range
+   * from the band's edges. */
+  double goodput, goodput_range[2];
+  /* The fewest replicas for target_rate, and the run there. */
+  double replicas, replicas_range[2];
+  double ttft_p99, ttft_p99_range[2], tpot_p99, tpot_p99_range[2], e2e_p99;
+  double kv_peak, output_tokens_per_s;
+  int64_t preemptions, requests, rejected;
+  kvsim_diagnosis_t diagnosis[KVSIM_SUMMARY_MAX_DIAGNOSES];
+  int ndiagnosis;
+  /* Cost (the user's prices): per hour at the target, per million output
+   * tokens there, and goodput per dollar-hour of one replica. */
+  double cost_per_gpu_hour, cost_per_hour, cost_per_mtok, goodput_per_dollar;
+  char cost_source[16];      /* "study", "gpu file" or "" */
+  /* The plot's sweep: one replica at rates around the goodput. */
+  int nsweep;
+  double sweep_rate[KVSIM_COMPARE_SWEEP], sweep_ttft_p99[KVSIM_COMPARE_SWEEP],
+      sweep_tpot_p99[KVSIM_COMPARE_SWEEP], sweep_kv_peak[KVSIM_COMPARE_SWEEP];
+  int simulations;
+} kvsim_compare_row_t;
+
+typedef struct kvsim_compare_opts {
+  const char *out;           /* folder for compare.csv, sweep.csv, REPORT.md; NULL: nothing written */
+  int jobs;                  /* candidates in parallel (processes) */
+  double tolerance;          /* the goodput search's relative precision (0: 0.02) */
+  kvsim_progress_t *progress; /* one step per candidate (may be NULL) */
+  const char *command;       /* the command that reproduces it (REPORT.md) */
+} kvsim_compare_opts_t;
+
+typedef struct kvsim_compare_result {
+  kvsim_compare_row_t *rows; /* one per candidate, in study order (owned) */
+  int n;
+  int failed, no_fit;
+  char answer[2048];         /* the one-sentence answer */
+} kvsim_compare_result_t;
+
+/* Evaluates every candidate (in parallel with opts->jobs; the rows and
+ * files do not depend on it) and, with opts->out, writes compare.csv,
+ * compare_sweep.csv and REPORT.md there. A candidate that does not fit or
+ * fails is a row, not an error. Errors: KVSIM_EIO (folders, fork, files).
+ * Free res with kvsim_compare_result_fini. */
+int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
+                      kvsim_compare_result_t *res, kvsim_err *err);
+void kvsim_compare_result_fini(kvsim_compare_result_t *res);
+/* Candidate i evaluated in this process (what a job of the run does). */
+int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
+                            kvsim_compare_row_t *row, kvsim_err *err);
+/* The one-sentence answer from the rows. */
+void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
+                          char *buf, size_t cap);
+/* compare.csv (one row per candidate) and compare_sweep.csv (the plot's
+ * points) as text (malloc'd; NULL when out of memory). */
+char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n);
+char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n);
+/* REPORT.md of a compare (malloc'd; NULL when out of memory). Plots are
+ * linked relative to the report's folder. */
+char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_result_t *res,
+                              const char *command);
+
 #endif

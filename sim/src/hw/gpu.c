@@ -241,7 +241,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
       "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
       "gpu_link_latency_us", "link_kind", "allreduce_busbw_GBps", "allreduce_latency_us",
-      "link_source", "tdp_w", "compute_capability", "source", "perf", NULL};
+      "link_source", "tdp_w", "compute_capability", "source", "perf", "cost_per_gpu_hour", NULL};
   memset(g, 0, sizeof *g);
   cJSON *j = kvsim__json_parse(json_text, where, err);
   if (!j)
@@ -277,6 +277,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       (rc = kvsim__json_num_in(j, "gpu_link_latency_us", 0, MAX_LATENCY_US,
                                &g->gpu_link_latency_us, where, err)) < 0 ||
       (rc = kvsim__json_num_in(j, "tdp_w", 0, MAX_TDP_W, &g->tdp_w, where, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "cost_per_gpu_hour", 0, 1e6, &g->cost_per_gpu_hour, where, err)) < 0 ||
       (rc = kvsim__json_num_in(j, "compute_capability", 0, 20, &g->compute_capability, where,
                                err)) < 0)
     goto out;

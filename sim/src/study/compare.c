@@ -1,0 +1,221 @@
+/* Study files for `kvsim compare`: one scenario, an SLO, a target rate and
+ * candidate deployments (each the scenario with its own "set"), parsed and
+ * checked once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/catalog.h"
+#include "core/util.h"
+#include "kvsim/study.h"
+
+static void stem(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  snprintf(out, cap, "%s", slash ? slash + 1 : path);
+  char *dot = strstr(out, ".json");
+  if (dot)
+    *dot = '\0';
+}
+
+/* The scenario: a file relative to dir, or an object inline. */
+static int load_scenario(kvsim_compare_t *c, const char *dir, kvsim_err *err) {
+  const cJSON *inl = cJSON_GetObjectItemCaseSensitive(c->root, "scenario");
+  snprintf(c->base_dir, sizeof c->base_dir, "%s", dir ? dir : ".");
+  if (cJSON_IsObject(inl)) {
+    snprintf(c->scenario_where, sizeof c->scenario_where, "%s: scenario", c->where);
+    c->scenario_inline = true;
+    c->scenario = cJSON_Duplicate(inl, 1);
+    return c->scenario ? KVSIM_OK : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", c->where);
+  }
+  char scen[4096] = "";
+  int rc = kvsim__json_str(c->root, "scenario", scen, sizeof scen, c->where, err);
+  if (rc < 0)
+    return rc;
+  if (!scen[0])
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'scenario'", c->where);
+  if (scen[0] != '/' && dir)
+    snprintf(c->scenario_where, sizeof c->scenario_where, "%s/%s", dir, scen);
+  else
+    snprintf(c->scenario_where, sizeof c->scenario_where, "%s", scen);
+  if (!kvsim__dirname(c->scenario_where, c->base_dir, sizeof c->base_dir))
+    snprintf(c->base_dir, sizeof c->base_dir, ".");
+  c->scenario = kvsim__json_load(c->scenario_where, err);
+  return c->scenario ? KVSIM_OK : err->code;
+}
+
+static int parse_slo(kvsim_compare_t *c, kvsim_err *err) {
+  const cJSON *slo = cJSON_GetObjectItemCaseSensitive(c->root, "slo");
+  if (!slo) /* the scenario's own */
+    slo = cJSON_GetObjectItemCaseSensitive(c->scenario, "slo");
+  char w[4200];
+  snprintf(w, sizeof w, "%s: slo", c->where);
+  static const char *const keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
+  double *v[] = {&c->slo_ttft_p99_s, &c->slo_tpot_p99_s, &c->slo_e2e_p99_s};
+  int rc = KVSIM_OK;
+  if (slo && (!cJSON_IsObject(slo) || (rc = kvsim__json_only_keys(slo, keys, w, err)) < 0))
+    return cJSON_IsObject(slo) ? rc : kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
+  for (int k = 0; k < 3 && slo; k++) {
+    if ((rc = kvsim__json_num(slo, keys[k], v[k], w, err)) < 0)
+      return rc;
+    if (rc > 0 && !(*v[k] > 0 && *v[k] < 1e9))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g must be a positive number of seconds", w,
+                           keys[k], *v[k]);
+  }
+  if (!(c->slo_ttft_p99_s > 0 || c->slo_tpot_p99_s > 0 || c->slo_e2e_p99_s > 0))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: no SLO: give slo {ttft_p99_s, tpot_p99_s, e2e_p99_s} in the study or "
+                         "the scenario",
+                         c->where);
+  return KVSIM_OK;
+}
+
+static int parse_candidates(kvsim_compare_t *c, kvsim_err *err) {
+  const cJSON *cands = cJSON_GetObjectItemCaseSensitive(c->root, "candidates");
+  if (!cJSON_IsArray(cands) || cJSON_GetArraySize(cands) < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: candidates: expected a non-empty array of {label, set}",
+                         c->where);
+  if (cJSON_GetArraySize(cands) > KVSIM_COMPARE_MAX_CANDIDATES)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: candidates: at most %d", c->where,
+                         KVSIM_COMPARE_MAX_CANDIDATES);
+  static const char *const keys[] = {"label", "set", NULL};
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cands) {
+    int i = c->ncandidates;
+    char w[4200];
+    snprintf(w, sizeof w, "%s: candidates[%d]", c->where, i);
+    int rc = KVSIM_OK;
+    if (!cJSON_IsObject(e))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object {label, set}", w);
+    if ((rc = kvsim__json_only_keys(e, keys, w, err)) < 0 ||
+        (rc = kvsim__json_str(e, "label", c->cand[i].label, sizeof c->cand[i].label, w, err)) < 0)
+      return rc;
+    if (!c->cand[i].label[0])
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'label'", w);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(c->cand[j].label, c->cand[i].label))
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s: label '%s' is given twice", w, c->cand[i].label);
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set");
+    if (set && !cJSON_IsObject(set))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.set: expected an object of key paths", w);
+    char ws[4300];
+    snprintf(ws, sizeof ws, "%s.set", w);
+    for (const cJSON *k = set ? set->child : NULL; k; k = k->next)
+      if ((rc = kvsim_scenario_check_key(k->string, ws, err)) < 0)
+        return rc;
+    c->cand[i].set = set;
+    c->ncandidates++;
+  }
+  return KVSIM_OK;
+}
+
+static int parse_costs(kvsim_compare_t *c, kvsim_err *err) {
+  c->costs = cJSON_GetObjectItemCaseSensitive(c->root, "cost_per_gpu_hour");
+  if (c->costs && !cJSON_IsObject(c->costs))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: cost_per_gpu_hour: expected an object {gpu: $ per hour}",
+                         c->where);
+  for (const cJSON *k = c->costs ? c->costs->child : NULL; k; k = k->next)
+    if (!cJSON_IsNumber(k) || !(k->valuedouble >= 0 && k->valuedouble < 1e6))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s: cost_per_gpu_hour.%s: expected a price in [0, 1e6) per GPU-hour",
+                           c->where, k->string);
+  return KVSIM_OK;
+}
+
+int kvsim_compare_parse(const char *json_text, const char *where, const char *dir,
+                        kvsim_compare_t *c, kvsim_err *err) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->where, sizeof c->where, "%s", where);
+  c->root = kvsim__json_parse(json_text, where, err);
+  if (!c->root)
+    return err->code;
+  static const char *const keys[] = {"name", "description", "scenario", "slo", "target_rate",
+                                     "candidates", "cost_per_gpu_hour", NULL};
+  int rc = KVSIM_OK;
+  if ((rc = kvsim__json_only_keys(c->root, keys, where, err)) < 0 ||
+      (rc = kvsim__json_str(c->root, "name", c->name, sizeof c->name, where, err)) < 0 ||
+      (rc = kvsim__json_str(c->root, "description", c->description, sizeof c->description, where,
+                            err)) < 0 ||
+      (rc = kvsim__json_num(c->root, "target_rate", &c->target_rate, where, err)) < 0)
+    goto fail;
+  if (!c->name[0])
+    stem(where, c->name, sizeof c->name);
+  if (!(c->target_rate > 0 && c->target_rate <= 1e9)) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: target_rate: expected a rate in req/s > 0 (got %g)",
+                       where, c->target_rate);
+    goto fail;
+  }
+  if ((rc = load_scenario(c, dir, err)) < 0 || (rc = parse_slo(c, err)) < 0 ||
+      (rc = parse_candidates(c, err)) < 0 || (rc = parse_costs(c, err)) < 0)
+    goto fail;
+  /* Every candidate must build (and take the target rate) before any run. */
+  for (int i = 0; i < c->ncandidates; i++) {
+    kvsim_scenario_t probe;
+    if ((rc = kvsim_compare_scenario(c, i, &probe, err)) < 0) {
+      kvsim_err_prefix(err, "%s: candidate '%s'", where, c->cand[i].label);
+      goto fail;
+    }
+    kvsim_scenario_fini(&probe);
+  }
+  return KVSIM_OK;
+fail:
+  kvsim_compare_fini(c);
+  return rc;
+}
+
+int kvsim_compare_load(const char *path, kvsim_compare_t *c, kvsim_err *err) {
+  char *text;
+  int rc = kvsim__read_file(path, &text, NULL, err);
+  if (rc < 0) {
+    memset(c, 0, sizeof *c);
+    return rc;
+  }
+  char dir[4096];
+  bool has_dir = kvsim__dirname(path, dir, sizeof dir);
+  rc = kvsim_compare_parse(text, path, has_dir ? dir : NULL, c, err);
+  free(text);
+  return rc;
+}
+
+int kvsim_compare_load_default(kvsim_compare_t *c, kvsim_err *err) {
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_STUDY, "default");
+  if (!e) {
+    memset(c, 0, sizeof *c);
+    return kvsim_err_set(err, KVSIM_ENOENT, "no embedded default study");
+  }
+  return kvsim_compare_parse(e->json, "configs/studies/default.json (embedded)", NULL, c, err);
+}
+
+void kvsim_compare_fini(kvsim_compare_t *c) {
+  cJSON_Delete(c->root);
+  cJSON_Delete(c->scenario);
+  memset(c, 0, sizeof *c);
+}
+
+int kvsim_compare_scenario(const kvsim_compare_t *c, int i, kvsim_scenario_t *sc, kvsim_err *err) {
+  memset(sc, 0, sizeof *sc);
+  cJSON *root = cJSON_Duplicate(c->scenario, 1);
+  if (!root || !cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return kvsim_err_set(err, root ? KVSIM_EINVAL : KVSIM_ENOMEM, "%s: %s", c->scenario_where,
+                         root ? "expected a scenario object" : "out of memory");
+  }
+  int rc = KVSIM_OK;
+  const cJSON *set = i >= 0 ? c->cand[i].set : NULL;
+  for (const cJSON *k = set ? set->child : NULL; k && rc >= 0; k = k->next) {
+    cJSON *dup = cJSON_Duplicate(k, 1);
+    rc = dup ? kvsim_json_set_value(root, k->string, dup, err)
+             : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", k->string);
+  }
+  if (rc < 0) {
+    cJSON_Delete(root);
+    return rc;
+  }
+  rc = kvsim_scenario_from_json(root, c->scenario_where, c->base_dir, sc, err);
+  if (rc == KVSIM_OK && !c->scenario_inline)
+    snprintf(sc->path, sizeof sc->path, "%s", c->scenario_where);
+  /* Every figure of a compare is at (or around) the target rate. */
+  if (rc == KVSIM_OK)
+    rc = kvsim_scenario_set_workload(sc, "rate", c->target_rate, err);
+  return rc;
+}

@@ -1,0 +1,211 @@
+/* One candidate of a compare: its memory plan, its goodput (the plan's
+ * rate search), the replicas the target rate needs (the replicas search)
+ * and the run there, each with the range of the GPU's step-time band (the
+ * same work re-run at kvsim_gpu_band_scales' edges), its cost, and a sweep
+ * of rates around the goodput for the plot. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/report.h"
+#include "kvsim/study.h"
+
+static void slo_targets(const kvsim_compare_t *c, kvsim_search_t *se) {
+  const double lim[] = {c->slo_ttft_p99_s, c->slo_tpot_p99_s, c->slo_e2e_p99_s};
+  const kvsim_metric m[] = {KVSIM_METRIC_TTFT, KVSIM_METRIC_TPOT, KVSIM_METRIC_E2E};
+  se->ntargets = 0;
+  for (int k = 0; k < 3; k++)
+    if (lim[k] > 0)
+      se->targets[se->ntargets++] = (kvsim_slo_target_t){m[k], KVSIM_STAT_P99, lim[k]};
+}
+
+/* The memory plan as the engine logs it (kvsim calc's text). */
+static void plan_text(const kvsim_resolved_t *res, const kvsim_scenario_t *sc, char *buf, size_t cap) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  buf[0] = '\0';
+  if (!f)
+    return;
+  kvsim_report_plan_text(&res->plan, &sc->model, &sc->gpu, f);
+  fclose(f);
+  snprintf(buf, cap, "%s", text ? text : "");
+  free(text);
+}
+
+static void describe(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, kvsim_compare_row_t *r) {
+  snprintf(r->gpu, sizeof r->gpu, "%s", sc->gpu.name);
+  snprintf(r->model, sizeof r->model, "%s", sc->model.name);
+  r->tp = res->plan.p.tp;
+  r->pp = res->plan.p.pp;
+  r->gpus_per_replica = r->tp * r->pp;
+  r->gpu_memory_utilization = res->plan.p.gpu_memory_utilization;
+  snprintf(r->kv_cache_dtype, sizeof r->kv_cache_dtype, "%s", kvsim_kv_dtype_name(res->plan.p.kv_dtype));
+  r->kv_blocks = res->plan.num_gpu_blocks;
+  r->kv_tokens = res->plan.kv_cache_tokens;
+  r->max_concurrency = res->plan.max_concurrency;
+  plan_text(res, sc, r->plan_text, sizeof r->plan_text);
+  r->cal_status = sc->gpu.perf.status;
+  r->cal_rows = sc->gpu.perf.rows;
+  kvsim_gpu_band(&sc->gpu.perf, &r->band_ttft_rel, &r->band_tpot_rel);
+  kvsim_gpu_band_scales(&sc->gpu.perf, &r->band_scale[0], &r->band_scale[1]);
+}
+
+/* Runs sc with the given replicas (< 1: as it is) and step-time scale. */
+static int run_at(const kvsim_scenario_t *base, double replicas, double rate, double scale,
+                  kvsim_summary_t *sum, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_scenario_copy(base, &sc, err);
+  if (rc == KVSIM_OK && replicas >= 1)
+    rc = kvsim_scenario_set_replicas(&sc, llround(replicas), err);
+  if (rc == KVSIM_OK && rate > 0)
+    rc = kvsim_scenario_set_workload(&sc, "rate", rate, err);
+  if (rc == KVSIM_OK && scale != 1)
+    rc = kvsim_scenario_set_step_time_scale(&sc, base->step_time_scale * scale, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim_study_run(&sc, NULL, sum, err);
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
+
+static void order(double v[2]) {
+  if (!isnan(v[0]) && !isnan(v[1]) && v[0] > v[1]) {
+    double t = v[0];
+    v[0] = v[1];
+    v[1] = t;
+  }
+}
+
+/* The target: the fewest replicas (with range), then the run there at
+ * the band's centre and edges (p99s with ranges, KV, preemptions). */
+static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_search_t *se,
+                     kvsim_summary_t *sum, kvsim_compare_row_t *r, kvsim_err *err) {
+  se->kind = KVSIM_SEARCH_REPLICAS;
+  int rc = kvsim_search_run(se, err);
+  if (rc < 0)
+    return rc;
+  r->simulations += se->npoints + se->range_points;
+  r->replicas = se->best;
+  r->replicas_range[0] = se->range[0];
+  r->replicas_range[1] = se->range[1];
+  if (isnan(r->replicas))
+    return KVSIM_OK;
+  const double scales[3] = {1, r->band_scale[0], r->band_scale[1]};
+  for (int k = 0; k < 3; k++) {
+    if ((rc = run_at(sc, r->replicas, c->target_rate, scales[k], sum, err)) < 0)
+      return rc;
+    r->simulations++;
+    if (k == 0) {
+      r->ttft_p99 = sum->ttft.p99;
+      r->tpot_p99 = sum->tpot.p99;
+      r->e2e_p99 = sum->e2e.p99;
+      r->kv_peak = sum->kv_usage_peak;
+      r->preemptions = sum->preemptions;
+      r->requests = sum->requests_total;
+      r->rejected = sum->requests_rejected;
+      r->output_tokens_per_s = sum->output_tokens_per_s;
+      r->ndiagnosis = sum->ndiagnosis;
+      memcpy(r->diagnosis, sum->diagnosis, sizeof r->diagnosis);
+    } else {
+      r->ttft_p99_range[k - 1] = sum->ttft.p99;
+      r->tpot_p99_range[k - 1] = sum->tpot.p99;
+    }
+  }
+  order(r->ttft_p99_range);
+  order(r->tpot_p99_range);
+  return KVSIM_OK;
+}
+
+/* The deployment as given (its replicas) at rates around its goodput
+ * (around the target when nothing met). */
+static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum,
+                 kvsim_compare_row_t *r, kvsim_err *err) {
+  static const double f[KVSIM_COMPARE_SWEEP] = {0.5, 0.7, 0.85, 1.0, 1.1, 1.25, 1.5};
+  for (int k = 0; k < KVSIM_COMPARE_SWEEP; k++) {
+    int rc = run_at(sc, 0, centre * f[k], 1, sum, err);
+    if (rc == KVSIM_ENOMEM || rc == KVSIM_EIO)
+      return rc;
+    r->sweep_rate[r->nsweep] = centre * f[k];
+    r->sweep_ttft_p99[r->nsweep] = rc == KVSIM_OK ? sum->ttft.p99 : NAN;
+    r->sweep_tpot_p99[r->nsweep] = rc == KVSIM_OK ? sum->tpot.p99 : NAN;
+    r->sweep_kv_peak[r->nsweep] = rc == KVSIM_OK ? sum->kv_usage_peak : NAN;
+    r->nsweep++;
+    r->simulations++;
+  }
+  return KVSIM_OK;
+}
+
+static void cost(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_compare_row_t *r) {
+  const cJSON *p = c->costs ? cJSON_GetObjectItemCaseSensitive(c->costs, r->gpu) : NULL;
+  r->cost_per_gpu_hour = NAN;
+  if (p) {
+    r->cost_per_gpu_hour = p->valuedouble;
+    snprintf(r->cost_source, sizeof r->cost_source, "study");
+  } else if (sc->gpu.cost_per_gpu_hour > 0) {
+    r->cost_per_gpu_hour = sc->gpu.cost_per_gpu_hour;
+    snprintf(r->cost_source, sizeof r->cost_source, "gpu file");
+  }
+  double gpus = r->replicas * r->gpus_per_replica;
+  r->cost_per_hour = r->cost_per_gpu_hour * gpus;
+  /* $/h over output tokens per hour, per million. */
+  r->cost_per_mtok = r->output_tokens_per_s > 0 ? r->cost_per_hour / (r->output_tokens_per_s * 3600) * 1e6 : NAN;
+  r->goodput_per_dollar = r->cost_per_gpu_hour > 0 ? r->goodput / (r->cost_per_gpu_hour * r->gpus_per_replica) : NAN;
+}
+
+static void row_init(kvsim_compare_row_t *r) {
+  memset(r, 0, sizeof *r);
+  double *nan[] = {&r->goodput, &r->goodput_range[0], &r->goodput_range[1], &r->replicas,
+                   &r->replicas_range[0], &r->replicas_range[1], &r->ttft_p99,
+                   &r->ttft_p99_range[0], &r->ttft_p99_range[1], &r->tpot_p99,
+                   &r->tpot_p99_range[0], &r->tpot_p99_range[1], &r->e2e_p99, &r->kv_peak,
+                   &r->output_tokens_per_s, &r->cost_per_gpu_hour, &r->cost_per_hour,
+                   &r->cost_per_mtok, &r->goodput_per_dollar, &r->max_concurrency};
+  for (size_t k = 0; k < sizeof nan / sizeof *nan; k++)
+    *nan[k] = NAN;
+}
+
+int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
+                            kvsim_compare_row_t *r, kvsim_err *err) {
+  row_init(r);
+  kvsim_scenario_t sc;
+  int rc = kvsim_compare_scenario(c, i, &sc, err);
+  kvsim_search_t *se = rc == KVSIM_OK ? calloc(1, sizeof *se) : NULL;
+  kvsim_summary_t *sum = rc == KVSIM_OK ? malloc(sizeof *sum) : NULL;
+  kvsim_resolved_t res;
+  if (rc == KVSIM_OK && (!se || !sum))
+    rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  if (rc == KVSIM_OK) {
+    int fit = kvsim_scenario_resolve(&sc, &res, err);
+    if (fit == KVSIM_OK || fit == KVSIM_ENOFIT)
+      describe(&sc, &res, r);
+    if (fit < 0) {
+      r->rc = fit;
+      snprintf(r->error, sizeof r->error, "%s", err->msg);
+      goto done; /* a row: it does not fit, or its plan is refused */
+    }
+    se->base = &sc;
+    se->tolerance = tolerance > 0 ? tolerance : 0.02;
+    slo_targets(c, se);
+    se->kind = KVSIM_SEARCH_RATE;
+    if ((rc = kvsim_search_run(se, err)) < 0)
+      goto done;
+    r->simulations += se->npoints + se->range_points;
+    r->goodput = se->best;
+    r->goodput_range[0] = se->range[0];
+    r->goodput_range[1] = se->range[1];
+    if ((rc = at_target(c, &sc, se, sum, r, err)) < 0 ||
+        (rc = sweep(&sc, isnan(r->goodput) ? c->target_rate : r->goodput, sum, r, err)) < 0)
+      goto done;
+    cost(c, &sc, r);
+  }
+done:
+  free(se);
+  free(sum);
+  kvsim_scenario_fini(&sc);
+  if (rc < 0 && r->rc == KVSIM_OK) { /* failed: a row that says so */
+    r->rc = rc;
+    snprintf(r->error, sizeof r->error, "%s", err->msg);
+  }
+  return KVSIM_OK;
+}

@@ -1,0 +1,227 @@
+/* kvsim compare: the candidates in the pool, the one-sentence answer, and
+ * the tables (compare.csv, compare_sweep.csv) and REPORT.md it writes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/report.h"
+#include "kvsim/study.h"
+
+/* A figure in a table: 6 significant digits, empty when not known. */
+static void num(FILE *f, double v, bool last) {
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  fputc(last ? '\n' : ',', f);
+}
+
+static void field(FILE *f, const char *v, bool last) {
+  if (strpbrk(v, ",\"\n")) {
+    fputc('"', f);
+    for (const char *p = v; *p; p++) {
+      if (*p == '"')
+        fputc('"', f);
+      fputc(*p == '\n' ? ' ' : *p, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(v, f);
+  }
+  fputc(last ? '\n' : ',', f);
+}
+
+/* Closes a memory stream; its text is only final after fclose. */
+static char *finish(FILE *f, char **text) {
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    free(*text);
+    return NULL;
+  }
+  return *text;
+}
+
+char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  fputs("label,gpu,model,tp,pp,gpus_per_replica,gpu_memory_utilization,kv_cache_dtype,fits,"
+        "kv_blocks,kv_tokens,max_concurrency,goodput_rps,goodput_lo,goodput_hi,target_rate,"
+        "replicas,replicas_lo,replicas_hi,gpus,ttft_p99_s,ttft_p99_lo,ttft_p99_hi,tpot_p99_s,"
+        "tpot_p99_lo,tpot_p99_hi,e2e_p99_s,kv_usage_peak,preemptions,output_tokens_per_s,"
+        "cost_per_gpu_hour,cost_source,cost_per_hour,cost_per_million_output_tokens,"
+        "goodput_per_dollar,calibration,band_ttft_rel,band_tpot_rel,simulations,error\n",
+        f);
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    field(f, c->cand[i].label, false);
+    field(f, r->gpu, false);
+    field(f, r->model, false);
+    fprintf(f, "%d,%d,%d,", r->tp, r->pp, r->gpus_per_replica);
+    num(f, r->gpu_memory_utilization, false);
+    field(f, r->kv_cache_dtype, false);
+    fputs(r->rc == KVSIM_OK ? "true," : r->rc == KVSIM_ENOFIT ? "false," : ",", f);
+    fprintf(f, "%lld,%lld,", (long long)r->kv_blocks, (long long)r->kv_tokens);
+    const double a[] = {r->max_concurrency, r->goodput, r->goodput_range[0], r->goodput_range[1],
+                        c->target_rate, r->replicas, r->replicas_range[0], r->replicas_range[1],
+                        r->replicas * r->gpus_per_replica, r->ttft_p99, r->ttft_p99_range[0],
+                        r->ttft_p99_range[1], r->tpot_p99, r->tpot_p99_range[0],
+                        r->tpot_p99_range[1], r->e2e_p99, r->kv_peak,
+                        r->rc == KVSIM_OK && !isnan(r->replicas) ? (double)r->preemptions : NAN,
+                        r->output_tokens_per_s, r->cost_per_gpu_hour};
+    for (size_t k = 0; k < sizeof a / sizeof *a; k++)
+      num(f, a[k], false);
+    field(f, r->cost_source, false);
+    num(f, r->cost_per_hour, false);
+    num(f, r->cost_per_mtok, false);
+    num(f, r->goodput_per_dollar, false);
+    field(f, r->gpu[0] ? kvsim_cal_status_name(r->cal_status) : "", false);
+    num(f, r->gpu[0] ? r->band_ttft_rel : NAN, false);
+    num(f, r->gpu[0] ? r->band_tpot_rel : NAN, false);
+    fprintf(f, "%d,", r->simulations);
+    field(f, r->error, true);
+  }
+  return finish(f, &text);
+}
+
+char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  fputs("label,rate,ttft_p99_s,tpot_p99_s,kv_usage_peak\n", f);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < rows[i].nsweep; k++) {
+      field(f, c->cand[i].label, false);
+      num(f, rows[i].sweep_rate[k], false);
+      num(f, rows[i].sweep_ttft_p99[k], false);
+      num(f, rows[i].sweep_tpot_p99[k], false);
+      num(f, rows[i].sweep_kv_peak[k], true);
+    }
+  return finish(f, &text);
+}
+
+static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
+
+/* Cheaper first when both have a price, else fewer GPUs, else study order. */
+static bool better(const kvsim_compare_row_t *a, const kvsim_compare_row_t *b) {
+  if (isfinite(a->cost_per_hour) && isfinite(b->cost_per_hour) && a->cost_per_hour != b->cost_per_hour)
+    return a->cost_per_hour < b->cost_per_hour;
+  return a->replicas * a->gpus_per_replica < b->replicas * b->gpus_per_replica;
+}
+
+void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
+                          char *buf, size_t cap) {
+  int best = -1;
+  for (int i = 0; i < n; i++)
+    if (meets(&rows[i]) && (best < 0 || better(&rows[i], &rows[best])))
+      best = i;
+  size_t at = 0;
+#define PUT(...) (at += (size_t)snprintf(buf + at, at < cap ? cap - at : 0, __VA_ARGS__), at = at < cap ? at : cap)
+  buf[0] = '\0';
+  if (best < 0) {
+    PUT("No candidate meets %g req/s within the SLO", c->target_rate);
+  } else {
+    const kvsim_compare_row_t *r = &rows[best];
+    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], TPOT %.3g s [%.3g, %.3g] on %.0f GPUs",
+        r->replicas, c->cand[best].label, c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
+        r->ttft_p99_range[1], r->tpot_p99, r->tpot_p99_range[0], r->tpot_p99_range[1],
+        r->replicas * r->gpus_per_replica);
+    if (isfinite(r->cost_per_hour))
+      PUT(" for $%.2f/h", r->cost_per_hour);
+  }
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    if (i == best)
+      continue;
+    if (r->rc == KVSIM_ENOFIT)
+      PUT("; %s does not fit", c->cand[i].label);
+    else if (r->rc < 0)
+      PUT("; %s failed", c->cand[i].label);
+    else if (isnan(r->goodput))
+      PUT("; %s meets the SLO at no rate tried", c->cand[i].label);
+    else if (meets(r)) {
+      PUT("; %s reaches %.3g req/s [%.3g, %.3g] per deployment (%.0f x for the target", c->cand[i].label,
+          r->goodput, r->goodput_range[0], r->goodput_range[1], r->replicas);
+      if (isfinite(r->cost_per_hour))
+        PUT(", $%.2f/h", r->cost_per_hour);
+      PUT(")");
+    } else {
+      PUT("; %s reaches %.3g req/s [%.3g, %.3g]", c->cand[i].label, r->goodput,
+          r->goodput_range[0], r->goodput_range[1]);
+    }
+  }
+  PUT(".");
+#undef PUT
+}
+
+typedef struct ctx {
+  const kvsim_compare_t *c;
+  const kvsim_compare_opts_t *o;
+  kvsim_compare_result_t *res;
+} ctx_t;
+
+static int job(void *p, int64_t i, void *out, kvsim_err *err) {
+  const ctx_t *x = p;
+  return kvsim_compare_candidate(x->c, (int)i, x->o->tolerance, out, err);
+}
+
+static int done(void *p, int64_t i, int rc, const void *out, const kvsim_err *e) {
+  ctx_t *x = p;
+  kvsim_compare_row_t *r = &x->res->rows[i];
+  if (rc == KVSIM_OK) {
+    *r = *(const kvsim_compare_row_t *)out;
+  } else {
+    r->rc = rc;
+    snprintf(r->error, sizeof r->error, "%s", e->msg[0] ? e->msg : "run failed");
+  }
+  x->res->failed += r->rc < 0 && r->rc != KVSIM_ENOFIT;
+  x->res->no_fit += r->rc == KVSIM_ENOFIT;
+  kvsim_progress_step(x->o->progress, x->c->cand[i].label,
+                      r->rc == KVSIM_ENOFIT ? "does not fit"
+                      : r->rc < 0           ? NULL
+                      : meets(r)            ? "meets the target"
+                                            : "misses the target",
+                      r->rc < 0 && r->rc != KVSIM_ENOFIT);
+  return KVSIM_OK;
+}
+
+static int write_text(const char *dir, const char *name, char *text, kvsim_err *err) {
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s/%s: out of memory", dir, name);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int rc = kvsim_report_write_atomic(path, text, strlen(text), err);
+  free(text);
+  return rc;
+}
+
+int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
+                      kvsim_compare_result_t *res, kvsim_err *err) {
+  _Static_assert(sizeof(kvsim_compare_row_t) <= KVSIM_STUDY_RECORD_MAX, "a row is a record");
+  memset(res, 0, sizeof *res);
+  res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
+  if (!res->rows)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
+  res->n = c->ncandidates;
+  ctx_t x = {c, opts, res};
+  int rc = kvsim_study_parallel_records(0, c->ncandidates, 1, opts->jobs, job, done, &x, err);
+  if (rc < 0)
+    return rc;
+  kvsim_compare_answer(c, res->rows, res->n, res->answer, sizeof res->answer);
+  if (!opts->out)
+    return KVSIM_OK;
+  if ((rc = kvsim_report_mkdirs(opts->out, err)) < 0 ||
+      (rc = write_text(opts->out, "compare.csv", kvsim_compare_csv(c, res->rows, res->n), err)) < 0 ||
+      (rc = write_text(opts->out, "compare_sweep.csv", kvsim_compare_sweep_csv(c, res->rows, res->n), err)) < 0)
+    return rc;
+  return write_text(opts->out, "REPORT.md", kvsim_report_md_compare(c, res, opts->command), err);
+}
+
+void kvsim_compare_result_fini(kvsim_compare_result_t *res) {
+  free(res->rows);
+  memset(res, 0, sizeof *res);
+}

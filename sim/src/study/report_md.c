@@ -1,0 +1,172 @@
+/* REPORT.md of a compare: one page a reviewer reads in two minutes (the
+ * question, the answer in one sentence, the table, the plots, each
+ * candidate's memory plan in the engine's words, the diagnosis, and what
+ * the figures rest on). Markdown with relative image links. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/study.h"
+
+/* "1.23 [1.1, 1.4]", "-" when not known. */
+static void ranged(FILE *f, double v, const double r[2], const char *fmt) {
+  if (!isfinite(v)) {
+    fputs(" - |", f);
+    return;
+  }
+  fputc(' ', f);
+  fprintf(f, fmt, v);
+  if (isfinite(r[0]) || isfinite(r[1])) {
+    fputs(" [", f);
+    isfinite(r[0]) ? fprintf(f, fmt, r[0]) : fputs("none", f);
+    fputs(", ", f);
+    isfinite(r[1]) ? fprintf(f, fmt, r[1]) : fputs("none", f);
+    fputc(']', f);
+  }
+  fputs(" |", f);
+}
+
+static void cell(FILE *f, double v, const char *fmt) {
+  fputc(' ', f);
+  isfinite(v) ? fprintf(f, fmt, v) : fputc('-', f);
+  fputs(" |", f);
+}
+
+static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows) {
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(c->scenario, "name");
+  fprintf(f, "## Question\n\nWhich of %d deployments serves **%g req/s** of `%s`", c->ncandidates,
+          c->target_rate, cJSON_IsString(name) ? name->valuestring : c->scenario_where);
+  if (rows[0].model[0])
+    fprintf(f, " (%s)", rows[0].model);
+  fputs(" within the SLO", f);
+  if (c->slo_ttft_p99_s > 0)
+    fprintf(f, " p99 TTFT <= %g s", c->slo_ttft_p99_s);
+  if (c->slo_tpot_p99_s > 0)
+    fprintf(f, "%s p99 TPOT <= %g s", c->slo_ttft_p99_s > 0 ? "," : "", c->slo_tpot_p99_s);
+  if (c->slo_e2e_p99_s > 0)
+    fprintf(f, ", p99 E2E <= %g s", c->slo_e2e_p99_s);
+  fputs(", and at what cost?\n\n", f);
+  if (c->description[0])
+    fprintf(f, "%s\n\n", c->description);
+}
+
+static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  fputs("## Table\n\n"
+        "| candidate | GPU | TP x PP | util | KV dtype | fits | KV blocks | max concurrency | "
+        "goodput req/s | replicas | GPUs | p99 TTFT s | p99 TPOT s | KV peak | preemptions | "
+        "$/h | $/M output tokens | calibration |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        f);
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    fprintf(f, "| %s | %s | %d x %d |", c->cand[i].label, r->gpu[0] ? r->gpu : "-", r->tp, r->pp);
+    cell(f, r->gpu[0] ? r->gpu_memory_utilization : NAN, "%.2f");
+    fprintf(f, " %s | %s | %lld |", r->kv_cache_dtype[0] ? r->kv_cache_dtype : "-",
+            r->rc == KVSIM_OK ? "yes" : r->rc == KVSIM_ENOFIT ? "**no**" : "failed",
+            (long long)r->kv_blocks);
+    cell(f, r->max_concurrency, "%.1f");
+    ranged(f, r->goodput, r->goodput_range, "%.3g");
+    ranged(f, r->replicas, r->replicas_range, "%.0f");
+    cell(f, r->replicas * r->gpus_per_replica, "%.0f");
+    ranged(f, r->ttft_p99, r->ttft_p99_range, "%.3g");
+    ranged(f, r->tpot_p99, r->tpot_p99_range, "%.3g");
+    cell(f, 100 * r->kv_peak, "%.1f %%");
+    cell(f, isnan(r->kv_peak) ? NAN : (double)r->preemptions, "%.0f");
+    cell(f, r->cost_per_hour, "%.2f");
+    cell(f, r->cost_per_mtok, "%.3f");
+    fprintf(f, " %s |\n", r->gpu[0] ? kvsim_cal_status_name(r->cal_status) : "-");
+  }
+  fputs("\nGoodput: the highest rate the deployment as given (one replica unless the candidate "
+        "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
+        "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "
+        "Ranges in brackets: the same search or run with every step time at the two edges of the "
+        "GPU's band (below). Prices are the study's own figures.\n\n",
+        f);
+}
+
+static void plots(FILE *f) {
+  fputs("## Plots\n\n"
+        "![p99 TTFT against offered rate](compare_ttft.png)\n\n"
+        "![KV cache usage against offered rate](compare_kv.png)\n\n"
+        "![Goodput per dollar](compare_goodput_per_dollar.png)\n\n"
+        "Drawn from compare_sweep.csv and compare.csv by scripts/plot_compare.sh (gnuplot); the "
+        "tables do not need it.\n\n",
+        f);
+}
+
+static void plans(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  fputs("## Memory plan of each candidate\n\n", f);
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "### %s\n\n", c->cand[i].label);
+    if (rows[i].plan_text[0])
+      fprintf(f, "```\n%s```\n\n", rows[i].plan_text);
+    if (rows[i].rc < 0)
+      fprintf(f, "%s: %s\n\n", rows[i].rc == KVSIM_ENOFIT ? "Does not fit" : "Failed", rows[i].error);
+  }
+}
+
+static void diagnosis(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  fputs("## Diagnosis (the run at the target)\n\n", f);
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    if (r->rc < 0 || isnan(r->replicas))
+      continue;
+    fprintf(f, "- **%s**:", c->cand[i].label);
+    if (!r->ndiagnosis)
+      fputs(" nothing to report.", f);
+    for (int k = 0; k < r->ndiagnosis; k++)
+      fprintf(f, "%s %s (%s): %s", k ? ";" : "", r->diagnosis[k].code, r->diagnosis[k].severity,
+              r->diagnosis[k].message);
+    fputc('\n', f);
+  }
+  fputc('\n', f);
+}
+
+static void rests_on(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
+                     const char *command) {
+  fputs("## What the figures rest on\n\n", f);
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    bool seen = !r->gpu[0];
+    for (int j = 0; j < i && !seen; j++)
+      seen = !strcmp(rows[j].gpu, r->gpu);
+    if (seen)
+      continue;
+    fprintf(f, "- %s: step-time coefficients **%s**", r->gpu, kvsim_cal_status_name(r->cal_status));
+    if (r->cal_status == KVSIM_CAL_FITTED)
+      fprintf(f, " (%d measured rows)", r->cal_rows);
+    fprintf(f, "; band +/- %.0f %% TTFT, +/- %.0f %% TPOT (%s); ranges re-run at step-time x%.3g and x%.3g.\n",
+            100 * r->band_ttft_rel, 100 * r->band_tpot_rel,
+            r->cal_status == KVSIM_CAL_FITTED ? "held-out error of the fit where measured"
+                                              : "a default for coefficients not fitted on this GPU",
+            r->band_scale[0], r->band_scale[1]);
+  }
+  fprintf(f, "- kvsim %s; %s.\n", KVSIM_VERSION, c->where);
+  if (command)
+    fprintf(f, "- Reproduce: `%s`\n", command);
+}
+
+char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_result_t *res,
+                              const char *command) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  fprintf(f, "# Capacity review: %s\n\n", c->name);
+  question(f, c, res->rows);
+  fprintf(f, "## Answer\n\n%s\n\n", res->answer);
+  table(f, c, res->rows, res->n);
+  plots(f);
+  plans(f, c, res->rows, res->n);
+  diagnosis(f, c, res->rows, res->n);
+  rests_on(f, c, res->rows, res->n, command);
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
