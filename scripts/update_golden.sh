@@ -27,6 +27,18 @@ for dir in tests/golden/cases/*/; do
     changed=$((changed + 1))
   fi
 done
+# The golden REPORT.md of a compare (tests/golden/test_compare.sh).
+for study in tests/golden/compare/*.json; do
+  rep=${study%.json}.REPORT.md
+  "$kvsim" compare "$study" --out "$old/compare" --no-plots --quiet
+  if [ -f "$rep" ] && diff -u "$rep" "$old/compare/REPORT.md"; then
+    echo "unchanged $rep"
+  else
+    cp "$old/compare/REPORT.md" "$rep"
+    echo "UPDATED $rep"
+    changed=$((changed + 1))
+  fi
+done
 echo "$changed golden case(s) changed"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git --no-pager diff --stat -- tests/golden/cases
