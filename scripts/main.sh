@@ -16,3 +16,8 @@ echo "== memory plan (kvsim calc)"
 echo
 echo "== default study (kvsim compare)"
 ./build/kvsim compare --jobs 2 --out results/default "$@"
+if command -v gnuplot >/dev/null; then
+  scripts/plot_compare.sh results/default
+else
+  echo "gnuplot not found: no plots (results/default/compare.csv and REPORT.md are written)"
+fi

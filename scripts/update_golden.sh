@@ -30,7 +30,7 @@ done
 # The golden REPORT.md of a compare (tests/golden/test_compare.sh).
 for study in tests/golden/compare/*.json; do
   rep=${study%.json}.REPORT.md
-  "$kvsim" compare "$study" --out "$old/compare" --no-plots --quiet
+  "$kvsim" compare "$study" --out "$old/compare" --quiet
   if [ -f "$rep" ] && diff -u "$rep" "$old/compare/REPORT.md"; then
     echo "unchanged $rep"
   else

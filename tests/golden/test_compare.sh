@@ -13,8 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 study="tests/golden/compare/tiny-study.json"
 cd "$src"
-"$kvsim" compare "$study" --jobs 1 --out "$tmp/a" --no-plots --quiet
-"$kvsim" compare "$study" --jobs 2 --out "$tmp/b" --no-plots --quiet
+"$kvsim" compare "$study" --jobs 1 --out "$tmp/a" --quiet
+"$kvsim" compare "$study" --jobs 2 --out "$tmp/b" --quiet
 for f in compare.csv compare_sweep.csv; do
   cmp "$tmp/a/$f" "$tmp/b/$f" || { echo "$f depends on --jobs"; exit 1; }
 done

@@ -360,6 +360,16 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err);
  * the scenario's 5.53 req/s, to 2 %) [9.1, 11.4] over the step-time band
  * ..."; replicas add GPUs (replicas x TP x PP). slo names the targets. */
 void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap);
+/* Parses "ttft_p99=2s,tpot_p99=100ms" (METRIC_STAT=VALUE with s, ms or
+ * us) into se's targets. Errors: KVSIM_EINVAL "--slo: ..." naming the bad
+ * part. */
+int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err);
+/* `kvsim plan --json`: search, key, slo, points, value (best: its older
+ * name), unit, range, band_step_time_scales, tolerance, tolerance_unit,
+ * slo_met, factor and base_rate (rate), gpus_per_replica and gpus
+ * (replicas), simulations, summary. what names the search ("rate"). The
+ * caller deletes it; NULL when out of memory. */
+cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char *slo);
 
 /* ---- Compare: candidates x workload x SLO ------------------------------- */
 
@@ -473,6 +483,8 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
 /* The one-sentence answer from the rows. */
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
                           char *buf, size_t cap);
+/* The answer and one line per candidate, for a terminal. */
+void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, FILE *out);
 /* compare.csv (one row per candidate) and compare_sweep.csv (the plot's
  * points) as text (malloc'd; NULL when out of memory). */
 char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n);

@@ -158,6 +158,28 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
 #undef PUT
 }
 
+void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, FILE *out) {
+  fprintf(out, "%s\n", res->answer);
+  for (int i = 0; i < res->n; i++) {
+    const kvsim_compare_row_t *r = &res->rows[i];
+    if (r->rc < 0) {
+      fprintf(out, "  %-28s %s: %s\n", c->cand[i].label, r->rc == KVSIM_ENOFIT ? "does not fit" : "failed",
+             r->error);
+      continue;
+    }
+    fprintf(out, "  %-28s goodput %.3g req/s [%.3g, %.3g]; ", c->cand[i].label, r->goodput,
+           r->goodput_range[0], r->goodput_range[1]);
+    if (isnan(r->replicas))
+      fprintf(out, "no replica count meets %g req/s", c->target_rate);
+    else
+      fprintf(out, "%.0f replicas = %.0f GPUs, p99 TTFT %.3g s, TPOT %.3g s", r->replicas,
+             r->replicas * r->gpus_per_replica, r->ttft_p99, r->tpot_p99);
+    if (isfinite(r->cost_per_hour))
+      fprintf(out, ", $%.2f/h", r->cost_per_hour);
+    fprintf(out, " (%s)\n", kvsim_cal_status_name(r->cal_status));
+  }
+}
+
 typedef struct ctx {
   const kvsim_compare_t *c;
   const kvsim_compare_opts_t *o;

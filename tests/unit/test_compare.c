@@ -1,0 +1,203 @@
+/* The study room's compare and the plan search in the user's units: study
+ * parsing and its errors, one candidate evaluated in memory (goodput,
+ * replicas and their ranges, cost, the no-fit row), the table and answer,
+ * the same rows with any --jobs; and a trace's rate search answering in
+ * req/s with its factor, the replicas search in GPUs. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kvsim/study.h"
+
+#define SCENARIO                                                                                   \
+  "{ \"name\": \"tiny\", \"seed\": 2, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" }," \
+  "  \"engine\": { \"max_model_len\": 2048, \"max_num_seqs\": 16 },"                               \
+  "  \"workload\": { \"synthetic\": { \"requests\": 60, \"arrival\": { \"process\": \"poisson\", \"rate\": 5 }," \
+  "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 400 },"                                  \
+  "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 40 } } } }"
+
+static int study(const char *rest, kvsim_compare_t *c, kvsim_err *err) {
+  char text[8192];
+  snprintf(text, sizeof text, "{ \"name\": \"t\", \"scenario\": " SCENARIO ", %s }", rest);
+  return kvsim_compare_parse(text, "t.json", NULL, c, err);
+}
+
+#define GOOD                                                                                       \
+  "\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 12, \"cost_per_gpu_hour\": { \"l4\": 0.5 }," \
+  " \"candidates\": [ { \"label\": \"L4\" },"                                                      \
+  " { \"label\": \"L4 TP2\", \"set\": { \"hardware.tensor_parallel_size\": 2 } },"                 \
+  " { \"label\": \"starved\", \"set\": { \"engine.gpu_memory_utilization\": 0.1 } } ]"
+
+Test(compare, a_bad_study_is_one_error_naming_what) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}], \"grid\": 1",
+                     &c, &err), KVSIM_EINVAL, "unknown key");
+  cr_assert(strstr(err.msg, "t.json.grid: unknown key"), "names the key: %s", err.msg);
+  cr_assert_eq(study("\"target_rate\": 1, \"slo\": {\"ttft_p99\": 1}, \"candidates\": [{\"label\": \"a\"}]",
+                     &c, &err), KVSIM_EINVAL, "unknown slo key");
+  cr_assert(strstr(err.msg, "t.json: slo.ttft_p99: unknown key"), "names the slo key: %s", err.msg);
+  cr_assert_lt(study("\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\", \"set\": {\"hardware.gpu\": \"nope\"}}]",
+                     &c, &err), 0, "a candidate that cannot build");
+  cr_assert(strstr(err.msg, "candidate 'a'"), "names the candidate: %s", err.msg);
+  cr_assert_eq(study("\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}],"
+                     " \"cost_per_gpu_hour\": {\"l4\": \"cheap\"}", &c, &err), KVSIM_EINVAL, "a price that is not a number");
+  cr_assert(strstr(err.msg, "cost_per_gpu_hour.l4"), "names the GPU: %s", err.msg);
+}
+
+Test(compare, a_study_parses_its_candidates_at_the_target_rate) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(c.ncandidates, 3, "three candidates");
+  cr_assert_str_eq(c.cand[1].label, "L4 TP2", "labels kept in order");
+  cr_assert_float_eq(c.slo_ttft_p99_s, 0.5, 1e-12, "SLO read");
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_compare_scenario(&c, 1, &sc, &err), KVSIM_OK, "candidate 1: %s", err.msg);
+  cr_assert_eq(sc.plan.tp, 2, "its set applied");
+  double r = 0;
+  cr_assert_eq(kvsim_workload_mean_rate(sc.workload, &r, &err), KVSIM_OK, "rate");
+  cr_assert_float_eq(r, 12, 1e-12, "every candidate runs at the target rate");
+  kvsim_scenario_fini(&sc);
+  kvsim_compare_fini(&c);
+}
+
+Test(compare, a_candidate_has_goodput_replicas_ranges_and_cost) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate 0");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert(r->goodput > 0, "a goodput (%g)", r->goodput);
+  cr_assert(r->goodput_range[0] <= r->goodput && r->goodput <= r->goodput_range[1],
+            "the goodput %g within its band range [%g, %g]", r->goodput, r->goodput_range[0],
+            r->goodput_range[1]);
+  cr_assert(r->goodput_range[0] < r->goodput_range[1], "the band moves the answer");
+  cr_assert(r->replicas >= 1 && r->replicas == ceil(r->replicas), "whole replicas (%g)", r->replicas);
+  cr_assert(r->ttft_p99 <= 0.5, "the target run meets the SLO (%g)", r->ttft_p99);
+  cr_assert(r->ttft_p99_range[0] <= r->ttft_p99 && r->ttft_p99 <= r->ttft_p99_range[1],
+            "TTFT within its range");
+  cr_assert_float_eq(r->cost_per_gpu_hour, 0.5, 1e-12, "the study's price");
+  cr_assert_str_eq(r->cost_source, "study", "says where the price is from");
+  cr_assert_float_eq(r->cost_per_hour, 0.5 * r->replicas, 1e-9, "replicas x GPUs x price");
+  cr_assert_float_eq(r->cost_per_mtok, r->cost_per_hour / (r->output_tokens_per_s * 3600) * 1e6,
+                     1e-9, "per million output tokens");
+  cr_assert_eq(r->nsweep, KVSIM_COMPARE_SWEEP, "the plot's sweep");
+  cr_assert(strstr(r->plan_text, "GPU KV cache size:"), "the plan in the engine's words");
+  cr_assert_str_eq(kvsim_cal_status_name(r->cal_status), "generation-default", "L4's status");
+
+  cr_assert_eq(kvsim_compare_candidate(&c, 1, 0.05, r, &err), KVSIM_OK, "candidate 1");
+  cr_assert_eq(r->gpus_per_replica, 2, "TP2: two GPUs a replica");
+
+  cr_assert_eq(kvsim_compare_candidate(&c, 2, 0.05, r, &err), KVSIM_OK, "a no-fit candidate is a row");
+  cr_assert_eq(r->rc, KVSIM_ENOFIT, "does not fit");
+  cr_assert(strstr(r->error, "To fit: gpu_memory_utilization"), "the change that fits: %s", r->error);
+  cr_assert(isnan(r->goodput) && isnan(r->replicas), "no figures for it");
+  free(r);
+  kvsim_compare_fini(&c);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cr_assert(f, "cannot open %s", path);
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+Test(compare, rows_tables_and_report_do_not_depend_on_jobs) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  char dir[2][256];
+  char *csv[2], *md[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(dir[k], sizeof dir[k], "/tmp/kvsim_cmp_%ld_%d", (long)getpid(), k);
+    kvsim_compare_opts_t o = {dir[k], k + 1, 0.05, NULL, "kvsim compare t.json"};
+    kvsim_compare_result_t res;
+    cr_assert_eq(kvsim_compare_run(&c, &o, &res, &err), KVSIM_OK, "jobs %d: %s", k + 1, err.msg);
+    cr_assert_eq(res.n, 3, "three rows");
+    cr_assert_eq(res.no_fit, 1, "one does not fit");
+    cr_assert(strstr(res.answer, "starved does not fit"), "the answer says so: %s", res.answer);
+    cr_assert(strstr(res.answer, "meets 12 req/s at p99 TTFT"), "the answer: %s", res.answer);
+    char p[300];
+    snprintf(p, sizeof p, "%s/compare.csv", dir[k]);
+    csv[k] = slurp(p);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir[k]);
+    md[k] = slurp(p);
+    kvsim_compare_result_fini(&res);
+    static const char *const files[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
+    for (int f = 0; f < 3; f++) {
+      snprintf(p, sizeof p, "%s/%s", dir[k], files[f]);
+      remove(p);
+    }
+    rmdir(dir[k]);
+  }
+  cr_assert_str_eq(csv[0], csv[1], "compare.csv the same with --jobs 1 and 2");
+  cr_assert_str_eq(md[0], md[1], "REPORT.md the same with --jobs 1 and 2");
+  int lines = 0;
+  for (const char *q = csv[0]; *q; q++)
+    lines += *q == '\n';
+  cr_assert_eq(lines, 4, "a header and one row per candidate");
+  cr_assert(strstr(md[0], "| starved | l4 | 1 x 1 | 0.10 | auto | **no** |"), "the no-fit row in the table");
+  cr_assert(strstr(md[0], "![p99 TTFT against offered rate](compare_ttft.png)"), "relative plot links");
+  cr_assert(strstr(md[0], "- Reproduce: `kvsim compare t.json`"), "the command");
+  for (int k = 0; k < 2; k++) {
+    free(csv[k]);
+    free(md[k]);
+  }
+  kvsim_compare_fini(&c);
+}
+
+/* ---- plan in the user's units ------------------------------------------- */
+
+Test(compare, a_trace_rate_search_answers_in_req_per_s_with_the_factor) {
+  char trace[256];
+  snprintf(trace, sizeof trace, "/tmp/kvsim_cmp_trace_%ld.csv", (long)getpid());
+  FILE *f = fopen(trace, "w");
+  cr_assert(f, "trace file");
+  fputs("arrival_s,prompt_tokens,output_tokens\n", f);
+  for (int i = 0; i < 80; i++) /* 80 rows over 39.5 s: 2.025... req/s */
+    fprintf(f, "%.1f,300,30\n", i * 0.5);
+  fclose(f);
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{ \"name\": \"tr\", \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\", "
+           "\"tensor_parallel_size\": 2 }, \"engine\": { \"max_model_len\": 2048 }, "
+           "\"workload\": { \"trace\": \"%s\" } }", trace);
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "tr.json", "/tmp", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  static kvsim_search_t se;
+  se.base = &sc;
+  se.kind = KVSIM_SEARCH_RATE;
+  se.tolerance = 0.05;
+  se.targets[0] = (kvsim_slo_target_t){KVSIM_METRIC_TTFT, KVSIM_STAT_P99, 0.2};
+  se.ntargets = 1;
+  cr_assert_eq(kvsim_search_run(&se, &err), KVSIM_OK, "search: %s", err.msg);
+  cr_assert_str_eq(se.unit, "req/s", "answers in req/s");
+  cr_assert_str_eq(se.key, "workload.rate", "varies workload.rate");
+  cr_assert_float_eq(se.base_value, 80 / 39.5, 1e-9, "the trace's own rate");
+  cr_assert_float_eq(se.best, se.base_value * se.factor, 1e-9, "value = factor x the trace's rate");
+  cr_assert(!isnan(se.range[0]) && se.range[0] <= se.best && se.best <= se.range[1],
+            "the answer within its range [%g, %g] (%g)", se.range[0], se.range[1], se.best);
+  cr_assert(se.range_points > 0, "the range took simulations of its own");
+  char sum[1024];
+  kvsim_search_summary(&se, "ttft_p99=0.2s", sum, sizeof sum);
+  cr_assert(strstr(sum, "req/s (") && strstr(sum, "x the scenario's 2.025 req/s"), "summary: %s", sum);
+
+  se.kind = KVSIM_SEARCH_REPLICAS;
+  se.targets[0].limit_s = 10;
+  cr_assert_eq(kvsim_search_run(&se, &err), KVSIM_OK, "replicas: %s", err.msg);
+  cr_assert_eq(se.gpus_per_replica, 2, "TP2: 2 GPUs per replica");
+  kvsim_search_summary(&se, "ttft_p99=10s", sum, sizeof sum);
+  cr_assert(strstr(sum, "1 replicas = 2 GPUs"), "replicas and GPUs: %s", sum);
+  kvsim_scenario_fini(&sc);
+  remove(trace);
+}
