@@ -433,6 +433,10 @@ typedef struct kvsim_compare_row {
   kvsim_cal_status cal_status;
   int cal_rows;
   double band_ttft_rel, band_tpot_rel, band_scale[2];
+  /* What the band's width is: 2 the fit's held-out error; 1 the fit's
+   * in-sample residual spread (widened for borrowed coefficients); 0 a
+   * default width by status (kvsim_gpu_band). */
+  int band_kind;
   /* Goodput: the highest rate one replica serves within the SLO; range
    * from the band's edges. */
   double goodput, goodput_range[2];

@@ -134,12 +134,13 @@ static void rests_on(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
     if (seen)
       continue;
     fprintf(f, "- %s: step-time coefficients **%s**", r->gpu, kvsim_cal_status_name(r->cal_status));
-    if (r->cal_status == KVSIM_CAL_FITTED)
+    if (r->cal_rows > 0)
       fprintf(f, " (%d measured rows)", r->cal_rows);
     fprintf(f, "; band +/- %.0f %% TTFT, +/- %.0f %% TPOT (%s); ranges re-run at step-time x%.3g and x%.3g.\n",
             100 * r->band_ttft_rel, 100 * r->band_tpot_rel,
-            r->cal_status == KVSIM_CAL_FITTED ? "held-out error of the fit where measured"
-                                              : "a default for coefficients not fitted on this GPU",
+            r->band_kind == 2   ? "the fit's held-out error"
+            : r->band_kind == 1 ? "the fit's in-sample residual spread, widened unless fitted on this GPU; no held-out error yet"
+                                : "a default width for coefficients of this status, not a measured error",
             r->band_scale[0], r->band_scale[1]);
   }
   fprintf(f, "- kvsim %s; %s.\n", KVSIM_VERSION, c->where);
