@@ -48,7 +48,7 @@ int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
   const char *out = NULL;
   bool quiet = false, progress = false, check = false, print_summary = false, bench = false;
-  bool no_verify = false, no_band = false;
+  bool no_verify = false, no_band = false, report = false;
   const cli_arg args[] = {
       {"--set", ARG_LIST, &sets, "override a scenario key: --set engine.max_num_seqs=128 (repeatable)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
@@ -58,6 +58,7 @@ int cmd_run(int argc, char **argv) {
       {"--summary", ARG_FLAG, &print_summary, "print summary.json to stdout", NULL},
       {"--no-verify-advice", ARG_FLAG, &no_verify, "do not re-run the scenario with each change the diagnosis advises (summary.json then lists the advice unmeasured)", NULL},
       {"--no-band", ARG_FLAG, &no_band, "one run only: skip the two runs with step times at the band's edges (no *_range figures)", NULL},
+      {"--report", ARG_FLAG, &report, "also write REPORT.md (one page: the question, the answer with ranges, figures, plan, diagnosis)", NULL},
       {"--bench", ARG_FLAG, &bench, "print wall time (all runs: the band's three, the advice's), simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
@@ -109,7 +110,8 @@ int cmd_run(int argc, char **argv) {
   }
   if (bench)
     print_bench(&t0, s);
+  rc = report ? kvsim_report_md_run_write(&sc, s, dir, NULL, &err) : 0;
   kvsim_scenario_fini(&sc);
   free(s);
-  return 0;
+  return rc < 0 ? cli_fail("run", "%s", err.msg) : 0;
 }

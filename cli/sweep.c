@@ -24,7 +24,7 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
 int cmd_sweep(int argc, char **argv) {
   int64_t jobs = 1;
   const char *out = NULL, *shard_s = NULL;
-  bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false;
+  bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false, report = false;
   const cli_arg args[] = {
       {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<sweep name>)", NULL},
@@ -33,6 +33,7 @@ int cmd_sweep(int argc, char **argv) {
       {"--keep-runs", ARG_FLAG, &keep, "keep each run's timeseries.csv and requests.csv in runNNNN/ (default: only its summary.json)", NULL},
       {"--progress", ARG_FLAG, &progress, "one line per finished run on stderr even when it is not a terminal", NULL},
       {"--quiet", ARG_FLAG, &quiet, "no progress on stderr", NULL},
+      {"--report", ARG_FLAG, &report, "also write REPORT.md (one page: the points meeting the SLO, the table)", NULL},
       {"--allow-failures", ARG_FLAG, &allow_failures, "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   static const char *pos[MAX_SHARD_DIRS];
@@ -71,6 +72,7 @@ int cmd_sweep(int argc, char **argv) {
   kvsim_sweep_result_t res;
   rc = kvsim_sweep_run(&s, &opts, &res, &err);
   kvsim_progress_end(&pr);
+  rc = rc == KVSIM_OK && report ? kvsim_report_md_sweep_write(&s, &res, dir, pos[0], &err) : rc;
   kvsim_sweep_fini(&s);
   if (rc < 0) {
     kvsim_sweep_result_fini(&res);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kvsim/report.h"
 #include "kvsim/study.h"
 
 #define SCENARIO                                                                                   \
@@ -200,4 +201,36 @@ Test(compare, a_trace_rate_search_answers_in_req_per_s_with_the_factor) {
   cr_assert(strstr(sum, "1 replicas = 2 GPUs"), "replicas and GPUs: %s", sum);
   kvsim_scenario_fini(&sc);
   remove(trace);
+}
+
+/* ---- run REPORT.md ------------------------------------------------------ */
+
+Test(compare, a_run_report_carries_the_band_range_of_its_p99s) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  const char *sets[] = {"slo.ttft_p99_s=100"};
+  cr_assert_eq(kvsim_scenario_parse(SCENARIO, "r.json", ".", sets, 1, &sc, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_summary_t *s = malloc(sizeof *s);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
+  char dir[256], path[300];
+  snprintf(dir, sizeof dir, "/tmp/kvsim_cmp_run_%ld", (long)getpid());
+  cr_assert_eq(kvsim_report_mkdirs(dir, &err), KVSIM_OK, "mkdir");
+  cr_assert_eq(kvsim_report_md_run_write(&sc, s, dir, "kvsim run r.json", &err), KVSIM_OK, "%s", err.msg);
+  snprintf(path, sizeof path, "%s/REPORT.md", dir);
+  char *md = slurp(path);
+  remove(path);
+  rmdir(dir);
+  char want[128];
+  snprintf(want, sizeof want, "Meets the SLO: p99 TTFT %.3g s [", s->ttft.p99);
+  cr_assert(strstr(md, want), "the answer with the run's p99 and a range: %.300s", md);
+  double lo = 0, hi = 0;
+  const char *br = strstr(md, want) + strlen(want);
+  cr_assert_eq(sscanf(br, "%lf, %lf]", &lo, &hi), 2, "a range [lo, hi]");
+  cr_assert(lo < s->ttft.p99 * 1.001 && s->ttft.p99 < hi * 1.001 && lo < hi,
+            "p99 %g within its band range [%g, %g]", s->ttft.p99, lo, hi);
+  cr_assert(strstr(md, "GPU KV cache size:"), "the memory plan in the engine's words");
+  cr_assert(strstr(md, "- Reproduce: `kvsim run r.json`"), "the command");
+  free(md);
+  free(s);
+  kvsim_scenario_fini(&sc);
 }

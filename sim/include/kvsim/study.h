@@ -498,4 +498,18 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
 char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_result_t *res,
                               const char *command);
 
+/* REPORT.md of one run (`kvsim run --report`) into dir: the question,
+ * the answer with p99 ranges (the run again at the band's two edges:
+ * two more simulations), the figures, the plots of scripts/plot.sh
+ * (relative links), the memory plan, the diagnosis, what it rests on.
+ * Errors: the edge runs' own, KVSIM_EIO writing the file. */
+int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
+                              const char *command, kvsim_err *err);
+/* REPORT.md of a sweep (`kvsim sweep --report`) into dir: the points that
+ * meet the base scenario's SLO (p99 TTFT and TPOT) and the best of them,
+ * one table row per point run; sweep_file names the sweep in the
+ * reproducing command. */
+int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
+                                const char *dir, const char *sweep_file, kvsim_err *err);
+
 #endif

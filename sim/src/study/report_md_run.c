@@ -1,0 +1,220 @@
+/* REPORT.md of `kvsim run --report` and `kvsim sweep --report`: the same
+ * one page as a compare's (question, one-sentence answer with ranges,
+ * table, plots, memory plan, diagnosis, what the figures rest on), for one
+ * run or one sweep. A run's ranges are the run again at the two edges of
+ * the GPU's step-time band (kvsim_gpu_band_scales). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim/report.h"
+#include "kvsim/study.h"
+
+static int edges(const kvsim_scenario_t *sc, double scale[2], kvsim_summary_t e[2], kvsim_err *err) {
+  kvsim_gpu_band_scales(&sc->gpu.perf, &scale[0], &scale[1]);
+  for (int k = 0; k < 2; k++) {
+    kvsim_scenario_t c;
+    int rc = kvsim_scenario_copy(sc, &c, err);
+    if (rc == KVSIM_OK)
+      rc = kvsim_scenario_set_step_time_scale(&c, sc->step_time_scale * scale[k], err);
+    if (rc == KVSIM_OK)
+      rc = kvsim_study_run(&c, NULL, &e[k], err);
+    kvsim_scenario_fini(&c);
+    if (rc < 0)
+      return rc;
+  }
+  return KVSIM_OK;
+}
+
+static void lohi(double a, double b, double *lo, double *hi) {
+  *lo = a < b ? a : b;
+  *hi = a < b ? b : a;
+}
+
+static void slo_text(FILE *f, const kvsim_scenario_t *sc) {
+  if (sc->slo_ttft_p99_s > 0)
+    fprintf(f, " p99 TTFT <= %g s", sc->slo_ttft_p99_s);
+  if (sc->slo_tpot_p99_s > 0)
+    fprintf(f, " p99 TPOT <= %g s", sc->slo_tpot_p99_s);
+  if (sc->slo_e2e_p99_s > 0)
+    fprintf(f, " p99 E2E <= %g s", sc->slo_e2e_p99_s);
+  if (!(sc->slo_ttft_p99_s > 0 || sc->slo_tpot_p99_s > 0 || sc->slo_e2e_p99_s > 0))
+    fputs(" (the scenario sets no SLO)", f);
+}
+
+static void rests_on(FILE *f, const kvsim_scenario_t *sc, const double scale[2], const char *command,
+                     const char *verb, const char *dir) {
+  double t, d;
+  kvsim_gpu_band(&sc->gpu.perf, &t, &d);
+  fprintf(f, "## What the figures rest on\n\n- %s: step-time coefficients **%s**; band +/- %.0f %% "
+             "TTFT, +/- %.0f %% TPOT; ranges re-run at step-time x%.3g and x%.3g.\n",
+          sc->gpu.name, kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d, scale[0], scale[1]);
+  fprintf(f, "- kvsim %s.\n", KVSIM_VERSION);
+  if (command)
+    fprintf(f, "- Reproduce: `%s`\n", command);
+  else if (!strcmp(verb, "run"))
+    fprintf(f, "- Reproduce: `kvsim run %s --out %s --report`, with the `--set` overrides that summary.json's "
+               "config records.\n", sc->path[0] ? sc->path : "(the embedded default)", dir);
+}
+
+static void plan_block(FILE *f, const kvsim_scenario_t *sc, const kvsim_plan_t *pl) {
+  fputs("## Memory plan\n\n```\n", f);
+  kvsim_report_plan_text(pl, &sc->model, &sc->gpu, f);
+  fputs("```\n\n", f);
+}
+
+static int write_text(const char *dir, char *text, size_t len, kvsim_err *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/REPORT.md", dir);
+  int rc = kvsim_report_write_atomic(path, text, len, err);
+  free(text);
+  return rc;
+}
+
+int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
+                              const char *command, kvsim_err *err) {
+  kvsim_summary_t *e = malloc(2 * sizeof *e);
+  if (!e)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the report's runs");
+  double scale[2];
+  int rc = edges(sc, scale, e, err);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = rc == KVSIM_OK ? open_memstream(&text, &len) : NULL;
+  if (rc == KVSIM_OK && !f)
+    rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
+  if (rc < 0) {
+    free(e);
+    return rc;
+  }
+  double tl, th, pl, ph;
+  lohi(e[0].ttft.p99, e[1].ttft.p99, &tl, &th);
+  lohi(e[0].tpot.p99, e[1].tpot.p99, &pl, &ph);
+  bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) && (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
+             (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected;
+  fprintf(f, "# Run report: %s\n\n## Question\n\nHow does %s on %s x %d (TP %d, PP %d, "
+             "gpu_memory_utilization %.2f, KV %s) serve this workload (%lld requests, %.3g req/s "
+             "served) within the SLO",
+          s->name, sc->model.name, sc->gpu.name, s->replicas > 0 ? s->replicas : 1, s->plan.p.tp,
+          s->plan.p.pp, s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
+          (long long)s->requests_total, s->requests_per_s);
+  slo_text(f, sc);
+  fprintf(f, "?\n\n## Answer\n\n%s: p99 TTFT %.3g s [%.3g, %.3g], p99 TPOT %.3g s [%.3g, %.3g]; KV "
+             "peak %.1f %%, %lld preemptions, %lld rejected.\n\n",
+          !(s->slo_ttft_p99.given || s->slo_tpot_p99.given || s->slo_e2e_p99.given) ? "No SLO given"
+          : met                                                                    ? "Meets the SLO"
+                                                                                   : "Misses the SLO", s->ttft.p99, tl, th, s->tpot.p99, pl, ph,
+          100 * s->kv_usage_peak, (long long)s->preemptions, (long long)s->requests_rejected);
+  fprintf(f, "## Table\n\n| figure | value | at the band's edges |\n|---|---|---|\n"
+             "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g, %.3g |\n| TPOT p50 / p99 s | %.3g / %.3g | p99 %.3g, %.3g |\n"
+             "| E2E p99 s | %.3g | %.3g, %.3g |\n| requests/s, output tokens/s | %.3g, %.4g | |\n"
+             "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f %%, %.1f %% |\n| preemptions | %lld | %lld, %lld |\n"
+             "| prefix hit rate | %.1f %% | |\n| SLO attainment | %.1f %% | |\n\n",
+          s->ttft.p50, s->ttft.p99, e[0].ttft.p99, e[1].ttft.p99, s->tpot.p50, s->tpot.p99,
+          e[0].tpot.p99, e[1].tpot.p99, s->e2e.p99, e[0].e2e.p99, e[1].e2e.p99, s->requests_per_s,
+          s->output_tokens_per_s, 100 * s->kv_usage_peak, 100 * s->kv_usage_mean,
+          100 * e[0].kv_usage_peak, 100 * e[1].kv_usage_peak, (long long)s->preemptions,
+          (long long)e[0].preemptions, (long long)e[1].preemptions, 100 * s->prefix_hit_rate,
+          100 * s->slo_attainment);
+  fputs("## Plots\n\n![KV cache usage](kv_cache.png)\n\n![Queue](queue.png)\n\n![Preemptions](preemptions.png)\n\n"
+        "![Latency](latency_cdf.png)\n\nDrawn by scripts/plot.sh on this folder (gnuplot).\n\n", f);
+  plan_block(f, sc, &s->plan);
+  fputs("## Diagnosis\n\n", f);
+  if (!s->ndiagnosis)
+    fputs("Nothing to report.\n", f);
+  for (int k = 0; k < s->ndiagnosis; k++)
+    fprintf(f, "- %s (%s): %s\n", s->diagnosis[k].code, s->diagnosis[k].severity, s->diagnosis[k].message);
+  fputc('\n', f);
+  rests_on(f, sc, scale, command, "run", dir);
+  free(e);
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    free(text);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
+  }
+  return write_text(dir, text, len, err);
+}
+
+int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
+                                const char *dir, const char *sweep_file, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_sweep_scenario(sw, -1, &sc, err);
+  if (rc < 0)
+    return rc;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) {
+    kvsim_scenario_fini(&sc);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
+  }
+  /* Figures by their sweep.csv column. */
+  enum { TTFT99 = 6, TPOT99 = 8, RPS = 10, KVPEAK = 12, PREEMPT = 15, REJ = 2 };
+  int64_t best = -1, nmet = 0;
+  for (int64_t i = 0; i < sw->points; i++) {
+    const kvsim_sweep_row_t *r = &res->rows[i];
+    if (!r->ran || r->rc != KVSIM_OK)
+      continue;
+    bool met = r->fig[REJ] == 0 && !(sc.slo_ttft_p99_s > 0 && r->fig[TTFT99] > sc.slo_ttft_p99_s) &&
+               !(sc.slo_tpot_p99_s > 0 && r->fig[TPOT99] > sc.slo_tpot_p99_s);
+    nmet += met;
+    if (met && (best < 0 || r->fig[RPS] > res->rows[best].fig[RPS]))
+      best = i;
+  }
+  fprintf(f, "# Sweep report: %s\n\n## Question\n\nWhich of %lld variations of `%s` (%s on %s) serves "
+             "its workload within the SLO",
+          sw->name, (long long)sw->points, sc.name, sc.model.name, sc.gpu.name);
+  slo_text(f, &sc);
+  fputs("?\n\n## Answer\n\n", f);
+  if (!(sc.slo_ttft_p99_s > 0 || sc.slo_tpot_p99_s > 0))
+    fputs("No SLO given: every point that ran without rejections counts below. ", f);
+  if (best < 0)
+    fprintf(f, "None of the %lld points meets the SLO.\n\n", (long long)sw->points);
+  else
+    fprintf(f, "%lld of %lld points meet the SLO; the highest throughput among them is run%04lld "
+               "(%.3g req/s, p99 TTFT %.3g s, p99 TPOT %.3g s). Ranges: `kvsim run --report` on a "
+               "point re-runs it at the band's edges.\n\n",
+            (long long)nmet, (long long)sw->points, (long long)best, res->rows[best].fig[RPS],
+            res->rows[best].fig[TTFT99], res->rows[best].fig[TPOT99]);
+  fputs("## Table\n\n| run |", f);
+  for (int k = 0; k < sw->nkeys; k++)
+    fprintf(f, " %s |", sw->keys[k]);
+  fputs(" p99 TTFT s | p99 TPOT s | req/s | KV peak | preemptions |\n|---|", f);
+  for (int k = 0; k < sw->nkeys + 5; k++)
+    fputs("---|", f);
+  fputc('\n', f);
+  for (int64_t i = 0; i < sw->points; i++) {
+    const kvsim_sweep_row_t *r = &res->rows[i];
+    if (!r->ran)
+      continue;
+    fprintf(f, "| run%04lld |", (long long)i);
+    for (int k = 0; k < sw->nkeys; k++) {
+      const cJSON *jv = kvsim_sweep_value(sw, i, k);
+      char *v = cJSON_IsString(jv) ? NULL : cJSON_PrintUnformatted(jv);
+      fprintf(f, " %s |", cJSON_IsString(jv) ? jv->valuestring : v ? v : "");
+      free(v);
+    }
+    if (r->rc == KVSIM_OK)
+      fprintf(f, " %.3g | %.3g | %.3g | %.1f %% | %.0f |\n", r->fig[TTFT99], r->fig[TPOT99],
+              r->fig[RPS], 100 * r->fig[KVPEAK], r->fig[PREEMPT]);
+    else
+      fprintf(f, " %s | | | | |\n", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed");
+  }
+  fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
+        "axis, one line per combination of the others.\n\n", f);
+  double scale[2];
+  kvsim_gpu_band_scales(&sc.gpu.perf, &scale[0], &scale[1]);
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd, "kvsim sweep %s --out %s --report", sweep_file ? sweep_file : sw->name, dir);
+  rests_on(f, &sc, scale, cmd, "sweep", dir);
+  kvsim_scenario_fini(&sc);
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    free(text);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
+  }
+  return write_text(dir, text, len, err);
+}
