@@ -172,8 +172,9 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
     if (isnan(r->replicas))
       fprintf(out, "no replica count meets %g req/s", c->target_rate);
     else
-      fprintf(out, "%.0f replicas = %.0f GPUs, p99 TTFT %.3g s, TPOT %.3g s", r->replicas,
-             r->replicas * r->gpus_per_replica, r->ttft_p99, r->tpot_p99);
+      fprintf(out, "%.0f replica%s = %.0f GPU%s, p99 TTFT %.3g s, TPOT %.3g s", r->replicas,
+              r->replicas == 1 ? "" : "s", r->replicas * r->gpus_per_replica,
+              r->replicas * r->gpus_per_replica == 1 ? "" : "s", r->ttft_p99, r->tpot_p99);
     if (isfinite(r->cost_per_hour))
       fprintf(out, ", $%.2f/h", r->cost_per_hour);
     fprintf(out, " (%s)\n", kvsim_cal_status_name(r->cal_status));
