@@ -106,8 +106,17 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
 
 static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
 
-/* Cheaper first when both have a price, else fewer GPUs, else study order. */
-static bool better(const kvsim_compare_row_t *a, const kvsim_compare_row_t *b) {
+/* Meets the target also with every step at the band's slow edge. */
+static bool robust(const kvsim_compare_t *c, const kvsim_compare_row_t *r) {
+  return meets(r) && !(c->slo_ttft_p99_s > 0 && !(r->ttft_p99_range[1] <= c->slo_ttft_p99_s)) &&
+         !(c->slo_tpot_p99_s > 0 && !(r->tpot_p99_range[1] <= c->slo_tpot_p99_s));
+}
+
+/* One that holds across the band first, then cheaper when both have a
+ * price, else fewer GPUs, else study order. */
+static bool better(const kvsim_compare_t *c, const kvsim_compare_row_t *a, const kvsim_compare_row_t *b) {
+  if (robust(c, a) != robust(c, b))
+    return robust(c, a);
   if (isfinite(a->cost_per_hour) && isfinite(b->cost_per_hour) && a->cost_per_hour != b->cost_per_hour)
     return a->cost_per_hour < b->cost_per_hour;
   return a->replicas * a->gpus_per_replica < b->replicas * b->gpus_per_replica;
@@ -117,7 +126,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
                           char *buf, size_t cap) {
   int best = -1;
   for (int i = 0; i < n; i++)
-    if (meets(&rows[i]) && (best < 0 || better(&rows[i], &rows[best])))
+    if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
       best = i;
   size_t at = 0;
 #define PUT(...) (at += (size_t)snprintf(buf + at, at < cap ? cap - at : 0, __VA_ARGS__), at = at < cap ? at : cap)
@@ -126,12 +135,14 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     PUT("No candidate meets %g req/s within the SLO", c->target_rate);
   } else {
     const kvsim_compare_row_t *r = &rows[best];
-    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], TPOT %.3g s [%.3g, %.3g] on %.0f GPUs",
+    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], TPOT %.3g s [%.3g, %.3g] on %.0f GPU%s",
         r->replicas, c->cand[best].label, c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
         r->ttft_p99_range[1], r->tpot_p99, r->tpot_p99_range[0], r->tpot_p99_range[1],
-        r->replicas * r->gpus_per_replica);
+        r->replicas * r->gpus_per_replica, r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
       PUT(" for $%.2f/h", r->cost_per_hour);
+    if (!robust(c, r))
+      PUT(" (but misses the SLO at the band's slow edge)");
   }
   for (int i = 0; i < n; i++) {
     const kvsim_compare_row_t *r = &rows[i];
@@ -148,7 +159,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
           r->goodput, r->goodput_range[0], r->goodput_range[1], r->replicas);
       if (isfinite(r->cost_per_hour))
         PUT(", $%.2f/h", r->cost_per_hour);
-      PUT(")");
+      PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
       PUT("; %s reaches %.3g req/s [%.3g, %.3g]", c->cand[i].label, r->goodput,
           r->goodput_range[0], r->goodput_range[1]);
