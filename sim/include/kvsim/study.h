@@ -345,9 +345,14 @@ struct kvsim_search {
    * GPU's band (kvsim_gpu_band_scales): the answer's range, low to high
    * (NAN where nothing met at that edge), and the simulations it took. */
   double range[2];
+  /* Rate: met at every multiplier tried, so the value (or a range end) is
+   * a lower bound (12 doublings from the scenario's rate). */
+  bool lower_bound, range_lower_bound[2];
   double band_scale[2];
   int range_points;
   int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
+  char gpu[64];              /* the base's GPU and what its step times rest on */
+  kvsim_cal_status cal_status;
 };
 
 /* Runs the search. Errors: KVSIM_EINVAL when the workload has no rate to
@@ -440,6 +445,7 @@ typedef struct kvsim_compare_row {
   /* Goodput: the highest rate one replica serves within the SLO; range
    * from the band's edges. */
   double goodput, goodput_range[2];
+  bool goodput_lower_bound[3]; /* value, low, high: met at every rate tried (a lower bound) */
   /* The fewest replicas for target_rate, and the run there. */
   double replicas, replicas_range[2];
   double ttft_p99, ttft_p99_range[2], tpot_p99, tpot_p99_range[2], e2e_p99;

@@ -198,6 +198,9 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
     r->goodput = se->best;
     r->goodput_range[0] = se->range[0];
     r->goodput_range[1] = se->range[1];
+    r->goodput_lower_bound[0] = se->lower_bound;
+    r->goodput_lower_bound[1] = se->range_lower_bound[0];
+    r->goodput_lower_bound[2] = se->range_lower_bound[1];
     if ((rc = at_target(c, &sc, se, sum, r, err)) < 0 ||
         (rc = sweep(&sc, isnan(r->goodput) ? c->target_rate : r->goodput, sum, r, err)) < 0)
       goto done;

@@ -9,23 +9,28 @@
 
 #include "kvsim/study.h"
 
-/* "1.23 [1.1, 1.4]", "-" when not known. */
-static void ranged(FILE *f, double v, const double r[2], const char *fmt) {
+/* "1.23 [1.1, 1.4]", "-" when not known; ">= " before a lower bound
+ * (lb: value, low, high; NULL: none). */
+static void ranged_lb(FILE *f, double v, const double r[2], const char *fmt, const bool *lb) {
   if (!isfinite(v)) {
     fputs(" - |", f);
     return;
   }
-  fputc(' ', f);
+  fputs(lb && lb[0] ? " >= " : " ", f);
   fprintf(f, fmt, v);
   if (isfinite(r[0]) || isfinite(r[1])) {
     fputs(" [", f);
-    isfinite(r[0]) ? fprintf(f, fmt, r[0]) : fputs("none", f);
-    fputs(", ", f);
-    isfinite(r[1]) ? fprintf(f, fmt, r[1]) : fputs("none", f);
+    for (int k = 0; k < 2; k++) {
+      fputs(k ? ", " : "", f);
+      fputs(lb && lb[k + 1] && isfinite(r[k]) ? ">= " : "", f);
+      isfinite(r[k]) ? fprintf(f, fmt, r[k]) : fputs("none", f);
+    }
     fputc(']', f);
   }
   fputs(" |", f);
 }
+
+static void ranged(FILE *f, double v, const double r[2], const char *fmt) { ranged_lb(f, v, r, fmt, NULL); }
 
 static void cell(FILE *f, double v, const char *fmt) {
   fputc(' ', f);
@@ -66,7 +71,7 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
             r->rc == KVSIM_OK ? "yes" : r->rc == KVSIM_ENOFIT ? "**no**" : "failed",
             (long long)r->kv_blocks);
     cell(f, r->max_concurrency, "%.1f");
-    ranged(f, r->goodput, r->goodput_range, "%.3g");
+    ranged_lb(f, r->goodput, r->goodput_range, "%.3g", r->goodput_lower_bound);
     ranged(f, r->replicas, r->replicas_range, "%.0f");
     cell(f, r->replicas * r->gpus_per_replica, "%.0f");
     ranged(f, r->ttft_p99, r->ttft_p99_range, "%.3g");
@@ -81,7 +86,8 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
         "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
         "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "
         "Ranges in brackets: the same search or run with every step time at the two edges of the "
-        "GPU's band (below). Prices are the study's own figures.\n\n",
+        "GPU's band (below); \">=\": met at every rate tried, a lower bound. Prices are the study's "
+        "own figures.\n\n",
         f);
 }
 

@@ -183,7 +183,8 @@ static int rate_key(kvsim_search_t *se, kvsim_err *err) {
 
 /* The search again on a copy of the base whose steps take `scale` times
  * as long: one edge of the range. */
-static int edge(const kvsim_search_t *se, double scale, double *best, int *npoints, kvsim_err *err) {
+static int edge(const kvsim_search_t *se, double scale, double *best, bool *lower_bound,
+                int *npoints, kvsim_err *err) {
   *best = NAN;
   kvsim_search_t *e = malloc(sizeof *e);
   if (!e)
@@ -198,6 +199,7 @@ static int edge(const kvsim_search_t *se, double scale, double *best, int *npoin
     e->base = &sc;
     rc = kvsim_search_run(e, err);
     *best = e->best;
+    *lower_bound = e->lower_bound;
     *npoints += e->npoints;
   }
   kvsim_scenario_fini(&sc);
@@ -210,17 +212,23 @@ static int edge(const kvsim_search_t *se, double scale, double *best, int *npoin
 static int range(kvsim_search_t *se, kvsim_err *err) {
   kvsim_gpu_band_scales(&se->base->gpu.perf, &se->band_scale[0], &se->band_scale[1]);
   double fast, slow;
+  bool fast_lb = false, slow_lb = false;
   int rc;
-  if ((rc = edge(se, se->band_scale[0], &fast, &se->range_points, err)) < 0 ||
-      (rc = edge(se, se->band_scale[1], &slow, &se->range_points, err)) < 0)
+  if ((rc = edge(se, se->band_scale[0], &fast, &fast_lb, &se->range_points, err)) < 0 ||
+      (rc = edge(se, se->band_scale[1], &slow, &slow_lb, &se->range_points, err)) < 0)
     return rc;
   bool up = se->kind == KVSIM_SEARCH_RATE;
   se->range[0] = up ? slow : fast;
   se->range[1] = up ? fast : slow;
+  se->range_lower_bound[0] = up ? slow_lb : fast_lb;
+  se->range_lower_bound[1] = up ? fast_lb : slow_lb;
   if (!isnan(se->range[0]) && !isnan(se->range[1]) && se->range[0] > se->range[1]) {
     double t = se->range[0]; /* queueing noise can cross the edges: report low to high */
     se->range[0] = se->range[1];
     se->range[1] = t;
+    bool b = se->range_lower_bound[0];
+    se->range_lower_bound[0] = se->range_lower_bound[1];
+    se->range_lower_bound[1] = b;
   }
   return KVSIM_OK;
 }
@@ -234,6 +242,10 @@ static int search(kvsim_search_t *se, kvsim_err *err) {
       return rc;
     se->factor = m;
     se->best = isnan(m) ? m : se->base_value * m;
+    /* Met at every multiplier tried: the answer is a lower bound. */
+    se->lower_bound = !isnan(m);
+    for (int i = 0; i < se->npoints; i++)
+      se->lower_bound &= se->points[i].meets;
     return KVSIM_OK;
   case KVSIM_SEARCH_REPLICAS:
     se->key = "hardware.replicas";
@@ -250,20 +262,23 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->npoints = se->range_points = 0;
   se->best = se->factor = se->range[0] = se->range[1] = NAN;
   se->band_scale[0] = se->band_scale[1] = 1;
-  se->trace = false;
+  se->trace = se->lower_bound = se->range_lower_bound[0] = se->range_lower_bound[1] = false;
   se->base_value = 0;
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
+  snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
+  se->cal_status = se->base->gpu.perf.status;
   int rc = search(se, err);
   if (rc == KVSIM_OK && !se->no_range)
     rc = range(se, err);
   return rc;
 }
 
-static void fmt_value(const kvsim_search_t *se, double v, char *buf, size_t cap) {
+static void fmt_value(const kvsim_search_t *se, double v, bool lower_bound, char *buf, size_t cap) {
   if (isnan(v))
     snprintf(buf, cap, "none");
   else
-    snprintf(buf, cap, se->kind == KVSIM_SEARCH_RATE ? "%.4g" : se->kind == KVSIM_SEARCH_UTIL ? "%.3f" : "%.0f", v);
+    snprintf(buf, cap, se->kind == KVSIM_SEARCH_RATE ? "%s%.4g" : se->kind == KVSIM_SEARCH_UTIL ? "%s%.3f" : "%s%.0f",
+             lower_bound ? ">= " : "", v);
 }
 
 void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap) {
@@ -275,9 +290,9 @@ void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, 
     return;
   }
   char v[32], lo[32], hi[32], extra[160] = "", rng[96] = "";
-  fmt_value(se, se->best, v, sizeof v);
-  fmt_value(se, se->range[0], lo, sizeof lo);
-  fmt_value(se, se->range[1], hi, sizeof hi);
+  fmt_value(se, se->best, se->lower_bound, v, sizeof v);
+  fmt_value(se, se->range[0], se->range_lower_bound[0], lo, sizeof lo);
+  fmt_value(se, se->range[1], se->range_lower_bound[1], hi, sizeof hi);
   if (!se->no_range)
     snprintf(rng, sizeof rng, " [%s, %s] over the step-time band x%.3g..x%.3g", lo, hi,
              se->band_scale[0], se->band_scale[1]);
@@ -290,6 +305,7 @@ void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, 
   char sims[64] = "";
   if (!se->no_range)
     snprintf(sims, sizeof sims, "; %d more at the band's edges", se->range_points);
-  snprintf(buf, cap, "%s %s meeting %s: %s %s%s%s (%d simulations%s)", adj[se->kind],
-           what[se->kind], slo, v, se->unit, extra, rng, se->npoints, sims);
+  snprintf(buf, cap, "%s %s meeting %s: %s %s%s%s (%d simulations%s; %s step times %s)", adj[se->kind],
+           what[se->kind], slo, v, se->unit, extra, rng, se->npoints, sims, se->gpu,
+           kvsim_cal_status_name(se->cal_status));
 }

@@ -89,6 +89,8 @@ cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char 
                                           : se->kind == KVSIM_SEARCH_UTIL ? 0.005 : 0);
   cJSON_AddStringToObject(o, "tolerance_unit", se->kind == KVSIM_SEARCH_RATE ? "relative" : se->unit);
   cJSON_AddBoolToObject(o, "slo_met", !isnan(se->best));
+  cJSON_AddBoolToObject(o, "lower_bound", se->lower_bound);
+  cJSON_AddStringToObject(o, "calibration", kvsim_cal_status_name(se->cal_status));
   if (se->kind == KVSIM_SEARCH_RATE) {
     add_num(o, "factor", se->factor);
     cJSON_AddNumberToObject(o, "base_rate", se->base_value);
