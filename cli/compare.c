@@ -29,8 +29,6 @@ int cmd_compare(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
   if (jobs < 1 || jobs > 256)
     return cli_fail("compare", "--jobs: %lld must be in [1, 256]", (long long)jobs);
-  if (!(tol > 0 && tol < 1))
-    return cli_fail("compare", "--tolerance: %g must be in (0, 1)", tol);
   kvsim_err err = {0};
   static kvsim_compare_t c;
   rc = npos ? kvsim_compare_load(pos[0], &c, &err) : kvsim_compare_load_default(&c, &err);
@@ -51,10 +49,8 @@ int cmd_compare(int argc, char **argv) {
     kvsim_compare_fini(&c);
     return cli_fail("compare", "%s", err.msg);
   }
-  if (!quiet) {
-    kvsim_compare_print(&c, &res, stdout);
-    printf("-> %s/compare.csv, %s/REPORT.md\n", dir, dir);
-  }
+  if (!quiet)
+    kvsim_compare_print(&c, &res, dir, stdout);
   int failed = res.failed;
   kvsim_compare_result_fini(&res);
   kvsim_compare_fini(&c);

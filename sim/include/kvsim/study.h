@@ -467,7 +467,8 @@ typedef struct kvsim_compare_row {
 typedef struct kvsim_compare_opts {
   const char *out;           /* folder for compare.csv, sweep.csv, REPORT.md; NULL: nothing written */
   int jobs;                  /* candidates in parallel (processes) */
-  double tolerance;          /* the goodput search's relative precision (0: 0.02) */
+  double tolerance;          /* the goodput search's relative precision, in [0, 1) (0: 0.02);
+                                otherwise KVSIM_EINVAL */
   kvsim_progress_t *progress; /* one step per candidate (may be NULL) */
   const char *command;       /* the command that reproduces it (REPORT.md) */
 } kvsim_compare_opts_t;
@@ -493,8 +494,10 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
 /* The one-sentence answer from the rows. */
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
                           char *buf, size_t cap);
-/* The answer and one line per candidate, for a terminal. */
-void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, FILE *out);
+/* The answer, one line per candidate and (dir not NULL) where the files
+ * are, for a terminal. */
+void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,
+                         FILE *out);
 /* compare.csv (one row per candidate) and compare_sweep.csv (the plot's
  * points) as text (malloc'd; NULL when out of memory). */
 char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n);

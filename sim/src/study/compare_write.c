@@ -169,7 +169,8 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
 #undef PUT
 }
 
-void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, FILE *out) {
+void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,
+                         FILE *out) {
   fprintf(out, "%s\n", res->answer);
   for (int i = 0; i < res->n; i++) {
     const kvsim_compare_row_t *r = &res->rows[i];
@@ -190,6 +191,8 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
       fprintf(out, ", $%.2f/h", r->cost_per_hour);
     fprintf(out, " (%s)\n", kvsim_cal_status_name(r->cal_status));
   }
+  if (dir)
+    fprintf(out, "-> %s/compare.csv, %s/REPORT.md\n", dir, dir);
 }
 
 typedef struct ctx {
@@ -237,6 +240,8 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
                       kvsim_compare_result_t *res, kvsim_err *err) {
   _Static_assert(sizeof(kvsim_compare_row_t) <= KVSIM_STUDY_RECORD_MAX, "a row is a record");
   memset(res, 0, sizeof *res);
+  if (!(opts->tolerance >= 0 && opts->tolerance < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in (0, 1)", opts->tolerance);
   res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
   if (!res->rows)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
