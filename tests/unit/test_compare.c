@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/catalog.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
@@ -233,4 +234,35 @@ Test(compare, a_run_report_carries_the_band_range_of_its_p99s) {
   free(md);
   free(s);
   kvsim_scenario_fini(&sc);
+}
+
+/* A price in the GPU's own file (the user's figure) when the study has none. */
+Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_GPU, "l4");
+  cr_assert(e, "the catalog has the L4");
+  const char *brace = strchr(e->json, '{');
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/kvsim_cmp_gpu_%ld.json", (long)getpid());
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "gpu file");
+  fprintf(f, "{ \"cost_per_gpu_hour\": 0.7,%s", brace + 1);
+  fclose(f);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load(path, &g, &err), KVSIM_OK, "the file parses: %s", err.msg);
+  cr_assert_float_eq(g.cost_per_gpu_hour, 0.7, 1e-12, "the key is read");
+  char rest[1024];
+  snprintf(rest, sizeof rest,
+           "\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": [ { \"label\": \"own\", "
+           "\"set\": { \"hardware.gpu\": \"%s\" } } ]", path);
+  kvsim_compare_t c;
+  cr_assert_eq(study(rest, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert_float_eq(r->cost_per_gpu_hour, 0.7, 1e-12, "the file's price");
+  cr_assert_str_eq(r->cost_source, "gpu file", "says where it is from");
+  free(r);
+  kvsim_compare_fini(&c);
+  remove(path);
 }
