@@ -14,7 +14,10 @@ for f in compare.csv compare_sweep.csv REPORT.md; do
 done
 # The SLO and target from REPORT.md's question line, the study name from its title.
 slo=$(sed -n 's/.*p99 TTFT <= \([0-9.e+-]*\) s.*/\1/p' "$dir/REPORT.md" | head -1)
-target=$(awk -F, 'NR == 2 { print $16 }' "$dir/compare.csv")
+# compare.csv's columns by name (labels are plain words: quoted only with a comma).
+col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) print i; exit }' "$dir/compare.csv"; }
+c_target=$(col target_rate) c_fits=$(col fits) c_gpd=$(col goodput_per_dollar)
+target=$(awk -F, -v c="$c_target" 'NR == 2 { print $c }' "$dir/compare.csv")
 name=$(sed -n '1s/^# Capacity review: //p' "$dir/REPORT.md")
 model=$(awk -F, 'NR == 2 { print $3 }' "$dir/compare.csv")
 slo_lines=""
@@ -30,9 +33,9 @@ awk -F, -v d="$tmp" 'NR > 1 { if ($1 != last) { if (n) print "\n" >> (d "/sweep.
   if ($3 != "") print $2, $3, $5 >> (d "/sweep.dat") }' "$dir/compare_sweep.csv"
 n=$(wc -l <"$tmp/labels")
 # Bars: goodput per dollar-hour, with a note where there is none (no fit, no price).
-awk -F, 'NR > 1 { v = $35; note = $9 == "false" ? "does not fit" : $9 != "true" ? "failed" : v == "" ? "no price" : ""
+awk -F, -v g="$c_gpd" -v f="$c_fits" 'NR > 1 { v = $g; note = $f == "false" ? "does not fit" : $f != "true" ? "failed" : v == "" ? "no price" : ""
   print NR - 1, (v == "" ? 0 : v), "\"" $1 "\"", "\"" note "\"" }' "$dir/compare.csv" >"$tmp/gpd.dat"
-have_price=$(awk -F, 'NR > 1 && $35 != "" { n++ } END { print n + 0 }' "$dir/compare.csv")
+have_price=$(awk -F, -v g="$c_gpd" 'NR > 1 && $g != "" { n++ } END { print n + 0 }' "$dir/compare.csv")
 
 gnuplot <<GP
 set terminal pngcairo noenhanced size 1000,520 font ",10"

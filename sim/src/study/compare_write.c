@@ -48,7 +48,7 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
   if (!f)
     return NULL;
   fputs("label,gpu,model,tp,pp,gpus_per_replica,gpu_memory_utilization,kv_cache_dtype,fits,"
-        "kv_blocks,kv_tokens,max_concurrency,goodput_rps,goodput_lo,goodput_hi,target_rate,"
+        "kv_blocks,kv_tokens,max_concurrency,goodput_rps,goodput_lo,goodput_hi,goodput_lower_bound,target_rate,"
         "replicas,replicas_lo,replicas_hi,gpus,ttft_p99_s,ttft_p99_lo,ttft_p99_hi,tpot_p99_s,"
         "tpot_p99_lo,tpot_p99_hi,e2e_p99_s,kv_usage_peak,preemptions,output_tokens_per_s,"
         "cost_per_gpu_hour,cost_source,cost_per_hour,cost_per_million_output_tokens,"
@@ -65,6 +65,7 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
     fputs(r->rc == KVSIM_OK ? "true," : r->rc == KVSIM_ENOFIT ? "false," : ",", f);
     fprintf(f, "%lld,%lld,", (long long)r->kv_blocks, (long long)r->kv_tokens);
     const double a[] = {r->max_concurrency, r->goodput, r->goodput_range[0], r->goodput_range[1],
+                        r->rc == KVSIM_OK ? (double)r->goodput_lower_bound[0] : NAN,
                         c->target_rate, r->replicas, r->replicas_range[0], r->replicas_range[1],
                         r->replicas * r->gpus_per_replica, r->ttft_p99, r->ttft_p99_range[0],
                         r->ttft_p99_range[1], r->tpot_p99, r->tpot_p99_range[0],
@@ -103,6 +104,8 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
     }
   return finish(f, &text);
 }
+
+static const char *ge(bool lower_bound) { return lower_bound ? ">= " : ""; }
 
 static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
 
@@ -155,14 +158,16 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     else if (isnan(r->goodput))
       PUT("; %s meets the SLO at no rate tried", c->cand[i].label);
     else if (meets(r)) {
-      PUT("; %s reaches %.3g req/s [%.3g, %.3g] per deployment (%.0f x for the target", c->cand[i].label,
-          r->goodput, r->goodput_range[0], r->goodput_range[1], r->replicas);
+      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g] per deployment (%.0f x for the target",
+          c->cand[i].label, ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
+          r->goodput_range[0], ge(r->goodput_lower_bound[2]), r->goodput_range[1], r->replicas);
       if (isfinite(r->cost_per_hour))
         PUT(", $%.2f/h", r->cost_per_hour);
       PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
-      PUT("; %s reaches %.3g req/s [%.3g, %.3g]", c->cand[i].label, r->goodput,
-          r->goodput_range[0], r->goodput_range[1]);
+      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g]", c->cand[i].label, ge(r->goodput_lower_bound[0]),
+          r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0], ge(r->goodput_lower_bound[2]),
+          r->goodput_range[1]);
     }
   }
   PUT(".");
@@ -179,8 +184,9 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
              r->error);
       continue;
     }
-    fprintf(out, "  %-28s goodput %.3g req/s [%.3g, %.3g]; ", c->cand[i].label, r->goodput,
-           r->goodput_range[0], r->goodput_range[1]);
+    fprintf(out, "  %-28s goodput %s%.3g req/s [%s%.3g, %s%.3g]; ", c->cand[i].label,
+            ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0],
+            ge(r->goodput_lower_bound[2]), r->goodput_range[1]);
     if (isnan(r->replicas))
       fprintf(out, "no replica count meets %g req/s", c->target_rate);
     else
