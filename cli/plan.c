@@ -11,17 +11,6 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
-static const char *const metric_names[] = {"ttft", "tpot", "e2e", "queue"};
-static const char *const stat_names[] = {"mean", "p50", "p90", "p99"};
-
-static void list_point(const kvsim_search_t *se, const kvsim_search_point_t *p) {
-  fprintf(stderr, "  %s = %-10.6g", se->key, p->value);
-  for (int i = 0; i < se->ntargets; i++)
-    fprintf(stderr, " %s_%s %.4g s", metric_names[se->targets[i].metric],
-            stat_names[se->targets[i].stat], p->actual[i]);
-  fprintf(stderr, " -> %s%s%s\n", p->meets ? "meets" : "misses", p->note[0] ? ": " : "", p->note);
-}
-
 /* Each point tried: its line, above the progress line a terminal shows
  * (erased, then redrawn after it). */
 static void on_point(void *ctx, const kvsim_search_t *se, const kvsim_search_point_t *p) {
@@ -29,7 +18,7 @@ static void on_point(void *ctx, const kvsim_search_t *se, const kvsim_search_poi
   if (pr->mode == KVSIM_PROGRESS_LINE)
     fputs("\r\033[K", stderr);
   if (p->ran)
-    list_point(se, p);
+    kvsim_search_point_print(se, p, stderr);
   kvsim_progress_step(pr, NULL, NULL, !p->ran);
 }
 

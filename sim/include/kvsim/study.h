@@ -369,6 +369,9 @@ void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, 
  * us) into se's targets. Errors: KVSIM_EINVAL "--slo: ..." naming the bad
  * part. */
 int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err);
+/* One simulated point as plan lists it: "  KEY = V  ttft_p99 X s ... ->
+ * meets" (or "misses: why"). */
+void kvsim_search_point_print(const kvsim_search_t *se, const kvsim_search_point_t *p, FILE *out);
 /* `kvsim plan --json`: search, key, slo, points, value (best: its older
  * name), unit, range, band_step_time_scales, tolerance, tolerance_unit,
  * slo_met, factor and base_rate (rate), gpus_per_replica and gpus

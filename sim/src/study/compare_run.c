@@ -53,11 +53,12 @@ static void describe(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, kv
   r->band_kind = pf->band_ttft_rel > 0 || pf->band_tpot_rel > 0       ? 2
                  : pf->ttft_rel_sigma > 0 || pf->tpot_rel_sigma > 0 ? 1
                                                                      : 0;
-  kvsim_gpu_band_scales(&sc->gpu.perf, &r->band_scale[0], &r->band_scale[1]);
+  kvsim_study_band_scales(sc, &r->band_scale[0], &r->band_scale[1]);
 }
 
-/* Runs sc with the given replicas (< 1: as it is) and step-time scale. */
-static int run_at(const kvsim_scenario_t *base, double replicas, double rate, double scale,
+/* Runs a copy of base with the given replicas (< 1: as it is) and rate,
+ * with the band's two edge runs when band (summary ranges). */
+static int run_at(const kvsim_scenario_t *base, double replicas, double rate, bool band,
                   kvsim_summary_t *sum, kvsim_err *err) {
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(base, &sc, err);
@@ -65,20 +66,10 @@ static int run_at(const kvsim_scenario_t *base, double replicas, double rate, do
     rc = kvsim_scenario_set_replicas(&sc, llround(replicas), err);
   if (rc == KVSIM_OK && rate > 0)
     rc = kvsim_scenario_set_workload(&sc, "rate", rate, err);
-  if (rc == KVSIM_OK && scale != 1)
-    rc = kvsim_scenario_set_step_time_scale(&sc, base->step_time_scale * scale, err);
   if (rc == KVSIM_OK)
-    rc = kvsim_study_run(&sc, NULL, sum, err);
+    rc = kvsim_study_run_band(&sc, NULL, band, sum, err);
   kvsim_scenario_fini(&sc);
   return rc;
-}
-
-static void order(double v[2]) {
-  if (!isnan(v[0]) && !isnan(v[1]) && v[0] > v[1]) {
-    double t = v[0];
-    v[0] = v[1];
-    v[1] = t;
-  }
 }
 
 /* The target: the fewest replicas (with range), then the run there at
@@ -95,29 +86,25 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
   r->replicas_range[1] = se->range[1];
   if (isnan(r->replicas))
     return KVSIM_OK;
-  const double scales[3] = {1, r->band_scale[0], r->band_scale[1]};
-  for (int k = 0; k < 3; k++) {
-    if ((rc = run_at(sc, r->replicas, c->target_rate, scales[k], sum, err)) < 0)
-      return rc;
-    r->simulations++;
-    if (k == 0) {
-      r->ttft_p99 = sum->ttft.p99;
-      r->tpot_p99 = sum->tpot.p99;
-      r->e2e_p99 = sum->e2e.p99;
-      r->kv_peak = sum->kv_usage_peak;
-      r->preemptions = sum->preemptions;
-      r->requests = sum->requests_total;
-      r->rejected = sum->requests_rejected;
-      r->output_tokens_per_s = sum->output_tokens_per_s;
-      r->ndiagnosis = sum->ndiagnosis;
-      memcpy(r->diagnosis, sum->diagnosis, sizeof r->diagnosis);
-    } else {
-      r->ttft_p99_range[k - 1] = sum->ttft.p99;
-      r->tpot_p99_range[k - 1] = sum->tpot.p99;
-    }
-  }
-  order(r->ttft_p99_range);
-  order(r->tpot_p99_range);
+  /* The run there with its band through the queue: p99 ranges are the
+   * [min, max] over the nominal run and the two edge runs. */
+  if ((rc = run_at(sc, r->replicas, c->target_rate, true, sum, err)) < 0)
+    return rc;
+  r->simulations += 3;
+  r->ttft_p99 = sum->ttft.p99;
+  r->tpot_p99 = sum->tpot.p99;
+  r->e2e_p99 = sum->e2e.p99;
+  r->kv_peak = sum->kv_usage_peak;
+  r->preemptions = sum->preemptions;
+  r->requests = sum->requests_total;
+  r->rejected = sum->requests_rejected;
+  r->output_tokens_per_s = sum->output_tokens_per_s;
+  r->ndiagnosis = sum->ndiagnosis;
+  memcpy(r->diagnosis, sum->diagnosis, sizeof r->diagnosis);
+  r->ttft_p99_range[0] = sum->ttft_range.p99.lo;
+  r->ttft_p99_range[1] = sum->ttft_range.p99.hi;
+  r->tpot_p99_range[0] = sum->tpot_range.p99.lo;
+  r->tpot_p99_range[1] = sum->tpot_range.p99.hi;
   return KVSIM_OK;
 }
 
@@ -127,7 +114,7 @@ static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum
                  kvsim_compare_row_t *r, kvsim_err *err) {
   static const double f[KVSIM_COMPARE_SWEEP] = {0.5, 0.7, 0.85, 1.0, 1.1, 1.25, 1.5};
   for (int k = 0; k < KVSIM_COMPARE_SWEEP; k++) {
-    int rc = run_at(sc, 0, centre * f[k], 1, sum, err);
+    int rc = run_at(sc, 0, centre * f[k], false, sum, err);
     if (rc == KVSIM_ENOMEM || rc == KVSIM_EIO)
       return rc;
     r->sweep_rate[r->nsweep] = centre * f[k];

@@ -118,13 +118,10 @@ static void diagnosis(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row
     const kvsim_compare_row_t *r = &rows[i];
     if (r->rc < 0 || isnan(r->replicas))
       continue;
-    fprintf(f, "- **%s**:", c->cand[i].label);
-    if (!r->ndiagnosis)
-      fputs(" nothing to report.", f);
+    fprintf(f, "- **%s**:%s\n", c->cand[i].label, r->ndiagnosis ? "" : " nothing to report.");
     for (int k = 0; k < r->ndiagnosis; k++)
-      fprintf(f, "%s %s (%s): %s", k ? ";" : "", r->diagnosis[k].code, r->diagnosis[k].severity,
+      fprintf(f, "  - %s (%s): %s\n", r->diagnosis[k].code, r->diagnosis[k].severity,
               r->diagnosis[k].message);
-    fputc('\n', f);
   }
   fputc('\n', f);
 }

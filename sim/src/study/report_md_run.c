@@ -1,8 +1,9 @@
 /* REPORT.md of `kvsim run --report` and `kvsim sweep --report`: the same
  * one page as a compare's (question, one-sentence answer with ranges,
  * table, plots, memory plan, diagnosis, what the figures rest on), for one
- * run or one sweep. A run's ranges are the run again at the two edges of
- * the GPU's step-time band (kvsim_gpu_band_scales). */
+ * run or one sweep. A run's ranges are its summary's `<stat>_range` (the
+ * band through the queue, kvsim_study_run_band); a run made without them
+ * (--no-band) is run once more with them for the report. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,25 +12,14 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
-static int edges(const kvsim_scenario_t *sc, double scale[2], kvsim_summary_t e[2], kvsim_err *err) {
-  kvsim_gpu_band_scales(&sc->gpu.perf, &scale[0], &scale[1]);
-  for (int k = 0; k < 2; k++) {
-    kvsim_scenario_t c;
-    int rc = kvsim_scenario_copy(sc, &c, err);
-    if (rc == KVSIM_OK)
-      rc = kvsim_scenario_set_step_time_scale(&c, sc->step_time_scale * scale[k], err);
-    if (rc == KVSIM_OK)
-      rc = kvsim_study_run(&c, NULL, &e[k], err);
-    kvsim_scenario_fini(&c);
-    if (rc < 0)
-      return rc;
+/* s's ranges, or those of the scenario run again with its band. */
+static int ranged(const kvsim_scenario_t *sc, const kvsim_summary_t *s, kvsim_summary_t *out,
+                  kvsim_err *err) {
+  if (s->has_ranges) {
+    *out = *s;
+    return KVSIM_OK;
   }
-  return KVSIM_OK;
-}
-
-static void lohi(double a, double b, double *lo, double *hi) {
-  *lo = a < b ? a : b;
-  *hi = a < b ? b : a;
+  return kvsim_study_run_band(sc, NULL, true, out, err);
 }
 
 static void slo_text(FILE *f, const kvsim_scenario_t *sc) {
@@ -48,8 +38,12 @@ static void rests_on(FILE *f, const kvsim_scenario_t *sc, const double scale[2],
   double t, d;
   kvsim_gpu_band(&sc->gpu.perf, &t, &d);
   fprintf(f, "## What the figures rest on\n\n- %s: step-time coefficients **%s**; band +/- %.0f %% "
-             "TTFT, +/- %.0f %% TPOT; ranges re-run at step-time x%.3g and x%.3g.\n",
-          sc->gpu.name, kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d, scale[0], scale[1]);
+             "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g.\n",
+          sc->gpu.name, kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
+          sc->gpu.perf.band_ttft_rel > 0 || sc->gpu.perf.band_tpot_rel > 0 ? "the fit's held-out error"
+          : sc->gpu.perf.ttft_rel_sigma > 0 ? "the fit's in-sample spread, widened unless fitted on this GPU"
+                                            : "a default width for this status, not a measured error",
+          scale[0], scale[1]);
   fprintf(f, "- kvsim %s.\n", KVSIM_VERSION);
   if (command)
     fprintf(f, "- Reproduce: `%s`\n", command);
@@ -74,11 +68,10 @@ static int write_text(const char *dir, char *text, size_t len, kvsim_err *err) {
 
 int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
                               const char *command, kvsim_err *err) {
-  kvsim_summary_t *e = malloc(2 * sizeof *e);
+  kvsim_summary_t *e = malloc(sizeof *e);
   if (!e)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the report's runs");
-  double scale[2];
-  int rc = edges(sc, scale, e, err);
+  int rc = ranged(sc, s, e, err);
   char *text = NULL;
   size_t len = 0;
   FILE *f = rc == KVSIM_OK ? open_memstream(&text, &len) : NULL;
@@ -88,9 +81,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
     free(e);
     return rc;
   }
-  double tl, th, pl, ph;
-  lohi(e[0].ttft.p99, e[1].ttft.p99, &tl, &th);
-  lohi(e[0].tpot.p99, e[1].tpot.p99, &pl, &ph);
+  const double scale[2] = {e->band_scale_lo, e->band_scale_hi};
   bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) && (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
              (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected;
   fprintf(f, "# Run report: %s\n\n## Question\n\nHow does %s on %s x %d (TP %d, PP %d, "
@@ -104,27 +95,34 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
              "peak %.1f %%, %lld preemptions, %lld rejected.\n\n",
           !(s->slo_ttft_p99.given || s->slo_tpot_p99.given || s->slo_e2e_p99.given) ? "No SLO given"
           : met                                                                    ? "Meets the SLO"
-                                                                                   : "Misses the SLO", s->ttft.p99, tl, th, s->tpot.p99, pl, ph,
-          100 * s->kv_usage_peak, (long long)s->preemptions, (long long)s->requests_rejected);
-  fprintf(f, "## Table\n\n| figure | value | at the band's edges |\n|---|---|---|\n"
-             "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g, %.3g |\n| TPOT p50 / p99 s | %.3g / %.3g | p99 %.3g, %.3g |\n"
-             "| E2E p99 s | %.3g | %.3g, %.3g |\n| requests/s, output tokens/s | %.3g, %.4g | |\n"
-             "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f %%, %.1f %% |\n| preemptions | %lld | %lld, %lld |\n"
-             "| prefix hit rate | %.1f %% | |\n| SLO attainment | %.1f %% | |\n\n",
-          s->ttft.p50, s->ttft.p99, e[0].ttft.p99, e[1].ttft.p99, s->tpot.p50, s->tpot.p99,
-          e[0].tpot.p99, e[1].tpot.p99, s->e2e.p99, e[0].e2e.p99, e[1].e2e.p99, s->requests_per_s,
-          s->output_tokens_per_s, 100 * s->kv_usage_peak, 100 * s->kv_usage_mean,
-          100 * e[0].kv_usage_peak, 100 * e[1].kv_usage_peak, (long long)s->preemptions,
-          (long long)e[0].preemptions, (long long)e[1].preemptions, 100 * s->prefix_hit_rate,
-          100 * s->slo_attainment);
+                                                                                   : "Misses the SLO",
+          s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p99, e->tpot_range.p99.lo,
+          e->tpot_range.p99.hi, 100 * s->kv_usage_peak, (long long)s->preemptions,
+          (long long)s->requests_rejected);
+  fprintf(f, "## Table\n\n| figure | value | range over the band |\n|---|---|---|\n"
+             "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n| TPOT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n"
+             "| E2E p99 s | %.3g | %.3g .. %.3g |\n| requests/s, output tokens/s | %.3g, %.4g | %.3g .. %.3g req/s |\n"
+             "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f .. %.1f %% |\n| preemptions | %lld | %.0f .. %.0f |\n"
+             "| prefix hit rate | %.1f %% | |\n| SLO attainment | %.1f %% | %.1f .. %.1f %% |\n\n",
+          s->ttft.p50, s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p50, s->tpot.p99,
+          e->tpot_range.p99.lo, e->tpot_range.p99.hi, s->e2e.p99, e->e2e_range.p99.lo, e->e2e_range.p99.hi,
+          s->requests_per_s, s->output_tokens_per_s, e->requests_per_s_range.lo, e->requests_per_s_range.hi,
+          100 * s->kv_usage_peak, 100 * s->kv_usage_mean, 100 * e->kv_usage_peak_range.lo,
+          100 * e->kv_usage_peak_range.hi, (long long)s->preemptions, e->preemptions_range.lo,
+          e->preemptions_range.hi, 100 * s->prefix_hit_rate, 100 * s->slo_attainment,
+          100 * e->slo_attainment_range.lo, 100 * e->slo_attainment_range.hi);
   fputs("## Plots\n\n![KV cache usage](kv_cache.png)\n\n![Queue](queue.png)\n\n![Preemptions](preemptions.png)\n\n"
         "![Latency](latency_cdf.png)\n\nDrawn by scripts/plot.sh on this folder (gnuplot).\n\n", f);
   plan_block(f, sc, &s->plan);
   fputs("## Diagnosis\n\n", f);
   if (!s->ndiagnosis)
     fputs("Nothing to report.\n", f);
-  for (int k = 0; k < s->ndiagnosis; k++)
-    fprintf(f, "- %s (%s): %s\n", s->diagnosis[k].code, s->diagnosis[k].severity, s->diagnosis[k].message);
+  for (int k = 0; k < s->ndiagnosis; k++) {
+    const kvsim_diagnosis_t *d = &s->diagnosis[k];
+    fprintf(f, "- %s (%s): %s\n", d->code, d->severity, d->message);
+    if (d->verified[0])
+      fprintf(f, "  - measured: %s\n", d->verified);
+  }
   fputc('\n', f);
   rests_on(f, sc, scale, command, "run", dir);
   free(e);
@@ -205,7 +203,7 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
         "axis, one line per combination of the others.\n\n", f);
   double scale[2];
-  kvsim_gpu_band_scales(&sc.gpu.perf, &scale[0], &scale[1]);
+  kvsim_study_band_scales(&sc, &scale[0], &scale[1]);
   char cmd[8400];
   snprintf(cmd, sizeof cmd, "kvsim sweep %s --out %s --report", sweep_file ? sweep_file : sw->name, dir);
   rests_on(f, &sc, scale, cmd, "sweep", dir);

@@ -181,8 +181,8 @@ static int rate_key(kvsim_search_t *se, kvsim_err *err) {
   return KVSIM_OK;
 }
 
-/* The search again on a copy of the base whose steps take `scale` times
- * as long: one edge of the range. */
+/* The search again on a copy of the base with perf.step_time_scale =
+ * scale: one edge of the range. */
 static int edge(const kvsim_search_t *se, double scale, double *best, bool *lower_bound,
                 int *npoints, kvsim_err *err) {
   *best = NAN;
@@ -195,7 +195,7 @@ static int edge(const kvsim_search_t *se, double scale, double *best, bool *lowe
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc == KVSIM_OK &&
-      (rc = kvsim_scenario_set_step_time_scale(&sc, se->base->step_time_scale * scale, err)) == KVSIM_OK) {
+      (rc = kvsim_scenario_set_step_time_scale(&sc, scale, err)) == KVSIM_OK) {
     e->base = &sc;
     rc = kvsim_search_run(e, err);
     *best = e->best;
@@ -210,7 +210,7 @@ static int edge(const kvsim_search_t *se, double scale, double *best, bool *lowe
 /* The range: the search at both band edges. Slower steps lower the rate
  * found and raise the replicas or utilization needed. */
 static int range(kvsim_search_t *se, kvsim_err *err) {
-  kvsim_gpu_band_scales(&se->base->gpu.perf, &se->band_scale[0], &se->band_scale[1]);
+  kvsim_study_band_scales(se->base, &se->band_scale[0], &se->band_scale[1]);
   double fast, slow;
   bool fast_lb = false, slow_lb = false;
   int rc;

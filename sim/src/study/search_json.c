@@ -1,5 +1,5 @@
-/* kvsim plan's text around a search: the --slo targets parsed, and the
- * answer and its points as JSON (--json). */
+/* kvsim plan's text around a search: the --slo targets parsed, a point's
+ * line, and the answer and its points as JSON (--json). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,14 @@ int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err) {
   if (!se->ntargets)
     return kvsim_err_set(err, KVSIM_EINVAL, "--slo: no target given");
   return KVSIM_OK;
+}
+
+void kvsim_search_point_print(const kvsim_search_t *se, const kvsim_search_point_t *p, FILE *out) {
+  fprintf(out, "  %s = %-10.6g", se->key, p->value);
+  for (int i = 0; i < se->ntargets; i++)
+    fprintf(out, " %s_%s %.4g s", metric_names[se->targets[i].metric],
+            stat_names[se->targets[i].stat], p->actual[i]);
+  fprintf(out, " -> %s%s%s\n", p->meets ? "meets" : "misses", p->note[0] ? ": " : "", p->note);
 }
 
 static void target_key(const kvsim_slo_target_t *t, char *buf, size_t cap) {
