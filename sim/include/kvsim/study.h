@@ -55,9 +55,10 @@ void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi)
  * Only the nominal run writes timeseries.csv and requests.csv; the edge
  * runs show progress and check invariants as opts asks. Deterministic:
  * the same scenario and seed give the same ranges. Without band it is
- * kvsim_study_run. Sweep points and plan searches stay single runs (one
- * run per point: the band would triple a sweep's cost; a caller that
- * wants a point's range runs it here). Errors: kvsim_study_run's, an edge
+ * kvsim_study_run. Sweep points and a plan search's points stay single
+ * runs (one run per point: the band would triple a sweep's cost; a caller
+ * that wants a point's range runs it here; a plan's answer is ranged by
+ * the whole search at each edge, kvsim_search_run). Errors: kvsim_study_run's, an edge
  * run's prefixed with "band edge at step-time scale X". */
 int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                          kvsim_summary_t *out, kvsim_err *err);
