@@ -4,6 +4,9 @@
 #ifndef KVSIM_REPORT_H
 #define KVSIM_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cJSON.h>
@@ -24,6 +27,74 @@ void kvsim_report_plan_text(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
  * so that one answer is printed); NULL prints kvsim_plan_advice's. */
 void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
                                 const kvsim_gpu_t *g, const char *to_fit, FILE *out);
+
+/* kvsim calc, engine by engine. Each engine's launch flags are data: a
+ * table of {flag as the engine spells it, kind, where its value goes,
+ * help} that the command line parses with one generic loop; the engine
+ * then turns its arguments into a plan (every bad value one error line,
+ * worded as the engine's flags are) and prints it in its own start-up
+ * words, or as one JSON object. */
+typedef enum kvsim_calc_kind {
+  KVSIM_CALC_INT,  /* int64_t */
+  KVSIM_CALC_NUM,  /* double */
+  KVSIM_CALC_STR,  /* const char * (points into argv) */
+  KVSIM_CALC_FLAG, /* bool, set to true when given */
+} kvsim_calc_kind;
+
+typedef struct kvsim_calc_flag {
+  const char *name; /* "--num-shard" */
+  kvsim_calc_kind kind;
+  size_t offset;    /* of the value inside the engine's kvsim_calc_args_t */
+  const char *help; /* one line of --help */
+} kvsim_calc_flag_t;
+
+/* The arguments every engine's calc has, first in its arguments. */
+typedef struct kvsim_calc_common {
+  const char *model, *gpu, *engine;
+  bool json, strict;
+} kvsim_calc_common_t;
+
+/* Storage for one engine's arguments (each engine lays out its own). */
+typedef union kvsim_calc_args {
+  kvsim_calc_common_t common;
+  max_align_t align_;
+  unsigned char bytes[1024];
+} kvsim_calc_args_t;
+
+#define KVSIM_CALC_MAX_ROWS 16
+
+/* What calc computed, for its printer. */
+typedef struct kvsim_calc {
+  kvsim_model_t m;
+  kvsim_gpu_t g;
+  kvsim_plan_t pl;
+  kvsim_plan_t v1;            /* SGLang: vLLM V1 for the same model and GPUs */
+  bool have_v1;
+  bool reverse;               /* vLLM: --target-concurrency given */
+  kvsim_plan_reverse_t rev;
+  char answer[512];           /* vLLM: the reverse answer, "" if none */
+  kvsim_plan_compare_row_t rows[KVSIM_CALC_MAX_ROWS]; /* --compare-engines */
+  int nrows;
+  int64_t seq_len;            /* --compare-engines: the request length used */
+} kvsim_calc_t;
+
+typedef struct kvsim_calc_engine {
+  const char *usage;              /* "--engine tgi [flags]" */
+  const kvsim_calc_flag_t *flags; /* ended by a NULL name */
+  void (*defaults)(kvsim_calc_args_t *a);
+  /* Loads model and GPU, checks the arguments, computes the plan. Errors:
+   * KVSIM_E* with one line naming the flag and the bad value. */
+  int (*compute)(const kvsim_calc_args_t *a, kvsim_calc_t *c, kvsim_err *err);
+  /* Text in the engine's words, or JSON (--json), to out. */
+  void (*print)(const kvsim_calc_args_t *a, const kvsim_calc_t *c, FILE *out);
+} kvsim_calc_engine_t;
+
+/* The calc of an engine profile name (vLLM's for NULL, an unknown name or
+ * vllm-v0/v1: its compute names the unknown one), or of the comparison. */
+const kvsim_calc_engine_t *kvsim_calc_engine_find(const char *engine, bool compare);
+
+/* calc's exit status: 1 for --strict with a plan that does not fit, else 0. */
+int kvsim_calc_status(const kvsim_calc_args_t *a, const kvsim_calc_t *c);
 
 /* Serialises a cJSON tree deterministically (fixed number formatting) to a
  * malloc'd string; the caller frees it. */

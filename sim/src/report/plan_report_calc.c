@@ -1,0 +1,60 @@
+/* kvsim calc's engines: which one argv names, and what they share. */
+#include <stdlib.h>
+
+#include "kvsim/sched.h"
+#include "plan_report_calc.h"
+
+const kvsim_calc_engine_t *kvsim_calc_engine_find(const char *engine, bool compare) {
+  if (compare)
+    return &kvsim__calc_compare;
+  const kvsim_sched_ops_t *ops = engine ? kvsim_sched_find(engine) : NULL;
+  switch (ops ? ops->plan_engine : KVSIM_PLAN_V1) {
+  case KVSIM_PLAN_SGLANG:
+    return &kvsim__calc_sglang;
+  case KVSIM_PLAN_TGI:
+    return &kvsim__calc_tgi;
+  case KVSIM_PLAN_HF:
+    return &kvsim__calc_hf;
+  default:
+    return &kvsim__calc_vllm;
+  }
+}
+
+int kvsim_calc_status(const kvsim_calc_args_t *a, const kvsim_calc_t *c) {
+  return a->common.strict && !c->pl.fits ? 1 : 0;
+}
+
+int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *err) {
+  kvsim_err e = {0};
+  if (kvsim_model_load(a->model, &c->m, &e) < 0)
+    return kvsim_err_set(err, e.code, "--model: %s", e.msg);
+  if (kvsim_gpu_load(a->gpu, &c->g, &e) < 0)
+    return kvsim_err_set(err, e.code, "--gpu: %s", e.msg);
+  return KVSIM_OK;
+}
+
+int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err) {
+  double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
+  if (gib == -1)
+    return KVSIM_OK;
+  if (!(gib > 0 && gib <= max_gib))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib: %g GiB is out of range (0, %g]", gib, max_gib);
+  *bytes = (int64_t)(gib * KVSIM_GIB + 0.5);
+  return KVSIM_OK;
+}
+
+int kvsim__calc_measured(const double gibs[3], kvsim_err *err) {
+  static const char *const flags[] = {"--weights-gib", "--activation-gib", "--non-torch-gib"};
+  for (int i = 0; i < 3; i++)
+    if (gibs[i] != -1 && !(gibs[i] >= 0 && gibs[i] <= KVSIM_PLAN_MAX_GIB))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %g GiB is out of range [0, %g]", flags[i], gibs[i],
+                           KVSIM_PLAN_MAX_GIB);
+  return KVSIM_OK;
+}
+
+void kvsim__calc_print_json(cJSON *j, FILE *out) {
+  char *s = kvsim_report_json_string(j);
+  fprintf(out, "%s\n", s);
+  free(s);
+  cJSON_Delete(j);
+}

@@ -1,0 +1,35 @@
+/* Each engine's calc (flags, compute, print), one file each; the helpers
+ * they share. Internal to the report room. */
+#ifndef KVSIM_REPORT_PLAN_REPORT_CALC_H
+#define KVSIM_REPORT_PLAN_REPORT_CALC_H
+
+#include <stddef.h>
+
+#include "kvsim/report.h"
+
+/* A flag table row: NAME, KIND (INT, NUM, STR, FLAG), the field of the
+ * engine's argument struct T, help. */
+#define KVSIM__CALC_FLAG(T, name, kind, field, help) {name, KVSIM_CALC_##kind, offsetof(T, field), help}
+
+extern const kvsim_calc_engine_t kvsim__calc_vllm;    /* plan_report_vllm.c */
+extern const kvsim_calc_engine_t kvsim__calc_sglang;  /* plan_report_sglang.c */
+extern const kvsim_calc_engine_t kvsim__calc_tgi;     /* plan_report_tgi.c */
+extern const kvsim_calc_engine_t kvsim__calc_hf;      /* plan_report_hf.c */
+extern const kvsim_calc_engine_t kvsim__calc_compare; /* plan_compare_report.c */
+
+/* Loads --model and --gpu into c (errors "--model: ...", "--gpu: ..."). */
+int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *err);
+
+/* --gpu-memory-gib: GiB -> bytes in *bytes unless -1 (left alone); the
+ * bound is checked before the conversion (1e12 GiB overflows int64).
+ * Errors "--gpu-memory-gib: X GiB is out of range (0, MAX]". */
+int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err);
+
+/* The measured --weights-gib, --activation-gib, --non-torch-gib (-1:
+ * predict), each in [0, KVSIM_PLAN_MAX_GIB]. */
+int kvsim__calc_measured(const double gibs[3], kvsim_err *err);
+
+/* Prints j (deterministic numbers) and a newline to out; frees j. */
+void kvsim__calc_print_json(cJSON *j, FILE *out);
+
+#endif

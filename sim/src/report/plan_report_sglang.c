@@ -1,0 +1,212 @@
+/* kvsim calc --engine sglang: SGLang's pool with SGLang's launch flags
+ * (python/sglang/srt/server_args.py ServerArgs), printed in its start-up
+ * words, next to vLLM V1's for the same model and GPUs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "plan_report_calc.h"
+
+typedef struct {
+  kvsim_calc_common_t c;
+  const char *quant, *kv_dtype, *policy;
+  double mfs, mem_gib, before, after, util;
+  int64_t tp, pp, ctx, page, mtt, mrr, cps, mpt;
+} sglang_args;
+
+#define F(name, kind, field, help) KVSIM__CALC_FLAG(sglang_args, name, kind, field, help)
+static const kvsim_calc_flag_t flags[] = {
+    F("--engine", STR, c.engine, "sglang"),
+    F("--model", STR, c.model, "catalog name, HF id or path to config.json (default llama-3.1-8b)"),
+    F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
+    F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
+    F("--tensor-parallel-size", INT, tp, "TP degree (default 1; SGLang's --tp-size)"),
+    F("--tp-size", INT, tp, "the same"),
+    F("--pipeline-parallel-size", INT, pp, "PP degree (default 1)"),
+    F("--quantization", STR, quant, "weight quantization: none, fp8, int8, awq, gptq, int4, mxfp4"),
+    F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8_e4m3, fp8_e5m2"),
+    F("--context-length", INT, ctx, "default: the model's max_position_embeddings"),
+    F("--mem-fraction-static", NUM, mfs, "weights + KV pool as a fraction of the free memory (default: automatic)"),
+    F("--page-size", INT, page, "tokens per page (default 1)"),
+    F("--max-total-tokens", INT, mtt, "cap on the pool in tokens"),
+    F("--max-running-requests", INT, mrr, "default: min(pool // 2, req_to_token pool)"),
+    F("--chunked-prefill-size", INT, cps, "default: by GPU memory; -1 disables chunking"),
+    F("--max-prefill-tokens", INT, mpt, "prefill budget per batch (default 16384)"),
+    F("--schedule-policy", STR, policy, "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
+    F("--avail-gib-before-load", NUM, before, "measured: the \"avail mem\" GB before weights"),
+    F("--avail-gib-after-load", NUM, after, "measured: the \"Load weight end. avail mem\" GB"),
+    F("--gpu-memory-utilization", NUM, util, "vLLM's fraction for the side-by-side (default 0.9)"),
+    F("--json", FLAG, c.json, "print one JSON object"),
+    F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
+    {NULL, 0, 0, NULL}};
+#undef F
+
+static void defaults(kvsim_calc_args_t *a) {
+  _Static_assert(sizeof(sglang_args) <= sizeof(kvsim_calc_args_t), "sglang_args fits kvsim_calc_args_t");
+  *(sglang_args *)a->bytes = (sglang_args){{"llama-3.1-8b", "h100-sxm", "sglang", false, false}, "", "auto", "fcfs",
+                                           -1, -1, -1, -1, 0.9, 1, 1, 0, 0, 0, 0, 0, 0};
+}
+
+static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
+  const sglang_args *a = (const sglang_args *)args->bytes;
+  /* python/sglang/srt/server_args.py: --schedule-policy's choices. */
+  static const char *const policies[] = {"fcfs", "lpm", "lof", "random"};
+  bool known = false;
+  for (int i = 0; i < 4; i++)
+    known = known || !strcmp(a->policy, policies[i]);
+  if (!known)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--schedule-policy: unknown policy '%s' (expected fcfs, lpm, lof, random)",
+                         a->policy);
+  if (kvsim__calc_load(&a->c, c, err) < 0)
+    return err->code;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_SGLANG;
+  if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, "
+                         "float16, fp8_e4m3, fp8_e5m2)", a->kv_dtype);
+  if (a->mem_gib != -1) {
+    if (!(a->mem_gib > 0 && a->mem_gib <= (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB))
+      return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib: %g GiB is out of range", a->mem_gib);
+    p.total_memory_bytes = (int64_t)(a->mem_gib * KVSIM_GIB + 0.5);
+  }
+  if (a->tp < 1 || a->tp > 1024 || a->pp < 1 || a->pp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be in [1, 1024]");
+  if (a->mfs != -1 && !(a->mfs > 0 && a->mfs < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
+  if ((a->before != -1 && a->before < 0) || (a->after != -1 && a->after < 0))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--avail-gib-before-load / --avail-gib-after-load must be >= 0");
+  if (a->ctx < 0 || a->page < 0 || a->mtt < 0 || a->mrr < 0 || a->mpt < 0 || a->cps < -1)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "lengths, sizes and counts must be >= 0 (--chunked-prefill-size: -1 is off)");
+  p.tp = (int)a->tp;
+  p.pp = (int)a->pp;
+  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  p.max_model_len = a->ctx;
+  p.block_size = a->page > 4096 ? 4097 : (int)a->page; /* the plan names the range */
+  p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after};
+  if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
+    return err->code;
+  /* vLLM V1 with the same model, GPUs, context and weights. */
+  kvsim_plan_params_t q;
+  kvsim_plan_params_default(&q);
+  q.tp = p.tp;
+  q.pp = p.pp;
+  q.total_memory_bytes = p.total_memory_bytes;
+  q.max_model_len = c->pl.p.max_model_len;
+  q.gpu_memory_utilization = a->util;
+  q.kv_dtype = p.kv_dtype;
+  snprintf(q.quantization, sizeof q.quantization, "%s", a->quant);
+  kvsim_err e2 = {0};
+  c->have_v1 = kvsim_plan_compute(&c->m, &c->g, &q, &c->v1, &e2) == KVSIM_OK;
+  return KVSIM_OK;
+}
+
+static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
+
+static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvsim_model_t *m,
+                       const kvsim_gpu_t *g, const char *quant, bool measured, FILE *out) {
+  const kvsim_plan_sglang_t *o = &pl->sglang;
+  const kvsim_plan_params_t *p = &pl->p;
+  char a[32], b[32], c[32];
+  fprintf(out, "SGLang plan: %s on %d x %s (TP %d, PP %d), weights %s, KV %s, page_size %d\n", m->name,
+         p->tp * p->pp, g->name, p->tp, p->pp,
+         quant[0] ? quant : m->quant.method[0] ? m->quant.method : m->dtype,
+         p->kv_dtype == KVSIM_KV_AUTO ? m->dtype : kvsim_kv_dtype_name(p->kv_dtype), p->block_size);
+  if (o->fraction_auto)
+    fprintf(out, "mem_fraction_static=%.3f (automatic: %.0f MB reserved of %.0f MB, "
+           "chunked_prefill_size %lld, cuda_graph_max_bs %lld)\n",
+           o->mem_fraction_static, o->reserved_mb, (double)pl->total_memory_bytes / (1 << 20),
+           (long long)o->chunked_prefill_size, (long long)o->cuda_graph_max_bs);
+  else
+    fprintf(out, "mem_fraction_static=%.3f\n", o->mem_fraction_static);
+  const char *src = measured ? "measured" : "predicted";
+  fprintf(out, "Init torch distributed ends. avail mem=%.2f GB (%s)\n", o->avail_gib_before_load, src);
+  fprintf(out, "Load weight end. avail mem=%.2f GB, mem usage=%.2f GB (%s)\n", o->avail_gib_after_load,
+         o->avail_gib_before_load - o->avail_gib_after_load, src);
+  int64_t k = o->cell_size / (m->mla ? 1 : 2);
+  if (m->mla)
+    fprintf(out, "Cell size: %s bytes per token per rank (%d layers x latent %lld x %g bytes)\n",
+           kvsim__commas(o->cell_size, a, sizeof a), pl->num_layers, (long long)pl->head_dim,
+           pl->kv_bytes_per_element);
+  else
+    fprintf(out, "Cell size: %s bytes per token per rank (K %s + V %s: %d layers x %lld KV heads x %lld "
+           "head_dim x %g bytes each)\n",
+           kvsim__commas(o->cell_size, a, sizeof a), kvsim__commas(k, b, sizeof b),
+           kvsim__commas(k, c, sizeof c), pl->num_layers, (long long)pl->kv_heads_per_rank,
+           (long long)pl->head_dim, pl->kv_bytes_per_element);
+  fprintf(out, "KV budget: rest_memory = %.2f - %.2f x (1 - %.3f) = %.2f GB\n", o->avail_gib_after_load,
+         o->avail_gib_before_load, o->mem_fraction_static, o->rest_gib);
+  if (!pl->fits) {
+    char advice[512];
+    kvsim_plan_advice(m, g, pl, advice, sizeof advice);
+    fprintf(out, "RuntimeError: %s\nTo fit: %s\n", pl->error, advice);
+    return;
+  }
+  if (m->mla)
+    fprintf(out, "KV Cache is allocated. #tokens: %lld, KV size: %.2f GB\n",
+           (long long)o->max_total_num_tokens, gib(o->k_size_bytes));
+  else
+    fprintf(out, "KV Cache is allocated. #tokens: %lld, K size: %.2f GB, V size: %.2f GB\n",
+           (long long)o->max_total_num_tokens, gib(o->k_size_bytes), gib(o->v_size_bytes));
+  fprintf(out, "Memory pool end. avail mem=%.2f GB\n",
+         o->avail_gib_after_load - gib(o->k_size_bytes + o->v_size_bytes));
+  fprintf(out, "max_total_num_tokens=%lld, chunked_prefill_size=%lld, max_prefill_tokens=%lld, "
+         "max_running_requests=%lld, context_len=%lld\n",
+         (long long)o->max_total_num_tokens, (long long)o->chunked_prefill_size,
+         (long long)o->max_prefill_tokens, (long long)o->max_running_requests,
+         (long long)o->context_len);
+  fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx\n",
+         kvsim__commas(o->context_len, a, sizeof a), pl->max_concurrency);
+  if (v1 && o->max_total_num_tokens > 0)
+    fprintf(out, "vLLM V1, same model and GPUs at gpu_memory_utilization %.2f: GPU KV cache size: %s "
+           "tokens (%.2f GiB), %.2fx SGLang's\n",
+           v1->p.gpu_memory_utilization, kvsim__commas(v1->kv_cache_tokens, a, sizeof a),
+           gib(v1->available_kv_bytes),
+           (double)v1->kv_cache_tokens / (double)o->max_total_num_tokens);
+}
+
+static void print_json(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvsim_model_t *m,
+                       const kvsim_gpu_t *g, const char *policy, FILE *out) {
+  const kvsim_plan_sglang_t *o = &pl->sglang;
+  cJSON *j = cJSON_CreateObject();
+  kvsim_report_plan_json(pl, m, g, j);
+  /* Every engine's calc keys stay (kvsim's contract: block_size is the
+   * page, max_num_seqs max_running_requests); vLLM's utilization is not
+   * SGLang's. */
+  cJSON_DeleteItemFromObjectCaseSensitive(j, "gpu_memory_utilization");
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "engine", cJSON_CreateString("sglang"));
+  cJSON_AddNumberToObject(j, "mem_fraction_static", o->mem_fraction_static);
+  cJSON_AddBoolToObject(j, "mem_fraction_static_auto", o->fraction_auto);
+  cJSON_AddNumberToObject(j, "page_size", pl->p.block_size);
+  cJSON_AddNumberToObject(j, "context_len", (double)o->context_len);
+  cJSON_AddNumberToObject(j, "avail_gib_before_load", o->avail_gib_before_load);
+  cJSON_AddNumberToObject(j, "avail_gib_after_load", o->avail_gib_after_load);
+  cJSON_AddNumberToObject(j, "rest_memory_gib", o->rest_gib);
+  cJSON_AddNumberToObject(j, "cell_size", (double)o->cell_size);
+  cJSON_AddNumberToObject(j, "k_size_bytes", (double)o->k_size_bytes);
+  cJSON_AddNumberToObject(j, "v_size_bytes", (double)o->v_size_bytes);
+  cJSON_AddNumberToObject(j, "max_total_num_tokens", (double)o->max_total_num_tokens);
+  cJSON_AddNumberToObject(j, "max_running_requests", (double)o->max_running_requests);
+  cJSON_AddNumberToObject(j, "req_to_token_pool_size", (double)o->req_to_token_size);
+  cJSON_AddNumberToObject(j, "chunked_prefill_size", (double)o->chunked_prefill_size);
+  cJSON_AddNumberToObject(j, "max_prefill_tokens", (double)o->max_prefill_tokens);
+  cJSON_AddNumberToObject(j, "cuda_graph_max_bs", (double)o->cuda_graph_max_bs);
+  cJSON_AddStringToObject(j, "schedule_policy", policy);
+  if (v1) {
+    cJSON_AddNumberToObject(j, "vllm_v1_gpu_memory_utilization", v1->p.gpu_memory_utilization);
+    cJSON_AddNumberToObject(j, "vllm_v1_kv_cache_tokens", (double)v1->kv_cache_tokens);
+  }
+  kvsim__calc_print_json(j, out);
+}
+
+static void print(const kvsim_calc_args_t *args, const kvsim_calc_t *c, FILE *out) {
+  const sglang_args *a = (const sglang_args *)args->bytes;
+  const kvsim_plan_t *v1 = c->have_v1 ? &c->v1 : NULL;
+  if (a->c.json)
+    print_json(&c->pl, v1, &c->m, &c->g, a->policy, out);
+  else
+    print_text(&c->pl, v1, &c->m, &c->g, a->quant, a->before >= 0, out);
+}
+
+const kvsim_calc_engine_t kvsim__calc_sglang = {"--engine sglang [flags]", flags, defaults, compute, print};

@@ -1,0 +1,135 @@
+/* kvsim calc --engine tgi: TGI's warmup sizing, with the launcher's flags
+ * and its start-up lines. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "plan_report_calc.h"
+
+typedef struct {
+  kvsim_calc_common_t c;
+  const char *kv_dtype, *quant, *version, *attention;
+  double frac, mem_gib, w, act, nt;
+  int64_t shard, in, total, prefill, batch_total;
+} tgi_args;
+
+#define F(name, kind, field, help) KVSIM__CALC_FLAG(tgi_args, name, kind, field, help)
+static const kvsim_calc_flag_t flags[] = {
+    F("--model", STR, c.model, "catalog name, HF id or path to config.json"),
+    F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
+    F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
+    F("--engine", STR, c.engine, "tgi"),
+    F("--tgi-version", STR, version, "TGI 3.x version: 3.0 (wiggle room 0.95), 3.1-3.2 (0.93), 3.3+ (0.90; default)"),
+    F("--cuda-memory-fraction", NUM, frac, "fraction of total memory TGI may use (default 1.0)"),
+    F("--num-shard", INT, shard, "tensor-parallel shards (default 1)"),
+    F("--attention", STR, attention, "flashinfer (default, BLOCK_SIZE 1), flashdecoding (256), paged (16)"),
+    F("--max-input-tokens", INT, in, "default: max_total_tokens - 1"),
+    F("--max-total-tokens", INT, total, "default: min(max batch total tokens, max_position_embeddings)"),
+    F("--max-batch-prefill-tokens", INT, prefill, "warmup prefill budget (default 4096)"),
+    F("--max-batch-total-tokens", INT, batch_total, "ignored by flash models (as TGI warns)"),
+    F("--kv-cache-dtype", STR, kv_dtype, "auto, fp8_e4m3fn, fp8_e5m2"),
+    F("--quantization", STR, quant, "weight quantization: fp8, awq, gptq, ..."),
+    F("--weights-gib", NUM, w, "measured weights (GiB)"),
+    F("--activation-gib", NUM, act, "measured warmup activation peak (GiB)"),
+    F("--non-torch-gib", NUM, nt, "measured CUDA context and non-torch memory (GiB)"),
+    F("--json", FLAG, c.json, "print one JSON object"),
+    F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
+    {NULL, 0, 0, NULL}};
+#undef F
+
+static void defaults(kvsim_calc_args_t *a) {
+  _Static_assert(sizeof(tgi_args) <= sizeof(kvsim_calc_args_t), "tgi_args fits kvsim_calc_args_t");
+  *(tgi_args *)a->bytes = (tgi_args){{"llama-3.1-8b", "h100-sxm", "tgi", false, false}, "auto", "", "3.3",
+                                     "flashinfer", 1.0, -1, -1, -1, -1, 1, 0, 0, 0, 0};
+}
+
+static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
+  const tgi_args *a = (const tgi_args *)args->bytes;
+  if (kvsim__calc_load(&a->c, c, err) < 0)
+    return err->code;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_TGI;
+  if (kvsim_tgi_version_parse(a->version, &p.tgi.version_minor) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tgi-version: '%s' (expected a TGI 3.x version, e.g. 3.3)",
+                         a->version);
+  if (kvsim_tgi_attention_parse(a->attention, &p.tgi.attention) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--attention: '%s' (expected flashinfer, flashdecoding or paged)",
+                         a->attention);
+  /* TGI spells its FP8 caches fp8_e4m3fn / fp8_e5m2 (launcher/src/main.rs
+   * KVCacheDtype). */
+  const char *kv_dtype = strcmp(a->kv_dtype, "fp8_e4m3fn") ? a->kv_dtype : "fp8_e4m3";
+  if (kvsim_kv_dtype_parse(kv_dtype, &p.kv_dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-dtype: unknown dtype '%s' (expected auto, fp8_e4m3fn, fp8_e5m2)", kv_dtype);
+  if (kvsim__calc_memory(a->mem_gib, &p.total_memory_bytes, err) < 0)
+    return err->code;
+  if (a->shard < 1 || a->shard > KVSIM_PLAN_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %lld must be in [1, %d]", (long long)a->shard,
+                         KVSIM_PLAN_MAX_PARALLEL);
+  const double gibs[] = {a->w, a->act, a->nt};
+  if (kvsim__calc_measured(gibs, err) < 0)
+    return err->code;
+  p.tp = (int)a->shard;
+  p.tgi.cuda_memory_fraction = a->frac;
+  p.tgi.max_input_tokens = a->in;
+  p.tgi.max_total_tokens = a->total;
+  p.tgi.max_batch_prefill_tokens = a->prefill;
+  p.tgi.max_batch_total_tokens = a->batch_total;
+  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  p.weights_gib = a->w;
+  p.activation_gib = a->act;
+  p.non_torch_gib = a->nt;
+  return kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err);
+}
+
+static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
+
+static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g, FILE *out) {
+  const kvsim_plan_params_t *p = &pl->p;
+  const kvsim_plan_tgi_t *t = &pl->tgi;
+  char a[32], b[32], c[32];
+  fprintf(out, "Model %s on %s: engine tgi 3.%d, --num-shard %d, --attention %s (BLOCK_SIZE %lld, prefix "
+          "caching %s), kv_cache_dtype %s\n",
+          m->name, g->name, p->tgi.version_minor, p->tp, kvsim_tgi_attention_name(p->tgi.attention),
+          (long long)t->block_size, t->prefix_caching ? "on" : "off", kvsim_kv_dtype_name(p->kv_dtype));
+  fprintf(out, "KV cache per block: %s bytes (%d layers x BLOCK_SIZE %lld x %lld KV heads x %lld "
+          "head_size x %d x %lld bytes); per token %s bytes\n",
+          kvsim__commas(pl->block_bytes, a, sizeof a), pl->num_layers, (long long)t->block_size,
+          (long long)pl->kv_heads_per_rank, (long long)pl->head_dim, m->mla ? 1 : 2,
+          (long long)pl->kv_bytes_per_element, kvsim__commas(pl->per_token_kv_bytes, b, sizeof b));
+  if (!p->tgi.max_batch_prefill_tokens)
+    fprintf(out, "Default `max_batch_prefill_tokens` to %lld\n", (long long)t->max_batch_prefill_tokens);
+  if (t->total_tokens_flag_ignored)
+    fprintf(out, "WARN `--max-batch-total-tokens` is deprecated for Flash Attention models.\n");
+  fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f - "
+          "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB; keeps (1 - "
+          "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f) x total = %.2f GiB\n",
+          gib(pl->total_memory_bytes), gib(pl->weights_bytes), gib(pl->activation_bytes),
+          gib(pl->non_torch_bytes), gib(t->warmup_blocks * pl->block_bytes), p->tgi.cuda_memory_fraction,
+          t->wiggle_room, (1 - p->tgi.cuda_memory_fraction * t->wiggle_room) * gib(pl->total_memory_bytes));
+  /* server/text_generation_server/models/flash_causal_lm.py
+   * FlashCausalLM.warmup and backends/v3/src/lib.rs, in their words. */
+  fprintf(out, "KV-cache blocks: %lld, size: %lld\n", (long long)t->num_blocks, (long long)t->block_size);
+  fprintf(out, "Setting max batch total tokens to %lld\n", (long long)t->max_batch_total_tokens);
+  fprintf(out, "max_total_tokens %s, max_input_tokens %s%s\n", kvsim__commas(t->max_total_tokens, a, sizeof a),
+          kvsim__commas(t->max_input_tokens, b, sizeof b), p->tgi.max_total_tokens ? "" : " (defaults from warmup)");
+  fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx (%s usable blocks; block 0 is kept "
+          "for health checks)\n",
+          kvsim__commas(t->max_total_tokens, a, sizeof a), pl->max_concurrency,
+          kvsim__commas(t->num_blocks > 0 ? t->num_blocks - 1 : 0, c, sizeof c));
+  if (!pl->fits)
+    fprintf(out, "Error: %s\n", pl->error);
+}
+
+static void print(const kvsim_calc_args_t *a, const kvsim_calc_t *c, FILE *out) {
+  if (!a->common.json) {
+    print_text(&c->pl, &c->m, &c->g, out);
+    return;
+  }
+  cJSON *o = cJSON_CreateObject();
+  kvsim_report_plan_json(&c->pl, &c->m, &c->g, o);
+  kvsim__calc_print_json(o, out);
+}
+
+const kvsim_calc_engine_t kvsim__calc_tgi = {"--engine tgi [flags]", flags, defaults, compute, print};

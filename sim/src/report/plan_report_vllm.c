@@ -1,0 +1,273 @@
+/* kvsim calc (vLLM V1 and V0): vLLM's serve flags, the plan, reverse mode,
+ * and the start-up lines in vLLM's words (the plan's own lines are
+ * plan_report.c's). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "kvsim/sched.h"
+#include "plan_report_calc.h"
+
+typedef struct {
+  kvsim_calc_common_t c;
+  const char *kv_dtype, *dtype, *quant, *vllm_version, *mml_s, *seq_len_s;
+  double util, mem_gib, w, act, nt, cg, swap, offload;
+  int64_t bs, tp, pp, seqs, mbt, kvbytes, blocks_override, target, kv_group, kv_residual;
+  bool chunked, no_chunked, eager, est_cg, no_hma, pc, no_pc;
+} vllm_args;
+
+#define F(name, kind, field, help) KVSIM__CALC_FLAG(vllm_args, name, kind, field, help)
+static const kvsim_calc_flag_t flags[] = {
+    F("--model", STR, c.model, "catalog name, HF id or path to config.json (default llama-3.1-8b)"),
+    F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
+    F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)"),
+    F("--engine", STR, c.engine, "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); --compare-engines"),
+    F("--vllm-version", STR, vllm_version, "vLLM release X.Y.Z whose sizing rules apply (default: the newest modelled)"),
+    F("--gpu-memory-utilization", NUM, util, "fraction of total memory for the instance (default 0.9)"),
+    F("--max-model-len", STR, mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)"),
+    F("--block-size", INT, bs, "tokens per KV block (default 16)"),
+    F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, int8, int4"),
+    F("--kv-quant-group", INT, kv_group, "int8/int4 cache: elements per scale group (default 64)"),
+    F("--kv-residual-tokens", INT, kv_residual, "int8/int4 cache: recent tokens kept unquantized (default 128)"),
+    F("--dtype", STR, dtype, "auto, bfloat16, float16, float32 (weights and auto KV)"),
+    F("--quantization", STR, quant, "weight quantization: none, fp8, int8, awq, gptq, int4, mxfp4"),
+    F("--tensor-parallel-size", INT, tp, "TP degree (default 1)"),
+    F("--pipeline-parallel-size", INT, pp, "PP degree (default 1)"),
+    F("--max-num-seqs", INT, seqs, "default: the engine's for this GPU"),
+    F("--max-num-batched-tokens", INT, mbt, "default: the engine's for this GPU"),
+    F("--enable-chunked-prefill", FLAG, chunked, "V0: profile with chunked prefill"),
+    F("--no-enable-chunked-prefill", FLAG, no_chunked, "disable chunked prefill"),
+    F("--enable-prefix-caching", FLAG, pc, "accepted for pasted serve commands (no effect on the plan)"),
+    F("--no-enable-prefix-caching", FLAG, no_pc, "accepted for pasted serve commands"),
+    F("--enforce-eager", FLAG, eager, "no CUDA graphs"),
+    F("--estimate-cudagraphs", FLAG, est_cg, "subtract CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, default from ~v0.21)"),
+    F("--disable-hybrid-kv-cache-manager", FLAG, no_hma, "treat sliding-window layers as full attention"),
+    F("--swap-space", NUM, swap, "V0: CPU swap space in GiB per GPU (reports # CPU blocks)"),
+    F("--kv-offloading-size", NUM, offload, "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)"),
+    F("--kv-cache-memory-bytes", INT, kvbytes, "bypass profiling: KV budget in bytes"),
+    F("--num-gpu-blocks-override", INT, blocks_override, "use this many blocks"),
+    F("--weights-gib", NUM, w, "measured weights (GiB) instead of the prediction"),
+    F("--activation-gib", NUM, act, "measured activation peak (GiB)"),
+    F("--non-torch-gib", NUM, nt, "measured non-torch memory (GiB)"),
+    F("--cuda-graph-gib", NUM, cg, "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs"),
+    F("--target-concurrency", INT, target, "reverse mode: concurrent requests to hold"),
+    F("--seq-len", STR, seq_len_s, "reverse mode: tokens per request (8192, 8k)"),
+    F("--json", FLAG, c.json, "print one JSON object"),
+    F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
+    {NULL, 0, 0, NULL}};
+#undef F
+
+static void defaults(kvsim_calc_args_t *a) {
+  _Static_assert(sizeof(vllm_args) <= sizeof(kvsim_calc_args_t), "vllm_args fits kvsim_calc_args_t");
+  *(vllm_args *)a->bytes = (vllm_args){
+      .c = {"llama-3.1-8b", "h100-sxm", "vllm-v1", false, false}, .kv_dtype = "auto", .dtype = "auto", .quant = "",
+      .mml_s = "0", .seq_len_s = "0", .util = 0.9, .mem_gib = -1, .w = -1, .act = -1, .nt = -1, .cg = -1,
+      .tp = 1, .pp = 1, .kv_group = 64, .kv_residual = 128};
+}
+
+/* --dtype onto the model (weights and an auto KV cache). */
+static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
+  if (!strcmp(dtype, "float32") || !strcmp(dtype, "float")) {
+    m->dtype_bytes = 4;
+    snprintf(m->dtype, sizeof m->dtype, "float32");
+  } else if (!strcmp(dtype, "bfloat16") || !strcmp(dtype, "float16") || !strcmp(dtype, "half")) {
+    m->dtype_bytes = 2;
+    snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
+  } else if (strcmp(dtype, "auto"))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--dtype: unknown dtype '%s' (expected auto, bfloat16, float16, float32)",
+                         dtype);
+  return KVSIM_OK;
+}
+
+/* The ranges calc checks itself (the plan checks the rest). */
+static int check(const vllm_args *a, int64_t mml, kvsim_err *err) {
+  if (a->tp < 1 || a->tp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]", (long long)a->tp);
+  if (a->pp < 1 || a->pp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]", (long long)a->pp);
+  if (mml < 0 || a->bs < 0 || a->seqs < 0 || a->mbt < 0 || a->kvbytes < 0 || a->blocks_override < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "lengths, sizes and counts must be >= 0");
+  if (a->kv_group < 1 || a->kv_group > 1 << 20)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-quant-group: %lld is out of range [1, 1048576]",
+                         (long long)a->kv_group);
+  if (a->kv_residual < 0 || a->kv_residual > KVSIM_MODEL_MAX_CONTEXT)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-residual-tokens: %lld is out of range [0, %lld]",
+                         (long long)a->kv_residual, (long long)KVSIM_MODEL_MAX_CONTEXT);
+  struct {
+    const char *flag;
+    double v;
+  } gibs[] = {{"--weights-gib", a->w}, {"--activation-gib", a->act}, {"--non-torch-gib", a->nt},
+              {"--cuda-graph-gib", a->cg}};
+  for (int i = 0; i < 4; i++)
+    if (gibs[i].v != -1 && gibs[i].v < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %g must be >= 0", gibs[i].flag, gibs[i].v);
+  return KVSIM_OK;
+}
+
+/* The plan's parameters from the flags (engine, version and dtypes set by
+ * the caller). */
+static void fill(const vllm_args *a, int64_t mml, kvsim_plan_params_t *p) {
+  p->tp = (int)a->tp;
+  p->pp = (int)a->pp;
+  p->gpu_memory_utilization = a->util;
+  p->max_model_len = mml;
+  p->block_size = (int)a->bs;
+  p->kv_quant_group = (int)a->kv_group;
+  p->kv_residual_tokens = (int)a->kv_residual;
+  snprintf(p->quantization, sizeof p->quantization, "%s", a->quant);
+  p->max_num_seqs = a->seqs;
+  p->max_num_batched_tokens = a->mbt;
+  p->enable_chunked_prefill = a->no_chunked ? 0 : a->chunked ? 1 : -1;
+  p->enforce_eager = a->eager;
+  p->estimate_cudagraphs = a->est_cg;
+  p->disable_hybrid_kv_cache_manager = a->no_hma;
+  p->weights_gib = a->w;
+  p->activation_gib = a->act;
+  p->non_torch_gib = a->nt;
+  p->cuda_graph_gib = a->cg;
+  p->kv_cache_memory_bytes = a->kvbytes;
+  p->num_gpu_blocks_override = a->blocks_override;
+  p->swap_space_gib = a->swap; /* range-checked by the plan */
+  p->kv_offloading_gib = a->offload;
+}
+
+static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
+  const vllm_args *a = (const vllm_args *)args->bytes;
+  int64_t mml = 0, seq_len = 0, target = a->target;
+  if (kvsim__parse_human_int(a->mml_s, &mml, "--max-model-len", err) < 0 ||
+      kvsim__parse_human_int(a->seq_len_s, &seq_len, "--seq-len", err) < 0)
+    return err->code;
+  if (kvsim__calc_load(&a->c, c, err) < 0)
+    return err->code;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  const kvsim_sched_ops_t *profile = kvsim_sched_find(a->c.engine);
+  if (!profile) {
+    char names[256];
+    kvsim_sched_names(names, sizeof names);
+    return kvsim_err_set(err, KVSIM_EINVAL, "--engine: unknown engine '%s' (expected %s)", a->c.engine, names);
+  }
+  p.engine = profile->plan_engine; /* the profile's memory-plan rules */
+  if (a->vllm_version && kvsim_plan_parse_version(a->vllm_version, "--vllm-version", &p.vllm_version, err) < 0)
+    return err->code;
+  if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, float16, fp8, "
+                         "fp8_e4m3, fp8_e5m2, int8, int4)",
+                         a->kv_dtype);
+  if (set_dtype(a->dtype, &c->m, err) < 0)
+    return err->code;
+  if (a->mem_gib != -1) {
+    /* The plan's bound, checked before the GiB -> bytes conversion (1e12
+     * GiB overflows int64). */
+    double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
+    if (!(a->mem_gib > 0 && a->mem_gib <= max_gib))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--gpu-memory-gib (hardware.gpu_memory_gib): %g GiB is out of range (0, %g]", a->mem_gib,
+                           max_gib);
+    p.total_memory_bytes = (int64_t)(a->mem_gib * KVSIM_GIB + 0.5);
+  }
+  if (check(a, mml, err) < 0)
+    return err->code;
+  fill(a, mml, &p);
+
+  /* Reverse mode: --seq-len is also the plan's max_model_len (unless
+   * given), so "Maximum concurrency" and the answer describe one length;
+   * without --seq-len the answer is the longest length N requests fit in. */
+  c->reverse = target > 0 || seq_len > 0;
+  c->seq_len = seq_len;
+  if (c->reverse && target <= 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--seq-len needs --target-concurrency");
+  if (seq_len > 0 && mml > 0 && mml < seq_len)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--seq-len %lld is longer than --max-model-len %lld", (long long)seq_len,
+                         (long long)mml);
+  if (seq_len > 0 && c->m.max_position_embeddings > 0 && seq_len > c->m.max_position_embeddings)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--seq-len: %lld is greater than the model's max_position_embeddings (%lld)",
+                         (long long)seq_len, (long long)c->m.max_position_embeddings);
+  if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0 ||
+      (c->reverse && kvsim_plan_reverse(&c->m, &c->g, &p, target, seq_len, &c->rev, err) < 0))
+    return err->code;
+  if (c->reverse && !mml && (seq_len || c->rev.max_seq_len) && c->rev.seq_len != c->pl.p.max_model_len) {
+    p.max_model_len = c->rev.seq_len;
+    if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
+      return err->code;
+  }
+  c->answer[0] = '\0';
+  if (c->reverse && seq_len > 0)
+    kvsim_plan_reverse_answer(&c->rev, c->g.name, c->pl.p.pp, target, c->answer, sizeof c->answer);
+  return KVSIM_OK;
+}
+
+static void print_json(const vllm_args *a, const kvsim_calc_t *c, const char *ver, FILE *out) {
+  const kvsim_plan_t *pl = &c->pl;
+  const kvsim_plan_reverse_t *rev = &c->rev;
+  cJSON *o = cJSON_CreateObject();
+  kvsim_report_plan_json(pl, &c->m, &c->g, o);
+  cJSON_AddStringToObject(o, "vllm_version", ver);
+  if (a->swap > 0)
+    cJSON_AddNumberToObject(o, "num_cpu_blocks", (double)pl->swap_blocks);
+  if (a->offload > 0)
+    cJSON_AddNumberToObject(o, "num_cpu_offload_blocks", (double)pl->offload_blocks);
+  if (c->reverse) {
+    cJSON_AddNumberToObject(o, "target_concurrency", (double)a->target);
+    cJSON_AddNumberToObject(o, "seq_len", (double)rev->seq_len);
+    cJSON_AddNumberToObject(o, "required_kv_bytes", (double)rev->required_kv_bytes);
+    cJSON_AddNumberToObject(o, "required_memory_bytes", (double)rev->required_memory_bytes);
+    cJSON_AddNumberToObject(o, "min_gpus", rev->min_gpus);
+    cJSON_AddNumberToObject(o, "layout_tensor_parallel_size", rev->layout_tp);
+    cJSON_AddNumberToObject(o, "layout_replicas", rev->layout_replicas);
+    cJSON_AddNumberToObject(o, "requests_per_replica", (double)rev->per_replica);
+    cJSON_AddNumberToObject(o, "min_tensor_parallel_size", rev->min_tp);
+    if (!c->seq_len)
+      cJSON_AddNumberToObject(o, "max_model_len_for_target", (double)rev->max_seq_len);
+    else if (!pl->fits) /* one answer: the advice is the reverse answer */
+      cJSON_ReplaceItemInObject(o, "advice", cJSON_CreateString(c->answer));
+    if (c->seq_len)
+      cJSON_AddStringToObject(o, "answer", c->answer);
+  }
+  kvsim__calc_print_json(o, out);
+}
+
+static void print_reverse(const vllm_args *a, const kvsim_calc_t *c, FILE *out) {
+  const kvsim_plan_t *pl = &c->pl;
+  const kvsim_plan_reverse_t *rev = &c->rev;
+  char n[32];
+  if (!c->seq_len && rev->max_seq_len > 0)
+    fprintf(out, "Reverse: %lld requests fit in max_model_len <= %s tokens each at TP %d on %s%s\n",
+            (long long)a->target, kvsim__commas(rev->max_seq_len, n, sizeof n), pl->p.tp, c->g.name,
+            rev->max_seq_len == c->m.max_position_embeddings ? " (the model's limit)" : "");
+  else if (!c->seq_len)
+    fprintf(out, "Reverse: %lld requests do not fit at TP %d on %s at any length\n", (long long)a->target, pl->p.tp,
+            c->g.name);
+  else {
+    fprintf(out, "Reverse: %lld requests x %s tokens need %.2f GiB of KV cache per GPU at TP %d; "
+            "a GPU of %.2f GiB total at utilization %.2f\n",
+            (long long)a->target, kvsim__commas(c->seq_len, n, sizeof n), (double)rev->required_kv_bytes / KVSIM_GIB,
+            pl->p.tp, (double)rev->required_memory_bytes / KVSIM_GIB, pl->p.gpu_memory_utilization);
+    if (pl->fits) /* else the "To fit:" line above says it */
+      fprintf(out, "Smallest fit: %s\n", c->answer);
+  }
+}
+
+static void print(const kvsim_calc_args_t *args, const kvsim_calc_t *c, FILE *out) {
+  const vllm_args *a = (const vllm_args *)args->bytes;
+  const kvsim_plan_t *pl = &c->pl;
+  char ver[16];
+  kvsim_vllm_version_format(pl->p.vllm_version, ver, sizeof ver);
+  if (a->c.json) {
+    print_json(a, c, ver, out);
+    return;
+  }
+  kvsim_report_plan_text_fit(pl, &c->m, &c->g, c->answer[0] ? c->answer : NULL, out);
+  fprintf(out, "vLLM %s sizing rules: %s\n", ver, kvsim_plan_version_rules(pl->p.engine, pl->p.vllm_version));
+  if (a->swap > 0)
+    fprintf(out, "# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)pl->swap_blocks, a->swap);
+  if (a->offload > 0)
+    fprintf(out, "CPU offload: %lld blocks of %lld tokens (%.2f GiB over %d GPUs)\n", (long long)pl->offload_blocks,
+            (long long)pl->p.block_size, a->offload, pl->p.tp * pl->p.pp);
+  if (c->reverse)
+    print_reverse(a, c, out);
+}
+
+const kvsim_calc_engine_t kvsim__calc_vllm = {"[flags]", flags, defaults, compute, print};
