@@ -9,6 +9,7 @@
 
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
+#include "study/run.h"
 
 static double clamp_scale(double x) {
   return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
@@ -46,18 +47,7 @@ static int run_edge(const kvsim_scenario_t *sc, double scale, const kvsim_study_
 static int run_nominal(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                        kvsim_summary_t *edges, kvsim_summary_t *out, kvsim_err *err) {
   kvsim_run_output_t *o = NULL;
-  int rc = kvsim_run_output_open(opts->dir, sc, opts->progress, &o, err);
-  if (rc == KVSIM_OK) {
-    kvsim_sink_t sink = kvsim_run_output_sink(o);
-    kvsim_run_opts_t ro = {.check_invariants = opts->check > 0,
-                           .check_period = opts->check == 2 ? -1 : 0};
-    kvsim_run_stats_t st;
-    rc = kvsim_run(sc, &ro, &sink, &st, err);
-    if (opts->progress)
-      fputs("\r\033[K", stderr);
-    if (rc == KVSIM_OK)
-      rc = kvsim_run_output_finish(o, &st, false, err);
-  }
+  int rc = kvsim__study_run_into(sc, opts, &o, err);
   double scale[2];
   kvsim_study_band_scales(sc, &scale[0], &scale[1]);
   for (int i = 0; rc == KVSIM_OK && i < 2; i++)

@@ -6,6 +6,21 @@
 #include "kvsim/report.h"
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
+#include "study/run.h"
+
+int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+                          kvsim_run_output_t **o, kvsim_err *err) {
+  int rc = kvsim_run_output_open(opts->dir, sc, opts->progress, o, err);
+  if (rc < 0)
+    return rc;
+  kvsim_sink_t sink = kvsim_run_output_sink(*o);
+  kvsim_run_opts_t ro = {.check_invariants = opts->check > 0, .check_period = opts->check == 2 ? -1 : 0};
+  kvsim_run_stats_t st;
+  rc = kvsim_run(sc, &ro, &sink, &st, err);
+  if (opts->progress)
+    fputs("\r\033[K", stderr);
+  return rc == KVSIM_OK ? kvsim_run_output_finish(*o, &st, false, err) : rc;
+}
 
 int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err) {
@@ -19,20 +34,11 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   if (rc < 0)
     return rc;
   kvsim_run_output_t *o = NULL;
-  rc = kvsim_run_output_open(opts->dir, sc, opts->progress, &o, err);
-  if (rc == KVSIM_OK) {
-    kvsim_sink_t sink = kvsim_run_output_sink(o);
-    kvsim_run_opts_t ro = {.check_invariants = opts->check > 0,
-                           .check_period = opts->check == 2 ? -1 : 0};
-    kvsim_run_stats_t st;
-    rc = kvsim_run(sc, &ro, &sink, &st, err);
-    if (opts->progress)
-      fputs("\r\033[K", stderr);
-    if (rc == KVSIM_OK)
-      rc = kvsim_run_output_finish(o, &st, opts->dir != NULL, err);
-    if (rc == KVSIM_OK)
-      *out = *kvsim_run_output_summary(o);
-  }
+  rc = kvsim__study_run_into(sc, opts, &o, err);
+  if (rc == KVSIM_OK && opts->dir)
+    rc = kvsim_run_output_commit(o, err);
+  if (rc == KVSIM_OK)
+    *out = *kvsim_run_output_summary(o);
   kvsim_run_output_close(o);
   return rc;
 }
