@@ -69,59 +69,44 @@ void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi) {
 }
 
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
-  /* Defaults by generation for GPUs without measured data: the same
-   * coefficients for every GPU of a generation, taken from the calibrated
-   * GPU of that generation (scripts/calibrate.sh writes those into
-   * configs/gpus/<gpu>.json "perf", which overrides these):
-   * - hopper: h100-sxm, fitted on 138 AIConfigurator vLLM rows (Qwen3-32B
-   *   bf16/fp8 and Llama-3.1-70B fp8, TP 1-8, 4 to 144 clients); the best
-   *   constrained fit (two models of different depth, two dtypes).
-   * - blackwell: b200, fitted on its 60 Llama-3.1-70B fp8 rows.
-   * - ada: the rtx4090 fit for mfu, mbu and per_token_us (one per-request
-   *   run pins only those three), hopper's for the rest.
-   * - every other generation (ampere, cdna3, ...): no measured data; the
-   *   hopper coefficients, the fit with the most data behind it.
-   * How far such a default carries (scripts/validate_llmservingsim.sh): the
-   * hopper and blackwell sets, fitted on datacenter tables, predict the
-   * RTX PRO 6000 Llama-3.1-8B run within 3-5 % on TPOT and E2E and 9-10 %
-   * on TTFT; the RTX 4090 run, whose card outruns its spec, 13-22 % slow.
-   * The overheads are mostly host- and kernel-floor costs (scheduling,
-   * launch and small-kernel floors per layer, per-sequence bookkeeping) and
-   * frontend_us the client-side latency of the benchmark harness; they are
-   * the least GPU-specific terms. */
+  /* Defaults by generation for GPUs without a fit of their own. The step
+   * model's terms are physical (perf.h), so a generation default is the
+   * efficiencies and floors of a fitted GPU applied to another GPU's own
+   * peaks, bandwidth and links:
+   * - hopper and every generation without measured data (ampere, cdna3,
+   *   ...): the h100-sxm fit (scripts/calibrate.sh; AIConfigurator vLLM
+   *   rows of Qwen3-32B bf16/fp8 and Llama-3.1-70B fp8, TP 1-8);
+   * - blackwell: the b200 fit (its Llama-3.1-70B / Qwen3-32B fp8 rows);
+   * - ada: hopper's, with the rtx4090 run's GEMM and bandwidth
+   *   efficiencies (one per-request run pins only those).
+   * kvsim_gpu_band widens the band of a borrowed fit. */
   memset(p, 0, sizeof *p);
-  /* No MoE run of these GPUs to fit it on: expert weights stream like
-   * dense ones unless a calibration says otherwise. */
+  /* MoE experts stream like dense weights unless a fit says otherwise;
+   * fp4 GEMMs, with no fitted row, at fp8's fraction of their peak. */
   p->moe_efficiency = 1.0;
+  p->per_token_us = 0;
+  p->attn_seq_floor_us = 0;
+  p->frontend_per_token_us = 0;
   if (!strcmp(generation, "blackwell")) {
-    p->mfu = 0.748;
-    p->mbu = 0.810;
-    p->attn_efficiency = 0.203;
-    p->step_overhead_us = 0;
-    p->per_layer_us = 42.4;
-    p->per_seq_us = 31.6;
-    p->per_token_us = 12.05;
-    p->frontend_us = 66700;
+    p->mfu = 0.70;
+    p->mfu_fp8 = 0.60;
+    p->mbu = 0.85;
+    p->attn_efficiency = 0.40;
+    p->step_overhead_us = 600;
+    p->per_layer_us = 20;
+    p->per_seq_us = 10;
+    p->frontend_us = 3000;
   } else {
-    p->mfu = 0.561;
-    p->mbu = 0.918;
-    p->attn_efficiency = 0.521;
-    p->step_overhead_us = 2.3;
-    p->per_layer_us = 56.5;
-    p->per_seq_us = 44.2;
-    p->per_token_us = 6.18;
-    p->frontend_us = 32850;
-    if (!strcmp(generation, "ada")) {
-      /* The RTX 4090 reaches ~98 % of its spec BF16 peak in prefill (its
-       * measured prompt throughput, ~9,000 tokens/s of Llama-3.1-8B,
-       * is ~140 TFLOPS; GeForce cards boost above the spec clock). Ada
-       * parts that are power- or clock-limited (L4 at 72 W) will be slower
-       * than this default predicts. */
-      p->mfu = 0.975;
-      p->mbu = 0.914;
-      p->per_token_us = 0.42;
-    }
+    p->mfu = 0.70;
+    p->mfu_fp8 = 0.60;
+    p->mbu = 0.85;
+    p->attn_efficiency = 0.50;
+    p->step_overhead_us = 600;
+    p->per_layer_us = 20;
+    p->per_seq_us = 10;
+    p->frontend_us = 3000;
   }
+  p->mfu_fp4 = p->mfu_fp8;
   snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
   /* hopper, blackwell and ada borrow a measured GPU's fit; the others
    * borrow hopper's without any measurement of their own generation. */
@@ -131,10 +116,10 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
 }
 
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
-  static const char *const keys[] = {"mfu", "mbu", "step_overhead_us", "per_seq_us",
+  static const char *const keys[] = {"mfu", "mfu_fp8", "mfu_fp4", "mbu", "step_overhead_us", "per_seq_us",
                                      "per_token_us", "per_layer_us", "attn_efficiency",
-                                     "moe_efficiency",
-                                     "frontend_us", "ttft_rel_sigma", "tpot_rel_sigma",
+                                     "attn_seq_floor_us", "moe_efficiency",
+                                     "frontend_us", "frontend_per_token_us", "ttft_rel_sigma", "tpot_rel_sigma",
                                      "calibrated", "source", "status", "rows", "band_ttft_rel",
                                      "band_tpot_rel", NULL};
   const char *w = where;
@@ -146,6 +131,10 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
     double *dst;
     double lo, hi;
   } nums[] = {{"mfu", &p->mfu, 1e-3, 1},
+              {"mfu_fp8", &p->mfu_fp8, 1e-3, 1},
+              {"mfu_fp4", &p->mfu_fp4, 1e-3, 1},
+              {"attn_seq_floor_us", &p->attn_seq_floor_us, 0, 1e3},
+              {"frontend_per_token_us", &p->frontend_per_token_us, 0, 1e3},
               {"mbu", &p->mbu, 1e-3, 1},
               {"step_overhead_us", &p->step_overhead_us, 0, 1e6},
               {"per_seq_us", &p->per_seq_us, 0, 1e5},
