@@ -78,10 +78,10 @@ for g in "${gpus[@]}"; do
       --measured "$ls/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507/vllm/requests.jsonl" \
       --scenario "$sc/llmservingsim-rtxpro6000-qwen3-30b-a3b.json" ;;
   h100-sxm)
-    "$kvsim" calibrate --gpu "$(start h100-sxm)" --out "$tmp/fit.json" --silicon "$csv" \
+    "$kvsim" calibrate --gpu "$(start h100-sxm)" --max-iter 6 --out "$tmp/fit.json" --silicon "$csv" \
       --filter model=qwen3-32b --filter model=llama-3.1-70b --filter model=llama-3.1-8b --filter system=h100_sxm ;;
   b200)
-    "$kvsim" calibrate --gpu "$(start b200)" --out "$tmp/fit.json" --silicon "$csv" \
+    "$kvsim" calibrate --gpu "$(start b200)" --max-iter 6 --out "$tmp/fit.json" --silicon "$csv" \
       --filter model=qwen3-32b --filter model=llama-3.1-70b --filter model=llama-3.1-8b --filter system=b200_sxm ;;
   *) echo "no measured data for GPU '$g'" >&2; exit 2 ;;
   esac

@@ -214,6 +214,10 @@ Test(validate_perf, shipped_calibrations_name_their_source) {
               g.perf.source);
     cr_assert(g.perf.ttft_rel_sigma > 0 && g.perf.tpot_rel_sigma > 0, "%s: sigmas %g / %g", gpus[i],
               g.perf.ttft_rel_sigma, g.perf.tpot_rel_sigma);
+    cr_assert_eq(g.perf.status, KVSIM_CAL_FITTED, "%s: status fitted", gpus[i]);
+    cr_assert_gt(g.perf.rows, 0, "%s: the fit names its rows", gpus[i]);
+    /* The physical model has no per-token constant unless asked for. */
+    cr_assert_eq(g.perf.per_token_us, 0.0, "%s: per_token_us %g", gpus[i], g.perf.per_token_us);
   }
   /* A GPU without data takes its generation's defaults, uncalibrated. */
   kvsim_gpu_t g;

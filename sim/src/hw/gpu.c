@@ -87,24 +87,33 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
   p->per_token_us = 0;
   p->attn_seq_floor_us = 0;
   p->frontend_per_token_us = 0;
+  /* hopper: the h100-sxm fit (configs/gpus/h100-sxm.json, 138 rows). */
+  p->mfu = 0.4999;
+  p->mfu_fp8 = 0.6155;
+  p->mbu = 0.8813;
+  p->attn_efficiency = 0.1284;
+  p->step_overhead_us = 1454.9;
+  p->per_layer_us = 31.022;
+  p->per_seq_us = 57.614;
+  p->frontend_us = 35178.5;
   if (!strcmp(generation, "blackwell")) {
+    /* the b200 fit (configs/gpus/b200.json, 60 fp8 rows; no bf16 row:
+     * mfu keeps its start) */
     p->mfu = 0.70;
-    p->mfu_fp8 = 0.60;
-    p->mbu = 0.85;
-    p->attn_efficiency = 0.40;
+    p->mfu_fp8 = 0.4223;
+    p->mbu = 0.8971;
+    p->attn_efficiency = 0.1378;
     p->step_overhead_us = 600;
-    p->per_layer_us = 20;
-    p->per_seq_us = 10;
-    p->frontend_us = 3000;
-  } else {
-    p->mfu = 0.70;
-    p->mfu_fp8 = 0.60;
-    p->mbu = 0.85;
-    p->attn_efficiency = 0.50;
-    p->step_overhead_us = 600;
-    p->per_layer_us = 20;
-    p->per_seq_us = 10;
-    p->frontend_us = 3000;
+    p->per_layer_us = 39.64;
+    p->per_seq_us = 49.485;
+    p->frontend_us = 44862.3;
+  } else if (!strcmp(generation, "ada")) {
+    /* The rtx4090 run's GEMM and bandwidth efficiencies and per-request
+     * floor (its card boosts past the spec clock: mbu ~1.0). Ada parts
+     * that are power- or clock-limited (L4 at 72 W) will be slower. */
+    p->mfu = 0.8212;
+    p->mbu = 0.9963;
+    p->per_seq_us = 18.88;
   }
   p->mfu_fp4 = p->mfu_fp8;
   snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
