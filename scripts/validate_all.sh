@@ -6,35 +6,36 @@
 # of that GPU's latency groups, so that the band covers the groups'
 # truth; the rest of the file is left byte for byte.
 #
-#   scripts/validate_all.sh [--kvsim BIN] [--shared DIR] [--write-bands] [--no-refit]
+#   scripts/validate_all.sh [--kvsim BIN] [--write-bands] [--no-refit]
+#
+# kvsim validate --all reads ../shared/validation beside the checkout.
 #
 # The held-out fits (one per dense silicon group on a GPU with other
 # groups) take minutes each on a shared machine. Needs jq.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kvsim=$root/build/kvsim
-shared=$root/../shared
 write=0
 extra=()
 while (($#)); do
   case $1 in
   --kvsim) kvsim=$2; shift 2 ;;
-  --shared) shared=$2; shift 2 ;;
   --write-bands) write=1; shift ;;
   --no-refit) extra+=(--no-refit); shift ;;
-  -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
   *) echo "unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 command -v jq >/dev/null || { echo "validate_all.sh needs jq" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$kvsim" validate --all --json --shared "$shared" --scenarios "$root/configs/scenarios" "${extra[@]}" >"$tmp/logo.json"
+kvsim=$(cd "$(dirname "$kvsim")" && pwd)/$(basename "$kvsim")
+(cd "$root" && "$kvsim" validate --all --json "${extra[@]}") >"$tmp/logo.json"
 jq -r '.groups[] | select(.source != "startup") |
   [.gpu, .model, .precision, .source, .rows, .held_out.ttft, .held_out.tpot, .held_out.e2e,
    .shipped.ttft, .shipped.tpot, .shipped.e2e, .held_out_from] | @tsv' "$tmp/logo.json"
 ((write)) || exit 0
-q90='def q90: sort | (length - 1) * 0.9 as $p | ($p | floor) as $i |
+q90='def q90: sort | ((length - 1) * 0.9) as $p | ($p | floor) as $i |
   if $i + 1 < length then .[$i] + ($p - $i) * (.[$i + 1] - .[$i]) else .[$i] end;'
 for g in h100-sxm b200 rtx4090 rtx-pro-6000; do
   f=$root/configs/gpus/$g.json

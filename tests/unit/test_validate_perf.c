@@ -216,8 +216,10 @@ Test(validate_perf, shipped_calibrations_name_their_source) {
               g.perf.ttft_rel_sigma, g.perf.tpot_rel_sigma);
     cr_assert_eq(g.perf.status, KVSIM_CAL_FITTED, "%s: status fitted", gpus[i]);
     cr_assert_gt(g.perf.rows, 0, "%s: the fit names its rows", gpus[i]);
-    /* The physical model has no per-token constant unless asked for. */
-    cr_assert_eq(g.perf.per_token_us, 0.0, "%s: per_token_us %g", gpus[i], g.perf.per_token_us);
+    /* No per-token constant unless the data asks for it: only the B200
+     * rows do (scripts/calibrate.sh says why). */
+    if (strcmp(gpus[i], "b200"))
+      cr_assert_eq(g.perf.per_token_us, 0.0, "%s: per_token_us %g", gpus[i], g.perf.per_token_us);
   }
   /* A GPU without data takes its generation's defaults, uncalibrated. */
   kvsim_gpu_t g;

@@ -97,8 +97,10 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
   p->per_seq_us = 57.614;
   p->frontend_us = 35178.5;
   if (!strcmp(generation, "blackwell")) {
-    /* the b200 fit (configs/gpus/b200.json, 60 fp8 rows; no bf16 row:
-     * mfu keeps its start) */
+    /* the b200 fit's first stage (scripts/calibrate.sh; 60 fp8 rows, no
+     * bf16 row: mfu keeps its start). Its second stage adds a per-token
+     * cost that those rows ask for (configs/gpus/b200.json); it is a
+     * property of that benchmark's runs, not of the generation. */
     p->mfu = 0.70;
     p->mfu_fp8 = 0.4223;
     p->mbu = 0.8971;
