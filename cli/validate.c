@@ -1,15 +1,13 @@
-/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> a
- * report (validate_print.c, or the library's JSON). Modes: --startup (the
- * start-up log table), --measured FILE SCENARIO.json (a measured run
- * against its simulation), --silicon (fixed-concurrency rows reproduced
- * by closed loops). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
+/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> a report (validate_print.c,
+ * or the library's text and JSON). Modes: --startup (the start-up log table), --measured FILE
+ * SCENARIO.json (a measured run against its simulation), --silicon (fixed-concurrency rows), --all
+ * (leave-one-group-out over every dev source). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "args.h"
 #include "commands.h"
 #include "kvsim/fidelity.h"
-#include "kvsim/gpu.h"
 #include "validate.h"
 
 /* Prints a library JSON text; false when there is none (out of memory). */
@@ -103,6 +101,13 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
   return 0;
 }
 
+static int run_all(bool no_refit, bool json) {
+  kvsim_fid_logo_opts_t o = {"../shared/validation", "configs/scenarios", 8, no_refit, NULL, NULL};
+  kvsim_err err = {0};
+  char *s = kvsim_fidelity_logo_report(&o, json, &err);
+  return put_json(s) ? 0 : cli_fail("validate", "--all: %s", err.msg);
+}
+
 static int run_startup(const char *file, const cli_list *metas, bool json, double max_error) {
   kvsim_fid_startup_t t = {0};
   kvsim_err err = {0};
@@ -134,9 +139,8 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
 int cmd_validate(int argc, char **argv) {
   const char *startup = NULL, *measured = NULL, *silicon = NULL, *series = NULL, *perf_file = NULL;
   cli_list metas = {0}, sets = {0}, filters = {0}, gpus = {0};
-  bool json = false, band = false;
+  bool json = false, band = false, all = false, no_refit = false, range_seen = false;
   double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
-  bool range_seen = false;
   const cli_arg args[] = {
       {"--startup", ARG_STR, &startup,
        "start-up log table (vllm_startup_logs.csv): logged vs kvsim KV budget per row", NULL},
@@ -169,6 +173,8 @@ int cmd_validate(int argc, char **argv) {
        "benchmark's random dataset (default 0.8; 1 = fixed lengths)",
        &range_seen},
       {"--band", ARG_FLAG, &band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
+      {"--all", ARG_FLAG, &all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
+      {"--no-refit", ARG_FLAG, &no_refit, "with --all: held-out silicon groups take another GPU's fit", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--max-error", ARG_NUM, &max_error,
        "exit 1 when the error exceeds this many percent (--startup, --silicon: median absolute error; "
@@ -180,13 +186,13 @@ int cmd_validate(int argc, char **argv) {
   int rc = cli_parse("validate",
                      "--startup FILE [--meta FILE]... | --measured FILE SCENARIO.json [--set K=V]... "
                      "[--series FILE] [--perf GPU] | --silicon FILE [--filter K=V]... [--gpu FILE]... "
-                     "[--perf GPU] [--range-ratio R]  [--band] [--json] [--max-error PCT]",
+                     "[--perf GPU] [--range-ratio R] [--band] | --all  [--json] [--max-error PCT]",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
   if (max_error != -1 && !(max_error >= 0))
     return cli_fail("validate", "--max-error: %g must be >= 0", max_error);
-  int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL);
+  int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL) + all;
   kvsim_gpu_t perf_gpu;
   if (perf_file) {
     kvsim_err err = {0};
@@ -200,7 +206,7 @@ int cmd_validate(int argc, char **argv) {
     return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "
                                 "see kvsim validate --help)");
   if (modes > 1)
-    return cli_fail("validate", "give only one of --startup, --measured, --silicon");
+    return cli_fail("validate", "give only one of --startup, --measured, --silicon, --all");
   if (measured) {
     if (npos != 1)
       return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
@@ -217,5 +223,5 @@ int cmd_validate(int argc, char **argv) {
   }
   if (filters.n || gpus.n || range_seen || band)
     return cli_fail("validate", "%s", band ? "--band goes with --measured or --silicon" : "--filter, --gpu and --range-ratio go with --silicon");
-  return run_startup(startup, &metas, json, max_error);
+  return all ? run_all(no_refit, json) : run_startup(startup, &metas, json, max_error);
 }

@@ -11,7 +11,7 @@
 #            RTX 4090 fitted on its run (in-sample), RTX PRO 6000 on the
 #            Llama-3.1-8B run (in-sample there, held-out for Qwen3-30B-A3B);
 #   held-out the RTX PRO 6000 fitted on the Qwen3-30B-A3B run instead
-#            (kvsim calibrate --fit mfu,mbu,per_token_us, as calibrate.sh)
+#            (kvsim calibrate --fit mfu,mbu,per_seq_us, as calibrate.sh)
 #            predicting the Llama-3.1-8B run; and every run predicted with
 #            another GPU's coefficients (--perf h100-sxm, --perf b200: the
 #            datacenter fits on AIConfigurator rows), i.e. what an
@@ -89,7 +89,7 @@ if ((heldout)); then
   g=$tmp/pro-qwen.json
   # moe_efficiency is refitted too: the shipped value came from the dense
   # coefficients of the run this row predicts.
-  "$kvsim" calibrate --gpu rtx-pro-6000 --fit mfu,mbu,per_token_us,moe_efficiency --measured "$ffile" \
+  "$kvsim" calibrate --gpu rtx-pro-6000 --fit mfu,mbu,per_seq_us,moe_efficiency --measured "$ffile" \
     --scenario "$fscen" --out "$g" >/dev/null
   row "$tname" "HELD-OUT: fit on Qwen run" "$tfile" "$tscen" --set "hardware.gpu=$g"
   for other in h100-sxm b200; do

@@ -519,3 +519,70 @@ Test(fidelity, calibration_needs_enough_data) {
   cr_assert_eq(kvsim_fidelity_parse_fit("per_layer_us,mbu", fitv, &n, &err), KVSIM_OK, "parse: %s", err.msg);
   cr_assert(n == 2 && fitv[0] == KVSIM_FID_PER_LAYER && fitv[1] == KVSIM_FID_MBU, "in the given order");
 }
+
+/* ---- leave-one-group-out ---- */
+
+static kvsim_fid_sil_row_t sil_row(const char *gpu, const char *model, const char *prec, int64_t tp,
+                                   int64_t batch, int64_t isl, double ttft_ms, double tpot_ms) {
+  kvsim_fid_sil_row_t r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.gpu, sizeof r.gpu, "%s", gpu);
+  snprintf(r.model, sizeof r.model, "%s", model);
+  snprintf(r.precision, sizeof r.precision, "%s", prec);
+  r.tp = tp;
+  r.batch = batch;
+  r.isl = isl;
+  r.osl = 1000;
+  r.ttft_ms = ttft_ms;
+  r.tpot_ms = tpot_ms;
+  return r;
+}
+
+Test(fidelity, logo_peak_fraction_flags_impossible_rows) {
+  /* Llama-3.1-70B (~70e9 active) fp8 at TP 2 on H100: 64 clients decoding
+   * at 20 ms is 64 x 2 x 35e9 / 0.02 = 2.2e14 FLOP/s, ~11 % of the fp8
+   * peak (1979 TFLOPS); at 1 ms it would be 2.2e15, beyond the peak. */
+  kvsim_fid_sil_row_t ok = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 20);
+  double f = kvsim_fidelity_logo_peak_frac(&ok);
+  cr_assert(f > 0.08 && f < 0.15, "a plausible row: %.3f of peak", f);
+  kvsim_fid_sil_row_t bad = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 1);
+  cr_assert_gt(kvsim_fidelity_logo_peak_frac(&bad), 0.8, "1 ms TPOT at 64 clients is not physical");
+  /* A prompt's prefill alone faster than the peak: 8,000 tokens in 50 ms
+   * at TP 1 in bf16 (989 TFLOPS) is 2 x 8e9 x 8000 / 0.05 = 2.6e15. */
+  kvsim_fid_sil_row_t pre = sil_row("h100-sxm", "llama-3.1-8b", "", 1, 1, 8000, 50, 10);
+  cr_assert_gt(kvsim_fidelity_logo_peak_frac(&pre), 1.0, "prefill past the peak: %.2f",
+               kvsim_fidelity_logo_peak_frac(&pre));
+  kvsim_fid_sil_row_t unk = sil_row("h100-sxm", "no-such-model", "", 1, 1, 8000, 50, 10);
+  cr_assert(isnan(kvsim_fidelity_logo_peak_frac(&unk)), "unknown model: NAN");
+}
+
+Test(fidelity, logo_band_is_the_quantile_of_the_gpus_held_out_groups) {
+  kvsim_fid_logo_group_t g[4];
+  memset(g, 0, sizeof g);
+  const double tt[4] = {10, 20, 30, 99}, tq[4] = {4, 8, 12, 99};
+  for (int i = 0; i < 4; i++) {
+    snprintf(g[i].gpu, sizeof g[i].gpu, "%s", i < 3 ? "h100-sxm" : "b200");
+    g[i].held[0] = tt[i];
+    g[i].held[1] = tq[i];
+    g[i].held[2] = NAN;
+    g[i].kv_err = NAN;
+  }
+  kvsim_fid_logo_t l = {.groups = g, .ngroups = 4};
+  double t, d;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.5, &t, &d), 3, "three groups on h100-sxm");
+  cr_assert_float_eq(t, 0.20, 1e-12, "median TTFT error 20 %%: %g", t);
+  cr_assert_float_eq(d, 0.08, 1e-12, "median TPOT error 8 %%: %g", d);
+  kvsim_fidelity_logo_band(&l, "h100-sxm", 0.9, &t, &d);
+  cr_assert_float_eq(t, 0.28, 1e-12, "90th percentile interpolated: %g", t);
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "a100-80g", 0.9, &t, &d), 0, "no group");
+  cr_assert(isnan(t) && isnan(d), "no band without groups");
+}
+
+Test(fidelity, logo_without_data_is_one_error) {
+  kvsim_fid_logo_opts_t o = {.validation_dir = "/nonexistent-kvsim-dir", .scenario_dir = ".", .max_iter = 1};
+  kvsim_fid_logo_t l;
+  kvsim_err err = {0};
+  cr_assert_lt(kvsim_fidelity_logo_run(&o, &l, &err), 0, "no data: an error");
+  cr_assert(err.msg[0], "with a message");
+  kvsim_fidelity_logo_fini(&l);
+}

@@ -86,8 +86,17 @@ Test(perf, prefill_is_compute_bound) {
                c.compute_s, c.memory_s);
   /* 2 x ~7.5e9 FLOPs per token: a 8192-token prefill is ~1.2e14 FLOPs plus attention. */
   cr_assert(c.flops > 1.2e14 && c.flops < 1.6e14, "prefill FLOPs %g outside [1.2e14, 1.6e14]", c.flops);
-  cr_assert_float_eq(c.total_s, c.overhead_s + c.compute_s + c.comm_s, 1e-12,
-                     "compute-bound total = overhead + compute + comm");
+  cr_assert_float_eq(c.total_s, c.overhead_s + c.gemm_s + c.attn_s + c.comm_s, 1e-12,
+                     "total = floors + GEMMs + attention + comm");
+  /* Every GEMM and the attention run at their FLOP rate, but the lm_head
+   * of the one sampled row, which reads its weights for one token. */
+  double lm = kvsim_perf_gemm_time(&s.pf, &s.pf.gemm[s.pf.ngemm - 1], 1, 1.0, NULL, NULL);
+  cr_assert(s.pf.gemm[s.pf.ngemm - 1].per_seq, "the last GEMM is the lm_head");
+  double emb = 8192 * s.pf.embed_bytes_per_token / (s.pf.bandwidth * s.pf.coef.mbu); /* the gathered rows */
+  cr_assert_float_eq(c.gemm_s + c.attn_s - lm - emb, c.compute_s - 2.0 * s.pf.gemm[s.pf.ngemm - 1].params /
+                                                                 (s.pf.peak[0] * s.pf.coef.mfu),
+                     1e-9 * c.compute_s, "a long prefill is FLOP-bound: %g vs %g", c.gemm_s + c.attn_s,
+                     c.compute_s);
 }
 
 Test(perf, small_decode_batches_are_memory_bound) {
@@ -209,10 +218,11 @@ Test(perf, moe_decode_touches_k_experts_large_batch_nearly_all) {
   step_s(&s.pf, &b512, &c512);
   cr_assert_float_eq(c1.experts_touched, k, 1e-9, "batch 1 touches k=%g experts, got %g", k, c1.experts_touched);
   cr_assert_gt(c512.experts_touched, 0.99 * E, "batch 512 touches %g of %g experts", c512.experts_touched, E);
-  double one = s.pf.expert_bytes_per_expert_layer * (double)s.pf.num_moe_layers;
-  cr_assert_float_eq(c1.weight_bytes, s.pf.weight_bytes + k * one, 1.0,
-                     "batch 1 reads dense weights + k experts per layer");
-  cr_assert_gt(c512.weight_bytes, s.pf.weight_bytes + 0.99 * E * one, "batch 512 reads nearly all experts");
+  double one = s.pf.expert_bytes_per_expert_layer * (double)s.pf.num_moe_layers, dense = 0;
+  for (int i = 0; i < s.pf.ngemm; i++)
+    dense += s.pf.gemm[i].params * s.pf.gemm[i].wbytes * s.pf.gemm[i].count;
+  cr_assert_float_eq(c1.weight_bytes, dense + k * one, 1.0, "batch 1 reads dense weights + k experts per layer");
+  cr_assert_gt(c512.weight_bytes, dense + 0.99 * E * one, "batch 512 reads nearly all experts");
   /* The expectation is monotone in tokens and bounded by E. */
   double prev = 0;
   for (int64_t t = 1; t <= 4096; t *= 2) {
@@ -296,6 +306,8 @@ Test(perf, quantized_kv_factor_slows_the_kv_read) {
   double extra = 0.5 * kv_read / (s.pf.bandwidth * s.pf.coef.mbu);
   cr_assert_float_eq(c2.memory_s - c1.memory_s, extra, 1e-12, "factor 1.5 adds %g s, want %g",
                      c2.memory_s - c1.memory_s, extra);
+  cr_assert_float_eq(c2.attn_s - c1.attn_s, extra, 1e-12, "a KV-bound decode's attention grows by it: %g",
+                     c2.attn_s - c1.attn_s);
   cr_assert_eq(c2.bytes, c1.bytes, "the factor changes time, not bytes");
   /* The int8 cache reads fewer bytes than bf16 in the first place. */
   setup_t bf;
@@ -339,12 +351,15 @@ Test(perf, moe_efficiency_slows_expert_streaming_only) {
   double t1 = step_s(&s.pf, &b, &fast);
   s.pf.coef.moe_efficiency = 0.5;
   double t2 = step_s(&s.pf, &b, &slow);
-  cr_assert_gt(fast.memory_s, fast.compute_s, "MoE decode at batch 64 is memory-bound");
-  double expert_bytes = fast.weight_bytes - s.pf.weight_bytes;
-  double want = expert_bytes / (s.pf.bandwidth * s.pf.coef.mbu); /* one more pass over the experts */
-  cr_assert_float_eq(slow.memory_s - fast.memory_s, want, 1e-9,
-                     "half the efficiency streams the expert bytes twice: +%g s, got +%g s", want,
-                     slow.memory_s - fast.memory_s);
+  /* At 64 tokens an expert sees 64 x 8 / ~120 ~ 4 tokens: bandwidth bound,
+   * so half the efficiency streams the expert bytes twice as long. */
+  const double m = 64.0 * (double)s.pf.experts_per_tok / fast.experts_touched, per = fast.experts_touched;
+  double bytes;
+  kvsim_perf_gemm_time(&s.pf, &s.pf.expert, m, 1.0, NULL, &bytes);
+  double want = s.pf.expert.count * per * bytes / (s.pf.bandwidth * s.pf.coef.mbu);
+  cr_assert_float_eq(slow.gemm_s - fast.gemm_s, want, 1e-9, "+%g s expected, got +%g s", want,
+                     slow.gemm_s - fast.gemm_s);
+  cr_assert_eq(slow.attn_s, fast.attn_s, "attention is not slowed");
   cr_assert_gt(t2, t1, "the step takes longer");
   make(&s, "llama-3.1-8b", "h100-sxm", 1, 1, "", KVSIM_KV_AUTO);
   b = decode(64, 1024, 0);

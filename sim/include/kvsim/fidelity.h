@@ -436,7 +436,8 @@ char *kvsim_fidelity_startup_to_json(const kvsim_fid_startup_t *t, const char *f
 /* The step-time coefficients a calibration can fit (gpu.h kvsim_gpu_perf_t). */
 typedef enum kvsim_fid_coef {
   KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_STEP_OVERHEAD, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_TOKEN,
-  KVSIM_FID_PER_LAYER, KVSIM_FID_ATTN, KVSIM_FID_FRONTEND, KVSIM_FID_MOE, KVSIM_FID_NCOEF
+  KVSIM_FID_PER_LAYER, KVSIM_FID_ATTN, KVSIM_FID_FRONTEND, KVSIM_FID_MOE, KVSIM_FID_MFU_FP8,
+  KVSIM_FID_ATTN_FLOOR, KVSIM_FID_FRONTEND_PER_TOKEN, KVSIM_FID_NCOEF
 } kvsim_fid_coef_t;
 
 /* Its name in a GPU's "perf" object ("mfu", "step_overhead_us", ...). */
@@ -538,5 +539,82 @@ char *kvsim_fidelity_calib_to_json(const kvsim_fid_calib_t *c, const kvsim_fid_c
  * object, the I/O error otherwise. */
 int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, const kvsim_gpu_perf_t *p,
                                   const char *out, kvsim_err *err);
+
+/* ======================= leave-one-group-out ======================= */
+
+/* One group of the dev data: GPU x model x precision x source. */
+typedef struct kvsim_fid_logo_group {
+  char gpu[64], model[64], precision[16];
+  char source[16];          /* "silicon", "per-request", "startup" */
+  bool moe;
+  int n;                    /* rows (silicon, startup) or 1 (a per-request run) */
+  int excluded;             /* rows left out as physically impossible */
+  /* Median |error| (percent; NAN when not applicable) of mean TTFT, TPOT
+   * and E2E: held out (coefficients that never saw the group) and with the
+   * shipped all-data fit (in-sample where the fit saw the group). For a
+   * start-up group: the KV budget's error in kv_*, latencies NAN. */
+  double held[3], shipped[3];
+  double kv_err;
+  bool shipped_in_sample;   /* the shipped fit was fitted on this group */
+  char held_from[96];       /* what the held-out coefficients were fitted on */
+  /* For a per-request group: the held-out run's mean errors (signed, %). */
+  double held_signed[3];
+} kvsim_fid_logo_group_t;
+
+/* A row left out of the fits and the table, and why. */
+typedef struct kvsim_fid_logo_excl {
+  char id[160];
+  char reason[192];
+} kvsim_fid_logo_excl_t;
+
+typedef struct kvsim_fid_logo_opts {
+  const char *validation_dir; /* ../shared/validation */
+  const char *scenario_dir;   /* configs/scenarios: the per-request runs' replays */
+  int max_iter;               /* of each held-out fit (>= 1) */
+  bool no_refit;              /* held-out silicon groups take another GPU's fit, no fit on the rest */
+  /* Called as each group is done (may be NULL). */
+  void (*progress)(void *ctx, const kvsim_fid_logo_group_t *g);
+  void *ctx;
+} kvsim_fid_logo_opts_t;
+
+typedef struct kvsim_fid_logo {
+  kvsim_fid_logo_group_t *groups;
+  int ngroups, groups_cap;
+  kvsim_fid_logo_excl_t *excl;
+  int nexcl, excl_cap;
+  int fits;                   /* held-out fits run */
+} kvsim_fid_logo_t;
+
+/* Leave-one-group-out over every dev source under opts->validation_dir:
+ * the per-request runs (held out by GPU: the coefficients of another
+ * GPU's fit, as a GPU without data gets), the silicon rows (each group
+ * predicted by a fit of its GPU's other groups, or another GPU's fit when
+ * it has none), the start-up logs (the memory plan has no fitted
+ * coefficient: its error is the same held out and in-sample). Rows whose
+ * implied throughput exceeds 80 % of the GPU's dense peak are excluded
+ * with the reason. KVSIM_EIO when the directory lacks the data. out is
+ * always initialised: call _fini even on error. */
+int kvsim_fidelity_logo_run(const kvsim_fid_logo_opts_t *opts, kvsim_fid_logo_t *out, kvsim_err *err);
+void kvsim_fidelity_logo_fini(kvsim_fid_logo_t *l);
+
+/* The fraction of the GPU's dense peak (of the row's precision) that a
+ * silicon row implies: the larger of the decode rate (batch x 2 x active
+ * parameters / tp / TPOT) and one prompt's prefill rate (2 x active x isl
+ * / tp / TTFT). NAN when the row's model or GPU cannot be loaded. */
+double kvsim_fidelity_logo_peak_frac(const kvsim_fid_sil_row_t *r);
+
+/* The q-quantile (0..1) of |held-out TTFT| and |TPOT| errors (fractions)
+ * over the latency groups on `gpu`; returns the number of groups. */
+int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
+                             double *tpot);
+
+/* As `kvsim validate --all --json` prints it. */
+char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l);
+/* As `kvsim validate --all` prints it: the table, the memory side, the
+ * excluded rows. NULL when out of memory. */
+char *kvsim_fidelity_logo_to_text(const kvsim_fid_logo_t *l);
+/* Runs the protocol and returns its text (json: its JSON); NULL with err
+ * set on error. */
+char *kvsim_fidelity_logo_report(const kvsim_fid_logo_opts_t *opts, bool json, kvsim_err *err);
 
 #endif

@@ -32,13 +32,19 @@ const char *kvsim_link_kind_name(kvsim_link_kind k);
 /* Coefficients of the step-time model (perf.h). Calibrated per GPU by
  * `kvsim calibrate`; otherwise defaults by GPU generation. */
 typedef struct kvsim_gpu_perf {
-  double mfu;                /* fraction of dense peak FLOPs reached by the batch's GEMMs */
+  /* Large-GEMM fraction of the tensor-core peak, per weight precision
+   * (perf/gemm.c): bf16/fp16 GEMMs of the bf16 peak, fp8 of the fp8 peak,
+   * fp4 of the fp4 peak. Small GEMMs are weight-bandwidth bound instead. */
+  double mfu;                /* bf16 GEMMs' fraction of the dense bf16 peak */
+  double mfu_fp8;            /* fp8 GEMMs' fraction of the dense fp8 peak */
+  double mfu_fp4;            /* fp4 GEMMs' fraction of the dense fp4 peak */
   double mbu;                /* fraction of HBM bandwidth reached streaming weights and KV */
   double step_overhead_us;   /* fixed per step: scheduling, launches, sampling */
-  double per_seq_us;         /* per sequence in the batch (input prep, sampler, detokenize) */
-  double per_token_us;       /* per scheduled token */
+  double per_seq_us;         /* per scheduled request: input prep, sampler row, output processing */
+  double per_token_us;       /* per scheduled token; 0 unless a measurement asks for it */
   double per_layer_us;       /* per model layer per step: the floor of a layer's small kernels */
-  double attn_efficiency;    /* attention kernels' fraction of the roofline */
+  double attn_efficiency;    /* attention kernels' fraction of the dense bf16 peak */
+  double attn_seq_floor_us;  /* decode attention's minimum per sequence per layer */
   /* The fused MoE kernels' fraction of mbu while streaming expert
    * weights: grouped GEMMs with a few tokens per expert, and vLLM's
    * default (untuned) fused_moe configs on GPUs it has none for, fall
@@ -49,6 +55,8 @@ typedef struct kvsim_gpu_perf {
    * client-side measurements (vllm bench, AIConfigurator rows), not to
    * the engine-side times of a run. */
   double frontend_us;
+  /* Client-side tokenisation, per prompt token (with frontend_us). */
+  double frontend_per_token_us;
   /* Relative spread of the calibration residuals (one sigma), used for the
    * +/- band on latencies; 0 when not calibrated. */
   double ttft_rel_sigma, tpot_rel_sigma;

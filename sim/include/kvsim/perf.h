@@ -1,22 +1,22 @@
 /* Step-time model: the duration of one engine step (one forward pass of
- * the batch) from the batch's shape. A roofline:
+ * the batch) from the batch's shape, as a sum of physical terms, each in
+ * units a GPU engineer recognises (sim/src/perf/, one file per term):
  *
- *   total = overhead + max(compute, memory) + comm
- *   overhead = step_overhead_us + per_layer_us x layers
- *              + per_seq_us x num_seqs + per_token_us x new_tokens
- *   compute  = (dense FLOPs + attention FLOPs / attn_efficiency) / (peak x mfu)
- *   memory   = bytes / (HBM bandwidth x mbu)
- *   comm     = TP all-reduce (2 per layer) + PP stage-to-stage transfers
- *              + EP dispatch/combine (2 per MoE layer)
- * (perf.c says why one max over the step, not one per kernel class.)
+ *   total = floors + GEMMs + attention + collectives
+ *   floors     = step_overhead_us + per_layer_us x layers
+ *                + per_seq_us x scheduled requests (+ per_token_us x tokens,
+ *                0 unless a measurement asks for it)          (floors.c)
+ *   GEMMs      = sum over each projection and expert of
+ *                max(2 M N K / (precision peak x mfu_p x tile(M)),
+ *                    (weight bytes + M (N + K) activation bytes) / (HBM x mbu))
+ *                with M the GEMM's tokens: small M is weight-bandwidth
+ *                bound, large M a per-precision fraction of peak (gemm.c)
+ *   attention  = max(prefill FLOPs / (bf16 peak x attn_efficiency),
+ *                    KV bytes / (HBM x mbu),
+ *                    sequences x layers x attn_seq_floor_us)   (attention.c)
+ *   collectives = alpha-beta per link kind: TP all-reduce twice per
+ *                layer, PP stage transfers, EP dispatch/combine (comm.c)
  *
- * FLOPs: 2 x active linear parameters per new token (routed experts: top-k
- * of them), the lm_head once per sequence (logits only for sampled rows),
- * and attention 2 x (qk_dim + v_dim) per head per (new token, context
- * token) pair; MLA uses the absorbed latent dims.
- * Bytes: weights read once per step (MoE: the expected number of distinct
- * experts the step's tokens touch) + KV read for every sequence's context
- * (sliding layers at most the window) + KV written + GEMM activations.
  * Everything is per TP rank. Pipeline parallelism: the batch traverses the
  * pp stages one after the other (no pipelining credit), so a step costs the
  * whole model per TP rank plus pp - 1 point-to-point transfers.
@@ -86,16 +86,36 @@ static inline void kvsim_batch_shape_add(kvsim_batch_shape_t *b, int64_t context
 }
 
 typedef struct kvsim_step_cost {
-  double compute_s, memory_s, comm_s, overhead_s, total_s;
+  /* The terms (s): floors, GEMMs, attention and collectives add up to
+   * total_s. compute_s and memory_s are diagnostics: the FLOP-bound and
+   * byte-bound times of the GEMMs and attention, each at its rate. */
+  double overhead_s, gemm_s, attn_s, comm_s, total_s;
+  double compute_s, memory_s;
   double flops, bytes;          /* FLOPs and HBM bytes of the step, per rank */
   double weight_bytes, kv_bytes; /* parts of `bytes`: weights read, KV read + written */
   double experts_touched;       /* MoE: expected distinct experts per MoE layer (0 if dense) */
 } kvsim_step_cost_t;
 
+/* One GEMM of a layer on one rank: N x K weights (params = N K), applied
+ * `count` times per step (layers that have it). Internal to perf. */
+typedef struct kvsim_perf_gemm {
+  double params;                /* N x K on this rank */
+  double in, out;               /* K and N: activation elements read / written per token */
+  double count;                 /* layers with this GEMM */
+  double wbytes;                /* bytes per weight as loaded */
+  int precision;                /* 0 bf16, 1 fp8, 2 fp4: the tensor-core rate it runs at */
+  int per_seq;                  /* the lm_head: M = sequences (one logits row each), not tokens */
+} kvsim_perf_gemm_t;
+
+#define KVSIM_PERF_MAX_GEMMS 8
+
 typedef struct kvsim_perf {
-  /* Per TP rank, summed over all layers (all pp stages), precomputed from
-   * model, GPU and plan by kvsim_perf_init. Read-only afterwards, except
-   * quant_step_factor which callers may override. */
+  /* Per TP rank, precomputed from model, GPU and plan by kvsim_perf_init.
+   * Read-only afterwards, except quant_step_factor and coef which callers
+   * may override. */
+  kvsim_perf_gemm_t gemm[KVSIM_PERF_MAX_GEMMS]; /* dense projections (attention, MLP, shared expert, router, lm_head) */
+  int ngemm;
+  kvsim_perf_gemm_t expert;       /* one routed expert (gate_up + down) of one MoE layer; count = MoE layers */
   double dense_flops_per_token;   /* 2 x active linear parameters / tp, lm_head excluded */
   double lm_head_flops_per_seq;   /* 2 x vocab x hidden / tp: logits of one sampled row */
   double attn_flops_per_pair;     /* 2 x heads/tp x (qk_dim + v_dim) x layers, per (token, context token) */
@@ -108,16 +128,24 @@ typedef struct kvsim_perf {
   int num_ep_collectives;         /* EP collectives per step (2 per MoE layer) */
   double moe_log_miss;            /* log(1 - k/E): P(an expert is missed by one token) */
   double kv_bytes_per_token;      /* per rank, all layers, scales included */
-  double act_bytes_per_token;     /* GEMM activations in/out per token, all layers, + embedding row */
-  double allreduce_bytes_per_token; /* TP: hidden x dtype x 2 per layer, ring factor 2(tp-1)/tp applied */
-  double p2p_bytes_per_token;     /* PP: hidden x dtype x (pp - 1) */
+  double embed_bytes_per_token;   /* the embedding row gathered per token */
+  double act_bytes;               /* activation dtype bytes (the model dtype) */
+  double allreduce_msg_per_token; /* TP: bytes of one all-reduce's message per token (hidden x dtype) */
+  double p2p_bytes_per_token;     /* PP: hidden x dtype x 2 (hidden states + residual) x (pp - 1) */
   int num_collectives;            /* TP all-reduces per step (2 x layers, 0 when tp = 1) */
   int num_layers;                 /* layers a step runs through (all pp stages) */
   int num_p2p;                    /* PP transfers per step (pp - 1) */
   int tp, pp;
-  double peak_flops;              /* dense GEMMs: fp8 peak with fp8 weights on an fp8 GPU, else bf16 */
+  double peak[3];                 /* dense tensor-core peak FLOP/s: bf16, fp8, fp4 (0: none) */
+  double peak_flops;              /* of the dense linear layers' precision (diagnostic) */
   double attn_peak_flops;         /* attention kernels: bf16 peak */
-  double bandwidth, link_bandwidth, link_latency_s; /* bytes/s, bytes/s, s */
+  double bandwidth;               /* HBM bytes/s */
+  /* Collectives (comm.c): the GPU class's link kind, all-reduce bus
+   * bandwidth (nccl-tests busbw, bytes/s) and small-message latency (s);
+   * PP point-to-point over the spec GPU link. */
+  kvsim_link_kind link_kind;
+  double busbw, ar_latency_s;
+  double link_bandwidth, link_latency_s;
   /* Slowdown of the KV read of a quantized cache (fp8/int8/int4 dequantize
    * on read): multiplies the KV-read bytes' time. kvsim_perf_init sets the
    * default for the plan's kv dtype (kvsim_perf_default_quant_factor);
@@ -125,6 +153,18 @@ typedef struct kvsim_perf {
   double quant_step_factor;
   kvsim_gpu_perf_t coef;
 } kvsim_perf_t;
+
+/* Time of one GEMM of `g` over `m` rows (tokens), once (s): the roofline
+ * of its FLOPs at the precision's peak and large-M efficiency (with the
+ * tile quantization of small M) and its bytes at HBM x mbu / bw_eff.
+ * Exposed for tests; flops/bytes may be NULL. */
+double kvsim_perf_gemm_time(const kvsim_perf_t *pf, const kvsim_perf_gemm_t *g, double m, double bw_eff,
+                            double *flops, double *bytes);
+
+/* Time of one TP all-reduce of `bytes` over the TP group (s), by link
+ * kind (comm.c): NCCL ring alpha-beta, or vLLM's custom all-reduce where
+ * vLLM would use it. 0 when tp = 1. */
+double kvsim_perf_allreduce_time(const kvsim_perf_t *pf, double bytes);
 
 /* Default quant_step_factor for a KV cache dtype: 1.0 for all dtypes until
  * calibrated (see perf.c for the evidence behind that choice). */

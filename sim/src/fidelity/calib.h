@@ -21,6 +21,9 @@ typedef struct kvsim__fid_solver {
   kvsim_err err;
   bool failed;              /* a simulation failed during the fit */
   double *meas, *sim;       /* the last evaluation's raw values, per residual */
+  /* The client-side latency may not exceed half the smallest measured
+   * client-side TTFT (us): it can never swallow one. */
+  double frontend_cap_us;
 } kvsim__fid_solver_t;
 
 /* Residuals of the data: KVSIM_FID_RUN_METRICS per run, 2 per silicon row. */

@@ -42,7 +42,8 @@
  * overhead as softplus x scale (us). */
 static const double coef_scale[KVSIM_FID_NCOEF] = {
     [KVSIM_FID_STEP_OVERHEAD] = 1000, [KVSIM_FID_PER_SEQ] = 10, [KVSIM_FID_PER_TOKEN] = 1,
-    [KVSIM_FID_PER_LAYER] = 10, [KVSIM_FID_FRONTEND] = 10000};
+    [KVSIM_FID_PER_LAYER] = 10, [KVSIM_FID_FRONTEND] = 1000, [KVSIM_FID_ATTN_FLOOR] = 1,
+    [KVSIM_FID_FRONTEND_PER_TOKEN] = 0.1};
 
 static bool is_efficiency(int k) { return coef_scale[k] == 0; }
 
@@ -86,6 +87,8 @@ static void perf_at(const kvsim__fid_solver_t *s, const gsl_vector *x, kvsim_gpu
   *p = s->c->gpu.perf;
   for (int i = 0; i < s->nfit; i++)
     *kvsim_fidelity_coef(p, s->fit[i]) = to_coef(s->fit[i], gsl_vector_get(x, (size_t)i));
+  if (p->frontend_us > s->frontend_cap_us)
+    p->frontend_us = s->frontend_cap_us;
 }
 
 static int f_cb(const gsl_vector *x, void *vs, gsl_vector *f) {
@@ -99,6 +102,8 @@ static int f_cb(const gsl_vector *x, void *vs, gsl_vector *f) {
     double xi = gsl_vector_get(x, (size_t)i), pen = 0;
     if (is_efficiency(s->fit[i]))
       pen = (xi > 0 ? xi : 0) + (xi < log(EFF_LO) ? log(EFF_LO) - xi : 0);
+    else if (s->fit[i] == KVSIM_FID_FRONTEND && to_coef(s->fit[i], xi) > s->frontend_cap_us)
+      pen = (to_coef(s->fit[i], xi) - s->frontend_cap_us) / coef_scale[KVSIM_FID_FRONTEND];
     gsl_vector_set(f, k, BOUND_WEIGHT * pen);
   }
   return GSL_SUCCESS;
@@ -273,6 +278,10 @@ static int setup(kvsim__fid_solver_t *s, kvsim_fid_calib_t *c, const kvsim_fid_c
     r->fit[i] = s->fit[i];
     r->is_free[s->fit[i]] = true;
   }
+  s->frontend_cap_us = INFINITY;
+  for (int i = 0; i < c->nrows; i++)
+    if (c->rows[i].ttft_ms > 0 && 0.5e3 * c->rows[i].ttft_ms < s->frontend_cap_us)
+      s->frontend_cap_us = 0.5e3 * c->rows[i].ttft_ms;
   size_t n = kvsim__fid_nres(c);
   if (n < (size_t)s->nfit)
     return kvsim_err_set(err, KVSIM_EINVAL,
@@ -308,6 +317,8 @@ int kvsim_fidelity_calibrate(kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t 
   best.ttft_rel_sigma = r->after.ttft_sigma;
   best.tpot_rel_sigma = r->after.tpot_sigma;
   best.calibrated = true;
+  best.status = KVSIM_CAL_FITTED;
+  best.rows = c->nruns + c->nrows;
   provenance(c, &best, &r->after);
   r->fitted = best;
   r->simulations = s.evals;

@@ -11,7 +11,8 @@
 
 static const char *const coef_names[KVSIM_FID_NCOEF] = {
     "mfu", "mbu", "step_overhead_us", "per_seq_us", "per_token_us", "per_layer_us",
-    "attn_efficiency", "frontend_us", "moe_efficiency"};
+    "attn_efficiency", "frontend_us", "moe_efficiency", "mfu_fp8", "attn_seq_floor_us",
+    "frontend_per_token_us"};
 
 const char *kvsim_fidelity_coef_name(int k) { return k >= 0 && k < KVSIM_FID_NCOEF ? coef_names[k] : "?"; }
 
@@ -33,6 +34,12 @@ double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k) {
     return &p->frontend_us;
   case KVSIM_FID_MOE:
     return &p->moe_efficiency;
+  case KVSIM_FID_MFU_FP8:
+    return &p->mfu_fp8;
+  case KVSIM_FID_ATTN_FLOOR:
+    return &p->attn_seq_floor_us;
+  case KVSIM_FID_FRONTEND_PER_TOKEN:
+    return &p->frontend_per_token_us;
   default:
     return &p->attn_efficiency;
   }
@@ -51,7 +58,8 @@ int kvsim_fidelity_parse_fit(const char *list, int *fit, int *nfit, kvsim_err *e
     if (k < 0)
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "--fit: unknown coefficient '%s' (expected mfu, mbu, step_overhead_us, per_seq_us, "
-                           "per_token_us, per_layer_us, attn_efficiency, frontend_us, moe_efficiency)",
+                           "per_token_us, per_layer_us, attn_efficiency, frontend_us, moe_efficiency, mfu_fp8, "
+                           "attn_seq_floor_us, frontend_per_token_us)",
                            t);
     for (int i = 0; i < *nfit; i++)
       if (fit[i] == k)

@@ -148,11 +148,19 @@ void kvsim__fid_default_fit(kvsim__fid_solver_t *s) {
     if (!seen && nd < 64)
       depths[nd++] = L;
   }
-  static const int base[] = {KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_TOKEN,
-                             KVSIM_FID_PER_LAYER, KVSIM_FID_ATTN};
+  /* No per-token constant (perf/floors.c): the GEMM and attention terms
+   * carry the work per token. fp8 GEMMs have their own efficiency when
+   * the data has fp8 rows. */
+  static const int base[] = {KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_LAYER,
+                             KVSIM_FID_ATTN};
   s->nfit = 0;
   for (size_t i = 0; i < sizeof base / sizeof *base; i++)
     s->fit[s->nfit++] = base[i];
+  bool fp8 = false;
+  for (int i = 0; i < c->nrows; i++)
+    fp8 |= strstr(c->rows[i].precision, "fp8") != NULL;
+  if (fp8)
+    s->fit[s->nfit++] = KVSIM_FID_MFU_FP8;
   if (nd > 1)
     s->fit[s->nfit++] = KVSIM_FID_STEP_OVERHEAD;
   if (client)

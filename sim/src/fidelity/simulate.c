@@ -8,7 +8,11 @@
 
 typedef struct collect {
   kvsim_fid_lat_t *lat;
-  double client_s;          /* added to the first and last token times */
+  /* Client-side latency added to the first and last token times: a fixed
+   * cost (HTTP, request handling) plus tokenisation in proportion to the
+   * prompt (vllm/entrypoints/openai/serving_engine.py tokenises the
+   * prompt in the API server before the engine sees the request). */
+  double client_s, client_per_token_s;
   kvsim_fid_series_t *ser;
   int nrep;
   kvsim_time_ns tick;
@@ -60,17 +64,19 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   collect_t *c = ctx;
   if (r->status != KVSIM_REQ_FINISHED)
     return KVSIM_OK;
+  const double client = c->client_s + c->client_per_token_s * (double)r->num_prompt;
   return kvsim_fidelity_lat_add(c->lat, kvsim_time_to_s(r->arrival), kvsim_time_to_s(r->first_scheduled),
-                                kvsim_time_to_s(r->first_token) + c->client_s,
-                                kvsim_time_to_s(r->finish) + c->client_s, r->num_prompt, r->num_output);
+                                kvsim_time_to_s(r->first_token) + client, kvsim_time_to_s(r->finish) + client,
+                                r->num_prompt, r->num_output);
 }
 
-static int simulate(const kvsim_scenario_t *sc, double client_s, kvsim_fid_lat_t *lat,
+static int simulate(const kvsim_scenario_t *sc, double client_s, double client_per_token_s, kvsim_fid_lat_t *lat,
                     kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
   collect_t c;
   memset(&c, 0, sizeof c);
   c.lat = lat;
   c.client_s = client_s;
+  c.client_per_token_s = client_per_token_s;
   c.ser = ser;
   c.nrep = sc->replicas > 0 ? sc->replicas : 1;
   c.tick = kvsim_time_from_s(sc->sample_interval_s);
@@ -105,10 +111,11 @@ out:
 
 int kvsim_fidelity_simulate(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat, kvsim_fid_series_t *ser,
                             kvsim_run_stats_t *st, kvsim_err *err) {
-  return simulate(sc, 0, lat, ser, st, err);
+  return simulate(sc, 0, 0, lat, ser, st, err);
 }
 
 int kvsim_fidelity_simulate_client(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat,
                                    kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
-  return simulate(sc, sc->gpu.perf.frontend_us * 1e-6, lat, ser, st, err);
+  return simulate(sc, sc->gpu.perf.frontend_us * 1e-6, sc->gpu.perf.frontend_per_token_us * 1e-6, lat, ser, st,
+                  err);
 }
