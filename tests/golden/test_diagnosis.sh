@@ -27,11 +27,11 @@ for name in overload-prefill-a100 overload-70b-tp4-h100; do
   cmp -s "$tmp/$name/summary.json" "$tmp/$name.again/summary.json" || { echo "$name: second run differs"; fail=1; }
 done
 # (b): FP8 KV is measured and falls short; the replicas for the offered
-# rate meet the SLO.
+# rate (however many the step model asks) meet the SLO.
 d=$tmp/overload-70b-tp4-h100.diag
 grep -A2 '"label":	"FP8 KV"' "$d" | grep -q '"verdict":	"not enough"' || { echo "70b: FP8 KV not measured as not enough"; fail=1; }
-grep -A2 '"label":	"3 replicas' "$d" | grep -q '"verdict":	"meets the SLO"' || { echo "70b: 3 replicas do not meet the SLO"; fail=1; }
-grep -q '"verified":	"3 replicas (4 -> 12 GPUs): p99 TTFT 191 s -> ' "$d" || { echo "70b: no verified line"; fail=1; }
+grep -A2 '"label":	"[0-9]* replicas' "$d" | grep -q '"verdict":	"meets the SLO"' || { echo "70b: the replicas for the offered rate do not meet the SLO"; fail=1; }
+grep -qE '"verified":	"[0-9]+ replicas \(4 -> [0-9]+ GPUs\): p99 TTFT [0-9.]+ s -> ' "$d" || { echo "70b: no verified line"; fail=1; }
 # (a): the pool never filled, so no FP8 advice; replicas served more.
 d=$tmp/overload-prefill-a100.diag
 if grep -q '"label":	"FP8 KV"' "$d"; then echo "prefill: FP8 KV advised with the pool not full"; fail=1; fi

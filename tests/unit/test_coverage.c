@@ -75,6 +75,7 @@ Test(coverage, another_gpus_coefficients_are_held_out_with_a_borrowed_fits_band)
   kvsim_gpu_band_scales(&p, &flo, &fhi);
   p.status = KVSIM_CAL_GENERATION_DEFAULT;
   p.ttft_rel_sigma = p.tpot_rel_sigma = 0;
+  p.band_ttft_rel = p.band_tpot_rel = 0;
   kvsim_gpu_band_scales(&p, &blo, &bhi);
   cr_assert(it->scale_lo == blo && it->scale_hi == bhi, "scales %g %g, want %g %g", it->scale_lo,
             it->scale_hi, blo, bhi);

@@ -2,6 +2,7 @@
  * range-checked where it is read (values a fuzzer found accepted). */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,7 +136,43 @@ Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
   cr_assert_eq(fd, 0.08, "a measured held-out band is used as is");
   double lo, hi;
   kvsim_gpu_band_scales(&fitted, &lo, &hi);
-  cr_assert(lo < 1 && hi > 1 && hi - 1 >= 0.08 - 1e-12, "edges straddle 1 by the wider band (%g, %g)", lo, hi);
+  cr_assert(fabs(lo - 0.92) < 1e-12 && fabs(hi - 1.08) < 1e-12, "edges at 1 -/+ the TPOT band (%g, %g)", lo, hi);
+}
+
+/* A GPU that borrows its coefficients gets a band at least as wide as
+ * every fitted GPU's held-out one, and spec-only figures a wider one
+ * still: refitting a GPU (new band figures in its file) cannot leave the
+ * borrowed default narrower than the evidence. */
+Test(gpu_loader, a_borrowed_band_is_at_least_the_widest_fitted_band) {
+  static const char *const names[] = {"a10",  "a100-40g", "a100-80g", "b200",   "gb200",
+                                      "h100-pcie", "h100-sxm", "h20", "h200", "l4", "l40s",
+                                      "mi300x", "mi325x", "rtx-pro-6000", "rtx3090", "rtx4090",
+                                      "rtx5090"};
+  double fit_t = 0, fit_d = 0, gen_t = 1e9, gen_d = 1e9, spec_t = 1e9, spec_d = 1e9;
+  int nfit = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_gpu_load(names[i], &g, &err), KVSIM_OK, "load %s: %s", names[i], err.msg);
+    double t, d;
+    kvsim_gpu_band(&g.perf, &t, &d);
+    if (g.perf.status == KVSIM_CAL_FITTED) {
+      nfit++;
+      fit_t = t > fit_t ? t : fit_t;
+      fit_d = d > fit_d ? d : fit_d;
+    } else if (g.perf.status == KVSIM_CAL_GENERATION_DEFAULT) {
+      gen_t = t < gen_t ? t : gen_t;
+      gen_d = d < gen_d ? d : gen_d;
+    } else {
+      spec_t = t < spec_t ? t : spec_t;
+      spec_d = d < spec_d ? d : spec_d;
+    }
+  }
+  cr_assert(nfit >= 2, "the catalog has fitted GPUs (%d)", nfit);
+  cr_assert(gen_t >= fit_t && gen_d >= fit_d, "borrowed band %g / %g below the widest fitted %g / %g", gen_t,
+            gen_d, fit_t, fit_d);
+  cr_assert(spec_t > gen_t && spec_d > gen_d, "spec-only %g / %g not wider than borrowed %g / %g", spec_t, spec_d,
+            gen_t, gen_d);
 }
 
 /* Every catalog GPU carries measured (or explicitly borrowed) collective

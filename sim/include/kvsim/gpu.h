@@ -130,15 +130,22 @@ struct cJSON;
 int kvsim_gpu_perf_parse(const struct cJSON *j, const char *where, kvsim_gpu_perf_t *p,
                          kvsim_err *err);
 
-/* The band's half-widths (relative, on step times) for a GPU's
- * coefficients: its held-out band_ttft_rel / band_tpot_rel when measured,
- * otherwise a default by status, wider for borrowed and spec-only
- * coefficients. Both > 0. */
+/* The band's half-widths (relative) for a GPU's coefficients: a fitted
+ * GPU's held-out band_ttft_rel / band_tpot_rel (its in-sample spread when
+ * it has none); a borrowed fit's the widest fitted band
+ * (KVSIM_GPU_BAND_BORROWED_*), spec-only figures half as wide again.
+ * Both >= 0.05. */
 void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_rel);
 
+/* The band of a GPU without a fit of its own: at least the widest
+ * held-out band of the catalog's fitted GPUs (configs/gpus files'
+ * perf.band_*_rel; tests/unit/test_gpu.c checks it stays so). */
+#define KVSIM_GPU_BAND_BORROWED_TTFT 1.25
+#define KVSIM_GPU_BAND_BORROWED_TPOT 0.50
+
 /* The step-time scales of the band's two edges (perf.step_time_scale of
- * the two extra runs): 1 - r and 1 + r with r the larger of the two
- * half-widths of kvsim_gpu_band, the low edge held at >= 0.05. */
+ * the two extra runs): 1 - r and 1 + r with r the TPOT half-width of
+ * kvsim_gpu_band, the low edge held at >= 0.05. */
 void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi);
 
 /* Default efficiency coefficients for a generation ("hopper", ...). */

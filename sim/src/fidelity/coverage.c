@@ -38,10 +38,10 @@ static double clamp_scale(double x) {
 
 /* In-sample when the coefficients are the item's own GPU's fit: that fit
  * may have used this very run or row, so covering it proves little.
- * Coefficients of another GPU get the band kvsim run would give a GPU
- * that borrows them: generation-default, from their held-out
- * band_*_rel when measured, never from the in-sample sigmas of the GPU
- * they were fitted on. The edge scales follow. */
+ * Coefficients of another GPU get the band kvsim run gives a GPU that
+ * borrows them: generation-default (gpu.h KVSIM_GPU_BAND_BORROWED_*),
+ * neither the held-out nor the in-sample figures of the GPU they were
+ * fitted on. The edge scales follow. */
 static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc,
                                const char *perf_gpu) {
   const kvsim_gpu_t *g = &sc->gpu;
@@ -51,6 +51,7 @@ static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_
   if (!own) {
     band.status = KVSIM_CAL_GENERATION_DEFAULT;
     band.ttft_rel_sigma = band.tpot_rel_sigma = 0;
+    band.band_ttft_rel = band.band_tpot_rel = 0;
   }
   double l, h;
   kvsim_gpu_band_scales(&band, &l, &h);
