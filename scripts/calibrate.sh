@@ -20,6 +20,11 @@
 #                 (Qwen3-32B bf16/fp8, Llama-3.1-70B fp8);
 # - b200:         the same for B200 (Llama-3.1-70B fp8; the NVFP4 rows are
 #                 not modelled and skipped).
+# Silicon rows beyond what the GPU can do (more than 80 % of the dense
+# peak, or a TPOT below the decode step's bytes at 100 % of HBM bandwidth)
+# are left out by kvsim calibrate itself, the rule kvsim validate --all
+# lists them by. The MoE fit runs on the GPU file's measured link
+# (link_kind, allreduce_busbw_GBps, allreduce_latency_us).
 # A per-request run pins three things: the GEMM and the bandwidth
 # efficiency and the per-request floor (prefill chunks vs decode steps), so
 # those runs fit mfu, mbu and per_seq_us and keep the other floors at
@@ -39,7 +44,7 @@ while (($#)); do
   --kvsim) kvsim=$2; shift 2 ;;
   --shared) shared=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
-  -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
   *) gpus+=("$1"); shift ;;
   esac
 done

@@ -586,3 +586,32 @@ Test(fidelity, logo_without_data_is_one_error) {
   cr_assert(err.msg[0], "with a message");
   kvsim_fidelity_logo_fini(&l);
 }
+
+Test(fidelity, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
+  /* Qwen3-32B fp8 at TP 1 on H100, 24 clients at 4000 in / 1000 out:
+   * the mean decode step reads the fp8 weights (~32.8 GB) and 24 fp8 KV
+   * caches at the mean context 0.9 x 4000 + 0.9 x 1000 / 2 = 4050 tokens
+   * of 64 layers x 2 x 8 heads x 128 x 1 B = 128 KiB each (~12.7 GB):
+   * ~45.5 GB at 3.35 TB/s is ~13.6 ms. */
+  kvsim_fid_sil_row_t slow = sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85);
+  slow.pp = 1;
+  double bytes = 0, floor_ms = 0;
+  kvsim_err e = {0};
+  cr_assert_eq(kvsim_fidelity_sil_decode_floor(&slow, KVSIM_FID_SIL_RANGE_RATIO, &bytes, &floor_ms, &e), KVSIM_OK,
+               "%s", e.msg);
+  cr_assert(bytes > 44e9 && bytes < 47e9, "weights + KV of the step: %.3g B", bytes);
+  cr_assert(floor_ms > 13.0 && floor_ms < 14.2, "floor at 100 %% of HBM: %.2f ms", floor_ms);
+  char why[192] = "";
+  cr_assert(kvsim_fidelity_sil_physical(&slow, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why),
+            "16.85 ms is above the floor: kept (%s)", why);
+  kvsim_fid_sil_row_t fast = slow;
+  fast.tpot_ms = 12.0;
+  cr_assert_not(kvsim_fidelity_sil_physical(&fast, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why),
+                "12 ms is below the floor: excluded");
+  cr_assert(strstr(why, "below the") && strstr(why, "HBM bandwidth"), "the reason names the limit: %s", why);
+  /* The compute rule is the same function's: 1 ms at 64 clients of 70B. */
+  kvsim_fid_sil_row_t peak = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 1);
+  peak.pp = 1;
+  cr_assert_not(kvsim_fidelity_sil_physical(&peak, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why), "past the peak");
+  cr_assert(strstr(why, "dense fp8 peak"), "%s", why);
+}

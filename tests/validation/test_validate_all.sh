@@ -6,7 +6,8 @@
 # its groups (the three per-request runs, the silicon groups, the start-up
 # logs), each latency group has held-out and shipped errors, the
 # per-request runs are held out by GPU (another GPU's fit), the rows that
-# imply more than 80 % of the dense peak are excluded with the reason, and
+# imply more than 80 % of the dense peak or a TPOT below the decode step's
+# bytes at 100 % of HBM bandwidth are excluded with the reason, and
 # the text and JSON forms agree. --no-refit keeps it to the replays (the
 # held-out fits of the silicon groups are what README's table ran).
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure, 77 to skip.
@@ -36,8 +37,12 @@ bad=$(n '[.groups[] | select(.source == "per-request") | select(.held_out_from |
 same=$(n '[.groups[] | select(.source == "per-request" and .held_out.tpot == .shipped.tpot)] | length')
 [ "$same" = 0 ] || { echo "FAIL: $same per-request groups with held-out = shipped"; fail=1; }
 # Exclusions name the peak they exceed.
-bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|not reproducible") | not)] | length')
+bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|HBM bandwidth|not reproducible") | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: an exclusion without its reason"; fail=1; }
+# A bandwidth exclusion's measured TPOT is below the floor it states.
+bad=$(n '[.excluded[] | .reason | capture("TPOT (?<t>[0-9.]+) ms is below the (?<f>[0-9.]+) ms")?
+  | select((.t | tonumber) >= (.f | tonumber))] | length')
+[ "$bad" = 0 ] || { echo "FAIL: a bandwidth exclusion above its floor"; fail=1; }
 # The text form lists the same groups.
 t=$("$kvsim" validate --all --no-refit 2>/dev/null) \
   || { echo "FAIL: validate --all"; exit 1; }

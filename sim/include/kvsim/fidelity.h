@@ -466,6 +466,7 @@ typedef struct kvsim_fid_calib {
   kvsim_fid_sil_row_t *rows; /* silicon rows on this GPU that kvsim can run */
   int nrows;
   int rows_skipped, rows_other_gpu, rows_unfit;
+  int rows_unphysical;      /* left out: beyond what the GPU can do (kvsim_fidelity_sil_physical) */
   double range_ratio;       /* of the silicon rows' lengths */
   char filters[96];         /* the silicon filters, comma-joined, for the provenance */
 } kvsim_fid_calib_t;
@@ -591,7 +592,7 @@ typedef struct kvsim_fid_logo {
  * predicted by a fit of its GPU's other groups, or another GPU's fit when
  * it has none), the start-up logs (the memory plan has no fitted
  * coefficient: its error is the same held out and in-sample). Rows whose
- * implied throughput exceeds 80 % of the GPU's dense peak are excluded
+ * implied throughput exceeds what the GPU can do (kvsim_fidelity_sil_physical) are excluded
  * with the reason. KVSIM_EIO when the directory lacks the data. out is
  * always initialised: call _fini even on error. */
 int kvsim_fidelity_logo_run(const kvsim_fid_logo_opts_t *opts, kvsim_fid_logo_t *out, kvsim_err *err);
@@ -602,6 +603,21 @@ void kvsim_fidelity_logo_fini(kvsim_fid_logo_t *l);
  * parameters / tp / TPOT) and one prompt's prefill rate (2 x active x isl
  * / tp / TTFT). NAN when the row's model or GPU cannot be loaded. */
 double kvsim_fidelity_logo_peak_frac(const kvsim_fid_sil_row_t *r);
+
+/* The bandwidth floor of a silicon row's decode step: the bytes one
+ * decode step of `batch` sequences must move on one rank (the weights,
+ * plus the KV cache read at the row's mean context and written, in the
+ * precision kvsim plans for the row) and their time at 100 % of the HBM
+ * bandwidth (ms). The plan's error when kvsim cannot plan the row. */
+int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
+                                    double *floor_ms, kvsim_err *err);
+
+/* Whether a silicon row is physically possible on its GPU; when not, why
+ * (into why[0..cap)): it implies more than 80 % of the dense peak of its
+ * precision (kvsim_fidelity_logo_peak_frac), or its TPOT is below the
+ * decode step's bandwidth floor. The one rule of kvsim calibrate and
+ * kvsim validate --all: such rows are listed and not fitted. */
+bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_ratio, char *why, size_t cap);
 
 /* The q-quantile (0..1) of |held-out TTFT| and |TPOT| errors (fractions)
  * over the latency groups on `gpu`; returns the number of groups. */

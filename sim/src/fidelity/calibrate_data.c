@@ -158,6 +158,13 @@ int kvsim_fidelity_calib_add_silicon(kvsim_fid_calib_t *c, const char *path, con
       c->rows_other_gpu++;
       continue;
     }
+    /* A row beyond what the GPU can do measured something the row does
+     * not record: the same rule as the leave-one-group-out table. */
+    char why[192];
+    if (!kvsim_fidelity_sil_physical(r, c->range_ratio, why, sizeof why)) {
+      c->rows_unphysical++;
+      continue;
+    }
     /* A row kvsim cannot run at all (its plan does not fit) says nothing
      * about the step time: it is left out and counted. */
     double a, b;

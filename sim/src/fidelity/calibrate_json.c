@@ -48,6 +48,7 @@ char *kvsim_fidelity_calib_to_json(const kvsim_fid_calib_t *c, const kvsim_fid_c
   cJSON_AddNumberToObject(o, "silicon_rows_other_gpu", c->rows_other_gpu);
   cJSON_AddNumberToObject(o, "silicon_rows_skipped", c->rows_skipped);
   cJSON_AddNumberToObject(o, "silicon_rows_not_fitting", c->rows_unfit);
+  cJSON_AddNumberToObject(o, "silicon_rows_unphysical", c->rows_unphysical);
   cJSON_AddNumberToObject(o, "iterations", (double)r->iterations);
   cJSON_AddNumberToObject(o, "simulations", r->simulations);
   cJSON_AddStringToObject(o, "loss", r->linear ? "linear" : "soft_l1");

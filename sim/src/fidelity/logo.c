@@ -9,9 +9,10 @@
  * - a silicon group no fit saw (MoE models): the shipped fit of its GPU;
  * - the start-up logs: the memory plan has no fitted coefficient, so its
  *   error is the same held out and in-sample.
- * Rows whose implied throughput exceeds 80 % of the GPU's dense peak are
- * listed and left out (logo_silicon.c): no engine sustains that over a
- * run. */
+ * Rows beyond what the GPU can physically do (physical.c: more than 80 %
+ * of the dense peak, or a TPOT below the decode step's bytes at 100 % of
+ * the HBM bandwidth) are listed and left out, as kvsim calibrate leaves
+ * them out of its fits. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

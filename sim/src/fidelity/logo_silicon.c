@@ -8,12 +8,6 @@
 #include "fidelity/logo.h"
 #include "kvsim/fidelity.h"
 
-/* Large dense GEMMs reach ~70-80 % of the tensor-core peak at best
- * (cuBLAS on H100; the whole serving step, with attention, norms and
- * collectives between GEMMs, less): a row implying more than 80 % of the
- * dense peak sustained over the run measured something else. */
-#define PEAK_FRAC_MAX 0.8
-
 /* The rows the shipped fits were fitted on (scripts/calibrate.sh: the
  * dense models on h100-sxm and b200). */
 static bool fitted_on(const kvsim_fid_sil_row_t *r) {
@@ -114,10 +108,7 @@ static int collect(const kvsim_fid_sil_table_t *t, kvsim_fid_logo_t *l, srow_t *
     if (r->skipped)
       continue;
     char why[192];
-    const double f = kvsim_fidelity_logo_peak_frac(r);
-    if (f > PEAK_FRAC_MAX) {
-      snprintf(why, sizeof why, "implies %.0f%% of the %s dense %s peak (more than %.0f%% is not sustained)",
-               100 * f, r->gpu, precision_of(r), 100 * PEAK_FRAC_MAX);
+    if (!kvsim_fidelity_sil_physical(r, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why)) {
       kvsim_fid_logo_group_t *g = kvsim__logo_group(l, r->gpu, r->model, precision_of(r), "silicon");
       if (!g || kvsim__logo_exclude(l, r->id, why) < 0)
         return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");

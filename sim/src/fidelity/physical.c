@@ -1,0 +1,87 @@
+/* What a GPU can physically do (kvsim/fidelity.h): the one rule that
+ * leaves a silicon row out of the fits (kvsim calibrate) and out of the
+ * leave-one-group-out table (kvsim validate --all). Two limits:
+ * - compute: a row implying more than 80 % of the dense tensor-core peak
+ *   of its precision sustained over the run;
+ * - bandwidth: a row whose mean TPOT is below the time a decode step needs
+ *   to read its bytes (the weights on one rank, plus the batch's KV cache
+ *   at the row's mean context) at 100 % of the HBM bandwidth, in the
+ *   precision kvsim plans for the row. A decode step of a dense
+ *   transformer reads every weight once (the memory-bound regime of
+ *   decode: "Efficiently Scaling Transformer Inference", Pope et al. 2022,
+ *   section 2) and every cached KV token of every sequence; no kernel
+ *   reads faster than the HBM's peak. A row below that measured something
+ *   the row does not record (an fp8 KV cache, a smaller weight format). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kvsim/fidelity.h"
+#include "kvsim/perf.h"
+#include "kvsim/scenario.h"
+
+/* Large dense GEMMs reach ~70-80 % of the tensor-core peak at best
+ * (cuBLAS on H100; the whole serving step, with attention, norms and
+ * collectives between GEMMs, less): a row implying more than 80 % of the
+ * dense peak sustained over the run measured something else. */
+#define PEAK_FRAC_MAX 0.8
+
+int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
+                                    double *floor_ms, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, range_ratio, &sc, err);
+  if (rc < 0)
+    return rc;
+  kvsim_resolved_t res;
+  kvsim_perf_t pf;
+  if ((rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
+      (rc = kvsim_perf_init(&pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
+    /* The mean context of a decode step: the mean prompt (uniform in
+     * [len x ratio, len]) plus half the mean output. KV bytes are linear
+     * in the context, so the mean step reads the KV at that context. */
+    const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
+    const int64_t ctx = (int64_t)(in + out / 2);
+    /* The engine decodes at most max_num_seqs sequences a step, and no
+     * step reads more KV than the cache holds: past either, the clients
+     * queue and the floor must not count them. */
+    int64_t seqs = r->batch;
+    if (res.sched.max_num_seqs > 0 && seqs > res.sched.max_num_seqs)
+      seqs = res.sched.max_num_seqs;
+    kvsim_batch_shape_t b;
+    memset(&b, 0, sizeof b);
+    for (int64_t i = 0; i < seqs; i++)
+      kvsim_batch_shape_add(&b, ctx, 1, sc.model.sliding_window);
+    kvsim_step_cost_t cost;
+    memset(&cost, 0, sizeof cost);
+    (void)kvsim_perf_step_time(&pf, &b, &cost);
+    const double kv_cap = (double)res.plan.available_kv_bytes;
+    *bytes = cost.weight_bytes + (kv_cap > 0 && cost.kv_bytes > kv_cap ? kv_cap : cost.kv_bytes);
+    *floor_ms = *bytes / pf.bandwidth * 1e3;
+  }
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
+
+bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_ratio, char *why, size_t cap) {
+  const char *prec = r->precision[0] ? r->precision : "bf16";
+  const double f = kvsim_fidelity_logo_peak_frac(r);
+  if (f > PEAK_FRAC_MAX) {
+    snprintf(why, cap, "implies %.0f%% of the %s dense %s peak (more than %.0f%% is not sustained)", 100 * f,
+             r->gpu, prec, 100 * PEAK_FRAC_MAX);
+    return false;
+  }
+  double bytes, floor_ms;
+  kvsim_err e = {0};
+  /* A row kvsim cannot plan is not judged here: the caller's simulation
+   * says why it cannot run it. */
+  if (r->tpot_ms > 0 && kvsim_fidelity_sil_decode_floor(r, range_ratio, &bytes, &floor_ms, &e) == KVSIM_OK &&
+      r->tpot_ms < floor_ms) {
+    snprintf(why, cap,
+             "TPOT %.2f ms is below the %.2f ms a decode step needs to read %.1f GB (%s weights per rank + KV) at "
+             "100%% of the %s HBM bandwidth",
+             r->tpot_ms, floor_ms, bytes / 1e9, prec, r->gpu);
+    return false;
+  }
+  return true;
+}
