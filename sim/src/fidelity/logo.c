@@ -93,7 +93,7 @@ static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
     gr->moe = kvsim__logo_is_moe(runs[i].model);
     double e[3];
     if ((rc = run_errors(meas, scen, NULL, e, err)) < 0)
-      return kvsim_err_prefix(err, runs[i].measured);
+      return kvsim_err_prefix(err, "%s", runs[i].measured);
     for (int k = 0; k < 3; k++)
       gr->shipped[k] = fabs(e[k]);
     gr->shipped_in_sample = g.perf.status == KVSIM_CAL_FITTED;
@@ -101,7 +101,7 @@ static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
      * (no MoE data on the donor). */
     kvsim_gpu_perf_t p = d.perf;
     if ((rc = run_errors(meas, scen, &p, e, err)) < 0)
-      return kvsim_err_prefix(err, runs[i].measured);
+      return kvsim_err_prefix(err, "%s", runs[i].measured);
     for (int k = 0; k < 3; k++) {
       gr->held_signed[k] = e[k];
       gr->held[k] = fabs(e[k]);
