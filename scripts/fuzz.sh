@@ -43,6 +43,9 @@ seed() { # TARGET DIR
     fuzz_sweep)
       cp tests/golden/data/small-sweep.json configs/sweeps/*.json "$d/" 2>/dev/null || true
       printf '{"name": "z", "scenario": "small-synthetic.json", "mode": "zip", "grid": {"engine.max_num_seqs": [4, 8], "engine.block_size": [16, 32]}}' >"$d/zip.json" ;;
+    fuzz_compare)
+      cp tests/golden/compare/*.json configs/studies/*.json "$d/" 2>/dev/null || true
+      printf '{"name": "s", "scenario": "small-synthetic.json", "slo": {"ttft_p99_s": 2}, "target_rate": 5, "candidates": [{"label": "a", "set": {"engine.max_num_seqs": 8}}, {"label": "b", "set": {"hardware.gpu": "l4"}}], "cost_per_gpu_hour": {"l4": 1}}' >"$d/by-path.json" ;;
     fuzz_merge)
       # A two-shard sweep's records and tables, NUL-separated (fuzz_merge.c).
       local t2; t2=$(mktemp -d)
