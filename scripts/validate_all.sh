@@ -2,9 +2,11 @@
 # The leave-one-group-out table over every dev source (kvsim validate
 # --all), and with --write-bands the band figures it gives each fitted GPU:
 # band_ttft_rel / band_tpot_rel in configs/gpus/<gpu>.json "perf" = the
-# 90th percentile (linear interpolation) of the held-out median |error|
-# of that GPU's latency groups, so that the band covers the groups'
-# truth; the rest of the file is left byte for byte.
+# table's "bands" (90th percentile, linear interpolation, of the held-out
+# median |error| of that GPU's latency groups but the MoE groups no fit
+# saw, which take a borrowed band), so that the band covers the groups'
+# truth; the rest of the file is left byte for byte. It prints what a
+# borrowed band (gpu.h KVSIM_GPU_BAND_BORROWED_*) must reach.
 #
 #   scripts/validate_all.sh [--kvsim BIN] [--write-bands] [--no-refit]
 #
@@ -35,14 +37,11 @@ jq -r '.groups[] | select(.source != "startup") |
   [.gpu, .model, .precision, .source, .rows, .held_out.ttft, .held_out.tpot, .held_out.e2e,
    .shipped.ttft, .shipped.tpot, .shipped.e2e, .held_out_from] | @tsv' "$tmp/logo.json"
 ((write)) || exit 0
-q90='def q90: sort | ((length - 1) * 0.9) as $p | ($p | floor) as $i |
-  if $i + 1 < length then .[$i] + ($p - $i) * (.[$i + 1] - .[$i]) else .[$i] end;'
+echo "a borrowed band must reach: $(jq -r '.bands.borrowed | "TTFT \(.ttft), TPOT \(.tpot) (\(.groups) groups)"' "$tmp/logo.json")"
 for g in h100-sxm b200 rtx4090 rtx-pro-6000; do
   f=$root/configs/gpus/$g.json
-  t=$(jq -r --arg g "$g" "$q90"' [.groups[] | select(.gpu == $g and .source != "startup") | .held_out.ttft
-        | select(. != null)] | if length > 0 then (q90 / 100) else empty end' "$tmp/logo.json")
-  d=$(jq -r --arg g "$g" "$q90"' [.groups[] | select(.gpu == $g and .source != "startup") | .held_out.tpot
-        | select(. != null)] | if length > 0 then (q90 / 100) else empty end' "$tmp/logo.json")
+  t=$(jq -r --arg g "$g" '.bands[$g].ttft // empty' "$tmp/logo.json")
+  d=$(jq -r --arg g "$g" '.bands[$g].tpot // empty' "$tmp/logo.json")
   [ -n "$t" ] && [ -n "$d" ] || continue
   # Replace (or add after tpot_rel_sigma) the two band lines of "perf".
   awk -v t="$t" -v d="$d" '

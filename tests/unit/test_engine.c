@@ -373,6 +373,48 @@ Test(engine, step_time_scale_multiplies_every_step_and_is_range_checked) {
   kvsim_scenario_fini(&set);
 }
 
+/* perf.prefill_time_scale multiplies only the prefill tokens' share of
+ * each step: a run scaled so ends later than the nominal one and sooner
+ * than one with every step at that scale; at 1 it is the nominal run. */
+Test(engine, prefill_time_scale_scales_the_prefill_share_only) {
+  kvsim_scenario_t base, pre, all, one, set;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_small("", &base, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&base, &pre, &err), KVSIM_OK, "copy: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&base, &all, &err), KVSIM_OK, "copy: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&base, &one, &err), KVSIM_OK, "copy: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_prefill_time_scale(&pre, 3.0, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&all, 3.0, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_band_edge(&one, &(kvsim_band_edge_t){1, 1}, &err), KVSIM_OK, "%s", err.msg);
+  char text[2048];
+  snprintf(text, sizeof text, small_json, "");
+  const char *sets[] = {"perf.prefill_time_scale=3"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, 1, &set, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_stats_t a, p, s, o, q;
+  cr_assert_eq(kvsim_run(&base, NULL, NULL, &a, &err), KVSIM_OK, "run base: %s", err.msg);
+  cr_assert_eq(kvsim_run(&pre, NULL, NULL, &p, &err), KVSIM_OK, "run prefill: %s", err.msg);
+  cr_assert_eq(kvsim_run(&all, NULL, NULL, &s, &err), KVSIM_OK, "run all: %s", err.msg);
+  cr_assert_eq(kvsim_run(&one, NULL, NULL, &o, &err), KVSIM_OK, "run one: %s", err.msg);
+  cr_assert_eq(kvsim_run(&set, NULL, NULL, &q, &err), KVSIM_OK, "run set: %s", err.msg);
+  cr_assert_eq(o.last_finish, a.last_finish, "scales of 1 are the nominal run");
+  cr_assert_eq(q.last_finish, p.last_finish, "--set runs as the typed override");
+  cr_assert_gt(p.last_finish, a.last_finish, "slower prefill finishes later (%lld vs %lld)",
+               (long long)p.last_finish, (long long)a.last_finish);
+  cr_assert_lt(p.last_finish, s.last_finish, "but sooner than every step slower (%lld vs %lld)",
+               (long long)p.last_finish, (long long)s.last_finish);
+  cr_assert_eq(kvsim_scenario_set_prefill_time_scale(&pre, 0, &err), KVSIM_EINVAL, "0 refused");
+  cr_assert(strstr(err.msg, "perf.prefill_time_scale") != NULL, "the error names the key: %s", err.msg);
+  kvsim_scenario_t bad;
+  const char *badset[] = {"perf.prefill_time_scale=200"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", badset, 1, &bad, &err), KVSIM_EINVAL, "200 refused");
+  cr_assert(strstr(err.msg, "prefill_time_scale") != NULL, "the error names the key: %s", err.msg);
+  kvsim_scenario_fini(&base);
+  kvsim_scenario_fini(&pre);
+  kvsim_scenario_fini(&all);
+  kvsim_scenario_fini(&one);
+  kvsim_scenario_fini(&set);
+}
+
 /* engine.vllm_version: read into the plan, refused when unparseable or not
  * modelled for the profile's engine, naming the key and the releases. */
 Test(engine, vllm_version_key_selects_a_modelled_release) {

@@ -576,6 +576,14 @@ Test(fidelity, logo_band_is_the_quantile_of_the_gpus_held_out_groups) {
   cr_assert_float_eq(t, 0.28, 1e-12, "90th percentile interpolated: %g", t);
   cr_assert_eq(kvsim_fidelity_logo_band(&l, "a100-80g", 0.9, &t, &d), 0, "no group");
   cr_assert(isnan(t) && isnan(d), "no band without groups");
+  /* A MoE group no fit saw speaks for the borrowed band, not its GPU's;
+   * so do the groups held out by GPU. */
+  g[2].moe = true;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.5, &t, &d), 2, "the MoE group left out");
+  cr_assert_float_eq(t, 0.15, 1e-12, "median of 10 and 20: %g", t);
+  g[0].by_gpu = true;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, NULL, 0.9, &t, &d), 2, "borrowed: held out by GPU + unseen MoE");
+  cr_assert_float_eq(t, 0.28, 1e-12, "90th percentile of 10 and 30: %g", t);
 }
 
 Test(fidelity, logo_without_data_is_one_error) {
@@ -614,4 +622,24 @@ Test(fidelity, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
   peak.pp = 1;
   cr_assert_not(kvsim_fidelity_sil_physical(&peak, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why), "past the peak");
   cr_assert(strstr(why, "dense fp8 peak"), "%s", why);
+}
+
+/* validate --silicon and its --band leave out what the rule refuses, as
+ * calibrate and --all do: the row is skipped with the reason, the others
+ * stay as they were. */
+Test(fidelity, silicon_tables_skip_the_rows_the_physical_rule_refuses) {
+  kvsim_fid_sil_row_t rows[3] = {
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
+  };
+  for (int i = 0; i < 3; i++)
+    rows[i].pp = 1;
+  rows[2].skipped = true;
+  snprintf(rows[2].reason, sizeof rows[2].reason, "already skipped");
+  kvsim_fid_sil_table_t t = {rows, 3, 3};
+  cr_assert_eq(kvsim_fidelity_sil_exclude_unphysical(&t, KVSIM_FID_SIL_RANGE_RATIO), 1, "one row excluded");
+  cr_assert_not(rows[0].skipped, "a possible row is kept");
+  cr_assert(rows[1].skipped && strstr(rows[1].reason, "beyond what the GPU can do"), "%s", rows[1].reason);
+  cr_assert_str_eq(rows[2].reason, "already skipped", "a skipped row keeps its reason");
 }

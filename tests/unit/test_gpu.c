@@ -137,6 +137,17 @@ Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
   double lo, hi;
   kvsim_gpu_band_scales(&fitted, &lo, &hi);
   cr_assert(fabs(lo - 0.92) < 1e-12 && fabs(hi - 1.08) < 1e-12, "edges at 1 -/+ the TPOT band (%g, %g)", lo, hi);
+  /* The prefill share takes the TTFT band, its fast edge held at 0.05. */
+  fitted.band_ttft_rel = 0.3;
+  kvsim_band_edge_t l, h;
+  kvsim_gpu_band_edges(&fitted, &l, &h);
+  cr_assert(fabs(l.step - 0.92) < 1e-12 && fabs(h.step - 1.08) < 1e-12, "step edges (%g, %g)", l.step, h.step);
+  cr_assert(fabs(l.prefill - 0.7) < 1e-12 && fabs(h.prefill - 1.3) < 1e-12, "prefill edges at 1 -/+ TTFT (%g, %g)",
+            l.prefill, h.prefill);
+  fitted.band_ttft_rel = 1.2;
+  kvsim_gpu_band_edges(&fitted, &l, &h);
+  cr_assert(fabs(l.prefill - 0.05) < 1e-12 && fabs(h.prefill - 2.2) < 1e-12, "held at 0.05 (%g, %g)", l.prefill,
+            h.prefill);
 }
 
 /* A GPU that borrows its coefficients gets a band at least as wide as

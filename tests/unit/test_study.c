@@ -465,6 +465,17 @@ Test(study, the_band_edges_scale_the_scenarios_own_step_time_scale) {
   cr_assert_eq(kvsim_scenario_set_step_time_scale(&sc, 90, &err), KVSIM_OK, "%s", err.msg);
   kvsim_study_band_scales(&sc, &lo2, &hi2);
   cr_assert_eq(hi2, KVSIM_STEP_SCALE_MAX, "held at the knob's maximum");
+  /* The prefill edges follow the step scale until the scenario gives
+   * its own prefill scale. */
+  kvsim_band_edge_t g[2], e[2];
+  kvsim_gpu_band_edges(&sc.gpu.perf, &g[0], &g[1]);
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&sc, 2, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_study_band_edges(&sc, e);
+  cr_assert_float_eq(e[1].prefill, 2 * g[1].prefill, 1e-12, "prefill edge follows the step scale");
+  cr_assert_eq(kvsim_scenario_set_prefill_time_scale(&sc, 0.5, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_study_band_edges(&sc, e);
+  cr_assert_float_eq(e[1].prefill, 0.5 * g[1].prefill, 1e-12, "then its own");
+  cr_assert_float_eq(e[1].step, 2 * g[1].step, 1e-12, "the step edge keeps the step scale");
   kvsim_scenario_fini(&sc);
 }
 

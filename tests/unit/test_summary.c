@@ -121,7 +121,7 @@ Test(summary, calibration_says_what_the_coefficients_rest_on_per_gpu) {
     cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "%s: %s", want[i].gpu, err.msg);
     kvsim_summary_t *s = calloc(1, sizeof *s);
     s->ttft.p99 = 2.0;
-    kvsim_summary_set_calibration(s, &g);
+    kvsim_summary_set_calibration(s, &g, false);
     cr_assert_str_eq(s->calibration.gpu, want[i].gpu, "gpu named");
     cr_assert_str_eq(kvsim_cal_status_name(s->calibration.status), want[i].status, "%s status",
                      want[i].gpu);
@@ -146,6 +146,30 @@ Test(summary, calibration_says_what_the_coefficients_rest_on_per_gpu) {
   }
 }
 
+/* A MoE model on a GPU fitted on dense rows only gets a borrowed fit's
+ * band; on a GPU whose moe_efficiency was fitted, the GPU's own. */
+Test(summary, a_moe_model_on_a_dense_only_fit_gets_a_borrowed_band) {
+  kvsim_gpu_t h100, pro;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("h100-sxm", &h100, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("rtx-pro-6000", &pro, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_not(h100.perf.moe_fitted, "h100-sxm's fit saw no MoE row");
+  cr_assert(pro.perf.moe_fitted, "rtx-pro-6000's moe_efficiency is fitted");
+  kvsim_summary_t *s = calloc(1, sizeof *s);
+  kvsim_summary_set_calibration(s, &h100, false);
+  const double dense_tpot = s->calibration.band_tpot_rel;
+  kvsim_summary_set_calibration(s, &h100, true);
+  cr_assert(s->calibration.moe && !s->calibration.moe_fitted, "flagged");
+  cr_assert_geq(s->calibration.band_tpot_rel, KVSIM_GPU_BAND_BORROWED_TPOT, "borrowed TPOT band");
+  cr_assert_geq(s->calibration.band_ttft_rel, KVSIM_GPU_BAND_BORROWED_TTFT, "borrowed TTFT band");
+  cr_assert_gt(s->calibration.band_tpot_rel, dense_tpot, "wider than the dense band");
+  double t, d;
+  kvsim_gpu_band(&pro.perf, &t, &d);
+  kvsim_summary_set_calibration(s, &pro, true);
+  cr_assert_eq(s->calibration.band_tpot_rel, d, "a fitted moe_efficiency keeps the GPU's band");
+  free(s);
+}
+
 Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
   s->ttft = (kvsim_latency_t){10, 1.0, 0.8, 1.5, 6.0, 7.0};
@@ -161,7 +185,7 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   /* An edge where nothing finished has no latency to widen by. */
   e[1].tpot = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
   e[0].tpot = (kvsim_latency_t){10, 0.01, 0.01, 0.01, 0.01, 0.01};
-  kvsim_summary_merge_ranges(s, e, 2, 0.8, 1.2);
+  kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.8, 0.3}, &(kvsim_band_edge_t){1.2, 1.7});
   cr_assert(s->has_ranges, "ranges set");
   cr_assert_eq(s->ttft_range.p99.lo, 1.0, "p99 lo is the lowest run");
   cr_assert_eq(s->ttft_range.p99.hi, 6.0, "p99 hi is the nominal run's, above both edges");
@@ -180,6 +204,7 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
               i, all[i]->lo, all[i]->hi, nominal[i]);
   cr_assert_float_eq(s->uncertainty_ttft_p99_s, 5.0, 1e-12, "+/- is the larger distance to an end");
   cr_assert_eq(s->band_scale_lo, 0.8, "scales kept");
+  cr_assert_eq(s->band_prefill_scale_hi, 1.7, "prefill scales kept");
   free(s);
 }
 
@@ -199,7 +224,7 @@ Test(summary, range_keys_sit_beside_their_figures_and_only_with_ranges) {
   cJSON_Delete(j);
   s[1] = s[0];
   s[1].ttft.p99 *= 2;
-  kvsim_summary_merge_ranges(s, s + 1, 1, 0.6, 1.4);
+  kvsim_summary_merge_ranges(s, s + 1, 1, &(kvsim_band_edge_t){0.6, 0.6}, &(kvsim_band_edge_t){1.4, 1.4});
   j = kvsim_summary_json(s, &sc);
   const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "ttft_s");
   static const char *const keys[] = {"count",     "mean", "mean_range", "p50", "p50_range", "p90",
@@ -247,6 +272,15 @@ Test(summary, a_gpu_without_its_own_fit_is_diagnosed_and_said_on_the_run_line) {
     cr_assert_str_neq(s->diagnosis[i].code, "uncalibrated_gpu", "a fitted GPU is not flagged");
   kvsim_summary_run_line(s, "out", line, sizeof line);
   cr_assert(strstr(line, "not fitted") == NULL, "nothing said for a fitted GPU: %s", line);
+  kvsim_scenario_fini(&sc);
+  /* A MoE model there: the fit saw none, and the diagnosis says so. */
+  const char *moe[] = {"hardware.gpu=h100-sxm", "model=qwen3-30b-a3b"};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", moe, 2, &sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
+  found = false;
+  for (int i = 0; i < s->ndiagnosis; i++)
+    found |= !strcmp(s->diagnosis[i].code, "uncalibrated_moe");
+  cr_assert(found, "uncalibrated_moe finding for a MoE model on h100-sxm");
   kvsim_scenario_fini(&sc);
   free(s);
 }

@@ -326,7 +326,8 @@ typedef struct kvsim_fid_cover_item {
   char error[160];
   bool in_sample;
   char coefficients[128];    /* whose coefficients, and why in-sample or held-out */
-  double scale_lo, scale_hi; /* the edge runs' perf.step_time_scale */
+  double scale_lo, scale_hi;     /* the edge runs' perf.step_time_scale */
+  double prefill_lo, prefill_hi; /* and their perf.prefill_time_scale */
   kvsim_fid_band_mean_t mean[KVSIM_FID_COVER_NLAT];
 } kvsim_fid_cover_item_t;
 
@@ -560,6 +561,7 @@ typedef struct kvsim_fid_logo_group {
   char held_from[96];       /* what the held-out coefficients were fitted on */
   /* For a per-request group: the held-out run's mean errors (signed, %). */
   double held_signed[3];
+  bool by_gpu;              /* held out by GPU: a generation default that never saw the GPU */
 } kvsim_fid_logo_group_t;
 
 /* A row left out of the fits and the table, and why. */
@@ -618,9 +620,18 @@ int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_r
  * decode step's bandwidth floor. The one rule of kvsim calibrate and
  * kvsim validate --all: such rows are listed and not fitted. */
 bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_ratio, char *why, size_t cap);
+/* Marks the rows of t that the rule above refuses as skipped (reason:
+ * beyond what the GPU can do), so that kvsim validate --silicon and its
+ * --band leave out what kvsim calibrate and --all leave out. Returns how
+ * many. */
+int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double range_ratio);
 
 /* The q-quantile (0..1) of |held-out TTFT| and |TPOT| errors (fractions)
- * over the latency groups on `gpu`; returns the number of groups. */
+ * over the latency groups on `gpu` that its band speaks for (not a MoE
+ * group no fit saw: that one takes a borrowed band, gpu.h
+ * kvsim_gpu_band_moe); gpu NULL: over the groups a borrowed band speaks
+ * for (those held out by GPU, and those MoE groups). Returns the number of
+ * groups. */
 int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
                              double *tpot);
 

@@ -30,7 +30,7 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
  * (summary.h kvsim_summary_merge_ranges), so that summary.json carries the
  * ranges. */
 void kvsim_run_output_merge_ranges(kvsim_run_output_t *o, const kvsim_summary_t *edges, int n,
-                                   double scale_lo, double scale_hi);
+                                   const kvsim_band_edge_t *lo, const kvsim_band_edge_t *hi);
 /* Writes summary.json and renames the temporary files into place (what
  * finish does with commit); nothing without a folder or when committed
  * already. Errors as finish's. */

@@ -76,8 +76,13 @@ typedef struct kvsim_scenario {
   double quant_step_factor;   /* step-time factor for quantized KV (perf.h) */
   /* perf.step_time_scale: every step's duration is multiplied by it
    * (default 1). The uncertainty band and plan ranges re-run a scenario
-   * with step times at the band's edges through this one knob. */
+   * with step times at the band's edges through this knob and the next. */
   double step_time_scale;
+  /* perf.prefill_time_scale: multiplies the prefill tokens' share of each
+   * step's duration instead (a step of f prefill tokens of its total takes
+   * (1 - f) x step_time_scale + f x prefill_time_scale of its modelled
+   * time); 0 = not given, step_time_scale throughout. */
+  double prefill_time_scale;
   kvsim_workload_cfg_t *workload; /* owned */
   /* SLO targets (seconds); 0 = none. */
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s;
@@ -137,6 +142,15 @@ int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *er
 #define KVSIM_STEP_SCALE_MIN 0.01
 #define KVSIM_STEP_SCALE_MAX 100.0
 int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);
+/* perf.prefill_time_scale, in the same range. */
+int kvsim_scenario_set_prefill_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);
+/* The scenario's band edges for the coefficients `band` (sc's GPU's, or
+ * borrowed ones): gpu.h kvsim_gpu_band_edges times the scenario's own
+ * step and prefill scales, held in [KVSIM_STEP_SCALE_MIN, _MAX]. */
+void kvsim_scenario_band_edges(const kvsim_scenario_t *sc, const kvsim_gpu_perf_t *band, kvsim_band_edge_t *lo,
+                               kvsim_band_edge_t *hi);
+/* Sets both scales of one edge (an edge run's scenario). */
+int kvsim_scenario_set_band_edge(kvsim_scenario_t *sc, const kvsim_band_edge_t *e, kvsim_err *err);
 /* engine.kv_cache_dtype, engine.max_num_seqs (>= 1), engine.max_model_len
  * (>= 1; the model's bound is the plan's check) and
  * hardware.tensor_parallel_size (with the expert-parallel check parsing

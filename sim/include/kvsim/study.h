@@ -42,14 +42,15 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
 
 /* ---- One run with its band through the queue ---------------------------- */
 
-/* The step-time scales of the band's two edges for sc: its own
- * perf.step_time_scale times gpu.h kvsim_gpu_band_scales of its GPU's
- * coefficients, held in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX]. */
+/* The band's two edges for sc (scenario.h kvsim_scenario_band_edges of
+ * its GPU's coefficients): e[0] the fast edge, e[1] the slow one. */
+void kvsim_study_band_edges(const kvsim_scenario_t *sc, kvsim_band_edge_t e[2]);
+/* Their step scales alone (e[0].step, e[1].step). */
 void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi);
 
 /* kvsim_study_run, and with band two more runs of a copy of sc with step
- * times at the band's edges (kvsim_study_band_scales, through the typed
- * override kvsim_scenario_set_step_time_scale): their summaries are
+ * times at the band's edges (kvsim_study_band_edges, through the typed
+ * override kvsim_scenario_set_band_edge): their summaries are
  * merged into *out as [min, max] ranges over the three runs
  * (summary.h kvsim_summary_merge_ranges) before summary.json is written.
  * Only the nominal run writes timeseries.csv and requests.csv; the edge
@@ -342,14 +343,14 @@ struct kvsim_search {
   int npoints;
   double best;               /* in the unit (rate: req/s); NAN: none */
   double factor;             /* rate search: best / base_value (NAN: none) */
-  /* The search re-run with perf.step_time_scale at the two edges of the
-   * GPU's band (kvsim_gpu_band_scales): the answer's range, low to high
+  /* The search re-run at the two edges of the GPU's band
+   * (kvsim_study_band_edges): the answer's range, low to high
    * (NAN where nothing met at that edge), and the simulations it took. */
   double range[2];
   /* Rate: met at every multiplier tried, so the value (or a range end) is
    * a lower bound (12 doublings from the scenario's rate). */
   bool lower_bound, range_lower_bound[2];
-  double band_scale[2];
+  kvsim_band_edge_t band_edge[2];
   int range_points;
   int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
   char gpu[64];              /* the base's GPU and what its step times rest on */
@@ -441,7 +442,8 @@ typedef struct kvsim_compare_row {
   /* What the step times rest on (gpu.h). */
   kvsim_cal_status cal_status;
   int cal_rows;
-  double band_ttft_rel, band_tpot_rel, band_scale[2];
+  double band_ttft_rel, band_tpot_rel;
+  kvsim_band_edge_t band_edge[2];
   /* What the band's width is: 2 the fit's held-out error; 1 the fit's
    * in-sample residual spread (widened for borrowed coefficients); 0 a
    * default width by status (kvsim_gpu_band). */

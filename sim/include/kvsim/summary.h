@@ -63,6 +63,9 @@ typedef struct kvsim_calibration {
   char source[256];       /* perf.source */
   char borrowed_from[64]; /* the GPU whose fit a default copies; "" if fitted or unknown */
   double band_ttft_rel, band_tpot_rel;
+  /* A MoE model: whether the GPU's moe_efficiency was fitted on MoE data
+   * (its band is a borrowed fit's when not; gpu.h kvsim_gpu_band_moe). */
+  bool moe, moe_fitted;
 } kvsim_calibration_t;
 
 /* The statistic of a latency picked by a name ("p99", "mean", ...). */
@@ -164,6 +167,7 @@ typedef struct kvsim_summary {
    * `<stat>_range` of summary.json comes from these. */
   bool has_ranges;
   double band_scale_lo, band_scale_hi; /* perf.step_time_scale factors of the edge runs */
+  double band_prefill_scale_lo, band_prefill_scale_hi; /* and their perf.prefill_time_scale */
   kvsim_latency_range_t ttft_range, tpot_range, e2e_range, queue_range;
   kvsim_range_t requests_per_s_range, output_tokens_per_s_range, prompt_tokens_per_s_range,
       total_tokens_per_s_range;
@@ -233,14 +237,14 @@ void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st);
  * perf.rows, perf.source, kvsim_gpu_band, and the GPU a default borrows
  * from, gpu.h kvsim_gpu_default_perf_origin) and latency.uncertainty from
  * the band alone (no ranges yet). */
-void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu);
+void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, bool moe);
 
 /* Merges the summaries of the same scenario run with step times at the
- * band's edges (scale_lo, scale_hi) into s: each range is the min and max
- * over s itself and edges[0..n), so it always holds the nominal value;
+ * band's edges (lo, hi) into s: each range is the min and max over s
+ * itself and edges[0..n), so it always holds the nominal value;
  * latency.uncertainty is re-derived from the p99 ranges. */
 void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges, int n,
-                                double scale_lo, double scale_hi);
+                                const kvsim_band_edge_t *lo, const kvsim_band_edge_t *hi);
 
 /* The run line of `kvsim run` (no newline) into buf[cap]: where the
  * results are (dir) and the headline figures, each with its range when

@@ -72,6 +72,35 @@ int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim
   return record(sc, "perf.step_time_scale", cJSON_CreateNumber(scale), err);
 }
 
+int kvsim_scenario_set_prefill_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
+  if (!(scale >= KVSIM_STEP_SCALE_MIN && scale <= KVSIM_STEP_SCALE_MAX))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: perf.prefill_time_scale: %g must be in [%g, %g]", sc->name,
+                         scale, KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
+  sc->prefill_time_scale = scale;
+  return record(sc, "perf.prefill_time_scale", cJSON_CreateNumber(scale), err);
+}
+
+static double clamp_scale(double x) {
+  return x < KVSIM_STEP_SCALE_MIN ? KVSIM_STEP_SCALE_MIN : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX : x;
+}
+
+void kvsim_scenario_band_edges(const kvsim_scenario_t *sc, const kvsim_gpu_perf_t *band, kvsim_band_edge_t *lo,
+                               kvsim_band_edge_t *hi) {
+  kvsim_band_edge_t l, h;
+  kvsim_gpu_band_edges_moe(band, sc->model.num_experts > 0, &l, &h);
+  const double step = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
+  const double prefill = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : step;
+  lo->step = clamp_scale(step * l.step);
+  hi->step = clamp_scale(step * h.step);
+  lo->prefill = clamp_scale(prefill * l.prefill);
+  hi->prefill = clamp_scale(prefill * h.prefill);
+}
+
+int kvsim_scenario_set_band_edge(kvsim_scenario_t *sc, const kvsim_band_edge_t *e, kvsim_err *err) {
+  int rc = kvsim_scenario_set_step_time_scale(sc, e->step, err);
+  return rc < 0 ? rc : kvsim_scenario_set_prefill_time_scale(sc, e->prefill, err);
+}
+
 int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kvsim_err *err) {
   /* The step-time factor follows the dtype at plan time (perf.c) unless
    * the scenario gave perf.quant_step_factor, which stays the user's. */

@@ -30,6 +30,7 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   rep->sched->cpu = &rep->cpu;
   rep->overlap_transfers = sc->offload.overlap;
   rep->step_time_scale = sc->step_time_scale > 0 ? sc->step_time_scale : 1.0;
+  rep->prefill_time_scale = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : rep->step_time_scale;
   if (offload)
     rc = kvsim_kvcache_set_offload(&rep->kv, &rep->cpu, sc->offload.store_threshold, err);
   return rc;
@@ -123,10 +124,13 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, i
     kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
   }
   kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, NULL);
-  if (rep->step_time_scale != 1.0) {
-    /* Held at the model's longest step, as kvsim_perf_step_time is, so
-     * that a scaled step cannot overflow the clock. */
-    const double scaled = (double)dt * rep->step_time_scale;
+  if (rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0) {
+    /* The prefill tokens' share of the step at its own scale (the band's
+     * TTFT edge), the rest at the step's; held at the model's longest
+     * step, as kvsim_perf_step_time is, so that a scaled step cannot
+     * overflow the clock. */
+    const double f = shape.new_tokens > 0 ? (double)shape.prefill_tokens / (double)shape.new_tokens : 0;
+    const double scaled = (double)dt * ((1 - f) * rep->step_time_scale + f * rep->prefill_time_scale);
     dt = scaled < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)scaled : KVSIM_PERF_MAX_STEP_NS;
   }
   if (st->extra_ns > 0) {

@@ -20,6 +20,7 @@ typedef struct kvsim__replica {
   bool busy;
   bool overlap_transfers;    /* step = max(compute, transfers) instead of the sum */
   double step_time_scale;    /* the scenario's perf.step_time_scale (1: as modelled) */
+  double prefill_time_scale; /* its perf.prefill_time_scale (step_time_scale when not given) */
   double transfer_wait_s;    /* time steps spent on transfers beyond compute */
   kvsim_time_ns step_start;
   int64_t steps;

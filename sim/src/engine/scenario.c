@@ -457,20 +457,32 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
   return KVSIM_OK;
 }
 
-static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
-  /* step_time_scale belongs to the scenario, not to the GPU; the other
-   * keys and ranges are a GPU file's "perf" (gpu.c). */
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "step_time_scale");
+/* One of the scenario's own scales in perf (absent: left as it is). */
+static int parse_scale(const cJSON *o, const char *key, const char *w, double *out, kvsim_err *err) {
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
   if (!s)
-    return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
+    return 0;
   if (!cJSON_IsNumber(s) || !(s->valuedouble >= KVSIM_STEP_SCALE_MIN && s->valuedouble <= KVSIM_STEP_SCALE_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.step_time_scale: expected a number in [%g, %g]", w,
-                         KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
-  sc->step_time_scale = s->valuedouble;
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: expected a number in [%g, %g]", w, key, KVSIM_STEP_SCALE_MIN,
+                         KVSIM_STEP_SCALE_MAX);
+  *out = s->valuedouble;
+  return 1;
+}
+
+static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+  /* step_time_scale and prefill_time_scale belong to the scenario, not
+   * to the GPU; the other keys and ranges are a GPU file's "perf" (gpu.c). */
+  int a = parse_scale(o, "step_time_scale", w, &sc->step_time_scale, err);
+  int b = a < 0 ? a : parse_scale(o, "prefill_time_scale", w, &sc->prefill_time_scale, err);
+  if (a < 0 || b < 0)
+    return a < 0 ? a : b;
+  if (!a && !b)
+    return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
   cJSON *rest = cJSON_Duplicate(o, 1);
   if (!rest)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", w);
   cJSON_DeleteItemFromObjectCaseSensitive(rest, "step_time_scale");
+  cJSON_DeleteItemFromObjectCaseSensitive(rest, "prefill_time_scale");
   int rc = kvsim_gpu_perf_parse(rest, w, &sc->gpu.perf, err);
   cJSON_Delete(rest);
   return rc;

@@ -319,6 +319,8 @@ int kvsim_fidelity_calibrate(kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t 
   best.calibrated = true;
   best.status = KVSIM_CAL_FITTED;
   best.rows = c->nruns + c->nrows;
+  for (int i = 0; i < r->nfit; i++)
+    best.moe_fitted |= r->fit[i] == KVSIM_FID_MOE;
   provenance(c, &best, &r->after);
   r->fitted = best;
   r->simulations = s.evals;

@@ -160,6 +160,7 @@ int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, con
                 p->mfu, p->mfu_fp8, p->mfu_fp4, p->mbu, p->step_overhead_us, p->per_seq_us, p->per_token_us,
                 p->per_layer_us, p->attn_efficiency, p->attn_seq_floor_us, p->moe_efficiency, p->frontend_us,
                 p->frontend_per_token_us, p->ttft_rel_sigma, p->tpot_rel_sigma) < 0 ||
+            (p->moe_fitted && cat(&buf, &len, &cap, "    \"moe_fitted\": true,\n") < 0) ||
             (p->band_ttft_rel > 0 &&
              cat(&buf, &len, &cap, "    \"band_ttft_rel\": %.4f,\n    \"band_tpot_rel\": %.4f,\n",
                  p->band_ttft_rel, p->band_tpot_rel) < 0) ||

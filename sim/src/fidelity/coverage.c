@@ -28,14 +28,6 @@ static kvsim_fid_cover_item_t *push(kvsim_fid_coverage_t *c) {
   return it;
 }
 
-/* As kvsim run's band (study.h kvsim_study_band_scales, which this room
- * cannot call): the scenario's own scale times the GPU band's edges. */
-static double clamp_scale(double x) {
-  return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
-         : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX
-                                    : x;
-}
-
 /* In-sample when the coefficients are the item's own GPU's fit: that fit
  * may have used this very run or row, so covering it proves little.
  * Coefficients of another GPU get the band kvsim run gives a GPU that
@@ -53,11 +45,12 @@ static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_
     band.ttft_rel_sigma = band.tpot_rel_sigma = 0;
     band.band_ttft_rel = band.band_tpot_rel = 0;
   }
-  double l, h;
-  kvsim_gpu_band_scales(&band, &l, &h);
-  const double base = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
-  it->scale_lo = clamp_scale(base * l);
-  it->scale_hi = clamp_scale(base * h);
+  /* As kvsim run's band (study.h kvsim_study_band_edges): the
+   * scenario's own scales times the band's edges. */
+  kvsim_band_edge_t l, h;
+  kvsim_scenario_band_edges(sc, &band, &l, &h);
+  it->scale_lo = l.step, it->prefill_lo = l.prefill;
+  it->scale_hi = h.step, it->prefill_hi = h.prefill;
   it->in_sample = own && p->status == KVSIM_CAL_FITTED;
   if (it->in_sample)
     snprintf(it->coefficients, sizeof it->coefficients, "%s's own fit (in-sample)", g->name);
@@ -98,18 +91,27 @@ static void tally(kvsim_fid_coverage_t *c, kvsim_fid_cover_item_t *it) {
 }
 
 /* One of the three runs of a measured comparison. */
-static int measured_at(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, double scale,
+static int measured_at(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, const kvsim_band_edge_t *at,
                        kvsim_fid_measured_cmp_t *cmp, kvsim_err *err) {
-  if (scale <= 0)
+  if (!at)
     return kvsim_fidelity_measured_compare(m, sc, cmp, err);
   kvsim_scenario_t e;
   int rc = kvsim_scenario_copy(sc, &e, err);
   if (rc < 0)
     return rc;
-  if ((rc = kvsim_scenario_set_step_time_scale(&e, scale, err)) == KVSIM_OK)
+  if ((rc = kvsim_scenario_set_band_edge(&e, at, err)) == KVSIM_OK)
     rc = kvsim_fidelity_measured_compare(m, &e, cmp, err);
   kvsim_scenario_fini(&e);
-  return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g", scale) : rc;
+  return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g (prefill %.4g)", at->step, at->prefill)
+                : rc;
+}
+
+/* The nominal run's scales and the two edges of an item. */
+static void edges_of(const kvsim_scenario_t *sc, const kvsim_fid_cover_item_t *it, kvsim_band_edge_t at[3]) {
+  at[0].step = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
+  at[0].prefill = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : at[0].step;
+  at[1] = (kvsim_band_edge_t){it->scale_lo, it->prefill_lo};
+  at[2] = (kvsim_band_edge_t){it->scale_hi, it->prefill_hi};
 }
 
 int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
@@ -124,10 +126,11 @@ int kvsim_fidelity_coverage_measured(kvsim_fid_measured_t *m, const kvsim_scenar
   snprintf(it->label, sizeof it->label, "%s", m->path);
   snprintf(it->gpu, sizeof it->gpu, "%s", sc->gpu.name);
   label_coefficients(it, sc, perf_gpu);
-  const double scale[3] = {0, it->scale_lo, it->scale_hi};
+  kvsim_band_edge_t at[3];
+  edges_of(sc, it, at);
   int rc = KVSIM_OK;
   for (int i = 0; i < 3 && rc == KVSIM_OK; i++) {
-    if ((rc = measured_at(m, sc, scale[i], cmp, err)) < 0)
+    if ((rc = measured_at(m, sc, i ? &at[i] : NULL, cmp, err)) < 0)
       break;
     for (int k = 0; k < KVSIM_FID_COVER_NLAT; k++)
       take(&it->mean[k], i, cmp->lat.meas[k].mean, cmp->lat.sim[k].mean);
@@ -153,16 +156,17 @@ static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, i
   if (perf)
     sc.gpu.perf = *perf;
   label_coefficients(it, &sc, perf ? perf_gpu : NULL);
-  const double scale[3] = {sc.step_time_scale, it->scale_lo, it->scale_hi};
+  kvsim_band_edge_t at[3];
+  edges_of(&sc, it, at);
   for (int i = 0; i < 3 && rc == KVSIM_OK; i++) {
     kvsim_fid_lat_t lat;
     kvsim_fidelity_lat_init(&lat);
-    rc = kvsim_scenario_set_step_time_scale(&sc, scale[i], err);
+    rc = kvsim_scenario_set_band_edge(&sc, &at[i], err);
     if (rc == KVSIM_OK)
       rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
     if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished at step-time scale %.4g",
-                         r->id, scale[i]);
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished at step-time scale %.4g (prefill %.4g)",
+                         r->id, at[i].step, at[i].prefill);
     if (rc == KVSIM_OK) {
       take(&it->mean[KVSIM_FID_TTFT], i, r->ttft_ms * 1e-3, kvsim_dist_mean(&lat.ttft));
       take(&it->mean[KVSIM_FID_TPOT], i, r->tpot_ms * 1e-3, kvsim_dist_mean(&lat.tpot));
@@ -179,6 +183,8 @@ int kvsim_fidelity_coverage_silicon(const char *path, const char *const *filters
                                     kvsim_fid_coverage_t *c, kvsim_err *err) {
   kvsim_fid_sil_table_t t = {0};
   int rc = kvsim_fidelity_silicon_read(path, filters, nfilters, &t, err);
+  if (rc == KVSIM_OK)
+    kvsim_fidelity_sil_exclude_unphysical(&t, range_ratio);
   for (int64_t i = 0; rc == KVSIM_OK && i < t.n; i++) {
     const kvsim_fid_sil_row_t *r = &t.rows[i];
     if (r->skipped) {

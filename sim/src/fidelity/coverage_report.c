@@ -15,8 +15,8 @@ static const char *const keys[KVSIM_FID_COVER_NLAT] = {"ttft_mean", "tpot_mean",
 
 static void print_item(const kvsim_fid_cover_item_t *it, const char *prev_coef, FILE *out) {
   if (!prev_coef || strcmp(prev_coef, it->coefficients))
-    fprintf(out, "coefficients: %s; step-time scales %.4g and %.4g\n", it->coefficients,
-            it->scale_lo, it->scale_hi);
+    fprintf(out, "coefficients: %s; step-time scales %.4g and %.4g, prefill %.4g and %.4g\n",
+            it->coefficients, it->scale_lo, it->scale_hi, it->prefill_lo, it->prefill_hi);
   fprintf(out, "  %s (%s)\n", it->label, it->gpu);
   if (!it->ok) {
     fprintf(out, "    not simulated: %s\n", it->error);
@@ -61,6 +61,9 @@ static cJSON *item_json(const kvsim_fid_cover_item_t *it) {
   cJSON *sc = cJSON_AddArrayToObject(o, "step_time_scales");
   cJSON_AddItemToArray(sc, cJSON_CreateNumber(it->scale_lo));
   cJSON_AddItemToArray(sc, cJSON_CreateNumber(it->scale_hi));
+  sc = cJSON_AddArrayToObject(o, "prefill_time_scales");
+  cJSON_AddItemToArray(sc, cJSON_CreateNumber(it->prefill_lo));
+  cJSON_AddItemToArray(sc, cJSON_CreateNumber(it->prefill_hi));
   if (!it->ok) {
     cJSON_AddStringToObject(o, "error", it->error);
     return o;

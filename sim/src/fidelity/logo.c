@@ -1,8 +1,8 @@
 /* Leave-one-group-out over the dev data (kvsim/fidelity.h). A group is
  * GPU x model x precision x source; each is predicted by coefficients that
  * never saw it:
- * - a per-request run: held out by GPU, i.e. with the shipped fit of
- *   another GPU (what a GPU without data of its own gets), its donor;
+ * - a per-request run: held out by GPU, i.e. with the generation default
+ *   a GPU without data of its own gets, from another GPU's fit (its donor);
  * - a silicon group that the shipped fit of its GPU was fitted on: a fit
  *   of that GPU on its other fitted groups (from the generation defaults),
  *   or the donor's fit when it has no other group;
@@ -34,12 +34,17 @@ static const struct {
      "llmservingsim-rtxpro6000-qwen3-30b-a3b.json"},
 };
 
-const char *kvsim__logo_donor(const char *gpu, const char *generation) {
-  if (!strcmp(gpu, "h100-sxm"))
-    return "b200";
-  if (!strcmp(generation, "blackwell") && strcmp(gpu, "b200"))
-    return "b200";
-  return "h100-sxm";
+void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, size_t from_size) {
+  /* Hopper's and Ada's defaults are built from h100-sxm's and rtx4090's
+   * fits, Blackwell's from b200's (hw/gpu.c kvsim_gpu_default_perf):
+   * those GPUs take the other datacenter generation's. */
+  const char *gen = g->generation;
+  if (!strcmp(g->name, "h100-sxm"))
+    gen = "blackwell";
+  else if (!strcmp(g->name, "b200") || !strcmp(gen, "ada") || strcmp(gen, "blackwell"))
+    gen = "hopper";
+  kvsim_gpu_default_perf(gen, p);
+  snprintf(from, from_size, "%s default (%s fit)", gen, kvsim_gpu_default_perf_origin(gen));
 }
 
 bool kvsim__logo_is_moe(const char *model) {
@@ -81,10 +86,9 @@ static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
     char meas[4096], scen[4096];
     snprintf(meas, sizeof meas, "%s/%s", o->validation_dir, runs[i].measured);
     snprintf(scen, sizeof scen, "%s/%s", o->scenario_dir, runs[i].scenario);
-    kvsim_gpu_t g, d;
+    kvsim_gpu_t g;
     int rc;
-    if ((rc = kvsim_gpu_load(runs[i].gpu, &g, err)) < 0 ||
-        (rc = kvsim_gpu_load(kvsim__logo_donor(g.name, g.generation), &d, err)) < 0)
+    if ((rc = kvsim_gpu_load(runs[i].gpu, &g, err)) < 0)
       return rc;
     kvsim_fid_logo_group_t *gr = kvsim__logo_group(l, runs[i].gpu, runs[i].model, "bf16", "per-request");
     if (!gr)
@@ -97,16 +101,19 @@ static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
     for (int k = 0; k < 3; k++)
       gr->shipped[k] = fabs(e[k]);
     gr->shipped_in_sample = g.perf.status == KVSIM_CAL_FITTED;
-    /* Held out by GPU: the donor's coefficients; moe_efficiency from 1.0
-     * (no MoE data on the donor). */
-    kvsim_gpu_perf_t p = d.perf;
+    /* Held out by GPU: the generation default that never saw it;
+     * moe_efficiency 1.0 (no default has MoE data). */
+    kvsim_gpu_perf_t p;
+    char from[96];
+    kvsim__logo_donor(&g, &p, from, sizeof from);
     if ((rc = run_errors(meas, scen, &p, e, err)) < 0)
       return kvsim_err_prefix(err, "%s", runs[i].measured);
     for (int k = 0; k < 3; k++) {
       gr->held_signed[k] = e[k];
       gr->held[k] = fabs(e[k]);
     }
-    snprintf(gr->held_from, sizeof gr->held_from, "%s fit (GPU held out)", d.name);
+    snprintf(gr->held_from, sizeof gr->held_from, "%s (GPU held out)", from);
+    gr->by_gpu = true;
     if (o->progress)
       o->progress(o->ctx, gr);
   }

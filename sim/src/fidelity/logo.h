@@ -11,9 +11,12 @@ kvsim_fid_logo_group_t *kvsim__logo_group(kvsim_fid_logo_t *l, const char *gpu, 
 /* Records an excluded row. */
 int kvsim__logo_exclude(kvsim_fid_logo_t *l, const char *id, const char *reason);
 
-/* The fitted GPU whose coefficients stand in for `gpu` held out: the
- * datacenter fit of its generation, else Hopper's (Blackwell's for H100). */
-const char *kvsim__logo_donor(const char *gpu, const char *generation);
+/* The coefficients that stand in for GPU g held out: the generation
+ * default (gpu.h kvsim_gpu_default_perf) that a GPU without data of its
+ * own would get, of g's generation when that default was built from
+ * another GPU's data, else of the nearest generation whose default never
+ * saw g. Writes what they are into `from` ("blackwell default (b200 fit)"). */
+void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, size_t from_size);
 bool kvsim__logo_is_moe(const char *model);
 /* The silicon groups (logo_silicon.c). */
 int kvsim__logo_silicon(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_err *err);

@@ -95,7 +95,8 @@ int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double 
   int nt = 0, nd = 0;
   for (int i = 0; t && d && i < l->ngroups; i++) {
     const kvsim_fid_logo_group_t *g = &l->groups[i];
-    if (strcmp(g->gpu, gpu))
+    const bool moe_unseen = g->moe && !g->shipped_in_sample;
+    if (gpu ? strcmp(g->gpu, gpu) || moe_unseen : !(g->by_gpu || moe_unseen))
       continue;
     if (isfinite(g->held[0]))
       t[nt++] = g->held[0] / 100;
@@ -142,6 +143,22 @@ char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
     cJSON_AddBoolToObject(j, "shipped_in_sample", g->shipped_in_sample);
     cJSON_AddStringToObject(j, "held_out_from", g->held_from);
     cJSON_AddItemToObject(j, "kv_error", kvsim__fid_num_or_null(g->kv_err));
+  }
+  /* The band figures the table gives (90th percentile, as fractions):
+   * each fitted GPU's band_*_rel, and what a borrowed band must reach. */
+  cJSON *bands = cJSON_AddObjectToObject(o, "bands");
+  for (int i = 0; bands && i <= l->ngroups; i++) {
+    const char *gpu = i < l->ngroups ? l->groups[i].gpu : NULL;
+    if (gpu && (!strcmp(l->groups[i].source, "startup") || cJSON_HasObjectItem(bands, gpu)))
+      continue;
+    double t, d;
+    const int n = kvsim_fidelity_logo_band(l, gpu, 0.9, &t, &d);
+    if (!n)
+      continue;
+    cJSON *b = cJSON_AddObjectToObject(bands, gpu ? gpu : "borrowed");
+    cJSON_AddNumberToObject(b, "ttft", t);
+    cJSON_AddNumberToObject(b, "tpot", d);
+    cJSON_AddNumberToObject(b, "groups", n);
   }
   for (int i = 0; i < l->nexcl; i++) {
     cJSON *j = cJSON_CreateObject();

@@ -166,13 +166,14 @@ int kvsim__logo_silicon(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
       if (fitted) {
         snprintf(g->held_from, sizeof g->held_from, "%s fit on its other groups (%d rows)", g->gpu, fitted);
       } else {
-        kvsim_gpu_t me, d;
-        if ((rc = kvsim_gpu_load(g->gpu, &me, err)) < 0 ||
-            (rc = kvsim_gpu_load(kvsim__logo_donor(me.name, me.generation), &d, err)) < 0)
+        kvsim_gpu_t me;
+        char from[96];
+        if ((rc = kvsim_gpu_load(g->gpu, &me, err)) < 0)
           break;
-        p = d.perf;
-        snprintf(g->held_from, sizeof g->held_from, o->no_refit ? "%s fit (GPU held out)" : "%s fit (no other group on %s)",
-                 d.name, g->gpu);
+        kvsim__logo_donor(&me, &p, from, sizeof from);
+        g->by_gpu = true;
+        snprintf(g->held_from, sizeof g->held_from, o->no_refit ? "%s (GPU held out)" : "%s (no other group on %s)",
+                 from, g->gpu);
       }
       if ((rc = group_errors(rows, n, gi, &p, g->held, err)) < 0)
         break;

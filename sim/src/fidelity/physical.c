@@ -85,3 +85,19 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
   }
   return true;
 }
+
+int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double range_ratio) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < t->n; i++) {
+    kvsim_fid_sil_row_t *r = &t->rows[i];
+    char why[192];
+    if (r->skipped || kvsim_fidelity_sil_physical(r, range_ratio, why, sizeof why))
+      continue;
+    /* One reason for all, so that they count together; kvsim validate
+     * --all prints each row's figures. */
+    r->skipped = true;
+    snprintf(r->reason, sizeof r->reason, "beyond what the GPU can do (TPOT below its HBM floor or > 80 %% of peak)");
+    n++;
+  }
+  return n;
+}

@@ -212,6 +212,7 @@ int kvsim_fidelity_silicon_compare(const char *path, const char *const *filters,
   int rc = kvsim_fidelity_silicon_read(path, filters, nfilters, &out->table, err);
   if (rc < 0)
     return rc;
+  kvsim_fidelity_sil_exclude_unphysical(&out->table, range_ratio);
   size_t n = (size_t)(out->table.n ? out->table.n : 1);
   out->res = kvsim__calloc(n, sizeof *out->res);
   out->order = kvsim__calloc(n, sizeof *out->order);

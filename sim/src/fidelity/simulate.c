@@ -116,6 +116,12 @@ int kvsim_fidelity_simulate(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat, kv
 
 int kvsim_fidelity_simulate_client(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat,
                                    kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
-  return simulate(sc, sc->gpu.perf.frontend_us * 1e-6, sc->gpu.perf.frontend_per_token_us * 1e-6, lat, ser, st,
-                  err);
+  /* The client's latency is a modelled part of the TTFT as the prefill
+   * is: a run at a band edge (perf.prefill_time_scale) scales both, or
+   * the TTFT's range could not reach a measured TTFT below the fitted
+   * client latency. */
+  const double step = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
+  const double f = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : step;
+  return simulate(sc, f * sc->gpu.perf.frontend_us * 1e-6, f * sc->gpu.perf.frontend_per_token_us * 1e-6, lat, ser,
+                  st, err);
 }

@@ -336,6 +336,15 @@ void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
 }
 
 void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t *out) {
+  if (cal->status == KVSIM_CAL_FITTED && cal->moe && !cal->moe_fitted) {
+    add(out, "uncalibrated_moe", "info",
+        "%s's step-time fit saw no MoE model: this model's expert GEMMs run at the default "
+        "moe_efficiency 1.0, so its band is a borrowed fit's (+/-%.0f%% TTFT, +/-%.0f%% TPOT on step "
+        "time); fit moe_efficiency on a measured MoE run (kvsim calibrate --fit ...,moe_efficiency) to "
+        "narrow it.",
+        cal->gpu, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
+    return;
+  }
   if (cal->status == KVSIM_CAL_FITTED)
     return;
   char from[96] = "";

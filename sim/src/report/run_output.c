@@ -378,7 +378,7 @@ static void summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
   }
   s->percentiles_exact = kvsim_dist_exact(&o->e2e);
   /* latency.calibration, and the +/- band until ranges replace it. */
-  kvsim_summary_set_calibration(s, &o->sc->gpu);
+  kvsim_summary_set_calibration(s, &o->sc->gpu, o->sc->model.num_experts > 0);
 }
 
 static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
@@ -465,9 +465,9 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
 }
 
 void kvsim_run_output_merge_ranges(kvsim_run_output_t *o, const kvsim_summary_t *edges, int n,
-                                   double scale_lo, double scale_hi) {
+                                   const kvsim_band_edge_t *lo, const kvsim_band_edge_t *hi) {
   assert(o->has_summary);
-  kvsim_summary_merge_ranges(&o->summary, edges, n, scale_lo, scale_hi);
+  kvsim_summary_merge_ranges(&o->summary, edges, n, lo, hi);
 }
 
 int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {

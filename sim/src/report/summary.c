@@ -182,6 +182,8 @@ static void add_calibration(cJSON *lat, const kvsim_summary_t *s) {
   cJSON_AddStringToObject(o, "source", c->source);
   if (c->borrowed_from[0])
     cJSON_AddStringToObject(o, "borrowed_from", c->borrowed_from);
+  if (c->moe)
+    cJSON_AddBoolToObject(o, "moe_efficiency_fitted", c->moe_fitted);
   cJSON_AddNumberToObject(o, "band_ttft_rel", round6(c->band_ttft_rel));
   cJSON_AddNumberToObject(o, "band_tpot_rel", round6(c->band_tpot_rel));
   if (!s->has_ranges)
@@ -190,6 +192,9 @@ static void add_calibration(cJSON *lat, const kvsim_summary_t *s) {
   cJSON *a = cJSON_AddArrayToObject(b, "step_time_scales");
   cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_scale_lo)));
   cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_scale_hi)));
+  a = cJSON_AddArrayToObject(b, "prefill_time_scales");
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_prefill_scale_lo)));
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(round6(s->band_prefill_scale_hi)));
   cJSON_AddStringToObject(b, "ranges",
                           "[min, max] over the nominal run and the runs at both scales "
                           "(queueing is not monotone in the step time)");

@@ -20,7 +20,7 @@ static void set_uncertainty_from_band(kvsim_summary_t *s) {
            kvsim_cal_status_name(c->status), 100 * c->band_ttft_rel, 100 * c->band_tpot_rel);
 }
 
-void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu) {
+void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, bool moe) {
   kvsim_calibration_t *c = &s->calibration;
   memset(c, 0, sizeof *c);
   snprintf(c->gpu, sizeof c->gpu, "%s", gpu->name);
@@ -32,7 +32,9 @@ void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu) {
   if (c->status != KVSIM_CAL_FITTED && !gpu->perf.calibrated)
     snprintf(c->borrowed_from, sizeof c->borrowed_from, "%s",
              kvsim_gpu_default_perf_origin(gpu->generation));
-  kvsim_gpu_band(&gpu->perf, &c->band_ttft_rel, &c->band_tpot_rel);
+  c->moe = moe;
+  c->moe_fitted = gpu->perf.moe_fitted;
+  kvsim_gpu_band_moe(&gpu->perf, moe, &c->band_ttft_rel, &c->band_tpot_rel);
   set_uncertainty_from_band(s);
 }
 
@@ -73,10 +75,12 @@ static double half_width(const kvsim_range_t *r, double nominal) {
 }
 
 void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges, int n,
-                                double scale_lo, double scale_hi) {
+                                const kvsim_band_edge_t *lo, const kvsim_band_edge_t *hi) {
   s->has_ranges = true;
-  s->band_scale_lo = scale_lo;
-  s->band_scale_hi = scale_hi;
+  s->band_scale_lo = lo->step;
+  s->band_scale_hi = hi->step;
+  s->band_prefill_scale_lo = lo->prefill;
+  s->band_prefill_scale_hi = hi->prefill;
   latency_range_init(&s->ttft_range, &s->ttft);
   latency_range_init(&s->tpot_range, &s->tpot);
   latency_range_init(&s->e2e_range, &s->e2e);
@@ -112,6 +116,6 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
   s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, s->e2e.p99);
   snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
            "the larger distance from each p99 to an end of its p99_range (runs at step-time "
-           "scales %.4g and %.4g, the %s band)",
-           scale_lo, scale_hi, kvsim_cal_status_name(s->calibration.status));
+           "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)",
+           lo->step, hi->step, lo->prefill, hi->prefill, kvsim_cal_status_name(s->calibration.status));
 }

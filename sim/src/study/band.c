@@ -11,34 +11,33 @@
 #include "kvsim/study.h"
 #include "study/run.h"
 
-static double clamp_scale(double x) {
-  return x < KVSIM_STEP_SCALE_MIN   ? KVSIM_STEP_SCALE_MIN
-         : x > KVSIM_STEP_SCALE_MAX ? KVSIM_STEP_SCALE_MAX
-                                    : x;
+void kvsim_study_band_edges(const kvsim_scenario_t *sc, kvsim_band_edge_t e[2]) {
+  kvsim_scenario_band_edges(sc, &sc->gpu.perf, &e[0], &e[1]);
 }
 
 void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi) {
-  double l, h;
-  kvsim_gpu_band_scales(&sc->gpu.perf, &l, &h);
-  const double base = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
-  *lo = clamp_scale(base * l);
-  *hi = clamp_scale(base * h);
+  kvsim_band_edge_t e[2];
+  kvsim_study_band_edges(sc, e);
+  *lo = e[0].step;
+  *hi = e[1].step;
 }
 
 /* A copy of sc at one edge, run without files. */
-static int run_edge(const kvsim_scenario_t *sc, double scale, const kvsim_study_run_opts_t *opts,
+static int run_edge(const kvsim_scenario_t *sc, const kvsim_band_edge_t *edge, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err) {
   kvsim_scenario_t e;
   int rc = kvsim_scenario_copy(sc, &e, err);
   if (rc < 0)
-    return kvsim_err_prefix(err, "band edge at step-time scale %.4g", scale);
-  rc = kvsim_scenario_set_step_time_scale(&e, scale, err);
+    return kvsim_err_prefix(err, "band edge at step-time scale %.4g", edge->step);
+  rc = kvsim_scenario_set_band_edge(&e, edge, err);
   if (rc == KVSIM_OK) {
     kvsim_study_run_opts_t eo = {NULL, opts->progress, opts->check};
     rc = kvsim_study_run(&e, &eo, out, err);
   }
   kvsim_scenario_fini(&e);
-  return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g", scale) : rc;
+  return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g (prefill %.4g)", edge->step,
+                                   edge->prefill)
+                : rc;
 }
 
 /* The nominal run: outputs streamed into opts->dir, committed only after
@@ -48,12 +47,12 @@ static int run_nominal(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t 
                        kvsim_summary_t *edges, kvsim_summary_t *out, kvsim_err *err) {
   kvsim_run_output_t *o = NULL;
   int rc = kvsim__study_run_into(sc, opts, &o, err);
-  double scale[2];
-  kvsim_study_band_scales(sc, &scale[0], &scale[1]);
+  kvsim_band_edge_t edge[2];
+  kvsim_study_band_edges(sc, edge);
   for (int i = 0; rc == KVSIM_OK && i < 2; i++)
-    rc = run_edge(sc, scale[i], opts, &edges[i], err);
+    rc = run_edge(sc, &edge[i], opts, &edges[i], err);
   if (rc == KVSIM_OK) {
-    kvsim_run_output_merge_ranges(o, edges, 2, scale[0], scale[1]);
+    kvsim_run_output_merge_ranges(o, edges, 2, &edge[0], &edge[1]);
     rc = opts->dir ? kvsim_run_output_commit(o, err) : KVSIM_OK;
   }
   if (rc == KVSIM_OK)

@@ -33,17 +33,18 @@ static void slo_text(FILE *f, const kvsim_scenario_t *sc) {
     fputs(" (the scenario sets no SLO)", f);
 }
 
-static void rests_on(FILE *f, const kvsim_scenario_t *sc, const double scale[2], const char *command,
+static void rests_on(FILE *f, const kvsim_scenario_t *sc, const kvsim_band_edge_t edge[2], const char *command,
                      const char *verb, const char *dir) {
   double t, d;
-  kvsim_gpu_band(&sc->gpu.perf, &t, &d);
+  kvsim_gpu_band_moe(&sc->gpu.perf, sc->model.num_experts > 0, &t, &d);
   fprintf(f, "## What the figures rest on\n\n- %s: step-time coefficients **%s**; band +/- %.0f %% "
-             "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g.\n",
+             "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g "
+             "(prefill x%.3g and x%.3g).\n",
           sc->gpu.name, kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
           sc->gpu.perf.band_ttft_rel > 0 || sc->gpu.perf.band_tpot_rel > 0 ? "the fit's held-out error"
           : sc->gpu.perf.ttft_rel_sigma > 0 ? "the fit's in-sample spread, widened unless fitted on this GPU"
                                             : "a default width for this status, not a measured error",
-          scale[0], scale[1]);
+          edge[0].step, edge[1].step, edge[0].prefill, edge[1].prefill);
   fprintf(f, "- kvsim %s.\n", KVSIM_VERSION);
   if (command)
     fprintf(f, "- Reproduce: `%s`\n", command);
@@ -81,7 +82,8 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
     free(e);
     return rc;
   }
-  const double scale[2] = {e->band_scale_lo, e->band_scale_hi};
+  const kvsim_band_edge_t edge[2] = {{e->band_scale_lo, e->band_prefill_scale_lo},
+                                     {e->band_scale_hi, e->band_prefill_scale_hi}};
   bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) && (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
              (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected;
   fprintf(f, "# Run report: %s\n\n## Question\n\nHow does %s on %s x %d (TP %d, PP %d, "
@@ -124,7 +126,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
       fprintf(f, "  - measured: %s\n", d->verified);
   }
   fputc('\n', f);
-  rests_on(f, sc, scale, command, "run", dir);
+  rests_on(f, sc, edge, command, "run", dir);
   free(e);
   bool bad = ferror(f) != 0;
   bad |= fclose(f) != 0;
@@ -202,11 +204,11 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   }
   fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
         "axis, one line per combination of the others.\n\n", f);
-  double scale[2];
-  kvsim_study_band_scales(&sc, &scale[0], &scale[1]);
+  kvsim_band_edge_t edge[2];
+  kvsim_study_band_edges(&sc, edge);
   char cmd[8400];
   snprintf(cmd, sizeof cmd, "kvsim sweep %s --out %s --report", sweep_file ? sweep_file : sw->name, dir);
-  rests_on(f, &sc, scale, cmd, "sweep", dir);
+  rests_on(f, &sc, edge, cmd, "sweep", dir);
   kvsim_scenario_fini(&sc);
   bool bad = ferror(f) != 0;
   bad |= fclose(f) != 0;

@@ -181,9 +181,8 @@ static int rate_key(kvsim_search_t *se, kvsim_err *err) {
   return KVSIM_OK;
 }
 
-/* The search again on a copy of the base with perf.step_time_scale =
- * scale: one edge of the range. */
-static int edge(const kvsim_search_t *se, double scale, double *best, bool *lower_bound,
+/* The search again on a copy of the base at one edge of the band. */
+static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double *best, bool *lower_bound,
                 int *npoints, kvsim_err *err) {
   *best = NAN;
   kvsim_search_t *e = malloc(sizeof *e);
@@ -195,7 +194,7 @@ static int edge(const kvsim_search_t *se, double scale, double *best, bool *lowe
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc == KVSIM_OK &&
-      (rc = kvsim_scenario_set_step_time_scale(&sc, scale, err)) == KVSIM_OK) {
+      (rc = kvsim_scenario_set_band_edge(&sc, at, err)) == KVSIM_OK) {
     e->base = &sc;
     rc = kvsim_search_run(e, err);
     *best = e->best;
@@ -210,12 +209,12 @@ static int edge(const kvsim_search_t *se, double scale, double *best, bool *lowe
 /* The range: the search at both band edges. Slower steps lower the rate
  * found and raise the replicas or utilization needed. */
 static int range(kvsim_search_t *se, kvsim_err *err) {
-  kvsim_study_band_scales(se->base, &se->band_scale[0], &se->band_scale[1]);
+  kvsim_study_band_edges(se->base, se->band_edge);
   double fast, slow;
   bool fast_lb = false, slow_lb = false;
   int rc;
-  if ((rc = edge(se, se->band_scale[0], &fast, &fast_lb, &se->range_points, err)) < 0 ||
-      (rc = edge(se, se->band_scale[1], &slow, &slow_lb, &se->range_points, err)) < 0)
+  if ((rc = edge(se, &se->band_edge[0], &fast, &fast_lb, &se->range_points, err)) < 0 ||
+      (rc = edge(se, &se->band_edge[1], &slow, &slow_lb, &se->range_points, err)) < 0)
     return rc;
   bool up = se->kind == KVSIM_SEARCH_RATE;
   se->range[0] = up ? slow : fast;
@@ -261,7 +260,7 @@ static int search(kvsim_search_t *se, kvsim_err *err) {
 int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->npoints = se->range_points = 0;
   se->best = se->factor = se->range[0] = se->range[1] = NAN;
-  se->band_scale[0] = se->band_scale[1] = 1;
+  se->band_edge[0] = se->band_edge[1] = (kvsim_band_edge_t){1, 1};
   se->trace = se->lower_bound = se->range_lower_bound[0] = se->range_lower_bound[1] = false;
   se->base_value = 0;
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
@@ -289,13 +288,13 @@ void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, 
              what[se->kind], slo, se->npoints);
     return;
   }
-  char v[32], lo[32], hi[32], extra[160] = "", rng[96] = "";
+  char v[32], lo[32], hi[32], extra[160] = "", rng[128] = "";
   fmt_value(se, se->best, se->lower_bound, v, sizeof v);
   fmt_value(se, se->range[0], se->range_lower_bound[0], lo, sizeof lo);
   fmt_value(se, se->range[1], se->range_lower_bound[1], hi, sizeof hi);
   if (!se->no_range)
-    snprintf(rng, sizeof rng, " [%s, %s] over the step-time band x%.3g..x%.3g", lo, hi,
-             se->band_scale[0], se->band_scale[1]);
+    snprintf(rng, sizeof rng, " [%s, %s] over the step-time band x%.3g..x%.3g (prefill x%.3g..x%.3g)", lo, hi,
+             se->band_edge[0].step, se->band_edge[1].step, se->band_edge[0].prefill, se->band_edge[1].prefill);
   if (se->kind == KVSIM_SEARCH_RATE)
     snprintf(extra, sizeof extra, " (%.4g x the scenario's %.4g req/s, to %g %%)", se->factor,
              se->base_value, 100 * se->tolerance);

@@ -91,7 +91,10 @@ cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char 
     cJSON_AddItemToArray(r, isnan(se->range[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(se->range[i]));
   cJSON *bs = cJSON_AddArrayToObject(o, "band_step_time_scales");
   for (int i = 0; i < 2; i++)
-    cJSON_AddItemToArray(bs, cJSON_CreateNumber(se->band_scale[i]));
+    cJSON_AddItemToArray(bs, cJSON_CreateNumber(se->band_edge[i].step));
+  bs = cJSON_AddArrayToObject(o, "band_prefill_time_scales");
+  for (int i = 0; i < 2; i++)
+    cJSON_AddItemToArray(bs, cJSON_CreateNumber(se->band_edge[i].prefill));
   /* rate: relative; util: absolute (the search's 0.005); replicas: exact. */
   cJSON_AddNumberToObject(o, "tolerance", se->kind == KVSIM_SEARCH_RATE ? se->tolerance
                                           : se->kind == KVSIM_SEARCH_UTIL ? 0.005 : 0);
