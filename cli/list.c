@@ -106,6 +106,11 @@ static int list_gpus(bool json) {
       cJSON_AddNumberToObject(o, "fp4_tflops", g.fp4_tflops);
       cJSON_AddBoolToObject(o, "calibrated", g.perf.calibrated);
       cJSON_AddStringToObject(o, "perf_source", g.perf.source);
+      double t, d;
+      kvsim_gpu_band(&g.perf, &t, &d);
+      cJSON_AddStringToObject(o, "status", kvsim_cal_status_name(g.perf.status));
+      cJSON_AddNumberToObject(o, "band_ttft_rel", t);
+      cJSON_AddNumberToObject(o, "band_tpot_rel", d);
       cJSON_AddItemToArray(arr, o);
       continue;
     }

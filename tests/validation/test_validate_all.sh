@@ -9,7 +9,9 @@
 # imply more than 80 % of the dense peak or a TPOT below the decode step's
 # bytes at 100 % of HBM bandwidth are excluded with the reason, and
 # the text and JSON forms agree. --no-refit keeps it to the replays (the
-# held-out fits of the silicon groups are what README's table ran).
+# held-out fits of the silicon groups are what README's table ran). A
+# borrowed band is at least what the table's groups held out by GPU miss
+# by (its "bands.borrowed").
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure, 77 to skip.
 set -u
 kvsim=$1
@@ -43,6 +45,13 @@ bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|HBM bandwidth|not r
 bad=$(n '[.excluded[] | .reason | capture("TPOT (?<t>[0-9.]+) ms is below the (?<f>[0-9.]+) ms")?
   | select((.t | tonumber) >= (.f | tonumber))] | length')
 [ "$bad" = 0 ] || { echo "FAIL: a bandwidth exclusion above its floor"; fail=1; }
+# A GPU that borrows its coefficients gets a band at least what the
+# table says a borrowed fit misses by (gpu.h KVSIM_GPU_BAND_BORROWED_*).
+gpus=$("$kvsim" list gpus --json) || { echo "FAIL: list gpus --json"; exit 1; }
+bt=$(n '.bands.borrowed.ttft'); bd=$(n '.bands.borrowed.tpot')
+bad=$(jq --argjson t "$bt" --argjson d "$bd" '[.[] | select(.status == "generation-default")
+  | select(.band_ttft_rel < $t or .band_tpot_rel < $d) | .name]' <<<"$gpus")
+[ "$bad" = "[]" ] || { echo "FAIL: borrowed bands narrower than the table's $bt / $bd: $bad"; fail=1; }
 # The text form lists the same groups.
 t=$("$kvsim" validate --all --no-refit 2>/dev/null) \
   || { echo "FAIL: validate --all"; exit 1; }

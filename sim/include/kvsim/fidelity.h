@@ -556,6 +556,15 @@ typedef struct kvsim_fid_logo_group {
    * shipped all-data fit (in-sample where the fit saw the group). For a
    * start-up group: the KV budget's error in kv_*, latencies NAN. */
   double held[3], shipped[3];
+  /* The 90th percentile of the held-out |error| of the group's rows (a
+   * per-request run: its |error|): what the band must reach for the
+   * group's rows, not only its median, to fall inside. */
+  double held_q90[3];
+  /* The held-out |error| (%) of each row, TTFT and TPOT interleaved
+   * (row_err[2 i], row_err[2 i + 1]); owned, freed by
+   * kvsim_fidelity_logo_fini. */
+  double *row_err;
+  int nrow_err;
   double kv_err;
   bool shipped_in_sample;   /* the shipped fit was fitted on this group */
   char held_from[96];       /* what the held-out coefficients were fitted on */
@@ -626,8 +635,10 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
  * many. */
 int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double range_ratio);
 
-/* The q-quantile (0..1) of |held-out TTFT| and |TPOT| errors (fractions)
- * over the latency groups on `gpu` that its band speaks for (not a MoE
+/* The q-quantile (0..1) of the held-out |TTFT| and |TPOT| errors
+ * (fractions) of the rows of the latency groups on `gpu` (a per-request
+ * run is one row): a band at it holds q of the held-out rows, not only
+ * of the groups' medians. Over the groups that its band speaks for (not a MoE
  * group no fit saw: that one takes a borrowed band, gpu.h
  * kvsim_gpu_band_moe); gpu NULL: over the groups a borrowed band speaks
  * for (those held out by GPU, and those MoE groups). Returns the number of

@@ -149,12 +149,13 @@ void kvsim_gpu_band_moe(const kvsim_gpu_perf_t *p, bool moe, double *ttft_rel, d
 /* The band of a GPU without a fit of its own: at least the widest
  * held-out band of the catalog's fitted GPUs (configs/gpus files'
  * perf.band_*_rel; tests/unit/test_gpu.c checks it stays so), and at
- * least what `kvsim validate --all --json` reports under bands.borrowed
- * (the 90th percentile of the groups held out by GPU and of the MoE
- * groups no fit saw; scripts/validate_all.sh --write-bands prints it):
- * 1.35 / 0.33 with --no-refit, 0.92 / 0.24 with the refit, against
- * h100-sxm's 1.49 / 0.52; rounded up. */
-#define KVSIM_GPU_BAND_BORROWED_TTFT 1.50
+ * least what `kvsim validate --all [--no-refit] --json` reports under
+ * bands.borrowed: the 90th percentile of the held-out |error| of the rows
+ * of the groups held out by GPU and of the MoE groups no fit saw
+ * (scripts/validate_all.sh --write-bands prints it): 1.250 / 0.493 with
+ * --no-refit, 1.417 / 0.545 with the refit (fewer groups held out by GPU,
+ * so the gpt-oss-120b rows weigh more); rounded up. */
+#define KVSIM_GPU_BAND_BORROWED_TTFT 1.45
 #define KVSIM_GPU_BAND_BORROWED_TPOT 0.55
 
 /* One edge of the band as the two scales an edge run uses: `step`

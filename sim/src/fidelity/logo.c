@@ -110,8 +110,10 @@ static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
       return kvsim_err_prefix(err, "%s", runs[i].measured);
     for (int k = 0; k < 3; k++) {
       gr->held_signed[k] = e[k];
-      gr->held[k] = fabs(e[k]);
+      gr->held[k] = gr->held_q90[k] = fabs(e[k]);
     }
+    if (kvsim__logo_set_rows(gr, &e[0], &e[1], 1) < 0)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
     snprintf(gr->held_from, sizeof gr->held_from, "%s (GPU held out)", from);
     gr->by_gpu = true;
     if (o->progress)

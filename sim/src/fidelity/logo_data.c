@@ -31,7 +31,7 @@ kvsim_fid_logo_group_t *kvsim__logo_group(kvsim_fid_logo_t *l, const char *gpu, 
   snprintf(g->precision, sizeof g->precision, "%s", precision);
   snprintf(g->source, sizeof g->source, "%s", source);
   for (int k = 0; k < 3; k++)
-    g->held[k] = g->shipped[k] = g->held_signed[k] = NAN;
+    g->held[k] = g->shipped[k] = g->held_signed[k] = g->held_q90[k] = NAN;
   g->kv_err = NAN;
   return g;
 }
@@ -47,7 +47,23 @@ int kvsim__logo_exclude(kvsim_fid_logo_t *l, const char *id, const char *reason)
   return KVSIM_OK;
 }
 
+int kvsim__logo_set_rows(kvsim_fid_logo_group_t *g, const double *ttft, const double *tpot, int n) {
+  kvsim__free(g->row_err);
+  g->nrow_err = 0;
+  g->row_err = kvsim__malloc((size_t)(2 * n + 1) * sizeof *g->row_err);
+  if (!g->row_err)
+    return KVSIM_ENOMEM;
+  for (int i = 0; i < n; i++) {
+    g->row_err[2 * i] = fabs(ttft[i]);
+    g->row_err[2 * i + 1] = fabs(tpot[i]);
+  }
+  g->nrow_err = n;
+  return KVSIM_OK;
+}
+
 void kvsim_fidelity_logo_fini(kvsim_fid_logo_t *l) {
+  for (int i = 0; i < l->ngroups; i++)
+    kvsim__free(l->groups[i].row_err);
   kvsim__free(l->groups);
   kvsim__free(l->excl);
   memset(l, 0, sizeof *l);
@@ -81,7 +97,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The q-quantile of x[0..n) by linear interpolation (sorts x). */
-static double quantile(double *x, int n, double q) {
+double kvsim__logo_quantile(double *x, int n, double q) {
   qsort(x, (size_t)n, sizeof *x, cmp_double);
   const double pos = q * (n - 1);
   const int i = (int)floor(pos);
@@ -90,24 +106,27 @@ static double quantile(double *x, int n, double q) {
 
 int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
                              double *tpot) {
-  double *t = kvsim__malloc((size_t)(l->ngroups + 1) * sizeof *t);
-  double *d = kvsim__malloc((size_t)(l->ngroups + 1) * sizeof *d);
-  int nt = 0, nd = 0;
+  int rows = 0, groups = 0, n = 0;
+  for (int i = 0; i < l->ngroups; i++)
+    rows += l->groups[i].nrow_err;
+  double *t = kvsim__malloc((size_t)(rows + 1) * sizeof *t);
+  double *d = kvsim__malloc((size_t)(rows + 1) * sizeof *d);
   for (int i = 0; t && d && i < l->ngroups; i++) {
     const kvsim_fid_logo_group_t *g = &l->groups[i];
     const bool moe_unseen = g->moe && !g->shipped_in_sample;
-    if (gpu ? strcmp(g->gpu, gpu) || moe_unseen : !(g->by_gpu || moe_unseen))
+    if (!g->nrow_err || (gpu ? strcmp(g->gpu, gpu) || moe_unseen : !(g->by_gpu || moe_unseen)))
       continue;
-    if (isfinite(g->held[0]))
-      t[nt++] = g->held[0] / 100;
-    if (isfinite(g->held[1]))
-      d[nd++] = g->held[1] / 100;
+    for (int r = 0; r < g->nrow_err; r++, n++) {
+      t[n] = g->row_err[2 * r] / 100;
+      d[n] = g->row_err[2 * r + 1] / 100;
+    }
+    groups++;
   }
-  *ttft = nt ? quantile(t, nt, q) : NAN;
-  *tpot = nd ? quantile(d, nd, q) : NAN;
+  *ttft = n ? kvsim__logo_quantile(t, n, q) : NAN;
+  *tpot = n ? kvsim__logo_quantile(d, n, q) : NAN;
   kvsim__free(t);
   kvsim__free(d);
-  return nt > nd ? nt : nd;
+  return groups;
 }
 
 static cJSON *triple(const double *v) {
@@ -139,6 +158,7 @@ char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
     cJSON_AddNumberToObject(j, "rows", g->n);
     cJSON_AddNumberToObject(j, "excluded", g->excluded);
     cJSON_AddItemToObject(j, "held_out", triple(g->held));
+    cJSON_AddItemToObject(j, "held_out_q90", triple(g->held_q90));
     cJSON_AddItemToObject(j, "shipped", triple(g->shipped));
     cJSON_AddBoolToObject(j, "shipped_in_sample", g->shipped_in_sample);
     cJSON_AddStringToObject(j, "held_out_from", g->held_from);

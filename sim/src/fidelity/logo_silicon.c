@@ -30,9 +30,10 @@ static double e2e(const kvsim_fid_sil_row_t *r, double ttft, double tpot) {
   return ttft + tpot * (osl - 1);
 }
 
-/* Median |error| of the group's rows at perf (NULL: shipped, cached). */
+/* Median |error| of the group's rows at perf (NULL: shipped, cached),
+ * and, with keep, their 90th percentile and each row's into g. */
 static int group_errors(const srow_t *rows, int n, int group, const kvsim_gpu_perf_t *perf, double *med,
-                        kvsim_err *err) {
+                        kvsim_fid_logo_group_t *keep, kvsim_err *err) {
   double *v[3];
   int m = 0, rc = KVSIM_OK;
   for (int k = 0; k < 3; k++)
@@ -52,9 +53,16 @@ static int group_errors(const srow_t *rows, int n, int group, const kvsim_gpu_pe
     v[2][m] = kvsim_fidelity_err_pct(e2e(r, t, q), e2e(r, r->ttft_ms, r->tpot_ms));
     m++;
   }
+  if (rc == KVSIM_OK && keep && kvsim__logo_set_rows(keep, v[0], v[1], m) < 0)
+    rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   for (int k = 0; k < 3; k++) {
     if (rc == KVSIM_OK)
       med[k] = m ? kvsim_fidelity_median_abs(v[k], m) : NAN;
+    if (rc == KVSIM_OK && keep) {
+      for (int i = 0; i < m; i++)
+        v[k][i] = fabs(v[k][i]);
+      keep->held_q90[k] = m ? kvsim__logo_quantile(v[k], m, 0.9) : NAN;
+    }
     kvsim__free(v[k]);
   }
   return rc;
@@ -152,7 +160,9 @@ int kvsim__logo_silicon(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
     if (!g->n)
       continue;
     g->moe = kvsim__logo_is_moe(g->model);
-    if ((rc = group_errors(rows, n, gi, NULL, g->shipped, err)) < 0)
+    /* The shipped errors are kept as the held-out ones until a held-out
+     * fit replaces them (a group no fit saw keeps them). */
+    if ((rc = group_errors(rows, n, gi, NULL, g->shipped, g, err)) < 0)
       break;
     kvsim_gpu_perf_t p;
     int fitted = 0;
@@ -175,7 +185,7 @@ int kvsim__logo_silicon(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
         snprintf(g->held_from, sizeof g->held_from, o->no_refit ? "%s (GPU held out)" : "%s (no other group on %s)",
                  from, g->gpu);
       }
-      if ((rc = group_errors(rows, n, gi, &p, g->held, err)) < 0)
+      if ((rc = group_errors(rows, n, gi, &p, g->held, g, err)) < 0)
         break;
     }
     if (o->progress)

@@ -1,0 +1,142 @@
+/* The leave-one-group-out protocol's pieces (kvsim/fidelity.h): the
+ * physical exclusion rule on hand-made silicon rows, the band quantiles
+ * on hand-made groups, and the protocol's error without data. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "fidelity/logo.h"
+#include "kvsim/fidelity.h"
+
+static kvsim_fid_sil_row_t sil_row(const char *gpu, const char *model, const char *prec, int64_t tp,
+                                   int64_t batch, int64_t isl, double ttft_ms, double tpot_ms) {
+  kvsim_fid_sil_row_t r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.gpu, sizeof r.gpu, "%s", gpu);
+  snprintf(r.model, sizeof r.model, "%s", model);
+  snprintf(r.precision, sizeof r.precision, "%s", prec);
+  r.tp = tp;
+  r.batch = batch;
+  r.isl = isl;
+  r.osl = 1000;
+  r.ttft_ms = ttft_ms;
+  r.tpot_ms = tpot_ms;
+  return r;
+}
+
+Test(logo, logo_peak_fraction_flags_impossible_rows) {
+  /* Llama-3.1-70B (~70e9 active) fp8 at TP 2 on H100: 64 clients decoding
+   * at 20 ms is 64 x 2 x 35e9 / 0.02 = 2.2e14 FLOP/s, ~11 % of the fp8
+   * peak (1979 TFLOPS); at 1 ms it would be 2.2e15, beyond the peak. */
+  kvsim_fid_sil_row_t ok = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 20);
+  double f = kvsim_fidelity_logo_peak_frac(&ok);
+  cr_assert(f > 0.08 && f < 0.15, "a plausible row: %.3f of peak", f);
+  kvsim_fid_sil_row_t bad = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 1);
+  cr_assert_gt(kvsim_fidelity_logo_peak_frac(&bad), 0.8, "1 ms TPOT at 64 clients is not physical");
+  /* A prompt's prefill alone faster than the peak: 8,000 tokens in 50 ms
+   * at TP 1 in bf16 (989 TFLOPS) is 2 x 8e9 x 8000 / 0.05 = 2.6e15. */
+  kvsim_fid_sil_row_t pre = sil_row("h100-sxm", "llama-3.1-8b", "", 1, 1, 8000, 50, 10);
+  cr_assert_gt(kvsim_fidelity_logo_peak_frac(&pre), 1.0, "prefill past the peak: %.2f",
+               kvsim_fidelity_logo_peak_frac(&pre));
+  kvsim_fid_sil_row_t unk = sil_row("h100-sxm", "no-such-model", "", 1, 1, 8000, 50, 10);
+  cr_assert(isnan(kvsim_fidelity_logo_peak_frac(&unk)), "unknown model: NAN");
+}
+
+Test(logo, logo_band_is_the_quantile_of_the_gpus_held_out_rows) {
+  kvsim_fid_logo_group_t g[3];
+  memset(g, 0, sizeof g);
+  /* h100-sxm: a 9-row group at 10 % TTFT (1 % TPOT) and a 1-row group at
+   * 50 % (-20 %); b200: one group of rows at 1..10 %. */
+  const double a_t[9] = {10, 10, 10, 10, 10, 10, 10, 10, 10}, a_d[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const double b_t[1] = {50}, b_d[1] = {-20};
+  const double c_t[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, c_d[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  for (int i = 0; i < 3; i++)
+    snprintf(g[i].gpu, sizeof g[i].gpu, "%s", i < 2 ? "h100-sxm" : "b200");
+  cr_assert_eq(kvsim__logo_set_rows(&g[0], a_t, a_d, 9), KVSIM_OK, "rows");
+  cr_assert_eq(kvsim__logo_set_rows(&g[1], b_t, b_d, 1), KVSIM_OK, "rows");
+  cr_assert_eq(kvsim__logo_set_rows(&g[2], c_t, c_d, 10), KVSIM_OK, "rows");
+  kvsim_fid_logo_t l = {.groups = g, .ngroups = 3};
+  double t, d;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.9, &t, &d), 2, "two groups on h100-sxm");
+  /* 10 rows pooled: the 90th percentile sits 1/10 of the way from the
+   * 9th row (10 %) to the 10th (50 %). */
+  cr_assert_float_eq(t, 0.14, 1e-12, "pooled rows, linear interpolation (%g)", t);
+  cr_assert_float_eq(d, 0.029, 1e-12, "|error|, the sign dropped (%g)", d);
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.5, &t, &d), 2, "two groups");
+  cr_assert_float_eq(t, 0.10, 1e-12, "the median row (%g)", t);
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "b200", 0.9, &t, &d), 1, "one group on b200");
+  cr_assert_float_eq(t, 0.091, 1e-12, "its rows' 90th percentile, not their median (%g)", t);
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "a100-80g", 0.9, &t, &d), 0, "no group");
+  cr_assert(isnan(t) && isnan(d), "no band without groups");
+  /* A MoE group no fit saw speaks for the borrowed band, not its GPU's;
+   * so do the groups held out by GPU. */
+  g[1].moe = true;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.9, &t, &d), 1, "the MoE group left out");
+  cr_assert_float_eq(t, 0.10, 1e-12, "%g", t);
+  g[2].by_gpu = true;
+  cr_assert_eq(kvsim_fidelity_logo_band(&l, NULL, 0.9, &t, &d), 2, "borrowed: held out by GPU + unseen MoE");
+  cr_assert_float_eq(t, 0.10, 1e-12, "11 rows, 1..10 and 50: the 10th (%g)", t);
+  for (int i = 0; i < 3; i++)
+    kvsim__free(g[i].row_err);
+}
+
+Test(logo, logo_without_data_is_one_error) {
+  kvsim_fid_logo_opts_t o = {.validation_dir = "/nonexistent-kvsim-dir", .scenario_dir = ".", .max_iter = 1};
+  kvsim_fid_logo_t l;
+  kvsim_err err = {0};
+  cr_assert_lt(kvsim_fidelity_logo_run(&o, &l, &err), 0, "no data: an error");
+  cr_assert(err.msg[0], "with a message");
+  kvsim_fidelity_logo_fini(&l);
+}
+
+Test(logo, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
+  /* Qwen3-32B fp8 at TP 1 on H100, 24 clients at 4000 in / 1000 out:
+   * the mean decode step reads the fp8 weights (~32.8 GB) and 24 fp8 KV
+   * caches at the mean context 0.9 x 4000 + 0.9 x 1000 / 2 = 4050 tokens
+   * of 64 layers x 2 x 8 heads x 128 x 1 B = 128 KiB each (~12.7 GB):
+   * ~45.5 GB at 3.35 TB/s is ~13.6 ms. */
+  kvsim_fid_sil_row_t slow = sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85);
+  slow.pp = 1;
+  double bytes = 0, floor_ms = 0;
+  kvsim_err e = {0};
+  cr_assert_eq(kvsim_fidelity_sil_decode_floor(&slow, KVSIM_FID_SIL_RANGE_RATIO, &bytes, &floor_ms, &e), KVSIM_OK,
+               "%s", e.msg);
+  cr_assert(bytes > 44e9 && bytes < 47e9, "weights + KV of the step: %.3g B", bytes);
+  cr_assert(floor_ms > 13.0 && floor_ms < 14.2, "floor at 100 %% of HBM: %.2f ms", floor_ms);
+  char why[192] = "";
+  cr_assert(kvsim_fidelity_sil_physical(&slow, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why),
+            "16.85 ms is above the floor: kept (%s)", why);
+  kvsim_fid_sil_row_t fast = slow;
+  fast.tpot_ms = 12.0;
+  cr_assert_not(kvsim_fidelity_sil_physical(&fast, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why),
+                "12 ms is below the floor: excluded");
+  cr_assert(strstr(why, "below the") && strstr(why, "HBM bandwidth"), "the reason names the limit: %s", why);
+  /* The compute rule is the same function's: 1 ms at 64 clients of 70B. */
+  kvsim_fid_sil_row_t peak = sil_row("h100-sxm", "llama-3.1-70b", "fp8", 2, 64, 1000, 2000, 1);
+  peak.pp = 1;
+  cr_assert_not(kvsim_fidelity_sil_physical(&peak, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why), "past the peak");
+  cr_assert(strstr(why, "dense fp8 peak"), "%s", why);
+}
+
+/* validate --silicon and its --band leave out what the rule refuses, as
+ * calibrate and --all do: the row is skipped with the reason, the others
+ * stay as they were. */
+Test(logo, silicon_tables_skip_the_rows_the_physical_rule_refuses) {
+  kvsim_fid_sil_row_t rows[3] = {
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
+  };
+  for (int i = 0; i < 3; i++)
+    rows[i].pp = 1;
+  rows[2].skipped = true;
+  snprintf(rows[2].reason, sizeof rows[2].reason, "already skipped");
+  kvsim_fid_sil_table_t t = {rows, 3, 3};
+  cr_assert_eq(kvsim_fidelity_sil_exclude_unphysical(&t, KVSIM_FID_SIL_RANGE_RATIO), 1, "one row excluded");
+  cr_assert_not(rows[0].skipped, "a possible row is kept");
+  cr_assert(rows[1].skipped && strstr(rows[1].reason, "beyond what the GPU can do"), "%s", rows[1].reason);
+  cr_assert_str_eq(rows[2].reason, "already skipped", "a skipped row keeps its reason");
+}
