@@ -150,6 +150,30 @@ Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
             h.prefill);
 }
 
+/* Compute capability 12.0 takes the fused-MoE kernel's measured
+ * streaming rate as its default moe_efficiency; other classes and a GPU
+ * with its own fit keep theirs. */
+Test(gpu_loader, sm120_defaults_take_the_fused_moe_streaming_rate) {
+  kvsim_gpu_t g5090, b200, pro, h200;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("rtx5090", &g5090, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("rtx-pro-6000", &pro, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("h200", &h200, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_float_eq(g5090.perf.moe_efficiency * g5090.perf.mbu, KVSIM_GPU_SM120_MOE_STREAM, 1e-12,
+                     "rtx5090 streams experts at the measured share of its HBM (%g x %g)",
+                     g5090.perf.moe_efficiency, g5090.perf.mbu);
+  cr_assert_eq(h200.perf.moe_efficiency, 1.0, "hopper keeps 1.0");
+  cr_assert_eq(pro.perf.moe_efficiency, 0.6398, "a fitted value is kept");
+  kvsim_gpu_perf_t p;
+  kvsim_gpu_default_perf(b200.generation, &p);
+  kvsim_gpu_class_perf(&b200, &p);
+  cr_assert_eq(p.moe_efficiency, 1.0, "compute capability 10.0 keeps 1.0");
+  kvsim_gpu_default_perf(pro.generation, &p);
+  kvsim_gpu_class_perf(&pro, &p);
+  cr_assert(p.moe_efficiency < 1.0, "the rtx-pro-6000 held out gets the SM120 default (%g)", p.moe_efficiency);
+}
+
 /* A GPU that borrows its coefficients gets a band at least as wide as
  * every fitted GPU's held-out one, and spec-only figures a wider one
  * still: refitting a GPU (new band figures in its file) cannot leave the

@@ -5,7 +5,8 @@
 # Checks the table's shape, not its figures' size: every dev source has
 # its groups (the three per-request runs, the silicon groups, the start-up
 # logs), each latency group has held-out and shipped errors, the
-# per-request runs are held out by GPU (another GPU's fit), the rows that
+# per-request runs are held out by GPU (a generation default that never saw
+# the GPU), the rows that
 # imply more than 80 % of the dense peak or a TPOT below the decode step's
 # bytes at 100 % of HBM bandwidth are excluded with the reason, and
 # the text and JSON forms agree. --no-refit keeps it to the replays (the
@@ -32,7 +33,7 @@ n() { jq "$1" <<<"$j"; }
 bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
           | select(.held_out.ttft == null or .held_out.tpot == null or .shipped.tpot == null)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: $bad latency groups without errors"; fail=1; }
-# The per-request runs: held out by GPU, i.e. another GPU's coefficients.
+# The per-request runs: held out by GPU, i.e. a default built from another GPU.
 bad=$(n '[.groups[] | select(.source == "per-request") | select(.held_out_from | test("held out") | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: a per-request run not held out by GPU"; fail=1; }
 # Held-out errors are not the in-sample ones for the fitted groups.

@@ -583,7 +583,7 @@ typedef struct kvsim_fid_logo_opts {
   const char *validation_dir; /* ../shared/validation */
   const char *scenario_dir;   /* configs/scenarios: the per-request runs' replays */
   int max_iter;               /* of each held-out fit (>= 1) */
-  bool no_refit;              /* held-out silicon groups take another GPU's fit, no fit on the rest */
+  bool no_refit;              /* held-out silicon groups take the generation default that never saw their GPU, no fit on the rest */
   /* Called as each group is done (may be NULL). */
   void (*progress)(void *ctx, const kvsim_fid_logo_group_t *g);
   void *ctx;
@@ -598,10 +598,10 @@ typedef struct kvsim_fid_logo {
 } kvsim_fid_logo_t;
 
 /* Leave-one-group-out over every dev source under opts->validation_dir:
- * the per-request runs (held out by GPU: the coefficients of another
- * GPU's fit, as a GPU without data gets), the silicon rows (each group
- * predicted by a fit of its GPU's other groups, or another GPU's fit when
- * it has none), the start-up logs (the memory plan has no fitted
+ * the per-request runs (held out by GPU: the generation default a GPU
+ * without data gets, built from another GPU's fit), the silicon rows
+ * (each group predicted by a fit of its GPU's other groups, or that
+ * default when it has none), the start-up logs (the memory plan has no fitted
  * coefficient: its error is the same held out and in-sample). Rows whose
  * implied throughput exceeds what the GPU can do (kvsim_fidelity_sil_physical) are excluded
  * with the reason. KVSIM_EIO when the directory lacks the data. out is

@@ -177,6 +177,16 @@ void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi);
 
 /* Default efficiency coefficients for a generation ("hopper", ...). */
 void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
+/* What a default takes from the GPU's class beyond its generation's fit
+ * (p: a kvsim_gpu_default_perf result for g): on compute capability 12.0
+ * (RTX PRO 6000, RTX 5090) the fused-MoE kernels' measured streaming rate
+ * as moe_efficiency. The loader applies it to a GPU without a "perf" of
+ * its own; kvsim validate --all to the coefficients it holds a GPU out
+ * with. */
+void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p);
+/* The expert-weight streaming rate of vLLM's fused-MoE Triton kernel on
+ * compute capability 12.0, as a fraction of the HBM peak (hw/gpu.c). */
+#define KVSIM_GPU_SM120_MOE_STREAM 0.745
 /* The catalog GPU whose fit kvsim_gpu_default_perf copies for a
  * generation ("h100-sxm" for hopper and the generations without data of
  * their own, ...; static text, never NULL). */

@@ -44,6 +44,7 @@ void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, si
   else if (!strcmp(g->name, "b200") || !strcmp(gen, "ada") || strcmp(gen, "blackwell"))
     gen = "hopper";
   kvsim_gpu_default_perf(gen, p);
+  kvsim_gpu_class_perf(g, p);
   snprintf(from, from_size, "%s default (%s fit)", gen, kvsim_gpu_default_perf_origin(gen));
 }
 
