@@ -16,11 +16,14 @@ int cmd_calc(int argc, char **argv) {
   static const arg_kind kinds[] = {[KVSIM_CALC_INT] = ARG_INT, [KVSIM_CALC_NUM] = ARG_NUM,
                                    [KVSIM_CALC_STR] = ARG_STR, [KVSIM_CALC_FLAG] = ARG_FLAG};
   static kvsim_calc_args_t a;
-  static cli_arg args[64];
+  static cli_arg args[KVSIM_CALC_MAX_FLAGS + 1];
   e->defaults(&a);
   int n = 0;
-  for (const kvsim_calc_flag_t *f = e->flags; f->name && n < 63; f++, n++)
+  for (const kvsim_calc_flag_t *f = e->flags; f->name; f++, n++) {
+    if (n == KVSIM_CALC_MAX_FLAGS)
+      return cli_fail("calc", "%s: more than %d flags in its table", e->usage, KVSIM_CALC_MAX_FLAGS);
     args[n] = (cli_arg){f->name, kinds[f->kind], a.bytes + f->offset, f->help, NULL};
+  }
   args[n] = (cli_arg){NULL, 0, NULL, NULL, NULL};
   const char *pos[1];
   int npos;

@@ -78,6 +78,7 @@ Test(plan_report, every_engine_has_a_table_that_fits_its_arguments) {
       cr_assert_leq(f->offset + sizeof(double), sizeof(kvsim_calc_args_t), "%s lies inside the arguments", f->name);
     }
     cr_assert_geq(n, 10, "'%s' lists its flags (%d)", e->usage, n);
+    cr_assert_leq(n, KVSIM_CALC_MAX_FLAGS, "'%s' fits the command line's table (%d)", e->usage, n);
     flag(e, "--json");
     flag(e, "--model");
   }

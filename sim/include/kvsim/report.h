@@ -78,9 +78,13 @@ typedef struct kvsim_calc {
   int64_t seq_len;            /* --compare-engines: the request length used */
 } kvsim_calc_t;
 
+/* The most flags an engine's table may hold (the command line's parser
+ * takes them into a fixed table; a unit test keeps every table below). */
+#define KVSIM_CALC_MAX_FLAGS 63
+
 typedef struct kvsim_calc_engine {
   const char *usage;              /* "--engine tgi [flags]" */
-  const kvsim_calc_flag_t *flags; /* ended by a NULL name */
+  const kvsim_calc_flag_t *flags; /* ended by a NULL name; at most KVSIM_CALC_MAX_FLAGS */
   void (*defaults)(kvsim_calc_args_t *a);
   /* Loads model and GPU, checks the arguments, computes the plan. Errors:
    * KVSIM_E* with one line naming the flag and the bad value. */
