@@ -8,10 +8,11 @@
 # turn about one time in four (4 replicas), plus partial hits from earlier
 # turns that landed there; prefix_affinity keeps a session on one replica
 # except when the load guard (hardware.router_imbalance) moves a turn. The
-# hit rate must at least double (measured 0.18-0.19 vs 0.50-0.52 over seeds
-# 1-5, a ratio of 2.6-2.8), and mean and p50 TTFT must fall by at least
-# 10 % (measured 28-32 % and 37-41 %): both far from seed noise, and both
-# lost if the router stops keeping sessions together.
+# hit rate must at least double (measured 0.17-0.19 vs 0.49-0.52 over seeds
+# 1-5, a ratio of 2.6-2.9), and mean and p50 TTFT must fall by at least
+# 10 % (measured 27-33 % and 34-40 %, with the physical step model): both
+# far from seed noise, and both lost if the router stops keeping sessions
+# together.
 set -euo pipefail
 kvsim=$1
 src=$2
