@@ -27,7 +27,7 @@ static int put_coverage(int rc, kvsim_fid_coverage_t *cov, bool json, kvsim_err 
 }
 
 static int run_measured(const char *file, const char *scenario, const cli_list *sets, const char *series,
-                        const kvsim_gpu_t *pg, bool json, double max_error, bool band) {
+                        const char *perf, bool json, double max_error, bool band) {
   kvsim_err err = {0};
   kvsim_fid_measured_t m;
   if (kvsim_fidelity_measured_load(file, series, &m, &err) < 0) {
@@ -39,11 +39,16 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
     kvsim_fidelity_measured_fini(&m);
     return cli_fail("validate", "%s", err.msg);
   }
-  if (pg)
-    sc.gpu.perf = pg->perf;
+  /* "default:GEN" takes the scenario GPU's class (kvsim_gpu_perf_named). */
+  char label[96];
+  if (perf && kvsim_gpu_perf_named(perf, &sc.gpu, &sc.gpu.perf, label, sizeof label, &err) < 0) {
+    kvsim_fidelity_measured_fini(&m);
+    kvsim_scenario_fini(&sc);
+    return cli_fail("validate", "--perf: %s", err.msg);
+  }
   kvsim_fid_measured_cmp_t c;
   kvsim_fid_coverage_t cov = {0};
-  int rc = band ? put_coverage(kvsim_fidelity_coverage_measured(&m, &sc, pg ? pg->name : NULL, &cov, &err), &cov,
+  int rc = band ? put_coverage(kvsim_fidelity_coverage_measured(&m, &sc, perf ? label : NULL, &cov, &err), &cov,
                                json, &err)
                 : kvsim_fidelity_measured_compare(&m, &sc, &c, &err);
   if (rc == KVSIM_OK && !band) {
@@ -166,7 +171,8 @@ int cmd_validate(int argc, char **argv) {
        NULL},
       {"--perf", ARG_STR, &perf_file,
        "with --measured or --silicon: the step-time coefficients (\"perf\") of this GPU name or file replace "
-       "every GPU's own (e.g. one GPU's calibration tried on another)",
+       "every GPU's own (e.g. one GPU's calibration tried on another); default:GEN (hopper, blackwell, ...): "
+       "the generation default a GPU without data of its own gets, as --all holds a GPU out",
        NULL},
       {"--range-ratio", ARG_NUM, &range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
@@ -193,15 +199,15 @@ int cmd_validate(int argc, char **argv) {
   if (max_error != -1 && !(max_error >= 0))
     return cli_fail("validate", "--max-error: %g must be >= 0", max_error);
   int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL) + all;
-  kvsim_gpu_t perf_gpu;
+  kvsim_gpu_perf_t perf;
+  char perf_label[96];
   if (perf_file) {
     kvsim_err err = {0};
-    if (startup)
+    if (startup || all)
       return cli_fail("validate", "--perf goes with --measured or --silicon");
-    if (kvsim_gpu_load(perf_file, &perf_gpu, &err) < 0)
+    if (kvsim_gpu_perf_named(perf_file, NULL, &perf, perf_label, sizeof perf_label, &err) < 0)
       return cli_fail("validate", "--perf: %s", err.msg);
   }
-  const kvsim_gpu_t *pg = perf_file ? &perf_gpu : NULL;
   if (modes == 0)
     return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "
                                 "see kvsim validate --help)");
@@ -210,7 +216,7 @@ int cmd_validate(int argc, char **argv) {
   if (measured) {
     if (npos != 1)
       return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
-    return run_measured(measured, pos[0], &sets, series, pg, json, max_error, band);
+    return run_measured(measured, pos[0], &sets, series, perf_file, json, max_error, band);
   }
   if (npos)
     return cli_fail("validate", "unexpected argument '%s'", pos[0]);
@@ -219,7 +225,8 @@ int cmd_validate(int argc, char **argv) {
   if (silicon) {
     if (!(range_ratio > 0 && range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", range_ratio);
-    return run_silicon(silicon, &filters, &gpus, range_ratio, pg ? &pg->perf : NULL, pg ? pg->name : NULL, json, max_error, band);
+    return run_silicon(silicon, &filters, &gpus, range_ratio, perf_file ? &perf : NULL, perf_file ? perf_label : NULL,
+                       json, max_error, band);
   }
   if (filters.n || gpus.n || range_seen || band)
     return cli_fail("validate", "%s", band ? "--band goes with --measured or --silicon" : "--filter, --gpu and --range-ratio go with --silicon");

@@ -16,6 +16,17 @@ grep -Eq '^  in-sample:  TTFT [01]/1 ' "$tmp/own.txt" || fail "no in-sample frac
 "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --band --perf b200 >"$tmp/held.txt"
 grep -q "b200's (fitted there), held out from h100-sxm" "$tmp/held.txt" || fail "held-out label: $(cat "$tmp/held.txt")"
 grep -Eq '^  held-out :  TTFT [01]/1 ' "$tmp/held.txt" || fail "no held-out fraction"
+# default:GEN, the generation default a GPU without data gets (what
+# validate --all holds a GPU out with), labelled as such; a wrong
+# generation is one line naming the known ones.
+"$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --band --perf default:blackwell >"$tmp/gen.txt"
+grep -q "blackwell default (b200 fit), held out from h100-sxm: a borrowed fit's band" "$tmp/gen.txt" \
+  || fail "generation-default label: $(cat "$tmp/gen.txt")"
+cmp -s "$tmp/gen.txt" "$tmp/held.txt" && fail "default:blackwell gave the b200 fit's run"
+rc=0; "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --perf default:hoper 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] && grep -q "unknown generation 'hoper'.*hopper" "$tmp/err" || fail "default:hoper: rc $rc, $(cat "$tmp/err")"
+rc=0; "$kvsim" validate --all --perf b200 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] && grep -q -- '--perf goes with --measured or --silicon' "$tmp/err" || fail "--all --perf: rc $rc"
 # Far slower steps: the measured TPOT falls outside every run.
 "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --band --set perf.step_time_scale=8 >"$tmp/slow.txt"
 grep -q 'TPOT mean .*OUTSIDE' "$tmp/slow.txt" || fail "8x slower steps still cover TPOT: $(cat "$tmp/slow.txt")"

@@ -258,3 +258,35 @@ Test(gpu_loader, catalog_links_are_sourced_and_pcie_is_slower_than_nvlink) {
   cr_assert(pcie_lat_min > fast_lat_max, "PCIe small-message time (min %g us) above NVLink/xGMI (max %g us)",
             pcie_lat_min, fast_lat_max);
 }
+
+/* kvsim validate --perf: a GPU's name gives its own coefficients;
+ * default:GEN the generation default a GPU without data gets, with the
+ * target's class (SM120's moe_efficiency), as kvsim validate --all holds
+ * a GPU out; an unknown generation is an error that lists the known. */
+Test(gpu_loader, perf_named_gives_a_gpus_fit_or_a_generation_default) {
+  kvsim_gpu_t pro, b200;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("rtx-pro-6000", &pro, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_gpu_perf_t p, d;
+  char label[96];
+  cr_assert_eq(kvsim_gpu_perf_named("b200", &pro, &p, label, sizeof label, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(p.mbu, b200.perf.mbu);
+  cr_assert_eq(p.status, KVSIM_CAL_FITTED);
+  cr_assert_str_eq(label, "b200");
+
+  cr_assert_eq(kvsim_gpu_perf_named("default:Blackwell", &pro, &p, label, sizeof label, &err), KVSIM_OK, "%s",
+               err.msg);
+  kvsim_gpu_default_perf("blackwell", &d);
+  cr_assert_eq(p.mbu, d.mbu, "the generation's default, not the b200 fit");
+  cr_assert_eq(p.status, KVSIM_CAL_GENERATION_DEFAULT);
+  cr_assert_float_eq(p.moe_efficiency * p.mbu, KVSIM_GPU_SM120_MOE_STREAM, 1e-12, "the target's class applies");
+  cr_assert(strstr(label, "blackwell default") != NULL, "%s", label);
+  cr_assert_eq(kvsim_gpu_perf_named("default:blackwell", NULL, &p, label, sizeof label, &err), KVSIM_OK);
+  cr_assert_eq(p.moe_efficiency, 1.0, "no target, no class");
+
+  cr_assert_eq(kvsim_gpu_perf_named("default:hoper", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
+  cr_assert(strstr(err.msg, "hoper") && strstr(err.msg, "hopper") && strstr(err.msg, "blackwell"), "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_perf_named("default:", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
+  cr_assert_lt(kvsim_gpu_perf_named("no-such-gpu", NULL, &p, label, sizeof label, &err), 0);
+}

@@ -192,6 +192,16 @@ void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p);
  * their own, ...; static text, never NULL). */
 const char *kvsim_gpu_default_perf_origin(const char *generation);
 
+/* The step-time coefficients `spec` names (kvsim validate --perf): a
+ * catalog GPU's name or a GPU file (its "perf"), or "default:GEN", the
+ * default a GPU of generation GEN without data of its own gets
+ * (kvsim_gpu_default_perf; with target's class, kvsim_gpu_class_perf, when
+ * target is not NULL), as kvsim validate --all holds a GPU out. label gets
+ * what to call them ("b200", "blackwell default (b200 fit)"). An unknown
+ * name or generation is KVSIM_ENOENT / KVSIM_EINVAL. */
+int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_perf_t *p, char *label,
+                         size_t cap, kvsim_err *err);
+
 /* Maps loose names ("H100 80GB", "h100_sxm", "RTX 4090", "NVIDIA GeForce
  * RTX 4090") onto a catalog name. Returns 1 if found. */
 int kvsim_gpu_catalog_name(const char *loose, char *out, size_t cap);

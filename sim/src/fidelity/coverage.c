@@ -54,6 +54,9 @@ static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_
   it->in_sample = own && p->status == KVSIM_CAL_FITTED;
   if (it->in_sample)
     snprintf(it->coefficients, sizeof it->coefficients, "%s's own fit (in-sample)", g->name);
+  else if (!own && p->status != KVSIM_CAL_FITTED) /* a generation default (kvsim_gpu_perf_named) */
+    snprintf(it->coefficients, sizeof it->coefficients, "%s, held out from %s: a borrowed fit's band", perf_gpu,
+             g->name);
   else if (!own)
     snprintf(it->coefficients, sizeof it->coefficients,
              "%s's (%s there), held out from %s: a borrowed fit's band", perf_gpu,

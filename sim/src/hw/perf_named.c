@@ -1,0 +1,68 @@
+/* Coefficients by name (gpu.h kvsim_gpu_perf_named): what kvsim validate
+ * --perf holds a run out with. "default:GEN" is what kvsim validate --all
+ * holds a GPU out with (fidelity/logo.c kvsim__logo_donor): the default a
+ * GPU of that generation without data of its own gets, so a coverage
+ * report and the leave-one-group-out table can use the same coefficients. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/catalog.h"
+#include "kvsim/gpu.h"
+
+#define DEFAULT_PREFIX "default:"
+
+#define MAX_GENERATIONS 16
+
+/* 1 when some catalog GPU is of generation `gen`; `all` gets the
+ * catalog's generations, each once, for the error line. */
+static int known_generation(const char *gen, char *all, size_t cap) {
+  char seen[MAX_GENERATIONS][sizeof ((kvsim_gpu_t *)0)->generation];
+  int nseen = 0, found = 0;
+  size_t n = 0;
+  all[0] = '\0';
+  for (const kvsim__catalog_entry *e = kvsim__catalog; e->kind; e++) {
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    if (e->kind != KVSIM_CATALOG_GPU || kvsim_gpu_load(e->name, &g, &err) < 0)
+      continue;
+    found |= !strcasecmp(g.generation, gen);
+    int k = 0;
+    while (k < nseen && strcmp(seen[k], g.generation))
+      k++;
+    if (k < nseen || nseen == MAX_GENERATIONS)
+      continue;
+    snprintf(seen[nseen++], sizeof seen[0], "%s", g.generation);
+    if (n < cap)
+      n += (size_t)snprintf(all + n, cap - n, "%s%s", n ? ", " : "", g.generation);
+  }
+  return found;
+}
+
+int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_perf_t *p, char *label,
+                         size_t cap, kvsim_err *err) {
+  if (!strncasecmp(spec, DEFAULT_PREFIX, strlen(DEFAULT_PREFIX))) {
+    const char *gen = spec + strlen(DEFAULT_PREFIX);
+    char all[256];
+    if (!*gen || !known_generation(gen, all, sizeof all))
+      return kvsim_err_set(err, KVSIM_EINVAL, "'%s': unknown generation '%s' (expected default:GEN, GEN one of %s)",
+                           spec, gen, all);
+    char lower[32];
+    size_t i = 0;
+    for (; gen[i] && i + 1 < sizeof lower; i++)
+      lower[i] = (char)(gen[i] >= 'A' && gen[i] <= 'Z' ? gen[i] - 'A' + 'a' : gen[i]);
+    lower[i] = '\0';
+    kvsim_gpu_default_perf(lower, p);
+    if (target)
+      kvsim_gpu_class_perf(target, p);
+    snprintf(label, cap, "%s default (%s fit)", lower, kvsim_gpu_default_perf_origin(lower));
+    return KVSIM_OK;
+  }
+  kvsim_gpu_t g;
+  int rc = kvsim_gpu_load(spec, &g, err);
+  if (rc < 0)
+    return rc;
+  *p = g.perf;
+  snprintf(label, cap, "%s", g.name);
+  return KVSIM_OK;
+}
