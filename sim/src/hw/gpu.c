@@ -174,7 +174,7 @@ void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p) {
    * experts a batch touches under uniform routing, read their weights at
    * 64-80 % of the 1,792 GB/s; the median of those six, 74.5 %, over the
    * coefficients' own dense streaming rate (mbu) is the default. The
-   * rtx-pro-6000 fit on a measured MoE run says 0.717 x 0.851 = 61.0 %. */
+   * rtx-pro-6000 fit on a measured MoE run says 0.667 x 0.947 = 63.2 %. */
   if (g->compute_capability >= 12.0 && g->compute_capability < 13.0 && p->mbu > 0)
     p->moe_efficiency = KVSIM_GPU_SM120_MOE_STREAM / p->mbu < 1 ? KVSIM_GPU_SM120_MOE_STREAM / p->mbu : 1;
 }
