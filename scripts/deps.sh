@@ -5,9 +5,11 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcriterion-dev gnuplot-nox)
 # The test command also replays the fuzz regression inputs: clang with
 # libFuzzer's runtime; and runs a sharded sweep through GNU parallel, as a
-# user spreads one over machines (tests/golden/test_sweep_shards.sh).
+# user spreads one over machines (tests/golden/test_sweep_shards.sh); jq,
+# which the calibration and leave-one-group-out scripts and their tests read
+# JSON with.
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev parallel)
+  pkgs+=(clang libclang-rt-14-dev parallel jq)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -288,5 +288,6 @@ Test(gpu_loader, perf_named_gives_a_gpus_fit_or_a_generation_default) {
   cr_assert_eq(kvsim_gpu_perf_named("default:hoper", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
   cr_assert(strstr(err.msg, "hoper") && strstr(err.msg, "hopper") && strstr(err.msg, "blackwell"), "%s", err.msg);
   cr_assert_eq(kvsim_gpu_perf_named("default:", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
+  cr_assert(strstr(err.msg, "hopper") != NULL, "an empty generation lists the known: %s", err.msg);
   cr_assert_lt(kvsim_gpu_perf_named("no-such-gpu", NULL, &p, label, sizeof label, &err), 0);
 }

@@ -154,7 +154,7 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
      * that are power- or clock-limited (L4 at 72 W) will be slower. */
     p->mfu = 0.8212;
     p->mbu = 0.9963;
-    p->per_seq_us = 18.88;
+    p->per_seq_us = 18.885;
   }
   p->mfu_fp4 = p->mfu_fp8;
   snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);

@@ -44,7 +44,7 @@ int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_
   if (!strncasecmp(spec, DEFAULT_PREFIX, strlen(DEFAULT_PREFIX))) {
     const char *gen = spec + strlen(DEFAULT_PREFIX);
     char all[256];
-    if (!*gen || !known_generation(gen, all, sizeof all))
+    if (!known_generation(gen, all, sizeof all) || !*gen)
       return kvsim_err_set(err, KVSIM_EINVAL, "'%s': unknown generation '%s' (expected default:GEN, GEN one of %s)",
                            spec, gen, all);
     char lower[32];
