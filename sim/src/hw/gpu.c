@@ -150,8 +150,11 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
     p->frontend_us = 44865.8;
   } else if (!strcmp(generation, "ada")) {
     /* The rtx4090 run's GEMM and bandwidth efficiencies and per-request
-     * floor (its card boosts past the spec clock: mbu ~1.0). Ada parts
-     * that are power- or clock-limited (L4 at 72 W) will be slower. */
+     * floor. Its card boosts past the spec clock (bf16 cuBLASLt at 175.1
+     * TFLOPS, 106 % of spec: github.com/binbinsh/gpu-bench) but streams at
+     * 84-91 % of its 1,008 GB/s there, so its mbu ~1.0 also absorbs floors
+     * smaller than the hopper ones it keeps. Ada parts that are power- or
+     * clock-limited (L4 at 72 W) will be slower. */
     p->mfu = 0.8212;
     p->mbu = 0.9963;
     p->per_seq_us = 18.885;
