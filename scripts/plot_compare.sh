@@ -64,10 +64,13 @@ unset label
 set output '$dir/compare_kv.png'
 set title sprintf("%s (%s): peak KV cache usage against offered rate", "$name", "$model")
 set ylabel "peak KV cache usage (fraction of the pool)"
-set yrange [0:1.05]
+# Room above a full pool (1.0) for the target's label, which would sit on
+# the saturated curves at the top of a [0, 1] range.
+set yrange [0:1.15]
+set ytics 0, 0.2, 1
 if ($target <= STATS_max * 1.05) {
   set arrow from first $target, graph 0 to first $target, graph 1 nohead dt 3 lw 2 lc rgb "black"
-  set label "target $target req/s" at first $target, graph 0.95 offset 0.5,0
+  set label "target $target req/s" at first $target, first 1.09 offset 0.5,0
 } else {
   set title sprintf("%s (%s): peak KV cache usage against offered rate\n(target $target req/s is beyond one deployment: replicas in REPORT.md)", "$name", "$model")
 }
@@ -80,6 +83,7 @@ set ylabel "goodput per dollar-hour ((req/s) / (\$/h))"
 set xlabel "candidate"
 set autoscale y
 set yrange [0:*]
+set ytics autofreq
 set style fill solid 0.6
 set boxwidth 0.6
 set xtics rotate by -30
