@@ -43,9 +43,14 @@ void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, si
     gen = "blackwell";
   else if (!strcmp(g->name, "b200") || !strcmp(gen, "ada") || strcmp(gen, "blackwell"))
     gen = "hopper";
-  kvsim_gpu_default_perf(gen, p);
-  kvsim_gpu_class_perf(g, p);
-  snprintf(from, from_size, "%s default (%s fit)", gen, kvsim_gpu_default_perf_origin(gen));
+  /* The coefficients kvsim validate --perf default:GEN gives (hw/perf_named.c). */
+  char spec[32];
+  kvsim_err err = {0};
+  snprintf(spec, sizeof spec, "default:%s", gen);
+  if (kvsim_gpu_perf_named(spec, g, p, from, from_size, &err) < 0) { /* gen is a catalog generation */
+    kvsim_gpu_default_perf(gen, p);
+    snprintf(from, from_size, "%s", err.msg);
+  }
 }
 
 bool kvsim__logo_is_moe(const char *model) {

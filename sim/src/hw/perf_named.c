@@ -3,6 +3,7 @@
  * holds a GPU out with (fidelity/logo.c kvsim__logo_donor): the default a
  * GPU of that generation without data of its own gets, so a coverage
  * report and the leave-one-group-out table can use the same coefficients. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -47,10 +48,10 @@ int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_
     if (!known_generation(gen, all, sizeof all) || !*gen)
       return kvsim_err_set(err, KVSIM_EINVAL, "'%s': unknown generation '%s' (expected default:GEN, GEN one of %s)",
                            spec, gen, all);
-    char lower[32];
+    char lower[sizeof ((kvsim_gpu_t *)0)->generation]; /* gen matched a catalog generation: it fits */
     size_t i = 0;
     for (; gen[i] && i + 1 < sizeof lower; i++)
-      lower[i] = (char)(gen[i] >= 'A' && gen[i] <= 'Z' ? gen[i] - 'A' + 'a' : gen[i]);
+      lower[i] = (char)tolower((unsigned char)gen[i]);
     lower[i] = '\0';
     kvsim_gpu_default_perf(lower, p);
     if (target)
