@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <cJSON.h>
+
 #include "core/catalog.h"
 #include "kvsim/gpu.h"
 
@@ -16,26 +18,33 @@
 #define MAX_GENERATIONS 16
 
 /* 1 when some catalog GPU is of generation `gen`; `all` gets the
- * catalog's generations, each once, for the error line. */
+ * catalog's generations, each once, for the error line. Only each file's
+ * "generation" member is read (kvsim_gpu_load would validate all of it:
+ * the whole catalog on every call). */
 static int known_generation(const char *gen, char *all, size_t cap) {
   char seen[MAX_GENERATIONS][sizeof ((kvsim_gpu_t *)0)->generation];
   int nseen = 0, found = 0;
   size_t n = 0;
   all[0] = '\0';
   for (const kvsim__catalog_entry *e = kvsim__catalog; e->kind; e++) {
-    kvsim_gpu_t g;
-    kvsim_err err = {0};
-    if (e->kind != KVSIM_CATALOG_GPU || kvsim_gpu_load(e->name, &g, &err) < 0)
+    if (e->kind != KVSIM_CATALOG_GPU)
       continue;
-    found |= !strcasecmp(g.generation, gen);
+    cJSON *j = cJSON_Parse(e->json);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "generation");
+    char g[sizeof seen[0]];
+    snprintf(g, sizeof g, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    cJSON_Delete(j);
+    if (!g[0])
+      continue;
+    found |= !strcasecmp(g, gen);
     int k = 0;
-    while (k < nseen && strcmp(seen[k], g.generation))
+    while (k < nseen && strcmp(seen[k], g))
       k++;
     if (k < nseen || nseen == MAX_GENERATIONS)
       continue;
-    snprintf(seen[nseen++], sizeof seen[0], "%s", g.generation);
+    snprintf(seen[nseen++], sizeof seen[0], "%s", g);
     if (n < cap)
-      n += (size_t)snprintf(all + n, cap - n, "%s%s", n ? ", " : "", g.generation);
+      n += (size_t)snprintf(all + n, cap - n, "%s%s", n ? ", " : "", g);
   }
   return found;
 }
@@ -46,8 +55,9 @@ int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_
     const char *gen = spec + strlen(DEFAULT_PREFIX);
     char all[256];
     if (!known_generation(gen, all, sizeof all) || !*gen)
-      return kvsim_err_set(err, KVSIM_EINVAL, "'%s': unknown generation '%s' (expected default:GEN, GEN one of %s)",
-                           spec, gen, all);
+      /* At most 24 bytes of it echoed, so that the list always fits the line. */
+      return kvsim_err_set(err, KVSIM_EINVAL, "unknown generation '%.24s%s' in '" DEFAULT_PREFIX
+                           "GEN' (GEN one of %s)", gen, strlen(gen) > 24 ? "..." : "", all);
     char lower[sizeof ((kvsim_gpu_t *)0)->generation]; /* gen matched a catalog generation: it fits */
     size_t i = 0;
     for (; gen[i] && i + 1 < sizeof lower; i++)
