@@ -1,4 +1,5 @@
-/* A GPU JSON file: refused with one line, or a GPU with positive memory.
+/* A GPU JSON file: refused with one line, or a GPU with positive memory
+ * and efficiencies in (0, 1] (borrowed ones at its measured peaks).
  * The same bytes after "default:" as kvsim validate --perf: a generation
  * default with its efficiencies in (0, 1], or one line that names the
  * catalog's generations (tests/fuzz/corpus/fuzz_gpu/perf-named-empty-
@@ -19,6 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool have_gpu = kvsim_gpu_parse(text, "fuzz: gpu.json", &g, &err) == KVSIM_OK;
   if (have_gpu && !(g.memory_total_bytes > 0))
     fuzz_fail("a GPU without memory was accepted", err.msg);
+  /* Borrowed at the file's measured peaks (hw/peaks.c) or its own. */
+  if (have_gpu && !(g.perf.mfu > 0 && g.perf.mfu <= 1 && g.perf.mbu > 0 && g.perf.mbu <= 1))
+    fuzz_fail("a GPU's efficiencies out of (0, 1]", g.name);
   if (strchr(err.msg, '\n'))
     fuzz_fail("an error message spans lines", err.msg);
   char spec[96], label[96];

@@ -164,7 +164,7 @@ Test(gpu_loader, sm120_defaults_take_the_fused_moe_streaming_rate) {
                      "rtx5090 streams experts at the measured share of its HBM (%g x %g)",
                      g5090.perf.moe_efficiency, g5090.perf.mbu);
   cr_assert_eq(h200.perf.moe_efficiency, 1.0, "hopper keeps 1.0");
-  cr_assert_eq(pro.perf.moe_efficiency, 0.6667, "a fitted value is kept (configs/gpus/rtx-pro-6000.json)");
+  cr_assert_eq(pro.perf.moe_efficiency, 0.7166, "a fitted value is kept (configs/gpus/rtx-pro-6000.json)");
   kvsim_gpu_perf_t p;
   kvsim_gpu_default_perf(b200.generation, &p);
   kvsim_gpu_class_perf(&b200, &p);

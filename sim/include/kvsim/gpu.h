@@ -76,6 +76,11 @@ typedef struct kvsim_gpu_perf {
    * band's half-width on TTFT and TPOT; 0 = not measured (the band falls
    * back to kvsim_gpu_band's defaults by status). */
   double band_ttft_rel, band_tpot_rel;
+  /* A generation default not yet given a GPU ("default:GEN" of
+   * kvsim_gpu_perf_named without a target): its generation, so that
+   * kvsim_gpu_use_perf gives it the measured peaks and class of the GPU it
+   * is applied to; "" otherwise. */
+  char default_of[16];
 } kvsim_gpu_perf_t;
 
 /* The largest memory a GPU (or a --gpu-memory-gib override) may have:
@@ -92,6 +97,13 @@ typedef struct kvsim_gpu {
   int64_t memory_total_bytes; /* cudaMemGetInfo total: vLLM's total_gpu_memory */
   double hbm_bandwidth_GBps;
   double bf16_tflops, fp8_tflops, fp4_tflops; /* dense */
+  /* Measured peaks, with their source (0: not measured): the best dense
+   * bf16 matmul rate and the device-to-device copy bandwidth (read +
+   * write bytes) published for this part. A borrowed fit's GEMM and
+   * streaming efficiencies are re-expressed against them
+   * (kvsim_gpu_borrow_perf). */
+  double achieved_bf16_tflops, achieved_copy_GBps;
+  char achieved_source[512];
   double host_link_GBps;      /* one direction */
   double host_link_latency_us;
   double gpu_link_GBps;       /* one direction, per GPU */
@@ -187,6 +199,17 @@ void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p);
 /* The expert-weight streaming rate of vLLM's fused-MoE Triton kernel on
  * compute capability 12.0, as a fraction of the HBM peak (hw/gpu.c). */
 #define KVSIM_GPU_SM120_MOE_STREAM 0.745
+/* The coefficients g gets from `generation`'s default when it has no fit
+ * of its own: kvsim_gpu_default_perf, its mfu and mbu each
+ * re-expressed against g's measured share of its spec peak instead of the
+ * origin GPU's (x g's share / the origin's, at most 1; left as they are
+ * where either share is not measured), then kvsim_gpu_class_perf. The
+ * loader gives them to a GPU without a "perf" of its own; kvsim validate
+ * --all holds a GPU out with them. */
+void kvsim_gpu_borrow_perf(const kvsim_gpu_t *g, const char *generation, kvsim_gpu_perf_t *p);
+/* g runs on p: p itself, or, for a generation default not yet given a
+ * GPU (p->default_of), the default g borrows (kvsim_gpu_borrow_perf). */
+void kvsim_gpu_use_perf(kvsim_gpu_t *g, const kvsim_gpu_perf_t *p);
 /* The catalog GPU whose fit kvsim_gpu_default_perf copies for a
  * generation ("h100-sxm" for hopper and the generations without data of
  * their own, ...; static text, never NULL). */
@@ -195,8 +218,8 @@ const char *kvsim_gpu_default_perf_origin(const char *generation);
 /* The step-time coefficients `spec` names (kvsim validate --perf): a
  * catalog GPU's name or a GPU file (its "perf"), or "default:GEN", the
  * default a GPU of generation GEN without data of its own gets
- * (kvsim_gpu_default_perf; with target's class, kvsim_gpu_class_perf, when
- * target is not NULL), as kvsim validate --all holds a GPU out. label gets
+ * (kvsim_gpu_borrow_perf for target; without a target kvsim_gpu_default_perf,
+ * marked for kvsim_gpu_use_perf to borrow for the GPU it is applied to), as kvsim validate --all holds a GPU out. label gets
  * what to call them ("b200", "blackwell default (b200 fit)"). An unknown
  * name or generation is KVSIM_ENOENT / KVSIM_EINVAL. */
 int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_perf_t *p, char *label,

@@ -157,7 +157,7 @@ static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, i
   if (rc < 0)
     return rc;
   if (perf)
-    sc.gpu.perf = *perf;
+    kvsim_gpu_use_perf(&sc.gpu, perf);
   label_coefficients(it, &sc, perf ? perf_gpu : NULL);
   kvsim_band_edge_t at[3];
   edges_of(&sc, it, at);

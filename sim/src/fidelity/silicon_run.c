@@ -60,7 +60,7 @@ int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gp
   if (rc < 0)
     return rc;
   if (perf)
-    sc.gpu.perf = *perf;
+    kvsim_gpu_use_perf(&sc.gpu, perf);
   kvsim_fid_lat_t lat;
   kvsim_fidelity_lat_init(&lat);
   /* The rows' TTFT is the benchmark client's (mean_ttft of vllm bench). */

@@ -9,6 +9,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "hw/peaks.h"
 
 const char *kvsim_cal_status_name(kvsim_cal_status s) {
   switch (s) {
@@ -117,7 +118,8 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
    * - blackwell: the b200 fit (its Llama-3.1-70B / Qwen3-32B fp8 rows);
    * - ada: hopper's, with the rtx4090 run's GEMM and bandwidth
    *   efficiencies (one per-request run pins only those).
-   * kvsim_gpu_band widens the band of a borrowed fit. */
+   * kvsim_gpu_borrow_perf re-expresses mfu and mbu against the target's
+   * measured peaks; kvsim_gpu_band widens the band of a borrowed fit. */
   memset(p, 0, sizeof *p);
   /* MoE experts stream like dense weights unless a fit says otherwise;
    * fp4 GEMMs, with no fitted row, at fp8's fraction of their peak. */
@@ -150,11 +152,12 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
     p->frontend_us = 44865.8;
   } else if (!strcmp(generation, "ada")) {
     /* The rtx4090 run's GEMM and bandwidth efficiencies and per-request
-     * floor. Its card boosts past the spec clock (bf16 cuBLASLt at 175.1
-     * TFLOPS, 106 % of spec: github.com/binbinsh/gpu-bench) but streams at
-     * 84-91 % of its 1,008 GB/s there, so its mbu ~1.0 also absorbs floors
-     * smaller than the hopper ones it keeps. Ada parts that are power- or
-     * clock-limited (L4 at 72 W) will be slower. */
+     * floor. Its card boosts past the spec clock (its measured matmul
+     * peak is 106 % of spec, configs/gpus/rtx4090.json) but copies at 91 %
+     * of its 1,008 GB/s, so its mbu ~1.0 also absorbs floors smaller than
+     * the hopper ones it keeps. An Ada part with measured peaks of its own
+     * (L40S, L4: power- or clock-limited) gets these at its own share
+     * (hw/peaks.c kvsim_gpu_borrow_perf). */
     p->mfu = 0.8212;
     p->mbu = 0.9963;
     p->per_seq_us = 18.885;
@@ -177,7 +180,7 @@ void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p) {
    * experts a batch touches under uniform routing, read their weights at
    * 64-80 % of the 1,792 GB/s; the median of those six, 74.5 %, over the
    * coefficients' own dense streaming rate (mbu) is the default. The
-   * rtx-pro-6000 fit on a measured MoE run says 0.667 x 0.947 = 63.2 %. */
+   * rtx-pro-6000 fit on a measured MoE run says 0.717 x 0.848 = 60.8 %. */
   if (g->compute_capability >= 12.0 && g->compute_capability < 13.0 && p->mbu > 0)
     p->moe_efficiency = KVSIM_GPU_SM120_MOE_STREAM / p->mbu < 1 ? KVSIM_GPU_SM120_MOE_STREAM / p->mbu : 1;
 }
@@ -298,7 +301,8 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
       "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
       "gpu_link_latency_us", "link_kind", "allreduce_busbw_GBps", "allreduce_latency_us",
-      "link_source", "tdp_w", "compute_capability", "source", "perf", "cost_per_gpu_hour", NULL};
+      "link_source", "tdp_w", "compute_capability", "source", "perf", "cost_per_gpu_hour",
+      "achieved_bf16_tflops", "achieved_copy_GBps", "achieved_source", NULL};
   memset(g, 0, sizeof *g);
   cJSON *j = kvsim__json_parse(json_text, where, err);
   if (!j)
@@ -359,8 +363,10 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     g->gpu_link_latency_us = 8;
   if ((rc = parse_links(j, where, g, err)) < 0)
     goto out;
-  kvsim_gpu_default_perf(g->generation, &g->perf);
-  kvsim_gpu_class_perf(g, &g->perf);
+  if ((rc = kvsim__gpu_parse_peaks(j, where, g, err)) < 0)
+    goto out;
+  /* A "perf" of the GPU's own overrides what it names. */
+  kvsim_gpu_borrow_perf(g, g->generation, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
   char pw[256];
   snprintf(pw, sizeof pw, "%s: perf", where);

@@ -63,9 +63,12 @@ int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_
     for (; gen[i] && i + 1 < sizeof lower; i++)
       lower[i] = (char)tolower((unsigned char)gen[i]);
     lower[i] = '\0';
-    kvsim_gpu_default_perf(lower, p);
     if (target)
-      kvsim_gpu_class_perf(target, p);
+      kvsim_gpu_borrow_perf(target, lower, p);
+    else {
+      kvsim_gpu_default_perf(lower, p);
+      snprintf(p->default_of, sizeof p->default_of, "%s", lower);
+    }
     snprintf(label, cap, "%s default (%s fit)", lower, kvsim_gpu_default_perf_origin(lower));
     return KVSIM_OK;
   }

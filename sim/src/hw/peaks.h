@@ -1,0 +1,13 @@
+/* The hw room's measured peaks, internal (peaks.c). */
+#ifndef KVSIM_HW_PEAKS_H
+#define KVSIM_HW_PEAKS_H
+
+#include "core/util.h"
+#include "kvsim/gpu.h"
+
+/* achieved_bf16_tflops, achieved_copy_GBps and
+ * achieved_source of a GPU file, each optional; after the spec figures
+ * (a measured peak above 125 % of its spec figure is an error). */
+int kvsim__gpu_parse_peaks(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err);
+
+#endif
