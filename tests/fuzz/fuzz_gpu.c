@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool have_gpu = kvsim_gpu_parse(text, "fuzz: gpu.json", &g, &err) == KVSIM_OK;
   if (have_gpu && !(g.memory_total_bytes > 0))
     fuzz_fail("a GPU without memory was accepted", err.msg);
-  /* Borrowed at the file's measured peaks (hw/peaks.c) or its own. */
+  /* Borrowed at the file's measured peaks (hw/borrow.c) or its own. */
   if (have_gpu && !(g.perf.mfu > 0 && g.perf.mfu <= 1 && g.perf.mbu > 0 && g.perf.mbu <= 1))
     fuzz_fail("a GPU's efficiencies out of (0, 1]", g.name);
   if (strchr(err.msg, '\n'))

@@ -9,7 +9,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
-#include "hw/peaks.h"
+#include "hw/borrow.h"
 
 const char *kvsim_cal_status_name(kvsim_cal_status s) {
   switch (s) {
@@ -105,94 +105,6 @@ void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi) {
   kvsim_gpu_band_edges(p, &l, &h);
   *lo = l.step;
   *hi = h.step;
-}
-
-void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p) {
-  /* Defaults by generation for GPUs without a fit of their own. The step
-   * model's terms are physical (perf.h), so a generation default is the
-   * efficiencies and floors of a fitted GPU applied to another GPU's own
-   * peaks, bandwidth and links:
-   * - hopper and every generation without measured data (ampere, cdna3,
-   *   ...): the h100-sxm fit (scripts/calibrate.sh; AIConfigurator vLLM
-   *   rows of Qwen3-32B bf16/fp8 and Llama-3.1-70B fp8, TP 1-8);
-   * - blackwell: the b200 fit (its Llama-3.1-70B / Qwen3-32B fp8 rows);
-   * - ada: hopper's, with the rtx4090 run's GEMM and bandwidth
-   *   efficiencies (one per-request run pins only those).
-   * kvsim_gpu_borrow_perf re-expresses mfu and mbu against the target's
-   * measured peaks; kvsim_gpu_band widens the band of a borrowed fit. */
-  memset(p, 0, sizeof *p);
-  /* MoE experts stream like dense weights unless a fit says otherwise;
-   * fp4 GEMMs, with no fitted row, at fp8's fraction of their peak. */
-  p->moe_efficiency = 1.0;
-  p->per_token_us = 0;
-  p->attn_seq_floor_us = 0;
-  p->frontend_per_token_us = 0;
-  /* hopper: the h100-sxm fit (configs/gpus/h100-sxm.json, 138 rows). */
-  p->mfu = 0.4999;
-  p->mfu_fp8 = 0.6155;
-  p->mbu = 0.8813;
-  p->attn_efficiency = 0.1284;
-  p->step_overhead_us = 1454.9;
-  p->per_layer_us = 31.022;
-  p->per_seq_us = 57.614;
-  p->frontend_us = 35178.5;
-  if (!strcmp(generation, "blackwell")) {
-    /* the b200 fit's first stage (scripts/calibrate.sh; 60 fp8 rows, no
-     * bf16 row: mfu keeps its start). Its second stage adds a client cost
-     * per prompt token that those rows ask for and moves the engine terms
-     * with it (configs/gpus/b200.json): a property of that benchmark
-     * campaign, which a GPU without data of its own has no measure of. */
-    p->mfu = 0.70;
-    p->mfu_fp8 = 0.4239;
-    p->mbu = 0.8829;
-    p->attn_efficiency = 0.1403;
-    p->step_overhead_us = 600;
-    p->per_layer_us = 37.078;
-    p->per_seq_us = 48.697;
-    p->frontend_us = 44865.8;
-  } else if (!strcmp(generation, "ada")) {
-    /* The rtx4090 run's GEMM and bandwidth efficiencies and per-request
-     * floor. Its card boosts past the spec clock (its measured matmul
-     * peak is 106 % of spec, configs/gpus/rtx4090.json) but copies at 91 %
-     * of its 1,008 GB/s, so its mbu ~1.0 also absorbs floors smaller than
-     * the hopper ones it keeps. An Ada part with measured peaks of its own
-     * (L40S, L4: power- or clock-limited) gets these at its own share
-     * (hw/peaks.c kvsim_gpu_borrow_perf). */
-    p->mfu = 0.8212;
-    p->mbu = 0.9963;
-    p->per_seq_us = 18.885;
-  }
-  p->mfu_fp4 = p->mfu_fp8;
-  snprintf(p->source, sizeof p->source, "default for generation '%s' (uncalibrated)", generation);
-  /* hopper, blackwell and ada borrow a measured GPU's fit; the others
-   * borrow hopper's without any measurement of their own generation. */
-  p->status = !strcmp(generation, "hopper") || !strcmp(generation, "blackwell") || !strcmp(generation, "ada")
-                  ? KVSIM_CAL_GENERATION_DEFAULT
-                  : KVSIM_CAL_SPEC_ONLY;
-}
-
-void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p) {
-  /* SM120's fused-MoE kernel streams expert weights well below a dense
-   * GEMM: published kernel times on the RTX PRO 6000 (vLLM issue #44688:
-   * E=256 N=256 K=2048 block-fp8, default and tuned configs at parity,
-   * 112 / 303 / 354 us at batch 16 / 64 / 256; PR #39183: E=256 N=512
-   * K=2048 block-fp8, 134 / 242 / 550 us at batch 8 / 16 / 96), with the
-   * experts a batch touches under uniform routing, read their weights at
-   * 64-80 % of the 1,792 GB/s; the median of those six, 74.5 %, over the
-   * coefficients' own dense streaming rate (mbu) is the default. The
-   * rtx-pro-6000 fit on a measured MoE run says 0.717 x 0.848 = 60.8 %. */
-  if (g->compute_capability >= 12.0 && g->compute_capability < 13.0 && p->mbu > 0)
-    p->moe_efficiency = KVSIM_GPU_SM120_MOE_STREAM / p->mbu < 1 ? KVSIM_GPU_SM120_MOE_STREAM / p->mbu : 1;
-}
-
-const char *kvsim_gpu_default_perf_origin(const char *generation) {
-  /* As kvsim_gpu_default_perf above: ada takes the rtx4090 fit for mfu,
-   * mbu and per_seq_us and hopper's for the rest. */
-  if (!strcmp(generation, "blackwell"))
-    return "b200";
-  if (!strcmp(generation, "ada"))
-    return "rtx4090 (mfu, mbu, per_seq_us), h100-sxm (the rest)";
-  return "h100-sxm";
 }
 
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {

@@ -1,6 +1,6 @@
-/* The hw room's measured peaks, internal (peaks.c). */
-#ifndef KVSIM_HW_PEAKS_H
-#define KVSIM_HW_PEAKS_H
+/* The hw room's borrowed coefficients, internal (borrow.c). */
+#ifndef KVSIM_HW_BORROW_H
+#define KVSIM_HW_BORROW_H
 
 #include "core/util.h"
 #include "kvsim/gpu.h"

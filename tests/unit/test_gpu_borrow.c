@@ -1,4 +1,4 @@
-/* Measured peaks (hw/peaks.c): a borrowed fit's GEMM and streaming
+/* Measured peaks (hw/borrow.c): a borrowed fit's GEMM and streaming
  * efficiencies are re-expressed against the target GPU's measured share
  * of its spec peaks; a figure missing on either side leaves them as they
  * are; a measured peak far above its spec figure is refused. */
