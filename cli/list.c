@@ -83,8 +83,8 @@ static int list_models(bool json) {
 static int list_gpus(bool json) {
   cJSON *arr = json ? cJSON_CreateArray() : NULL;
   if (!json)
-    printf("%-13s %-38s %10s %10s %9s %9s %s\n", "name", "description", "memory", "bandwidth",
-           "BF16 TF", "FP8 TF", "perf model");
+    printf("%-13s %-38s %10s %10s %9s %9s %9s %s\n", "name", "description", "memory", "bandwidth",
+           "BF16 TF", "FP8 TF", "meas. TF", "perf model");
   for (const kvsim__catalog_entry *e = kvsim__catalog; e->kind; e++) {
     if (e->kind != KVSIM_CATALOG_GPU)
       continue;
@@ -104,6 +104,8 @@ static int list_gpus(bool json) {
       cJSON_AddNumberToObject(o, "bf16_tflops", g.bf16_tflops);
       cJSON_AddNumberToObject(o, "fp8_tflops", g.fp8_tflops);
       cJSON_AddNumberToObject(o, "fp4_tflops", g.fp4_tflops);
+      cJSON_AddNumberToObject(o, "achieved_bf16_tflops", g.achieved_bf16_tflops);
+      cJSON_AddNumberToObject(o, "achieved_copy_GBps", g.achieved_copy_GBps);
       cJSON_AddBoolToObject(o, "calibrated", g.perf.calibrated);
       cJSON_AddStringToObject(o, "perf_source", g.perf.source);
       double t, d;
@@ -120,8 +122,11 @@ static int list_gpus(bool json) {
     char fp8[32] = "-";
     if (g.fp8_tflops > 0)
       snprintf(fp8, sizeof fp8, "%.1f", g.fp8_tflops);
-    printf("%-13s %-38.38s %10s %10s %9.1f %9s %s\n", e->name, g.description, mem, bw,
-           g.bf16_tflops, fp8,
+    char meas[32] = "-";
+    if (g.achieved_bf16_tflops > 0)
+      snprintf(meas, sizeof meas, "%.1f", g.achieved_bf16_tflops);
+    printf("%-13s %-38.38s %10s %10s %9.1f %9s %9s %s\n", e->name, g.description, mem, bw,
+           g.bf16_tflops, fp8, meas,
            g.perf.calibrated ? "calibrated" : "uncalibrated (generation defaults)");
   }
   return print_json(arr);
@@ -135,7 +140,8 @@ int cmd_list(int argc, char **argv) {
   int npos;
   int rc = cli_parse("list", "models|gpus [--json]\n\n"
                      "The built-in catalog: models (HF id, KV geometry, parameters) or GPUs "
-                     "(memory, bandwidth, peak FLOPs, whether the step-time model is calibrated).",
+                     "(memory, bandwidth, peak FLOPs, the measured bf16 matmul peak, whether the step-time model is "
+                     "calibrated).",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;

@@ -18,8 +18,8 @@ grep -Eq '^deepseek-v3 +deepseek-ai/DeepSeek-V3 +61 +1 MLA +576 671B \(36\.[0-9]
 out=$("$kvsim" list gpus) || fail "list gpus exited $?"
 ngpus=$(ls "$src"/configs/gpus/*.json | wc -l)
 [ "$(($(wc -l <<<"$out") - 1))" -eq "$ngpus" ] || fail "one row per GPU config ($ngpus): $out"
-grep -Eq '^h100-sxm .* 79\.20 GiB +3350 GB/s +989\.4 +1978\.9 calibrated$' <<<"$out" || fail "h100-sxm row: $out"
-grep -Eq '^a10 .* 125\.0 +- uncalibrated' <<<"$out" || fail "a10 row (no FP8, uncalibrated): $out"
+grep -Eq '^h100-sxm .* 79\.20 GiB +3350 GB/s +989\.4 +1978\.9 +794\.5 calibrated$' <<<"$out" || fail "h100-sxm row: $out"
+grep -Eq '^a10 .* 125\.0 +- +- uncalibrated' <<<"$out" || fail "a10 row (no FP8, no measured peak, uncalibrated): $out"
 # The calibration status is the GPU file's own perf.calibrated.
 for f in "$src"/configs/gpus/*.json; do
   g=$(basename "$f" .json)
@@ -39,7 +39,9 @@ assert len(rows) == int(sys.argv[1]), len(rows)' "$nmodels" || fail "list models
 import json, sys
 r = {x["name"]: x for x in json.load(sys.stdin)}
 assert r["h100-sxm"]["calibrated"] is True and r["l4"]["calibrated"] is False, r["l4"]
-assert r["h100-sxm"]["hbm_bandwidth_GBps"] == 3350 and r["h100-sxm"]["memory_total_bytes"] == 85045477376' \
+assert r["h100-sxm"]["hbm_bandwidth_GBps"] == 3350 and r["h100-sxm"]["memory_total_bytes"] == 85045477376
+assert r["h100-sxm"]["achieved_bf16_tflops"] == 794.5 and r["h100-sxm"]["achieved_copy_GBps"] == 2900, r["h100-sxm"]
+assert r["a10"]["achieved_bf16_tflops"] == 0, r["a10"]' \
     || fail "list gpus --json"
 fi
 
