@@ -113,8 +113,18 @@ Test(gpu_peaks, a_default_without_a_gpu_is_borrowed_where_it_is_used) {
   kvsim_gpu_use_perf(&g4090, &p);
   cr_assert_eq(g4090.perf.mfu, want.mfu, "%g vs %g", g4090.perf.mfu, want.mfu);
   cr_assert_eq(g4090.perf.mbu, want.mbu);
-  kvsim_gpu_use_perf(&g4090, &g4090.perf); /* applying a GPU's own perf to itself keeps it */
-  cr_assert_eq(g4090.perf.mfu, want.mfu);
+  /* A tagged default that is the GPU's own perf (p == &g->perf): borrowing
+   * overwrites it, and the generation must survive that. */
+  kvsim_gpu_t l4;
+  cr_assert_eq(kvsim_gpu_load("l4", &l4, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_gpu_perf_t ada;
+  cr_assert_eq(kvsim_gpu_perf_named("default:ada", &l4, &ada, label, sizeof label, &err), KVSIM_OK);
+  cr_assert_eq(kvsim_gpu_perf_named("default:ada", NULL, &l4.perf, label, sizeof label, &err), KVSIM_OK);
+  kvsim_gpu_use_perf(&l4, &l4.perf);
+  cr_assert_eq(l4.perf.mfu, ada.mfu, "%g vs %g", l4.perf.mfu, ada.mfu);
+  cr_assert_eq(l4.perf.status, ada.status);
+  cr_assert_str_eq(l4.perf.source, ada.source);
+  cr_assert_str_eq(l4.perf.default_of, "");
   kvsim_gpu_use_perf(&h100, &want); /* a final perf is taken as it is */
   cr_assert_eq(h100.perf.mfu, want.mfu);
 }

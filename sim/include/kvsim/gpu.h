@@ -132,7 +132,8 @@ typedef struct kvsim_gpu {
 int kvsim_gpu_load(const char *name_or_path, kvsim_gpu_t *g, kvsim_err *err);
 /* Parses GPU JSON text into *g. Every number is range-checked where it is
  * read (memory in [1 GiB, KVSIM_GPU_MAX_MEMORY_BYTES], bandwidths, FLOPs,
- * latencies and the perf coefficients finite and within sane ranges);
+ * latencies and the perf coefficients finite and within sane ranges; a
+ * measured peak, achieved_*, 0 or 5-125 % of its spec figure);
  * returns KVSIM_EINVAL with "where.key: V is out of range [lo, hi]"
  * otherwise, and KVSIM_EPARSE on invalid JSON. */
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err);
@@ -197,7 +198,7 @@ void kvsim_gpu_default_perf(const char *generation, kvsim_gpu_perf_t *p);
  * with. */
 void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p);
 /* The expert-weight streaming rate of vLLM's fused-MoE Triton kernel on
- * compute capability 12.0, as a fraction of the HBM peak (hw/gpu.c). */
+ * compute capability 12.0, as a fraction of the HBM peak (hw/borrow.c). */
 #define KVSIM_GPU_SM120_MOE_STREAM 0.745
 /* The coefficients g gets from `generation`'s default when it has no fit
  * of its own: kvsim_gpu_default_perf, its mfu and mbu each

@@ -36,7 +36,7 @@ static const struct {
 
 void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, size_t from_size) {
   /* Hopper's and Ada's defaults are built from h100-sxm's and rtx4090's
-   * fits, Blackwell's from b200's (hw/gpu.c kvsim_gpu_default_perf):
+   * fits, Blackwell's from b200's (hw/borrow.c kvsim_gpu_default_perf):
    * those GPUs take the other datacenter generation's. */
   const char *gen = g->generation;
   if (!strcmp(g->name, "h100-sxm"))
@@ -77,7 +77,7 @@ static int run_errors(const char *measured, const char *scenario, const kvsim_gp
     return rc;
   }
   if (perf)
-    sc.gpu.perf = *perf;
+    kvsim_gpu_use_perf(&sc.gpu, perf);
   kvsim_fid_measured_cmp_t c;
   rc = kvsim_fidelity_measured_compare(&m, &sc, &c, err);
   for (int k = 0; rc == KVSIM_OK && k < 3; k++)

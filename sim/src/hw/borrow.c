@@ -134,7 +134,10 @@ int kvsim__gpu_parse_peaks(const cJSON *j, const char *where, kvsim_gpu_t *g, kv
       return rc;
     if (rc > 0 && *f[i].dst == 0) /* 0: not measured, as when absent */
       continue;
-    if (rc > 0 && (*f[i].dst < MIN_SHARE * f[i].spec || *f[i].dst > MAX_SHARE * f[i].spec))
+    /* Relative slack so that a figure typed at a bound (5 % of 1,008 is
+     * 50.4, which the product rounds up) is inside. */
+    const double lo = MIN_SHARE * f[i].spec * (1 - 1e-9), hi = MAX_SHARE * f[i].spec * (1 + 1e-9);
+    if (rc > 0 && (*f[i].dst < lo || *f[i].dst > hi))
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "%s.%s: %g is out of range [%g, %g] (%.0f-%.0f %% of the spec figure %g: a measured "
                            "peak is a share of it)",

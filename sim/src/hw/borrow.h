@@ -7,7 +7,7 @@
 
 /* achieved_bf16_tflops, achieved_copy_GBps and
  * achieved_source of a GPU file, each optional; after the spec figures
- * (a measured peak above 125 % of its spec figure is an error). */
+ * (0: not measured; otherwise 5-125 % of its spec figure, or an error). */
 int kvsim__gpu_parse_peaks(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err);
 
 #endif

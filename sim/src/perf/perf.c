@@ -14,7 +14,7 @@
  * (tests/unit/test_perf.c checks both fall in generous ranges).
  * Calibration is `kvsim calibrate`'s job: the fitted coefficients live in
  * configs/gpus/<gpu>.json "perf" (scripts/calibrate.sh), the generation
- * defaults in sim/src/hw/gpu.c. */
+ * defaults in sim/src/hw/borrow.c. */
 #include "kvsim/perf.h"
 
 #include <math.h>
