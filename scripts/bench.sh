@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Speed and memory benchmark: simulated requests per wall-second and peak
 # RSS for the reference runs (issue 3). Release build; each run repeated,
-# the median wall time reported (these machines are noisy).
+# the median wall time reported (these machines are noisy). Each run is
+# one simulation: --no-band and --no-verify-advice leave out the band's
+# two edge runs and the re-runs that measure the diagnosis's advice.
 # The scale runs (one repetition each): 100k, 1M and 10M streamed requests
 # (peak RSS must stay flat in the request count) and 64 replicas.
 #   scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m]
@@ -30,7 +32,7 @@ bench() {
   shift 4
   local lines=()
   for _ in $(seq "$repeat"); do
-    lines+=("$("$kvsim" run "$scen" --out "$out/$name" --quiet --no-band --bench "$@" 2>&1 >/dev/null | tail -1)")
+    lines+=("$("$kvsim" run "$scen" --out "$out/$name" --quiet --no-band --no-verify-advice --bench "$@" 2>&1 >/dev/null | tail -1)")
   done
   printf '%s\n' "${lines[@]}" | awk -v name="$name" -v twall="$twall" -v trss="$trss" '
     { match($0, /"wall_s": [0-9.]+/); w[NR] = substr($0, RSTART + 10, RLENGTH - 10) + 0
