@@ -104,14 +104,14 @@ void kvsim_gpu_class_perf(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p) {
     p->moe_efficiency = KVSIM_GPU_SM120_MOE_STREAM / p->mbu < 1 ? KVSIM_GPU_SM120_MOE_STREAM / p->mbu : 1;
 }
 
+static const char *origin(const char *generation);
+
 const char *kvsim_gpu_default_perf_origin(const char *generation) {
   /* As kvsim_gpu_default_perf above: ada takes the rtx4090 fit for mfu,
    * mbu and per_seq_us and hopper's for the rest. */
-  if (!strcmp(generation, "blackwell"))
-    return "b200";
   if (!strcmp(generation, "ada"))
     return "rtx4090 (mfu, mbu, per_seq_us), h100-sxm (the rest)";
-  return "h100-sxm";
+  return origin(generation);
 }
 
 /* A measured figure is a share of the spec one (bf16_tflops and
