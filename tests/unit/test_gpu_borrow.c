@@ -25,13 +25,14 @@ Test(gpu_peaks, a_borrowed_fit_is_re_expressed_against_the_targets_measured_shar
   kvsim_err err = {0};
   cr_assert_eq(kvsim_gpu_load("h100-sxm", &h100, &err), KVSIM_OK, "%s", err.msg);
   cr_assert(h100.achieved_bf16_tflops > 0 && h100.achieved_copy_GBps > 0, "the origin's peaks are measured");
-  /* 90 % of the spec matmul rate, 95 % of the spec bandwidth. */
-  cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 900, \"achieved_copy_GBps\": 1900", &g, &err), KVSIM_OK,
+  /* 90 % of the spec matmul rate, 80 % of the spec bandwidth (below the
+   * H100's 87 %, so that the rescaled mbu stays below its cap of 1). */
+  cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 900, \"achieved_copy_GBps\": 1600", &g, &err), KVSIM_OK,
                "%s", err.msg);
   kvsim_gpu_perf_t d;
   kvsim_gpu_default_perf("hopper", &d);
   const double bf16 = 0.9 / (h100.achieved_bf16_tflops / h100.bf16_tflops);
-  const double copy = 0.95 / (h100.achieved_copy_GBps / h100.hbm_bandwidth_GBps);
+  const double copy = 0.80 / (h100.achieved_copy_GBps / h100.hbm_bandwidth_GBps);
   cr_assert_float_eq(g.perf.mfu, d.mfu * bf16, 1e-12, "mfu %g = %g x %g", g.perf.mfu, d.mfu, bf16);
   cr_assert_float_eq(g.perf.mbu, d.mbu * copy, 1e-12, "mbu %g = %g x %g", g.perf.mbu, d.mbu, copy);
   cr_assert_eq(g.perf.mfu_fp8, d.mfu_fp8, "fp8 is left as the donor's");
@@ -54,7 +55,7 @@ Test(gpu_peaks, without_a_measured_peak_the_donors_efficiency_stays) {
 Test(gpu_peaks, an_efficiency_stays_at_most_one) {
   kvsim_gpu_t g;
   kvsim_err err = {0};
-  /* 125 % of the spec bandwidth over the H100's 87 %: mbu 0.88 x 1.44 > 1. */
+  /* 125 % of the spec bandwidth over the H100's 87 %: mbu 0.99 x 1.44 > 1. */
   cr_assert_eq(parse_with("\"achieved_copy_GBps\": 2500", &g, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(g.perf.mbu, 1.0, "mbu %g", g.perf.mbu);
 }
