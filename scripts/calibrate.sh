@@ -41,7 +41,8 @@
 # SM120's 0.745 / mbu on compute capability 12.0; the fit ends at the
 # same value from either); the
 # fitted "perf" then replaces the old one, the rest of the file byte for
-# byte. Needs jq.
+# byte. Needs jq. tests/validation/test_calibrate_reproduces.sh reruns the
+# per-request fits, test_calibrate_silicon_reproduces.sh the silicon ones.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kvsim=$root/build/kvsim
@@ -53,7 +54,7 @@ while (($#)); do
   --kvsim) kvsim=$2; shift 2 ;;
   --shared) shared=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
-  -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,45p' "$0"; exit 0 ;;
   *) gpus+=("$1"); shift ;;
   esac
 done
