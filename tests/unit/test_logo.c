@@ -140,3 +140,29 @@ Test(logo, silicon_tables_skip_the_rows_the_physical_rule_refuses) {
   cr_assert(rows[1].skipped && strstr(rows[1].reason, "beyond what the GPU can do"), "%s", rows[1].reason);
   cr_assert_str_eq(rows[2].reason, "already skipped", "a skipped row keeps its reason");
 }
+
+Test(logo, targets_are_the_issues_and_a_per_request_run_is_held_to_five_percent) {
+  kvsim_fid_logo_group_t g;
+  memset(&g, 0, sizeof g);
+  double t[3];
+  bool m[3];
+  /* A dense silicon group: TTFT 20, TPOT 10, no E2E target. */
+  snprintf(g.source, sizeof g.source, "silicon");
+  g.held[0] = 25, g.held[1] = 9.9, g.held[2] = 50;
+  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 1, "only TTFT misses");
+  cr_assert(t[0] == 20 && t[1] == 10 && isnan(t[2]), "dense targets %g %g %g", t[0], t[1], t[2]);
+  cr_assert(m[0] && !m[1] && !m[2], "TTFT 25 > 20; E2E has no target");
+  /* MoE: 30 / 20. */
+  g.moe = true;
+  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, NULL), 0, "25 / 9.9 within 30 / 20");
+  cr_assert(t[0] == 30 && t[1] == 20, "MoE targets %g %g", t[0], t[1]);
+  /* A per-request run: TPOT and E2E within 5 %, the TTFT target its kind's. */
+  snprintf(g.source, sizeof g.source, "per-request");
+  g.moe = false;
+  g.held[0] = 12.4, g.held[1] = 5.0, g.held[2] = 5.1;
+  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 1, "E2E 5.1 misses, TPOT 5.0 does not");
+  cr_assert(t[1] == 5 && t[2] == 5 && !m[1] && m[2], "per-request 5 %% / 5 %%");
+  /* No figure, no miss. */
+  g.held[0] = g.held[1] = g.held[2] = NAN;
+  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 0, "NAN never misses");
+}

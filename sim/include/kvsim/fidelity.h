@@ -646,6 +646,13 @@ int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double r
 int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
                              double *tpot);
 
+/* The held-out targets of a latency group (percent median |error| of
+ * mean TTFT, TPOT, E2E; NAN: none), issue 10's: dense TTFT 20 and TPOT
+ * 10, MoE 30 and 20; a per-request run also within 5 on TPOT and E2E.
+ * Returns how many of the group's held-out errors miss them (into
+ * miss[0..2] when not NULL). */
+int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3], bool miss[3]);
+
 /* As `kvsim validate --all --json` prints it. */
 char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l);
 /* As `kvsim validate --all` prints it: the table, the memory side, the
