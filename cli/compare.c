@@ -29,6 +29,9 @@ int cmd_compare(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
   if (jobs < 1 || jobs > 256)
     return cli_fail("compare", "--jobs: %lld must be in [1, 256]", (long long)jobs);
+  if (!(tol >= KVSIM_SEARCH_MIN_TOLERANCE && tol < 1))
+    return cli_fail("compare", "--tolerance: %g must be in [%g, 1)", tol,
+                    KVSIM_SEARCH_MIN_TOLERANCE);
   kvsim_err err = {0};
   static kvsim_compare_t c;
   rc = npos ? kvsim_compare_load(pos[0], &c, &err) : kvsim_compare_load_default(&c, &err);

@@ -47,8 +47,8 @@ int cmd_plan(int argc, char **argv) {
     return cli_fail("plan", "expected one SCENARIO.json (see kvsim plan --help)");
   if (!slo)
     return cli_fail("plan", "--slo is required (e.g. --slo ttft_p99=2s,tpot_p99=100ms)");
-  if (!(tol > 0 && tol < 1))
-    return cli_fail("plan", "--tolerance: %g must be in (0, 1)", tol);
+  if (!(tol >= KVSIM_SEARCH_MIN_TOLERANCE && tol < 1))
+    return cli_fail("plan", "--tolerance: %g must be in [%g, 1)", tol, KVSIM_SEARCH_MIN_TOLERANCE);
   se.tolerance = tol;
   /* Off a terminal the points' lines are the progress (as they always
    * were); on one, a line below them counts simulations and failures (a

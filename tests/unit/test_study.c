@@ -156,6 +156,32 @@ Test(study, bisection_handles_never_and_always_meeting) {
   cr_assert_eq(best, 0.3, "the lowest utilization searched");
 }
 
+/* Regression: a tolerance below the spacing of doubles never let the
+ * bracket close (plan/compare --tolerance 1e-17 spun for ever). */
+Test(study, a_tolerance_finer_than_doubles_is_refused_and_bisection_always_ends) {
+  kvsim_err err = {0};
+  double best;
+  pred_t p = {7.3, 0, true};
+  cr_assert_eq(kvsim_search_rate(below, &p, 1e-17, &best, &err), KVSIM_EINVAL, "1e-17 is refused");
+  cr_assert(strstr(err.msg, "--tolerance") && strstr(err.msg, "1e-06"), "names flag and floor: %s",
+            err.msg);
+  cr_assert_eq(p.calls, 0, "before any simulation");
+  cr_assert_eq(kvsim_search_rate(below, &p, KVSIM_SEARCH_MIN_TOLERANCE, &best, &err), KVSIM_OK,
+               "the floor runs");
+  cr_assert(best <= 7.3 && 7.3 - best <= 1e-6 * best, "within 1e-6 of 7.3 (got %.12g)", best);
+  /* The bisection itself, asked for 0: it stops at adjacent doubles. */
+  p.calls = 0;
+  cr_assert_eq(kvsim_search_bisect_up(below, &p, 1, 16, 0, false, &best, &err), KVSIM_OK,
+               "tol 0 ends");
+  cr_assert_lt(p.calls, 80, "one call per bit of the mantissa at most (%d)", p.calls);
+  cr_assert_eq(best, 7.3, "the largest double meeting is the edge itself (%.17g)", best);
+  pred_t q = {0.47, 0, false};
+  cr_assert_eq(kvsim_search_bisect_down(below, &q, 0.3, 0.98, 0, false, &best, &err), KVSIM_OK,
+               "down ends");
+  cr_assert_lt(q.calls, 80, "bounded calls (%d)", q.calls);
+  cr_assert_eq(best, 0.47, "the smallest double meeting (%.17g)", best);
+}
+
 static int fatal(void *ctx, double x, kvsim_err *err) {
   return kvsim_err_set(err, KVSIM_EINVAL, "bad scenario");
 }

@@ -283,11 +283,17 @@ int kvsim_search_bisect_up(kvsim_search_pred_fn pred, void *ctx, double lo, doub
 int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
                              bool integer, double *best, kvsim_err *err);
 
+/* The finest relative precision a rate search takes: each halving of the
+ * bracket is one simulation, and 1e-6 is already 20 of them past the
+ * bracket; much finer and the bracket reaches the spacing of doubles. */
+#define KVSIM_SEARCH_MIN_TOLERANCE 1e-6
+
 /* The three searches of `kvsim plan`, on any predicate. *best is NAN when
  * no value meets in the range searched.
  * rate: a multiplier m of the scenario's rate; from 1, doubled or halved
  * (12 tries) until the predicate flips, then bisected to relative tol;
- * meeting at every multiplier tried gives the largest. */
+ * meeting at every multiplier tried gives the largest. tol outside
+ * [KVSIM_SEARCH_MIN_TOLERANCE, 1) is an error. */
 int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *best, kvsim_err *err);
 /* replicas: 1, 2, 4, ... up to 1024 until one meets, then the fewest
  * between the last miss and it. */

@@ -246,8 +246,11 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
                       kvsim_compare_result_t *res, kvsim_err *err) {
   _Static_assert(sizeof(kvsim_compare_row_t) <= KVSIM_STUDY_RECORD_MAX, "a row is a record");
   memset(res, 0, sizeof *res);
-  if (!(opts->tolerance >= 0 && opts->tolerance < 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in (0, 1)", opts->tolerance);
+  /* 0: the default (kvsim_compare_candidate). */
+  if (!(opts->tolerance == 0 ||
+        (opts->tolerance >= KVSIM_SEARCH_MIN_TOLERANCE && opts->tolerance < 1)))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in [%g, 1)", opts->tolerance,
+                         KVSIM_SEARCH_MIN_TOLERANCE);
   res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
   if (!res->rows)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);

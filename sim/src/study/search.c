@@ -12,6 +12,10 @@ int kvsim_search_bisect_up(kvsim_search_pred_fn pred, void *ctx, double lo, doub
                            bool integer, double *best, kvsim_err *err) {
   while (integer ? hi - lo > 1 : (hi - lo) > tol * lo) {
     double mid = integer ? floor((lo + hi) / 2) : (lo + hi) / 2;
+    /* lo and hi adjacent doubles: no midpoint left to try (a tolerance
+     * below the spacing of doubles would otherwise never be met). */
+    if (!(mid > lo && mid < hi))
+      break;
     int ok = pred(ctx, mid, err);
     if (ok < 0)
       return ok;
@@ -28,6 +32,8 @@ int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, do
                              bool integer, double *best, kvsim_err *err) {
   while (integer ? hi - lo > 1 : (hi - lo) > tol) {
     double mid = integer ? floor((lo + hi) / 2) : (lo + hi) / 2;
+    if (!(mid > lo && mid < hi)) /* as in kvsim_search_bisect_up */
+      break;
     int ok = pred(ctx, mid, err);
     if (ok < 0)
       return ok;
@@ -42,6 +48,9 @@ int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, do
 
 int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *best, kvsim_err *err) {
   *best = NAN;
+  if (!(tol >= KVSIM_SEARCH_MIN_TOLERANCE && tol < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in [%g, 1)", tol,
+                         KVSIM_SEARCH_MIN_TOLERANCE);
   /* Double or halve the multiplier until the predicate flips, then bisect. */
   double lo = 0, hi = 0, x = 1;
   for (int i = 0; i < 12 && !(lo > 0 && hi > 0); i++) {
