@@ -192,6 +192,41 @@ Test(engine, gpu_memory_gib_past_any_gpu_is_refused_with_key_and_range) {
   kvsim_scenario_fini(&sc);
 }
 
+/* Regression: max_time_s and max_wait_s past int64 nanoseconds wrapped
+ * (an assertion in the event queue; in a release build a run of
+ * -9.2e9 s, or every request rejected as waiting too long), and a huge
+ * quant_step_factor made a run without end. */
+Test(engine, times_and_step_factors_past_their_range_are_refused_with_key_and_range) {
+  const char *bad[][2] = {
+      {", \"output\": { \"max_time_s\": 1e10 }", "output.max_time_s: 1e+10 is outside [0, 9e+09]"},
+      {", \"admission\": { \"max_wait_s\": 9.3e9 }",
+       "admission.max_wait_s: 9.3e+09 is outside [0, 9e+09]"},
+      {", \"engine\": { \"quant_step_factor\": 1e308 }",
+       "quant_step_factor: 1e+308 is outside [0.01, 100]"},
+      {", \"engine\": { \"quant_step_factor\": 0 }", "quant_step_factor: 0 is outside [0.01, 100]"},
+      {", \"name\": \"../up\"", "name may not contain '/'"},
+      {", \"name\": \"..\"", "not a folder name"},
+      {", \"name\": \"a\\nb\"", "control characters"},
+  };
+
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{ \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" }%s, \"workload\": { "
+             "\"synthetic\": "
+             "{ \"requests\": 2, \"arrival\": { \"process\": \"poisson\", \"rate\": 1 }, "
+             "\"prompt_tokens\": "
+             "{ \"dist\": \"fixed\", \"value\": 10 }, \"output_tokens\": { \"dist\": \"fixed\", "
+             "\"value\": 5 } } } }",
+             bad[i][0]);
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_EINVAL,
+                 "case %zu refused", i);
+    cr_assert(strstr(err.msg, bad[i][1]), "case %zu: '%s' should say '%s'", i, err.msg, bad[i][1]);
+  }
+}
+
 /* The run used to write the plan's limits into the caller's scenario. */
 Test(engine, resolve_and_run_leave_the_scenario_untouched) {
   kvsim_scenario_t sc;

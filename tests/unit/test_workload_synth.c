@@ -551,3 +551,27 @@ Test(workload_synth, resolved_json_parses_back_to_itself) {
     kvsim_workload_cfg_free(b);
   }
 }
+
+/* Regression: a stream too slow for its count ended at the clock's
+ * horizon without a word (10,000 requests at 1e-6/s gave 8,907). */
+Test(workload_synth, a_stream_that_passes_the_horizon_before_its_count_is_an_error) {
+  kvsim_workload_cfg_t *cfg = syn("{\"synthetic\": {\"requests\": 10000, \"arrival\": "
+                                  "{\"process\": \"poisson\", \"rate\": 1e-6}, "
+                                  "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "
+                                  "\"output_tokens\": {\"dist\": \"fixed\", "
+                                  "\"value\": 5}}}");
+  kvsim_source_t *s = open_src(cfg, 1);
+  kvsim_req_spec_t sp;
+  kvsim_err err = {0};
+  int64_t n = 0;
+  int rc;
+  while ((rc = kvsim_source_next(s, &sp, &err)) == KVSIM_SOURCE_REQUEST)
+    n++;
+  cr_assert_eq(rc, KVSIM_EINVAL, "an error, not the end of the stream (rc %d after %lld)", rc,
+               (long long)n);
+  cr_assert_lt(n, 10000, "fewer than asked for arrived (%lld)", (long long)n);
+  cr_assert(strstr(err.msg, "arrivals passed 9e+09 s") && strstr(err.msg, "of the 10000 requests"),
+            "says where and how many: %s", err.msg);
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}

@@ -176,6 +176,19 @@ int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
   return 1;
 }
 
+int kvsim__check_name(const char *name, const char *where, kvsim_err *err) {
+  if (!strcmp(name, ".") || !strcmp(name, ".."))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: name '%s' is not a folder name (it names results/ output)", where,
+                         name);
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    if (*c == '/' || *c < 0x20 || *c == 0x7f)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s: name may not contain %s (it names a folder below results/)", where,
+                           *c == '/' ? "'/'" : "control characters");
+  return KVSIM_OK;
+}
+
 int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const char *where,
                           kvsim_err *err) {
   if (!cJSON_IsObject(obj))

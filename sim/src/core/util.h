@@ -45,6 +45,11 @@ int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *w
 int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
                     const char *where, kvsim_err *err);
 
+/* A scenario's or study's name: it becomes a folder below results/, so
+ * it may not climb out of it or hold what a folder name cannot ('/',
+ * control characters, "." and ".."). */
+int kvsim__check_name(const char *name, const char *where, kvsim_err *err);
+
 /* Error unless every key of obj is in the NULL-terminated list `allowed`. */
 int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const char *where,
                           kvsim_err *err);

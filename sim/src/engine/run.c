@@ -160,6 +160,20 @@ static int sample_replica(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, bo
   return r->sink && r->sink->sample ? r->sink->sample(r->sink->ctx, &s) : KVSIM_OK;
 }
 
+/* now + dt, or an error when the sum would pass int64 nanoseconds (9.2e9
+ * s): an arrival near KVSIM_TIME_MAX_S plus a long wait or long steps.
+ * No real run gets there; the input says so, and the run says where. */
+static int later(run_t *r, kvsim_time_ns now, kvsim_time_ns dt, kvsim_time_ns *out) {
+  if (dt > KVSIM_TIME_NEVER - 1 - now)
+    return kvsim_err_set(
+        r->err, KVSIM_EINVAL,
+        "run: the simulated clock would pass %.3g s (int64 nanoseconds) at t = %.6g s; check the "
+        "trace's timestamps, admission.max_wait_s and the perf scales",
+        kvsim_time_to_s(KVSIM_TIME_NEVER), kvsim_time_to_s(now));
+  *out = now + dt;
+  return KVSIM_OK;
+}
+
 /* The next sampling tick after the one at `now`. With no step in flight
  * nothing changes before the next event, so every tick until then would
  * write the row just written again. A stretch of more than
@@ -263,7 +277,10 @@ static int add_deadline(run_t *r, const kvsim_request_t *q, kvsim_time_ns now) {
     r->dl.n -= r->dl_head;
     r->dl_head = 0;
   }
-  deadline_t d = {now + kvsim_time_from_s(r->sc->admission.max_wait_s), q->slot, q->spec.id};
+  deadline_t d = {0, q->slot, q->spec.id};
+  int rc = later(r, now, kvsim_time_from_s(r->sc->admission.max_wait_s), &d.time);
+  if (rc < 0)
+    return rc;
   if (kvsim__vec_push(&r->dl, d) < 0)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for deadlines");
   if (!r->dl_armed) {
@@ -325,8 +342,12 @@ static int start_group_step(run_t *r, kvsim_time_ns now) {
   r->group_busy = longest >= 0;
   if (!r->group_busy)
     return KVSIM_OK;
+  kvsim_time_ns end = 0;
+  int rc = later(r, now, longest, &end);
+  if (rc < 0)
+    return rc;
   r->pending_steps++;
-  return kvsim_eventq_push(&r->q, now + longest, EV_STEP, -1);
+  return kvsim_eventq_push(&r->q, end, EV_STEP, -1);
 }
 
 static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
@@ -334,10 +355,13 @@ static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
     return r->group_busy ? KVSIM_OK : start_group_step(r, now);
   kvsim_time_ns dt;
   int rc = build_step(r, rep, now, &dt);
+  kvsim_time_ns end = 0;
   if (rc < 0 || dt < 0)
     return rc;
+  if ((rc = later(r, now, dt, &end)) < 0)
+    return rc;
   r->pending_steps++;
-  return kvsim_eventq_push(&r->q, now + dt, EV_STEP, rep->index);
+  return kvsim_eventq_push(&r->q, end, EV_STEP, rep->index);
 }
 
 /* A replica's step ended: account tokens, retire finished requests. */

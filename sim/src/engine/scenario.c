@@ -410,8 +410,13 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       *gib[i].dst = x;
     }
   }
-  if (sc->quant_step_factor <= 0)
-    sc->quant_step_factor = 1;
+  /* A multiplier of the step time like perf.step_time_scale, and held to
+   * its range: a factor of 1e6 makes a run of minutes one of weeks, and
+   * its time series as long. */
+  if (!(sc->quant_step_factor >= KVSIM_STEP_SCALE_MIN &&
+        sc->quant_step_factor <= KVSIM_STEP_SCALE_MAX))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.quant_step_factor: %g is outside [%g, %g]", w,
+                         sc->quant_step_factor, KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
   sc->overlap_given = cJSON_GetObjectItemCaseSensitive(o, "transfer_overlap") != NULL;
   return pc_given;
 }
@@ -437,8 +442,9 @@ static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   if (sc->sample_interval_s < 1e-3 || sc->sample_interval_s > 86400)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.sample_interval_s: %g is outside [0.001, 86400]", w,
                          sc->sample_interval_s);
-  if (sc->max_time_s < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_time_s: must be >= 0", w);
+  if (!(sc->max_time_s >= 0 && sc->max_time_s <= KVSIM_TIME_MAX_S))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_time_s: %g is outside [0, %g] (0: no limit)", w,
+                         sc->max_time_s, KVSIM_TIME_MAX_S);
   return KVSIM_OK;
 }
 
@@ -454,6 +460,9 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
   if (a->max_prompt_tokens < 0 || a->max_output_tokens < 0 || a->max_queue_length < 0 ||
       a->max_wait_s < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: limits must be >= 0", w);
+  if (!(a->max_wait_s <= KVSIM_TIME_MAX_S))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_wait_s: %g is outside [0, %g] (0: no limit)", w,
+                         a->max_wait_s, KVSIM_TIME_MAX_S);
   return KVSIM_OK;
 }
 
@@ -585,6 +594,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     if (dot)
       *dot = '\0';
   }
+  if ((rc = kvsim__check_name(sc->name, where, err)) < 0)
+    goto fail;
   int64_t seed = 1;
   if ((rc = kvsim__json_int(root, "seed", &seed, where, err)) < 0)
     goto fail;

@@ -140,6 +140,8 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
     goto fail;
   if (!c->name[0])
     stem(where, c->name, sizeof c->name);
+  if ((rc = kvsim__check_name(c->name, where, err)) < 0)
+    goto fail;
   if (!(c->target_rate > 0 && c->target_rate <= 1e9)) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: target_rate: expected a rate in req/s > 0 (got %g)",
                        where, c->target_rate);

@@ -108,6 +108,8 @@ int kvsim_sweep_parse(const char *json_text, const char *where, const char *dir,
     goto fail;
   if (!s->name[0])
     stem(where, s->name, sizeof s->name);
+  if ((rc = kvsim__check_name(s->name, where, err)) < 0)
+    goto fail;
   s->set = cJSON_GetObjectItemCaseSensitive(s->root, "set");
   if (s->set && !cJSON_IsObject(s->set)) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: set: expected an object of key paths", where);

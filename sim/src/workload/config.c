@@ -32,10 +32,11 @@ static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bo
   return 1;
 }
 
-/* Ranges of the numbers a workload gives. Seconds stay below 9e9 s so
- * that a time in nanoseconds, and a sum of two, fit in int64; rates are
- * bounded so that a gap (1 / rate) is a number of seconds we can hold. */
-#define MAX_S 9e9
+/* Ranges of the numbers a workload gives. Seconds stay below
+ * KVSIM_TIME_MAX_S so that a time in nanoseconds, and a sum of two, fit in
+ * int64; rates are bounded so that a gap (1 / rate) is a number of
+ * seconds we can hold. */
+#define MAX_S KVSIM_TIME_MAX_S
 #define MIN_RATE 1e-6
 #define MAX_RATE 1e9
 #define MIN_CV 1e-3

@@ -144,9 +144,7 @@ int kvsim_source_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
   }
   int rc;
   if (s->sy) {
-    rc = kvsim__synth_next(s->sy, spec);
-    if (rc == KVSIM_ENOMEM)
-      kvsim_err_set(err, rc, "synthetic workload: out of memory");
+    rc = kvsim__synth_next(s->sy, spec, err);
   } else {
     rc = trace_next(s, spec, err);
   }

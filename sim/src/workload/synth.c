@@ -43,6 +43,7 @@ struct kvsim__synth {
   gsl_rng *main;
   /* open loop */
   bool open_done;
+  bool past_horizon; /* ended at MAX_ARRIVAL_S, not by duration_s */
   bool have_next;
   kvsim_time_ns next_open;
   int64_t open_index;
@@ -235,9 +236,9 @@ static double rate_at(const kvsim__synth_cfg_t *c, double t) {
   return c->rate * (1 + c->amplitude * sin(2 * 3.14159265358979323846 * (t + c->phase_s) / c->period_s));
 }
 
-/* Arrivals past 9e9 s (285 years) end the open-loop stream: beyond it a
- * time no longer fits int64 nanoseconds (a tiny rate would get there). */
-#define MAX_ARRIVAL_S 9e9
+/* Arrivals past KVSIM_TIME_MAX_S (285 years) end the open-loop stream:
+ * the run could not hold them (a tiny rate would get there). */
+#define MAX_ARRIVAL_S KVSIM_TIME_MAX_S
 
 static void advance_open(kvsim__synth_t *s) {
   const kvsim__synth_cfg_t *c = s->c;
@@ -275,7 +276,9 @@ static void advance_open(kvsim__synth_t *s) {
     break;
   }
   }
-  if (!(s->t_s <= MAX_ARRIVAL_S) || s->next_open > s->dur_ns)
+  if (!(s->t_s <= MAX_ARRIVAL_S))
+    s->open_done = s->past_horizon = true;
+  else if (s->next_open > s->dur_ns)
     s->open_done = true;
   s->have_next = !s->open_done;
 }
@@ -331,13 +334,23 @@ oom:
   return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
 }
 
-int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
+static int oom(kvsim_err *err) {
+  return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
+}
+
+int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err) {
   const kvsim__synth_cfg_t *c = s->c;
   bool closed = c->arrival == KVSIM__ARR_CLOSED;
   for (;;) {
     if (c->requests > 0 && s->emitted >= c->requests)
       return KVSIM_SOURCE_END;
     bool from_heap = s->h.n > 0 && (!s->have_next || s->h.v[0].t <= s->next_open);
+    if (!from_heap && !s->have_next && s->past_horizon && c->requests > 0)
+      return kvsim_err_set(
+          err, KVSIM_EINVAL,
+          "synthetic workload: arrivals passed %g s (285 years) after %lld of the %lld requests; "
+          "raise arrival.rate or lower requests",
+          MAX_ARRIVAL_S, (long long)s->emitted, (long long)c->requests);
     if (!from_heap && !s->have_next)
       return s->busy > 0 ? KVSIM_SOURCE_BLOCKED : KVSIM_SOURCE_END;
     memset(spec, 0, sizeof *spec);
@@ -353,7 +366,7 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
       }
       rc = stream_request(s, e.slot, e.t, spec);
       if (rc < 0)
-        return rc;
+        return oom(err);
       if (rc == 0) {
         /* The session would outgrow max_context: it ends here. */
         if (!closed) {
@@ -363,7 +376,7 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
         s->st[e.slot].active = false;
         s->st[e.slot].session = -1;
         if ((rc = stream_request(s, e.slot, e.t, spec)) < 0)
-          return rc;
+          return oom(err);
       }
       if (closed)
         spec->client = e.slot;
@@ -373,15 +386,15 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
       advance_open(s);
       int32_t slot = stream_alloc(s);
       if (slot < 0)
-        return KVSIM_ENOMEM;
+        return oom(err);
       stream_t *st = &s->st[slot];
       st->active = false;
       st->session = s->next_session++;
       gsl_rng_set(st->r, stream_seed(s->seed, 2, (uint64_t)st->session));
       if (kvsim__u64map_put(&s->sess_map, (uint64_t)st->session, slot) < 0)
-        return KVSIM_ENOMEM;
+        return oom(err);
       if ((rc = stream_request(s, slot, t, spec)) < 0)
-        return rc;
+        return oom(err);
       s->busy++;
     } else {
       kvsim_time_ns t = s->next_open;
@@ -391,7 +404,7 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
       int32_t tenant, prio;
       if (fresh_prompt(s, s->main, &s->out, &n, &s->outcap, &tenant, &prio, &prompt, &output) <
           0)
-        return KVSIM_ENOMEM;
+        return oom(err);
       spec->arrival = t;
       spec->prompt_tokens = prompt;
       spec->output_tokens = output;

@@ -212,8 +212,10 @@ int kvsim__load_lengths(const char *path, int32_t **pairs, int64_t *n, kvsim_err
 typedef struct kvsim__synth kvsim__synth_t;
 int kvsim__synth_open(const kvsim__synth_cfg_t *cfg, uint64_t seed, kvsim__synth_t **out,
                       kvsim_err *err);
-/* KVSIM_SOURCE_* or a negative code; the caller fills spec->id. */
-int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec);
+/* KVSIM_SOURCE_* or a negative code with err set; the caller fills
+ * spec->id. An open-loop stream that passes KVSIM_TIME_MAX_S before its
+ * `requests` have arrived is an error, not a shorter workload. */
+int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err);
 int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsim_time_ns t,
                            int64_t generated);
 void kvsim__synth_close(kvsim__synth_t *s);
