@@ -8,6 +8,7 @@
 #include "core/arith.h"
 #include "core/heap.h"
 #include "core/u64map.h"
+#include "core/util.h"
 #include "core/vec.h"
 #include "kvsim/error.h"
 
@@ -105,4 +106,32 @@ Test(core, error_messages_are_one_printable_line) {
   big[sizeof big - 1] = '\0';
   kvsim_err_set(&err, KVSIM_EPARSE, "%s", big);
   cr_assert_lt(strlen(err.msg), sizeof err.msg, "escaped message fits its buffer");
+}
+
+/* Regression: a repeated key was resolved silently (cJSON finds the first),
+ * so a second "hardware" section or grid axis was ignored. */
+Test(core, json_parse_refuses_a_duplicate_key_at_any_depth_and_names_it) {
+  kvsim_err err = {0};
+  cJSON *j =
+      kvsim__json_parse("{\"a\": 1, \"b\": {\"c\": [ {\"d\": 1, \"d\": 2} ]}}", "f.json", &err);
+  cr_assert_null(j, "refused");
+  cr_assert_str_eq(err.msg, "f.json: duplicate key 'b.c[0].d' (JSON keeps one of them)",
+                   "names the path: %s", err.msg);
+  cr_assert_null(kvsim__json_parse("{\"a\": 1, \"a\": 1}", "g", &err), "even with equal values");
+  cr_assert(strstr(err.msg, "duplicate key 'a'"), "%s", err.msg);
+  j = kvsim__json_parse("{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}, \"l\": [1, 1]}", "h", &err);
+  cr_assert_not_null(j, "one name in two objects, and equal array items, are fine: %s", err.msg);
+  cJSON_Delete(j);
+}
+
+/* Regression: a name became a folder below results/ as written. */
+Test(core, a_name_may_not_leave_its_results_folder) {
+  kvsim_err err = {0};
+  const char *bad[] = {"../up", "/abs", "a/b", "..", ".", "a\nb", "tab\there", "del\x7f"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    cr_assert_eq(kvsim__check_name(bad[i], "s.json", &err), KVSIM_EINVAL, "'%s' refused", bad[i]);
+  const char *good[] = {"default", "util 0.9", "a.b", "..x", "x..", "llama+fp8"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+    cr_assert_eq(kvsim__check_name(good[i], "s.json", &err), KVSIM_OK, "'%s' accepted: %s", good[i],
+                 err.msg);
 }

@@ -39,6 +39,29 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
   return KVSIM_OK;
 }
 
+/* Whether an object anywhere below j has two members of one name; path
+ * gets the dotted path of the second (arrays as [i]). */
+static bool duplicate_key(const cJSON *j, char *path, size_t cap) {
+  size_t len = strlen(path);
+  int i = 0;
+  for (const cJSON *c = j->child; c; c = c->next, i++) {
+    if (cJSON_IsObject(j))
+      for (const cJSON *d = j->child; d != c; d = d->next)
+        if (c->string && d->string && !strcmp(c->string, d->string)) {
+          snprintf(path + len, cap - len, "%s%s", len ? "." : "", c->string);
+          return true;
+        }
+    if (cJSON_IsObject(j))
+      snprintf(path + len, cap - len, "%s%s", len ? "." : "", c->string ? c->string : "");
+    else
+      snprintf(path + len, cap - len, "[%d]", i);
+    if (duplicate_key(c, path, cap))
+      return true;
+    path[len] = '\0';
+  }
+  return false;
+}
+
 cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
@@ -77,6 +100,16 @@ cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
                     comma_line, comma_line);
     else
       kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON", where, line);
+    return NULL;
+  }
+  /* JSON leaves a repeated key to the reader, and cJSON keeps both and
+   * finds the first: a second "hardware" would be ignored without a word. */
+  char path[256] = "";
+  if (duplicate_key(j, path, sizeof path)) {
+    kvsim_err_set(err, KVSIM_EPARSE, "%s: duplicate key '%s' (JSON keeps one of them)", where,
+                  path);
+    cJSON_Delete(j);
+    return NULL;
   }
   return j;
 }
