@@ -22,7 +22,7 @@ int cmd_calc(int argc, char **argv) {
   for (const kvsim_calc_flag_t *f = e->flags; f->name; f++, n++) {
     if (n == KVSIM_CALC_MAX_FLAGS)
       return cli_fail("calc", "%s: more than %d flags in its table", e->usage, KVSIM_CALC_MAX_FLAGS);
-    args[n] = (cli_arg){f->name, kinds[f->kind], a.bytes + f->offset, f->help, NULL};
+    args[n] = (cli_arg){f->name, kinds[f->kind], a.bytes + f->offset, f->help, &a.given[n]};
   }
   args[n] = (cli_arg){NULL, 0, NULL, NULL, NULL};
   const char *pos[1];

@@ -21,10 +21,11 @@ static const kvsim_calc_flag_t *flag(const kvsim_calc_engine_t *e, const char *n
   return NULL;
 }
 
-/* Sets --name to v in a, by the flag's kind and offset. */
+/* Sets --name to v in a, by the flag's kind and offset, and marks it given. */
 static void set(const kvsim_calc_engine_t *e, kvsim_calc_args_t *a, const char *name, const char *v) {
   const kvsim_calc_flag_t *f = flag(e, name);
   void *dest = a->bytes + f->offset;
+  a->given[f - e->flags] = true; /* as the command line marks it */
   switch (f->kind) {
   case KVSIM_CALC_INT:
     *(int64_t *)dest = strtoll(v, NULL, 10);

@@ -54,11 +54,21 @@ typedef struct kvsim_calc_common {
   bool json, strict;
 } kvsim_calc_common_t;
 
-/* Storage for one engine's arguments (each engine lays out its own). */
-typedef union kvsim_calc_args {
-  kvsim_calc_common_t common;
-  max_align_t align_;
-  unsigned char bytes[1024];
+/* The most flags an engine's table may hold (the command line's parser
+ * takes them into a fixed table; a unit test keeps every table below). */
+#define KVSIM_CALC_MAX_FLAGS 63
+
+/* Storage for one engine's arguments (each engine lays out its own), and
+ * which flags of its table were given: an explicit value is range-checked
+ * as the engine's flag, an absent one keeps the engine's default (a
+ * default such as -1 or 0 is never mistaken for a value the user typed). */
+typedef struct kvsim_calc_args {
+  union {
+    kvsim_calc_common_t common;
+    max_align_t align_;
+    unsigned char bytes[1024];
+  };
+  bool given[KVSIM_CALC_MAX_FLAGS]; /* given[i]: flags[i] was on the command line */
 } kvsim_calc_args_t;
 
 #define KVSIM_CALC_MAX_ROWS 16
@@ -78,14 +88,10 @@ typedef struct kvsim_calc {
   int64_t seq_len;            /* --compare-engines: the request length used */
 } kvsim_calc_t;
 
-/* The most flags an engine's table may hold (the command line's parser
- * takes them into a fixed table; a unit test keeps every table below). */
-#define KVSIM_CALC_MAX_FLAGS 63
-
 typedef struct kvsim_calc_engine {
   const char *usage;              /* "--engine tgi [flags]" */
   const kvsim_calc_flag_t *flags; /* ended by a NULL name; at most KVSIM_CALC_MAX_FLAGS */
-  void (*defaults)(kvsim_calc_args_t *a);
+  void (*defaults)(kvsim_calc_args_t *a); /* the engine's defaults, no flag given */
   /* Loads model and GPU, checks the arguments, computes the plan. Errors:
    * KVSIM_E* with one line naming the flag and the bad value. */
   int (*compute)(const kvsim_calc_args_t *a, kvsim_calc_t *c, kvsim_err *err);

@@ -30,6 +30,7 @@ static const kvsim_calc_flag_t flags[] = {
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(compare_args) <= sizeof(kvsim_calc_args_t), "compare_args fits kvsim_calc_args_t");
+  *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(compare_args *)a->bytes =
       (compare_args){{"llama-3.1-8b", "h100-sxm", NULL, false, false}, "auto", "", "8192", 0.9, -1, 1, false};
 }

@@ -33,6 +33,13 @@ int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *e
   return KVSIM_OK;
 }
 
+bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset) {
+  for (int i = 0; i < KVSIM_CALC_MAX_FLAGS && flags[i].name; i++)
+    if (flags[i].offset == offset && a->given[i])
+      return true;
+  return false;
+}
+
 int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err) {
   double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
   if (gib == -1)

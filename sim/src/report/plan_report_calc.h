@@ -20,6 +20,11 @@ extern const kvsim_calc_engine_t kvsim__calc_compare; /* plan_compare_report.c *
 /* Loads --model and --gpu into c (errors "--model: ...", "--gpu: ..."). */
 int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *err);
 
+/* Whether the flag of `flags` (an engine's table) whose value lies at
+ * `offset` was given, under any of its names (--tp-size is
+ * --tensor-parallel-size). */
+bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset);
+
 /* --gpu-memory-gib: GiB -> bytes in *bytes unless -1 (left alone); the
  * bound is checked before the conversion (1e12 GiB overflows int64).
  * Errors "--gpu-memory-gib: X GiB is out of range (0, MAX]". */

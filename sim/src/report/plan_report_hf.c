@@ -36,6 +36,7 @@ static const kvsim_calc_flag_t flags[] = {
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(hf_args) <= sizeof(kvsim_calc_args_t), "hf_args fits kvsim_calc_args_t");
+  *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(hf_args *)a->bytes = (hf_args){{"llama-3.1-8b", "h100-sxm", "hf-transformers", false, false},
                                    "dynamic", "", "auto", -1, -1, -1, -1, 1, 0, 4, 64, 128};
 }

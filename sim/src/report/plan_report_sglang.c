@@ -43,6 +43,7 @@ static const kvsim_calc_flag_t flags[] = {
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(sglang_args) <= sizeof(kvsim_calc_args_t), "sglang_args fits kvsim_calc_args_t");
+  *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(sglang_args *)a->bytes = (sglang_args){{"llama-3.1-8b", "h100-sxm", "sglang", false, false}, "", "auto", "fcfs",
                                            -1, -1, -1, -1, 0.9, 1, 1, 0, 0, 0, 0, 0, 0};
 }

@@ -39,6 +39,7 @@ static const kvsim_calc_flag_t flags[] = {
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(tgi_args) <= sizeof(kvsim_calc_args_t), "tgi_args fits kvsim_calc_args_t");
+  *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(tgi_args *)a->bytes = (tgi_args){{"llama-3.1-8b", "h100-sxm", "tgi", false, false}, "auto", "", "3.3",
                                      "flashinfer", 1.0, -1, -1, -1, -1, 1, 0, 0, 0, 0};
 }

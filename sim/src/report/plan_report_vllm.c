@@ -59,6 +59,7 @@ static const kvsim_calc_flag_t flags[] = {
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(vllm_args) <= sizeof(kvsim_calc_args_t), "vllm_args fits kvsim_calc_args_t");
+  *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(vllm_args *)a->bytes = (vllm_args){
       .c = {"llama-3.1-8b", "h100-sxm", "vllm-v1", false, false}, .kv_dtype = "auto", .dtype = "auto", .quant = "",
       .mml_s = "0", .seq_len_s = "0", .util = 0.9, .mem_gib = -1, .w = -1, .act = -1, .nt = -1, .cg = -1,
