@@ -43,13 +43,13 @@ expect_error "--engine: unknown engine 'vllm-v3'" calc --engine vllm-v3
 # Out-of-range values (found by fuzzing): one line naming the flag or key and
 # its range, where they used to overflow into negative GiB, negative block
 # counts or a plan that "fits".
-expect_error "--weights-gib \(engine.weights_gib\): 1e\+10 GiB is out of range \[0, 4096\]" calc --weights-gib 1e10
-expect_error "--activation-gib \(engine.activation_gib\): .* is out of range" calc --activation-gib 1e12
+expect_error "--weights-gib: 1e\+10 GiB is out of range \[0, 4096\]" calc --weights-gib 1e10
+expect_error "--activation-gib: .* is out of range \[0, 4096\]" calc --activation-gib 1e12
 expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 100000 GiB is out of range \(0, 4096\]" calc --gpu-memory-gib 1e5
 expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 1e\+12 GiB is out of range \(0, 4096\]" calc --gpu-memory-gib 1e12
-expect_error "--num-gpu-blocks-override \(engine.num_gpu_blocks_override\): 9223372036854775807 is out of range \[0, 2147483647\]" \
+expect_error "--num-gpu-blocks-override: 9223372036854775807 is out of range \[1, 2147483647\]" \
   calc --num-gpu-blocks-override 9223372036854775807
-expect_error "--kv-cache-memory-bytes \(engine.kv_cache_memory_bytes\): .* is out of range" \
+expect_error "--kv-cache-memory-bytes: 9223372036854775807 is out of range \[1, 4398046511104\]" \
   calc --kv-cache-memory-bytes 9223372036854775807
 expect_error "--target-concurrency: 9223372036854775807 is out of range" \
   calc --target-concurrency 9223372036854775807 --seq-len 8192
@@ -81,6 +81,63 @@ expect_error "engine.kv_quant_group: 1000000000000000 is out of range \[1, 10485
   run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_quant_group=1e15 --out "$tmp/run"
 expect_error "engine.kv_residual_tokens: 1000000000000000 is out of range \[0, 1073741824\]" \
   run "$src/tests/golden/data/small-synthetic.json" --set engine.kv_residual_tokens=1e15 --out "$tmp/run"
+
+# A flag's default (-1: predict, 0: the engine's) is not a value to give:
+# given, it is out of range and named, never silently taken for "unset".
+for f in --gpu-memory-gib; do
+  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): -1 GiB is out of range \(0, 4096\]$" calc $f -1
+  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): 0 GiB is out of range \(0, 4096\]$" calc $f 0
+done
+for f in --weights-gib --activation-gib --non-torch-gib --cuda-graph-gib; do
+  expect_error "^kvsim calc: error: $f: -1 GiB is out of range \[0, 4096\]$" calc $f -1
+  expect_error "^kvsim calc: error: $f: -2 GiB is out of range \[0, 4096\]$" calc $f -2
+done
+for e in sglang tgi hf-transformers; do
+  expect_error "^kvsim calc: error: --gpu-memory-gib: -1 GiB is out of range \(0, 4096\]$" \
+    calc --engine $e --gpu-memory-gib -1
+done
+expect_error "^kvsim calc: error: --gpu-memory-gib: -1 GiB is out of range \(0, 4096\]$" \
+  calc --compare-engines --gpu-memory-gib -1
+for e in tgi hf-transformers; do
+  for f in --weights-gib --activation-gib --non-torch-gib; do
+    expect_error "^kvsim calc: error: $f: -1 GiB is out of range \[0, 4096\]$" calc --engine $e $f -1
+  done
+done
+expect_error "^kvsim calc: error: --mem-fraction-static: -1 is outside \(0, 1\)$" \
+  calc --engine sglang --mem-fraction-static -1
+expect_error "^kvsim calc: error: --avail-gib-before-load: -1 GiB is out of range \[0, 4096\]$" \
+  calc --engine sglang --avail-gib-before-load -1 --avail-gib-after-load 10
+expect_error "^kvsim calc: error: --target-concurrency: -1 is out of range \[1, 1073741824\]$" \
+  calc --target-concurrency -1
+expect_error "^kvsim calc: error: --target-concurrency: -9223372036854775808 is out of range" \
+  calc --target-concurrency -9223372036854775808 --seq-len 8192
+expect_error "^kvsim calc: error: --target-concurrency: 0 is out of range \[1, 1073741824\]$" \
+  calc --target-concurrency 0
+expect_error "^kvsim calc: error: --seq-len: 0 is out of range \[1, 1073741824\]$" \
+  calc --target-concurrency 4 --seq-len 0
+expect_error "^kvsim calc: error: --max-model-len: 0 is out of range \[1, 1073741824\]$" calc --max-model-len 0
+# Each count names its flag and range, whether 0, negative (once "lengths,
+# sizes and counts must be >= 0") or beyond int (--block-size 4294967312
+# once wrapped to 16).
+for v in 0 -1 4097 4294967312 4294967297; do
+  expect_error "^kvsim calc: error: --block-size: $v is out of range \[1, 4096\]$" calc --block-size $v
+done
+for v in 0 -1; do
+  expect_error "^kvsim calc: error: --max-num-seqs: $v is out of range \[1, 1048576\]$" calc --max-num-seqs $v
+  expect_error "^kvsim calc: error: --max-num-batched-tokens: $v is out of range \[1, 1073741824\]$" \
+    calc --max-num-batched-tokens $v
+  expect_error "^kvsim calc: error: --kv-cache-memory-bytes: $v is out of range \[1, 4398046511104\]$" \
+    calc --kv-cache-memory-bytes $v
+  expect_error "^kvsim calc: error: --num-gpu-blocks-override: $v is out of range \[1, 2147483647\]$" \
+    calc --num-gpu-blocks-override $v
+done
+expect_error "^kvsim calc: error: --max-num-seqs: 4294967297 is out of range \[1, 1048576\]$" \
+  calc --max-num-seqs 4294967297
+# In range, each is taken as given.
+"$kvsim" calc --block-size 32 --max-num-seqs 64 --max-num-batched-tokens 4096 --max-model-len 8192 \
+  --weights-gib 0 --target-concurrency 2 --json >"$tmp/ok.json" || fail "in-range flags were refused"
+grep -Eq '"block_size":[[:space:]]+32,' "$tmp/ok.json" || fail "--block-size 32 not applied: $(cat "$tmp/ok.json")"
+grep -Eq '"max_num_seqs":[[:space:]]+64,' "$tmp/ok.json" || fail "--max-num-seqs 64 not applied"
 
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 # --vllm-version: unparseable, or not a release whose sizing rules are modelled.

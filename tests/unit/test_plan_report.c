@@ -270,3 +270,38 @@ Test(plan_report, vllm_v0_reports_its_cpu_blocks_and_errors) {
   cr_assert_eq(run(NULL, false, ks, &t, &err), KVSIM_EINVAL, "refused");
   cr_assert_str_eq(err.msg, "--seq-len needs --target-concurrency", "named");
 }
+
+Test(plan_report, a_given_default_is_out_of_range_and_named) {
+  char *t;
+  kvsim_err err = {0};
+  /* Absent, the defaults stand: block size 16, GiB sizes predicted. */
+  const char *none[] = {NULL};
+  cr_assert_eq(run(NULL, false, none, &t, &err), 0, "%s", err.msg);
+  cr_assert_eq(calc.pl.p.block_size, 16, "the default block size");
+  free(t);
+  /* Given, the sentinel is a value like any other, and out of range. */
+  static const struct {
+    const char *engine, *flag, *value, *want;
+  } cases[] = {
+      {NULL, "--block-size", "0", "--block-size: 0 is out of range [1, 4096]"},
+      {NULL, "--block-size", "4294967312", "--block-size: 4294967312 is out of range [1, 4096]"},
+      {NULL, "--max-num-seqs", "-1", "--max-num-seqs: -1 is out of range [1, 1048576]"},
+      {NULL, "--kv-cache-memory-bytes", "0",
+       "--kv-cache-memory-bytes: 0 is out of range [1, 4398046511104]"},
+      {NULL, "--target-concurrency", "-1",
+       "--target-concurrency: -1 is out of range [1, 1073741824]"},
+      {NULL, "--cuda-graph-gib", "-1", "--cuda-graph-gib: -1 GiB is out of range [0, 4096]"},
+      {"tgi", "--weights-gib", "-1", "--weights-gib: -1 GiB is out of range [0, 4096]"},
+      {"hf-transformers", "--gpu-memory-gib", "-1",
+       "--gpu-memory-gib: -1 GiB is out of range (0, 4096]"},
+      {"sglang", "--mem-fraction-static", "-1", "--mem-fraction-static: -1 is outside (0, 1)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *kv[] = {cases[i].flag, cases[i].value, NULL};
+    err = (kvsim_err){0};
+    cr_assert_lt(run(cases[i].engine, false, kv, &t, &err), 0, "%s %s is refused", cases[i].flag,
+                 cases[i].value);
+    cr_assert_str_eq(err.msg, cases[i].want, "%s %s: the message names the flag and its range",
+                     cases[i].flag, cases[i].value);
+  }
+}

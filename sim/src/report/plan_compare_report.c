@@ -47,7 +47,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, float16, fp8)",
                          a->kv_dtype);
-  if (kvsim__calc_memory(a->mem_gib, &p.total_memory_bytes, err) < 0)
+  if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(compare_args, mem_gib)),
+                         a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
   if (a->tp < 1 || a->tp > KVSIM_PLAN_MAX_PARALLEL)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, %d]", (long long)a->tp,

@@ -40,9 +40,17 @@ bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flag
   return false;
 }
 
-int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err) {
+int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,
+                          kvsim_err *err) {
+  if (!given || (v >= lo && v <= hi))
+    return KVSIM_OK;
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [%lld, %lld]", flag,
+                       (long long)v, (long long)lo, (long long)hi);
+}
+
+int kvsim__calc_memory(bool given, double gib, int64_t *bytes, kvsim_err *err) {
   double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
-  if (gib == -1)
+  if (!given)
     return KVSIM_OK;
   if (!(gib > 0 && gib <= max_gib))
     return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib: %g GiB is out of range (0, %g]", gib, max_gib);
@@ -50,12 +58,18 @@ int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err) {
   return KVSIM_OK;
 }
 
-int kvsim__calc_measured(const double gibs[3], kvsim_err *err) {
+int kvsim__calc_gib(bool given, double gib, const char *flag, kvsim_err *err) {
+  if (!given || (gib >= 0 && gib <= KVSIM_PLAN_MAX_GIB))
+    return KVSIM_OK;
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s: %g GiB is out of range [0, %g]", flag, gib,
+                       KVSIM_PLAN_MAX_GIB);
+}
+
+int kvsim__calc_measured(const double gibs[3], const bool given[3], kvsim_err *err) {
   static const char *const flags[] = {"--weights-gib", "--activation-gib", "--non-torch-gib"};
   for (int i = 0; i < 3; i++)
-    if (gibs[i] != -1 && !(gibs[i] >= 0 && gibs[i] <= KVSIM_PLAN_MAX_GIB))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %g GiB is out of range [0, %g]", flags[i], gibs[i],
-                           KVSIM_PLAN_MAX_GIB);
+    if (kvsim__calc_gib(given[i], gibs[i], flags[i], err) < 0)
+      return err->code;
   return KVSIM_OK;
 }
 

@@ -25,14 +25,24 @@ int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *e
  * --tensor-parallel-size). */
 bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset);
 
-/* --gpu-memory-gib: GiB -> bytes in *bytes unless -1 (left alone); the
- * bound is checked before the conversion (1e12 GiB overflows int64).
- * Errors "--gpu-memory-gib: X GiB is out of range (0, MAX]". */
-int kvsim__calc_memory(double gib, int64_t *bytes, kvsim_err *err);
+/* An integer flag, when given, in [lo, hi] (an absent one keeps its
+ * default). Errors "FLAG: V is out of range [LO, HI]". */
+int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,
+                          kvsim_err *err);
 
-/* The measured --weights-gib, --activation-gib, --non-torch-gib (-1:
- * predict), each in [0, KVSIM_PLAN_MAX_GIB]. */
-int kvsim__calc_measured(const double gibs[3], kvsim_err *err);
+/* --gpu-memory-gib, when given: GiB -> bytes in *bytes (absent: left
+ * alone); the bound is checked before the conversion (1e12 GiB overflows
+ * int64). Errors "--gpu-memory-gib: X GiB is out of range (0, MAX]". */
+int kvsim__calc_memory(bool given, double gib, int64_t *bytes, kvsim_err *err);
+
+/* A measured size in GiB (--weights-gib, --activation-gib, ...): when
+ * given, in [0, KVSIM_PLAN_MAX_GIB]; absent, it stays -1 (predict).
+ * Errors "FLAG: X GiB is out of range [0, MAX]". */
+int kvsim__calc_gib(bool given, double gib, const char *flag, kvsim_err *err);
+
+/* The measured --weights-gib, --activation-gib, --non-torch-gib, each by
+ * kvsim__calc_gib. */
+int kvsim__calc_measured(const double gibs[3], const bool given[3], kvsim_err *err);
 
 /* Prints j (deterministic numbers) and a newline to out; frees j. */
 void kvsim__calc_print_json(cJSON *j, FILE *out);

@@ -54,7 +54,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, float16)",
                          a->kv_dtype);
-  if (kvsim__calc_memory(a->mem_gib, &p.total_memory_bytes, err) < 0)
+  if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(hf_args, mem_gib)), a->mem_gib,
+                         &p.total_memory_bytes, err) < 0)
     return err->code;
   if (a->batch < 1 || a->batch > KVSIM_PLAN_MAX_SEQS)
     return kvsim_err_set(err, KVSIM_EINVAL, "--batch: %lld is out of range [1, %lld]", (long long)a->batch,
@@ -64,7 +65,10 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                          "--max-cache-len, --q-group-size and --residual-length must be >= 0 (group >= 1) "
                          "and at most 2^30 (group 2^20)");
   const double gibs[] = {a->w, a->act, a->nt};
-  if (kvsim__calc_measured(gibs, err) < 0)
+  const bool given[] = {kvsim__calc_given(args, flags, offsetof(hf_args, w)),
+                        kvsim__calc_given(args, flags, offsetof(hf_args, act)),
+                        kvsim__calc_given(args, flags, offsetof(hf_args, nt))};
+  if (kvsim__calc_measured(gibs, given, err) < 0)
     return err->code;
   p.hf.batch = a->batch;
   p.hf.max_cache_len = a->len;

@@ -66,17 +66,18 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, "
                          "float16, fp8_e4m3, fp8_e5m2)", a->kv_dtype);
-  if (a->mem_gib != -1) {
-    if (!(a->mem_gib > 0 && a->mem_gib <= (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB))
-      return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib: %g GiB is out of range", a->mem_gib);
-    p.total_memory_bytes = (int64_t)(a->mem_gib * KVSIM_GIB + 0.5);
-  }
+#define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
+  if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
+    return err->code;
   if (a->tp < 1 || a->tp > 1024 || a->pp < 1 || a->pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be in [1, 1024]");
-  if (a->mfs != -1 && !(a->mfs > 0 && a->mfs < 1))
+  /* -1 is "automatic" / "not measured", never a value to give. */
+  if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
-  if ((a->before != -1 && a->before < 0) || (a->after != -1 && a->after < 0))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--avail-gib-before-load / --avail-gib-after-load must be >= 0");
+  if (kvsim__calc_gib(GIVEN(before), a->before, "--avail-gib-before-load", err) < 0 ||
+      kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
+    return err->code;
+#undef GIVEN
   if (a->ctx < 0 || a->page < 0 || a->mtt < 0 || a->mrr < 0 || a->mpt < 0 || a->cps < -1)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "lengths, sizes and counts must be >= 0 (--chunked-prefill-size: -1 is off)");

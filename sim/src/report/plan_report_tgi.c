@@ -63,13 +63,17 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim_kv_dtype_parse(kv_dtype, &p.kv_dtype) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--kv-cache-dtype: unknown dtype '%s' (expected auto, fp8_e4m3fn, fp8_e5m2)", kv_dtype);
-  if (kvsim__calc_memory(a->mem_gib, &p.total_memory_bytes, err) < 0)
+  if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(tgi_args, mem_gib)), a->mem_gib,
+                         &p.total_memory_bytes, err) < 0)
     return err->code;
   if (a->shard < 1 || a->shard > KVSIM_PLAN_MAX_PARALLEL)
     return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %lld must be in [1, %d]", (long long)a->shard,
                          KVSIM_PLAN_MAX_PARALLEL);
   const double gibs[] = {a->w, a->act, a->nt};
-  if (kvsim__calc_measured(gibs, err) < 0)
+  const bool given[] = {kvsim__calc_given(args, flags, offsetof(tgi_args, w)),
+                        kvsim__calc_given(args, flags, offsetof(tgi_args, act)),
+                        kvsim__calc_given(args, flags, offsetof(tgi_args, nt))};
+  if (kvsim__calc_measured(gibs, given, err) < 0)
     return err->code;
   p.tp = (int)a->shard;
   p.tgi.cuda_memory_fraction = a->frac;

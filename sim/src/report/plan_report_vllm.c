@@ -80,28 +80,55 @@ static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
   return KVSIM_OK;
 }
 
-/* The ranges calc checks itself (the plan checks the rest). */
-static int check(const vllm_args *a, int64_t mml, kvsim_err *err) {
+/* The ranges calc checks itself (the plan checks the rest). A flag's
+ * default (0: the engine's, -1: predict) is never a value to give: an
+ * explicit --block-size 0 or --weights-gib -1 is an error naming the flag,
+ * and every integer is checked before it narrows to the plan's int fields
+ * (--block-size 4294967312 once wrapped to 16). */
+static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kvsim_err *err) {
+  const vllm_args *a = (const vllm_args *)args->bytes;
+#define GIVEN(field) kvsim__calc_given(args, flags, offsetof(vllm_args, field))
   if (a->tp < 1 || a->tp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]", (long long)a->tp);
   if (a->pp < 1 || a->pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]", (long long)a->pp);
-  if (mml < 0 || a->bs < 0 || a->seqs < 0 || a->mbt < 0 || a->kvbytes < 0 || a->blocks_override < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "lengths, sizes and counts must be >= 0");
-  if (a->kv_group < 1 || a->kv_group > 1 << 20)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-quant-group: %lld is out of range [1, 1048576]",
-                         (long long)a->kv_group);
-  if (a->kv_residual < 0 || a->kv_residual > KVSIM_MODEL_MAX_CONTEXT)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-residual-tokens: %lld is out of range [0, %lld]",
-                         (long long)a->kv_residual, (long long)KVSIM_MODEL_MAX_CONTEXT);
-  struct {
+  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  const struct {
+    bool given;
+    int64_t v, lo, hi;
     const char *flag;
+  } ints[] = {
+      {GIVEN(mml_s), mml, 1, max_tokens, "--max-model-len"},
+      /* The plan's bound; vLLM's CacheConfig has no block size 0. */
+      {GIVEN(bs), a->bs, 1, 4096, "--block-size"},
+      {GIVEN(seqs), a->seqs, 1, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs"},
+      {GIVEN(mbt), a->mbt, 1, max_tokens, "--max-num-batched-tokens"},
+      {GIVEN(kvbytes), a->kvbytes, 1, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes"},
+      /* vLLM's block ids are int32 (KVSIM_PLAN_MAX_BLOCKS). */
+      {GIVEN(blocks_override), a->blocks_override, 1, KVSIM_PLAN_MAX_BLOCKS,
+       "--num-gpu-blocks-override"},
+      {true, a->kv_group, 1, 1 << 20, "--kv-quant-group"},
+      {true, a->kv_residual, 0, max_tokens, "--kv-residual-tokens"},
+      /* kvsim_plan_reverse's bounds. */
+      {GIVEN(target), a->target, 1, INT64_C(1) << 30, "--target-concurrency"},
+      {GIVEN(seq_len_s), seq_len, 1, max_tokens, "--seq-len"},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <
+        0)
+      return err->code;
+  const struct {
+    bool given;
     double v;
-  } gibs[] = {{"--weights-gib", a->w}, {"--activation-gib", a->act}, {"--non-torch-gib", a->nt},
-              {"--cuda-graph-gib", a->cg}};
-  for (int i = 0; i < 4; i++)
-    if (gibs[i].v != -1 && gibs[i].v < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %g must be >= 0", gibs[i].flag, gibs[i].v);
+    const char *flag;
+  } gibs[] = {{GIVEN(w), a->w, "--weights-gib"},
+              {GIVEN(act), a->act, "--activation-gib"},
+              {GIVEN(nt), a->nt, "--non-torch-gib"},
+              {GIVEN(cg), a->cg, "--cuda-graph-gib"}};
+  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++)
+    if (kvsim__calc_gib(gibs[i].given, gibs[i].v, gibs[i].flag, err) < 0)
+      return err->code;
+#undef GIVEN
   return KVSIM_OK;
 }
 
@@ -158,7 +185,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                          a->kv_dtype);
   if (set_dtype(a->dtype, &c->m, err) < 0)
     return err->code;
-  if (a->mem_gib != -1) {
+  if (kvsim__calc_given(args, flags, offsetof(vllm_args, mem_gib))) {
     /* The plan's bound, checked before the GiB -> bytes conversion (1e12
      * GiB overflows int64). */
     double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
@@ -168,7 +195,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                            max_gib);
     p.total_memory_bytes = (int64_t)(a->mem_gib * KVSIM_GIB + 0.5);
   }
-  if (check(a, mml, err) < 0)
+  if (check(args, mml, seq_len, err) < 0)
     return err->code;
   fill(a, mml, &p);
 
