@@ -133,6 +133,18 @@ for v in 0 -1; do
 done
 expect_error "^kvsim calc: error: --max-num-seqs: 4294967297 is out of range \[1, 1048576\]$" \
   calc --max-num-seqs 4294967297
+# SGLang's counts likewise, each named (once "lengths, sizes and counts must
+# be >= 0"); --chunked-prefill-size -1 stays "off".
+for v in 0 -3 4294967297; do
+  expect_error "^kvsim calc: error: --page-size: $v is out of range \[1, 4096\]$" calc --engine sglang --page-size $v
+done
+expect_error "^kvsim calc: error: --context-length: 0 is out of range \[1, 1073741824\]$" \
+  calc --engine sglang --context-length 0
+expect_error "^kvsim calc: error: --max-running-requests: -1 is out of range \[1, 1048576\]$" \
+  calc --engine sglang --max-running-requests -1
+expect_error "^kvsim calc: error: --chunked-prefill-size: 0 is out of range \(-1 for off, or \[1, 1073741824\]\)$" \
+  calc --engine sglang --chunked-prefill-size 0
+"$kvsim" calc --engine sglang --chunked-prefill-size -1 >/dev/null || fail "--chunked-prefill-size -1 (off) was refused"
 # In range, each is taken as given.
 "$kvsim" calc --block-size 32 --max-num-seqs 64 --max-num-batched-tokens 4096 --max-model-len 8192 \
   --weights-gib 0 --target-concurrency 2 --json >"$tmp/ok.json" || fail "in-range flags were refused"

@@ -78,9 +78,29 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
       kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
     return err->code;
 #undef GIVEN
-  if (a->ctx < 0 || a->page < 0 || a->mtt < 0 || a->mrr < 0 || a->mpt < 0 || a->cps < -1)
+  /* Given, each names its flag and range (0 is only the automatic value,
+   * never one to type; the plan's upper bounds). */
+  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  const struct {
+    size_t field;
+    int64_t v, lo, hi;
+    const char *flag;
+  } ints[] = {
+      {offsetof(sglang_args, ctx), a->ctx, 1, tok, "--context-length"},
+      {offsetof(sglang_args, page), a->page, 1, 4096, "--page-size"},
+      {offsetof(sglang_args, mtt), a->mtt, 1, tok, "--max-total-tokens"},
+      {offsetof(sglang_args, mrr), a->mrr, 1, KVSIM_PLAN_MAX_SEQS, "--max-running-requests"},
+      {offsetof(sglang_args, mpt), a->mpt, 1, tok, "--max-prefill-tokens"},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if (kvsim__calc_int_range(kvsim__calc_given(args, flags, ints[i].field), ints[i].v, ints[i].lo,
+                              ints[i].hi, ints[i].flag, err) < 0)
+      return err->code;
+  if (kvsim__calc_given(args, flags, offsetof(sglang_args, cps)) && a->cps != -1 &&
+      !(a->cps >= 1 && a->cps <= tok))
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "lengths, sizes and counts must be >= 0 (--chunked-prefill-size: -1 is off)");
+                         "--chunked-prefill-size: %lld is out of range (-1 for off, or [1, %lld])",
+                         (long long)a->cps, (long long)tok);
   p.tp = (int)a->tp;
   p.pp = (int)a->pp;
   snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
