@@ -125,16 +125,19 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
                                     : cli_fail("validate", "--meta: %s", err.msg);
   if (!rc && kvsim_fidelity_startup_evaluate(&t, &err) < 0)
     rc = cli_fail("validate", "out of memory");
+  /* Before any output: a table of nothing is bad input, not a median of
+   * nan% (with --max-error) or an exit 0 with "n/a" (without). */
+  if (!rc && kvsim_fidelity_startup_validated(&t, &err) < 0)
+    rc = cli_fail("validate", "--startup: %s: %s", file, err.msg);
   if (!rc && json && !put_json(kvsim_fidelity_startup_to_json(&t, file)))
     rc = cli_fail("validate", "out of memory");
   else if (!rc && !json)
     validate_print_startup(&t, file);
-  int k = t.predicted;
   double med = t.median_abs_err;
   kvsim_fidelity_startup_fini(&t);
   if (rc)
     return rc;
-  if (max_error >= 0 && (k == 0 || med > max_error)) {
+  if (max_error >= 0 && med > max_error) {
     fprintf(stderr, "kvsim validate: median absolute error %.1f%% exceeds --max-error %.1f%%\n", med, max_error);
     return 1;
   }
@@ -145,6 +148,7 @@ int cmd_validate(int argc, char **argv) {
   const char *startup = NULL, *measured = NULL, *silicon = NULL, *series = NULL, *perf_file = NULL;
   cli_list metas = {0}, sets = {0}, filters = {0}, gpus = {0};
   bool json = false, band = false, all = false, no_refit = false, range_seen = false;
+  bool max_error_seen = false;
   double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
   const cli_arg args[] = {
       {"--startup", ARG_STR, &startup,
@@ -185,7 +189,7 @@ int cmd_validate(int argc, char **argv) {
       {"--max-error", ARG_NUM, &max_error,
        "exit 1 when the error exceeds this many percent (--startup, --silicon: median absolute error; "
        "--measured: any of TTFT/TPOT/E2E mean, p50, p99)",
-       NULL},
+       &max_error_seen},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
@@ -196,7 +200,7 @@ int cmd_validate(int argc, char **argv) {
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
-  if (max_error != -1 && !(max_error >= 0))
+  if (max_error_seen && !(max_error >= 0)) /* -1 is "no threshold", not a value to give */
     return cli_fail("validate", "--max-error: %g must be >= 0", max_error);
   int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL) + all;
   kvsim_gpu_perf_t perf;

@@ -409,6 +409,45 @@ Test(fidelity, startup_table_reads_quoted_notes_and_names_bad_rows) {
   kvsim_fidelity_startup_fini(&t);
 }
 
+/* A table with no row to validate is an error that says why, not a median
+ * of nothing (nan%). */
+Test(fidelity, startup_table_with_no_validated_row_is_an_error) {
+  kvsim_fid_startup_t t = {0};
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_fidelity_startup_evaluate(&t, &err), KVSIM_OK, "evaluate: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_startup_validated(&t, &err), KVSIM_EINVAL,
+               "an empty table validates nothing");
+  cr_assert_str_eq(err.msg, "no row could be validated (the table has no rows)", "says so");
+  kvsim_fidelity_startup_fini(&t);
+  char path[512];
+  temp_file("startup.csv",
+            SU_HEAD
+            "https://x/1,0.9.0,V1,no-such-model,H100 80GB,1,1,0.9,8192,,,,,,5000,,\n"
+            "https://x/2,0.9.0,V1,meta-llama/Llama-3.1-8B,no-such-gpu,1,1,0.9,8192,,,,,,5000,,\n",
+            path, sizeof path);
+  memset(&t, 0, sizeof t);
+  int rc = kvsim_fidelity_startup_read(path, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_startup_evaluate(&t, &err), KVSIM_OK, "evaluate: %s", err.msg);
+  cr_assert_eq(t.predicted, 0, "no row predicted");
+  cr_assert_eq(kvsim_fidelity_startup_validated(&t, &err), KVSIM_EINVAL, "all rows skipped");
+  cr_assert_str_eq(err.msg, "no row could be validated (2 skipped)", "counts the skipped rows");
+  kvsim_fidelity_startup_fini(&t);
+  temp_file("startup.csv",
+            SU_HEAD
+            "https://x/1,0.9.0,V1,meta-llama/Llama-3.1-8B,H100 80GB,1,1,0.9,8192,,,,,,5000,,\n",
+            path, sizeof path);
+  memset(&t, 0, sizeof t);
+  rc = kvsim_fidelity_startup_read(path, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_startup_evaluate(&t, &err), KVSIM_OK, "evaluate: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_startup_validated(&t, &err), KVSIM_OK,
+               "one predicted row validates: %s", err.msg);
+  kvsim_fidelity_startup_fini(&t);
+}
+
 /* A log that names its vLLM release is planned with that release's sizing
  * rules where they are modelled (V1 0.9.0: the CUDA context and NCCL
  * buffers in non-torch memory), an era mark "~" read as the release, and

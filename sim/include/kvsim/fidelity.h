@@ -427,6 +427,10 @@ int kvsim_fidelity_startup_add_meta(const char *path, kvsim_fid_startup_t *t, kv
 /* Plans every row and fills res[], predicted and median_abs_err. A row
  * that cannot be planned is skipped with its reason, not an error. */
 int kvsim_fidelity_startup_evaluate(kvsim_fid_startup_t *t, kvsim_err *err);
+/* After _evaluate: KVSIM_OK when at least one row has a prediction error;
+ * else KVSIM_EINVAL "no row could be validated (N skipped)" (or "the table
+ * has no rows"), as a validation of nothing is no result. */
+int kvsim_fidelity_startup_validated(const kvsim_fid_startup_t *t, kvsim_err *err);
 void kvsim_fidelity_startup_fini(kvsim_fid_startup_t *t);
 
 /* As `kvsim validate --startup --json` prints it; file is echoed. */

@@ -217,6 +217,23 @@ int kvsim_fidelity_startup_evaluate(kvsim_fid_startup_t *t, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+int kvsim_fidelity_startup_validated(const kvsim_fid_startup_t *t, kvsim_err *err) {
+  if (t->predicted > 0)
+    return KVSIM_OK;
+  if (t->n == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "no row could be validated (the table has no rows)");
+  int64_t skipped = 0;
+  for (int64_t i = 0; t->res && i < t->n; i++)
+    skipped += t->res[i].skipped;
+  if (skipped == t->n)
+    return kvsim_err_set(err, KVSIM_EINVAL, "no row could be validated (%lld skipped)",
+                         (long long)skipped);
+  return kvsim_err_set(
+      err, KVSIM_EINVAL,
+      "no row could be validated (%lld skipped, %lld without a logged figure to compare)",
+      (long long)skipped, (long long)(t->n - skipped));
+}
+
 void kvsim_fidelity_startup_fini(kvsim_fid_startup_t *t) {
   kvsim__free(t->rows);
   kvsim__free(t->res);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A flag's default (-1: none, 0: off) is not a value to give: given, an
+# out-of-range value is one line on stderr naming the flag and its range,
+# exit 2, nothing on stdout. And a command with nothing to report says so.
+# $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
+set -u
+kvsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_error PATTERN ARGS...: exit 2, one stderr line matching PATTERN, nothing on stdout.
+expect_error() {
+  local pattern=$1; shift
+  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "'$*' exited $rc, want 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$tmp/err") lines on stderr: $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "'$*' printed on stdout: $(cat "$tmp/out")"
+  grep -Eq -- "$pattern" "$tmp/err" || fail "'$*' stderr does not match /$pattern/: $(cat "$tmp/err")"
+}
+
+# validate --max-error: -1 was taken for "no threshold".
+head='source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,max_concurrency,notes'
+printf '%s\n' "$head" >"$tmp/header_only.csv"
+for v in -1 -5; do
+  expect_error "^kvsim validate: error: --max-error: $v must be >= 0$" \
+    validate --startup "$tmp/header_only.csv" --max-error "$v"
+done
+
+# validate --startup with no row to validate: an error (exit 2), with or
+# without --max-error, and before any table (once "median absolute error
+# nan% exceeds --max-error 1.0%", or exit 0 with "n/a").
+for extra in "" "--max-error 1" "--json"; do
+  # shellcheck disable=SC2086
+  expect_error "^kvsim validate: error: --startup: .*header_only.csv: no row could be validated \(the table has no rows\)$" \
+    validate --startup "$tmp/header_only.csv" $extra
+done
+{
+  printf '%s\n' "$head"
+  printf 'x,0.9.0,vllm-v1,no-such-model,h100-sxm,1,1,0.9,8192,auto,16,15,60,100000,6000,12.2,\n'
+  printf 'y,0.9.0,vllm-v1,llama-3.1-8b,no-such-gpu,1,1,0.9,8192,auto,16,15,60,100000,6000,12.2,\n'
+  printf 'z,0.9.0,tgi,llama-3.1-8b,h100-sxm,1,1,0.9,8192,auto,16,15,60,100000,6000,12.2,\n'
+} >"$tmp/skipped.csv"
+for extra in "" "--max-error 1"; do
+  # shellcheck disable=SC2086
+  expect_error "^kvsim validate: error: --startup: .*skipped.csv: no row could be validated \(3 skipped\)$" \
+    validate --startup "$tmp/skipped.csv" $extra
+done
+
+echo ok
