@@ -86,13 +86,13 @@ static void print_stats(const char *file, const char *fmt, const kvsim__tstats_t
 static int cmd_stats(int argc, char **argv) {
   const char *cmd = "trace stats";
   kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
-  bool json = false, tflag = false, seed_given = false;
+  bool json = false, tflag = false, seed_given = false, block_given = false;
   int64_t block = 0, seed = 1;
   const char *lru = NULL;
   const cli_arg args[] = {
       {"--format", ARG_STR, &o.format, FORMAT_HELP, &tflag},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
-      {"--prefix-block-size", ARG_INT, &block, "count prefix reuse in blocks of B tokens (512 = Mooncake hash ids)", NULL},
+      {"--prefix-block-size", ARG_INT, &block, "count prefix reuse in blocks of B tokens (512 = Mooncake hash ids)", &block_given},
       {"--lru-blocks", ARG_STR, &lru, "LRU capacities in blocks, comma-separated (default " DEFAULT_LRU ")", NULL},
       {"--time-scale", ARG_NUM, &o.time_scale, "multiply inter-arrival times (0.5 = twice as fast)", &tflag},
       {"--limit", ARG_INT, &o.limit, "first N requests only", &tflag},
@@ -108,7 +108,7 @@ static int cmd_stats(int argc, char **argv) {
     return rc == 1 ? 0 : rc;
   if (npos != 1)
     return cli_fail(cmd, "expected one trace file (see kvsim trace stats --help)");
-  if (block < 0)
+  if (block_given && block < 1) /* 0 is "not counted", not a value to give */
     return cli_fail(cmd, "--prefix-block-size: bad value %lld (expected >= 1)", (long long)block);
   if (lru && !block)
     return cli_fail(cmd, "--lru-blocks: needs --prefix-block-size");

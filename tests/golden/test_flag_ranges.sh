@@ -49,4 +49,13 @@ for extra in "" "--max-error 1"; do
     validate --startup "$tmp/skipped.csv" $extra
 done
 
+# trace stats --prefix-block-size: 0 was "not counted" and exited 0 (-1 was
+# refused).
+for v in 0 -1; do
+  expect_error "^kvsim trace stats: error: --prefix-block-size: bad value $v \(expected >= 1\)$" \
+    trace stats "$src/tests/golden/data/ep-lockstep.csv" --prefix-block-size "$v"
+done
+"$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" --prefix-block-size 16 >/dev/null \
+  || fail "--prefix-block-size 16 was refused"
+
 echo ok
