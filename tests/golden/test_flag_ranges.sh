@@ -58,4 +58,23 @@ done
 "$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" --prefix-block-size 16 >/dev/null \
   || fail "--prefix-block-size 16 was refused"
 
+# sweep --shard is read strictly: "0/2/3" once ran as 0/2 (the rest
+# ignored), and a valid N beyond int was "not I/N with 0 <= I < N".
+sw="$src/tests/golden/data/small-sweep.json"
+for v in 0/2/3 "0/2 " " 0/2" +0/2 -1/2 0/ /2 abc 0x1/2; do
+  re=$(printf '%s' "$v" | sed 's/[+]/\\&/g')
+  expect_error "^kvsim sweep: error: --shard: '$re' is not I/N \(two integers, 0 <= I < N\)$" \
+    sweep "$sw" --shard "$v" --out "$tmp/sw"
+done
+expect_error "^kvsim sweep: error: --shard: '2/2' is not I/N with 0 <= I < N$" sweep "$sw" --shard 2/2 --out "$tmp/sw"
+expect_error "^kvsim sweep: error: --shard: '0/0' is not I/N with 0 <= I < N$" sweep "$sw" --shard 0/0 --out "$tmp/sw"
+expect_error "^kvsim sweep: error: --shard: '0/9223372036854775807': N is out of range \[1, 2147483647\]$" \
+  sweep "$sw" --shard 0/9223372036854775807 --out "$tmp/sw"
+expect_error "^kvsim sweep: error: --shard: '99999999999999999999/3': I is out of range \[0, 2147483647\]$" \
+  sweep "$sw" --shard 99999999999999999999/3 --out "$tmp/sw"
+[ ! -e "$tmp/sw" ] || fail "a refused --shard wrote outputs"
+(cd "$tmp" && "$kvsim" sweep "$sw" --quiet --shard 1/2147483647 --out "$tmp/sw" >/dev/null) \
+  || fail "--shard 1/2147483647 was refused"
+[ -e "$tmp/sw/sweep.shard1.csv" ] || fail "--shard 1/2147483647 wrote no shard table: $(ls "$tmp/sw")"
+
 echo ok
