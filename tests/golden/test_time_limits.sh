@@ -9,6 +9,8 @@
 # - a synthetic stream that passes the horizon before its count (10,000
 #   requests at 1e-6/s simulated 8,907 and exited 0);
 # - a scenario or study name that climbs out of results/;
+# - hardware.gpu_memory_gib 0 or 1e-310 and an SLO target of 0 (each
+#   silently meant 'not given');
 # - plan and compare --tolerance below the spacing of doubles (spun).
 set -euo pipefail
 kvsim=$1
@@ -38,6 +40,10 @@ run "name may not contain '/'" --set 'name="../../escaped"'
 run "name may not contain '/'" --set 'name="/abs"'
 run 'name may not contain control characters' --set 'name="a\nb"'
 run "name '..' is not a folder name" --set 'name=".."'
+# Values that used to mean "unset" when written: an error once written.
+run 'hardware.gpu_memory_gib: 1e-310 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=1e-310
+run 'hardware.gpu_memory_gib: 0 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=0
+run 'slo.ttft_p99_s: 0 must be > 0 (leave the key out for no target)' --set slo.ttft_p99_s=0
 [ ! -e "$src/escaped+"* ] || { echo "a name escaped results/"; exit 1; }
 
 # Just inside the horizon the same run works: the ranges are not too tight.

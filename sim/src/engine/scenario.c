@@ -189,6 +189,8 @@ static int check_keys(const cJSON *o, const char *self, const char *const *allow
   return kvsim__json_only_keys(o, allowed, w, err);
 }
 
+/* Smallest hardware.gpu_memory_gib accepted: 1 MiB. */
+#define KVSIM_MIN_GPU_MEMORY_GIB (1.0 / 1024)
 /* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
  * memory and well inside an int64 byte count. */
 #define KVSIM_MAX_GPU_MEMORY_GIB 65536
@@ -214,8 +216,8 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
     return rc;
   double gib = 0;
   int64_t tp = 1, pp = 1, rep = 1, ep = 1;
-  if ((rc = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "tensor_parallel_size", &tp, w, err)) < 0 ||
+  const int gib_given = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err);
+  if ((rc = gib_given) < 0 || (rc = kvsim__json_int(o, "tensor_parallel_size", &tp, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "pipeline_parallel_size", &pp, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "expert_parallel_size", &ep, w, err)) < 0)
@@ -227,15 +229,16 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
     return rc;
   sc->plan.ep = ep > 1 ? (int)ep : 0;
   if (rep < 1 || rep > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)rep);
-  if (gib < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: must be > 0", w);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w,
+                         (long long)rep);
   /* A total past any GPU's memory would overflow the byte count (and was
-   * once silently replaced by the catalog's figure). */
-  if (gib > KVSIM_MAX_GPU_MEMORY_GIB)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g is outside (0, %d]", w, gib,
+   * once silently replaced by the catalog's figure); one below a MiB is
+   * not a GPU (and 1e-310 rounded to 0 bytes, which meant "the catalog's"
+   * without a word). Absent: the catalog's. */
+  if (gib_given && !(gib >= KVSIM_MIN_GPU_MEMORY_GIB && gib <= KVSIM_MAX_GPU_MEMORY_GIB))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g is outside [1/1024, %d]", w, gib,
                          KVSIM_MAX_GPU_MEMORY_GIB);
-  if (gib > 0)
+  if (gib_given)
     sc->plan.total_memory_bytes = (int64_t)llround(gib * KVSIM_GIB);
   sc->plan.tp = (int)tp;
   sc->plan.pp = (int)pp;
@@ -428,8 +431,15 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
       (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
     return rc;
-  if (sc->slo_ttft_p99_s < 0 || sc->slo_tpot_p99_s < 0 || sc->slo_e2e_p99_s < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: targets must be >= 0", w);
+  /* 0 is "no target" inside; a target written as 0 (or below) is none
+   * that a run can meet, so it is an error rather than silently none. */
+  const char *keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
+  const double v[] = {sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, sc->slo_e2e_p99_s};
+  for (int i = 0; i < 3; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]) && !(v[i] > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: %g must be > 0 (leave the key out for no target)", w, keys[i],
+                           v[i]);
   return KVSIM_OK;
 }
 
