@@ -25,7 +25,7 @@ gpu 0.45 0.7 >"$tmp/truth.json"
 gpu 0.75 0.95 >"$tmp/start.json"
 "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --set "hardware.gpu=$tmp/start.json" >/dev/null \
   || fail "the test's GPU file is not a valid GPU"
-# Two "perf" keys (a hand edit) are both replaced, not one of them.
+# Two "perf" keys (a hand edit) are refused: JSON would keep one of them.
 sed 's/^  "perf": {/  "perf": {"mfu": 0.1},\n  "perf": {/' "$tmp/start.json" >"$tmp/twice.json"
 "$kvsim" run "$d/calib.json" --set "hardware.gpu=$tmp/truth.json" --out "$tmp/measured" --quiet || fail "truth run"
 
@@ -56,9 +56,11 @@ done
 "$kvsim" validate --measured "$tmp/measured/requests.csv" "$d/calib.json" --set "hardware.gpu=$tmp/fitted.json" \
   --max-error 5 >/dev/null || fail "the fitted file reproduces the truth run within 5 %"
 
+rc=0
 "$kvsim" calibrate --gpu "$tmp/twice.json" --fit mfu --measured "$tmp/measured/requests.csv" \
-  --scenario "$d/calib.json" --max-iter 1 --out "$tmp/once.json" >/dev/null || fail "calibrate from twice.json"
-[ "$(grep -c '"perf"' "$tmp/once.json")" = 1 ] || fail "one perf object after rewriting a file with two"
+  --scenario "$d/calib.json" --max-iter 1 --out "$tmp/once.json" >/dev/null 2>"$tmp/twice.err" || rc=$?
+[ $rc = 2 ] && grep -q "duplicate key 'perf'" "$tmp/twice.err" && [ ! -e "$tmp/once.json" ] ||
+  fail "two perf objects: exit $rc, want 2 naming the key and no output: $(cat "$tmp/twice.err")"
 
 # JSON report.
 j=$("$kvsim" calibrate --gpu "$tmp/start.json" --fit mfu,mbu --measured "$tmp/measured/requests.csv" \
