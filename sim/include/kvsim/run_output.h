@@ -35,6 +35,11 @@ void kvsim_run_output_merge_ranges(kvsim_run_output_t *o, const kvsim_summary_t 
  * finish does with commit); nothing without a folder or when committed
  * already. Errors as finish's. */
 int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err);
+/* After kvsim_run failed with a code from the sink: the sink's error (a
+ * write to timeseries.csv or requests.csv failed, naming the file and the
+ * system's reason) copied into err, and its code; KVSIM_OK when the sink
+ * did not fail. */
+int kvsim_run_output_failed(const kvsim_run_output_t *o, kvsim_err *err);
 /* The summary built by finish (owned by o, valid until close); NULL
  * before finish. */
 const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o);

@@ -58,6 +58,9 @@ struct kvsim_run_output {
   kvsim_summary_t summary;
   bool has_summary;
   bool retracts; /* SGLang's own names follow the common columns */
+  /* The sink's first write error (the sink's callbacks return only a
+   * code): kvsim_run_output_failed hands it on. */
+  kvsim_err werr;
 };
 
 static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *slot,
@@ -151,6 +154,16 @@ static char *put_sep(char *p) {
   return p;
 }
 
+/* errno is the failed write's: the stream reports its error on the very
+ * row whose buffer flush failed (a full disk, a file-size limit). */
+static int write_failed(kvsim_run_output_t *o, const char *path) {
+  int e = errno;
+  if (!o->werr.code)
+    kvsim_err_set(&o->werr, KVSIM_EIO, "%s: write failed: %s", path,
+                  e ? strerror(e) : "input/output error");
+  return KVSIM_EIO;
+}
+
 static int on_sample(void *ctx, const kvsim_sample_t *s) {
   kvsim_run_output_t *o = ctx;
   if (!o->ts)
@@ -176,7 +189,7 @@ static int on_sample(void *ctx, const kvsim_sample_t *s) {
   }
   *p++ = '\n';
   fwrite(line, 1, (size_t)(p - line), o->ts);
-  return ferror(o->ts) ? KVSIM_EIO : KVSIM_OK;
+  return ferror(o->ts) ? write_failed(o, o->ts_path) : KVSIM_OK;
 }
 
 static char *put_time(char *p, kvsim_time_ns t) {
@@ -298,7 +311,7 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   p += sl;
   *p++ = '\n';
   fwrite(line, 1, (size_t)(p - line), o->rq);
-  return ferror(o->rq) ? KVSIM_EIO : KVSIM_OK;
+  return ferror(o->rq) ? write_failed(o, o->rq_path) : KVSIM_OK;
 }
 
 static void on_progress(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_flight) {
@@ -474,15 +487,22 @@ int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {
   assert(o->has_summary);
   if (!o->dir[0] || !o->ts)
     return KVSIM_OK; /* no folder, or committed already */
-  int bad = 0;
   FILE **files[] = {&o->ts, &o->rq};
+  const char *names[] = {o->ts_path, o->rq_path};
+  int bad = -1, e = 0;
   for (int i = 0; i < 2; i++) {
-    bad |= fflush(*files[i]) != 0 || ferror(*files[i]);
-    bad |= fclose(*files[i]) != 0;
+    errno = 0;
+    bool ok = fflush(*files[i]) == 0 && !ferror(*files[i]);
+    ok &= fclose(*files[i]) == 0;
     *files[i] = NULL;
+    if (!ok && bad < 0) {
+      bad = i;
+      e = errno;
+    }
   }
-  if (bad)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", o->dir, strerror(errno));
+  if (bad >= 0)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", names[bad],
+                         e ? strerror(e) : "input/output error");
   cJSON *j = kvsim_summary_json(&o->summary, o->sc);
   char *text = j ? kvsim_report_json_string(j) : NULL;
   cJSON_Delete(j);
@@ -503,6 +523,14 @@ int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {
   kvsim__tmp_forget(o->rq_slot);
   o->ts_slot = o->rq_slot = -1;
   return KVSIM_OK;
+}
+
+int kvsim_run_output_failed(const kvsim_run_output_t *o, kvsim_err *err) {
+  if (!o || !o->werr.code)
+    return KVSIM_OK;
+  if (err)
+    *err = o->werr;
+  return o->werr.code;
 }
 
 const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o) {

@@ -19,6 +19,8 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts
   rc = kvsim_run(sc, &ro, &sink, &st, err);
   if (opts->progress)
     fputs("\r\033[K", stderr);
+  if (rc < 0 && kvsim_run_output_failed(*o, err) < 0)
+    return rc; /* the sink's code: its message is the output's */
   return rc == KVSIM_OK ? kvsim_run_output_finish(*o, &st, false, err) : rc;
 }
 
