@@ -1,5 +1,6 @@
 /* kvsim run: simulate a scenario and write timeseries.csv, requests.csv and
  * summary.json. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,18 @@ static void default_dir(const char *name, const cli_list *sets, char *dir, size_
         break;
     }
   snprintf(dir, cap, "results/%s+%08llx", name, (unsigned long long)(kvsim__mix64(h) >> 32));
+}
+
+/* The run failed: what it wrote goes, and the folders it made. */
+static int fail_undo(kvsim_new_dirs_t *made, char (*paths)[4200], const int *slots, int n,
+                     const kvsim_err *err) {
+  for (int i = 0; i < n; i++) {
+    if (made->top)
+      remove(paths[i]);
+    kvsim_report_untrack(slots[i]);
+  }
+  kvsim_report_new_dirs_undo(made);
+  return cli_fail("run", "%s", err->msg);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -87,6 +100,20 @@ int cmd_run(int argc, char **argv) {
   if (!out)
     default_dir(sc.name, &sets, dir, sizeof dir);
   opts.dir = dir;
+  /* A run that fails or is stopped leaves no folder it made itself: its
+   * outputs are removed with it (in a folder that existed, a failed run
+   * leaves no temporary files, and the files it replaced are gone). */
+  kvsim_new_dirs_t made;
+  kvsim_report_new_dirs(dir, &made);
+  static const char *const outputs[] = {"timeseries.csv", "requests.csv", "summary.json",
+                                        "REPORT.md"};
+  enum { NOUT = sizeof outputs / sizeof *outputs };
+  char paths[NOUT][4200];
+  int slots[NOUT];
+  for (int i = 0; i < NOUT; i++) {
+    snprintf(paths[i], sizeof paths[i], "%s/%s", dir, outputs[i]);
+    slots[i] = made.top ? kvsim_report_track(paths[i]) : -1;
+  }
   kvsim_summary_t *s = malloc(sizeof *s);
   if (!s)
     kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
@@ -95,7 +122,7 @@ int cmd_run(int argc, char **argv) {
                        : kvsim_study_run_verified(&sc, &opts, !no_band, 2, s, &err)) < 0) {
     kvsim_scenario_fini(&sc);
     free(s);
-    return cli_fail("run", "%s", err.msg);
+    return fail_undo(&made, paths, slots, NOUT, &err);
   }
   if (print_summary) {
     cJSON *j = kvsim_summary_json(s, &sc);
@@ -111,7 +138,18 @@ int cmd_run(int argc, char **argv) {
   if (bench)
     print_bench(&t0, s);
   rc = report ? kvsim_report_md_run_write(&sc, s, dir, NULL, &err) : 0;
+  /* Printed output cut short (a reader that went away with SIGPIPE
+   * ignored, a full disk) fails the run as SIGPIPE itself would. */
+  errno = 0;
+  if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+    rc = kvsim_err_set(&err, KVSIM_EIO, "standard output: write failed%s%s", errno ? ": " : "",
+                       errno ? strerror(errno) : "");
   kvsim_scenario_fini(&sc);
   free(s);
-  return rc < 0 ? cli_fail("run", "%s", err.msg) : 0;
+  if (rc < 0)
+    return fail_undo(&made, paths, slots, NOUT, &err);
+  for (int i = 0; i < NOUT; i++)
+    kvsim_report_untrack(slots[i]);
+  kvsim_report_new_dirs_keep(&made);
+  return 0;
 }

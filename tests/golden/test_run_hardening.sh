@@ -48,6 +48,6 @@ ls "$tmp"/big/*.tmp.* >/dev/null 2>&1 || { echo "no temporary files while runnin
 kill -TERM $pid
 rc=0; wait $pid || rc=$?
 [ $rc != 0 ] || { echo "a run stopped by SIGTERM exits 0"; exit 1; }
-left=$(ls "$tmp/big")
+left=$(ls -A "$tmp/big" 2>/dev/null || true)
 [ -z "$left" ] || { echo "a stopped run left: $left"; exit 1; }
 echo "hardening: ok"

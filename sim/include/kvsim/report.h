@@ -114,14 +114,38 @@ char *kvsim_report_json_string(const cJSON *j);
  * naming the folder that could not be made. */
 int kvsim_report_mkdirs(const char *dir, kvsim_err *err);
 
+/* The folders of dir that do not exist yet, noted before a command
+ * creates them, so that a failure (kvsim_report_new_dirs_undo) or a signal
+ * (kvsim_report_cleanup_on_signals) removes them again: only those, and
+ * only while empty, so an existing folder and what a user put in one are
+ * never removed. top is 0 when dir exists. */
+typedef struct kvsim_new_dirs {
+  char dir[4096];
+  size_t top; /* length of the first missing folder's path */
+  int slot;
+} kvsim_new_dirs_t;
+void kvsim_report_new_dirs(const char *dir, kvsim_new_dirs_t *m);
+/* The command succeeded: its folders stay. */
+void kvsim_report_new_dirs_keep(kvsim_new_dirs_t *m);
+/* The command failed: removes its folders that are empty (remove its
+ * files first), deepest first. */
+void kvsim_report_new_dirs_undo(kvsim_new_dirs_t *m);
+
 /* Writes `text` to path atomically: a temporary file in the same folder,
  * then rename. */
 int kvsim_report_write_atomic(const char *path, const char *text, size_t len, kvsim_err *err);
 
 /* Installs SIGINT and SIGTERM handlers that remove this process's
  * temporary output files (run outputs, summaries, tables being written),
- * then end the process with the signal's default action (a non-zero
- * status). Call once at start-up; forked children inherit it. */
+ * the files given to kvsim_report_track and the
+ * empty folders of kvsim_report_new_dirs, then end the process with the
+ * signal's default action (a non-zero status). Call once at start-up;
+ * forked children inherit it. */
 void kvsim_report_cleanup_on_signals(void);
+/* Removes path too if a signal stops the process, until untracked (a
+ * finished output that is only worth keeping if the command succeeds).
+ * Returns the slot, -1 when all are taken. */
+int kvsim_report_track(const char *path);
+void kvsim_report_untrack(int slot);
 
 #endif

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,23 @@
 #include "kvsim/report.h"
 #include "report/tmpfiles.h"
 
-/* A run has two streams open, summary.json and a sweep's table one each. */
-#define NTMP 8
+/* A run has two streams open, summary.json and a sweep's table one each;
+ * a run's finished outputs are tracked too while it may still fail. */
+#define NTMP 16
 static char tmp_path[NTMP][4400];
 static volatile sig_atomic_t tmp_used[NTMP];
+
+/* Folders a command is about to create (kvsim_report_new_dirs): removed
+ * on a signal if empty, deepest first, down to the first one it made. */
+#define NDIRS 4
+static char dir_path[NDIRS][4096];
+static size_t dir_top[NDIRS];
+static volatile sig_atomic_t dir_used[NDIRS];
+
+/* A caller's last step (kvsim__signal_hook), in its own process only:
+ * forked children inherit it but must not run it. */
+static void (*volatile hook_fn)(int sig);
+static volatile pid_t hook_pid;
 
 int kvsim__tmp_track(const char *path) {
   for (int i = 0; i < NTMP; i++)
@@ -29,12 +43,42 @@ void kvsim__tmp_forget(int slot) {
     tmp_used[slot] = 0;
 }
 
-/* unlink, signal and raise are async-signal-safe (POSIX). The default
- * action then ends the process with the signal's status (non-zero). */
+int kvsim_report_track(const char *path) { return kvsim__tmp_track(path); }
+
+void kvsim_report_untrack(int slot) { kvsim__tmp_forget(slot); }
+
+void kvsim__signal_hook(void (*fn)(int sig)) {
+  hook_fn = NULL;
+  hook_pid = getpid();
+  hook_fn = fn;
+}
+
+/* rmdir removes only an empty folder: what was made, never what a user
+ * put there. p is modified (parents are cut off in place). */
+static void rmdir_chain(char *p, size_t top) {
+  size_t n = strlen(p);
+  while (top > 0 && n >= top && rmdir(p) == 0) {
+    while (n > 0 && p[n - 1] != '/')
+      n--;
+    while (n > 0 && p[n - 1] == '/')
+      n--;
+    p[n] = '\0';
+  }
+}
+
+/* unlink, rmdir, strlen, getpid, signal and raise are async-signal-safe
+ * (POSIX). The default action then ends the process with the signal's
+ * status (non-zero). */
 static void on_signal(int sig) {
   for (int i = 0; i < NTMP; i++)
     if (tmp_used[i])
       unlink(tmp_path[i]);
+  void (*fn)(int) = hook_fn;
+  if (fn && hook_pid == getpid())
+    fn(sig);
+  for (int i = NDIRS - 1; i >= 0; i--)
+    if (dir_used[i])
+      rmdir_chain(dir_path[i], dir_top[i]);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -85,4 +129,51 @@ int kvsim_report_mkdirs(const char *dir, kvsim_err *err) {
   if (mkdir(buf, 0777) < 0 && errno != EEXIST)
     return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
   return KVSIM_OK;
+}
+
+void kvsim_report_new_dirs(const char *dir, kvsim_new_dirs_t *m) {
+  memset(m, 0, sizeof *m);
+  m->slot = -1;
+  snprintf(m->dir, sizeof m->dir, "%s", dir);
+  size_t n = strlen(m->dir);
+  while (n > 1 && m->dir[n - 1] == '/')
+    m->dir[--n] = '\0';
+  struct stat st;
+  for (char *p = m->dir + 1; m->dir[0]; p++)
+    if (*p == '/' || !*p) {
+      char c = *p;
+      *p = '\0';
+      bool missing = stat(m->dir, &st) != 0 && errno == ENOENT;
+      *p = c;
+      if (missing) {
+        m->top = (size_t)(p - m->dir);
+        break;
+      }
+      if (!c)
+        break;
+    }
+  if (!m->top)
+    return;
+  for (int i = 0; i < NDIRS; i++)
+    if (!dir_used[i]) {
+      memcpy(dir_path[i], m->dir, sizeof dir_path[i]);
+      dir_top[i] = m->top;
+      dir_used[i] = 1; /* set last: the handler reads a complete path */
+      m->slot = i;
+      break;
+    }
+}
+
+void kvsim_report_new_dirs_keep(kvsim_new_dirs_t *m) {
+  if (m->slot >= 0 && m->slot < NDIRS)
+    dir_used[m->slot] = 0;
+  m->slot = -1;
+  m->top = 0;
+}
+
+void kvsim_report_new_dirs_undo(kvsim_new_dirs_t *m) {
+  char buf[sizeof m->dir];
+  memcpy(buf, m->dir, sizeof buf);
+  rmdir_chain(buf, m->top);
+  kvsim_report_new_dirs_keep(m);
 }
