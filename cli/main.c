@@ -1,5 +1,6 @@
 /* kvsim: a discrete-event simulator of how LLM serving engines spend GPU
  * memory. Dispatches to one file per subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,12 +43,22 @@ int main(int argc, char **argv) {
     printf("kvsim %s\n", KVSIM_VERSION);
     return 0;
   }
-  /* A run stopped by Ctrl-C or a scheduler's SIGTERM leaves no
-   * half-written *.tmp.PID files behind. */
+  /* A run stopped by Ctrl-C, a scheduler's SIGTERM, a hang-up or a
+   * reader that went away leaves no half-written *.tmp.PID files behind. */
   kvsim_report_cleanup_on_signals();
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (!strcmp(argv[1], commands[i].name))
-      return commands[i].fn(argc, argv);
+    if (!strcmp(argv[1], commands[i].name)) {
+      int rc = commands[i].fn(argc, argv);
+      /* A reader that went away with SIGPIPE ignored, or a full disk:
+       * output cut short is a failure, not exit 0. */
+      errno = 0;
+      if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "kvsim %s: error: standard output: write failed%s%s\n", argv[1],
+                errno ? ": " : "", errno ? strerror(errno) : "");
+        return 2;
+      }
+      return rc;
+    }
   fprintf(stderr, "kvsim: error: unknown command '%s' (see kvsim --help)\n", argv[1]);
   return 2;
 }

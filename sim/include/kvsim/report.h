@@ -135,9 +135,10 @@ void kvsim_report_new_dirs_undo(kvsim_new_dirs_t *m);
  * then rename. */
 int kvsim_report_write_atomic(const char *path, const char *text, size_t len, kvsim_err *err);
 
-/* Installs SIGINT and SIGTERM handlers that remove this process's
- * temporary output files (run outputs, summaries, tables being written),
- * the files given to kvsim_report_track and the
+/* Installs handlers for SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+ * SIGXCPU and SIGXFSZ (the last five unless inherited as ignored) that
+ * remove this process's temporary output files (run outputs, summaries,
+ * tables being written), the files given to kvsim_report_track and the
  * empty folders of kvsim_report_new_dirs, then end the process with the
  * signal's default action (a non-zero status). Call once at start-up;
  * forked children inherit it. */
