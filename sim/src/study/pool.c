@@ -11,6 +11,7 @@
 
 #include "core/alloc.h"
 #include "kvsim/study.h"
+#include "study/run.h"
 
 /* Results travel in records of this size: a summary, or a caller's plain
  * struct of at most KVSIM_STUDY_RECORD_MAX bytes. */
@@ -35,6 +36,21 @@ typedef struct slot {
   int fd;
   int64_t index;
 } slot_t;
+
+/* The running children, for kvsim__study_pool_stop in a signal handler. */
+#define LIVE_MAX 256
+static volatile sig_atomic_t live[LIVE_MAX];
+
+void kvsim__study_pool_stop(void) {
+  for (int k = 0; k < LIVE_MAX; k++) {
+    pid_t pid = (pid_t)live[k];
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, NULL, 0);
+      live[k] = 0;
+    }
+  }
+}
 
 static int run_inline(int64_t first, int64_t end, int64_t stride, kvsim_study_rjob_fn job,
                       kvsim_study_rdone_fn done, void *ctx) {
@@ -150,6 +166,8 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
         break;
       }
       if (pid == 0) {
+        for (int k = 0; k < LIVE_MAX; k++)
+          live[k] = 0; /* the parent's children are not this one's */
         close(fds[0]);
         for (int k = 0; k < jobs; k++)
           if (slots[k].pid)
@@ -161,6 +179,8 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
       while (slots[k].pid)
         k++;
       slots[k] = (slot_t){pid, fds[0], i};
+      if (k < LIVE_MAX)
+        live[k] = pid;
       n++;
       i += stride;
       continue;
@@ -175,6 +195,8 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
     }
     for (int k = 0; k < jobs; k++)
       if (slots[k].pid == pid) {
+        if (k < LIVE_MAX)
+          live[k] = 0;
         n--;
         bool exited = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
         rc = collect(&slots[k], exited, r, done, ctx);
@@ -187,6 +209,8 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
       kill(slots[k].pid, SIGTERM);
       close(slots[k].fd);
       waitpid(slots[k].pid, NULL, 0);
+      if (k < LIVE_MAX)
+        live[k] = 0;
     }
   kvsim__free(slots);
   kvsim__free(r);

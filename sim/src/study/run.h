@@ -13,4 +13,9 @@
 int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                           kvsim_run_output_t **o, kvsim_err *err);
 
+/* Ends the parallel runner's children (SIGTERM, so that each removes its
+ * temporary files) and waits for them. Async-signal-safe: for a signal
+ * handler (kvsim__signal_hook). */
+void kvsim__study_pool_stop(void);
+
 #endif

@@ -3,15 +3,18 @@
  * summaries. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "report/tmpfiles.h"
+#include "study/run.h"
 #include "study/shard.h"
 
 const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES] = {
@@ -54,16 +57,103 @@ static void run_dir(const char *out, int64_t i, char *buf, size_t cap) {
   snprintf(buf, cap, "%s/run%04lld", out, (long long)i);
 }
 
-/* Removes a run's outputs and its folder (what a run writes, nothing else). */
-static void remove_run(const char *out, int64_t i) {
+static const char *const run_files[] = {"summary.json", "timeseries.csv", "requests.csv"};
+
+/* Removes a run's outputs and its folder (what a run writes, nothing else).
+ * Returns whether the folder went. */
+static bool remove_run(const char *out, int64_t i) {
   char dir[4300], f[4400];
   run_dir(out, i, dir, sizeof dir);
-  static const char *const files[] = {"summary.json", "timeseries.csv", "requests.csv"};
   for (int k = 0; k < 3; k++) {
-    snprintf(f, sizeof f, "%s/%s", dir, files[k]);
+    snprintf(f, sizeof f, "%s/%s", dir, run_files[k]);
     remove(f);
   }
-  rmdir(dir);
+  return rmdir(dir) == 0;
+}
+
+/* What a signal handler needs to undo a sweep: the folders it may have
+ * made. A stopped sweep has no table, and its run folders without one are
+ * litter, not state to resume from (a sweep always runs all its points),
+ * so they go, except those that existed before it started. */
+static struct {
+  const char *out;
+  const unsigned char *existed; /* per point; NULL: none did */
+  int64_t shard, nshards, points;
+  int jobs;
+  volatile sig_atomic_t done; /* points finished: those started are fewer than done + jobs */
+} stop;
+
+/* Async-signal-safe formatting (no stdio in a handler). */
+static char *put_s(char *p, const char *end, const char *s) {
+  while (*s && p < end)
+    *p++ = *s++;
+  return p;
+}
+
+static char *put_n(char *p, const char *end, int64_t v, int width) {
+  char d[24];
+  int n = 0;
+  do
+    d[n++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  while (n < width)
+    d[n++] = '0';
+  while (n && p < end)
+    *p++ = d[--n];
+  return p;
+}
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGHUP:
+    return "SIGHUP";
+  case SIGQUIT:
+    return "SIGQUIT";
+  case SIGPIPE:
+    return "SIGPIPE";
+  case SIGXCPU:
+    return "SIGXCPU";
+  case SIGXFSZ:
+    return "SIGXFSZ";
+  default:
+    return "a signal";
+  }
+}
+
+/* unlink, rmdir, kill, waitpid and write are async-signal-safe. */
+static void on_stop(int sig) {
+  kvsim__study_pool_stop(); /* none writes a folder after this */
+  int64_t end = stop.shard + ((int64_t)stop.done + stop.jobs + 1) * stop.nshards;
+  if (end > stop.points)
+    end = stop.points;
+  int64_t removed = 0;
+  char path[4500], *lim = path + sizeof path - 1;
+  for (int64_t i = stop.shard; i < end; i += stop.nshards) {
+    if (stop.existed && stop.existed[i])
+      continue;
+    char *p = put_n(put_s(put_s(path, lim, stop.out), lim, "/run"), lim, i, 4);
+    for (int k = 0; k < 3; k++) {
+      *put_s(put_s(p, lim, "/"), lim, run_files[k]) = '\0';
+      unlink(path);
+    }
+    *p = '\0';
+    removed += rmdir(path) == 0;
+  }
+  char msg[4700], *m = msg, *mend = msg + sizeof msg - 1;
+  m = put_s(m, mend, "kvsim sweep: error: ");
+  m = put_s(m, mend, stop.out);
+  m = put_s(m, mend, ": stopped by ");
+  m = put_s(m, mend, signal_name(sig));
+  m = put_s(m, mend, "; removed the ");
+  m = put_n(m, mend, removed, 1);
+  m = put_s(m, mend, removed == 1 ? " run folder" : " run folders");
+  m = put_s(m, mend, " it had written (no sweep.csv)\n");
+  ssize_t w = write(2, msg, (size_t)(m - msg));
+  (void)w;
 }
 
 /* summary.json alone, the same bytes a run with outputs writes
@@ -119,6 +209,7 @@ static int done(void *p, int64_t i, int rc, const kvsim_summary_t *sum, const kv
     kvsim_sweep_figures(sum, row->fig);
   else
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : "run failed");
+  stop.done++;
   c->res->failed += rc < 0 && rc != KVSIM_ENOFIT;
   c->res->no_fit += rc == KVSIM_ENOFIT;
   char label[32];
@@ -217,8 +308,36 @@ int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
   if (!res->rows)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %lld rows", (long long)s->points);
   int rc;
-  if (o.out && (rc = kvsim_report_mkdirs(o.out, err)) < 0)
-    return rc;
+  kvsim_new_dirs_t made;
+  unsigned char *existed = NULL;
+  if (o.out) {
+    kvsim_report_new_dirs(o.out, &made);
+    if ((rc = kvsim_report_mkdirs(o.out, err)) < 0) {
+      kvsim_report_new_dirs_undo(&made);
+      return rc;
+    }
+    /* In a folder that existed, the run folders already there are not
+     * this sweep's to remove. */
+    if (!made.top && !(existed = kvsim__calloc((size_t)s->points, 1))) {
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %lld points", (long long)s->points);
+      kvsim_report_new_dirs_keep(&made);
+      return rc;
+    }
+    char dir[4300];
+    struct stat st;
+    for (int64_t i = o.shard; existed && i < s->points; i += o.nshards) {
+      run_dir(o.out, i, dir, sizeof dir);
+      existed[i] = stat(dir, &st) == 0;
+    }
+    stop.out = o.out;
+    stop.existed = existed;
+    stop.shard = o.shard;
+    stop.nshards = o.nshards;
+    stop.points = s->points;
+    stop.jobs = o.jobs > 1 ? o.jobs : 1;
+    stop.done = 0;
+    kvsim__signal_hook(on_stop);
+  }
   ctx_t c = {s, &o, res};
   rc = kvsim_study_parallel(o.shard, s->points, o.nshards, o.jobs, job, done, &c, err);
   if (rc == KVSIM_OK && o.out)
@@ -227,14 +346,20 @@ int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
   if (rc == KVSIM_OK && o.out && o.nshards > 1 &&
       (rc = kvsim__shard_record_write(s, o.out, o.shard, o.nshards, err)) < 0)
     remove(res->table);
+  if (o.out)
+    kvsim__signal_hook(NULL);
   if (rc < 0 && o.out) {
     /* Nothing half-done: without its table a sweep's run folders are
      * litter (and a full disk is the usual cause). */
     for (int64_t i = o.shard; i < s->points; i += o.nshards)
-      remove_run(o.out, i);
-    rmdir(o.out);
+      if (!existed || !existed[i])
+        remove_run(o.out, i);
+    kvsim_report_new_dirs_undo(&made);
     res->table[0] = '\0';
+  } else if (o.out) {
+    kvsim_report_new_dirs_keep(&made);
   }
+  kvsim__free(existed);
   return rc;
 }
 
