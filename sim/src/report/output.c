@@ -15,12 +15,16 @@
 #define NTMP 16
 static char tmp_path[NTMP][4400];
 static volatile sig_atomic_t tmp_used[NTMP];
+/* The process that tracked each one: a forked child inherits the tables,
+ * and must not remove what its parent still writes or keeps. */
+static pid_t tmp_pid[NTMP];
 
 /* Folders a command is about to create (kvsim_report_new_dirs): removed
  * on a signal if empty, deepest first, down to the first one it made. */
 #define NDIRS 4
 static char dir_path[NDIRS][4096];
 static size_t dir_top[NDIRS];
+static pid_t dir_pid[NDIRS];
 static volatile sig_atomic_t dir_used[NDIRS];
 
 /* A caller's last step (kvsim__signal_hook), in its own process only:
@@ -32,6 +36,7 @@ int kvsim__tmp_track(const char *path) {
   for (int i = 0; i < NTMP; i++)
     if (!tmp_used[i]) {
       snprintf(tmp_path[i], sizeof tmp_path[i], "%s", path);
+      tmp_pid[i] = getpid();
       tmp_used[i] = 1; /* set last: the handler reads a complete path */
       return i;
     }
@@ -70,14 +75,15 @@ static void rmdir_chain(char *p, size_t top) {
  * (POSIX). The default action then ends the process with the signal's
  * status (non-zero). */
 static void on_signal(int sig) {
+  pid_t self = getpid();
   for (int i = 0; i < NTMP; i++)
-    if (tmp_used[i])
+    if (tmp_used[i] && tmp_pid[i] == self)
       unlink(tmp_path[i]);
   void (*fn)(int) = hook_fn;
-  if (fn && hook_pid == getpid())
+  if (fn && hook_pid == self)
     fn(sig);
   for (int i = NDIRS - 1; i >= 0; i--)
-    if (dir_used[i])
+    if (dir_used[i] && dir_pid[i] == self)
       rmdir_chain(dir_path[i], dir_top[i]);
   signal(sig, SIG_DFL);
   raise(sig);
@@ -170,6 +176,7 @@ void kvsim_report_new_dirs(const char *dir, kvsim_new_dirs_t *m) {
     if (!dir_used[i]) {
       memcpy(dir_path[i], m->dir, sizeof dir_path[i]);
       dir_top[i] = m->top;
+      dir_pid[i] = getpid();
       dir_used[i] = 1; /* set last: the handler reads a complete path */
       m->slot = i;
       break;
