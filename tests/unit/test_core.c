@@ -1,8 +1,10 @@
 /* The core utilities: growable array, u64 map, heap, integer helpers and
  * the failing-allocator hook. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/arith.h"
@@ -134,4 +136,40 @@ Test(core, a_name_may_not_leave_its_results_folder) {
   for (size_t i = 0; i < sizeof good / sizeof *good; i++)
     cr_assert_eq(kvsim__check_name(good[i], "s.json", &err), KVSIM_OK, "'%s' accepted: %s", good[i],
                  err.msg);
+}
+
+Test(core, read_file_refuses_what_is_not_a_regular_file) {
+  kvsim_err err = {0};
+  char *text = NULL;
+  /* /dev/zero never ends: once read until memory ran out. */
+  cr_assert_eq(kvsim__read_file("/dev/zero", &text, NULL, &err), KVSIM_EINVAL, "/dev/zero: %s",
+               err.msg);
+  cr_assert_str_eq(err.msg, "/dev/zero: not a regular file (a device, pipe or socket)", "message");
+  cr_assert_null(text, "nothing read");
+  cr_assert_eq(kvsim__read_file(".", &text, NULL, &err), KVSIM_EINVAL, ".: %s", err.msg);
+  cr_assert_str_eq(err.msg, ".: is a directory", "a directory says so, not 'read error'");
+  FILE *f = NULL;
+  cr_assert_eq(kvsim__open_input("/dev/null", KVSIM_ENOENT, &f, &err), KVSIM_EINVAL, "%s", err.msg);
+  cr_assert_null(f, "no stream for a device");
+  cr_assert_eq(kvsim__open_input("no/such/file", KVSIM_ENOENT, &f, &err), KVSIM_ENOENT,
+               "a missing file keeps the caller's code: %s", err.msg);
+}
+
+Test(core, read_file_caps_the_size_it_reads_whole) {
+  const char *dir = getenv("TMPDIR");
+  char path[512];
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed for %s", path);
+  /* Sparse: no disk or memory used. */
+  cr_assert_eq(ftruncate(fd, (off_t)KVSIM__READ_FILE_MAX + 1), 0, "ftruncate");
+  close(fd);
+  kvsim_err err = {0};
+  char *text = NULL;
+  int rc = kvsim__read_file(path, &text, NULL, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a file past the cap is an error: %s", err.msg);
+  cr_assert(strstr(err.msg, ": larger than 256 MiB, too large to read whole"), "message: %s",
+            err.msg);
+  cr_assert_null(text, "nothing read");
 }

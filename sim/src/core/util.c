@@ -5,11 +5,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) {
+static int not_regular(const char *path, const struct stat *st, kvsim_err *err) {
+  if (S_ISDIR(st->st_mode))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: is a directory", path);
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s: not a regular file (a device, pipe or socket)",
+                       path);
+}
+
+int kvsim__open_input(const char *path, int open_code, FILE **out, kvsim_err *err) {
+  *out = NULL;
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return not_regular(path, &st, err);
   FILE *f = fopen(path, "rb");
   if (!f)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return kvsim_err_set(err, open_code, "%s: cannot open: %s", path, strerror(errno));
+  /* The path may have been replaced between the two looks. */
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return not_regular(path, &st, err);
+  }
+  *out = f;
+  return KVSIM_OK;
+}
+
+static int too_large(const char *path, kvsim_err *err) {
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s: larger than %zu MiB, too large to read whole", path,
+                       KVSIM__READ_FILE_MAX >> 20);
+}
+
+int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) {
+  FILE *f;
+  int rc = kvsim__open_input(path, KVSIM_EIO, &f, err);
+  if (rc < 0)
+    return rc;
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && (uintmax_t)st.st_size > KVSIM__READ_FILE_MAX) {
+    fclose(f);
+    return too_large(path, err);
+  }
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
   for (;;) {
@@ -20,6 +56,12 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
     n += fread(buf + n, 1, cap - n - 1, f);
     if (n < cap - 1)
       break;
+    /* The file may grow while it is read. */
+    if (n > KVSIM__READ_FILE_MAX) {
+      free(buf);
+      fclose(f);
+      return too_large(path, err);
+    }
     cap *= 2;
     char *grown = realloc(buf, cap);
     if (!grown)

@@ -6,12 +6,29 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cJSON.h>
 
 #include "kvsim/error.h"
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer (*out, caller frees). */
+/* Opens an input file for reading ("rb"), refusing anything but a regular
+ * file: a device such as /dev/zero never ends, a pipe blocks, and a
+ * directory reads as an error only later. The path is checked before it is
+ * opened (opening a pipe would block) and the open stream again. Returns
+ * KVSIM_OK with *out set, or open_code ("PATH: cannot open: why") when it
+ * cannot be opened and KVSIM_EINVAL ("PATH: is a directory", "PATH: not a
+ * regular file (a device, pipe or socket)") otherwise. */
+int kvsim__open_input(const char *path, int open_code, FILE **out, kvsim_err *err);
+
+/* The largest file kvsim__read_file reads whole: far beyond any config,
+ * scenario or benchmark JSON, small enough that a mistaken path is an
+ * error rather than all of memory. */
+#define KVSIM__READ_FILE_MAX ((size_t)256 << 20)
+
+/* Reads a whole regular file into a NUL-terminated malloc'd buffer (*out,
+ * caller frees); errors as kvsim__open_input, and one for a file larger
+ * than KVSIM__READ_FILE_MAX. */
 int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err);
 
 /* Parses JSON text; `where` names the source in the error ("configs/x.json"). */

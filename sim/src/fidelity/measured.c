@@ -177,9 +177,10 @@ static int read_vllm_bench(const char *text, const char *path, kvsim_fid_lat_t *
 }
 
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt, kvsim_err *err) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f;
+  int rc = kvsim__open_input(path, KVSIM_EIO, &f, err);
+  if (rc < 0)
+    return rc;
   char *first = NULL;
   size_t cap = 0;
   ssize_t got = getline(&first, &cap, f);
@@ -191,7 +192,6 @@ int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_f
   const char *s = first;
   while (isspace((unsigned char)*s))
     s++;
-  int rc;
   const kvsim__format_t *wf = NULL;
   if (*s == '{' && strstr(s, "\"queued_ts\"")) {
     /* JSON lines whose first object has the LLMServingSim keys. */

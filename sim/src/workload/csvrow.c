@@ -16,6 +16,7 @@
 #include <csv.h>
 
 #include "core/alloc.h"
+#include "core/util.h"
 #include "core/vec.h"
 #include "workload/text.h"
 #include "workload/wl.h"
@@ -219,9 +220,8 @@ int kvsim__csvrow_open(const char *path, bool header, kvsim__csvrow_t **out, kvs
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
   snprintf(r->path, sizeof r->path, "%s", path);
   r->line = 1;
-  r->f = fopen(path, "rb");
-  if (!r->f) {
-    int rc = kvsim_err_set(err, KVSIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+  int rc = kvsim__open_input(path, KVSIM_ENOENT, &r->f, err);
+  if (rc < 0) {
     kvsim__csvrow_close(r);
     return rc;
   }
@@ -235,7 +235,7 @@ int kvsim__csvrow_open(const char *path, bool header, kvsim__csvrow_t **out, kvs
   csv_set_realloc_func(&r->p, kvsim__realloc);
   csv_set_free_func(&r->p, kvsim__free);
   if (header) {
-    int rc = record(r, err);
+    rc = record(r, err);
     if (rc == 0)
       rc = kvsim_err_set(err, KVSIM_EPARSE, "%s: empty file", path);
     if (rc < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/util.h"
 #include "workload/formats/format.h"
 
 static const char *skip_ws(const char *s) {
@@ -47,9 +48,10 @@ static int detect_line(const char *path, const char *l, const kvsim__format_t **
 }
 
 int kvsim__detect_format(const char *path, const kvsim__format_t **fmt, kvsim_err *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return kvsim_err_set(err, KVSIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f;
+  int rc = kvsim__open_input(path, KVSIM_ENOENT, &f, err);
+  if (rc < 0)
+    return rc;
   char line[4096];
   /* The first non-empty line decides. */
   bool got = false;
@@ -79,9 +81,7 @@ static int reader_open(const char *path, const kvsim__format_t *fmt, int64_t has
   for (int k = 0; k < KVSIM__FMT_MAX_COLS; k++)
     r->col[k] = -1;
   if (fmt->jsonl) {
-    r->f = fopen(path, "rb");
-    if (!r->f) {
-      rc = kvsim_err_set(err, KVSIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+    if ((rc = kvsim__open_input(path, KVSIM_ENOENT, &r->f, err)) < 0) {
       kvsim__reader_close(r);
       return rc;
     }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Bad input files to every command that reads one: each case ends (no hang,
+# no memory blow-up) with exit 2, one line naming the file (and line, key
+# or column) and what is wrong, and no output written. Each case is a
+# defect that once slipped by.
+# Usage: test_input_hardening.sh KVSIM_BINARY SOURCE_DIR
+set -uo pipefail
+kvsim=$(realpath "$1")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+H='arrival_s,prompt_tokens,output_tokens'
+
+# A sanitizer build reserves terabytes of address space: no memory cap there.
+mem=1048576
+grep -q __asan_init "$kvsim" && mem=unlimited
+
+# expect "fixed string" args...: exit 2, one stderr line containing it, within
+# 20 s and 1 GB of memory, nothing on stdout.
+expect() {
+  local want=$1
+  shift
+  (ulimit -v $mem; timeout 20 "$kvsim" "$@") >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "'$*': exit $rc, want 2 ($(head -c 300 "$tmp/err"))"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*': want one line, got: $(head -c 600 "$tmp/err" | cat -A)"
+  grep -qF -- "$want" "$tmp/err" || fail "'$*': '$(cat "$tmp/err")' lacks '$want'"
+  [ ! -s "$tmp/out" ] || fail "'$*': wrote to stdout: $(head -c 300 "$tmp/out")"
+}
+
+cd "$tmp" || exit 1
+cat >base.json <<'EOF'
+{"name": "b", "model": "llama-3.1-8b", "hardware": {"gpu": "h100-sxm"},
+ "workload": {"synthetic": {"requests": 5, "arrival": {"process": "poisson", "rate": 5},
+              "prompt_tokens": 100, "output_tokens": 10}}}
+EOF
+run=(run --no-band --no-verify-advice --quiet)
+
+# 1. A device, pipe or directory as an input: /dev/zero was once read until
+# memory ran out, or a reader looped over its NUL bytes for ever.
+nr="/dev/zero: not a regular file (a device, pipe or socket)"
+expect "$nr" calc --model /dev/zero
+expect "$nr" "${run[@]}" /dev/zero --out r1
+expect "$nr" "${run[@]}" base.json --set model=/dev/zero --out r2
+expect "$nr" trace stats /dev/zero
+expect "$nr" trace convert /dev/zero --out z.csv
+expect "$nr" calibrate --gpu h100-sxm --silicon /dev/zero
+expect "$nr" validate --measured /dev/zero base.json
+expect "$nr" validate --startup /dev/zero
+echo '{"name": "s", "scenario": "/dev/zero", "grid": {"engine.gpu_memory_utilization": [0.8, 0.9]}}' >sz.json
+expect "$nr" sweep sz.json --out s1 --quiet
+echo '{"name": "s", "scenario": ".", "grid": {"engine.gpu_memory_utilization": [0.8, 0.9]}}' >sd.json
+expect ".: is a directory" sweep sd.json --out s2 --quiet
+expect ".: is a directory" "${run[@]}" . --out r3
+mkfifo fifo
+expect "fifo: not a regular file (a device, pipe or socket)" trace stats fifo
+expect "fifo: not a regular file (a device, pipe or socket)" "${run[@]}" fifo --out r4
+# A whole-file read is capped (a sparse file: no disk used).
+truncate -s 300M huge.json
+expect "huge.json: larger than 256 MiB, too large to read whole" "${run[@]}" huge.json --out r5
+rm huge.json
+for d in r1 r2 r3 r4 r5 s1 s2 z.csv; do
+  [ ! -e "$d" ] || fail "$d was written"
+done
+
+echo "ok"
