@@ -173,7 +173,7 @@ static int cmd_convert(int argc, char **argv) {
     return rc;
   kvsim_err err = {0};
   int64_t n;
-  rc = kvsim__trace_convert(src, out, &n, &err);
+  rc = kvsim__trace_convert(cfg, pos[0], src, out, &n, &err);
   int64_t skipped = kvsim_source_skipped(src);
   kvsim_source_close(src);
   kvsim_workload_cfg_free(cfg);
@@ -216,7 +216,7 @@ static int cmd_gen(int argc, char **argv) {
     return rc;
   kvsim_err err = {0};
   int64_t n = 0;
-  rc = kvsim__trace_gen(src, out, kvsim_time_from_s(latency), &n, &err);
+  rc = kvsim__trace_gen(cfg, pos[0], src, out, kvsim_time_from_s(latency), &n, &err);
   kvsim_source_close(src);
   kvsim_workload_cfg_free(cfg);
   if (rc < 0)

@@ -6,6 +6,7 @@
 # Usage: test_input_hardening.sh KVSIM_BINARY SOURCE_DIR
 set -uo pipefail
 kvsim=$(realpath "$1")
+src=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -62,5 +63,24 @@ rm huge.json
 for d in r1 r2 r3 r4 r5 s1 s2 z.csv; do
   [ ! -e "$d" ] || fail "$d was written"
 done
+
+# 2. --out naming the input: the rename at the end once replaced the trace
+# or spec with the CSV. Links and other spellings are the same file too.
+cp "$src/workloads/tiny_mooncake.jsonl" m.jsonl
+expect "--out: ./m.jsonl is the same file as the input m.jsonl" trace convert m.jsonl --out ./m.jsonl
+ln -s m.jsonl link.csv
+expect "--out: link.csv is the same file as the input m.jsonl" trace convert m.jsonl --out link.csv
+cmp -s m.jsonl "$src/workloads/tiny_mooncake.jsonl" || fail "trace convert replaced its input"
+w='"arrival": {"process": "poisson", "rate": 1}'
+echo "{\"synthetic\": {\"requests\": 3, $w, \"prompt_tokens\": 10, \"output_tokens\": 5}}" >g.json
+cp g.json g0.json
+expect "--out: g.json is the same file as the input g.json" trace gen g.json --out g.json
+printf '%s\n0,10,5\n1,20,6\n' "$H" >lens.csv
+cp lens.csv lens0.csv
+echo "{\"synthetic\": {\"requests\": 3, $w, \"lengths_from\": {\"file\": \"lens.csv\"}}}" >lf.json
+expect "--out: lens.csv is the same file as the input ./lens.csv" trace gen lf.json --out lens.csv
+cmp -s g.json g0.json && cmp -s lens.csv lens0.csv || fail "trace gen replaced its input"
+ls | grep -q '\.tmp\.' && fail "a temporary file was left behind"
+"$kvsim" trace convert m.jsonl --out m2.csv 2>/dev/null || fail "another path converts"
 
 echo "ok"

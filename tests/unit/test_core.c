@@ -173,3 +173,23 @@ Test(core, read_file_caps_the_size_it_reads_whole) {
             err.msg);
   cr_assert_null(text, "nothing read");
 }
+
+Test(core, same_file_sees_through_links_and_spellings) {
+  const char *dir = getenv("TMPDIR");
+  char path[512], link[600], dot[600];
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed for %s", path);
+  close(fd);
+  snprintf(link, sizeof link, "%s.link", path);
+  cr_assert_eq(symlink(path, link), 0, "symlink %s", link);
+  char *slash = strrchr(path, '/');
+  snprintf(dot, sizeof dot, "%.*s/./%s", (int)(slash - path), path, slash + 1);
+  bool same_link = kvsim__same_file(path, link), same_dot = kvsim__same_file(dot, path);
+  bool missing = kvsim__same_file(path, "no/such/file");
+  unlink(link);
+  unlink(path);
+  cr_assert(same_link, "a symbolic link is the same file");
+  cr_assert(same_dot, "another spelling of the path is the same file");
+  cr_assert(!missing, "a missing file is never the same");
+}

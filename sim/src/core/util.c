@@ -31,6 +31,11 @@ int kvsim__open_input(const char *path, int open_code, FILE **out, kvsim_err *er
   return KVSIM_OK;
 }
 
+bool kvsim__same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int too_large(const char *path, kvsim_err *err) {
   return kvsim_err_set(err, KVSIM_EINVAL, "%s: larger than %zu MiB, too large to read whole", path,
                        KVSIM__READ_FILE_MAX >> 20);

@@ -21,6 +21,10 @@
  * regular file (a device, pipe or socket)") otherwise. */
 int kvsim__open_input(const char *path, int open_code, FILE **out, kvsim_err *err);
 
+/* True when a and b both exist and name the same file (device and inode
+ * equal: a link, "./x" for "x"). */
+bool kvsim__same_file(const char *a, const char *b);
+
 /* The largest file kvsim__read_file reads whole: far beyond any config,
  * scenario or benchmark JSON, small enough that a mistaken path is an
  * error rather than all of memory. */

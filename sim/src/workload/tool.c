@@ -91,6 +91,18 @@ int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
   return rc;
 }
 
+static int check_out_not_input(const kvsim_workload_cfg_t *cfg, const char *input, const char *out,
+                               kvsim_err *err) {
+  const char *in[] = {input, cfg && !cfg->synthetic ? cfg->path : NULL,
+                      cfg && cfg->synthetic && cfg->syn.lengths_file ? cfg->syn.lengths_path
+                                                                     : NULL};
+  for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+    if (in[i] && kvsim__same_file(in[i], out))
+      return kvsim_err_set(err, KVSIM_EINVAL, "--out: %s is the same file as the input %s", out,
+                           in[i]);
+  return KVSIM_OK;
+}
+
 int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n) {
   *n = 0;
   const char *p = s;
@@ -110,10 +122,14 @@ int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n) {
 
 /* ---- convert ------------------------------------------------------------------------ */
 
-int kvsim__trace_convert(kvsim_source_t *src, const char *out, int64_t *n, kvsim_err *err) {
+int kvsim__trace_convert(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                         const char *out, int64_t *n, kvsim_err *err) {
   kvsim__csv_writer_t w;
   *n = 0;
-  int rc = kvsim__csv_writer_open(&w, out, kvsim__source_columns(src), err);
+  int rc = check_out_not_input(cfg, input, out, err);
+  if (rc < 0)
+    return rc;
+  rc = kvsim__csv_writer_open(&w, out, kvsim__source_columns(src), err);
   if (rc < 0)
     return rc;
   kvsim_req_spec_t spec;
@@ -232,12 +248,15 @@ static int gen_loop(kvsim_source_t *src, kvsim__csv_writer_t *w, kvsim_time_ns l
   return rc;
 }
 
-int kvsim__trace_gen(kvsim_source_t *src, const char *out, kvsim_time_ns latency, int64_t *n,
-                     kvsim_err *err) {
+int kvsim__trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                     const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err) {
   kvsim__csv_writer_t w;
   gen_t g = {0};
   *n = 0;
-  int rc = kvsim__csv_writer_open(&w, out, kvsim__source_columns(src), err);
+  int rc = check_out_not_input(cfg, input, out, err);
+  if (rc < 0)
+    return rc;
+  rc = kvsim__csv_writer_open(&w, out, kvsim__source_columns(src), err);
   if (rc < 0)
     return rc;
   rc = gen_loop(src, &w, latency, &g, n, err);

@@ -316,13 +316,17 @@ int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
 int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n);
 
 /* Writes every request of src to out as kvsim CSV (atomically: nothing is
- * left at out or beside it on an error); *n counts them. */
-int kvsim__trace_convert(kvsim_source_t *src, const char *out, int64_t *n, kvsim_err *err);
+ * left at out or beside it on an error); *n counts them. src reads cfg,
+ * opened from the file `input`: an error "--out: OUT is the same file as
+ * the input IN" when out is that file or one cfg reads (its trace, its
+ * synthetic lengths_from), which the rename at the end would replace. */
+int kvsim__trace_convert(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                         const char *out, int64_t *n, kvsim_err *err);
 /* The same for a synthetic source, run through a small event loop in
  * which every request finishes `latency` after it arrives, so that
  * closed-loop clients and sessions get their feedback. */
-int kvsim__trace_gen(kvsim_source_t *src, const char *out, kvsim_time_ns latency, int64_t *n,
-                     kvsim_err *err);
+int kvsim__trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                     const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err);
 /* The statistics as the JSON of `trace stats --json` (caller deletes). */
 cJSON *kvsim__tstats_json(const kvsim__tstats_t *st, const char *file, const char *format);
 
