@@ -83,4 +83,20 @@ cmp -s g.json g0.json && cmp -s lens.csv lens0.csv || fail "trace gen replaced i
 ls | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 "$kvsim" trace convert m.jsonl --out m2.csv 2>/dev/null || fail "another path converts"
 
+# 3. JSON lines end with their object: text after it was ignored and a
+# second object on the line dropped unseen.
+L='"input_toks": 8, "output_toks": 1'
+printf '{%s, "arrival_time_ns": 0} garbage here\n' "$L" >junk.jsonl
+expect "junk.jsonl:1: trailing characters after the JSON object" trace stats junk.jsonl
+printf '{%s, "arrival_time_ns": 0} \r\n{%s, "arrival_time_ns": 10}{%s, "arrival_time_ns": 20}\n' \
+  "$L" "$L" "$L" >two.jsonl
+expect "two.jsonl:2: trailing characters after the JSON object" trace stats two.jsonl
+printf '{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [0]},\n' >mc.jsonl
+expect "mc.jsonl:1: trailing characters after the JSON object" trace stats mc.jsonl
+M='"input_toks": 5, "output_toks": 2, "queued_ts": 1, "scheduled_ts": 1, "first_token_ts": 2'
+printf '{%s, "last_token_ts": 3}\n{%s, "last_token_ts": 4},\n' "$M" "$M" >meas.jsonl
+expect "meas.jsonl:2: trailing characters after the JSON object" validate --measured meas.jsonl base.json
+printf '{"ttfts": [1], "e2els": [2]}\n{"ttfts": [5]}\n' >bench.json
+expect "bench.json:2: invalid JSON" validate --measured bench.json base.json
+
 echo "ok"

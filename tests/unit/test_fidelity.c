@@ -203,6 +203,34 @@ Test(fidelity, bad_measured_files_name_the_file) {
   kvsim_fidelity_lat_fini(&l);
 }
 
+Test(fidelity, measured_files_end_after_their_json) {
+  char path[512];
+  const char *row = "{\"input_toks\": 5, \"output_toks\": 2, \"queued_ts\": 1, "
+                    "\"scheduled_ts\": 1, \"first_token_ts\": 2, \"last_token_ts\": 3}";
+  char text[1024];
+  snprintf(text, sizeof text, "%s\n%s,\n", row, row);
+  temp_file("comma.jsonl", text, path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a comma after the object is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: trailing characters after the JSON object"), "names the line: %s",
+            err.msg);
+  kvsim_fidelity_lat_fini(&l);
+  /* A vLLM benchmark JSON: one document, nothing after it. */
+  temp_file("bench.json", "{\"ttfts\": [1], \"e2els\": [2]}\n{\"ttfts\": [5]}\n", path,
+            sizeof path);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a second document is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: invalid JSON"), "names the line: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+}
+
 Test(fidelity, reads_kvsim_timeseries_summing_replicas) {
   char path[512];
   temp_file("timeseries.csv",

@@ -219,6 +219,39 @@ Test(formats, llmservingsim_measured_run_is_a_trace_too) {
   kvsim__reader_close(r);
 }
 
+/* Reads rows of the trace at p until an error; that error's code, err
+ * holding its message, and *rows the rows read before it. */
+static int read_until_error(const char *p, int *rows, kvsim_err *err) {
+  kvsim__reader_t *r = NULL;
+  int rc = kvsim__reader_open(p, NULL, 0, &r, err);
+  *rows = 0;
+  kvsim__row_t row;
+  while (rc == 0 && (rc = kvsim__reader_next(r, &row, err)) == 1) {
+    (*rows)++;
+    rc = 0;
+  }
+  kvsim__reader_close(r);
+  return rc;
+}
+
+Test(formats, jsonl_text_after_the_object_is_an_error) {
+  kvsim_err err = {0};
+  int rows;
+  const char *p = tmp_write("two.jsonl", "{\"input_toks\": 8, \"output_toks\": 1, "
+                                         "\"arrival_time_ns\": 10} \t\r\n"
+                                         "{\"input_toks\": 8, \"output_toks\": 1, "
+                                         "\"arrival_time_ns\": 20}{\"input_toks\": 9}\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "a second object on a line");
+  cr_assert_eq(rows, 1, "the first line, white space after its object, reads: %d", rows);
+  cr_assert(strstr(err.msg, "two.jsonl:2: trailing characters after the JSON object"),
+            "names file and line: %s", err.msg);
+  p = tmp_write("junk.jsonl", "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, "
+                              "\"hash_ids\": [0]} garbage\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "text after a Mooncake object");
+  cr_assert(strstr(err.msg, "junk.jsonl:1: trailing characters after the JSON object"),
+            "names file and line: %s", err.msg);
+}
+
 Test(formats, escape_cuts_and_hides_bytes) {
   char buf[KVSIM__ESCAPE_MAX];
   cr_assert_str_eq(kvsim__escape("a\x01\n\xff", 4, buf, sizeof buf), "a\\x01\\x0a\\xff",

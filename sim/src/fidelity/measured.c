@@ -99,8 +99,11 @@ static const cJSON *arr(const cJSON *o, const char *key) {
 }
 
 static int read_vllm_bench(const char *text, const char *path, kvsim_fid_lat_t *lat, kvsim_err *err) {
-  cJSON *o = cJSON_Parse(text);
+  /* As any JSON file: one value and nothing after it but white space. */
+  cJSON *o = kvsim__json_parse(text, path, err);
   int rc = KVSIM_OK;
+  if (!o)
+    return kvsim__fid_recode(KVSIM_EPARSE, KVSIM_EINVAL, err);
   if (!cJSON_IsObject(o)) {
     cJSON_Delete(o);
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: not a JSON object", path);

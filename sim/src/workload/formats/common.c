@@ -167,9 +167,10 @@ int kvsim__fmt_from_base(kvsim__reader_t *r, int64_t abs, int64_t *rel) {
 int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim_err *err) {
   *o = NULL;
   const char *t;
+  ssize_t n;
   for (;;) {
     errno = 0;
-    ssize_t n = getline(&r->lbuf, &r->lcap, r->f);
+    n = getline(&r->lbuf, &r->lcap, r->f);
     if (n < 0) {
       if (ferror(r->f))
         return kvsim_err_set(err, KVSIM_EIO, "%s: read error", r->path);
@@ -189,11 +190,23 @@ int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim
   row->line = r->line;
   row->session = -1;
   r->segs.n = 0;
-  *o = cJSON_Parse(t);
+  const char *end = NULL;
+  *o = cJSON_ParseWithOpts(t, &end, 0);
   if (!cJSON_IsObject(*o)) {
     cJSON_Delete(*o);
     *o = NULL;
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: invalid JSON (expected one object per line)",
+                         r->path, (long long)r->line);
+  }
+  /* Only white space may follow the object, to the line's true end (past
+   * any NUL byte): a second object on the line was once dropped unseen. */
+  const char *stop = r->lbuf + n;
+  while (end < stop && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+    end++;
+  if (end < stop) {
+    cJSON_Delete(*o);
+    *o = NULL;
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: trailing characters after the JSON object",
                          r->path, (long long)r->line);
   }
   return 1;
