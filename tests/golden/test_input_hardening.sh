@@ -99,4 +99,13 @@ expect "meas.jsonl:2: trailing characters after the JSON object" validate --meas
 printf '{"ttfts": [1], "e2els": [2]}\n{"ttfts": [5]}\n' >bench.json
 expect "bench.json:2: invalid JSON" validate --measured bench.json base.json
 
+# 4. Numbers beyond a double (cJSON reads 1e400 as inf): a measured file
+# with one was accepted, a trace's message quoted 'null'.
+printf '{%s, "last_token_ts": 3}\n{%s, "last_token_ts": 4, "arrival_time": 1e400}\n' "$M" "$M" >inf.jsonl
+expect "inf.jsonl:2: column 'arrival_time': not a finite number" validate --measured inf.jsonl base.json
+printf '{%s, "arrival_time_ns": 1e400}\n' "$L" >inf2.jsonl
+expect "inf2.jsonl:1: column 'arrival_time_ns': not a finite number" trace stats inf2.jsonl
+echo '{"ttfts": [1, 2], "e2els": [2, 3], "output_lens": [3, 1e400]}' >inf.json
+expect 'inf.json: "output_lens" entry 1: not a finite number' validate --measured inf.json base.json
+
 echo "ok"

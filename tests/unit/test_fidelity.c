@@ -231,6 +231,31 @@ Test(fidelity, measured_files_end_after_their_json) {
   kvsim_fidelity_lat_fini(&l);
 }
 
+Test(fidelity, measured_numbers_beyond_a_double_are_errors) {
+  char path[512];
+  temp_file("inf.jsonl",
+            "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1e400, \"queued_ts\": 1, "
+            "\"scheduled_ts\": 1, \"first_token_ts\": 2, \"last_token_ts\": 3}\n",
+            path, sizeof path);
+  kvsim_fid_lat_t l;
+  kvsim_fidelity_lat_init(&l);
+  kvsim_fid_fmt_t fmt;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "1e400 (inf to cJSON) is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":1: column 'arrival_time': not a finite number"), "%s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+  temp_file("bench.json", "{\"ttfts\": [1, 2], \"e2els\": [2, 3], \"start_times\": [0, 1e400]}",
+            path, sizeof path);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "an infinite start time is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, "\"start_times\" entry 1: not a finite number"), "%s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+}
+
 Test(fidelity, reads_kvsim_timeseries_summing_replicas) {
   char path[512];
   temp_file("timeseries.csv",

@@ -252,6 +252,25 @@ Test(formats, jsonl_text_after_the_object_is_an_error) {
             "names file and line: %s", err.msg);
 }
 
+Test(formats, jsonl_numbers_beyond_a_double_are_errors) {
+  kvsim_err err = {0};
+  int rows;
+  /* cJSON reads 1e400 as inf, which once printed as bad value 'null'. */
+  const char *p = tmp_write("inf.jsonl", "{\"input_toks\": 8, \"output_toks\": 1, "
+                                         "\"arrival_time_ns\": 1e400}\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "inf arrival");
+  cr_assert(strstr(err.msg, "inf.jsonl:1: column 'arrival_time_ns': not a finite number"),
+            "names line and key: %s", err.msg);
+  p = tmp_write("unread.jsonl", "{\"input_toks\": 8, \"output_toks\": 1, "
+                                "\"arrival_time_ns\": 0, \"arrival_time\": -1e400}\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "inf in a key kvsim ignores");
+  cr_assert(strstr(err.msg, ":1: column 'arrival_time': not a finite number"), "%s", err.msg);
+  p = tmp_write("hash.jsonl", "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, "
+                              "\"hash_ids\": [0, 1e999]}\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "inf in an array");
+  cr_assert(strstr(err.msg, ":1: column 'hash_ids': not a finite number"), "%s", err.msg);
+}
+
 Test(formats, escape_cuts_and_hides_bytes) {
   char buf[KVSIM__ESCAPE_MAX];
   cr_assert_str_eq(kvsim__escape("a\x01\n\xff", 4, buf, sizeof buf), "a\\x01\\x0a\\xff",

@@ -98,6 +98,20 @@ static const cJSON *arr(const cJSON *o, const char *key) {
   return cJSON_IsArray(a) ? a : NULL;
 }
 
+/* The index of the first entry of list a that is or holds a number that is
+ * not finite (cJSON reads 1e400 as inf), or -1. */
+static int non_finite_at(const cJSON *a) {
+  int i = 0;
+  for (const cJSON *e = a ? a->child : NULL; e; e = e->next, i++) {
+    if (cJSON_IsNumber(e) && !isfinite(e->valuedouble))
+      return i;
+    for (const cJSON *g = cJSON_IsArray(e) ? e->child : NULL; g; g = g->next)
+      if (cJSON_IsNumber(g) && !isfinite(g->valuedouble))
+        return i;
+  }
+  return -1;
+}
+
 static int read_vllm_bench(const char *text, const char *path, kvsim_fid_lat_t *lat, kvsim_err *err) {
   /* As any JSON file: one value and nothing after it but white space. */
   cJSON *o = kvsim__json_parse(text, path, err);
@@ -129,6 +143,17 @@ static int read_vllm_bench(const char *text, const char *path, kvsim_fid_lat_t *
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: \"%s\" has %d entries, \"ttfts\" %d", path, names[k],
                            got, n);
     }
+  const cJSON *all[] = {ttfts, itls, tpots, e2els, outs, ins, starts};
+  const char *all_names[] = {"ttfts",       "itls",       "tpots",      "e2els",
+                             "output_lens", "input_lens", "start_times"};
+  for (int k = 0; k < 7; k++) {
+    int at = non_finite_at(all[k]);
+    if (at >= 0) {
+      cJSON_Delete(o);
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: \"%s\" entry %d: not a finite number", path,
+                           all_names[k], at);
+    }
+  }
   lat->has_queue = false;
   for (int i = 0; i < n; i++) {
     const cJSON *e = errs ? cJSON_GetArrayItem(errs, i) : NULL;

@@ -164,6 +164,22 @@ int kvsim__fmt_from_base(kvsim__reader_t *r, int64_t abs, int64_t *rel) {
 
 /* ---- JSON lines ---------------------------------------------------------------------- */
 
+/* The first number under v that is not finite (cJSON reads 1e400 as inf),
+ * and in *key the key it is under (an array's element: the array's). */
+static const cJSON *non_finite(const cJSON *v, const char **key) {
+  if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+    return v;
+  for (const cJSON *c = (cJSON_IsArray(v) || cJSON_IsObject(v)) ? v->child : NULL; c; c = c->next) {
+    const cJSON *bad = non_finite(c, key);
+    if (bad) {
+      if (cJSON_IsObject(v))
+        *key = c->string;
+      return bad;
+    }
+  }
+  return NULL;
+}
+
 int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim_err *err) {
   *o = NULL;
   const char *t;
@@ -209,6 +225,17 @@ int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: trailing characters after the JSON object",
                          r->path, (long long)r->line);
   }
+  /* Any number that overflows a double, in a key read or not: the row is
+   * not what the file says. */
+  const char *key = "?";
+  if (non_finite(*o, &key)) {
+    char esc[KVSIM__ESCAPE_MAX];
+    kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': not a finite number", r->path,
+                  (long long)r->line, kvsim__escape(key, strlen(key), esc, sizeof esc));
+    cJSON_Delete(*o);
+    *o = NULL;
+    return KVSIM_EPARSE;
+  }
   return 1;
 }
 
@@ -217,6 +244,10 @@ int kvsim__fmt_json_num(const kvsim__reader_t *r, const cJSON *o, const char *ke
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   if (!v)
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': missing", r->path,
+                         (long long)r->line, key);
+  if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+    /* cJSON prints inf as null: name the fault, not a value never written. */
+    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': not a finite number", r->path,
                          (long long)r->line, key);
   if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
       (integer && v->valuedouble != floor(v->valuedouble))) {
