@@ -108,4 +108,10 @@ expect "inf2.jsonl:1: column 'arrival_time_ns': not a finite number" trace stats
 echo '{"ttfts": [1, 2], "e2els": [2, 3], "output_lens": [3, 1e400]}' >inf.json
 expect 'inf.json: "output_lens" entry 1: not a finite number' validate --measured inf.json base.json
 
+# 5. A column or key given twice: the first was used, the second ignored.
+printf 'arrival_s,arrival_s,prompt_tokens,output_tokens\n0,7,100,10\n' >dup.csv
+expect "dup.csv:1: duplicate column 'arrival_s'" trace stats dup.csv
+printf '{"timestamp": 0, "input_length": 100, "input_length": 200, "output_length": 5, "hash_ids": [0]}\n' >dup.jsonl
+expect "dup.jsonl:1: duplicate key 'input_length'" trace stats dup.jsonl
+
 echo "ok"

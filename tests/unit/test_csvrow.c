@@ -165,3 +165,18 @@ Test(csvrow, out_of_memory_at_every_step_fails_cleanly) {
   }
   cr_assert(completed, "enough allocations let it finish");
 }
+
+Test(csvrow, a_column_named_twice_is_an_error) {
+  const char *text = "\n arrival_s,ARRIVAL_S ,prompt_tokens\n0,7,100\n";
+  const char *p = tmp_write("dup.csv", text, strlen(text));
+  kvsim__csvrow_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), KVSIM_EPARSE,
+               "the second column was once silently ignored");
+  cr_assert_null(r, "no reader");
+  cr_assert(strstr(err.msg, "dup.csv:2: duplicate column 'ARRIVAL_S'"),
+            "names the header's line and the column (case aside): %s", err.msg);
+  p = tmp_write("unnamed.csv", ",a,,b,\n1,2,3,4,5\n", 17);
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "unnamed columns may repeat: %s", err.msg);
+  kvsim__csvrow_close(r);
+}

@@ -271,6 +271,21 @@ Test(formats, jsonl_numbers_beyond_a_double_are_errors) {
   cr_assert(strstr(err.msg, ":1: column 'hash_ids': not a finite number"), "%s", err.msg);
 }
 
+Test(formats, jsonl_key_given_twice_is_an_error) {
+  kvsim_err err = {0};
+  int rows;
+  const char *p =
+      tmp_write("dup.jsonl", "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 5, "
+                             "\"hash_ids\": [0]}\n"
+                             "{\"timestamp\": 1, \"input_length\": 100, "
+                             "\"input_length\": 200, \"output_length\": 5, "
+                             "\"hash_ids\": [0]}\n");
+  cr_assert_eq(read_until_error(p, &rows, &err), KVSIM_EPARSE, "the first value once won");
+  cr_assert_eq(rows, 1, "the row before reads: %d", rows);
+  cr_assert(strstr(err.msg, "dup.jsonl:2: duplicate key 'input_length'"), "names line and key: %s",
+            err.msg);
+}
+
 Test(formats, escape_cuts_and_hides_bytes) {
   char buf[KVSIM__ESCAPE_MAX];
   cr_assert_str_eq(kvsim__escape("a\x01\n\xff", 4, buf, sizeof buf), "a\\x01\\x0a\\xff",

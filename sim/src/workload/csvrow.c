@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -213,6 +214,35 @@ static void trim_name(char *s) {
     s[--l] = '\0';
 }
 
+static int name_cmp(const void *a, const void *b) {
+  return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Columns are found by name, case aside (kvsim__csvrow_column), so a name
+ * given twice would silently read the first. Unnamed columns (an index
+ * column, trailing commas) are never looked up and may repeat. */
+static int check_unique(const kvsim__csvrow_t *r, kvsim_err *err) {
+  int64_t n = r->head.off.n;
+  if (n < 2)
+    return 0;
+  const char **names = kvsim__malloc((size_t)n * sizeof *names);
+  if (!names)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", r->path);
+  for (int64_t i = 0; i < n; i++)
+    names[i] = r->head.text.v + r->head.off.v[i];
+  qsort(names, (size_t)n, sizeof *names, name_cmp);
+  int rc = 0;
+  for (int64_t i = 1; i < n && !rc; i++)
+    if (*names[i] && !strcasecmp(names[i - 1], names[i])) {
+      char esc[KVSIM__ESCAPE_MAX];
+      rc = kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: duplicate column '%s'", r->path,
+                         (long long)r->row_line,
+                         kvsim__escape(names[i], strlen(names[i]), esc, sizeof esc));
+    }
+  kvsim__free(names);
+  return rc;
+}
+
 int kvsim__csvrow_open(const char *path, bool header, kvsim__csvrow_t **out, kvsim_err *err) {
   *out = NULL;
   kvsim__csvrow_t *r = kvsim__calloc(1, sizeof *r);
@@ -251,6 +281,10 @@ int kvsim__csvrow_open(const char *path, bool header, kvsim__csvrow_t **out, kvs
       if (i == 0 && !strncmp(h, "\xEF\xBB\xBF", 3))
         memmove(h, h + 3, strlen(h + 3) + 1);
       trim_name(h);
+    }
+    if ((rc = check_unique(r, err)) < 0) {
+      kvsim__csvrow_close(r);
+      return rc;
     }
   }
   *out = r;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/alloc.h"
 #include "core/arith.h"
 #include "workload/formats/format.h"
 
@@ -180,6 +181,36 @@ static const cJSON *non_finite(const cJSON *v, const char **key) {
   return NULL;
 }
 
+static int key_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key given twice in a row's object: cJSON keeps both and lookups find
+ * the first, so the second would be silently ignored. 1 and the key in
+ * *dup, 0, or KVSIM_ENOMEM. Sorted, so a line of many keys stays fast. */
+static int duplicate_key(const cJSON *o, const char **dup) {
+  size_t n = 0;
+  for (const cJSON *c = o->child; c; c = c->next)
+    n++;
+  if (n < 2)
+    return 0;
+  const char **keys = kvsim__malloc(n * sizeof *keys);
+  if (!keys)
+    return KVSIM_ENOMEM;
+  size_t i = 0;
+  for (const cJSON *c = o->child; c; c = c->next)
+    keys[i++] = c->string;
+  qsort(keys, n, sizeof *keys, key_cmp);
+  int found = 0;
+  for (i = 1; i < n && !found; i++)
+    if (!strcmp(keys[i - 1], keys[i])) {
+      *dup = keys[i];
+      found = 1;
+    }
+  kvsim__free(keys);
+  return found;
+}
+
 int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim_err *err) {
   *o = NULL;
   const char *t;
@@ -225,9 +256,21 @@ int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: trailing characters after the JSON object",
                          r->path, (long long)r->line);
   }
+  const char *key = "?";
+  int dup = duplicate_key(*o, &key);
+  if (dup != 0) {
+    char esc[KVSIM__ESCAPE_MAX];
+    if (dup < 0)
+      kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", r->path);
+    else
+      kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: duplicate key '%s'", r->path, (long long)r->line,
+                    kvsim__escape(key, strlen(key), esc, sizeof esc));
+    cJSON_Delete(*o);
+    *o = NULL;
+    return dup < 0 ? KVSIM_ENOMEM : KVSIM_EPARSE;
+  }
   /* Any number that overflows a double, in a key read or not: the row is
    * not what the file says. */
-  const char *key = "?";
   if (non_finite(*o, &key)) {
     char esc[KVSIM__ESCAPE_MAX];
     kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: column '%s': not a finite number", r->path,
