@@ -114,4 +114,16 @@ expect "dup.csv:1: duplicate column 'arrival_s'" trace stats dup.csv
 printf '{"timestamp": 0, "input_length": 100, "input_length": 200, "output_length": 5, "hash_ids": [0]}\n' >dup.jsonl
 expect "dup.jsonl:1: duplicate key 'input_length'" trace stats dup.jsonl
 
+# 6. A trace that yields no request: run once exited 0 reporting zeros (and
+# wrote them to every output). Now an error, and no output folder.
+printf '%s\n' "$H" >head.csv
+echo '{"name": "t", "model": "llama-3.1-8b", "workload": {"trace": "head.csv"}}' >head.json
+expect "head.csv: no requests" "${run[@]}" head.json --out r6
+[ ! -e r6 ] || fail "an output folder was left for a run with no requests"
+expect "head.csv: no requests" run head.json --quiet --out r7
+[ ! -e r7 ] || fail "an output folder was left (with the band and the advice check)"
+expect "head.csv: no requests" trace stats head.csv
+printf '%s\n0,x,5\n' "$H" >allbad.csv
+expect "allbad.csv: no requests (1 bad rows skipped)" trace stats allbad.csv --skip-bad-rows
+
 echo "ok"

@@ -194,6 +194,23 @@ Test(workload, llmservingsim_reader_relative_to_first_row) {
   cr_assert_eq(g.spec[1].output_tokens, 769, "output_toks");
 }
 
+Test(workload, a_trace_without_requests_is_an_error) {
+  /* Once a run of it reported zeros as if measured. */
+  const char *p = tmp_write("head.csv", "arrival_s,prompt_tokens,output_tokens\n");
+  got g;
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_EINVAL, "a header alone: rc %d (%s)", g.rc, g.err.msg);
+  cr_assert(strstr(g.err.msg, "head.csv: no requests"), "names the trace: %s", g.err.msg);
+  p = tmp_write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,x,1\n1,2\n");
+  read_all(p, "\"skip_bad_rows\": true", &g);
+  cr_assert_eq(g.rc, KVSIM_EINVAL, "every row skipped: rc %d (%s)", g.rc, g.err.msg);
+  cr_assert(strstr(g.err.msg, "bad.csv: no requests (2 bad rows skipped)"), "%s", g.err.msg);
+  p = tmp_write("one.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,1\n");
+  read_all(p, NULL, &g);
+  cr_assert_eq(g.rc, KVSIM_SOURCE_END, "one row, then the end: %s", g.err.msg);
+  cr_assert_eq(g.n, 1, "one request");
+}
+
 Test(workload, kvsim_csv_optional_columns) {
   const char *p = tmp_write("k.csv",
                             "arrival_s,prompt_tokens,output_tokens,tenant,priority,session,turn,"

@@ -6,11 +6,29 @@
 #include "kvsim/report.h"
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
+#include "kvsim/workload.h"
 #include "study/run.h"
+
+/* The workload's first request, read and dropped: a trace with a header
+ * alone, or whose first row is bad, fails here, before the output folder
+ * exists, not after it was made (the run reads the file again). */
+static int first_request(const kvsim_scenario_t *sc, kvsim_err *err) {
+  kvsim_source_t *src = NULL;
+  int rc = kvsim_source_open(sc->workload, sc->seed, &src, err);
+  if (rc < 0)
+    return rc;
+  kvsim_req_spec_t spec;
+  rc = kvsim_source_next(src, &spec, err);
+  kvsim_source_close(src);
+  return rc < 0 ? rc : KVSIM_OK;
+}
 
 int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                           kvsim_run_output_t **o, kvsim_err *err) {
-  int rc = kvsim_run_output_open(opts->dir, sc, opts->progress, o, err);
+  int rc = opts->dir ? first_request(sc, err) : KVSIM_OK;
+  if (rc < 0)
+    return rc;
+  rc = kvsim_run_output_open(opts->dir, sc, opts->progress, o, err);
   if (rc < 0)
     return rc;
   kvsim_sink_t sink = kvsim_run_output_sink(*o);

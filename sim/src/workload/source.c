@@ -80,6 +80,14 @@ static int trace_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
       return KVSIM_SOURCE_END;
     kvsim__row_t row;
     int rc = kvsim__reader_next(s->rd, &row, err);
+    if (rc == 0 && s->next_id == 0) {
+      /* A header alone, or every row skipped: a run of it would report
+       * zeros as if they were measured. */
+      if (s->skipped)
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s: no requests (%lld bad rows skipped)", c->path,
+                             (long long)s->skipped);
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: no requests", c->path);
+    }
     if (rc == 0)
       return KVSIM_SOURCE_END;
     if (rc == 1 && s->have_t0 && row.arrival < s->prev) {
