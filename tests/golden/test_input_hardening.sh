@@ -56,6 +56,13 @@ expect ".: is a directory" "${run[@]}" . --out r3
 mkfifo fifo
 expect "fifo: not a regular file (a device, pipe or socket)" trace stats fifo
 expect "fifo: not a regular file (a device, pipe or socket)" "${run[@]}" fifo --out r4
+# A scenario's trace named with its format (read at parse time) and a
+# scenario-relative GPU file: both used to open the pipe and block.
+printf '{"model": "llama-3.2-1b", "workload": {"trace": "fifo", "format": "kvsim"}}\n' >sf.json
+expect "workload.trace: ./fifo: not a regular file (a device, pipe or socket)" "${run[@]}" sf.json --out r6
+mkdir -p sub && mkfifo sub/g.json
+printf '{"model": "llama-3.2-1b", "hardware": {"gpu": "sub/g.json"}, "workload": {"synthetic": {"requests": 1, "arrival": {"process": "poisson", "rate": 1}, "prompt_tokens": 10, "output_tokens": 2}}}\n' >sg.json
+expect "hardware.gpu: unknown GPU './sub/g.json' (not a catalog name or a readable file)" "${run[@]}" sg.json --out r7
 # A whole-file read is capped (a sparse file: no disk used).
 truncate -s 300M huge.json
 expect "huge.json: larger than 256 MiB, too large to read whole" "${run[@]}" huge.json --out r5

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/catalog.h"
 #include "core/util.h"
@@ -551,11 +552,12 @@ static int load_relative(const char *name, const char *base, kvsim_model_t *m, k
   if (strchr(name, '/') && name[0] != '/') {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", base, name);
-    FILE *f = fopen(path, "r");
-    if (f) {
-      fclose(f);
+    /* stat, not fopen: opening a pipe would block before the loader
+     * could refuse it. Anything there (a file, or what the loader then
+     * refuses by name) is the scenario-relative one. */
+    struct stat st;
+    if (stat(path, &st) == 0)
       return m ? kvsim_model_load(path, m, err) : kvsim_gpu_load(path, g, err);
-    }
   }
   return m ? kvsim_model_load(name, m, err) : kvsim_gpu_load(name, g, err);
 }

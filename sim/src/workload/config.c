@@ -446,10 +446,12 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
       goto fail;
     }
   } else {
-    /* Fail early when the file cannot be opened. */
-    FILE *f = fopen(c->path, "rb");
-    if (!f) {
-      rc = kvsim_err_set(err, KVSIM_ENOENT, "%s.trace: %s: cannot open", where, c->path);
+    /* Fail early when the file cannot be opened, or is not a file (a pipe
+     * would block here, a device never end). */
+    FILE *f = NULL;
+    if ((rc = kvsim__open_input(c->path, KVSIM_ENOENT, &f, err)) < 0) {
+      kvsim_err e = *err;
+      rc = kvsim_err_set(err, rc, "%s.trace: %s", where, e.msg);
       goto fail;
     }
     fclose(f);
