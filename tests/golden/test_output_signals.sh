@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Outputs when a run or sweep is stopped or cannot write:
-# - a run stopped by SIGHUP, SIGQUIT, SIGXCPU or SIGPIPE (as SIGINT and
+# - a run stopped by SIGHUP, SIGQUIT, SIGXCPU, SIGUSR1, SIGALRM or SIGPIPE (as SIGINT and
 #   SIGTERM already) exits non-zero and leaves no *.tmp.PID files and no
 #   folder it made;
 # - a file-size limit (SIGXFSZ, or the write error when it is ignored, as a
@@ -26,7 +26,7 @@ nothing_left() {  # DIR WHAT
 }
 
 # A background job has SIGQUIT ignored: give it back its default first.
-for sig in HUP QUIT XCPU; do
+for sig in HUP QUIT XCPU USR1 ALRM; do
   env --default-signal=QUIT "$kvsim" run "$scen" --quiet --out "$tmp/$sig" "${long[@]}" &
   pid=$!
   wait_tmp "$tmp/$sig"
@@ -90,6 +90,8 @@ sweep_stopped "$tmp/sw" INT 2
 nothing_left "$tmp/sw" "a sweep stopped by SIGINT"
 sweep_stopped "$tmp/sw1" TERM 1 --keep-runs
 nothing_left "$tmp/sw1" "a sweep stopped by SIGTERM (--jobs 1)"
+sweep_stopped "$tmp/sw2" USR1 2
+nothing_left "$tmp/sw2" "a sweep stopped by SIGUSR1 (its workers used to go on)"
 mkdir -p "$tmp/mysw/run0019" "$tmp/mysw/keep"
 echo '{}' >"$tmp/mysw/run0019/summary.json"
 sweep_stopped "$tmp/mysw" HUP 2

@@ -98,11 +98,13 @@ void kvsim_report_cleanup_on_signals(void) {
   sigaction(SIGTERM, &sa, NULL);
   /* A closed terminal or ssh session (HUP), Ctrl-\ (QUIT), a reader that
    * went away (PIPE: `kvsim run --progress 2>&1 | head`), a CPU-time or
-   * file-size limit (XCPU: ulimit -t and batch schedulers; XFSZ). One
+   * file-size limit (XCPU: ulimit -t and batch schedulers; XFSZ), and the
+   * signals whose default action also ends the process (USR1, USR2, ALRM:
+   * `timeout -s USR1`, a job scheduler's warning signal). One
    * inherited as ignored stays ignored: nohup ignores HUP, a background
    * job QUIT, and a caller that ignores PIPE or XFSZ asks for the write
    * error instead, which the writers report. */
-  static const int more[] = {SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ};
+  static const int more[] = {SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM};
   for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
     struct sigaction old;
     if (sigaction(more[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)

@@ -119,6 +119,12 @@ static const char *signal_name(int sig) {
     return "SIGXCPU";
   case SIGXFSZ:
     return "SIGXFSZ";
+  case SIGUSR1:
+    return "SIGUSR1";
+  case SIGUSR2:
+    return "SIGUSR2";
+  case SIGALRM:
+    return "SIGALRM";
   default:
     return "a signal";
   }
