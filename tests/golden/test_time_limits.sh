@@ -11,7 +11,9 @@
 # - a scenario or study name that climbs out of results/;
 # - hardware.gpu_memory_gib 0 or 1e-310 and an SLO target of 0 (each
 #   silently meant 'not given');
-# - plan and compare --tolerance below the spacing of doubles (spun).
+# - plan and compare --tolerance below the spacing of doubles (spun);
+# - a closed loop past the horizon or ended by duration_s, and bursts far
+#   apart with nothing between (each ran for ever).
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -44,6 +46,22 @@ run 'hardware.gpu_memory_gib: 1e-310 is outside [1/1024, 65536]' --set hardware.
 run 'hardware.gpu_memory_gib: 0 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=0
 run 'slo.ttft_p99_s: 0 must be > 0 (leave the key out for no target)' --set slo.ttft_p99_s=0
 [ ! -e "$src/escaped+"* ] || { echo "a name escaped results/"; exit 1; }
+
+run 'arrivals passed 9e+09 s (285 years) after 10 of the 12 requests' \
+  --set 'workload.synthetic.arrival={"process": "closed_loop", "clients": 1, "think_s": 9e8}' \
+  --set workload.synthetic.requests=12
+
+# A closed loop that ends by duration_s, and bursts 1e8 s apart with no
+# traffic between: each once ran for ever (the first sampled an empty
+# engine, the second thinned through every idle second).
+sed 's/"requests": *[0-9]*/"duration_s": 30/' "$scen" >"$tmp/cl.json"
+grep -q '"duration_s": 30' "$tmp/cl.json" || { echo "test setup: no requests key to replace"; exit 1; }
+timeout 60 "$kvsim" run "$tmp/cl.json" --quiet --no-band --no-verify-advice --out "$tmp/cl" \
+  --set 'workload.synthetic.arrival={"process": "closed_loop", "clients": 2, "think_s": 1}'
+grep -q '"finished":' "$tmp/cl/summary.json" || { echo "closed loop with duration_s: no summary"; exit 1; }
+timeout 60 "$kvsim" run "$scen" --quiet --no-band --no-verify-advice --out "$tmp/bu" --set workload.synthetic.requests=40 \
+  --set 'workload.synthetic.arrival={"process": "bursts", "rate": 0, "burst_rate": 1, "burst_s": 1, "period_s": 1e8}'
+grep -q '"finished":	40' "$tmp/bu/summary.json" || { echo "bursts 1e8 s apart: not all 40 finished"; exit 1; }
 
 # Just inside the horizon the same run works: the ranges are not too tight.
 timeout 60 "$kvsim" run "$scen" --quiet --no-band --no-verify-advice --out "$tmp/ok" \

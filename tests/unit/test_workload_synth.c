@@ -483,10 +483,15 @@ Test(workload_synth, duration_and_closed_loop_sessions) {
   cr_assert_eq(sp.arrival, 7 * KVSIM_NS_PER_S, "client think_s between sessions");
   cr_assert_eq(sp.turn, 0, "turn 0 again");
   cr_assert_neq(sp.session, a.session, "a new session id");
-  cr_assert_eq(kvsim_source_on_finish(s, &b, 9.5 * KVSIM_NS_PER_S, 5), 0,
-               "turn at 12.5 s is past duration_s");
+  /* Past the duration a client leaves; with nothing else pending the
+   * run is told to pull again (1), and learns what is left: once a
+   * closed loop with duration_s never ended (the run sampled for ever). */
+  cr_assert_eq(kvsim_source_on_finish(s, &b, 9.5 * KVSIM_NS_PER_S, 5), 1,
+               "turn at 12.5 s is past duration_s: pull again");
+  cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_BLOCKED, "client 0 is still out");
   a = sp;
-  cr_assert_eq(kvsim_source_on_finish(s, &a, 8 * KVSIM_NS_PER_S, 5), 0, "11 s: past 10 s");
+  cr_assert_eq(kvsim_source_on_finish(s, &a, 8 * KVSIM_NS_PER_S, 5), 1,
+               "11 s: past 10 s, pull again");
   cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_END, "all clients done");
   kvsim_source_close(s);
   kvsim_workload_cfg_free(cfg);
@@ -572,6 +577,53 @@ Test(workload_synth, a_stream_that_passes_the_horizon_before_its_count_is_an_err
   cr_assert_lt(n, 10000, "fewer than asked for arrived (%lld)", (long long)n);
   cr_assert(strstr(err.msg, "arrivals passed 9e+09 s") && strstr(err.msg, "of the 10000 requests"),
             "says where and how many: %s", err.msg);
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}
+
+/* Regression: a closed loop whose one client's next request fell past the
+ * horizon dropped the client and returned "nothing new", so the run never
+ * pulled again and sampled an empty engine for ever. */
+Test(workload_synth, a_closed_loop_past_the_horizon_says_so_instead_of_waiting) {
+  kvsim_workload_cfg_t *cfg =
+      syn("{\"synthetic\": {\"requests\": 12, \"arrival\": {\"process\": \"closed_loop\", "
+          "\"clients\": 1, "
+          "\"think_s\": 9e8}, \"prompt_tokens\": 10, \"output_tokens\": 5}}");
+  kvsim_source_t *s = open_src(cfg, 1);
+  kvsim_req_spec_t sp;
+  kvsim_err err = {0};
+  int rc, n = 0, more = 1;
+  while ((rc = kvsim_source_next(s, &sp, &err)) == KVSIM_SOURCE_REQUEST) {
+    n++;
+    cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_BLOCKED,
+                 "one client: blocked until it finishes");
+    more = kvsim_source_on_finish(s, &sp, sp.arrival, 5);
+    cr_assert_eq(more, 1, "after request %d the run is told to pull again", n);
+  }
+  cr_assert_eq(rc, KVSIM_EINVAL, "an error (rc %d after %d requests)", rc, n);
+  cr_assert(strstr(err.msg, "of the 12 requests"), "%s", err.msg);
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}
+
+/* Regression: bursts with no traffic between them thinned through every
+ * idle second (80 requests 1e8 s apart did not finish in 10 s). */
+Test(workload_synth, bursts_with_nothing_between_skip_to_the_next_window, .timeout = 10) {
+  kvsim_workload_cfg_t *cfg =
+      syn("{\"synthetic\": {\"requests\": 80, \"arrival\": {\"process\": \"bursts\", \"rate\": 0, "
+          "\"burst_rate\": "
+          "1, \"burst_s\": 1, \"period_s\": 1e8}, \"prompt_tokens\": 10, \"output_tokens\": 5}}");
+  kvsim_source_t *s = open_src(cfg, 1);
+  kvsim_req_spec_t sp;
+  kvsim_err err = {0};
+  int rc, n = 0;
+  while ((rc = kvsim_source_next(s, &sp, &err)) == KVSIM_SOURCE_REQUEST) {
+    double t = kvsim_time_to_s(sp.arrival);
+    cr_assert_lt(fmod(t, 1e8), 1.0 + 1e-6, "request %d at %.3f s is inside a burst window", n, t);
+    n++;
+  }
+  cr_assert_eq(rc, KVSIM_SOURCE_END, "the stream ends (%s)", err.msg);
+  cr_assert_eq(n, 80, "all 80 arrive");
   kvsim_source_close(s);
   kvsim_workload_cfg_free(cfg);
 }

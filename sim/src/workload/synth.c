@@ -265,6 +265,12 @@ static void advance_open(kvsim__synth_t *s) {
     double lmax = c->arrival == KVSIM__ARR_BURSTS ? fmax(c->rate, c->burst_rate)
                                                   : c->rate * (1 + c->amplitude);
     for (;;) {
+      /* Bursts with no traffic between them: nothing can arrive before the
+       * next window, so start there (the process has no memory). Thinning
+       * through the gap cost one draw per 1 / burst_rate seconds of it. */
+      if (c->arrival == KVSIM__ARR_BURSTS && c->rate == 0 &&
+          fmod(s->t_s, c->period_s) >= c->burst_s)
+        s->t_s = (floor(s->t_s / c->period_s) + 1) * c->period_s;
       s->t_s += gsl_ran_exponential(s->main, 1.0 / lmax);
       if (gsl_rng_uniform(s->main) * lmax < rate_at(c, s->t_s))
         break;
@@ -349,7 +355,7 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
       return kvsim_err_set(
           err, KVSIM_EINVAL,
           "synthetic workload: arrivals passed %g s (285 years) after %lld of the %lld requests; "
-          "raise arrival.rate or lower requests",
+          "raise the arrival rate, lower think_s or lower requests",
           MAX_ARRIVAL_S, (long long)s->emitted, (long long)c->requests);
     if (!from_heap && !s->have_next)
       return s->busy > 0 ? KVSIM_SOURCE_BLOCKED : KVSIM_SOURCE_END;
@@ -422,6 +428,12 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
   }
 }
 
+/* 1 when nothing is pending any more (no next turn or client request, no
+ * open-loop arrival): the run pulls once more and learns that the stream
+ * ended, or that it ended too early. Without that pull a closed loop whose
+ * last client left kept the run sampling an empty engine for ever. */
+static int drained(const kvsim__synth_t *s) { return s->h.n == 0 && !s->have_next; }
+
 int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsim_time_ns t,
                            int64_t generated) {
   const kvsim__synth_cfg_t *c = s->c;
@@ -461,18 +473,20 @@ int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsi
     if (!closed || cap_hit) {
       if (!closed)
         stream_release(s, slot);
-      return 0;
+      return drained(s);
     }
     st->active = false;
     st->session = -1;
     if (!kvsim__add_i64(t, kvsim_time_from_s(c->think_s), &next))
       next = KVSIM_TIME_NEVER;
   }
-  /* Past the duration, or past the end of time. */
-  if (next > s->dur_ns || next == KVSIM_TIME_NEVER) {
+  /* Past the duration, or past the end of time: the stream ends here. */
+  if (next > s->dur_ns || next == KVSIM_TIME_NEVER || next > kvsim_time_from_s(MAX_ARRIVAL_S)) {
+    if (next <= s->dur_ns || s->dur_ns == KVSIM_TIME_NEVER)
+      s->past_horizon = true; /* kvsim__synth_next says so if requests are left */
     if (!closed)
       stream_release(s, slot);
-    return 0;
+    return drained(s);
   }
   if (h_push(s, next, slot) < 0)
     return 0;
