@@ -32,7 +32,7 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
   kvsim_fid_measured_t m;
   if (kvsim_fidelity_measured_load(file, series, &m, &err) < 0) {
     kvsim_fidelity_measured_fini(&m);
-    return cli_fail("validate", "--measured: %s", err.msg);
+    return cli_fail("validate", "%s", err.msg); /* names the file: requests or --series */
   }
   kvsim_scenario_t sc;
   if (kvsim_scenario_load(scenario, sets->items, sets->n, &sc, &err) < 0) {

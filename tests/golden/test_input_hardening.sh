@@ -133,4 +133,17 @@ expect "head.csv: no requests" trace stats head.csv
 printf '%s\n0,x,5\n' "$H" >allbad.csv
 expect "allbad.csv: no requests (1 bad rows skipped)" trace stats allbad.csv --skip-bad-rows
 
+# 7. run --out naming the folder that holds the scenario or its trace, as
+# an output's name: the output replaced the input without a word.
+mkdir -p in4
+printf 'arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,200,20\n' >in4/requests.csv
+printf '{"name": "t", "model": "llama-3.2-1b", "workload": {"trace": "requests.csv"}}\n' >in4/summary.json
+cp in4/summary.json in4/scen.json
+expect "--out: in4/summary.json is an input of the run (its scenario)" "${run[@]}" in4/summary.json --out in4
+expect "--out: in4/requests.csv is an input of the run (its workload)" "${run[@]}" in4/scen.json --out in4
+[ "$(head -1 in4/requests.csv)" = "arrival_s,prompt_tokens,output_tokens" ] || fail "the trace was replaced"
+# An SLO of inf (or 1e400, which overflows to it) is one every run meets.
+expect "--slo: bad value 'inf'" plan base.json --slo ttft_p99=inf
+expect "--slo: bad value '1e400s'" plan base.json --slo ttft_p99=1e400s
+
 echo "ok"

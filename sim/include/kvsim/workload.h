@@ -82,6 +82,11 @@ int64_t kvsim_workload_max_total_tokens(const kvsim_workload_cfg_t *cfg);
  * times; the trace's read errors. */
 int kvsim_workload_mean_rate(const kvsim_workload_cfg_t *cfg, double *rate, kvsim_err *err);
 
+/* Whether the workload reads `path` (its trace, or the lengths_from file
+ * of a synthetic one): the same file by device and inode, so a link or
+ * another spelling counts. An output that would replace it is refused. */
+bool kvsim_workload_reads(const kvsim_workload_cfg_t *cfg, const char *path);
+
 typedef struct kvsim_source kvsim_source_t;
 
 /* Opens a stream (the source keeps a pointer to cfg: keep cfg alive until

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "kvsim/report.h"
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
@@ -23,9 +24,29 @@ static int first_request(const kvsim_scenario_t *sc, kvsim_err *err) {
   return rc < 0 ? rc : KVSIM_OK;
 }
 
+/* A run writes these into its folder (renamed into place at the end): one
+ * that is the scenario or what its workload reads would be replaced by
+ * an output (a trace called requests.csv beside its scenario, run with
+ * --out of that folder). */
+static int outputs_not_inputs(const kvsim_scenario_t *sc, const char *dir, kvsim_err *err) {
+  static const char *const names[] = {"summary.json", "timeseries.csv", "requests.csv",
+                                      "REPORT.md"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+    if ((sc->path[0] && kvsim__same_file(sc->path, p)) || kvsim_workload_reads(sc->workload, p))
+      return kvsim_err_set(
+          err, KVSIM_EINVAL, "--out: %s is an input of the run (%s); choose another folder", p,
+          sc->path[0] && kvsim__same_file(sc->path, p) ? "its scenario" : "its workload");
+  }
+  return KVSIM_OK;
+}
+
 int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                           kvsim_run_output_t **o, kvsim_err *err) {
-  int rc = opts->dir ? first_request(sc, err) : KVSIM_OK;
+  int rc = opts->dir ? outputs_not_inputs(sc, opts->dir, err) : KVSIM_OK;
+  if (rc == KVSIM_OK && opts->dir)
+    rc = first_request(sc, err);
   if (rc < 0)
     return rc;
   rc = kvsim_run_output_open(opts->dir, sc, opts->progress, o, err);

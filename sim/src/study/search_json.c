@@ -30,8 +30,12 @@ int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err) {
     char *end;
     double v = strtod(eq + 1, &end);
     double unit = !strcmp(end, "ms") ? 1e-3 : !strcmp(end, "us") ? 1e-6 : (!*end || !strcmp(end, "s")) ? 1 : -1;
-    if (end == eq + 1 || unit < 0 || !(v > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "--slo: bad value '%s' (a positive number with s, ms or us)", eq + 1);
+    /* isfinite: strtod reads "inf" and overflows 1e400 to it, a target
+     * every run meets. */
+    if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--slo: bad value '%s' (a positive finite number with s, ms or us)",
+                           eq + 1);
     t->limit_s = v * unit;
     se->ntargets++;
   }

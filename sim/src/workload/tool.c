@@ -91,15 +91,24 @@ int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
   return rc;
 }
 
-static int check_out_not_input(const kvsim_workload_cfg_t *cfg, const char *input, const char *out,
-                               kvsim_err *err) {
-  const char *in[] = {input, cfg && !cfg->synthetic ? cfg->path : NULL,
+bool kvsim_workload_reads(const kvsim_workload_cfg_t *cfg, const char *path) {
+  const char *in[] = {cfg && !cfg->synthetic ? cfg->path : NULL,
                       cfg && cfg->synthetic && cfg->syn.lengths_file ? cfg->syn.lengths_path
                                                                      : NULL};
   for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
-    if (in[i] && kvsim__same_file(in[i], out))
-      return kvsim_err_set(err, KVSIM_EINVAL, "--out: %s is the same file as the input %s", out,
-                           in[i]);
+    if (in[i] && kvsim__same_file(in[i], path))
+      return true;
+  return false;
+}
+
+static int check_out_not_input(const kvsim_workload_cfg_t *cfg, const char *input, const char *out,
+                               kvsim_err *err) {
+  const char *in = input && kvsim__same_file(input, out) ? input
+                   : kvsim_workload_reads(cfg, out)
+                       ? (cfg->synthetic ? cfg->syn.lengths_path : cfg->path)
+                       : NULL;
+  if (in)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--out: %s is the same file as the input %s", out, in);
   return KVSIM_OK;
 }
 
