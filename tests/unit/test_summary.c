@@ -284,3 +284,23 @@ Test(summary, a_gpu_without_its_own_fit_is_diagnosed_and_said_on_the_run_line) {
   kvsim_scenario_fini(&sc);
   free(s);
 }
+
+/* Regression: with no request finished the line printed TTFT p50 0.000 s,
+ * which reads as instant service. */
+Test(summary, a_run_where_nothing_finished_prints_no_latency_figures) {
+  kvsim_summary_t *s = calloc(1, sizeof *s);
+  snprintf(s->name, sizeof s->name, "t");
+  s->requests_total = 2;
+  s->requests_rejected = 2;
+  s->calibration.status = KVSIM_CAL_FITTED;
+  char line[1024];
+  kvsim_summary_run_line(s, "out", line, sizeof line);
+  cr_assert(strstr(line, "(0 finished, 2 rejected)") &&
+                strstr(line, "no request finished: no latency figures"),
+            "says so: %s", line);
+  cr_assert_null(strstr(line, "TTFT"), "no percentile of nothing: %s", line);
+  s->requests_finished = 1;
+  kvsim_summary_run_line(s, "out", line, sizeof line);
+  cr_assert(strstr(line, "TTFT p50 0.000 s"), "one finished: the figures (%s)", line);
+  free(s);
+}
