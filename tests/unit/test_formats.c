@@ -307,6 +307,14 @@ Test(formats, values_are_range_checked_where_read) {
   cr_assert_eq(kvsim__parse_azure_ts("2262-01-01 00:00:00", &ns), -2, "2262 is out of range");
   cr_assert_eq(kvsim__parse_azure_ts("1677-12-31 00:00:00", &ns), -2, "1677 is out of range");
   cr_assert_eq(kvsim__parse_azure_ts("1678-01-01 00:00:00", &ns), 0, "the first year");
+  /* Each month's own length (2024-02-30 once read as 2024-03-01). */
+  cr_assert_eq(kvsim__parse_azure_ts("2024-02-30 09:00:00", &ns), -1, "no February 30");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-02-29 09:00:00", &ns), -1, "2023 is no leap year");
+  cr_assert_eq(kvsim__parse_azure_ts("2024-04-31 09:00:00", &ns), -1, "April has 30 days");
+  cr_assert_eq(kvsim__parse_azure_ts("2024-02-29 09:00:00", &ns), 0, "2024 is a leap year");
+  cr_assert_eq(kvsim__parse_azure_ts("2100-02-29 09:00:00", &ns), -1, "2100 is not");
+  cr_assert_eq(kvsim__parse_azure_ts("2000-02-29 09:00:00", &ns), 0, "2000 is");
+  cr_assert_eq(kvsim__parse_azure_ts("2023-12-31 23:59:60", &ns), 0, "a leap second");
   kvsim_time_ns t;
   cr_assert_eq(kvsim__parse_seconds_ns("9000000000", &t), 0, "the largest arrival");
   cr_assert_eq(kvsim__parse_seconds_ns("90000000009", &t), -1, "beyond it (once overflowed)");

@@ -123,7 +123,12 @@ int kvsim__parse_azure_ts(const char *s, int64_t *ns) {
   if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
       digits(&p, 2, &se))
     return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+  /* The month's own length (2024-02-30 once read as 2024-03-01); a
+   * second of 60 is a leap second, which the text may carry. */
+  static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59 ||
+      se > 60)
     return -1;
   int64_t frac = 0;
   int nd = 0;
