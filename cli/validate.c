@@ -88,6 +88,12 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
     return err.code == KVSIM_ENOMEM ? cli_fail("validate", "out of memory")
                                     : cli_fail("validate", "--silicon: %s", err.msg);
   }
+  /* Before any output: a comparison of no row is no result (with
+   * --max-error it printed a median of nan%). */
+  if (s.compared == 0) {
+    kvsim_fidelity_silicon_fini(&s);
+    return cli_fail("validate", "--silicon: %s: no row could be compared (check --filter)", file);
+  }
   bool ok = true;
   if (json)
     ok = put_json(kvsim_fidelity_silicon_to_json(&s, file));

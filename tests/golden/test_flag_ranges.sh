@@ -49,6 +49,14 @@ for extra in "" "--max-error 1"; do
     validate --startup "$tmp/skipped.csv" $extra
 done
 
+# validate --silicon whose filters leave no row: the same (it printed a
+# median of nan% against --max-error).
+for extra in "" "--max-error 1"; do
+  # shellcheck disable=SC2086
+  expect_error "^kvsim validate: error: --silicon: .*silicon.csv: no row could be compared \(check --filter\)$" \
+    validate --silicon "$src/tests/golden/fidelity/silicon.csv" --filter system=no_such_system $extra
+done
+
 # trace stats --prefix-block-size: 0 was "not counted" and exited 0 (-1 was
 # refused).
 for v in 0 -1; do
