@@ -105,6 +105,7 @@ static int list_gpus(bool json) {
       cJSON_AddNumberToObject(o, "fp8_tflops", g.fp8_tflops);
       cJSON_AddNumberToObject(o, "fp4_tflops", g.fp4_tflops);
       cJSON_AddNumberToObject(o, "achieved_bf16_tflops", g.achieved_bf16_tflops);
+      cJSON_AddNumberToObject(o, "achieved_fp8_tflops", g.achieved_fp8_tflops);
       cJSON_AddNumberToObject(o, "achieved_copy_GBps", g.achieved_copy_GBps);
       cJSON_AddBoolToObject(o, "calibrated", g.perf.calibrated);
       cJSON_AddStringToObject(o, "perf_source", g.perf.source);

@@ -40,7 +40,7 @@ import json, sys
 r = {x["name"]: x for x in json.load(sys.stdin)}
 assert r["h100-sxm"]["calibrated"] is True and r["l4"]["calibrated"] is False, r["l4"]
 assert r["h100-sxm"]["hbm_bandwidth_GBps"] == 3350 and r["h100-sxm"]["memory_total_bytes"] == 85045477376
-assert r["h100-sxm"]["achieved_bf16_tflops"] == 794.5 and r["h100-sxm"]["achieved_copy_GBps"] == 2900, r["h100-sxm"]
+assert r["h100-sxm"]["achieved_bf16_tflops"] == 794.5 and r["h100-sxm"]["achieved_fp8_tflops"] == 1402.6 and r["h100-sxm"]["achieved_copy_GBps"] == 2900, r["h100-sxm"]
 assert r["a10"]["achieved_bf16_tflops"] == 0, r["a10"]' \
     || fail "list gpus --json"
 fi

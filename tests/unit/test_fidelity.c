@@ -591,6 +591,40 @@ Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
   kvsim_fidelity_calib_fini(&c);
 }
 
+/* A GEMM efficiency is held at or below the share of the spec peak the
+ * GPU's best measured matmul reached: data that asks for 0.45 of spec on a
+ * part whose best matmul is 0.35 of it get 0.35, not the data's figure. */
+Test(fidelity, calibration_holds_mfu_below_the_measured_peak, .timeout = 120) {
+  const char *path = KVSIM_SOURCE_DIR "/tests/golden/fidelity/calib.json";
+  kvsim_err err = {0};
+  kvsim_scenario_t truth, start;
+  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &truth, &err), KVSIM_OK, "load: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &start, &err), KVSIM_OK, "load: %s", err.msg);
+  set_perf(&truth.gpu.perf, 0.45, 0.7);
+  set_perf(&start.gpu.perf, 0.25, 0.7);
+  start.gpu.achieved_bf16_tflops = 0.35 * start.gpu.bf16_tflops;
+  kvsim_fid_measured_t m;
+  memset(&m, 0, sizeof m);
+  kvsim_fidelity_lat_init(&m.lat);
+  m.fmt = KVSIM_FID_FMT_KVSIM;
+  snprintf(m.path, sizeof m.path, "planted");
+  cr_assert_eq(kvsim_fidelity_simulate(&truth, &m.lat, NULL, NULL, &err), KVSIM_OK, "truth run: %s",
+               err.msg);
+  kvsim_scenario_fini(&truth);
+  kvsim_fid_calib_t c;
+  kvsim_fidelity_calib_init(&c, &start.gpu);
+  cr_assert_eq(kvsim_fidelity_calib_add_loaded(&c, &m, &start, &err), KVSIM_OK, "add: %s", err.msg);
+  const int fit[] = {KVSIM_FID_MFU};
+  kvsim_fid_calib_opts_t opts = {.fit = fit, .nfit = 1, .max_iter = 20};
+  kvsim_fid_calib_result_t r;
+  cr_assert_eq(kvsim_fidelity_calibrate(&c, &opts, &r, &err), KVSIM_OK, "calibrate: %s", err.msg);
+  cr_assert(r.fitted.mfu <= 0.35 * (1 + 1e-12), "mfu held at or below the measured share 0.35: %g",
+            r.fitted.mfu);
+  cr_assert(r.fitted.mfu > 0.33, "and pulled up to it by data that want 0.45: %g", r.fitted.mfu);
+  kvsim_fidelity_calib_result_fini(&r);
+  kvsim_fidelity_calib_fini(&c);
+}
+
 Test(fidelity, calibration_needs_enough_data) {
   kvsim_gpu_t g;
   kvsim_err err = {0};

@@ -82,6 +82,30 @@ Test(gpu_peaks, a_measured_peak_far_from_its_spec_is_refused_with_key_and_file) 
   cr_assert_eq(parse_with("\"achieved_source\": 3", &g, &err), KVSIM_EINVAL, "%s", err.msg);
 }
 
+/* The fp8 matmul peak is a share of fp8_tflops: without that spec figure
+ * it has nothing to be a share of, and it does not move a borrowed fit
+ * (kvsim calibrate's ceiling is its only use). */
+Test(gpu_peaks, an_fp8_peak_needs_its_spec_figure_and_leaves_a_borrowed_fit_alone) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_with("\"achieved_fp8_tflops\": 700", &g, &err), KVSIM_EINVAL, "no fp8_tflops");
+  cr_assert(strstr(err.msg, "t.json.achieved_fp8_tflops") && strstr(err.msg, "fp8_tflops is 0"),
+            "%s", err.msg);
+  cr_assert_eq(parse_with("\"fp8_tflops\": 2000, \"achieved_fp8_tflops\": 3000", &g, &err),
+               KVSIM_EINVAL);
+  cr_assert(strstr(err.msg, "out of range [100, 2500]") != NULL, "%s", err.msg);
+  cr_assert_eq(parse_with("\"fp8_tflops\": 2000, \"achieved_fp8_tflops\": 1400", &g, &err),
+               KVSIM_OK, "%s", err.msg);
+  cr_assert(g.achieved_fp8_tflops == 1400, "read: %g", g.achieved_fp8_tflops);
+  kvsim_gpu_t h200;
+  cr_assert_eq(kvsim_gpu_load("h200", &h200, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_gpu_perf_t p, d;
+  kvsim_gpu_borrow_perf(&h200, "hopper", &p);
+  kvsim_gpu_default_perf("hopper", &d);
+  cr_assert(h200.achieved_fp8_tflops > 0, "the H200's fp8 peak is measured");
+  cr_assert(p.mfu_fp8 == d.mfu_fp8, "mfu_fp8 is the donor's: %g vs %g", p.mfu_fp8, d.mfu_fp8);
+}
+
 /* The held-out RTX 4090 gets hopper's fit at its own measured peaks: its
  * card reaches more of its spec matmul rate than the H100 does. */
 Test(gpu_peaks, perf_named_default_applies_the_targets_peaks) {

@@ -98,11 +98,12 @@ typedef struct kvsim_gpu {
   double hbm_bandwidth_GBps;
   double bf16_tflops, fp8_tflops, fp4_tflops; /* dense */
   /* Measured peaks, with their source (0: not measured): the best dense
-   * bf16 matmul rate and the device-to-device copy bandwidth (read +
-   * write bytes) published for this part. A borrowed fit's GEMM and
-   * streaming efficiencies are re-expressed against them
-   * (kvsim_gpu_borrow_perf). */
-  double achieved_bf16_tflops, achieved_copy_GBps;
+   * bf16 and fp8 matmul rates and the device-to-device copy bandwidth
+   * (read + write bytes) published for this part. A borrowed fit's bf16
+   * GEMM and streaming efficiencies are re-expressed against them
+   * (kvsim_gpu_borrow_perf); kvsim calibrate holds a fitted GEMM
+   * efficiency at or below its precision's measured matmul share. */
+  double achieved_bf16_tflops, achieved_fp8_tflops, achieved_copy_GBps;
   char achieved_source[512];
   double host_link_GBps;      /* one direction */
   double host_link_latency_us;

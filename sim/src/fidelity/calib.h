@@ -24,6 +24,10 @@ typedef struct kvsim__fid_solver {
   /* The client-side latency may not exceed half the smallest measured
    * client-side TTFT (us): it can never swallow one. */
   double frontend_cap_us;
+  /* Highest value of each efficiency (1 but for the GEMM efficiencies
+   * of a GPU with measured matmul peaks: the share of its spec figure
+   * the best matmul reached). */
+  double eff_hi[KVSIM_FID_NCOEF];
 } kvsim__fid_solver_t;
 
 /* Residuals of the data: KVSIM_FID_RUN_METRICS per run, 2 per silicon row. */

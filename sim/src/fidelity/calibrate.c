@@ -19,8 +19,11 @@
  * (a step boundary moves), so it would return zero columns.
  *
  * Coordinates: efficiencies as their logarithm, held in [0.05, 1] (with a
- * penalty residual beyond, see nres_fit); the overheads in [0, inf)
- * through softplus. The solver cannot leave the physical range. */
+ * penalty residual beyond, see nres_fit), a GEMM efficiency below the
+ * share of the spec peak its precision's best measured matmul reached on
+ * this GPU (kvsim_gpu_t achieved_*: a GEMM in the engine is not faster
+ * than the silicon's best); the overheads in [0, inf) through softplus.
+ * The solver cannot leave the physical range. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,22 +54,22 @@ static bool is_efficiency(int k) { return coef_scale[k] == 0; }
  * being used, and a fit that goes there is fitting something else. */
 #define EFF_LO 0.05
 
-static double to_coef(int k, double x) {
+static double to_coef(const kvsim__fid_solver_t *s, int k, double x) {
   if (is_efficiency(k)) {
     /* ln(efficiency): a step's time is inversely proportional to an
      * efficiency, so the log-ratio residuals are close to linear in x.
      * Beyond the physical range the value is held at the bound. */
-    double e = exp(x);
-    return e < EFF_LO ? EFF_LO : e > 1 ? 1 : e;
+    double e = exp(x), hi = s->eff_hi[k];
+    return e < EFF_LO ? EFF_LO : e > hi ? hi : e;
   }
   /* softplus, written to stay finite for large x */
   double sp = x > 30 ? x : log1p(exp(x));
   return coef_scale[k] * sp;
 }
 
-static double to_x(int k, double c) {
+static double to_x(const kvsim__fid_solver_t *s, int k, double c) {
   if (is_efficiency(k))
-    return log(c < EFF_LO ? EFF_LO : c > 1 ? 1 : c);
+    return log(c < EFF_LO ? EFF_LO : c > s->eff_hi[k] ? s->eff_hi[k] : c);
   double v = c / coef_scale[k];
   if (v < 1e-4)
     v = 1e-4;
@@ -86,7 +89,7 @@ static size_t nres_fit(const kvsim__fid_solver_t *s) { return kvsim__fid_nres(s-
 static void perf_at(const kvsim__fid_solver_t *s, const gsl_vector *x, kvsim_gpu_perf_t *p) {
   *p = s->c->gpu.perf;
   for (int i = 0; i < s->nfit; i++)
-    *kvsim_fidelity_coef(p, s->fit[i]) = to_coef(s->fit[i], gsl_vector_get(x, (size_t)i));
+    *kvsim_fidelity_coef(p, s->fit[i]) = to_coef(s, s->fit[i], gsl_vector_get(x, (size_t)i));
   if (p->frontend_us > s->frontend_cap_us)
     p->frontend_us = s->frontend_cap_us;
 }
@@ -100,10 +103,11 @@ static int f_cb(const gsl_vector *x, void *vs, gsl_vector *f) {
   size_t k = kvsim__fid_nres(s->c);
   for (int i = 0; i < s->nfit; i++, k++) {
     double xi = gsl_vector_get(x, (size_t)i), pen = 0;
+    const double top = log(s->eff_hi[s->fit[i]]);
     if (is_efficiency(s->fit[i]))
-      pen = (xi > 0 ? xi : 0) + (xi < log(EFF_LO) ? log(EFF_LO) - xi : 0);
-    else if (s->fit[i] == KVSIM_FID_FRONTEND && to_coef(s->fit[i], xi) > s->frontend_cap_us)
-      pen = (to_coef(s->fit[i], xi) - s->frontend_cap_us) / coef_scale[KVSIM_FID_FRONTEND];
+      pen = (xi > top ? xi - top : 0) + (xi < log(EFF_LO) ? log(EFF_LO) - xi : 0);
+    else if (s->fit[i] == KVSIM_FID_FRONTEND && to_coef(s, s->fit[i], xi) > s->frontend_cap_us)
+      pen = (to_coef(s, s->fit[i], xi) - s->frontend_cap_us) / coef_scale[KVSIM_FID_FRONTEND];
     gsl_vector_set(f, k, BOUND_WEIGHT * pen);
   }
   return GSL_SUCCESS;
@@ -193,7 +197,7 @@ static void stddevs(const kvsim__fid_solver_t *s, gsl_multifit_nlinear_workspace
     return;
   for (int i = 0; i < s->nfit; i++) {
     double xi = gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)i);
-    double d = (to_coef(s->fit[i], xi + 1e-4) - to_coef(s->fit[i], xi - 1e-4)) / 2e-4;
+    double d = (to_coef(s, s->fit[i], xi + 1e-4) - to_coef(s, s->fit[i], xi - 1e-4)) / 2e-4;
     sd[s->fit[i]] = fabs(d) * sqrt(s2 * gsl_matrix_get(cov, (size_t)i, (size_t)i));
   }
 }
@@ -224,7 +228,7 @@ static int solve(kvsim__fid_solver_t *s, kvsim_fid_calib_result_t *r, kvsim_gpu_
      * flat: start it at half its scale instead, or the solver crawls. */
     if (!is_efficiency(k) && v < 0.5 * coef_scale[k])
       v = 0.5 * coef_scale[k];
-    gsl_vector_set(x0, (size_t)i, to_x(k, v));
+    gsl_vector_set(x0, (size_t)i, to_x(s, k, v));
   }
   gsl_set_error_handler_off();
   if (gsl_multifit_nlinear_winit(x0, NULL, &fdf, w) == GSL_SUCCESS)
@@ -260,6 +264,21 @@ static void provenance(const kvsim_fid_calib_t *c, kvsim_gpu_perf_t *best, const
            c->filters, c->nruns ? "; see scripts/calibrate.sh" : "", after->ttft_med, after->tpot_med);
 }
 
+/* A measured matmul peak as a share of the spec one, capped at 1: a card
+ * that boosts past its spec clock (the RTX 4090's 106 %) keeps the
+ * efficiency's own ceiling, since the step model takes an efficiency above
+ * 1 for an error. No fp4 matmul is measured in the catalog: fp4 keeps 1. */
+static double ceiling(double achieved, double spec) {
+  return achieved > 0 && spec > 0 && achieved < spec ? achieved / spec : 1;
+}
+
+static void set_ceilings(kvsim__fid_solver_t *s, const kvsim_gpu_t *g) {
+  for (int k = 0; k < KVSIM_FID_NCOEF; k++)
+    s->eff_hi[k] = 1;
+  s->eff_hi[KVSIM_FID_MFU] = ceiling(g->achieved_bf16_tflops, g->bf16_tflops);
+  s->eff_hi[KVSIM_FID_MFU_FP8] = ceiling(g->achieved_fp8_tflops, g->fp8_tflops);
+}
+
 static int setup(kvsim__fid_solver_t *s, kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t *opts,
                  kvsim_fid_calib_result_t *r, kvsim_err *err) {
   memset(s, 0, sizeof *s);
@@ -278,6 +297,7 @@ static int setup(kvsim__fid_solver_t *s, kvsim_fid_calib_t *c, const kvsim_fid_c
     r->fit[i] = s->fit[i];
     r->is_free[s->fit[i]] = true;
   }
+  set_ceilings(s, &c->gpu);
   s->frontend_cap_us = INFINITY;
   for (int i = 0; i < c->nrows; i++)
     if (c->rows[i].ttft_ms > 0 && 0.5e3 * c->rows[i].ttft_ms < s->frontend_cap_us)

@@ -208,13 +208,36 @@ static int parse_links(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_
 }
 
 int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
-  static const char *const keys[] = {
-      "name", "description", "vendor", "generation", "memory_total_bytes",
-      "memory_total_source", "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
-      "host_link", "host_link_GBps", "host_link_latency_us", "gpu_link", "gpu_link_GBps",
-      "gpu_link_latency_us", "link_kind", "allreduce_busbw_GBps", "allreduce_latency_us",
-      "link_source", "tdp_w", "compute_capability", "source", "perf", "cost_per_gpu_hour",
-      "achieved_bf16_tflops", "achieved_copy_GBps", "achieved_source", NULL};
+  static const char *const keys[] = {"name",
+                                     "description",
+                                     "vendor",
+                                     "generation",
+                                     "memory_total_bytes",
+                                     "memory_total_source",
+                                     "hbm_bandwidth_GBps",
+                                     "bf16_tflops",
+                                     "fp8_tflops",
+                                     "fp4_tflops",
+                                     "host_link",
+                                     "host_link_GBps",
+                                     "host_link_latency_us",
+                                     "gpu_link",
+                                     "gpu_link_GBps",
+                                     "gpu_link_latency_us",
+                                     "link_kind",
+                                     "allreduce_busbw_GBps",
+                                     "allreduce_latency_us",
+                                     "link_source",
+                                     "tdp_w",
+                                     "compute_capability",
+                                     "source",
+                                     "perf",
+                                     "cost_per_gpu_hour",
+                                     "achieved_bf16_tflops",
+                                     "achieved_fp8_tflops",
+                                     "achieved_copy_GBps",
+                                     "achieved_source",
+                                     NULL};
   memset(g, 0, sizeof *g);
   cJSON *j = kvsim__json_parse(json_text, where, err);
   if (!j)
