@@ -145,6 +145,16 @@ expect_error "^kvsim calc: error: --max-running-requests: -1 is out of range \[1
 expect_error "^kvsim calc: error: --chunked-prefill-size: 0 is out of range \(-1 for off, or \[1, 1073741824\]\)$" \
   calc --engine sglang --chunked-prefill-size 0
 "$kvsim" calc --engine sglang --chunked-prefill-size -1 >/dev/null || fail "--chunked-prefill-size -1 (off) was refused"
+# TGI's token limits: 0 is only the launcher's default (absent); given, it
+# was silently that default.
+for f in --max-input-tokens --max-total-tokens --max-batch-prefill-tokens --max-batch-total-tokens; do
+  for v in 0 -1 1073741825; do
+    expect_error "^kvsim calc: error: $f: $v is out of range \[1, 1073741824\]$" calc --engine tgi $f $v
+  done
+done
+"$kvsim" calc --engine tgi --max-total-tokens 8192 --max-input-tokens 4096 --max-batch-prefill-tokens 4096 \
+  --json >"$tmp/tgi.json" || fail "in-range TGI limits were refused"
+grep -Eq '"max_total_tokens":[[:space:]]+8192,' "$tmp/tgi.json" || fail "--max-total-tokens 8192 not applied: $(cat "$tmp/tgi.json")"
 # In range, each is taken as given.
 "$kvsim" calc --block-size 32 --max-num-seqs 64 --max-num-batched-tokens 4096 --max-model-len 8192 \
   --weights-gib 0 --target-concurrency 2 --json >"$tmp/ok.json" || fail "in-range flags were refused"

@@ -136,6 +136,45 @@ Test(plan_report, tgi_errors_name_the_launcher_flag) {
   cr_assert(!strncmp(err.msg, "--model: ", 9), "names --model: %s", err.msg);
 }
 
+Test(plan_report, tgi_token_limits_given_as_zero_are_refused) {
+  char *t;
+  kvsim_err err = {0};
+  /* Absent, 0 stands for the launcher's defaults. */
+  const char *none[] = {NULL};
+  cr_assert_eq(run("tgi", false, none, &t, &err), 0, "%s", err.msg);
+  cr_assert_eq(calc.pl.tgi.max_batch_prefill_tokens, 4096, "the default prefill budget");
+  cr_assert_eq(calc.pl.tgi.max_input_tokens, calc.pl.tgi.max_total_tokens - 1,
+               "the default input limit");
+  free(t);
+  /* Given, 0 is a value like any other, and out of range. */
+  static const char *const limits[] = {"--max-input-tokens", "--max-total-tokens",
+                                       "--max-batch-prefill-tokens", "--max-batch-total-tokens"};
+  static const char *const values[] = {"0", "-1", "1073741825"};
+  for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
+    for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
+      const char *kv[] = {limits[i], values[k], NULL};
+      char want[128];
+      snprintf(want, sizeof want, "%s: %s is out of range [1, 1073741824]", limits[i], values[k]);
+      err = (kvsim_err){0};
+      cr_assert_eq(run("tgi", false, kv, &t, &err), KVSIM_EINVAL, "%s %s is refused", limits[i],
+                   values[k]);
+      cr_assert_str_eq(err.msg, want, "names the flag and its range");
+    }
+  /* In range, each is taken as given. */
+  const char *kv[] = {"--max-total-tokens",
+                      "8192",
+                      "--max-input-tokens",
+                      "4096",
+                      "--max-batch-prefill-tokens",
+                      "2048",
+                      NULL};
+  cr_assert_eq(run("tgi", false, kv, &t, &err), 0, "%s", err.msg);
+  cr_assert_eq(calc.pl.tgi.max_total_tokens, 8192, "--max-total-tokens");
+  cr_assert_eq(calc.pl.tgi.max_input_tokens, 4096, "--max-input-tokens");
+  cr_assert_eq(calc.pl.tgi.max_batch_prefill_tokens, 2048, "--max-batch-prefill-tokens");
+  free(t);
+}
+
 Test(plan_report, tgi_strict_fails_a_plan_that_does_not_fit) {
   char *t;
   kvsim_err err = {0};

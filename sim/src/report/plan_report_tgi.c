@@ -75,6 +75,23 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                         kvsim__calc_given(args, flags, offsetof(tgi_args, nt))};
   if (kvsim__calc_measured(gibs, given, err) < 0)
     return err->code;
+  /* 0 is only the launcher's default (absent), never a value to type: a
+   * given 0 was once silently that default. The plan's upper bound. */
+  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  const struct {
+    size_t field;
+    int64_t v;
+    const char *flag;
+  } ints[] = {
+      {offsetof(tgi_args, in), a->in, "--max-input-tokens"},
+      {offsetof(tgi_args, total), a->total, "--max-total-tokens"},
+      {offsetof(tgi_args, prefill), a->prefill, "--max-batch-prefill-tokens"},
+      {offsetof(tgi_args, batch_total), a->batch_total, "--max-batch-total-tokens"},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if (kvsim__calc_int_range(kvsim__calc_given(args, flags, ints[i].field), ints[i].v, 1, tok,
+                              ints[i].flag, err) < 0)
+      return err->code;
   p.tp = (int)a->shard;
   p.tgi.cuda_memory_fraction = a->frac;
   p.tgi.max_input_tokens = a->in;
