@@ -155,6 +155,27 @@ done
 "$kvsim" calc --engine tgi --max-total-tokens 8192 --max-input-tokens 4096 --max-batch-prefill-tokens 4096 \
   --json >"$tmp/tgi.json" || fail "in-range TGI limits were refused"
 grep -Eq '"max_total_tokens":[[:space:]]+8192,' "$tmp/tgi.json" || fail "--max-total-tokens 8192 not applied: $(cat "$tmp/tgi.json")"
+# HF Transformers: --max-cache-len 0 was silently max_position_embeddings;
+# --nbits 0 or 3 was kept without --cache quantized, and 1000 was reported
+# as -1; the cache's counts shared one message naming no value.
+for v in 0 -1 1073741825; do
+  expect_error "^kvsim calc: error: --max-cache-len: $v is out of range \[1, 1073741824\]$" \
+    calc --engine hf-transformers --max-cache-len $v
+done
+for cache in dynamic quantized; do
+  for v in 0 3 -1 1000; do
+    expect_error "^kvsim calc: error: --nbits: $v is out of range \(2 or 4: transformers' quanto QuantizedCache\)$" \
+      calc --engine hf-transformers --cache $cache --nbits $v
+  done
+done
+expect_error "^kvsim calc: error: --q-group-size: 0 is out of range \[1, 1048576\]$" \
+  calc --engine hf-transformers --cache quantized --q-group-size 0
+expect_error "^kvsim calc: error: --residual-length: -1 is out of range \[0, 1073741824\]$" \
+  calc --engine hf-transformers --cache quantized --residual-length -1
+"$kvsim" calc --engine hf-transformers --cache quantized --nbits 2 --max-cache-len 4096 --residual-length 0 \
+  --json >"$tmp/hf.json" || fail "in-range HF flags were refused"
+grep -Eq '"nbits":[[:space:]]+2,' "$tmp/hf.json" || fail "--nbits 2 not applied: $(cat "$tmp/hf.json")"
+grep -Eq '"max_cache_len":[[:space:]]+4096,' "$tmp/hf.json" || fail "--max-cache-len 4096 not applied: $(cat "$tmp/hf.json")"
 # In range, each is taken as given.
 "$kvsim" calc --block-size 32 --max-num-seqs 64 --max-num-batched-tokens 4096 --max-model-len 8192 \
   --weights-gib 0 --target-concurrency 2 --json >"$tmp/ok.json" || fail "in-range flags were refused"

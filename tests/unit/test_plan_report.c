@@ -244,6 +244,48 @@ Test(plan_report, hf_prints_bytes_in_gib_and_gb) {
   cr_assert_str_eq(err.msg, "--batch: 0 is out of range [1, 1048576]", "named");
 }
 
+Test(plan_report, hf_cache_flags_given_out_of_range_are_named) {
+  char *t;
+  kvsim_err err = {0};
+  /* Absent, --max-cache-len 0 stands for max_position_embeddings, nbits 4. */
+  const char *none[] = {"--cache", "quantized", NULL};
+  cr_assert_eq(run("hf-transformers", false, none, &t, &err), 0, "%s", err.msg);
+  cr_assert_eq(calc.pl.p.hf.max_cache_len, 131072, "llama-3.1-8b's max_position_embeddings");
+  cr_assert_eq(calc.pl.p.hf.nbits, 4, "quanto's default");
+  free(t);
+  static const struct {
+    const char *cache, *flag, *value, *want;
+  } cases[] = {
+      {"dynamic", "--max-cache-len", "0", "--max-cache-len: 0 is out of range [1, 1073741824]"},
+      {"static", "--max-cache-len", "-1", "--max-cache-len: -1 is out of range [1, 1073741824]"},
+      {"dynamic", "--nbits", "3",
+       "--nbits: 3 is out of range (2 or 4: transformers' quanto QuantizedCache)"},
+      {"quantized", "--nbits", "0",
+       "--nbits: 0 is out of range (2 or 4: transformers' quanto QuantizedCache)"},
+      {"quantized", "--nbits", "1000",
+       "--nbits: 1000 is out of range (2 or 4: transformers' quanto QuantizedCache)"},
+      {"quantized", "--q-group-size", "0", "--q-group-size: 0 is out of range [1, 1048576]"},
+      {"quantized", "--residual-length", "-1",
+       "--residual-length: -1 is out of range [0, 1073741824]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *kv[] = {"--cache", cases[i].cache, cases[i].flag, cases[i].value, NULL};
+    err = (kvsim_err){0};
+    cr_assert_eq(run("hf-transformers", false, kv, &t, &err), KVSIM_EINVAL, "%s %s is refused",
+                 cases[i].flag, cases[i].value);
+    cr_assert_str_eq(err.msg, cases[i].want, "%s %s: names the flag, the value and the range",
+                     cases[i].flag, cases[i].value);
+  }
+  /* In range, each is taken as given (residual 0: nothing kept unquantized). */
+  const char *kv[] = {"--cache", "quantized",         "--nbits", "2", "--max-cache-len",
+                      "4096",    "--residual-length", "0",       NULL};
+  cr_assert_eq(run("hf-transformers", false, kv, &t, &err), 0, "%s", err.msg);
+  cr_assert_eq(calc.pl.p.hf.nbits, 2, "--nbits 2");
+  cr_assert_eq(calc.pl.p.hf.max_cache_len, 4096, "--max-cache-len 4096");
+  cr_assert_eq(calc.pl.hf.residual_bytes, 0, "--residual-length 0");
+  free(t);
+}
+
 Test(plan_report, compare_prints_one_row_per_engine) {
   char *t;
   kvsim_err err = {0};

@@ -60,10 +60,31 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (a->batch < 1 || a->batch > KVSIM_PLAN_MAX_SEQS)
     return kvsim_err_set(err, KVSIM_EINVAL, "--batch: %lld is out of range [1, %lld]", (long long)a->batch,
                          (long long)KVSIM_PLAN_MAX_SEQS);
-  if (a->len < 0 || a->group < 1 || a->group > 1 << 20 || a->residual < 0 || a->residual > KVSIM_MODEL_MAX_CONTEXT)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-cache-len, --q-group-size and --residual-length must be >= 0 (group >= 1) "
-                         "and at most 2^30 (group 2^20)");
+  /* Each names its flag and range. --max-cache-len 0 is only the default
+   * (absent: max_position_embeddings), never a value to type; given, it was
+   * silently that default. The others' defaults are values (64, 128). */
+  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  const struct {
+    bool given;
+    int64_t v, lo, hi;
+    const char *flag;
+  } ints[] = {
+      {kvsim__calc_given(args, flags, offsetof(hf_args, len)), a->len, 1, tok, "--max-cache-len"},
+      {true, a->group, 1, 1 << 20, "--q-group-size"},
+      {true, a->residual, 0, tok, "--residual-length"},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <
+        0)
+      return err->code;
+  /* transformers' QuantizedCache with the quanto backend takes nbits 2 or 4
+   * (QuantoQuantizedLayer; HQQ's other widths are not modelled). Checked
+   * whatever --cache is: a given 0 or 3 was silently kept or ignored. */
+  if (a->nbits != 2 && a->nbits != 4)
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--nbits: %lld is out of range (2 or 4: transformers' quanto QuantizedCache)",
+        (long long)a->nbits);
   const double gibs[] = {a->w, a->act, a->nt};
   const bool given[] = {kvsim__calc_given(args, flags, offsetof(hf_args, w)),
                         kvsim__calc_given(args, flags, offsetof(hf_args, act)),
@@ -72,7 +93,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     return err->code;
   p.hf.batch = a->batch;
   p.hf.max_cache_len = a->len;
-  p.hf.nbits = (int)(a->nbits < -1 || a->nbits > 64 ? -1 : a->nbits); /* the plan names the range */
+  p.hf.nbits = (int)a->nbits;
   p.hf.q_group_size = (int)a->group;
   p.hf.residual_length = (int)a->residual;
   snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
