@@ -145,6 +145,17 @@ expect_error "^kvsim calc: error: --max-running-requests: -1 is out of range \[1
 expect_error "^kvsim calc: error: --chunked-prefill-size: 0 is out of range \(-1 for off, or \[1, 1073741824\]\)$" \
   calc --engine sglang --chunked-prefill-size 0
 "$kvsim" calc --engine sglang --chunked-prefill-size -1 >/dev/null || fail "--chunked-prefill-size -1 (off) was refused"
+# --gpu-memory-utilization (the vLLM side-by-side's) outside (0, 1] once
+# silently dropped the side-by-side; TP and PP name the value at fault.
+for v in 0 -1 1.5; do
+  expect_error "^kvsim calc: error: --gpu-memory-utilization: $v is outside \(0, 1\]$" \
+    calc --engine sglang --gpu-memory-utilization $v
+done
+"$kvsim" calc --engine sglang --gpu-memory-utilization 0.5 | grep -q "^vLLM V1, same model and GPUs at gpu_memory_utilization 0.50: " \
+  || fail "--gpu-memory-utilization 0.5: no vLLM side-by-side"
+expect_error "^kvsim calc: error: --tensor-parallel-size: 0 must be in \[1, 1024\]$" calc --engine sglang --tp-size 0
+expect_error "^kvsim calc: error: --pipeline-parallel-size: 2000 must be in \[1, 1024\]$" \
+  calc --engine sglang --pipeline-parallel-size 2000
 # TGI's token limits: 0 is only the launcher's default (absent); given, it
 # was silently that default.
 for f in --max-input-tokens --max-total-tokens --max-batch-prefill-tokens --max-batch-total-tokens; do

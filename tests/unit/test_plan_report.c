@@ -376,6 +376,9 @@ Test(plan_report, a_given_default_is_out_of_range_and_named) {
       {"hf-transformers", "--gpu-memory-gib", "-1",
        "--gpu-memory-gib: -1 GiB is out of range (0, 4096]"},
       {"sglang", "--mem-fraction-static", "-1", "--mem-fraction-static: -1 is outside (0, 1)"},
+      {"sglang", "--gpu-memory-utilization", "0", "--gpu-memory-utilization: 0 is outside (0, 1]"},
+      {"sglang", "--pipeline-parallel-size", "0",
+       "--pipeline-parallel-size: 0 must be in [1, 1024]"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *kv[] = {cases[i].flag, cases[i].value, NULL};

@@ -69,11 +69,20 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
   if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > 1024 || a->pp < 1 || a->pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be in [1, 1024]");
+  if (a->tp < 1 || a->tp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]",
+                         (long long)a->tp);
+  if (a->pp < 1 || a->pp > 1024)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]",
+                         (long long)a->pp);
   /* -1 is "automatic" / "not measured", never a value to give. */
   if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
+  /* vLLM's own range: outside it the side-by-side plan failed and was
+   * silently left out. */
+  if (!(a->util > 0 && a->util <= 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
+                         a->util);
   if (kvsim__calc_gib(GIVEN(before), a->before, "--avail-gib-before-load", err) < 0 ||
       kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
     return err->code;
