@@ -1,7 +1,8 @@
 /* kvsim trace stats|convert|gen: inspect a trace (counts, rate,
  * burstiness, length percentiles, prefix reuse), convert any format to
  * kvsim CSV, and write a synthetic workload out as kvsim CSV. Flags ->
- * the workload room's trace tool (sim/src/workload/tool.c) -> print. */
+ * the workload room's trace tool (sim/src/workload/tool.c) -> print
+ * (trace_print.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "core/util.h"
 #include "kvsim/report.h"
 #include "kvsim/workload.h"
+#include "trace.h"
 #include "workload/wl.h"
 
 #define DEFAULT_LRU "1000,5000,20000,50000"
@@ -51,36 +53,6 @@ static int open_source(const char *cmd, const char *file, const kvsim__trace_opt
     return cli_fail(cmd, "%s", err.msg);
   }
   return 0;
-}
-
-static void len_text(const char *name, const kvsim__len_stats_t *l) {
-  printf("%s: mean %.1f, p50 %.0f, p90 %.0f, p99 %.0f, min %.0f, max %.0f\n", name, l->mean,
-         l->p50, l->p90, l->p99, l->min, l->max);
-}
-
-static void print_stats(const char *file, const char *fmt, const kvsim__tstats_t *st) {
-  char a[32], b[32];
-  printf("trace: %s (format %s)\n", file, fmt);
-  printf("requests: %s", kvsim__commas(st->requests, a, sizeof a));
-  if (st->skipped)
-    printf(" (%s bad rows skipped)", kvsim__commas(st->skipped, b, sizeof b));
-  if (st->clipped)
-    printf(" (%s clipped)", kvsim__commas(st->clipped, b, sizeof b));
-  printf("\nduration: %.1f s\nrate: %.2f req/s\n", st->duration_s, st->rate_rps);
-  printf("inter-arrival: mean %.3f s, CV %.2f, max gap %.1f s\n", st->interarrival_mean_s,
-         st->interarrival_cv, st->max_gap_s);
-  printf("peak: %lld requests in one second\n", (long long)st->peak_1s);
-  len_text("prompt tokens", &st->prompt);
-  len_text("output tokens", &st->output);
-  if (!st->prefix_block)
-    return;
-  printf("prefix blocks of %lld tokens: %s in all, %s distinct\n", (long long)st->prefix_block,
-         kvsim__commas(st->blocks, a, sizeof a), kvsim__commas(st->distinct_blocks, b, sizeof b));
-  printf("ideal prefix hit rate: %.2f%% of blocks, %.2f%% of tokens\n",
-         100 * st->ideal_hit_rate_blocks, 100 * st->ideal_hit_rate_tokens);
-  for (int i = 0; i < st->nlru; i++)
-    printf("LRU hit rate at %s blocks: %.2f%%\n", kvsim__commas(st->lru_capacity[i], a, sizeof a),
-           100 * st->lru_hit_rate[i]);
 }
 
 static int cmd_stats(int argc, char **argv) {
@@ -133,7 +105,7 @@ static int cmd_stats(int argc, char **argv) {
   if (rc < 0)
     return cli_fail(cmd, "%s", err.msg);
   if (!json)
-    return print_stats(pos[0], fmt, &st), 0;
+    return trace_print_stats(pos[0], fmt, &st), 0;
   cJSON *j = kvsim__tstats_json(&st, pos[0], fmt);
   char *s = kvsim_report_json_string(j);
   puts(s);
