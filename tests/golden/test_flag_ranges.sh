@@ -66,6 +66,20 @@ done
 "$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" --prefix-block-size 16 >/dev/null \
   || fail "--prefix-block-size 16 was refused"
 
+# trace --limit 0 was "no limit" (every request), which only an absent
+# --limit means (-1 was already refused).
+expect_error "^kvsim trace stats: error: --limit: bad value 0 \(expected >= 1\)$" \
+  trace stats "$src/tests/golden/data/ep-lockstep.csv" --limit 0
+expect_error "^kvsim trace convert: error: --limit: bad value 0 \(expected >= 1\)$" \
+  trace convert "$src/tests/golden/data/ep-lockstep.csv" --limit 0 --out "$tmp/limit.csv"
+expect_error "^kvsim trace stats: error: --limit: bad value 0 \(expected >= 1\)$" \
+  trace stats "$src/tests/golden/data/small-synthetic.json" --limit 0
+[ ! -e "$tmp/limit.csv" ] || fail "a refused --limit wrote its output"
+"$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" --limit 1 | grep -qx 'requests: 1' \
+  || fail "--limit 1 did not keep one request"
+"$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" | grep -qx 'requests: 2' \
+  || fail "without --limit, not every request was kept"
+
 # sweep --shard is read strictly: "0/2/3" once ran as 0/2 (the rest
 # ignored), and a valid N beyond int was "not I/N with 0 <= I < N".
 sw="$src/tests/golden/data/small-sweep.json"
