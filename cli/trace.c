@@ -58,7 +58,8 @@ static int open_source(const char *cmd, const char *file, const kvsim__trace_opt
 static int cmd_stats(int argc, char **argv) {
   const char *cmd = "trace stats";
   kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
-  bool json = false, tflag = false, seed_given = false, block_given = false, limit_given = false;
+  bool json = false, tflag = false, seed_given = false, block_given = false, limit_given = false,
+       max_given = false;
   int64_t block = 0, seed = 1;
   const char *lru = NULL;
   const cli_arg args[] = {
@@ -73,7 +74,7 @@ static int cmd_stats(int argc, char **argv) {
       {"--limit", ARG_INT, &o.limit, "first N requests only (default: all)", &limit_given},
       {"--skip-bad-rows", ARG_FLAG, &o.skip_bad_rows, "skip and count malformed rows", &tflag},
       {"--max-total-tokens", ARG_INT, &o.max_total_tokens,
-       "clip prompt (then output) so prompt + output <= N", NULL},
+       "clip prompt (then output) so prompt + output <= N", &max_given},
       {"--hash-block-tokens", ARG_INT, &o.hash_block_tokens,
        "tokens per Mooncake hash id (default 512)", &tflag},
       {"--seed", ARG_INT, &seed, "seed for a synthetic JSON spec (default: the scenario's, else 1)",
@@ -88,6 +89,9 @@ static int cmd_stats(int argc, char **argv) {
     return cli_fail(cmd, "expected one trace file (see kvsim trace stats --help)");
   if (limit_given && o.limit < 1) /* 0 is "all" only when absent */
     return cli_fail(cmd, "--limit: bad value %lld (expected >= 1)", (long long)o.limit);
+  if (max_given && o.max_total_tokens < 2) /* 0 is "no clipping" only when absent */
+    return cli_fail(cmd, "--max-total-tokens: bad value %lld (expected >= 2)",
+                    (long long)o.max_total_tokens);
   tflag = tflag || limit_given;
   if (block_given && block < 1) /* 0 is "not counted", not a value to give */
     return cli_fail(cmd, "--prefix-block-size: bad value %lld (expected >= 1)", (long long)block);
@@ -128,7 +132,7 @@ static int cmd_convert(int argc, char **argv) {
   kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
   const char *out = NULL;
   int64_t seed = 1;
-  bool limit_given = false;
+  bool limit_given = false, max_given = false;
   const cli_arg args[] = {
       {"--out", ARG_STR, &out, "output kvsim CSV (written atomically)", NULL},
       {"--format", ARG_STR, &o.format, FORMAT_HELP, NULL},
@@ -137,7 +141,7 @@ static int cmd_convert(int argc, char **argv) {
       {"--skip-bad-rows", ARG_FLAG, &o.skip_bad_rows,
        "skip malformed rows (their count goes to stderr)", NULL},
       {"--max-total-tokens", ARG_INT, &o.max_total_tokens,
-       "clip prompt (then output) so prompt + output <= N", NULL},
+       "clip prompt (then output) so prompt + output <= N", &max_given},
       {"--hash-block-tokens", ARG_INT, &o.hash_block_tokens,
        "tokens per Mooncake hash id (default 512)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -150,6 +154,9 @@ static int cmd_convert(int argc, char **argv) {
     return cli_fail(cmd, "expected one trace file (see kvsim trace convert --help)");
   if (limit_given && o.limit < 1) /* 0 is "all" only when absent */
     return cli_fail(cmd, "--limit: bad value %lld (expected >= 1)", (long long)o.limit);
+  if (max_given && o.max_total_tokens < 2) /* 0 is "no clipping" only when absent */
+    return cli_fail(cmd, "--max-total-tokens: bad value %lld (expected >= 2)",
+                    (long long)o.max_total_tokens);
   if (!out)
     return cli_fail(cmd, "--out: missing (the kvsim CSV to write)");
   if (is_spec(pos[0]))

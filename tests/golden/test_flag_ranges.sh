@@ -79,6 +79,14 @@ expect_error "^kvsim trace stats: error: --limit: bad value 0 \(expected >= 1\)$
   || fail "--limit 1 did not keep one request"
 "$kvsim" trace stats "$src/tests/golden/data/ep-lockstep.csv" | grep -qx 'requests: 2' \
   || fail "without --limit, not every request was kept"
+# trace --max-total-tokens 0 was "no clipping" likewise (1 was refused).
+expect_error "^kvsim trace stats: error: --max-total-tokens: bad value 0 \(expected >= 2\)$" \
+  trace stats "$src/tests/golden/data/ep-lockstep.csv" --max-total-tokens 0
+expect_error "^kvsim trace convert: error: --max-total-tokens: bad value 0 \(expected >= 2\)$" \
+  trace convert "$src/tests/golden/data/ep-lockstep.csv" --max-total-tokens 0 --out "$tmp/limit.csv"
+expect_error "^kvsim trace stats: error: --max-total-tokens: bad value 0 \(expected >= 2\)$" \
+  trace stats "$src/tests/golden/data/small-synthetic.json" --max-total-tokens 0
+[ ! -e "$tmp/limit.csv" ] || fail "a refused --max-total-tokens wrote its output"
 
 # sweep --shard is read strictly: "0/2/3" once ran as 0/2 (the rest
 # ignored), and a valid N beyond int was "not I/N with 0 <= I < N".
