@@ -58,6 +58,52 @@ void kvsim__signal_hook(void (*fn)(int sig)) {
   hook_fn = fn;
 }
 
+char *kvsim__put_s(char *p, const char *end, const char *s) {
+  while (*s && p < end)
+    *p++ = *s++;
+  return p;
+}
+
+char *kvsim__put_n(char *p, const char *end, int64_t v, int width) {
+  char d[24];
+  int n = 0;
+  do
+    d[n++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  while (n < width)
+    d[n++] = '0';
+  while (n && p < end)
+    *p++ = d[--n];
+  return p;
+}
+
+const char *kvsim__signal_name(int sig) {
+  switch (sig) {
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGHUP:
+    return "SIGHUP";
+  case SIGQUIT:
+    return "SIGQUIT";
+  case SIGPIPE:
+    return "SIGPIPE";
+  case SIGXCPU:
+    return "SIGXCPU";
+  case SIGXFSZ:
+    return "SIGXFSZ";
+  case SIGUSR1:
+    return "SIGUSR1";
+  case SIGUSR2:
+    return "SIGUSR2";
+  case SIGALRM:
+    return "SIGALRM";
+  default:
+    return "a signal";
+  }
+}
+
 /* rmdir removes only an empty folder: what was made, never what a user
  * put there. p is modified (parents are cut off in place). */
 static void rmdir_chain(char *p, size_t top) {

@@ -83,53 +83,6 @@ static struct {
   volatile sig_atomic_t done; /* points finished: those started are fewer than done + jobs */
 } stop;
 
-/* Async-signal-safe formatting (no stdio in a handler). */
-static char *put_s(char *p, const char *end, const char *s) {
-  while (*s && p < end)
-    *p++ = *s++;
-  return p;
-}
-
-static char *put_n(char *p, const char *end, int64_t v, int width) {
-  char d[24];
-  int n = 0;
-  do
-    d[n++] = (char)('0' + v % 10);
-  while ((v /= 10) > 0);
-  while (n < width)
-    d[n++] = '0';
-  while (n && p < end)
-    *p++ = d[--n];
-  return p;
-}
-
-static const char *signal_name(int sig) {
-  switch (sig) {
-  case SIGINT:
-    return "SIGINT";
-  case SIGTERM:
-    return "SIGTERM";
-  case SIGHUP:
-    return "SIGHUP";
-  case SIGQUIT:
-    return "SIGQUIT";
-  case SIGPIPE:
-    return "SIGPIPE";
-  case SIGXCPU:
-    return "SIGXCPU";
-  case SIGXFSZ:
-    return "SIGXFSZ";
-  case SIGUSR1:
-    return "SIGUSR1";
-  case SIGUSR2:
-    return "SIGUSR2";
-  case SIGALRM:
-    return "SIGALRM";
-  default:
-    return "a signal";
-  }
-}
-
 /* unlink, rmdir, kill, waitpid and write are async-signal-safe. */
 static void on_stop(int sig) {
   kvsim__study_pool_stop(); /* none writes a folder after this */
@@ -141,23 +94,23 @@ static void on_stop(int sig) {
   for (int64_t i = stop.shard; i < end; i += stop.nshards) {
     if (stop.existed && stop.existed[i])
       continue;
-    char *p = put_n(put_s(put_s(path, lim, stop.out), lim, "/run"), lim, i, 4);
+    char *p = kvsim__put_n(kvsim__put_s(kvsim__put_s(path, lim, stop.out), lim, "/run"), lim, i, 4);
     for (int k = 0; k < 3; k++) {
-      *put_s(put_s(p, lim, "/"), lim, run_files[k]) = '\0';
+      *kvsim__put_s(kvsim__put_s(p, lim, "/"), lim, run_files[k]) = '\0';
       unlink(path);
     }
     *p = '\0';
     removed += rmdir(path) == 0;
   }
   char msg[4700], *m = msg, *mend = msg + sizeof msg - 1;
-  m = put_s(m, mend, "kvsim sweep: error: ");
-  m = put_s(m, mend, stop.out);
-  m = put_s(m, mend, ": stopped by ");
-  m = put_s(m, mend, signal_name(sig));
-  m = put_s(m, mend, "; removed the ");
-  m = put_n(m, mend, removed, 1);
-  m = put_s(m, mend, removed == 1 ? " run folder" : " run folders");
-  m = put_s(m, mend, " it had written (no sweep.csv)\n");
+  m = kvsim__put_s(m, mend, "kvsim sweep: error: ");
+  m = kvsim__put_s(m, mend, stop.out);
+  m = kvsim__put_s(m, mend, ": stopped by ");
+  m = kvsim__put_s(m, mend, kvsim__signal_name(sig));
+  m = kvsim__put_s(m, mend, "; removed the ");
+  m = kvsim__put_n(m, mend, removed, 1);
+  m = kvsim__put_s(m, mend, removed == 1 ? " run folder" : " run folders");
+  m = kvsim__put_s(m, mend, " it had written (no sweep.csv)\n");
   ssize_t w = write(2, msg, (size_t)(m - msg));
   (void)w;
 }
