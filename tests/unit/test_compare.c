@@ -157,6 +157,40 @@ Test(compare, rows_tables_and_report_do_not_depend_on_jobs) {
   kvsim_compare_fini(&c);
 }
 
+/* Regression: a compare that could not write REPORT.md left compare.csv and
+ * compare_sweep.csv behind, a table without its page (and over an older
+ * compare's). Now none of its files is put in place. */
+Test(compare, a_compare_that_cannot_write_one_file_leaves_none_of_them) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  char dir[256], p[300], cmd[400];
+  snprintf(dir, sizeof dir, "/tmp/kvsim_cmp_fail_%ld", (long)getpid());
+  snprintf(p, sizeof p, "%s/REPORT.md", dir);
+  cr_assert_eq(kvsim_report_mkdirs(p, &err), KVSIM_OK, "a folder where REPORT.md goes: %s",
+               err.msg);
+  snprintf(p, sizeof p, "%s/compare.csv", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f, "an older compare.csv");
+  fputs("old\n", f);
+  fclose(f);
+  kvsim_compare_opts_t o = {dir, 1, 0.05, NULL, "kvsim compare t.json"};
+  kvsim_compare_result_t res;
+  cr_assert_eq(kvsim_compare_run(&c, &o, &res, &err), KVSIM_EIO, "the write fails: %s", err.msg);
+  cr_assert(strstr(err.msg, "/REPORT.md: write failed: Is a directory"), "names the file: %s",
+            err.msg);
+  char *old = slurp(p);
+  cr_assert_str_eq(old, "old\n", "the older compare.csv stays as it was");
+  free(old);
+  snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s' | tr '\\n' ' ')\" = 'REPORT.md compare.csv '",
+           dir);
+  cr_assert_eq(system(cmd), 0, "no compare_sweep.csv and no temporary file left");
+  kvsim_compare_result_fini(&res);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0, "clean up");
+  kvsim_compare_fini(&c);
+}
+
 /* ---- plan in the user's units ------------------------------------------- */
 
 Test(compare, a_trace_rate_search_answers_in_req_per_s_with_the_factor) {

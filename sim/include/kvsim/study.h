@@ -494,8 +494,10 @@ typedef struct kvsim_compare_result {
 
 /* Evaluates every candidate (in parallel with opts->jobs; the rows and
  * files do not depend on it) and, with opts->out, writes compare.csv,
- * compare_sweep.csv and REPORT.md there. A candidate that does not fit or
- * fails is a row, not an error. Errors: KVSIM_EIO (folders, fork, files).
+ * compare_sweep.csv and REPORT.md there: all three or, on an error or a
+ * stop signal (which ends the workers and says so in one line on stderr),
+ * none, and no folder it made. A candidate that does not fit or fails is a
+ * row, not an error. Errors: KVSIM_EIO (folders, fork, files).
  * Free res with kvsim_compare_result_fini. */
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err);

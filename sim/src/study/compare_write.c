@@ -1,12 +1,18 @@
 /* kvsim compare: the candidates in the pool, the one-sentence answer, and
  * the tables (compare.csv, compare_sweep.csv) and REPORT.md it writes. */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "report/tmpfiles.h"
+#include "study/run.h"
 
 /* A figure in a table: 6 significant digits, empty when not known. */
 static void num(FILE *f, double v, bool last) {
@@ -201,6 +207,43 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
     fprintf(out, "-> %s/compare.csv, %s/REPORT.md\n", dir, dir);
 }
 
+/* What a signal handler needs to undo a compare: its three files (tracked
+ * by the output module while they are temporary, then once in place until
+ * the last one is) and the folders it made. A stopped compare leaves none
+ * of them: a table without its REPORT.md, or one of an older study beside
+ * a new REPORT.md, is not a result. */
+static const char *const outputs[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
+enum { NOUT = sizeof outputs / sizeof *outputs };
+
+static struct {
+  const char *out;
+  int candidates;
+  bool erase; /* a progress line on a terminal to clear first */
+  volatile sig_atomic_t done, writing;
+} stop;
+
+/* kill, waitpid and write are async-signal-safe; the output module has
+ * removed the files before this runs, and removes the folders after. */
+static void on_stop(int sig) {
+  kvsim__study_pool_stop(); /* no candidate goes on without its parent */
+  char msg[4700], *m = msg, *end = msg + sizeof msg - 1;
+  if (stop.erase && stop.done)
+    m = kvsim__put_s(m, end, "\r\033[K");
+  m = kvsim__put_s(m, end, "kvsim compare: error: ");
+  m = kvsim__put_s(m, end, stop.out);
+  m = kvsim__put_s(m, end, ": stopped by ");
+  m = kvsim__put_s(m, end, kvsim__signal_name(sig));
+  m = kvsim__put_s(m, end, " after ");
+  m = kvsim__put_n(m, end, stop.done, 1);
+  m = kvsim__put_s(m, end, " of ");
+  m = kvsim__put_n(m, end, stop.candidates, 1);
+  m = kvsim__put_s(m, end, stop.candidates == 1 ? " candidate; " : " candidates; ");
+  m = kvsim__put_s(m, end, stop.writing ? "removed the files it had written" : "nothing written");
+  m = kvsim__put_s(m, end, " (no compare.csv)\n");
+  ssize_t w = write(2, msg, (size_t)(m - msg));
+  (void)w;
+}
+
 typedef struct ctx {
   const kvsim_compare_t *c;
   const kvsim_compare_opts_t *o;
@@ -221,6 +264,7 @@ static int done(void *p, int64_t i, int rc, const void *out, const kvsim_err *e)
     r->rc = rc;
     snprintf(r->error, sizeof r->error, "%s", e->msg[0] ? e->msg : "run failed");
   }
+  stop.done++;
   x->res->failed += r->rc < 0 && r->rc != KVSIM_ENOFIT;
   x->res->no_fit += r->rc == KVSIM_ENOFIT;
   kvsim_progress_step(x->o->progress, x->c->cand[i].label,
@@ -232,13 +276,92 @@ static int done(void *p, int64_t i, int rc, const void *out, const kvsim_err *e)
   return KVSIM_OK;
 }
 
-static int write_text(const char *dir, const char *name, char *text, kvsim_err *err) {
-  if (!text)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s/%s: out of memory", dir, name);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  int rc = kvsim_report_write_atomic(path, text, strlen(text), err);
-  free(text);
+/* Writes text to path's temporary file (tracked: a signal removes it). */
+static int stage(const char *path, const char *tmp, const char *text, kvsim_err *err) {
+  FILE *f = fopen(tmp, "wb");
+  if (!f)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+  size_t len = strlen(text);
+  bool bad = fwrite(text, 1, len, f) != len;
+  bad |= fflush(f) != 0;
+  int e = errno;
+  if (fclose(f) != 0 && !bad) {
+    bad = true;
+    e = errno;
+  }
+  return bad ? kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(e)) : KVSIM_OK;
+}
+
+/* The signals kvsim_report_cleanup_on_signals handles. */
+static void stop_signals(sigset_t *set) {
+  static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE,
+                             SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM};
+  sigemptyset(set);
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    sigaddset(set, sigs[i]);
+}
+
+/* All three files or none: each is written to a temporary file first, and
+ * only when all are complete are they renamed into place, with the stop
+ * signals held so that a signal finds none or all of them there (and then
+ * removes them: the command had not finished). A failure leaves neither
+ * temporary files nor a file of this compare, and the files of an older
+ * one stay as they were (unless a rename itself fails half-way). */
+static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o,
+                         const kvsim_compare_result_t *res, kvsim_err *err) {
+  char *text[NOUT] = {kvsim_compare_csv(c, res->rows, res->n),
+                      kvsim_compare_sweep_csv(c, res->rows, res->n),
+                      kvsim_report_md_compare(c, res, o->command)};
+  char path[NOUT][4400], tmp[NOUT][4500];
+  int slot[NOUT], staged = 0, placed = 0, rc = KVSIM_OK;
+  for (int k = 0; k < NOUT; k++) {
+    snprintf(path[k], sizeof path[k], "%s/%s", o->out, outputs[k]);
+    snprintf(tmp[k], sizeof tmp[k], "%s.tmp.%ld", path[k], (long)getpid());
+    slot[k] = -1;
+    if (!text[k] && rc == KVSIM_OK)
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path[k]);
+  }
+  kvsim_new_dirs_t made;
+  kvsim_report_new_dirs(o->out, &made);
+  if (rc == KVSIM_OK)
+    rc = kvsim_report_mkdirs(o->out, err);
+  stop.writing = rc == KVSIM_OK;
+  for (; rc == KVSIM_OK && staged < NOUT; staged++) {
+    slot[staged] = kvsim__tmp_track(tmp[staged]);
+    rc = stage(path[staged], tmp[staged], text[staged], err);
+  }
+  /* A folder in the place of one (the one rename that can fail here):
+   * refused before any file is replaced. */
+  struct stat st;
+  for (int k = 0; rc == KVSIM_OK && k < NOUT; k++)
+    if (stat(path[k], &st) == 0 && S_ISDIR(st.st_mode))
+      rc = kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path[k], strerror(EISDIR));
+  if (rc == KVSIM_OK) {
+    sigset_t held, old;
+    stop_signals(&held);
+    sigprocmask(SIG_BLOCK, &held, &old);
+    for (; placed < NOUT; placed++) {
+      if (rename(tmp[placed], path[placed]) != 0) {
+        rc = kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path[placed], strerror(errno));
+        break;
+      }
+      kvsim__tmp_forget(slot[placed]);
+      slot[placed] = kvsim__tmp_track(path[placed]);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL); /* a signal held until now removes them */
+  }
+  for (int k = 0; k < NOUT; k++) {
+    if (rc < 0 && k < placed)
+      remove(path[k]);
+    else if (rc < 0 && k < staged)
+      remove(tmp[k]);
+    kvsim__tmp_forget(slot[k]);
+    free(text[k]);
+  }
+  if (rc < 0)
+    kvsim_report_new_dirs_undo(&made);
+  else
+    kvsim_report_new_dirs_keep(&made);
   return rc;
 }
 
@@ -256,17 +379,21 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
   res->n = c->ncandidates;
   ctx_t x = {c, opts, res};
+  stop.done = stop.writing = 0;
+  if (opts->out) {
+    stop.out = opts->out;
+    stop.candidates = c->ncandidates;
+    stop.erase = opts->progress && opts->progress->mode == KVSIM_PROGRESS_LINE;
+    kvsim__signal_hook(on_stop);
+  }
   int rc = kvsim_study_parallel_records(0, c->ncandidates, 1, opts->jobs, job, done, &x, err);
-  if (rc < 0)
-    return rc;
-  kvsim_compare_answer(c, res->rows, res->n, res->answer, sizeof res->answer);
-  if (!opts->out)
-    return KVSIM_OK;
-  if ((rc = kvsim_report_mkdirs(opts->out, err)) < 0 ||
-      (rc = write_text(opts->out, "compare.csv", kvsim_compare_csv(c, res->rows, res->n), err)) < 0 ||
-      (rc = write_text(opts->out, "compare_sweep.csv", kvsim_compare_sweep_csv(c, res->rows, res->n), err)) < 0)
-    return rc;
-  return write_text(opts->out, "REPORT.md", kvsim_report_md_compare(c, res, opts->command), err);
+  if (rc == KVSIM_OK)
+    kvsim_compare_answer(c, res->rows, res->n, res->answer, sizeof res->answer);
+  if (rc == KVSIM_OK && opts->out)
+    rc = write_outputs(c, opts, res, err);
+  if (opts->out)
+    kvsim__signal_hook(NULL);
+  return rc;
 }
 
 void kvsim_compare_result_fini(kvsim_compare_result_t *res) {

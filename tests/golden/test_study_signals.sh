@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# A compare that is stopped, or cannot write, leaves nothing half-done:
+# - a compare stopped by a signal while its candidates run (with --jobs 2 its
+#   workers end too) says so in one line, exits non-zero and leaves no folder
+#   it made; in a folder the user made, what was there stays;
+# - a compare stopped while writing (SIGXFSZ) removes the files it had
+#   written, and says so;
+# - a compare that cannot write one of its files (a full disk, a folder in
+#   the way) is one error line, exit 2, and leaves none of its files: not a
+#   compare.csv without its REPORT.md, nor a new table beside an old one.
+set -euo pipefail
+kvsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ulimit -c 0
+scen="$src/tests/golden/data/small-synthetic.json"
+
+# Three candidates of a few seconds each (the rate search runs each many times).
+cat >"$tmp/study.json" <<JSON
+{ "name": "st", "scenario": "$scen", "target_rate": 8, "slo": { "ttft_p99_s": 1 },
+  "candidates": [ { "label": "a", "set": { "workload.synthetic.requests": 20000 } },
+                  { "label": "b", "set": { "workload.synthetic.requests": 20000, "engine.max_num_seqs": 16 } },
+                  { "label": "c", "set": { "workload.synthetic.requests": 20000, "engine.max_num_seqs": 8 } } ] }
+JSON
+# A quick one, for the write errors.
+cat >"$tmp/quick.json" <<JSON
+{ "name": "q", "scenario": "$scen", "target_rate": 8, "slo": { "ttft_p99_s": 1 },
+  "candidates": [ { "label": "a" }, { "label": "b", "set": { "engine.max_num_seqs": 8 } } ] }
+JSON
+
+one_line() {  # FILE WHAT REGEX
+  [ "$(wc -l <"$1")" = 1 ] || { echo "$2: not one line:"; cat "$1"; exit 1; }
+  grep -qE "$3" "$1" || { echo "$2: the line does not say '$3':"; cat "$1"; exit 1; }
+}
+nothing_left() {  # DIR WHAT
+  [ ! -e "$1" ] || { echo "$2 left: $(ls -A "$1")"; exit 1; }
+}
+
+compare_stopped() {  # OUT SIG JOBS
+  out=$1 sig=$2 jobs=$3
+  "$kvsim" compare "$tmp/study.json" --out "$out" --jobs "$jobs" --quiet >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  sleep 0.5
+  kill -0 $pid 2>/dev/null || { echo "compare ended before it was stopped"; cat "$tmp/err"; exit 1; }
+  kill -"$sig" $pid
+  rc=0; wait $pid || rc=$?
+  [ $rc != 0 ] || { echo "a compare stopped by SIG$sig exits 0"; exit 1; }
+  one_line "$tmp/err" "compare stopped by SIG$sig" \
+    "^kvsim compare: error: $out: stopped by SIG$sig after [0-9] of 3 candidates; nothing written \(no compare\.csv\)$"
+  [ ! -s "$tmp/out" ] || { echo "a stopped compare printed:"; cat "$tmp/out"; exit 1; }
+  sleep 0.2
+  ! pgrep -f "$tmp/study.json" >/dev/null || { echo "a stopped compare left processes (SIG$sig)"; exit 1; }
+}
+compare_stopped "$tmp/c1/a/b" TERM 2
+nothing_left "$tmp/c1" "a compare stopped by SIGTERM"
+compare_stopped "$tmp/c2" INT 1
+nothing_left "$tmp/c2" "a compare stopped by SIGINT"
+mkdir "$tmp/mine"
+echo notes >"$tmp/mine/notes.txt"
+compare_stopped "$tmp/mine" HUP 2
+[ "$(ls -A "$tmp/mine")" = notes.txt ] || { echo "a user's folder: $(ls -A "$tmp/mine")"; exit 1; }
+
+# Stopped while writing: REPORT.md goes over a 4 KiB file-size limit after
+# compare.csv is done.
+rc=0
+(ulimit -f 4; exec "$kvsim" compare "$tmp/quick.json" --out "$tmp/fsz" --quiet) 2>"$tmp/err" || rc=$?
+[ $rc != 0 ] || { echo "a compare over the file-size limit exits 0"; exit 1; }
+one_line "$tmp/err" "compare stopped by SIGXFSZ" \
+  "$tmp/fsz: stopped by SIGXFSZ after 2 of 2 candidates; removed the files it had written \(no compare\.csv\)$"
+nothing_left "$tmp/fsz" "a compare stopped by SIGXFSZ"
+
+# The same write error with SIGXFSZ ignored, as a full disk gives it.
+rc=0
+(ulimit -f 4; trap '' XFSZ; exec "$kvsim" compare "$tmp/quick.json" --out "$tmp/full/x" --quiet) \
+  2>"$tmp/err" || rc=$?
+[ $rc = 2 ] || { echo "compare write error: exit $rc, want 2"; cat "$tmp/err"; exit 1; }
+one_line "$tmp/err" "compare write error" "$tmp/full/x/REPORT.md: write failed: File too large"
+nothing_left "$tmp/full" "a compare that could not write"
+# In a folder with an older compare's files: they are not replaced by half
+# of a new one.
+mkdir "$tmp/old"
+echo old >"$tmp/old/compare.csv"
+echo old >"$tmp/old/REPORT.md"
+rc=0
+(ulimit -f 4; trap '' XFSZ; exec "$kvsim" compare "$tmp/quick.json" --out "$tmp/old" --quiet) \
+  2>"$tmp/err" || rc=$?
+[ $rc = 2 ] || { echo "compare write error in an old folder: exit $rc, want 2"; exit 1; }
+[ "$(cat "$tmp/old/compare.csv")" = old ] || { echo "a failed compare replaced compare.csv"; exit 1; }
+[ "$(ls -A "$tmp/old" | tr '\n' ' ')" = "REPORT.md compare.csv " ] ||
+  { echo "a failed compare left: $(ls -A "$tmp/old")"; exit 1; }
+# A folder where REPORT.md goes: the last file cannot be put in place.
+mkdir -p "$tmp/isdir/REPORT.md"
+echo old >"$tmp/isdir/compare.csv"
+rc=0
+"$kvsim" compare "$tmp/quick.json" --out "$tmp/isdir" --quiet 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] || { echo "REPORT.md a folder: exit $rc, want 2"; exit 1; }
+one_line "$tmp/err" "REPORT.md a folder" "$tmp/isdir/REPORT.md: write failed: Is a directory"
+[ "$(ls -A "$tmp/isdir" | tr '\n' ' ')" = "REPORT.md compare.csv " ] ||
+  { echo "REPORT.md a folder: left $(ls -A "$tmp/isdir")"; exit 1; }
+[ "$(cat "$tmp/isdir/compare.csv")" = old ] || { echo "REPORT.md a folder: compare.csv replaced"; exit 1; }
+
+echo "study signals: ok"
