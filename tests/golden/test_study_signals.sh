@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A compare that is stopped, or cannot write, leaves nothing half-done:
+# A compare or plan that is stopped, or cannot write, leaves nothing half-done:
 # - a compare stopped by a signal while its candidates run (with --jobs 2 its
 #   workers end too) says so in one line, exits non-zero and leaves no folder
 #   it made; in a folder the user made, what was there stays;
@@ -7,7 +7,9 @@
 #   written, and says so;
 # - a compare that cannot write one of its files (a full disk, a folder in
 #   the way) is one error line, exit 2, and leaves none of its files: not a
-#   compare.csv without its REPORT.md, nor a new table beside an old one.
+#   compare.csv without its REPORT.md, nor a new table beside an old one;
+# - a plan stopped by a signal says so in one line and prints no answer; one
+#   that fails is one error line and prints no answer either.
 set -euo pipefail
 kvsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
@@ -100,4 +102,30 @@ one_line "$tmp/err" "REPORT.md a folder" "$tmp/isdir/REPORT.md: write failed: Is
   { echo "REPORT.md a folder: left $(ls -A "$tmp/isdir")"; exit 1; }
 [ "$(cat "$tmp/isdir/compare.csv")" = old ] || { echo "REPORT.md a folder: compare.csv replaced"; exit 1; }
 
+# A plan stopped by a signal: one line, no answer on stdout.
+for sig in INT TERM; do
+  "$kvsim" plan "$scen" --slo ttft_p99=1s --quiet --set workload.synthetic.requests=200000 \
+    >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  sleep 0.5
+  kill -0 $pid 2>/dev/null || { echo "plan ended before it was stopped"; cat "$tmp/err"; exit 1; }
+  kill -"$sig" $pid
+  rc=0; wait $pid || rc=$?
+  [ $rc != 0 ] || { echo "a plan stopped by SIG$sig exits 0"; exit 1; }
+  one_line "$tmp/err" "plan stopped by SIG$sig" \
+    "^kvsim plan: error: $scen: stopped by SIG$sig before an answer \(nothing written\)$"
+  [ ! -s "$tmp/out" ] || { echo "a stopped plan printed:"; cat "$tmp/out"; exit 1; }
+done
+# A plan whose scenario fails at its first point: one line, no answer.
+cp "$src/workloads/tiny_azure.csv" "$tmp/bad.csv"
+echo "2024-01-01 09:00:09.0000000,notanumber,10" >>"$tmp/bad.csv"
+cat >"$tmp/trace.json" <<JSON
+{ "name": "tr", "seed": 1, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
+  "engine": { "max_model_len": 4096 }, "workload": { "trace": "bad.csv" } }
+JSON
+rc=0
+"$kvsim" plan "$tmp/trace.json" --slo ttft_p99=1s --search replicas >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] || { echo "a plan on a bad trace: exit $rc, want 2"; cat "$tmp/err"; exit 1; }
+one_line "$tmp/err" "a plan on a bad trace" "bad.csv:7: column 'ContextTokens': bad value 'notanumber'"
+[ ! -s "$tmp/out" ] || { echo "a failed plan printed:"; cat "$tmp/out"; exit 1; }
 echo "study signals: ok"
