@@ -270,6 +270,40 @@ Test(compare, a_run_report_carries_the_band_range_of_its_p99s) {
   kvsim_scenario_fini(&sc);
 }
 
+/* Regression: a run in which no request finished printed p99 TTFT 0 s and
+ * "Meets the SLO" in REPORT.md, though its run line already said
+ * "no request finished: no latency figures". */
+Test(compare, a_run_report_where_nothing_finished_has_no_latency_figures) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  const char *sets[] = {"slo.ttft_p99_s=100", "output.max_time_s=0.001"};
+  cr_assert_eq(kvsim_scenario_parse(SCENARIO, "r.json", ".", sets, 2, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  kvsim_summary_t *s = malloc(sizeof *s);
+  cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s->requests_finished, 0, "nothing finishes in 1 ms (%lld did)",
+               (long long)s->requests_finished);
+  char dir[256], path[300];
+  snprintf(dir, sizeof dir, "/tmp/kvsim_cmp_none_%ld", (long)getpid());
+  cr_assert_eq(kvsim_report_mkdirs(dir, &err), KVSIM_OK, "mkdir: %s", err.msg);
+  cr_assert_eq(kvsim_report_md_run_write(&sc, s, dir, "kvsim run r.json", &err), KVSIM_OK, "%s",
+               err.msg);
+  snprintf(path, sizeof path, "%s/REPORT.md", dir);
+  char *md = slurp(path);
+  remove(path);
+  rmdir(dir);
+  cr_assert(strstr(md, "\n\nMisses the SLO; no request finished: no latency figures; KV peak"),
+            "the answer says so, and no SLO is met by nothing: %.700s", md);
+  cr_assert(strstr(md, "| TTFT, TPOT, E2E | no request finished: no latency figures | |"),
+            "the table says so: %.900s", md);
+  cr_assert_null(strstr(md, "p99 TTFT 0 s"), "no percentile of nothing in the answer");
+  cr_assert_null(strstr(md, "| TTFT p50 / p99 s |"), "nor in the table");
+  cr_assert(strstr(md, "| SLO attainment | 0.0 % |"), "the other figures stay");
+  free(md);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
 /* A price in the GPU's own file (the user's figure) when the study has none. */
 Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
   const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_GPU, "l4");

@@ -84,8 +84,13 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   }
   const kvsim_band_edge_t edge[2] = {{e->band_scale_lo, e->band_prefill_scale_lo},
                                      {e->band_scale_hi, e->band_prefill_scale_hi}};
-  bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) && (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
-             (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected;
+  /* With no request finished the percentiles are of nothing (the run
+   * line's words): 0 s would read as instant service, and an SLO on them
+   * as met. */
+  bool none = s->requests_finished == 0;
+  bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) &&
+             (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
+             (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected && !none;
   fprintf(f, "# Run report: %s\n\n## Question\n\nHow does %s on %s x %d (TP %d, PP %d, "
              "gpu_memory_utilization %.2f, KV %s) serve this workload (%lld requests, %.3g req/s "
              "served) within the SLO",
@@ -93,26 +98,41 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
           s->plan.p.pp, s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
           (long long)s->requests_total, s->requests_per_s);
   slo_text(f, sc);
-  fprintf(f, "?\n\n## Answer\n\n%s: p99 TTFT %.3g s [%.3g, %.3g], p99 TPOT %.3g s [%.3g, %.3g]; KV "
-             "peak %.1f %%, %lld preemptions, %lld rejected.\n\n",
+  fprintf(f, "?\n\n## Answer\n\n%s%s",
           !(s->slo_ttft_p99.given || s->slo_tpot_p99.given || s->slo_e2e_p99.given) ? "No SLO given"
-          : met                                                                    ? "Meets the SLO"
-                                                                                   : "Misses the SLO",
-          s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p99, e->tpot_range.p99.lo,
-          e->tpot_range.p99.hi, 100 * s->kv_usage_peak, (long long)s->preemptions,
-          (long long)s->requests_rejected);
-  fprintf(f, "## Table\n\n| figure | value | range over the band |\n|---|---|---|\n"
-             "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n| TPOT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n"
-             "| E2E p99 s | %.3g | %.3g .. %.3g |\n| requests/s, output tokens/s | %.3g, %.4g | %.3g .. %.3g req/s |\n"
-             "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f .. %.1f %% |\n| preemptions | %lld | %.0f .. %.0f |\n"
-             "| prefix hit rate | %.1f %% | |\n| SLO attainment | %.1f %% | %.1f .. %.1f %% |\n\n",
-          s->ttft.p50, s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p50, s->tpot.p99,
-          e->tpot_range.p99.lo, e->tpot_range.p99.hi, s->e2e.p99, e->e2e_range.p99.lo, e->e2e_range.p99.hi,
-          s->requests_per_s, s->output_tokens_per_s, e->requests_per_s_range.lo, e->requests_per_s_range.hi,
-          100 * s->kv_usage_peak, 100 * s->kv_usage_mean, 100 * e->kv_usage_peak_range.lo,
-          100 * e->kv_usage_peak_range.hi, (long long)s->preemptions, e->preemptions_range.lo,
-          e->preemptions_range.hi, 100 * s->prefix_hit_rate, 100 * s->slo_attainment,
-          100 * e->slo_attainment_range.lo, 100 * e->slo_attainment_range.hi);
+          : met ? "Meets the SLO"
+                : "Misses the SLO",
+          none ? "; " : ": ");
+  if (none)
+    fputs("no request finished: no latency figures", f);
+  else
+    fprintf(f, "p99 TTFT %.3g s [%.3g, %.3g], p99 TPOT %.3g s [%.3g, %.3g]", s->ttft.p99,
+            e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p99, e->tpot_range.p99.lo,
+            e->tpot_range.p99.hi);
+  fprintf(f, "; KV peak %.1f %%, %lld preemptions, %lld rejected.\n\n", 100 * s->kv_usage_peak,
+          (long long)s->preemptions, (long long)s->requests_rejected);
+  fputs("## Table\n\n| figure | value | range over the band |\n|---|---|---|\n", f);
+  if (none)
+    fputs("| TTFT, TPOT, E2E | no request finished: no latency figures | |\n", f);
+  else
+    fprintf(f,
+            "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n| TPOT p50 / p99 s | %.3g / "
+            "%.3g | p99 %.3g .. %.3g |\n"
+            "| E2E p99 s | %.3g | %.3g .. %.3g |\n",
+            s->ttft.p50, s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p50,
+            s->tpot.p99, e->tpot_range.p99.lo, e->tpot_range.p99.hi, s->e2e.p99,
+            e->e2e_range.p99.lo, e->e2e_range.p99.hi);
+  fprintf(f,
+          "| requests/s, output tokens/s | %.3g, %.4g | %.3g .. %.3g req/s |\n"
+          "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f .. %.1f %% |\n| preemptions | %lld | "
+          "%.0f .. %.0f |\n"
+          "| prefix hit rate | %.1f %% | |\n| SLO attainment | %.1f %% | %.1f .. %.1f %% |\n\n",
+          s->requests_per_s, s->output_tokens_per_s, e->requests_per_s_range.lo,
+          e->requests_per_s_range.hi, 100 * s->kv_usage_peak, 100 * s->kv_usage_mean,
+          100 * e->kv_usage_peak_range.lo, 100 * e->kv_usage_peak_range.hi,
+          (long long)s->preemptions, e->preemptions_range.lo, e->preemptions_range.hi,
+          100 * s->prefix_hit_rate, 100 * s->slo_attainment, 100 * e->slo_attainment_range.lo,
+          100 * e->slo_attainment_range.hi);
   fputs("## Plots\n\n![KV cache usage](kv_cache.png)\n\n![Queue](queue.png)\n\n![Preemptions](preemptions.png)\n\n"
         "![Latency](latency_cdf.png)\n\nDrawn by scripts/plot.sh on this folder (gnuplot).\n\n", f);
   plan_block(f, sc, &s->plan);
