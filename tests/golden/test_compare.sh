@@ -48,6 +48,9 @@ bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_
 bad '{ "scenario": "small-synthetic.json", "target_rate": 0, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" } ] }' 'target_rate: expected a rate'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "candidates": [ { "label": "a" } ] }' 'no SLO'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "a" } ] }' "label 'a' is given twice"
+bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "" } ] }' 'candidates\[1\].label: is empty'
+bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": " " } ] }' 'candidates\[0\].label: is empty'
+bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "set": {} } ] }' "candidates\[0\]: missing key 'label'"
 
 # kvsim run --report and sweep --report: one page each beside the outputs.
 "$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 --out "$tmp/r" --report --quiet

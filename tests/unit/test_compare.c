@@ -50,6 +50,38 @@ Test(compare, a_bad_study_is_one_error_naming_what) {
   cr_assert(strstr(err.msg, "cost_per_gpu_hour.l4"), "names the GPU: %s", err.msg);
 }
 
+/* Regression: "label": "" was refused as "missing key 'label'", which sent
+ * the user looking for a key that is there. */
+Test(compare, an_empty_label_is_said_to_be_empty_not_missing) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  const char *const empty[] = {"\"\"", "\"  \"", "\"\\t\""};
+  for (int k = 0; k < 3; k++) {
+    char rest[512];
+    snprintf(
+        rest, sizeof rest,
+        "\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}, "
+        "{\"label\": %s}]",
+        empty[k]);
+    cr_assert_eq(study(rest, &c, &err), KVSIM_EINVAL, "label %s refused", empty[k]);
+    cr_assert(strstr(err.msg, "t.json: candidates[1].label: is empty"),
+              "label %s: says it is empty: %s", empty[k], err.msg);
+    cr_assert_null(strstr(err.msg, "missing"), "label %s: not 'missing': %s", empty[k], err.msg);
+  }
+  cr_assert_eq(
+      study("\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"set\": {}}]", &c,
+            &err),
+      KVSIM_EINVAL, "no label refused");
+  cr_assert(strstr(err.msg, "t.json: candidates[0]: missing key 'label'"),
+            "without one it is missing: %s", err.msg);
+  cr_assert_eq(
+      study(
+          "\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \" a\"}]",
+          &c, &err),
+      KVSIM_OK, "a label with a space around a name is one: %s", err.msg);
+  kvsim_compare_fini(&c);
+}
+
 Test(compare, a_study_parses_its_candidates_at_the_target_rate) {
   kvsim_compare_t c;
   kvsim_err err = {0};

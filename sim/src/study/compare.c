@@ -90,8 +90,13 @@ static int parse_candidates(kvsim_compare_t *c, kvsim_err *err) {
     if ((rc = kvsim__json_only_keys(e, keys, w, err)) < 0 ||
         (rc = kvsim__json_str(e, "label", c->cand[i].label, sizeof c->cand[i].label, w, err)) < 0)
       return rc;
-    if (!c->cand[i].label[0])
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'label'", w);
+    /* rc: 0 when the key is absent, 1 when given (perhaps as "" or
+     * spaces, which name no row either). */
+    if (!c->cand[i].label[0] || !c->cand[i].label[strspn(c->cand[i].label, " \t")])
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           rc ? "%s.label: is empty (a label names the candidate's row)"
+                              : "%s: missing key 'label'",
+                           w);
     for (int j = 0; j < i; j++)
       if (!strcmp(c->cand[j].label, c->cand[i].label))
         return kvsim_err_set(err, KVSIM_EINVAL, "%s: label '%s' is given twice", w, c->cand[i].label);
