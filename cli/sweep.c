@@ -59,13 +59,23 @@ int cmd_sweep(int argc, char **argv) {
   const cli_arg args[] = {
       {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", NULL},
       {"--out", ARG_STR, &out, "output folder (default results/<sweep name>)", NULL},
-      {"--shard", ARG_STR, &shard_s, "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},
-      {"--merge", ARG_FLAG, &do_merge, "join shards: kvsim sweep --merge DIR... [--out DIR] writes the one-machine sweep.csv", NULL},
-      {"--keep-runs", ARG_FLAG, &keep, "keep each run's timeseries.csv and requests.csv in runNNNN/ (default: only its summary.json)", NULL},
-      {"--progress", ARG_FLAG, &progress, "one line per finished run on stderr even when it is not a terminal", NULL},
-      {"--quiet", ARG_FLAG, &quiet, "no progress on stderr", NULL},
-      {"--report", ARG_FLAG, &report, "also write REPORT.md (one page: the points meeting the SLO, the table)", NULL},
-      {"--allow-failures", ARG_FLAG, &allow_failures, "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
+      {"--shard", ARG_STR, &shard_s,
+       "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},
+      {"--merge", ARG_FLAG, &do_merge,
+       "join shards: kvsim sweep --merge DIR... [--out DIR] writes the one-machine sweep.csv",
+       NULL},
+      {"--keep-runs", ARG_FLAG, &keep,
+       "keep each run's timeseries.csv and requests.csv in runNNNN/ (default: only its "
+       "summary.json)",
+       NULL},
+      {"--progress", ARG_FLAG, &progress,
+       "one line per finished run on stderr even when it is not a terminal", NULL},
+      {"--quiet", ARG_FLAG, &quiet,
+       "no progress on stderr, and no result line unless runs failed or did not fit", NULL},
+      {"--report", ARG_FLAG, &report,
+       "also write REPORT.md (one page: the points meeting the SLO, the table)", NULL},
+      {"--allow-failures", ARG_FLAG, &allow_failures,
+       "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   static const char *pos[MAX_SHARD_DIRS];
   int npos;
@@ -108,8 +118,12 @@ int cmd_sweep(int argc, char **argv) {
     kvsim_sweep_result_fini(&res);
     return cli_fail("sweep", "%s", err.msg);
   }
-  printf("%s: %lld runs failed or did not fit (see the error column)\n", res.table,
-         (long long)(res.failed + res.no_fit));
+  /* --quiet (a job script's, a loop's): silent when every run fitted and
+   * ran, as `run --quiet` prints no result line; what went wrong is still
+   * said. */
+  if (!quiet || res.failed + res.no_fit)
+    printf("%s: %lld runs failed or did not fit (see the error column)\n", res.table,
+           (long long)(res.failed + res.no_fit));
   int64_t failed = res.failed;
   kvsim_sweep_result_fini(&res);
   if (failed && !allow_failures) {

@@ -3,7 +3,8 @@
 # summary.json (--keep-runs: its timeseries.csv and requests.csv too, the
 # table and summaries unchanged); off a terminal, --progress gives one
 # line per finished point, nothing is printed without it, and --quiet
-# silences it.
+# silences it (and the result line on stdout, unless runs failed or did
+# not fit).
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -34,8 +35,20 @@ grep -Eq '^kvsim sweep: run00[0-9]{2} done \([0-9]+/30, 0 failed, [0-9.]+ s elap
   { echo "progress line format:"; cat "$tmp/p.err"; exit 1; }
 grep -q '^kvsim sweep: run0004 does not fit (' "$tmp/p.err" || { echo "no-fit point not said"; exit 1; }
 tail -1 "$tmp/p.err" | grep -q '(30/30, 0 failed, [0-9.]* s elapsed)$' || { echo "last line"; exit 1; }
-"$kvsim" sweep "$tmp/g.json" --progress --quiet --out "$tmp/q" >/dev/null 2>"$tmp/q.err"
+"$kvsim" sweep "$tmp/g.json" --progress --quiet --out "$tmp/q" >"$tmp/q.out" 2>"$tmp/q.err"
 [ ! -s "$tmp/q.err" ] || { echo "--quiet printed progress"; exit 1; }
+# --quiet prints the result line only when something failed or did not fit.
+grep -qx "$tmp/q/sweep.csv: 10 runs failed or did not fit (see the error column)" "$tmp/q.out" ||
+  { echo "--quiet with runs that do not fit:"; cat "$tmp/q.out"; exit 1; }
+cat >"$tmp/ok.json" <<JSON
+{ "name": "ok", "scenario": "$src/tests/golden/data/small-synthetic.json",
+  "set": { "workload.synthetic.requests": 20 }, "grid": { "engine.max_num_seqs": [4, 8] } }
+JSON
+"$kvsim" sweep "$tmp/ok.json" --quiet --out "$tmp/ok" >"$tmp/ok.out"
+[ -e "$tmp/ok/sweep.csv" ] && [ ! -s "$tmp/ok.out" ] ||
+  { echo "--quiet with nothing failed printed:"; cat "$tmp/ok.out"; exit 1; }
+"$kvsim" sweep "$tmp/ok.json" --out "$tmp/ok2" | grep -qx "$tmp/ok2/sweep.csv: 0 runs failed or did not fit (see the error column)" ||
+  { echo "without --quiet the result line is printed"; exit 1; }
 "$kvsim" sweep --help | grep -q -- '--keep-runs' || { echo "--help lacks --keep-runs"; exit 1; }
 
 # On a terminal (script(1) gives one): a line redrawn in place, erased at
