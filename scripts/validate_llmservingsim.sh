@@ -79,7 +79,7 @@ for r in "${runs[@]}"; do
   row "$name" "$label" "$file" "$scen"
 done
 IFS='|' read -r name file scen label <<<"${runs[0]}"
-row "$name" "pool: kvsim plan (2,467)" "$file" "$scen" --set engine.num_gpu_blocks_override=0
+row "$name" "pool: kvsim plan (2,467)" "$file" "$scen" --set engine.num_gpu_blocks_override=null
 
 if ((heldout)); then
   # The MoE run with the dense coefficients alone: what moe_efficiency buys.

@@ -481,3 +481,70 @@ Test(engine, vllm_version_key_selects_a_modelled_release) {
               bad[i][2]);
   }
 }
+
+/* Regression: an explicit 0 (in the file or by --set) for these keys once
+ * meant "the default" without a word (256 sequences, the profiled pool). */
+Test(engine, an_explicit_zero_engine_count_is_an_error_naming_the_key) {
+  const char *keys[] = {
+      "max_model_len",           "block_size",           "max_num_seqs", "max_num_batched_tokens",
+      "num_gpu_blocks_override", "kv_cache_memory_bytes"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    for (int how = 0; how < 3; how++) {
+      /* 0 in the file, 0 by --set, -3 by --set. */
+      char extra[128] = "", set[128], want[160];
+      if (how == 0)
+        snprintf(extra, sizeof extra, ", \"engine\": { \"%s\": 0 }", keys[i]);
+      snprintf(set, sizeof set, "engine.%s=%s", keys[i], how == 2 ? "-3" : "0");
+      const char *sets[] = {set};
+      char text[2048];
+      snprintf(text, sizeof text,
+               "{ \"model\": \"llama-3.2-1b\"%s, \"workload\": { \"synthetic\": { \"requests\": 2,"
+               " \"arrival\": { \"process\": \"poisson\", \"rate\": 1 }, \"prompt_tokens\": 10,"
+               " \"output_tokens\": 5 } } }",
+               extra);
+      kvsim_scenario_t sc;
+      kvsim_err err = {0};
+      int rc = kvsim_scenario_parse(text, "s.json", ".", how ? sets : NULL, how ? 1 : 0, &sc, &err);
+      cr_assert_eq(rc, KVSIM_EINVAL, "%s (case %d) refused, rc %d", keys[i], how, rc);
+      snprintf(want, sizeof want, "s.json: engine.%s: %s must be >= 1", keys[i],
+               how == 2 ? "-3" : "0");
+      cr_assert(strstr(err.msg, want), "case %d: '%s' should say '%s'", how, err.msg, want);
+    }
+  }
+  /* null, like the key left out, keeps the default. */
+  const char *text =
+      "{ \"model\": \"llama-3.2-1b\", \"engine\": { \"num_gpu_blocks_override\": 100 },"
+      " \"workload\": { \"synthetic\": { \"requests\": 2, \"arrival\": { \"process\": \"poisson\","
+      " \"rate\": 1 }, \"prompt_tokens\": 10, \"output_tokens\": 5 } } }";
+  const char *unset[] = {"engine.num_gpu_blocks_override=null", "engine.max_num_seqs=null"};
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", unset, 2, &sc, &err), KVSIM_OK,
+               "null unsets: %s", err.msg);
+  cr_assert_eq(sc.plan.num_gpu_blocks_override, 0, "the override is gone: the profiled pool");
+  cr_assert_eq(sc.plan.max_num_seqs, 0, "max_num_seqs left to the plan's default");
+  kvsim_scenario_fini(&sc);
+}
+
+/* The same rule for the profiles' own counts whose 0 meant "computed". */
+Test(engine, an_explicit_zero_profile_count_is_an_error_naming_the_key) {
+  const char *cases[][2] = {
+      {"tgi", "max_input_tokens"},          {"tgi", "max_total_tokens"},
+      {"tgi", "max_batch_prefill_tokens"},  {"tgi", "max_batch_total_tokens"},
+      {"hf-transformers", "max_cache_len"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[2048], want[160];
+    snprintf(text, sizeof text,
+             "{ \"model\": \"llama-3.2-1b\", \"engine\": { \"profile\": \"%s\", \"%s\": 0 },"
+             " \"workload\": { \"synthetic\": { \"requests\": 2, \"arrival\": { \"process\":"
+             " \"poisson\", \"rate\": 1 }, \"prompt_tokens\": 10, \"output_tokens\": 5 } } }",
+             cases[i][0], cases[i][1]);
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_EINVAL,
+                 "%s %s: 0 refused", cases[i][0], cases[i][1]);
+    snprintf(want, sizeof want, "s.json: engine.%s: 0 is out of range [1,", cases[i][1]);
+    cr_assert(strstr(err.msg, want), "'%s' should say '%s'", err.msg, want);
+  }
+}

@@ -212,6 +212,13 @@ static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err 
   return rc < 0 ? rc : 1;
 }
 
+/* A key that is there with a value (a null is the key left out, as the
+ * readers in core/util.c take it). */
+static bool given(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return v && !cJSON_IsNull(v);
+}
+
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
   if ((rc = check_keys(o, "engine", engine_keys(), w, err)) < 0)
@@ -233,13 +240,30 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
       (rc = kvsim__json_int(o, "kv_residual_tokens", &res, w, err)) < 0 ||
       (rc = kvsim__json_int(o, "offload_store_threshold", &store, w, err)) < 0)
     return rc;
+  /* The plan takes 0 for "the engine's default" (memory/plan.c), so a 0
+   * written in the scenario (or by --set) would silently mean the
+   * default: 256 sequences, not none; the profiled pool, not an empty
+   * one. None of these is a value vLLM would take, so a given one must be
+   * >= 1; the key left out (or null) keeps the default. */
   struct {
     const char *k;
     int64_t v;
-  } nonneg[] = {{"max_model_len", mml}, {"block_size", bs}, {"max_num_seqs", seqs},
-                {"max_num_batched_tokens", mbt},
-                {"num_gpu_blocks_override", blocks}, {"kv_cache_memory_bytes", kvb},
-                {"kv_residual_tokens", res}, {"offload_store_threshold", store}};
+  } positive[] = {{"max_model_len", mml},
+                  {"block_size", bs},
+                  {"max_num_seqs", seqs},
+                  {"max_num_batched_tokens", mbt},
+                  {"num_gpu_blocks_override", blocks},
+                  {"kv_cache_memory_bytes", kvb}};
+  for (size_t i = 0; i < sizeof positive / sizeof *positive; i++)
+    if (given(o, positive[i].k) && positive[i].v < 1)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: %lld must be >= 1 (leave the key out for the default)", w,
+                           positive[i].k, (long long)positive[i].v);
+  /* 0 is a value here: no unquantized tail, every block stored. */
+  struct {
+    const char *k;
+    int64_t v;
+  } nonneg[] = {{"kv_residual_tokens", res}, {"offload_store_threshold", store}};
   for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++)
     if (nonneg[i].v < 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %lld must be >= 0", w, nonneg[i].k,

@@ -74,10 +74,13 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   if ((!cJSON_IsNumber(vj) &&
        (rc = kvsim__json_str(engine, "tgi_version", ver, sizeof ver, w, err)) < 0) ||
       (rc = kvsim__json_num_in(engine, "waiting_served_ratio", 0, 1e6, &ratio, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_input_tokens", 0, hi, &in, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_total_tokens", 0, hi, &tot, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_batch_prefill_tokens", 0, hi, &pre, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_batch_total_tokens", 0, hi, &btot, w, err)) < 0 ||
+      /* 0 is the plan's "the server computes it" (plan_tgi.c), never a
+       * value to give: the launcher takes none of these as 0. Left out, or
+       * null, they keep the server's default. */
+      (rc = kvsim__json_int_in(engine, "max_input_tokens", 1, hi, &in, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(engine, "max_total_tokens", 1, hi, &tot, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(engine, "max_batch_prefill_tokens", 1, hi, &pre, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(engine, "max_batch_total_tokens", 1, hi, &btot, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_waiting_tokens", 0, hi, &wait, w, err)) < 0 ||
       (rc = kvsim__json_str(engine, "attention", attn, sizeof attn, w, err)) < 0 ||
       (rc = kvsim__json_bool(engine, "reserve_max_total_tokens", &o->reserve_max_total_tokens, w,

