@@ -76,4 +76,13 @@ ok "${run[@]}" "$src/configs/scenarios/llmservingsim-rtx4090-llama-3.1-8b.json" 
   --set engine.num_gpu_blocks_override=null --set "workload=$syn"
 grep -q '"num_gpu_blocks":.2467,' o/summary.json || fail "null: not the plan's pool"
 
+# 2. A CPU tier too small for one KV block turned the offloading connector
+# on with no block to store into.
+for g in 1e-310 0.001; do
+  expect "base.json: engine.kv_offloading_size: $g GiB is smaller than the one KV block it must hold (16 tokens, 2097152 bytes over the TP 1 x PP 1 ranks" \
+    "${run[@]}" base.json --set "engine.kv_offloading_size=$g"
+done
+ok "${run[@]}" base.json --set engine.kv_offloading_size=0.002
+ok "${run[@]}" base.json --set engine.kv_offloading_size=0
+
 echo "ok"

@@ -586,6 +586,36 @@ Test(plan_ranges, cpu_tiers_in_blocks) {
   cr_assert_eq(pl.swap_blocks, 0, "no swap space, no swap blocks");
 }
 
+/* Regression: 1e-310 GiB (or any size under one block) turned the
+ * offloading connector on with a tier of 0 blocks, without a word. */
+Test(plan_ranges, a_cpu_tier_smaller_than_one_block_is_an_error) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  const double tiny[] = {1e-310, 1e-6, 2.0 * MIB / GIB - 1e-9};
+  for (size_t i = 0; i < sizeof tiny / sizeof *tiny; i++) {
+    kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+    p.tp = 2; /* one block over two ranks: 2 x 1 MiB */
+    p.kv_offloading_gib = tiny[i];
+    kvsim_plan_t pl;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "%g GiB refused",
+                 tiny[i]);
+    cr_assert(strstr(err.msg, "--kv-offloading-size (engine.kv_offloading_size): ") &&
+                  strstr(err.msg, "is smaller than the one KV block it must hold (16 tokens, "
+                                  "2097152 bytes over the TP 2 x PP 1 ranks"),
+              "names the key and the block: %s", err.msg);
+  }
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  p.tp = 2;
+  p.kv_offloading_gib = 2.0 * MIB / GIB;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.offload_blocks, 1, "exactly one block fits, got %lld",
+               (long long)pl.offload_blocks);
+  p.kv_offloading_gib = 0;
+  pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.offload_blocks, 0, "0 is no tier, not an error");
+}
+
 Test(plan_ranges, extreme_geometry_overflows_into_an_error) {
   /* Each field of this model is within its range, but one 2^30-token
    * request of it holds 2^30 x 2^14 heads x 2^14 dims x 2 x 2 bytes x 8

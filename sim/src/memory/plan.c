@@ -499,6 +499,16 @@ static int plan_once(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
       return overflow(err, "one KV block over the TP x PP ranks");
     pl->swap_blocks = gib_trunc(p->swap_space_gib) / pl->block_bytes;
     pl->offload_blocks = gib_trunc(p->kv_offloading_gib) / per_world;
+    /* A tier given but too small for one block is no tier at all: the run
+     * would turn the connector on (prefix caching, no hybrid allocator)
+     * and then store nothing, without a word. 0 is no tier. */
+    if (p->kv_offloading_gib > 0 && pl->offload_blocks < 1)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--kv-offloading-size (engine.kv_offloading_size): %g GiB is smaller "
+                           "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
+                           "%d x PP %d ranks, %.3g GiB)",
+                           p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
+                           (double)per_world / KVSIM_GIB);
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The per-group scales and zero points inside each head vector. */
