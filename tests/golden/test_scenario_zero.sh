@@ -85,4 +85,13 @@ done
 ok "${run[@]}" base.json --set engine.kv_offloading_size=0.002
 ok "${run[@]}" base.json --set engine.kv_offloading_size=0
 
+# 3. vLLM's pool overrides under the sglang profile ran the profiled pool
+# instead; the error names the SGLang option there is.
+expect "base.json: engine.num_gpu_blocks_override: 2588 is vLLM's; SGLang has no such option: cap the pool with engine.max_total_tokens (--max-total-tokens, in tokens)" \
+  "${run[@]}" base.json --set engine.profile=sglang --set engine.num_gpu_blocks_override=2588
+expect "base.json: engine.kv_cache_memory_bytes: 8000000000 is vLLM's; SGLang has no such option" \
+  "${run[@]}" base.json --set engine.profile=sglang --set engine.kv_cache_memory_bytes=8000000000
+ok "${run[@]}" base.json --set engine.profile=sglang --set engine.max_total_tokens=41408
+grep -q '"kv_cache_tokens":.41408,' o/summary.json || fail "sglang: max_total_tokens does not cap the pool"
+
 echo "ok"

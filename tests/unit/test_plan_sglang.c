@@ -178,3 +178,30 @@ Test(plan_sglang, vllm_plans_do_not_move) {
   cr_assert_eq(a.kv_cache_tokens, b.kv_cache_tokens, "vLLM V1 ignores SGLang's parameters");
   cr_assert_eq(a.sglang.max_total_num_tokens, 0, "and fills none of SGLang's numbers");
 }
+
+/* Regression: vLLM's pool overrides were ignored without a word under the
+ * sglang profile (the profiled pool ran instead). */
+Test(plan_sglang, vllm_pool_overrides_are_refused_naming_the_sglang_option) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_params_t p = sgl(1, 0.85);
+  p.num_gpu_blocks_override = 1000;
+  kvsim_plan_t pl;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "the override is refused");
+  cr_assert(strstr(err.msg, "--num-gpu-blocks-override (engine.num_gpu_blocks_override): 1000 is "
+                            "vLLM's; SGLang has no such option") &&
+                strstr(err.msg, "engine.max_total_tokens (--max-total-tokens"),
+            "names the key, the value and the SGLang option: %s", err.msg);
+  p = sgl(1, 0.85);
+  p.kv_cache_memory_bytes = 1LL << 33;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "the budget is refused");
+  cr_assert(strstr(err.msg, "(engine.kv_cache_memory_bytes): 8589934592 is vLLM's") &&
+                strstr(err.msg, "engine.mem_fraction_static"),
+            "names the key, the value and the SGLang option: %s", err.msg);
+  p = sgl(1, 0.85);
+  p.sglang.max_total_tokens = 16000;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_OK, "the cap works: %s", err.msg);
+  cr_assert_eq(pl.sglang.max_total_num_tokens, 16000, "capped to 16000, got %lld",
+               (long long)pl.sglang.max_total_num_tokens);
+}

@@ -83,6 +83,29 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          "--kv-cache-dtype: %s is not an SGLang KV cache dtype (auto, bfloat16, "
                          "float16, fp8_e4m3, fp8_e5m2)",
                          kvsim_kv_dtype_name(p->kv_dtype));
+  /* vLLM's pool overrides, which SGLang has no flag for and this plan once
+   * ignored without a word. Refused rather than translated: the nearest
+   * SGLang option, --max-total-tokens, only caps the profiled pool
+   * (max_total_num_tokens = min(profiled, max_total_tokens), with a
+   * warning when the value is larger), while vLLM's override replaces the
+   * profile, upward too. A translation would model a pool SGLang cannot
+   * have whenever the count exceeds the profile, and a vLLM scenario
+   * switched to the sglang profile would keep vLLM's measured block count
+   * as SGLang's. The error names the option that does exist. */
+  if (p->num_gpu_blocks_override > 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--num-gpu-blocks-override (engine.num_gpu_blocks_override): %lld is "
+                         "vLLM's; SGLang has no such option: cap the pool with "
+                         "engine.max_total_tokens (--max-total-tokens, in tokens), which can lower "
+                         "the profiled pool but not raise it",
+                         (long long)p->num_gpu_blocks_override);
+  if (p->kv_cache_memory_bytes > 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes): %lld is vLLM's; "
+                         "SGLang has no such option: size the pool with "
+                         "engine.mem_fraction_static (--mem-fraction-static) or cap it with "
+                         "engine.max_total_tokens (--max-total-tokens)",
+                         (long long)p->kv_cache_memory_bytes);
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   const struct {
     int64_t v, lo, hi;
