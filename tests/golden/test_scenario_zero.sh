@@ -94,4 +94,21 @@ expect "base.json: engine.kv_cache_memory_bytes: 8000000000 is vLLM's; SGLang ha
 ok "${run[@]}" base.json --set engine.profile=sglang --set engine.max_total_tokens=41408
 grep -q '"kv_cache_tokens":.41408,' o/summary.json || fail "sglang: max_total_tokens does not cap the pool"
 
+# 4. JSON nested past cJSON's limit (1000 levels) said only "invalid JSON".
+deep() { printf "%${1}s" | tr ' ' '['; printf "%${1}s" | tr ' ' ']'; }
+{ echo '{"name": "d", "model": "llama-3.1-8b",'; echo "\"workload\": $(deep 1000)}"; } >deep.json
+expect "deep.json:2: invalid JSON: nested deeper than 1000 levels" "${run[@]}" deep.json
+expect "--model: deep.json:2: invalid JSON: nested deeper than 1000 levels" calc --model deep.json
+expect "--set 'workload=...': the value is nested deeper than 1000 levels" "${run[@]}" base.json \
+  --set "workload=$(deep 1001)"
+echo '{"name": "s", "scenario": "base.json", "grid": {"engine.max_num_seqs": [64]}, "x": '"$(deep 1000)}" >sd.json
+expect "sd.json:1: invalid JSON: nested deeper than 1000 levels" sweep sd.json --out o --quiet
+L='"input_toks": 8, "output_toks": 1, "arrival_time_ns": 0'
+{ echo "{$L}"; echo "{$L, \"x\": $(deep 1000)}"; } >deep.jsonl
+expect "deep.jsonl:2: invalid JSON: nested deeper than 1000 levels" trace stats deep.jsonl
+# 999 levels inside the object are 1000: still JSON (here a key the
+# scenario does not know).
+echo '{"name": "d", "model": "llama-3.1-8b", "x": '"$(deep 999)}" >ok.json
+expect "unknown key" "${run[@]}" ok.json
+
 echo "ok"

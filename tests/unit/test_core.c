@@ -193,3 +193,36 @@ Test(core, same_file_sees_through_links_and_spellings) {
   cr_assert(same_dot, "another spelling of the path is the same file");
   cr_assert(!missing, "a missing file is never the same");
 }
+
+/* Regression: JSON past cJSON's nesting limit said only "invalid JSON". */
+static char *nested(int arrays) {
+  char *t = malloc((size_t)arrays * 2 + 64);
+  int n = sprintf(t, "{\"a\": 1,\n\"x\": ");
+  for (int i = 0; i < arrays; i++)
+    t[n++] = '[';
+  for (int i = 0; i < arrays; i++)
+    t[n++] = ']';
+  strcpy(t + n, "}");
+  return t;
+}
+
+Test(core, json_nested_too_deep_says_so) {
+  kvsim_err err = {0};
+  /* The object is one level: 999 arrays in it are 1000, cJSON's limit. */
+  char *t = nested(CJSON_NESTING_LIMIT - 1);
+  cJSON *j = kvsim__json_parse(t, "d.json", &err);
+  cr_assert_not_null(j, "%d levels parse: %s", CJSON_NESTING_LIMIT, err.msg);
+  cJSON_Delete(j);
+  free(t);
+  t = nested(CJSON_NESTING_LIMIT);
+  cr_assert_null(kvsim__json_parse(t, "d.json", &err), "%d levels are refused",
+                 CJSON_NESTING_LIMIT + 1);
+  char want[96];
+  snprintf(want, sizeof want, "d.json:2: invalid JSON: nested deeper than %d levels",
+           CJSON_NESTING_LIMIT);
+  cr_assert_str_eq(err.msg, want, "names the file, the line and the limit");
+  free(t);
+  /* Brackets inside strings are no nesting; a plain syntax error stays one. */
+  cr_assert_null(kvsim__json_parse("{\"s\": \"[[[[{{{{\", \"t\": }", "s.json", &err), "bad");
+  cr_assert_str_eq(err.msg, "s.json:1: invalid JSON", "a syntax error: %s", err.msg);
+}

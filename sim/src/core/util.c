@@ -109,6 +109,27 @@ static bool duplicate_key(const cJSON *j, char *path, size_t cap) {
   return false;
 }
 
+bool kvsim__json_too_deep(const char *text, const char *stop) {
+  int depth = 0;
+  bool in_str = false;
+  for (const char *p = text; stop && *p && p <= stop; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1])
+        p++;
+      else if (*p == '"')
+        in_str = false;
+    } else if (*p == '"') {
+      in_str = true;
+    } else if (*p == '[' || *p == '{') {
+      if (++depth > CJSON_NESTING_LIMIT)
+        return true;
+    } else if (*p == ']' || *p == '}') {
+      depth--;
+    }
+  }
+  return false;
+}
+
 cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
@@ -142,7 +163,10 @@ cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
         }
       }
     }
-    if (comma_line)
+    if (kvsim__json_too_deep(text, stop))
+      kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON: nested deeper than %d levels", where,
+                    line, CJSON_NESTING_LIMIT);
+    else if (comma_line)
       kvsim_err_set(err, KVSIM_EPARSE, "%s:%d: invalid JSON: trailing comma at line %d", where,
                     comma_line, comma_line);
     else

@@ -35,6 +35,11 @@ bool kvsim__same_file(const char *a, const char *b);
  * than KVSIM__READ_FILE_MAX. */
 int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err);
 
+/* Whether cJSON stopped at `stop` in text because the arrays and objects
+ * open there (outside strings) are nested deeper than its limit
+ * (CJSON_NESTING_LIMIT, cJSON.h): an error cJSON reports as it reports
+ * a syntax error. */
+bool kvsim__json_too_deep(const char *text, const char *stop);
 /* Parses JSON text; `where` names the source in the error ("configs/x.json"). */
 cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err);
 /* Reads and parses a JSON file (the path names it in errors); the caller

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "kvsim/scenario.h"
 
 /* `shown` names the override in errors (the --set text as given). */
@@ -63,7 +64,13 @@ int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err) {
   const char *val = eq + 1;
   /* A value that parses as JSON is JSON (numbers, true, "text", {...});
    * anything else is a plain string (a path, a name). */
-  cJSON *v = cJSON_ParseWithOpts(val, NULL, 1);
+  const char *end = NULL;
+  cJSON *v = cJSON_ParseWithOpts(val, &end, 1);
+  /* JSON past cJSON's nesting limit is no plain string either. */
+  if (!v && kvsim__json_too_deep(val, end))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--set '%.*s=...': the value is nested deeper than %d levels", (int)plen,
+                         assignment, CJSON_NESTING_LIMIT);
   if (!v)
     v = cJSON_CreateString(val);
   return set_value(root, path, v, assignment, err);

@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "core/arith.h"
+#include "core/util.h"
 #include "workload/formats/format.h"
 
 /* ---- detection ---------------------------------------------------------------- */
@@ -240,8 +241,12 @@ int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim
   const char *end = NULL;
   *o = cJSON_ParseWithOpts(t, &end, 0);
   if (!cJSON_IsObject(*o)) {
+    bool deep = !*o && kvsim__json_too_deep(t, end);
     cJSON_Delete(*o);
     *o = NULL;
+    if (deep)
+      return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: invalid JSON: nested deeper than %d levels",
+                           r->path, (long long)r->line, CJSON_NESTING_LIMIT);
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: invalid JSON (expected one object per line)",
                          r->path, (long long)r->line);
   }
