@@ -111,4 +111,25 @@ expect "deep.jsonl:2: invalid JSON: nested deeper than 1000 levels" trace stats 
 echo '{"name": "d", "model": "llama-3.1-8b", "x": '"$(deep 999)}" >ok.json
 expect "unknown key" "${run[@]}" ok.json
 
+# 5. A trace line was as long as the file, and NUL bytes were blank lines:
+# a file of them was read to its end before "empty file" (a CSV row of
+# them to the row limit). Now a line is bounded (16 MiB) and the first NUL
+# is the error, on its line, whatever skip_bad_rows says.
+truncate -s 300M zeros.jsonl
+expect "zeros.jsonl:1: a NUL byte (a binary file?)" trace stats zeros.jsonl
+echo '{"name": "t", "model": "llama-3.1-8b", "workload": {"trace": "zeros.jsonl"}}' >tz.json
+expect "zeros.jsonl:1: a NUL byte (a binary file?)" "${run[@]}" tz.json
+{ echo "{$L}"; echo "{$L}"; head -c 64M /dev/zero; } >tail0.jsonl
+expect "tail0.jsonl:3: a NUL byte (a binary file?)" trace stats tail0.jsonl
+{ printf '\n\n'; head -c 1000 /dev/zero; } >blank0.csv
+expect "blank0.csv:3: a NUL byte (a binary file?)" trace stats blank0.csv
+H='arrival_s,prompt_tokens,output_tokens'
+{ printf '%s\n0,10,5\n1,1' "$H"; head -c 64M /dev/zero; } >row0.csv
+expect "row0.csv:3: a NUL byte (a binary file?)" trace stats row0.csv --skip-bad-rows
+{ echo "{$L}"; printf '{"input_toks": 8, "x": "'; head -c 17M /dev/zero | tr '\0' a; echo '"}'; } >long.jsonl
+expect "long.jsonl:2: line longer than 16 MiB" trace stats long.jsonl
+{ echo "{$L}"; printf '{%s, "prompt": "' "$L"; head -c 4M /dev/zero | tr '\0' a; echo '"}'; } >text.jsonl
+ok trace stats text.jsonl
+rm -f zeros.jsonl tail0.jsonl row0.csv long.jsonl text.jsonl
+
 echo "ok"

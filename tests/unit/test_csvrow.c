@@ -127,9 +127,8 @@ Test(csvrow, wrong_width_nul_and_unclosed_quote) {
   const char nul[] = "a,b\n1,2\0x\n3,4\n";
   const char *p = tmp_write("nul.csv", nul, sizeof nul - 1);
   cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "opens");
-  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EPARSE, "a NUL byte");
-  cr_assert(strstr(err.msg, "nul.csv:2: a NUL byte"), "%s", err.msg);
-  cr_assert_eq(kvsim__csvrow_next(r, &err), 1, "then a good row");
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EINVAL, "a NUL byte is fatal, not a bad row");
+  cr_assert(strstr(err.msg, "nul.csv:2: a NUL byte (a binary file?)"), "%s", err.msg);
   kvsim__csvrow_close(r);
 
   r = open_text("open.csv", "a,b\n1,\"2\n3,4\n");
@@ -179,4 +178,29 @@ Test(csvrow, a_column_named_twice_is_an_error) {
   p = tmp_write("unnamed.csv", ",a,,b,\n1,2,3,4,5\n", 17);
   cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "unnamed columns may repeat: %s", err.msg);
   kvsim__csvrow_close(r);
+}
+
+/* Regression: a NUL byte was found only once its row ended, so a row of
+ * NULs was read on to the row limit; now the first one stops the read,
+ * on its own line (here inside a quoted field that began a line above). */
+Test(csvrow, the_first_nul_byte_stops_the_read_on_its_line) {
+  const size_t big = 8u << 20;
+  char *t = calloc(1, big);
+  cr_assert_not_null(t, "buffer");
+  const char head[] = "a,b\n1,\"two\nlines";
+  memcpy(t, head, sizeof head - 1);
+  const char *p = tmp_write("zeros.csv", t, big);
+  free(t);
+  kvsim__csvrow_t *r = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), 0, "the header is fine: %s", err.msg);
+  cr_assert_eq(kvsim__csvrow_next(r, &err), KVSIM_EINVAL, "the NUL is fatal");
+  cr_assert(strstr(err.msg, "zeros.csv:3: a NUL byte (a binary file?)"),
+            "names the NUL's line, not the row's: %s", err.msg);
+  kvsim__csvrow_close(r);
+  /* In the header too. */
+  p = tmp_write("nulhead.csv", "a,\0b\n1,2\n", 10);
+  cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), KVSIM_EINVAL, "a NUL in the header");
+  cr_assert(strstr(err.msg, "nulhead.csv:1: a NUL byte"), "%s", err.msg);
+  cr_assert_null(r, "no reader");
 }

@@ -373,3 +373,88 @@ Test(formats, writer_full_disk_is_an_error_and_leaves_nothing) {
   cr_assert_neq(access(w.tmp, F_OK), 0, "the temporary is removed");
   cr_assert_neq(access(out, F_OK), 0, "nothing at the target");
 }
+
+/* Writes head, then n copies of byte c, then tail. */
+static const char *tmp_fill(const char *name, const char *head, int c, size_t n, const char *tail) {
+  const char *p = tmp_path(name);
+  FILE *f = fopen(p, "wb");
+  cr_assert(f, "cannot create %s", p);
+  fputs(head, f);
+  char block[65536];
+  memset(block, c, sizeof block);
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < sizeof block ? n - done : sizeof block;
+    cr_assert_eq(fwrite(block, 1, k, f), k, "writes %s", p);
+    done += k;
+  }
+  fputs(tail, f);
+  fclose(f);
+  return p;
+}
+
+/* Reads every row of p: the first error's code (err says which), or 0. */
+static int read_rows(const char *p, kvsim_err *err) {
+  kvsim__reader_t *r = NULL;
+  int rc = kvsim__reader_open(p, NULL, 0, &r, err);
+  kvsim__row_t row;
+  while (rc >= 0 && (rc = kvsim__reader_next(r, &row, err)) == 1)
+    ;
+  kvsim__reader_close(r);
+  return rc;
+}
+
+#define LS_ROW "{\"input_toks\": 8, \"output_toks\": 1, \"arrival_time_ns\": 0}\n"
+
+/* Regression: a JSON-lines line was as long as the file let it be (getline
+ * grew to it), and a NUL byte was a blank line to skip, or the end of the
+ * text, so a file of NULs was read to its end before "empty file". */
+Test(formats, trace_lines_are_bounded_and_a_nul_byte_is_an_error_on_its_line) {
+  kvsim_err err = {0};
+  const char *p =
+      tmp_fill("long.jsonl", LS_ROW "{\"input_toks\": 8, \"x\": \"", 'a', 17u << 20, "\"}\n");
+  cr_assert_eq(read_rows(p, &err), KVSIM_EINVAL, "a 17 MiB line is refused");
+  cr_assert(strstr(err.msg, "long.jsonl:2: line longer than 16 MiB"), "names file:line: %s",
+            err.msg);
+  /* Long but within the bound: read (the text column is not one of ours). */
+  p = tmp_fill("text.jsonl",
+               LS_ROW
+               "{\"input_toks\": 8, \"output_toks\": 1, \"arrival_time_ns\": 5, \"prompt\": \"",
+               'a', 4u << 20, "\"}\n");
+  cr_assert_eq(read_rows(p, &err), 0, "a 4 MiB prompt text is fine: %s", err.msg);
+
+  p = tmp_fill("nul.jsonl", LS_ROW LS_ROW, 0, 8u << 20, "");
+  cr_assert_eq(read_rows(p, &err), KVSIM_EINVAL, "NULs after two rows");
+  cr_assert(strstr(err.msg, "nul.jsonl:3: a NUL byte (a binary file?)"), "names file:line: %s",
+            err.msg);
+  p = tmp_fill("mid.jsonl", "{\"input_toks\": 8, ", 0, 1, "\"output_toks\": 1}\n");
+  cr_assert_eq(read_rows(p, &err), KVSIM_EINVAL, "a NUL inside the first object");
+  cr_assert(strstr(err.msg, "mid.jsonl:1: a NUL byte"), "%s", err.msg);
+
+  /* Detection: a file of NULs (or blank lines, then NULs) is not empty. */
+  p = tmp_fill("zeros.bin", "", 0, 8u << 20, "");
+  const kvsim__format_t *fmt = NULL;
+  cr_assert_eq(kvsim__detect_format(p, &fmt, &err), KVSIM_EINVAL, "NULs are refused at once");
+  cr_assert(strstr(err.msg, "zeros.bin:1: a NUL byte (a binary file?)"), "not 'empty file': %s",
+            err.msg);
+  p = tmp_fill("blank.bin", "\n  \n", 0, 1u << 20, "");
+  cr_assert_eq(kvsim__detect_format(p, &fmt, &err), KVSIM_EINVAL, "after blank lines");
+  cr_assert(strstr(err.msg, "blank.bin:3: a NUL byte"), "on its line: %s", err.msg);
+  p = tmp_fill("spaces.csv", "", ' ', 17u << 20, "\n");
+  cr_assert_eq(kvsim__detect_format(p, &fmt, &err), KVSIM_EINVAL, "a 17 MiB blank line");
+  cr_assert(strstr(err.msg, "spaces.csv:1: line longer than 16 MiB"), "%s", err.msg);
+}
+
+/* Regression: a JSON line nested past cJSON's limit said "invalid JSON". */
+Test(formats, a_trace_line_nested_too_deep_says_so) {
+  kvsim_err err = {0};
+  const char *p = tmp_fill("deep.jsonl", LS_ROW "{\"input_toks\": 8, \"x\": ", '[', 1000, "");
+  FILE *f = fopen(p, "ab");
+  cr_assert(f, "reopen %s", p);
+  for (int i = 0; i < 1000; i++)
+    fputc(']', f);
+  fputs("}\n", f);
+  fclose(f);
+  cr_assert_eq(read_rows(p, &err), KVSIM_EPARSE, "a bad line");
+  cr_assert(strstr(err.msg, "deep.jsonl:2: invalid JSON: nested deeper than 1000 levels"),
+            "says why: %s", err.msg);
+}

@@ -49,7 +49,7 @@ struct kvsim__csvrow {
   /* the row being read */
   fields_t row;
   int64_t row_line;
-  bool done, bare_cr, nul, oom;
+  bool done, bare_cr, oom;
   /* the header */
   bool header;
   fields_t head;
@@ -68,8 +68,6 @@ static void cb_field(void *s, size_t len, void *data) {
   fields_t *f = &r->row;
   if (r->oom)
     return;
-  if (len && memchr(s, '\0', len))
-    r->nul = true;
   if (kvsim__vec_push(&f->off, f->text.n) < 0 || kvsim__vec_push(&f->line, r->field_line) < 0 ||
       kvsim__vec_reserve(&f->text, f->text.n + (int64_t)len + 1) < 0) {
     r->oom = true;
@@ -167,6 +165,13 @@ static int feed(kvsim__csvrow_t *r, kvsim_err *err) {
         break;
       }
   }
+  /* A NUL byte is no text: the file is refused at the first one, on its
+   * line, rather than read on to the end of a row that may be the rest of
+   * a binary file. Fatal, not a bad row to skip: nothing after it can be
+   * trusted. */
+  if (memchr(s, '\0', n))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s:%lld: a NUL byte (a binary file?)", r->path,
+                         (long long)r->line);
   r->piece_bare_cr = bare;
   if (csv_parse(&r->p, s, n, cb_field, cb_row, r) != n)
     return parse_failed(r, err);
@@ -183,7 +188,7 @@ static int feed(kvsim__csvrow_t *r, kvsim_err *err) {
 /* Reads one record into r->row, whatever its width: 1, 0 at the end. */
 static int record(kvsim__csvrow_t *r, kvsim_err *err) {
   fields_reset(&r->row);
-  r->done = r->bare_cr = r->nul = false;
+  r->done = r->bare_cr = false;
   while (!r->done) {
     int rc = feed(r, err);
     if (rc < 0)
@@ -197,9 +202,6 @@ static int record(kvsim__csvrow_t *r, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EPARSE,
                          "%s:%lld: a bare carriage return ends the row (CR line endings, or a "
                          "stray CR inside the row?)",
-                         r->path, (long long)r->row_line);
-  if (r->nul)
-    return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: a NUL byte in the row (a binary file?)",
                          r->path, (long long)r->row_line);
   return 1;
 }

@@ -8,10 +8,10 @@
  * Errors are one line naming the file and the line where the bad row
  * starts. A row is bad (KVSIM_EPARSE, and the reader is positioned after
  * it, so a caller may skip it and go on) when it has more or fewer fields
- * than the header, when a bare carriage return (one not followed by '\n')
- * ends it, or when it holds a NUL byte. Other negative codes (an
- * unreadable file, a row over KVSIM__CSVROW_MAX_BYTES (KVSIM_EINVAL), out
- * of memory) are fatal. Internal: not part of the public API. */
+ * than the header, or when a bare carriage return (one not followed by
+ * '\n') ends it. Other negative codes (an unreadable file, a NUL byte or
+ * a row over KVSIM__CSVROW_MAX_BYTES (KVSIM_EINVAL), out of memory) are
+ * fatal. Internal: not part of the public API. */
 #ifndef KVSIM_WORKLOAD_CSVROW_H
 #define KVSIM_WORKLOAD_CSVROW_H
 

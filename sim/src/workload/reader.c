@@ -52,10 +52,14 @@ int kvsim__detect_format(const char *path, const kvsim__format_t **fmt, kvsim_er
   int rc = kvsim__open_input(path, KVSIM_ENOENT, &f, err);
   if (rc < 0)
     return rc;
-  char line[4096];
-  /* The first non-empty line decides. */
+  /* The first non-empty line decides. Lines are bounded, and a NUL byte
+   * ends the search: a file of NULs was once read to its end (a blank
+   * line to fgets) before it was called empty. */
+  char *line = NULL;
+  size_t cap = 0, n = 0;
+  int64_t no = 0;
   bool got = false;
-  while (fgets(line, sizeof line, f)) {
+  while ((rc = kvsim__fmt_read_line(f, path, ++no, &line, &cap, &n, err)) == 1) {
     const char *t = skip_ws(line);
     if (*t != '\n' && *t != '\r' && *t) {
       got = true;
@@ -63,9 +67,11 @@ int kvsim__detect_format(const char *path, const kvsim__format_t **fmt, kvsim_er
     }
   }
   fclose(f);
-  if (!got)
-    return kvsim_err_set(err, KVSIM_EPARSE, "%s: empty file", path);
-  return detect_line(path, line, fmt, err);
+  if (rc >= 0)
+    rc = got ? detect_line(path, line, fmt, err)
+             : kvsim_err_set(err, KVSIM_EPARSE, "%s: empty file", path);
+  kvsim__free(line);
+  return rc;
 }
 
 static int reader_open(const char *path, const kvsim__format_t *fmt, int64_t hash_block_tokens,
@@ -139,7 +145,7 @@ void kvsim__reader_close(kvsim__reader_t *r) {
   if (r->f)
     fclose(r->f);
   kvsim__csvrow_close(r->csv);
-  free(r->lbuf); /* getline's */
+  kvsim__free(r->lbuf);
   kvsim__vec_free(&r->segs);
   kvsim__free(r);
 }

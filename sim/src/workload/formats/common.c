@@ -212,18 +212,49 @@ static int duplicate_key(const cJSON *o, const char **dup) {
   return found;
 }
 
+int kvsim__fmt_read_line(FILE *f, const char *path, int64_t line, char **buf, size_t *cap,
+                         size_t *len, kvsim_err *err) {
+  size_t n = 0;
+  int c = EOF;
+  while ((c = getc_unlocked(f)) != EOF) {
+    if (c == '\0')
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s:%lld: a NUL byte (a binary file?)", path,
+                           (long long)line);
+    if (c != '\n' && n >= KVSIM__TRACE_LINE_MAX)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s:%lld: line longer than %zu MiB", path,
+                           (long long)line, KVSIM__TRACE_LINE_MAX >> 20);
+    if (n + 2 > *cap) {
+      size_t grown = *cap ? *cap * 2 : 4096;
+      if (grown > KVSIM__TRACE_LINE_MAX + 2)
+        grown = KVSIM__TRACE_LINE_MAX + 2;
+      char *b = kvsim__realloc(*buf, grown);
+      if (!b)
+        return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+      *buf = b;
+      *cap = grown;
+    }
+    (*buf)[n++] = (char)c;
+    if (c == '\n')
+      break;
+  }
+  if (ferror(f))
+    return kvsim_err_set(err, KVSIM_EIO, "%s: read error: %s", path, strerror(errno));
+  if (n == 0)
+    return 0;
+  (*buf)[n] = '\0';
+  *len = n;
+  return 1;
+}
+
 int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim_err *err) {
   *o = NULL;
   const char *t;
-  ssize_t n;
+  size_t n = 0;
   for (;;) {
     errno = 0;
-    n = getline(&r->lbuf, &r->lcap, r->f);
-    if (n < 0) {
-      if (ferror(r->f))
-        return kvsim_err_set(err, KVSIM_EIO, "%s: read error", r->path);
-      return 0;
-    }
+    int rc = kvsim__fmt_read_line(r->f, r->path, r->line + 1, &r->lbuf, &r->lcap, &n, err);
+    if (rc <= 0)
+      return rc;
     r->line++;
     t = r->lbuf;
     while (*t == ' ' || *t == '\t')
@@ -250,8 +281,9 @@ int kvsim__fmt_jsonl_row(kvsim__reader_t *r, kvsim__row_t *row, cJSON **o, kvsim
     return kvsim_err_set(err, KVSIM_EPARSE, "%s:%lld: invalid JSON (expected one object per line)",
                          r->path, (long long)r->line);
   }
-  /* Only white space may follow the object, to the line's true end (past
-   * any NUL byte): a second object on the line was once dropped unseen. */
+  /* Only white space may follow the object, to the line's end (a line
+   * holds no NUL byte): a second object on the line was once dropped
+   * unseen. */
   const char *stop = r->lbuf + n;
   while (end < stop && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
     end++;

@@ -117,6 +117,27 @@ int kvsim__fmt_csv_bad(const kvsim__reader_t *r, int col, const char *name, cons
 /* An arrival measured from the first row's (abs - base), checked. */
 int kvsim__fmt_from_base(kvsim__reader_t *r, int64_t abs, int64_t *rel);
 
+/* ---- text lines -------------------------------------------------------------------- */
+
+/* The longest line a JSON-lines trace may have (and the first line of any
+ * trace, read to detect its format), newline aside. A line is one request:
+ * a few numbers, and at the most a Mooncake hash_ids list (65,536 ids for
+ * a 1M-token prompt at 16 tokens a block: under 1 MiB) or a prompt's text
+ * carried along (1M tokens of English are about 4 MiB, more with \u
+ * escapes). 16 MiB holds either with room, is what a CSV row may have
+ * (KVSIM__CSVROW_MAX_BYTES), and bounds the memory a file with no line
+ * breaks takes, which getline grew to the size of the file. */
+#define KVSIM__TRACE_LINE_MAX ((size_t)16 << 20)
+
+/* Reads one line of text (its '\n' kept) into *buf (grown as needed, a
+ * kvsim__realloc buffer of *cap bytes, NUL-terminated), *len bytes. `line`
+ * is its number, for errors. Returns 1, 0 at the end of the file, or a
+ * fatal error (KVSIM_EINVAL) naming path:line at the first NUL byte (a
+ * binary file, read no further) or when the line passes
+ * KVSIM__TRACE_LINE_MAX; KVSIM_EIO on a read error. */
+int kvsim__fmt_read_line(FILE *f, const char *path, int64_t line, char **buf, size_t *cap,
+                         size_t *len, kvsim_err *err);
+
 /* ---- JSON-lines keys -------------------------------------------------------------- */
 
 /* Reads the next non-empty line and parses it as one object (*o, caller
