@@ -1,7 +1,6 @@
 /* kvsim plan: search the arrival rate, replica count or memory utilization
  * at which a scenario meets its latency SLO (the study room's search). */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,27 +10,6 @@
 #include "commands.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
-#include "report/tmpfiles.h"
-
-/* A stopped plan writes no file and prints no answer: it says so on the
- * line below the points it listed (clearing a terminal's progress line). */
-static struct {
-  const char *scenario;
-  const kvsim_progress_t *pr;
-} stop;
-
-static void on_stop(int sig) {
-  char msg[4400] = "", *m = msg, *end = msg + sizeof msg - 1;
-  if (stop.pr->mode == KVSIM_PROGRESS_LINE)
-    m = kvsim__put_s(m, end, "\r\033[K");
-  m = kvsim__put_s(m, end, "kvsim plan: error: ");
-  m = kvsim__put_s(m, end, stop.scenario);
-  m = kvsim__put_s(m, end, ": stopped by ");
-  m = kvsim__put_s(m, end, kvsim__signal_name(sig));
-  m = kvsim__put_s(m, end, " before an answer (nothing written)\n");
-  ssize_t w = write(2, msg, (size_t)(m - msg));
-  (void)w;
-}
 
 /* Each point tried: its line, above the progress line a terminal shows
  * (erased, then redrawn after it). */
@@ -96,11 +74,7 @@ int cmd_plan(int argc, char **argv) {
   if (kvsim_scenario_load(pos[0], sets.items, sets.n, &sc, &err) < 0)
     return cli_fail("plan", "%s", err.msg);
   se.base = &sc;
-  stop.scenario = pos[0];
-  stop.pr = &pr;
-  kvsim__signal_hook(on_stop);
-  rc = kvsim_search_run(&se, &err);
-  kvsim__signal_hook(NULL);
+  rc = kvsim_search_run_stoppable(&se, pos[0], pr.mode == KVSIM_PROGRESS_LINE, &err);
   kvsim_progress_end(&pr);
   kvsim_scenario_fini(&sc);
   if (rc < 0)

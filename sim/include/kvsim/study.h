@@ -368,6 +368,12 @@ struct kvsim_search {
  * (also EPARSE, EIO: the scenario itself is wrong); a point that does not
  * fit or fails otherwise is a miss with its note. */
 int kvsim_search_run(kvsim_search_t *se, kvsim_err *err);
+/* kvsim_search_run as `kvsim plan` runs it: a signal that stops it prints
+ * "kvsim plan: error: WHAT: stopped by SIGINT before an answer (nothing
+ * written)" on stderr, after "\r\033[K" when progress_line (a terminal's
+ * progress line is to be cleared), before the process ends. */
+int kvsim_search_run_stoppable(kvsim_search_t *se, const char *what, bool progress_line,
+                               kvsim_err *err);
 
 /* The answer in one line: "Highest rate meeting SLO: 10.2 req/s (1.85 x
  * the scenario's 5.53 req/s, to 2 %) [9.1, 11.4] over the step-time band
