@@ -13,7 +13,6 @@
 #include "kvsim/report.h"
 #include "kvsim/workload.h"
 #include "trace.h"
-#include "workload/wl.h"
 
 #define DEFAULT_LRU "1000,5000,20000,50000"
 #define FORMAT_HELP "auto (default), azure, vidur, mooncake, llmservingsim, kvsim, requests"
@@ -22,17 +21,17 @@ static bool is_spec(const char *path) { return kvsim__ends_with(path, ".json"); 
 
 /* The workload for FILE: a trace (with the flags) or, for a .json file,
  * the workload object it holds (a workload, or a scenario's "workload"). */
-static int load_workload(const char *cmd, const char *file, const kvsim__trace_opts_t *o,
+static int load_workload(const char *cmd, const char *file, const kvsim_trace_opts_t *o,
                          bool trace_flags, int64_t *seed, bool seed_given,
                          kvsim_workload_cfg_t **cfg) {
   kvsim_err err = {0};
   if (!is_spec(file))
-    return kvsim__workload_for_trace(file, o, cfg, &err) < 0 ? cli_fail(cmd, "%s", err.msg) : 0;
+    return kvsim_workload_for_trace(file, o, cfg, &err) < 0 ? cli_fail(cmd, "%s", err.msg) : 0;
   if (trace_flags)
     return cli_fail(cmd, "%s: --format, --time-scale, --limit, --skip-bad-rows and "
                          "--hash-block-tokens apply to trace files, not to a JSON spec",
                     file);
-  if (kvsim__workload_for_spec(file, seed, seed_given, cfg, &err) < 0)
+  if (kvsim_workload_for_spec(file, seed, seed_given, cfg, &err) < 0)
     return cli_fail(cmd, "%s", err.msg);
   if (o->max_total_tokens > 0)
     fprintf(stderr, "kvsim %s: note: --max-total-tokens ignored for a JSON spec (set "
@@ -41,9 +40,9 @@ static int load_workload(const char *cmd, const char *file, const kvsim__trace_o
 }
 
 /* Opens the source of FILE; on failure prints the error and returns 2. */
-static int open_source(const char *cmd, const char *file, const kvsim__trace_opts_t *o,
-                       bool trace_flags, int64_t *seed, bool seed_given,
-                       kvsim_workload_cfg_t **cfg, kvsim_source_t **src) {
+static int open_source(const char *cmd, const char *file, const kvsim_trace_opts_t *o,
+                       bool trace_flags, int64_t *seed, bool seed_given, kvsim_workload_cfg_t **cfg,
+                       kvsim_source_t **src) {
   int rc = load_workload(cmd, file, o, trace_flags, seed, seed_given, cfg);
   kvsim_err err = {0};
   if (rc)
@@ -57,7 +56,7 @@ static int open_source(const char *cmd, const char *file, const kvsim__trace_opt
 
 static int cmd_stats(int argc, char **argv) {
   const char *cmd = "trace stats";
-  kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
   bool json = false, tflag = false, seed_given = false, block_given = false, limit_given = false,
        max_given = false;
   int64_t block = 0, seed = 1;
@@ -97,29 +96,29 @@ static int cmd_stats(int argc, char **argv) {
     return cli_fail(cmd, "--prefix-block-size: bad value %lld (expected >= 1)", (long long)block);
   if (lru && !block)
     return cli_fail(cmd, "--lru-blocks: needs --prefix-block-size");
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
   st.prefix_block = block;
-  if (block && kvsim__parse_lru_caps(lru ? lru : DEFAULT_LRU, st.lru_capacity, &st.nlru) < 0)
-    return cli_fail(cmd, "--lru-blocks: bad value '%s' (expected up to %d integers >= 1, "
-                         "comma-separated)",
-                    lru, KVSIM__MAX_LRU);
+  if (block && kvsim_trace_parse_lru_caps(lru ? lru : DEFAULT_LRU, st.lru_capacity, &st.nlru) < 0)
+    return cli_fail(cmd,
+                    "--lru-blocks: bad value '%s' (expected up to %d integers >= 1, "
+                    "comma-separated)",
+                    lru, KVSIM_TRACE_MAX_LRU);
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_source_t *src;
   if ((rc = open_source(cmd, pos[0], &o, tflag && is_spec(pos[0]), &seed, seed_given, &cfg,
                         &src)))
     return rc;
   kvsim_err err = {0};
-  const kvsim__format_t *f = kvsim__source_format(src);
-  const char *fmt = f ? kvsim__format_name(f) : "synthetic";
-  rc = kvsim__trace_stats(src, true, &st, &err);
+  const char *fmt = kvsim_source_format_name(src);
+  rc = kvsim_trace_stats(src, true, &st, &err);
   kvsim_source_close(src);
   kvsim_workload_cfg_free(cfg);
   if (rc < 0)
     return cli_fail(cmd, "%s", err.msg);
   if (!json)
     return trace_print_stats(pos[0], fmt, &st), 0;
-  cJSON *j = kvsim__tstats_json(&st, pos[0], fmt);
+  cJSON *j = kvsim_trace_stats_json(&st, pos[0], fmt);
   char *s = kvsim_report_json_string(j);
   puts(s);
   free(s);
@@ -129,7 +128,7 @@ static int cmd_stats(int argc, char **argv) {
 
 static int cmd_convert(int argc, char **argv) {
   const char *cmd = "trace convert";
-  kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
   const char *out = NULL;
   int64_t seed = 1;
   bool limit_given = false, max_given = false;
@@ -167,7 +166,7 @@ static int cmd_convert(int argc, char **argv) {
     return rc;
   kvsim_err err = {0};
   int64_t n;
-  rc = kvsim__trace_convert(cfg, pos[0], src, out, &n, &err);
+  rc = kvsim_trace_convert(cfg, pos[0], src, out, &n, &err);
   int64_t skipped = kvsim_source_skipped(src);
   kvsim_source_close(src);
   kvsim_workload_cfg_free(cfg);
@@ -203,14 +202,14 @@ static int cmd_gen(int argc, char **argv) {
     return cli_fail(cmd, "--latency-s: bad value %g (expected 0..9e+09)", latency);
   if (!is_spec(pos[0]))
     return cli_fail(cmd, "%s: expected a JSON workload spec (SPEC.json)", pos[0]);
-  kvsim__trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_source_t *src;
   if ((rc = open_source(cmd, pos[0], &o, false, &seed, seed_given, &cfg, &src)))
     return rc;
   kvsim_err err = {0};
   int64_t n = 0;
-  rc = kvsim__trace_gen(cfg, pos[0], src, out, kvsim_time_from_s(latency), &n, &err);
+  rc = kvsim_trace_gen(cfg, pos[0], src, out, kvsim_time_from_s(latency), &n, &err);
   kvsim_source_close(src);
   kvsim_workload_cfg_free(cfg);
   if (rc < 0)

@@ -2,8 +2,8 @@
 #ifndef KVSIM_CLI_TRACE_H
 #define KVSIM_CLI_TRACE_H
 
-#include "workload/wl.h"
+#include "kvsim/trace.h"
 
-void trace_print_stats(const char *file, const char *fmt, const kvsim__tstats_t *st);
+void trace_print_stats(const char *file, const char *fmt, const kvsim_trace_stats_t *st);
 
 #endif

@@ -5,12 +5,12 @@
 #include "core/util.h"
 #include "trace.h"
 
-static void len_text(const char *name, const kvsim__len_stats_t *l) {
+static void len_text(const char *name, const kvsim_len_stats_t *l) {
   printf("%s: mean %.1f, p50 %.0f, p90 %.0f, p99 %.0f, min %.0f, max %.0f\n", name, l->mean, l->p50,
          l->p90, l->p99, l->min, l->max);
 }
 
-void trace_print_stats(const char *file, const char *fmt, const kvsim__tstats_t *st) {
+void trace_print_stats(const char *file, const char *fmt, const kvsim_trace_stats_t *st) {
   char a[32], b[32];
   printf("trace: %s (format %s)\n", file, fmt);
   printf("requests: %s", kvsim__commas(st->requests, a, sizeof a));

@@ -33,19 +33,19 @@ static kvsim_workload_cfg_t *trace_cfg(const char *path, const char *extra) {
   return cfg;
 }
 
-static void stats_of(const char *path, const char *extra, bool raw, kvsim__tstats_t *st) {
+static void stats_of(const char *path, const char *extra, bool raw, kvsim_trace_stats_t *st) {
   kvsim_workload_cfg_t *cfg = trace_cfg(path, extra);
   kvsim_source_t *s;
   kvsim_err err = {0};
   cr_assert_eq(kvsim_source_open(cfg, 1, &s, &err), 0, "opens: %s", err.msg);
-  cr_assert_eq(kvsim__trace_stats(s, raw, st, &err), 0, "reads: %s", err.msg);
+  cr_assert_eq(kvsim_trace_stats(s, raw, st, &err), 0, "reads: %s", err.msg);
   kvsim_source_close(s);
   kvsim_workload_cfg_free(cfg);
 }
 
 Test(workload_shared, azure_conv_counts_duration_rate) {
   const char *p = shared("azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
   stats_of(p, NULL, false, &st);
   cr_assert_eq(st.requests, 19366, "19,366 requests, got %lld", (long long)st.requests);
@@ -60,7 +60,7 @@ Test(workload_shared, azure_conv_counts_duration_rate) {
 
 Test(workload_shared, azure_code_is_bursty) {
   const char *p = shared("azure_llm_2023/AzureLLMInferenceTrace_code.csv");
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
   stats_of(p, NULL, false, &st);
   cr_assert_eq(st.requests, 8819, "8,819 requests, got %lld", (long long)st.requests);
@@ -105,7 +105,7 @@ Test(workload_shared, splitwise_conv_equals_azure_conv) {
 
 Test(workload_shared, mooncake_ideal_and_lru_prefix_hit_rates) {
   const char *p = shared("mooncake_fast25/conversation_trace.jsonl");
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
   st.prefix_block = 512;
   st.nlru = 4;
@@ -128,7 +128,7 @@ Test(workload_shared, mooncake_ideal_and_lru_prefix_hit_rates) {
 
   /* Hashing 512-token blocks of the segments (no raw ids) gives the same
    * ideal rate: the ids are chained, so equal ids mean equal prefixes. */
-  kvsim__tstats_t st2;
+  kvsim_trace_stats_t st2;
   memset(&st2, 0, sizeof st2);
   st2.prefix_block = 512;
   stats_of(p, NULL, false, &st2);
@@ -144,7 +144,7 @@ Test(workload_shared, llmservingsim_workload_reads) {
            KVSIM_SHARED_DIR);
   if (access(p, R_OK) != 0)
     cr_skip_test("%s is absent: validation on ../shared skipped", p);
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
   stats_of(p, NULL, false, &st);
   cr_assert_eq(st.requests, 300, "300 requests, got %lld", (long long)st.requests);
@@ -165,9 +165,9 @@ Test(workload_shared, sharegpt_lengths_drive_a_synthetic_workload) {
   cJSON_Delete(j);
   kvsim_source_t *s;
   cr_assert_eq(kvsim_source_open(cfg, 1, &s, &err), 0, "opens: %s", err.msg);
-  kvsim__tstats_t st;
+  kvsim_trace_stats_t st;
   memset(&st, 0, sizeof st);
-  cr_assert_eq(kvsim__trace_stats(s, false, &st, &err), 0, "runs: %s", err.msg);
+  cr_assert_eq(kvsim_trace_stats(s, false, &st, &err), 0, "runs: %s", err.msg);
   /* The file's own means (30,731 rows). */
   double pm = 0, om = 0;
   int64_t n = 0;

@@ -16,8 +16,8 @@
 
 /* ---- building the workload ------------------------------------------------------ */
 
-int kvsim__workload_for_trace(const char *file, const kvsim__trace_opts_t *o,
-                              kvsim_workload_cfg_t **out, kvsim_err *err) {
+int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
+                             kvsim_workload_cfg_t **out, kvsim_err *err) {
   *out = NULL;
   if (strcmp(o->format, "auto") && !kvsim__format_find(o->format)) {
     char esc[KVSIM__ESCAPE_MAX];
@@ -65,8 +65,8 @@ static char *dirname_of(const char *path) {
   return d;
 }
 
-int kvsim__workload_for_spec(const char *file, int64_t *seed, bool seed_given,
-                             kvsim_workload_cfg_t **out, kvsim_err *err) {
+int kvsim_workload_for_spec(const char *file, int64_t *seed, bool seed_given,
+                            kvsim_workload_cfg_t **out, kvsim_err *err) {
   *out = NULL;
   cJSON *j = kvsim__json_load(file, err);
   if (!j)
@@ -112,7 +112,7 @@ static int check_out_not_input(const kvsim_workload_cfg_t *cfg, const char *inpu
   return KVSIM_OK;
 }
 
-int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n) {
+int kvsim_trace_parse_lru_caps(const char *s, int64_t *caps, int *n) {
   *n = 0;
   const char *p = s;
   while (*p) {
@@ -121,7 +121,7 @@ int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n) {
     long long v = strtoll(p, &end, 10);
     if (errno || end == p || v < 1 || v > 100000000 || (*end && *end != ','))
       return -1;
-    if (*n >= KVSIM__MAX_LRU)
+    if (*n >= KVSIM_TRACE_MAX_LRU)
       return -1;
     caps[(*n)++] = v;
     p = *end ? end + 1 : end;
@@ -131,8 +131,8 @@ int kvsim__parse_lru_caps(const char *s, int64_t *caps, int *n) {
 
 /* ---- convert ------------------------------------------------------------------------ */
 
-int kvsim__trace_convert(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
-                         const char *out, int64_t *n, kvsim_err *err) {
+int kvsim_trace_convert(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                        const char *out, int64_t *n, kvsim_err *err) {
   kvsim__csv_writer_t w;
   *n = 0;
   int rc = check_out_not_input(cfg, input, out, err);
@@ -257,8 +257,8 @@ static int gen_loop(kvsim_source_t *src, kvsim__csv_writer_t *w, kvsim_time_ns l
   return rc;
 }
 
-int kvsim__trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
-                     const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err) {
+int kvsim_trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_source_t *src,
+                    const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err) {
   kvsim__csv_writer_t w;
   gen_t g = {0};
   *n = 0;
@@ -284,7 +284,7 @@ int kvsim__trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_s
 
 /* ---- statistics as JSON ------------------------------------------------------------- */
 
-static cJSON *len_json(const kvsim__len_stats_t *l) {
+static cJSON *len_json(const kvsim_len_stats_t *l) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "mean", l->mean);
   cJSON_AddNumberToObject(o, "p50", l->p50);
@@ -295,7 +295,7 @@ static cJSON *len_json(const kvsim__len_stats_t *l) {
   return o;
 }
 
-cJSON *kvsim__tstats_json(const kvsim__tstats_t *st, const char *file, const char *format) {
+cJSON *kvsim_trace_stats_json(const kvsim_trace_stats_t *st, const char *file, const char *format) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "file", file);
   cJSON_AddStringToObject(j, "format", format);

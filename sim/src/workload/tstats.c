@@ -183,7 +183,7 @@ int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_i
 
 /* ---- the summary -------------------------------------------------------------------- */
 
-static void len_stats(double *v, int64_t n, kvsim__len_stats_t *o) {
+static void len_stats(double *v, int64_t n, kvsim_len_stats_t *o) {
   memset(o, 0, sizeof *o);
   if (n == 0)
     return;
@@ -198,10 +198,10 @@ static void len_stats(double *v, int64_t n, kvsim__len_stats_t *o) {
 
 typedef kvsim__vec(double) dvec;
 
-int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, kvsim_err *err) {
+int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st, kvsim_err *err) {
   int64_t pb = st->prefix_block;
-  int nlru = st->nlru < 0 ? 0 : st->nlru > KVSIM__MAX_LRU ? KVSIM__MAX_LRU : st->nlru;
-  int64_t caps[KVSIM__MAX_LRU];
+  int nlru = st->nlru < 0 ? 0 : st->nlru > KVSIM_TRACE_MAX_LRU ? KVSIM_TRACE_MAX_LRU : st->nlru;
+  int64_t caps[KVSIM_TRACE_MAX_LRU];
   memcpy(caps, st->lru_capacity, sizeof caps);
   memset(st, 0, sizeof *st);
   st->prefix_block = pb;
@@ -210,7 +210,7 @@ int kvsim__trace_stats(kvsim_source_t *src, bool raw_ids, kvsim__tstats_t *st, k
 
   dvec arrv = {0}, prv = {0}, outv = {0};
   int64_t n = 0;
-  kvsim__lru_t lru[KVSIM__MAX_LRU];
+  kvsim__lru_t lru[KVSIM_TRACE_MAX_LRU];
   memset(lru, 0, sizeof lru);
   kvsim__u64map_t seen = {0};
   uint64_t *keys = NULL;
@@ -319,7 +319,7 @@ done:
   kvsim__vec_free(&outv);
   kvsim__free(keys);
   kvsim__free(toks);
-  for (int k = 0; k < KVSIM__MAX_LRU; k++)
+  for (int k = 0; k < KVSIM_TRACE_MAX_LRU; k++)
     if (lru[k].key || lru[k].map.keys)
       kvsim__lru_fini(&lru[k]);
   if (seen.keys)
