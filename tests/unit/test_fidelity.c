@@ -551,14 +551,19 @@ static void set_perf(kvsim_gpu_perf_t *p, double mfu, double mbu) {
   p->moe_efficiency = 1;
 }
 
-Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
+/* A calibration set of one run whose "measurement" is the run at planted
+ * mfu (mbu 0.7), to be fitted from start_mfu / start_mbu on a GPU whose
+ * best bf16 matmul is `peak_share` of its spec (0: not measured). */
+static void planted(kvsim_fid_calib_t *c, double mfu, double start_mfu, double start_mbu,
+                    double peak_share) {
   const char *path = KVSIM_SOURCE_DIR "/tests/golden/fidelity/calib.json";
   kvsim_err err = {0};
   kvsim_scenario_t truth, start;
   cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &truth, &err), KVSIM_OK, "load: %s", err.msg);
   cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &start, &err), KVSIM_OK, "load: %s", err.msg);
-  set_perf(&truth.gpu.perf, 0.45, 0.7);
-  set_perf(&start.gpu.perf, 0.75, 0.95);
+  set_perf(&truth.gpu.perf, mfu, 0.7);
+  set_perf(&start.gpu.perf, start_mfu, start_mbu);
+  start.gpu.achieved_bf16_tflops = peak_share * start.gpu.bf16_tflops;
   /* The "measurement": the run at the planted coefficients. */
   kvsim_fid_measured_t m;
   memset(&m, 0, sizeof m);
@@ -568,10 +573,14 @@ Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
   cr_assert_eq(kvsim_fidelity_simulate(&truth, &m.lat, NULL, NULL, &err), KVSIM_OK, "truth run: %s", err.msg);
   kvsim_scenario_fini(&truth);
   cr_assert_gt(m.lat.finished, 100, "the truth run finishes its requests");
+  kvsim_fidelity_calib_init(c, &start.gpu);
+  cr_assert_eq(kvsim_fidelity_calib_add_loaded(c, &m, &start, &err), KVSIM_OK, "add: %s", err.msg);
+}
 
+Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
+  kvsim_err err = {0};
   kvsim_fid_calib_t c;
-  kvsim_fidelity_calib_init(&c, &start.gpu);
-  cr_assert_eq(kvsim_fidelity_calib_add_loaded(&c, &m, &start, &err), KVSIM_OK, "add: %s", err.msg);
+  planted(&c, 0.45, 0.75, 0.95, 0);
   const int fit[] = {KVSIM_FID_MFU, KVSIM_FID_MBU};
   kvsim_fid_calib_opts_t opts = {.fit = fit, .nfit = 2, .max_iter = 30};
   kvsim_fid_calib_result_t r;
@@ -595,25 +604,9 @@ Test(fidelity, calibration_recovers_planted_coefficients, .timeout = 120) {
  * GPU's best measured matmul reached: data that asks for 0.45 of spec on a
  * part whose best matmul is 0.35 of it get 0.35, not the data's figure. */
 Test(fidelity, calibration_holds_mfu_below_the_measured_peak, .timeout = 120) {
-  const char *path = KVSIM_SOURCE_DIR "/tests/golden/fidelity/calib.json";
   kvsim_err err = {0};
-  kvsim_scenario_t truth, start;
-  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &truth, &err), KVSIM_OK, "load: %s", err.msg);
-  cr_assert_eq(kvsim_scenario_load(path, NULL, 0, &start, &err), KVSIM_OK, "load: %s", err.msg);
-  set_perf(&truth.gpu.perf, 0.45, 0.7);
-  set_perf(&start.gpu.perf, 0.25, 0.7);
-  start.gpu.achieved_bf16_tflops = 0.35 * start.gpu.bf16_tflops;
-  kvsim_fid_measured_t m;
-  memset(&m, 0, sizeof m);
-  kvsim_fidelity_lat_init(&m.lat);
-  m.fmt = KVSIM_FID_FMT_KVSIM;
-  snprintf(m.path, sizeof m.path, "planted");
-  cr_assert_eq(kvsim_fidelity_simulate(&truth, &m.lat, NULL, NULL, &err), KVSIM_OK, "truth run: %s",
-               err.msg);
-  kvsim_scenario_fini(&truth);
   kvsim_fid_calib_t c;
-  kvsim_fidelity_calib_init(&c, &start.gpu);
-  cr_assert_eq(kvsim_fidelity_calib_add_loaded(&c, &m, &start, &err), KVSIM_OK, "add: %s", err.msg);
+  planted(&c, 0.45, 0.25, 0.7, 0.35);
   const int fit[] = {KVSIM_FID_MFU};
   kvsim_fid_calib_opts_t opts = {.fit = fit, .nfit = 1, .max_iter = 20};
   kvsim_fid_calib_result_t r;

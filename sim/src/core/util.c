@@ -109,23 +109,33 @@ static bool duplicate_key(const cJSON *j, char *path, size_t cap) {
   return false;
 }
 
+/* One step of a scan of JSON text that skips strings: the character at
+ * *p when it stands outside a string, else 0 (inside one, or a quote);
+ * moves *p onto an escaped character so that the caller's p++ passes it. */
+static char json_step(const char **p, bool *in_str) {
+  if (*in_str) {
+    if (**p == '\\' && (*p)[1])
+      (*p)++;
+    else if (**p == '"')
+      *in_str = false;
+    return 0;
+  }
+  if (**p == '"') {
+    *in_str = true;
+    return 0;
+  }
+  return **p;
+}
+
 bool kvsim__json_too_deep(const char *text, const char *stop) {
   int depth = 0;
   bool in_str = false;
   for (const char *p = text; stop && *p && p <= stop; p++) {
-    if (in_str) {
-      if (*p == '\\' && p[1])
-        p++;
-      else if (*p == '"')
-        in_str = false;
-    } else if (*p == '"') {
-      in_str = true;
-    } else if (*p == '[' || *p == '{') {
-      if (++depth > CJSON_NESTING_LIMIT)
-        return true;
-    } else if (*p == ']' || *p == '}') {
+    char ch = json_step(&p, &in_str);
+    if ((ch == '[' || ch == '{') && ++depth > CJSON_NESTING_LIMIT)
+      return true;
+    if (ch == ']' || ch == '}')
       depth--;
-    }
   }
   return false;
 }
@@ -145,22 +155,15 @@ cJSON *kvsim__json_parse(const char *text, const char *where, kvsim_err *err) {
     int comma_line = 0;
     bool in_str = false;
     for (const char *p = text; stop && *p && p <= stop && !comma_line; p++) {
-      if (in_str) {
-        if (*p == '\\' && p[1])
-          p++;
-        else if (*p == '"')
-          in_str = false;
-      } else if (*p == '"') {
-        in_str = true;
-      } else if (*p == ',') {
-        const char *q = p + 1;
-        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
-          q++;
-        if ((*q == '}' || *q == ']') && q <= stop) {
-          comma_line = 1;
-          for (const char *r = text; r < p; r++)
-            comma_line += *r == '\n';
-        }
+      if (json_step(&p, &in_str) != ',')
+        continue;
+      const char *q = p + 1;
+      while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+        q++;
+      if ((*q == '}' || *q == ']') && q <= stop) {
+        comma_line = 1;
+        for (const char *r = text; r < p; r++)
+          comma_line += *r == '\n';
       }
     }
     if (kvsim__json_too_deep(text, stop))
