@@ -125,6 +125,9 @@ int cli_parse(const char *cmd, const char *usage, const cli_arg *args, int argc,
     int rc = set_value(cmd, a, v);
     if (rc)
       return rc;
+    for (const cli_arg *c = args; c->name; c++) /* an alias's value is the one typed last */
+      if (c != a && c->dest == a->dest && c->seen)
+        *c->seen = false;
   }
   return 0;
 }

@@ -26,7 +26,7 @@ typedef struct cli_arg {
   arg_kind kind;
   void *dest;
   const char *help;
-  bool *seen;       /* optional: set when the flag was given */
+  bool *seen; /* optional: set when the flag was given (cleared by an alias given later) */
 } cli_arg;
 
 /* Parses argv[first..argc). Positional arguments go to pos[] (up to

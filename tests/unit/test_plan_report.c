@@ -97,6 +97,30 @@ Test(plan_report, the_engine_name_picks_the_table) {
   cr_assert_eq(flag(s, "--tp-size")->offset, flag(s, "--tensor-parallel-size")->offset, "--tp-size aliases");
 }
 
+Test(plan_report, an_error_names_the_alias_typed) {
+  char *t;
+  kvsim_err err = {0};
+  const char *kv[] = {"--tp-size", "0", NULL};
+  cr_assert_eq(run("sglang", false, kv, &t, &err), KVSIM_EINVAL, "--tp-size 0 is refused");
+  cr_assert_str_eq(err.msg, "--tp-size: 0 must be in [1, 1024]",
+                   "named as typed, not --tensor-parallel-size");
+  const char *kl[] = {"--tensor-parallel-size", "0", NULL};
+  cr_assert_eq(run("sglang", false, kl, &t, &err), KVSIM_EINVAL,
+               "--tensor-parallel-size 0 is refused");
+  cr_assert_str_eq(err.msg, "--tensor-parallel-size: 0 must be in [1, 1024]",
+                   "the long name as typed");
+  const char *kc[] = {"--tensor-parallel-size", "3", NULL};
+  cr_assert_eq(run(NULL, true, kc, &t, &err), 0, "the comparison itself runs: %s", err.msg);
+  int tgi = 0;
+  for (int i = 0; i < calc.nrows; i++)
+    if (calc.rows[i].engine->engine == KVSIM_PLAN_TGI && ++tgi)
+      cr_assert_str_eq(calc.rows[i].error,
+                       "--tensor-parallel-size: 3 does not divide the model's 32 attention heads",
+                       "TGI's row names the flag typed, not --num-shard");
+  cr_assert_eq(tgi, 1, "one TGI row (%d)", tgi);
+  free(t);
+}
+
 Test(plan_report, tgi_prints_its_warmup_lines) {
   char *t;
   kvsim_err err = {0};

@@ -131,6 +131,10 @@ typedef struct kvsim_plan_params {
    * y, z); 0: the newest modelled for `engine` (resolved by the plan). */
   int vllm_version;
   int tp, pp;
+  /* How the TP degree was given, for an engine's errors about it (calc
+   * --compare-engines: "--tensor-parallel-size" for TGI too); NULL: the
+   * engine's own name (TGI: "--num-shard (hardware.tensor_parallel_size)"). */
+  const char *tp_flag;
   /* Expert parallelism (vLLM --enable-expert-parallel): the routed experts
    * are spread whole over `ep` ranks (ep = tp x data-parallel size)
    * instead of each being split over TP. 0 or 1: off. */

@@ -48,19 +48,18 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
                          t->version_minor);
+  const char *tp_flag = p->tp_flag ? p->tp_flag : "--num-shard (hardware.tensor_parallel_size)";
   if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--num-shard (hardware.tensor_parallel_size): %d is out of range [1, %d]",
-                         p->tp, KVSIM_PLAN_MAX_PARALLEL);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is out of range [1, %d]", tp_flag, p->tp,
+                         KVSIM_PLAN_MAX_PARALLEL);
   if (p->pp != 1)
     return kvsim_err_set(
         err, KVSIM_EINVAL,
         "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
   if (m->num_heads % p->tp)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--num-shard (hardware.tensor_parallel_size): %d does not divide the "
-                         "model's %lld attention heads",
-                         p->tp, (long long)m->num_heads);
+                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
+                         (long long)m->num_heads);
   const struct {
     int64_t v;
     const char *flag;

@@ -54,6 +54,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, %d]", (long long)a->tp,
                          KVSIM_PLAN_MAX_PARALLEL);
   p.tp = (int)a->tp;
+  /* Every engine's row names the flag typed (TGI's own is --num-shard). */
+  p.tp_flag = "--tensor-parallel-size";
   snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
   if (c->m.max_position_embeddings > 0 && seq_len > c->m.max_position_embeddings)
     seq_len = c->m.max_position_embeddings;

@@ -40,6 +40,18 @@ bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flag
   return false;
 }
 
+const char *kvsim__calc_flag_name(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags,
+                                  size_t offset) {
+  const char *first = NULL;
+  for (int i = 0; i < KVSIM_CALC_MAX_FLAGS && flags[i].name; i++)
+    if (flags[i].offset == offset) {
+      if (a->given[i])
+        return flags[i].name;
+      first = first ? first : flags[i].name;
+    }
+  return first;
+}
+
 int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,
                           kvsim_err *err) {
   if (!given || (v >= lo && v <= hi))

@@ -25,6 +25,12 @@ int kvsim__calc_load(const kvsim_calc_common_t *a, kvsim_calc_t *c, kvsim_err *e
  * --tensor-parallel-size). */
 bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset);
 
+/* The name the flag at `offset` was typed as: of its aliases the one given
+ * last (--tp-size for SGLang's --tensor-parallel-size), else its first
+ * name. For errors naming the flag as the user wrote it. */
+const char *kvsim__calc_flag_name(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags,
+                                  size_t offset);
+
 /* An integer flag, when given, in [lo, hi] (an absent one keeps its
  * default). Errors "FLAG: V is out of range [LO, HI]". */
 int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,

@@ -69,8 +69,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
   if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]",
+  if (a->tp < 1 || a->tp > 1024) /* named as typed: --tp-size is SGLang's own spelling */
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be in [1, 1024]",
+                         kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
                          (long long)a->tp);
   if (a->pp < 1 || a->pp > 1024)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]",
