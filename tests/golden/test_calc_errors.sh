@@ -203,6 +203,16 @@ grep -Eq '"max_cache_len":[[:space:]]+4096,' "$tmp/hf.json" || fail "--max-cache
 grep -Eq '"block_size":[[:space:]]+32,' "$tmp/ok.json" || fail "--block-size 32 not applied: $(cat "$tmp/ok.json")"
 grep -Eq '"max_num_seqs":[[:space:]]+64,' "$tmp/ok.json" || fail "--max-num-seqs 64 not applied"
 
+# An empty --quantization= was silently "the model's own quantization",
+# which only an absent flag means.
+for e in vllm-v1 sglang tgi hf-transformers; do
+  expect_error "^kvsim calc: error: --quantization: empty value \(omit the flag for the model's own, or give none, fp8, int8, awq, gptq, int4, mxfp4\)$" \
+    calc --engine $e --quantization=
+  expect_error "^kvsim calc: error: --quantization: empty value " calc --engine $e --quantization ""
+  "$kvsim" calc --engine $e --quantization fp8 >/dev/null || fail "--engine $e --quantization fp8 was refused"
+done
+expect_error "^kvsim calc: error: --quantization: empty value " calc --compare-engines --quantization=
+
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 # --vllm-version: unparseable, or not a release whose sizing rules are modelled.
 expect_error "^kvsim calc: error: --vllm-version: 'latest' is not a vLLM release X\.Y\.Z \(modelled: vllm-v1 0\.8\.0 to 0\.20\.x, vllm-v0 0\.6\.4 to 0\.10\.x\)$" \

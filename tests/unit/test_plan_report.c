@@ -121,6 +121,23 @@ Test(plan_report, an_error_names_the_alias_typed) {
   free(t);
 }
 
+Test(plan_report, an_empty_quantization_is_refused) {
+  const char *engines[] = {NULL, "sglang", "tgi", "hf-transformers", NULL};
+  for (int i = 0; i < 5; i++) {
+    char *t;
+    kvsim_err err = {0};
+    const char *kv[] = {"--quantization", "", NULL};
+    cr_assert_eq(run(engines[i], i == 4, kv, &t, &err), KVSIM_EINVAL,
+                 "engine %d: an empty --quantization is refused", i);
+    cr_assert(!strncmp(err.msg, "--quantization: empty value (", 29),
+              "engine %d names the flag: %s", i, err.msg);
+    const char *none[] = {NULL};
+    cr_assert_geq(run(engines[i], i == 4, none, &t, &err), 0,
+                  "engine %d: absent, the model's own: %s", i, err.msg);
+    free(t);
+  }
+}
+
 Test(plan_report, tgi_prints_its_warmup_lines) {
   char *t;
   kvsim_err err = {0};

@@ -56,7 +56,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.tp = (int)a->tp;
   /* Every engine's row names the flag typed (TGI's own is --num-shard). */
   p.tp_flag = "--tensor-parallel-size";
-  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  if (kvsim__calc_quant(args, flags, offsetof(compare_args, quant), p.quantization,
+                        sizeof p.quantization, err) < 0)
+    return err->code;
   if (c->m.max_position_embeddings > 0 && seq_len > c->m.max_position_embeddings)
     seq_len = c->m.max_position_embeddings;
   c->seq_len = seq_len;

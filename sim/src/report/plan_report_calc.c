@@ -1,4 +1,5 @@
 /* kvsim calc's engines: which one argv names, and what they share. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "kvsim/sched.h"
@@ -50,6 +51,17 @@ const char *kvsim__calc_flag_name(const kvsim_calc_args_t *a, const kvsim_calc_f
       first = first ? first : flags[i].name;
     }
   return first;
+}
+
+int kvsim__calc_quant(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset,
+                      char *out, size_t cap, kvsim_err *err) {
+  const char *v = *(const char *const *)(a->bytes + offset);
+  if (kvsim__calc_given(a, flags, offset) && !*v)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--quantization: empty value (omit the flag for the model's own, or give "
+                         "none, fp8, int8, awq, gptq, int4, mxfp4)");
+  snprintf(out, cap, "%s", v);
+  return KVSIM_OK;
 }
 
 int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,

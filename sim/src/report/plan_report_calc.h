@@ -31,6 +31,12 @@ bool kvsim__calc_given(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flag
 const char *kvsim__calc_flag_name(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags,
                                   size_t offset);
 
+/* --quantization (the STR flag at `offset`) into out: absent, "" (the
+ * model's own); given, not empty ("--quantization=" once silently meant
+ * the model's own). Errors "--quantization: empty value (...)". */
+int kvsim__calc_quant(const kvsim_calc_args_t *a, const kvsim_calc_flag_t *flags, size_t offset,
+                      char *out, size_t cap, kvsim_err *err);
+
 /* An integer flag, when given, in [lo, hi] (an absent one keeps its
  * default). Errors "FLAG: V is out of range [LO, HI]". */
 int kvsim__calc_int_range(bool given, int64_t v, int64_t lo, int64_t hi, const char *flag,

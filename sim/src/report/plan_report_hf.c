@@ -96,7 +96,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.hf.nbits = (int)a->nbits;
   p.hf.q_group_size = (int)a->group;
   p.hf.residual_length = (int)a->residual;
-  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  if (kvsim__calc_quant(args, flags, offsetof(hf_args, quant), p.quantization,
+                        sizeof p.quantization, err) < 0)
+    return err->code;
   p.weights_gib = a->w;
   p.activation_gib = a->act;
   p.non_torch_gib = a->nt;

@@ -113,7 +113,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                          (long long)a->cps, (long long)tok);
   p.tp = (int)a->tp;
   p.pp = (int)a->pp;
-  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  if (kvsim__calc_quant(args, flags, offsetof(sglang_args, quant), p.quantization,
+                        sizeof p.quantization, err) < 0)
+    return err->code;
   p.max_model_len = a->ctx;
   p.block_size = a->page > 4096 ? 4097 : (int)a->page; /* the plan names the range */
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after};

@@ -98,7 +98,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.tgi.max_total_tokens = a->total;
   p.tgi.max_batch_prefill_tokens = a->prefill;
   p.tgi.max_batch_total_tokens = a->batch_total;
-  snprintf(p.quantization, sizeof p.quantization, "%s", a->quant);
+  if (kvsim__calc_quant(args, flags, offsetof(tgi_args, quant), p.quantization,
+                        sizeof p.quantization, err) < 0)
+    return err->code;
   p.weights_gib = a->w;
   p.activation_gib = a->act;
   p.non_torch_gib = a->nt;

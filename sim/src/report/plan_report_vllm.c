@@ -142,7 +142,6 @@ static void fill(const vllm_args *a, int64_t mml, kvsim_plan_params_t *p) {
   p->block_size = (int)a->bs;
   p->kv_quant_group = (int)a->kv_group;
   p->kv_residual_tokens = (int)a->kv_residual;
-  snprintf(p->quantization, sizeof p->quantization, "%s", a->quant);
   p->max_num_seqs = a->seqs;
   p->max_num_batched_tokens = a->mbt;
   p->enable_chunked_prefill = a->no_chunked ? 0 : a->chunked ? 1 : -1;
@@ -198,6 +197,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (check(args, mml, seq_len, err) < 0)
     return err->code;
   fill(a, mml, &p);
+  if (kvsim__calc_quant(args, flags, offsetof(vllm_args, quant), p.quantization,
+                        sizeof p.quantization, err) < 0)
+    return err->code;
 
   /* Reverse mode: --seq-len is also the plan's max_model_len (unless
    * given), so "Maximum concurrency" and the answer describe one length;
