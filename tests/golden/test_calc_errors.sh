@@ -189,6 +189,12 @@ for cache in dynamic quantized; do
       calc --engine hf-transformers --cache $cache --nbits $v
   done
 done
+# A scenario's engine.nbits likewise (1 and 5 once read "[2, 4]", as if 3 were allowed).
+for v in 3 1; do
+  expect_error "^kvsim run: error: .*scenario.json: engine.nbits: $v is out of range \(2 or 4: transformers' quanto QuantizedCache\)$" \
+    run "$src/tests/golden/cases/hf-quantized/scenario.json" --set engine.nbits=$v --out "$tmp/hfrun"
+done
+[ ! -e "$tmp/hfrun" ] || fail "a refused engine.nbits wrote outputs"
 expect_error "^kvsim calc: error: --q-group-size: 0 is out of range \[1, 1048576\]$" \
   calc --engine hf-transformers --cache quantized --q-group-size 0
 expect_error "^kvsim calc: error: --residual-length: -1 is out of range \[0, 1073741824\]$" \

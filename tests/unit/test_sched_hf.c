@@ -4,6 +4,8 @@
  * step, finished rows included, until the batch ends. Blocks of 4 tokens. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
+
 #include "kvsim/sched.h"
 #include "sched_harness.h"
 
@@ -76,4 +78,40 @@ Test(sched_hf, dynamic_batch_closes_when_the_rows_would_outgrow_the_pool) {
   cr_assert_eq(c->status, KVSIM_REQ_FINISHED, "it runs in the next batch; nothing lost");
   cr_assert_eq(e.s->num_preemptions, 0, "static batching never preempts");
   teardown_env(&e);
+}
+
+/* The scenario's engine keys through the profile's parser; err->msg on error. */
+static int parse(const char *json, kvsim_err *err) {
+  cJSON *o = cJSON_Parse(json);
+  cr_assert_not_null(o, "json %s", json);
+  kvsim_sched_opts_t opts;
+  int rc = kvsim_sched_parse_opts(kvsim_sched_find("hf-transformers"), o, "engine", &opts, err);
+  cJSON_Delete(o);
+  return rc;
+}
+
+Test(sched_hf, nbits_is_2_or_4_as_calc_says) {
+  /* engine.nbits 3 and the others out of quanto's two widths, each in calc
+   * --nbits' words (1 and 5 once read "[2, 4]", as if 3 were allowed). */
+  const int bad[] = {3, 1, 5, 0, -4, 8};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char json[64], want[128];
+    kvsim_err err = {0};
+    snprintf(json, sizeof json, "{\"cache\": \"quantized\", \"nbits\": %d}", bad[i]);
+    cr_assert_eq(parse(json, &err), KVSIM_EINVAL, "nbits %d is refused", bad[i]);
+    snprintf(want, sizeof want,
+             "engine.nbits: %d is out of range (2 or 4: transformers' quanto QuantizedCache)",
+             bad[i]);
+    cr_assert_str_eq(err.msg, want, "nbits %d names the key and the two widths", bad[i]);
+  }
+  kvsim_err err = {0};
+  cr_assert_eq(parse("{\"nbits\": 3}", &err), KVSIM_EINVAL,
+               "3 is refused whatever the cache class");
+  cr_assert_eq(parse("{\"cache\": \"quantized\", \"nbits\": 2}", &err), KVSIM_OK, "2 bits: %s",
+               err.msg);
+  cr_assert_eq(parse("{\"cache\": \"quantized\", \"nbits\": 4}", &err), KVSIM_OK, "4 bits: %s",
+               err.msg);
+  cr_assert_eq(parse("{\"cache\": \"quantized\", \"nbits\": 2.5}", &err), KVSIM_EINVAL,
+               "2.5 is no integer");
+  cr_assert_str_eq(err.msg, "engine.nbits: expected an integer", "named: %s", err.msg);
 }

@@ -47,7 +47,7 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
       (rc = kvsim__json_int_in(engine, "batch", 1, KVSIM_PLAN_MAX_SEQS, &batch, w, err)) < 0 ||
       /* 0 is the plan's "max_model_len" (plan_hf.c); a given 0 is an error. */
       (rc = kvsim__json_int_in(engine, "max_cache_len", 1, hi, &len, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "nbits", 2, 4, &nbits, w, err)) < 0 ||
+      (rc = kvsim__json_int(engine, "nbits", &nbits, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "q_group_size", 1, 1 << 20, &group, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "residual_length", 0, hi, &res, w, err)) < 0)
     return rc;
@@ -55,8 +55,13 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.cache: '%s' (expected dynamic, static, quantized or offloaded)", w,
                          cache);
-  if (nbits == 3)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.nbits: 3 (quanto takes 2 or 4)", w);
+  /* As calc --nbits: QuantoQuantizedLayer takes 2 or 4 ("[2, 4]" read as
+   * if 3 were one), whatever the cache class. */
+  if (nbits != 2 && nbits != 4)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.nbits: %lld is out of range (2 or 4: transformers' quanto "
+                         "QuantizedCache)",
+                         w, (long long)nbits);
   o->cache = (int32_t)c;
   o->batch = batch;
   o->max_cache_len = len;
