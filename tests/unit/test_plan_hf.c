@@ -129,6 +129,25 @@ Test(plan_hf, refused_settings) {
   p.engine = KVSIM_PLAN_HF;
   p.hf.max_cache_len = 1 << 20;
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "past the model's context");
+  /* The range named is the one checked: 0 is the default, so [0, N] (it
+   * once said [1, N] while taking 0). */
+  p.hf.max_cache_len = -1;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "a negative length");
+  cr_assert_str_eq(err.msg,
+                   "--max-cache-len (engine.max_cache_len): -1 is out of range [0, 1073741824] "
+                   "(0: max_model_len, else the model's max_position_embeddings)",
+                   "names the range checked");
+  p.hf.max_cache_len = 0;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_OK, "0 is the default: %s",
+               err.msg);
+  cr_assert_eq(pl.p.hf.max_cache_len, 131072, "the model's max_position_embeddings");
+  p.hf.batch = -1;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "a negative batch");
+  cr_assert_str_eq(err.msg, "--batch (engine.batch): -1 is out of range [0, 1048576] (0: one row)",
+                   "names the range checked");
+  p.hf.batch = 0;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_OK, "0 is one row: %s", err.msg);
+  cr_assert_eq(pl.p.hf.batch, 1, "one row");
   kvsim_hf_cache c;
   cr_assert_lt(kvsim_hf_cache_parse("sliding", &c), 0, "unknown class");
   cr_assert_eq(kvsim_hf_cache_parse("offloaded", &c), KVSIM_OK, "offloaded parses");

@@ -36,13 +36,16 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--tensor-parallel-size: hf-transformers runs one process on one GPU "
                          "(tensor and pipeline parallel sizes must be 1)");
+  /* 0 is each one's default here (the front ends refuse a typed 0), so
+   * the range named is the one checked. */
   if (h->batch < 0 || h->batch > KVSIM_PLAN_MAX_SEQS)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--batch (engine.batch): %lld is out of range [1, %lld]",
+                         "--batch (engine.batch): %lld is out of range [0, %lld] (0: one row)",
                          (long long)h->batch, (long long)KVSIM_PLAN_MAX_SEQS);
   if (h->max_cache_len < 0 || h->max_cache_len > KVSIM_MODEL_MAX_CONTEXT)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-cache-len (engine.max_cache_len): %lld is out of range [1, %lld]",
+                         "--max-cache-len (engine.max_cache_len): %lld is out of range [0, %lld] "
+                         "(0: max_model_len, else the model's max_position_embeddings)",
                          (long long)h->max_cache_len, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (m->max_position_embeddings > 0 && h->max_cache_len > m->max_position_embeddings)
     return kvsim_err_set(err, KVSIM_EINVAL,
