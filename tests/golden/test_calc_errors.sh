@@ -173,6 +173,17 @@ for f in --max-input-tokens --max-total-tokens --max-batch-prefill-tokens --max-
     expect_error "^kvsim calc: error: $f: $v is out of range \[1, 1073741824\]$" calc --engine tgi $f $v
   done
 done
+# The launcher's max_input_tokens < max_total_tokens: --max-total-tokens 1
+# left a default input limit of 0 and a plan that "fit"; both given and
+# equal was a plan that did not fit rather than the launcher's refusal.
+expect_error "^kvsim calc: error: --max-total-tokens: 1 leaves max_input_tokens \(max_total_tokens - 1\) at 0; it must be >= 1 and < max_total_tokens$" \
+  calc --engine tgi --max-total-tokens 1
+for v in 4096 5000; do
+  expect_error "^kvsim calc: error: --max-input-tokens: $v must be < --max-total-tokens 4096$" \
+    calc --engine tgi --max-total-tokens 4096 --max-input-tokens $v
+done
+"$kvsim" calc --engine tgi --max-total-tokens 2 | grep -q "^max_total_tokens 2, max_input_tokens 1$" \
+  || fail "--max-total-tokens 2 did not leave an input limit of 1"
 "$kvsim" calc --engine tgi --max-total-tokens 8192 --max-input-tokens 4096 --max-batch-prefill-tokens 4096 \
   --json >"$tmp/tgi.json" || fail "in-range TGI limits were refused"
 grep -Eq '"max_total_tokens":[[:space:]]+8192,' "$tmp/tgi.json" || fail "--max-total-tokens 8192 not applied: $(cat "$tmp/tgi.json")"

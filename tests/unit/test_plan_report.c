@@ -138,6 +138,27 @@ Test(plan_report, an_empty_quantization_is_refused) {
   }
 }
 
+Test(plan_report, tgi_input_limit_is_below_the_total) {
+  char *t;
+  kvsim_err err = {0};
+  const char *k1[] = {"--max-total-tokens", "1", NULL};
+  cr_assert_eq(run("tgi", false, k1, &t, &err), KVSIM_EINVAL, "a total of 1 leaves no input token");
+  cr_assert_str_eq(
+      err.msg,
+      "--max-total-tokens: 1 leaves max_input_tokens (max_total_tokens - 1) at 0; it must be >= 1 "
+      "and < max_total_tokens",
+      "both values named");
+  const char *k2[] = {"--max-total-tokens", "4096", "--max-input-tokens", "4096", NULL};
+  cr_assert_eq(run("tgi", false, k2, &t, &err), KVSIM_EINVAL,
+               "input == total is the launcher's refusal");
+  cr_assert_str_eq(err.msg, "--max-input-tokens: 4096 must be < --max-total-tokens 4096",
+                   "both values named");
+  const char *k3[] = {"--max-total-tokens", "2", NULL};
+  cr_assert_eq(run("tgi", false, k3, &t, &err), 0, "a total of 2: %s", err.msg);
+  cr_assert_eq(calc.pl.tgi.max_input_tokens, 1, "input limit 1");
+  free(t);
+}
+
 Test(plan_report, tgi_prints_its_warmup_lines) {
   char *t;
   kvsim_err err = {0};

@@ -92,6 +92,23 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     if (kvsim__calc_int_range(kvsim__calc_given(args, flags, ints[i].field), ints[i].v, 1, tok,
                               ints[i].flag, err) < 0)
       return err->code;
+  /* text-generation-launcher's argument validation: max_input_tokens <
+   * max_total_tokens, and the server's default input limit is
+   * max_total_tokens - 1 (0 for a total of 1, which the plan took as
+   * fitting). The flags' errors, before any memory is planned. */
+  bool in_given = kvsim__calc_given(args, flags, offsetof(tgi_args, in));
+  if (kvsim__calc_given(args, flags, offsetof(tgi_args, total))) {
+    if (in_given && a->in >= a->total)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--max-input-tokens: %lld must be < --max-total-tokens %lld",
+                           (long long)a->in, (long long)a->total);
+    if (!in_given && a->total < 2)
+      return kvsim_err_set(
+          err, KVSIM_EINVAL,
+          "--max-total-tokens: %lld leaves max_input_tokens (max_total_tokens - 1) at %lld; "
+          "it must be >= 1 and < max_total_tokens",
+          (long long)a->total, (long long)a->total - 1);
+  }
   p.tp = (int)a->shard;
   p.tgi.cuda_memory_fraction = a->frac;
   p.tgi.max_input_tokens = a->in;
