@@ -55,9 +55,10 @@ static int parse_shard(const char *s, int *shard, int *nshards) {
 int cmd_sweep(int argc, char **argv) {
   int64_t jobs = 1;
   const char *out = NULL, *shard_s = NULL;
-  bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false, report = false;
+  bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false,
+       report = false, jobs_seen = false;
   const cli_arg args[] = {
-      {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", NULL},
+      {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", &jobs_seen},
       {"--out", ARG_STR, &out, "output folder (default results/<sweep name>)", NULL},
       {"--shard", ARG_STR, &shard_s,
        "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},
@@ -83,7 +84,7 @@ int cmd_sweep(int argc, char **argv) {
                      args, argc, argv, 2, pos, MAX_SHARD_DIRS, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
-  if (do_merge && (shard_s || keep || jobs != 1))
+  if (do_merge && (shard_s || keep || jobs_seen)) /* an explicit --jobs 1 too */
     return cli_fail("sweep", "--merge: takes the shards' folders and --out only");
   if (do_merge)
     return npos ? merge(pos, npos, out) : cli_fail("sweep", "--merge: expected the shards' folders (DIR...)");

@@ -103,6 +103,13 @@ expect_error "^kvsim sweep: error: --shard: '0/9223372036854775807': N is out of
 expect_error "^kvsim sweep: error: --shard: '99999999999999999999/3': I is out of range \[0, 2147483647\]$" \
   sweep "$sw" --shard 99999999999999999999/3 --out "$tmp/sw"
 [ ! -e "$tmp/sw" ] || fail "a refused --shard wrote outputs"
+# sweep --merge refused --jobs 2 but took an explicit --jobs 1 (the default).
+mkdir -p "$tmp/shard0"
+for v in 1 2; do
+  expect_error "^kvsim sweep: error: --merge: takes the shards' folders and --out only$" \
+    sweep --merge "$tmp/shard0" --jobs $v --out "$tmp/merged"
+done
+[ ! -e "$tmp/merged" ] || fail "a refused --merge wrote outputs"
 (cd "$tmp" && "$kvsim" sweep "$sw" --quiet --shard 1/2147483647 --out "$tmp/sw" >/dev/null) \
   || fail "--shard 1/2147483647 was refused"
 [ -e "$tmp/sw/sweep.shard1.csv" ] || fail "--shard 1/2147483647 wrote no shard table: $(ls "$tmp/sw")"
