@@ -115,3 +115,14 @@ Test(sched_hf, nbits_is_2_or_4_as_calc_says) {
                "2.5 is no integer");
   cr_assert_str_eq(err.msg, "engine.nbits: expected an integer", "named: %s", err.msg);
 }
+
+Test(sched_hf, max_cache_len_0_is_not_the_default) {
+  kvsim_err err = {0};
+  cr_assert_eq(parse("{\"cache\": \"static\", \"max_cache_len\": 0}", &err), KVSIM_EINVAL,
+               "a written 0 is refused (only an absent key is the default)");
+  cr_assert_str_eq(err.msg, "engine.max_cache_len: 0 is out of range [1, 1073741824]", "named: %s",
+                   err.msg);
+  cr_assert_eq(parse("{\"cache\": \"static\", \"max_cache_len\": 1}", &err), KVSIM_OK, "1: %s",
+               err.msg);
+  cr_assert_eq(parse("{\"cache\": \"static\"}", &err), KVSIM_OK, "absent: %s", err.msg);
+}

@@ -45,7 +45,8 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_str(engine, "cache", cache, sizeof cache, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "batch", 1, KVSIM_PLAN_MAX_SEQS, &batch, w, err)) < 0 ||
-      /* 0 is the plan's "max_model_len" (plan_hf.c); a given 0 is an error. */
+      /* Absent: 0, the plan's default (max_model_len, else the model's
+       * max_position_embeddings); a written 0 was silently that default. */
       (rc = kvsim__json_int_in(engine, "max_cache_len", 1, hi, &len, w, err)) < 0 ||
       (rc = kvsim__json_int(engine, "nbits", &nbits, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "q_group_size", 1, 1 << 20, &group, w, err)) < 0 ||
