@@ -148,6 +148,12 @@ Test(plan_hf, refused_settings) {
   p.hf.batch = 0;
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_OK, "0 is one row: %s", err.msg);
   cr_assert_eq(pl.p.hf.batch, 1, "one row");
+  /* vLLM's pool-size override is no Transformers option. */
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_HF;
+  p.kv_cache_memory_bytes = 1 << 30;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "kv_cache_memory_bytes");
+  cr_assert(strstr(err.msg, "is vLLM's; hf-transformers has no such option"), "%s", err.msg);
   kvsim_hf_cache c;
   cr_assert_lt(kvsim_hf_cache_parse("sliding", &c), 0, "unknown class");
   cr_assert_eq(kvsim_hf_cache_parse("offloaded", &c), KVSIM_OK, "offloaded parses");

@@ -190,6 +190,29 @@ Test(plan_tgi, refused_settings) {
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "no pipeline parallelism");
 }
 
+/* A total of 1 leaves the default input limit (total - 1) at 0: a plan
+ * that admits no prompt does not fit (as input >= total does, above); and
+ * vLLM's kv_cache_memory_bytes is no TGI option, refused, not dropped. */
+Test(plan_tgi, no_input_limit_left_and_vllm_pool_bytes) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_err err = {0};
+  kvsim_plan_params_t p = params();
+  p.tgi.max_total_tokens = 1;
+  kvsim_plan_t pl = plan(&p);
+  cr_assert(!pl.fits && strstr(pl.error, "max_input_tokens is 0 (max_total_tokens 1 - 1)"), "%s",
+            pl.error);
+  p.tgi.max_total_tokens = 2;
+  pl = plan(&p);
+  cr_assert(pl.fits, "a total of 2 leaves one input token: %s", pl.error);
+  p = params();
+  p.kv_cache_memory_bytes = 1 << 30;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "kv_cache_memory_bytes");
+  cr_assert(strstr(err.msg,
+                   "engine.kv_cache_memory_bytes): 1073741824 is vLLM's; TGI has no such option"),
+            "%s", err.msg);
+}
+
 Test(plan_tgi, fp8_kv_halves_the_block) {
   kvsim_plan_params_t p = params();
   p.kv_dtype = KVSIM_KV_FP8;

@@ -1,5 +1,6 @@
 /* The plan engines by name, for what compares them (calc
  * --compare-engines) and for the plan's printed engine name. */
+#include "memory/plan_engines.h"
 #include "kvsim/plan.h"
 
 #include <stddef.h>
@@ -129,4 +130,14 @@ int kvsim_hf_cache_parse(const char *s, kvsim_hf_cache *out) {
 
 const char *kvsim_hf_cache_name(kvsim_hf_cache c) {
   return (int)c >= 0 && (int)c < 4 ? hf_names[c] : "?";
+}
+
+int kvsim__plan_refuse_kv_cache_bytes(const kvsim_plan_params_t *p, const char *engine,
+                                      const char *instead, kvsim_err *err) {
+  if (p->kv_cache_memory_bytes <= 0)
+    return KVSIM_OK;
+  return kvsim_err_set(err, KVSIM_EINVAL,
+                       "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes): %lld is vLLM's; %s "
+                       "has no such option: %s",
+                       (long long)p->kv_cache_memory_bytes, engine, instead);
 }

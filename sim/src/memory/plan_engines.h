@@ -14,6 +14,13 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
 int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                    kvsim_plan_t *out, kvsim_err *err);
 
+/* vLLM's pool-size override engine.kv_cache_memory_bytes
+ * (--kv-cache-memory-bytes, vllm/config/cache.py) on an engine that has no
+ * such option: KVSIM_EINVAL naming it, the engine, and what that engine
+ * sizes its pool by (`instead`); KVSIM_OK when it is not set. */
+int kvsim__plan_refuse_kv_cache_bytes(const kvsim_plan_params_t *p, const char *engine,
+                                      const char *instead, kvsim_err *err);
+
 /* A CUDA context with lazy module loading: "~300MB" (CUDA >= 11.7,
  * pytorch/pytorch#107667). vLLM's budget does not charge it (its profiling
  * starts after the context exists); TGI and a plain Transformers process

@@ -47,6 +47,11 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
                          "--max-cache-len (engine.max_cache_len): %lld is out of range [0, %lld] "
                          "(0: max_model_len, else the model's max_position_embeddings)",
                          (long long)h->max_cache_len, (long long)KVSIM_MODEL_MAX_CONTEXT);
+  if (kvsim__plan_refuse_kv_cache_bytes(p, "hf-transformers",
+                                        "its cache holds what engine.batch and "
+                                        "engine.max_cache_len ask for",
+                                        err) < 0)
+    return err->code;
   if (m->max_position_embeddings > 0 && h->max_cache_len > m->max_position_embeddings)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--max-cache-len (engine.max_cache_len): %lld is greater than the model's "

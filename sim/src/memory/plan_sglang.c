@@ -13,6 +13,7 @@
  * python/sglang/srt/managers/tp_worker.py (TpModelWorker.__init__:
  * max_running_requests). Numbers are per rank. */
 #include "memory/plan_sglang.h"
+#include "memory/plan_engines.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,13 +100,12 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          "engine.max_total_tokens (--max-total-tokens, in tokens), which can lower "
                          "the profiled pool but not raise it",
                          (long long)p->num_gpu_blocks_override);
-  if (p->kv_cache_memory_bytes > 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes): %lld is vLLM's; "
-                         "SGLang has no such option: size the pool with "
-                         "engine.mem_fraction_static (--mem-fraction-static) or cap it with "
-                         "engine.max_total_tokens (--max-total-tokens)",
-                         (long long)p->kv_cache_memory_bytes);
+  if (kvsim__plan_refuse_kv_cache_bytes(p, "SGLang",
+                                        "size the pool with engine.mem_fraction_static "
+                                        "(--mem-fraction-static) or cap it with "
+                                        "engine.max_total_tokens (--max-total-tokens)",
+                                        err) < 0)
+    return err->code;
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   const struct {
     int64_t v, lo, hi;

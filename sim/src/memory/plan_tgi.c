@@ -72,6 +72,11 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     if (toks[i].v < 0 || toks[i].v > KVSIM_MODEL_MAX_CONTEXT)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [0, %lld]", toks[i].flag,
                            (long long)toks[i].v, (long long)KVSIM_MODEL_MAX_CONTEXT);
+  if (kvsim__plan_refuse_kv_cache_bytes(p, "TGI",
+                                        "size the pool with engine.cuda_memory_fraction "
+                                        "(--cuda-memory-fraction) or engine.max_batch_total_tokens",
+                                        err) < 0)
+    return err->code;
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--kv-cache-dtype: TGI accepts fp8_e4m3fn and fp8_e5m2 only");
@@ -220,6 +225,13 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
     pl->fits = false;
     snprintf(pl->error, sizeof pl->error,
              "`max_input_tokens` must be < `max_total_tokens`. Given: %lld and %lld",
+             (long long)t->max_input_tokens, (long long)t->max_total_tokens);
+  } else if (t->max_input_tokens < 1) {
+    /* A max_total_tokens of 1 leaves the default input limit (the total
+     * minus one) at 0: no prompt is ever accepted. */
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "max_input_tokens is %lld (max_total_tokens %lld - 1): no prompt fits",
              (long long)t->max_input_tokens, (long long)t->max_total_tokens);
   } else if (!chunking && t->max_batch_prefill_tokens < t->max_input_tokens) {
     /* launcher main: without chunking a prompt must fit one prefill. */
