@@ -304,3 +304,62 @@ Test(summary, a_run_where_nothing_finished_prints_no_latency_figures) {
   cr_assert(strstr(line, "TTFT p50 0.000 s"), "one finished: the figures (%s)", line);
   free(s);
 }
+
+/* Regression: with no request finished the p99 of nothing was 0 s and
+ * every target read as met; a run cut off before any request finished
+ * served nothing and meets no SLO. */
+Test(summary, a_run_where_nothing_finished_meets_no_slo_and_says_why) {
+  static const char *cut =
+      "{ \"name\": \"cut\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "
+      "\"l4\" },"
+      "  \"engine\": { \"max_model_len\": 2048 }, \"output\": { \"max_time_s\": 0.5 },"
+      "  \"slo\": { \"ttft_p99_s\": 2, \"tpot_p99_s\": 0.1 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 4, \"arrival\": { \"process\": "
+      "\"constant\", \"rate\": 100 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 200 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 1000 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(cut, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s->requests_finished, 0, "cut off at 0.5 s before any of 1000 tokens is out (%lld)",
+               (long long)s->requests_finished);
+  cr_assert(s->slo_ttft_p99.given && !s->slo_ttft_p99.met, "the TTFT target is not met");
+  cr_assert(s->slo_tpot_p99.given && !s->slo_tpot_p99.met, "the TPOT target is not met");
+  cJSON *j = kvsim_summary_json(s, &sc);
+  cr_assert_not_null(j, "json built");
+  const cJSON *slo = cJSON_GetObjectItemCaseSensitive(j, "slo");
+  const char *keys[] = {"ttft_p99_s", "tpot_p99_s"};
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(num(j, "slo", keys[k], "met"), 0, "summary.json: %s met false", keys[k]);
+    cr_assert_eq(num(j, "slo", keys[k], "actual"), 0, "summary.json: %s actual still a number",
+                 keys[k]);
+    const cJSON *why =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(slo, keys[k]), "reason");
+    cr_assert(cJSON_IsString(why) && !strcmp(why->valuestring, "no request finished"),
+              "summary.json: %s says why beside met", keys[k]);
+  }
+  cr_assert_eq(num(j, "slo", "ttft_p99_s", "target"), 2, "summary.json: the target kept");
+  cr_assert_null(cJSON_GetObjectItemCaseSensitive(slo, "e2e_p99_s"),
+                 "no block for a target not given");
+  cJSON_Delete(j);
+  kvsim_scenario_fini(&sc);
+
+  /* A run that served requests keeps the block as it was: no reason key. */
+  run(&sc, s);
+  cr_assert_gt(s->requests_finished, 0, "requests finished");
+  j = kvsim_summary_json(s, &sc);
+  cr_assert_not_null(j, "json built");
+  cr_assert_null(cJSON_GetObjectItemCaseSensitive(
+                     cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "slo"),
+                                                      "ttft_p99_s"),
+                     "reason"),
+                 "no reason when requests finished");
+  cr_assert_eq(num(j, "slo", "ttft_p99_s", "met"), s->slo_ttft_p99.actual <= 0.05,
+               "met by its p99");
+  cJSON_Delete(j);
+  kvsim_scenario_fini(&sc);
+  free(s);
+}

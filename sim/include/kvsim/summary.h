@@ -72,11 +72,14 @@ typedef struct kvsim_calibration {
 typedef enum { KVSIM_STAT_MEAN = 0, KVSIM_STAT_P50, KVSIM_STAT_P90, KVSIM_STAT_P99 } kvsim_stat;
 typedef enum { KVSIM_METRIC_TTFT = 0, KVSIM_METRIC_TPOT, KVSIM_METRIC_E2E, KVSIM_METRIC_QUEUE } kvsim_metric;
 
-/* One SLO target of the scenario and what the run reached (p99). */
+/* One SLO target of the scenario and what the run reached (p99). A run
+ * where no request finished has no p99 (actual stays 0): its target is
+ * not met, and reason says why (summary.json's "reason"; "" otherwise). */
 typedef struct kvsim_slo_result {
   bool given;        /* the scenario sets this target */
   double target, actual;
   bool met;
+  char reason[32];
 } kvsim_slo_result_t;
 
 /* One change a diagnosis advises, as a typed override of the scenario

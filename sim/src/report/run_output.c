@@ -341,8 +341,13 @@ static kvsim_latency_t latency_of(kvsim_dist_t *d) {
   return l;
 }
 
-static kvsim_slo_result_t slo_of(double target, double actual) {
-  kvsim_slo_result_t r = {target > 0, target, rounded(actual, 1e-9), actual <= target};
+/* With no request finished the p99 is of nothing: a run that served
+ * nothing does not meet a latency target (0 s would read as met). */
+static kvsim_slo_result_t slo_of(double target, double actual, int64_t finished) {
+  kvsim_slo_result_t r = {target > 0, target, rounded(actual, 1e-9),
+                          actual <= target && finished > 0, ""};
+  if (r.given && finished == 0)
+    snprintf(r.reason, sizeof r.reason, "no request finished");
   return r;
 }
 
@@ -449,9 +454,12 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
   summarise_requests(o, st, s);
   summarise_latency(o, s);
   summarise_cache(o, st, s);
-  s->slo_ttft_p99 = slo_of(sc->slo_ttft_p99_s, kvsim_dist_quantile(&o->ttft, 0.99));
-  s->slo_tpot_p99 = slo_of(sc->slo_tpot_p99_s, kvsim_dist_quantile(&o->tpot, 0.99));
-  s->slo_e2e_p99 = slo_of(sc->slo_e2e_p99_s, kvsim_dist_quantile(&o->e2e, 0.99));
+  s->slo_ttft_p99 =
+      slo_of(sc->slo_ttft_p99_s, kvsim_dist_quantile(&o->ttft, 0.99), s->requests_finished);
+  s->slo_tpot_p99 =
+      slo_of(sc->slo_tpot_p99_s, kvsim_dist_quantile(&o->tpot, 0.99), s->requests_finished);
+  s->slo_e2e_p99 =
+      slo_of(sc->slo_e2e_p99_s, kvsim_dist_quantile(&o->e2e, 0.99), s->requests_finished);
   s->slo_attainment = o->slo_n ? (double)o->slo_ok / (double)o->slo_n : 0;
   s->steps = st->steps;
   s->busy_s = rounded(st->busy_s, 1e-6);

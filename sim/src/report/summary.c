@@ -207,6 +207,8 @@ static void add_slo(cJSON *slo, const char *key, const kvsim_slo_result_t *r) {
   cJSON_AddNumberToObject(t, "target", r->target);
   cJSON_AddNumberToObject(t, "actual", r->actual);
   cJSON_AddBoolToObject(t, "met", r->met);
+  if (r->reason[0]) /* only when there is one: the keys above stay as they were */
+    cJSON_AddStringToObject(t, "reason", r->reason);
 }
 
 static void add_requests(cJSON *j, const kvsim_summary_t *s) {

@@ -94,6 +94,11 @@ static void misses(char *b, size_t n, const kvsim_summary_t *s) {
   for (int k = 0; k < 3; k++) {
     if (!t[k]->given || t[k]->met)
       continue;
+    if (t[k]->reason[0]) { /* no p99 to quote: "no request finished", once for all targets */
+      int w = snprintf(b, n, "%s", t[k]->reason);
+      len = w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+      break;
+    }
     int w = snprintf(b + len, n - len, "%s%s p99 %.3g s > %g s", len ? ", " : "", names[k],
                      t[k]->actual, t[k]->target);
     if (w < 0 || (size_t)w >= n - len)
