@@ -2,8 +2,11 @@
 # Runs where no request finished (cut off by output.max_time_s before any
 # request is done, or every request rejected) have no latency figures. The
 # p99 of nothing used to be 0 s, so:
-# - summary.json marked every SLO target met.
-# Now the targets are not met, each with a reason.
+# - summary.json marked every SLO target met;
+# - plan and compare's goodput search counted such a point as meeting (a
+#   rate so high that nothing finishes answered ">= 2048 x").
+# Now the targets are not met with a reason and the searches count the
+# point as missing.
 set -euo pipefail
 kvsim=$1
 tmp=$(mktemp -d)
@@ -28,6 +31,15 @@ cat >"$tmp/rejected.json" <<'JSON'
     "output_tokens": { "dist": "fixed", "value": 10 } } },
   "slo": { "ttft_p99_s": 2 } }
 JSON
+# 400 requests of 1000 + 50 tokens, cut off at 2 s: at a low rate the first
+# ones finish, at a high one the batch is so big that none does.
+cat >"$tmp/flood.json" <<'JSON'
+{ "name": "flood", "seed": 1, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
+  "engine": { "max_model_len": 2048 }, "output": { "max_time_s": 2 },
+  "workload": { "synthetic": { "requests": 400, "arrival": { "process": "constant", "rate": 1 },
+    "prompt_tokens": { "dist": "fixed", "value": 1000 },
+    "output_tokens": { "dist": "fixed", "value": 50 } } } }
+JSON
 run() { timeout 60 "$kvsim" run "$@" --quiet --no-band --no-verify-advice; }
 
 # 1. summary.json: not met, with the reason beside met; the keys kept.
@@ -51,4 +63,33 @@ run "$tmp/cut.json" --set output.max_time_s=600 --out "$tmp/all"
 grep -q '"finished":	4,' "$tmp/all/summary.json" || fail "uncut: not all 4 finished" "$tmp/all/summary.json"
 ! grep -q '"reason":' "$tmp/all/summary.json" || fail "uncut: a reason with requests finished" "$tmp/all/summary.json"
 grep -q '"met":	true' "$tmp/all/summary.json" || fail "uncut: no target met" "$tmp/all/summary.json"
-echo "nothing finished: SLOs not met with a reason"
+
+# 2. plan: a point where nothing finished misses. Nothing ever finishes
+# here, so no rate meets (it answered ">= 2.048e+05 req/s").
+# Exit 1 when nothing meets.
+plan() { timeout 120 "$kvsim" plan "$@" --no-range; }
+miss() {  # OUT ARGS...: stdout to OUT, stderr to OUT.err
+  out=$1; shift
+  rc=0; plan "$@" >"$out" 2>"$out.err" || rc=$?
+  [ $rc = 1 ] || fail "plan $*: exit $rc, want 1 (none meets):" "$out"
+}
+miss "$tmp/plan.out" "$tmp/cut.json" --slo ttft_p99=2s
+grep -q '^No rate meets the SLO ttft_p99=2s' "$tmp/plan.out" || fail "plan on a run that never finishes:" "$tmp/plan.out"
+grep -q 'rate = 100 .* ttft_p99 - -> misses: no request finished$' "$tmp/plan.out.err" ||
+  fail "plan: the point does not say it misses because nothing finished:" "$tmp/plan.out.err"
+! grep -q -- '-> meets' "$tmp/plan.out.err" || fail "plan: a point meets with nothing finished:" "$tmp/plan.out.err"
+miss "$tmp/rep.out" "$tmp/cut.json" --slo ttft_p99=2s --search replicas --quiet
+grep -q '^No replicas meets the SLO' "$tmp/rep.out" || fail "plan --search replicas:" "$tmp/rep.out"
+miss "$tmp/util.out" "$tmp/cut.json" --slo ttft_p99=2s --search util --quiet
+grep -q '^No util meets the SLO' "$tmp/util.out" || fail "plan --search util:" "$tmp/util.out"
+miss "$tmp/plan.json" "$tmp/cut.json" --slo ttft_p99=2s --json --quiet
+grep -q '"slo_met":	false' "$tmp/plan.json" || fail "plan --json: slo_met" "$tmp/plan.json"
+grep -q '"ttft_p99_s":	null,' "$tmp/plan.json" && ! grep -q '"ttft_p99_s":	0,' "$tmp/plan.json" ||
+  fail "plan --json: a point's p99 of nothing is not null:" "$tmp/plan.json"
+# A rate so high that nothing finishes is the opposite of meeting: the
+# answer is a finite rate, not a lower bound at the largest rate tried.
+plan "$tmp/flood.json" --slo ttft_p99=10s >"$tmp/flood.out" 2>"$tmp/flood.err"
+grep -Eq '^Highest rate meeting ttft_p99=10s: [0-9.]+ req/s' "$tmp/flood.out" ||
+  fail "plan on the flood: not a finite rate:" "$tmp/flood.out"
+grep -q 'misses: no request finished' "$tmp/flood.err" || fail "plan on the flood: no point where nothing finished" "$tmp/flood.err"
+echo "nothing finished: SLOs not met with a reason, searches miss"

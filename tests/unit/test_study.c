@@ -563,3 +563,79 @@ Test(study, only_the_nominal_run_writes_files_and_they_are_the_single_runs) {
   free(s);
   remove_tmp();
 }
+
+/* ---- Points where no request finished ----------------------------------- */
+
+/* Four requests of 1000 output tokens cut off at 0.5 s: none finishes. */
+#define CUT                                                                                        \
+  "{ \"name\": \"cut\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "       \
+  "\"l4\" },"                                                                                      \
+  "  \"engine\": { \"max_model_len\": 2048 }, \"output\": { \"max_time_s\": 0.5 },"                \
+  "  \"slo\": { \"ttft_p99_s\": 2, \"tpot_p99_s\": 0.1 },"                                         \
+  "  \"workload\": { \"synthetic\": { \"requests\": 4, \"arrival\": { \"process\": \"constant\", " \
+  "\"rate\": 100 },"                                                                               \
+  "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 200 },"                                  \
+  "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 1000 } } } }"
+
+/* 400 requests cut off at 2 s: the first ones finish at a low rate, none
+ * at a rate so high that the batch is too big for any to finish. */
+#define FLOOD                                                                                      \
+  "{ \"name\": \"flood\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "     \
+  "\"l4\" },"                                                                                      \
+  "  \"engine\": { \"max_model_len\": 2048 }, \"output\": { \"max_time_s\": 2 },"                  \
+  "  \"workload\": { \"synthetic\": { \"requests\": 400, \"arrival\": { \"process\": "             \
+  "\"constant\", \"rate\": 1 },"                                                                   \
+  "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 1000 },"                                 \
+  "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 50 } } } }"
+
+/* A rate search for p99 TTFT <= limit_s on the scenario text, no range. */
+static kvsim_search_t *search_rate(const char *text, double limit_s, kvsim_scenario_t *sc) {
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  kvsim_search_t *se = calloc(1, sizeof *se);
+  cr_assert_not_null(se, "search allocated");
+  se->base = sc;
+  se->kind = KVSIM_SEARCH_RATE;
+  se->targets[0] = (kvsim_slo_target_t){KVSIM_METRIC_TTFT, KVSIM_STAT_P99, limit_s};
+  se->ntargets = 1;
+  se->tolerance = 0.02;
+  se->no_range = true;
+  cr_assert_eq(kvsim_search_run(se, &err), KVSIM_OK, "search runs: %s", err.msg);
+  return se;
+}
+
+/* Regression: the p99 of nothing was 0 s, so a point where no request
+ * finished met every target: a run that never finishes answered
+ * ">= 2048 x", and a rate too high for anything to finish counted as met. */
+Test(study, a_point_where_no_request_finished_misses_the_plan_search) {
+  kvsim_scenario_t sc;
+  kvsim_search_t *se = search_rate(CUT, 2, &sc);
+  cr_assert(isnan(se->best), "no rate meets when nothing ever finishes (%g)", se->best);
+  cr_assert_gt(se->npoints, 0, "points were tried");
+  for (int i = 0; i < se->npoints; i++) {
+    const kvsim_search_point_t *p = &se->points[i];
+    cr_assert(p->ran && !p->meets, "point %d (%g req/s) misses", i, p->value);
+    cr_assert(strstr(p->note, "no request finished"), "point %d says why: '%s'", i, p->note);
+    cr_assert(isnan(p->actual[0]), "point %d has no p99 of nothing (%g)", i, p->actual[0]);
+  }
+  free(se);
+  kvsim_scenario_fini(&sc);
+
+  se = search_rate(FLOOD, 10, &sc);
+  cr_assert(!isnan(se->best) && !se->lower_bound,
+            "a finite answer, not a lower bound at the largest rate tried (%g, lower bound %d)",
+            se->best, se->lower_bound);
+  bool none = false;
+  for (int i = 0; i < se->npoints; i++) {
+    const kvsim_search_point_t *p = &se->points[i];
+    if (strstr(p->note, "no request finished")) {
+      none = true;
+      cr_assert(!p->meets && p->value > se->best, "%g req/s: nothing finished, above the answer %g",
+                p->value, se->best);
+    }
+  }
+  cr_assert(none, "some rate was too high for any request to finish");
+  free(se);
+  kvsim_scenario_fini(&sc);
+}

@@ -318,7 +318,7 @@ typedef struct kvsim_search_point {
   double x;                  /* the searched multiplier or value */
   double value;              /* the scenario value it ran with */
   bool meets, ran;
-  double actual[KVSIM_SLO_MAX_TARGETS];
+  double actual[KVSIM_SLO_MAX_TARGETS]; /* NAN when no request finished */
   int64_t rejected;
   char note[256];            /* why it misses or did not run */
 } kvsim_search_point_t;
@@ -328,8 +328,8 @@ typedef void (*kvsim_search_point_fn)(void *ctx, const kvsim_search_t *se, const
 
 /* A plan search over a parsed scenario. Each point runs a copy of `base`
  * with one typed override (kvsim_scenario_set_*); a point meets when no
- * request was rejected and every target holds. Fill the inputs, call
- * kvsim_search_run. */
+ * request was rejected, some request finished and every target holds.
+ * Fill the inputs, call kvsim_search_run. */
 struct kvsim_search {
   /* Inputs. */
   const kvsim_scenario_t *base;

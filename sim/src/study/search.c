@@ -159,6 +159,16 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
       if (!(pt->actual[i] <= t->limit_s))
         pt->meets = false;
     }
+    /* Nothing finished (a rate so high that no request gets through
+     * before output.max_time_s, or all rejected): the statistics are of
+     * nothing, not 0 s, and the point is the opposite of meeting. */
+    if (sum->requests_finished == 0) {
+      pt->meets = false;
+      for (int i = 0; i < se->ntargets; i++)
+        pt->actual[i] = NAN;
+      size_t len = strlen(pt->note);
+      snprintf(pt->note + len, sizeof pt->note - len, "%sno request finished", len ? "; " : "");
+    }
   }
   if (se->on_point)
     se->on_point(se->ctx, se, pt);
