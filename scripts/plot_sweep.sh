@@ -54,7 +54,9 @@ awk -F, -v d="$tmp" -v fits=$((fits + 1)) -v n="$ncols" '
     all = $2
     for (i = 3; i < fits; i++) all = all " | " $i
     whole[NR] = all
-    for (i = fits + 1; i < n; i++) v[NR, i] = ($fits == "true" && $n == "") ? $i : "NaN"
+    # An empty cell (no figure: a point where no request finished) is NaN
+    # too: left empty it would shift the columns after it.
+    for (i = fits + 1; i < n; i++) v[NR, i] = ($fits == "true" && $n == "" && $i != "") ? $i : "NaN"
     last = NR
   }
   END {

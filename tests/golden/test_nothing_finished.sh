@@ -4,9 +4,11 @@
 # p99 of nothing used to be 0 s, so:
 # - summary.json marked every SLO target met;
 # - plan and compare's goodput search counted such a point as meeting (a
-#   rate so high that nothing finishes answered ">= 2048 x").
-# Now the targets are not met with a reason and the searches count the
-# point as missing.
+#   rate so high that nothing finishes answered ">= 2048 x");
+# - sweep.csv and the sweep's REPORT.md showed 0 s and counted the point
+#   as meeting the SLO.
+# Now the targets are not met with a reason, the searches count the point
+# as missing, and the sweep's tables leave the cells empty ("-" in markdown).
 set -euo pipefail
 kvsim=$1
 tmp=$(mktemp -d)
@@ -92,4 +94,22 @@ plan "$tmp/flood.json" --slo ttft_p99=10s >"$tmp/flood.out" 2>"$tmp/flood.err"
 grep -Eq '^Highest rate meeting ttft_p99=10s: [0-9.]+ req/s' "$tmp/flood.out" ||
   fail "plan on the flood: not a finite rate:" "$tmp/flood.out"
 grep -q 'misses: no request finished' "$tmp/flood.err" || fail "plan on the flood: no point where nothing finished" "$tmp/flood.err"
-echo "nothing finished: SLOs not met with a reason, searches miss"
+
+# 3. sweep: empty cells in sweep.csv, "-" in its REPORT.md, and the point
+# does not meet the SLO.
+cat >"$tmp/sweep.json" <<JSON
+{ "name": "cut-sweep", "scenario": "$tmp/cut.json", "grid": { "output.max_time_s": [0.5, 600] } }
+JSON
+timeout 120 "$kvsim" sweep "$tmp/sweep.json" --out "$tmp/sw" --report --quiet
+csv=$tmp/sw/sweep.csv
+head -1 "$csv" | grep -q ',finished,rejected,num_gpu_blocks,kv_cache_tokens,ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,e2e_p99_s,requests_per_s,' ||
+  fail "sweep.csv: the columns changed" "$csv"
+grep -Eq '^run0000,0.5,true,4,0,0,[0-9]+,[0-9]+,,,,,,0,' "$csv" ||
+  fail "sweep.csv: the point where nothing finished does not have empty latency cells:" "$csv"
+grep -Eq '^run0001,600,true,4,4,0,[0-9]+,[0-9]+,0\.[0-9]+,' "$csv" || fail "sweep.csv: the uncut point lost its figures" "$csv"
+md=$tmp/sw/REPORT.md
+grep -q '^1 of 2 points meet the SLO; the highest throughput among them is run0001' "$md" ||
+  fail "sweep REPORT.md: the answer counts the point where nothing finished:" "$md"
+grep -q '^| run0000 | 0.5 | - | - | 0 | ' "$md" || fail "sweep REPORT.md: no '-' for the p99s of nothing:" "$md"
+grep -q '^-: no request finished (1 point): no latency figures.$' "$md" || fail "sweep REPORT.md: no note" "$md"
+echo "nothing finished: SLOs not met with a reason, searches miss, the sweep leaves the cells empty"

@@ -639,3 +639,50 @@ Test(study, a_point_where_no_request_finished_misses_the_plan_search) {
   free(se);
   kvsim_scenario_fini(&sc);
 }
+
+/* Regression: sweep.csv and its REPORT.md showed 0 s latencies for a
+ * point where no request finished, and counted it as meeting the SLO. */
+Test(study, a_sweep_point_where_no_request_finished_has_no_latency_figures) {
+  make_tmp();
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{ \"name\": \"t\", \"scenario\": " CUT
+           ", \"grid\": { \"output.max_time_s\": [0.5, 600] } }");
+  cr_assert_eq(kvsim_sweep_parse(text, "t.json", NULL, &s, &err), KVSIM_OK, "parse: %s", err.msg);
+  char out[1024];
+  snprintf(out, sizeof out, "%s/cut", tmp_root);
+  kvsim_sweep_opts_t o = {.out = out, .jobs = 1, .shard = 0, .nshards = 1};
+  kvsim_sweep_result_t res;
+  cr_assert_eq(kvsim_sweep_run(&s, &o, &res, &err), KVSIM_OK, "sweep runs: %s", err.msg);
+  cr_assert_eq(res.rows[0].rc, KVSIM_OK, "the cut point ran: %s", res.rows[0].error);
+  cr_assert_eq(res.rows[0].fig[1], 0, "nothing finished at 0.5 s (%g)", res.rows[0].fig[1]);
+  cr_assert_eq(res.rows[1].fig[1], 4, "all 4 finished at 600 s (%g)", res.rows[1].fig[1]);
+  for (int m = 5; m <= 9; m++) {
+    cr_assert(isnan(res.rows[0].fig[m]), "%s: no figure where nothing finished (%g)",
+              kvsim_sweep_columns[m], res.rows[0].fig[m]);
+    cr_assert(isfinite(res.rows[1].fig[m]) && res.rows[1].fig[m] > 0,
+              "%s: a figure where all finished (%g)", kvsim_sweep_columns[m], res.rows[1].fig[m]);
+  }
+  cr_assert_eq(res.rows[0].fig[10], 0, "requests_per_s is known: 0 (%g)", res.rows[0].fig[10]);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/sweep.csv", out);
+  char *csv = slurp(path);
+  cr_assert(strstr(csv, "\nrun0000,0.5,true,4,0,0,") && strstr(csv, ",,,,,0,0,"),
+            "sweep.csv: empty latency cells, the columns kept:\n%s", csv);
+  free(csv);
+  cr_assert_eq(kvsim_report_md_sweep_write(&s, &res, out, "t.json", &err), KVSIM_OK,
+               "REPORT.md: %s", err.msg);
+  snprintf(path, sizeof path, "%s/REPORT.md", out);
+  char *md = slurp(path);
+  cr_assert(strstr(md, "1 of 2 points meet the SLO; the highest throughput among them is run0001"),
+            "REPORT.md: the point where nothing finished does not meet:\n%s", md);
+  cr_assert(strstr(md, "| run0000 | 0.5 | - | - | 0 |"), "REPORT.md: '-' for its p99s:\n%s", md);
+  cr_assert(strstr(md, "-: no request finished (1 point): no latency figures."),
+            "REPORT.md: a note:\n%s", md);
+  free(md);
+  kvsim_sweep_result_fini(&res);
+  kvsim_sweep_fini(&s);
+  remove_tmp();
+}

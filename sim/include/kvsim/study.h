@@ -172,7 +172,8 @@ int kvsim_sweep_scenario(const kvsim_sweep_t *s, int64_t i, kvsim_scenario_t *sc
 /* The figures of sweep.csv, after the grid's own columns. */
 #define KVSIM_SWEEP_NFIGURES 18
 extern const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES];
-/* A summary's figures in the order of kvsim_sweep_columns. */
+/* A summary's figures in the order of kvsim_sweep_columns; the latency
+ * ones NAN when no request finished. */
 void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGURES]);
 
 /* One row of sweep.csv, as the run reported it. */

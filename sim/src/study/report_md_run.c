@@ -157,6 +157,14 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   return write_text(dir, text, len, err);
 }
 
+/* A p99 in the sweep's table; "-" when no request finished (NAN). */
+static void latency_cell(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, " %.3g |", v);
+  else
+    fputs(" - |", f);
+}
+
 int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
                                 const char *dir, const char *sweep_file, kvsim_err *err) {
   kvsim_scenario_t sc;
@@ -171,13 +179,17 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
   }
   /* Figures by their sweep.csv column. */
-  enum { TTFT99 = 6, TPOT99 = 8, RPS = 10, KVPEAK = 12, PREEMPT = 15, REJ = 2 };
-  int64_t best = -1, nmet = 0;
+  enum { TTFT99 = 6, TPOT99 = 8, RPS = 10, KVPEAK = 12, PREEMPT = 15, REJ = 2, FIN = 1 };
+  int64_t best = -1, nmet = 0, none = 0;
   for (int64_t i = 0; i < sw->points; i++) {
     const kvsim_sweep_row_t *r = &res->rows[i];
     if (!r->ran || r->rc != KVSIM_OK)
       continue;
-    bool met = r->fig[REJ] == 0 && !(sc.slo_ttft_p99_s > 0 && r->fig[TTFT99] > sc.slo_ttft_p99_s) &&
+    /* A point where no request finished served nothing: it meets no SLO
+     * (its p99s are not known, not 0 s). */
+    none += r->fig[FIN] == 0;
+    bool met = r->fig[REJ] == 0 && r->fig[FIN] > 0 &&
+               !(sc.slo_ttft_p99_s > 0 && r->fig[TTFT99] > sc.slo_ttft_p99_s) &&
                !(sc.slo_tpot_p99_s > 0 && r->fig[TPOT99] > sc.slo_tpot_p99_s);
     nmet += met;
     if (met && (best < 0 || r->fig[RPS] > res->rows[best].fig[RPS]))
@@ -189,7 +201,8 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   slo_text(f, &sc);
   fputs("?\n\n## Answer\n\n", f);
   if (!(sc.slo_ttft_p99_s > 0 || sc.slo_tpot_p99_s > 0))
-    fputs("No SLO given: every point that ran without rejections counts below. ", f);
+    fputs("No SLO given: every point that ran, finished requests and rejected none counts below. ",
+          f);
   if (best < 0)
     fprintf(f, "None of the %lld points meets the SLO.\n\n", (long long)sw->points);
   else
@@ -216,12 +229,16 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
       fprintf(f, " %s |", cJSON_IsString(jv) ? jv->valuestring : v ? v : "");
       free(v);
     }
-    if (r->rc == KVSIM_OK)
-      fprintf(f, " %.3g | %.3g | %.3g | %.1f %% | %.0f |\n", r->fig[TTFT99], r->fig[TPOT99],
-              r->fig[RPS], 100 * r->fig[KVPEAK], r->fig[PREEMPT]);
-    else
+    if (r->rc == KVSIM_OK) {
+      latency_cell(f, r->fig[TTFT99]);
+      latency_cell(f, r->fig[TPOT99]);
+      fprintf(f, " %.3g | %.1f %% | %.0f |\n", r->fig[RPS], 100 * r->fig[KVPEAK], r->fig[PREEMPT]);
+    } else
       fprintf(f, " %s | | | | |\n", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed");
   }
+  if (none)
+    fprintf(f, "\n-: no request finished (%lld point%s): no latency figures.\n", (long long)none,
+            none == 1 ? "" : "s");
   fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
         "axis, one line per combination of the others.\n\n", f);
   kvsim_band_edge_t edge[2];

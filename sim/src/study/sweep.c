@@ -37,12 +37,27 @@ static double as_printed(double v) {
 }
 
 void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGURES]) {
-  const double v[KVSIM_SWEEP_NFIGURES] = {
-      (double)s->requests_total, (double)s->requests_finished, (double)s->requests_rejected,
-      (double)s->plan.num_gpu_blocks, (double)s->plan.kv_cache_tokens, s->ttft.p50, s->ttft.p99,
-      s->tpot.p50, s->tpot.p99, s->e2e.p99, s->requests_per_s, s->output_tokens_per_s,
-      s->kv_usage_peak, s->kv_usage_mean, s->kv_allocated_token_fraction, (double)s->preemptions,
-      s->prefix_hit_rate, s->slo_attainment};
+  /* No request finished: the latency columns have no figure (NAN, an
+   * empty cell as for any value not known), not a p99 of 0 s. */
+  const bool lat = s->requests_finished > 0;
+  const double v[KVSIM_SWEEP_NFIGURES] = {(double)s->requests_total,
+                                          (double)s->requests_finished,
+                                          (double)s->requests_rejected,
+                                          (double)s->plan.num_gpu_blocks,
+                                          (double)s->plan.kv_cache_tokens,
+                                          lat ? s->ttft.p50 : NAN,
+                                          lat ? s->ttft.p99 : NAN,
+                                          lat ? s->tpot.p50 : NAN,
+                                          lat ? s->tpot.p99 : NAN,
+                                          lat ? s->e2e.p99 : NAN,
+                                          s->requests_per_s,
+                                          s->output_tokens_per_s,
+                                          s->kv_usage_peak,
+                                          s->kv_usage_mean,
+                                          s->kv_allocated_token_fraction,
+                                          (double)s->preemptions,
+                                          s->prefix_hit_rate,
+                                          s->slo_attainment};
   for (int i = 0; i < KVSIM_SWEEP_NFIGURES; i++)
     out[i] = as_printed(v[i]);
 }
