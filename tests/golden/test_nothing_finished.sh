@@ -6,9 +6,10 @@
 # - plan and compare's goodput search counted such a point as meeting (a
 #   rate so high that nothing finishes answered ">= 2048 x");
 # - sweep.csv and the sweep's REPORT.md showed 0 s and counted the point
-#   as meeting the SLO.
+#   as meeting the SLO;
+# - compare_sweep.csv showed 0 s.
 # Now the targets are not met with a reason, the searches count the point
-# as missing, and the sweep's tables leave the cells empty ("-" in markdown).
+# as missing, and the tables leave the cells empty ("-" in markdown).
 set -euo pipefail
 kvsim=$1
 tmp=$(mktemp -d)
@@ -112,4 +113,19 @@ grep -q '^1 of 2 points meet the SLO; the highest throughput among them is run00
   fail "sweep REPORT.md: the answer counts the point where nothing finished:" "$md"
 grep -q '^| run0000 | 0.5 | - | - | 0 | ' "$md" || fail "sweep REPORT.md: no '-' for the p99s of nothing:" "$md"
 grep -q '^-: no request finished (1 point): no latency figures.$' "$md" || fail "sweep REPORT.md: no note" "$md"
-echo "nothing finished: SLOs not met with a reason, searches miss, the sweep leaves the cells empty"
+
+# 4. compare: the goodput search counts points where nothing finished as
+# missing (a finite goodput, not ">= 2.05e+04"), and compare_sweep.csv
+# leaves their p99s empty.
+cat >"$tmp/study.json" <<JSON
+{ "name": "flood-study", "scenario": "$tmp/flood.json", "slo": { "ttft_p99_s": 10 }, "target_rate": 10,
+  "candidates": [ { "label": "L4", "set": {} } ] }
+JSON
+timeout 300 "$kvsim" compare "$tmp/study.json" --out "$tmp/cmp" --quiet >/dev/null
+cc=$tmp/cmp/compare.csv
+col=$(head -1 "$cc" | tr ',' '\n' | grep -n '^goodput_lower_bound$' | cut -d: -f1)
+[ "$(sed -n 2p "$cc" | cut -d, -f"$col")" = 0 ] || fail "compare.csv: the goodput is a lower bound:" "$cc"
+cs=$tmp/cmp/compare_sweep.csv
+grep -Eq '^L4,[0-9.]+,,,0\.[0-9]+$' "$cs" || fail "compare_sweep.csv: no empty p99 where nothing finished:" "$cs"
+! grep -Eq '^L4,[0-9.]+,0,0,' "$cs" || fail "compare_sweep.csv: a p99 of 0 s:" "$cs"
+echo "nothing finished: SLOs not met with a reason, searches miss, tables leave the cells empty"

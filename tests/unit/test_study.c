@@ -686,3 +686,32 @@ Test(study, a_sweep_point_where_no_request_finished_has_no_latency_figures) {
   kvsim_sweep_fini(&s);
   remove_tmp();
 }
+
+/* Regression: compare's goodput search counted rates where nothing
+ * finished as met (a lower bound at the largest rate tried), and its
+ * sweep showed their p99s as 0 s. */
+Test(study, a_compare_counts_no_request_finished_as_missing) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  const char *text = "{ \"name\": \"t\", \"scenario\": " FLOOD ", \"slo\": { \"ttft_p99_s\": 10 },"
+                     " \"target_rate\": 10, \"candidates\": [ { \"label\": \"L4\" } ] }";
+  cr_assert_eq(kvsim_compare_parse(text, "t.json", NULL, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_not_null(r, "row allocated");
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.02, r, &err), KVSIM_OK, "candidate 0");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert(isfinite(r->goodput) && !r->goodput_lower_bound[0],
+            "a finite goodput, not a lower bound (%g, lower bound %d)", r->goodput,
+            r->goodput_lower_bound[0]);
+  int none = 0;
+  for (int k = 0; k < r->nsweep; k++) {
+    cr_assert(!(r->sweep_ttft_p99[k] == 0), "%g req/s: no p99 of 0 s", r->sweep_rate[k]);
+    none += isnan(r->sweep_ttft_p99[k]) && isnan(r->sweep_tpot_p99[k]);
+  }
+  cr_assert_gt(none, 0, "the sweep above the goodput has rates where nothing finished");
+  char *csv = kvsim_compare_sweep_csv(&c, r, 1);
+  cr_assert(csv && strstr(csv, ",,,"), "compare_sweep.csv: empty p99 cells:\n%s", csv ? csv : "");
+  free(csv);
+  free(r);
+  kvsim_compare_fini(&c);
+}

@@ -91,9 +91,17 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
   if ((rc = run_at(sc, r->replicas, c->target_rate, true, sum, err)) < 0)
     return rc;
   r->simulations += 3;
-  r->ttft_p99 = sum->ttft.p99;
-  r->tpot_p99 = sum->tpot.p99;
-  r->e2e_p99 = sum->e2e.p99;
+  /* The replicas found met the SLO, so requests finished; the guard keeps
+   * a p99 of nothing out of the table all the same (row_init's NAN). */
+  if (sum->requests_finished > 0) {
+    r->ttft_p99 = sum->ttft.p99;
+    r->tpot_p99 = sum->tpot.p99;
+    r->e2e_p99 = sum->e2e.p99;
+    r->ttft_p99_range[0] = sum->ttft_range.p99.lo;
+    r->ttft_p99_range[1] = sum->ttft_range.p99.hi;
+    r->tpot_p99_range[0] = sum->tpot_range.p99.lo;
+    r->tpot_p99_range[1] = sum->tpot_range.p99.hi;
+  }
   r->kv_peak = sum->kv_usage_peak;
   r->preemptions = sum->preemptions;
   r->requests = sum->requests_total;
@@ -101,10 +109,6 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
   r->output_tokens_per_s = sum->output_tokens_per_s;
   r->ndiagnosis = sum->ndiagnosis;
   memcpy(r->diagnosis, sum->diagnosis, sizeof r->diagnosis);
-  r->ttft_p99_range[0] = sum->ttft_range.p99.lo;
-  r->ttft_p99_range[1] = sum->ttft_range.p99.hi;
-  r->tpot_p99_range[0] = sum->tpot_range.p99.lo;
-  r->tpot_p99_range[1] = sum->tpot_range.p99.hi;
   return KVSIM_OK;
 }
 
@@ -117,9 +121,11 @@ static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum
     int rc = run_at(sc, 0, centre * f[k], false, sum, err);
     if (rc == KVSIM_ENOMEM || rc == KVSIM_EIO)
       return rc;
+    /* No request finished: no p99 (an empty cell), not 0 s. */
+    bool lat = rc == KVSIM_OK && sum->requests_finished > 0;
     r->sweep_rate[r->nsweep] = centre * f[k];
-    r->sweep_ttft_p99[r->nsweep] = rc == KVSIM_OK ? sum->ttft.p99 : NAN;
-    r->sweep_tpot_p99[r->nsweep] = rc == KVSIM_OK ? sum->tpot.p99 : NAN;
+    r->sweep_ttft_p99[r->nsweep] = lat ? sum->ttft.p99 : NAN;
+    r->sweep_tpot_p99[r->nsweep] = lat ? sum->tpot.p99 : NAN;
     r->sweep_kv_peak[r->nsweep] = rc == KVSIM_OK ? sum->kv_usage_peak : NAN;
     r->nsweep++;
     r->simulations++;
