@@ -1,5 +1,7 @@
 /* The typed summary and summary.json printed from it. */
 #include <criterion/criterion.h>
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +122,7 @@ Test(summary, calibration_says_what_the_coefficients_rest_on_per_gpu) {
     kvsim_err err = {0};
     cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "%s: %s", want[i].gpu, err.msg);
     kvsim_summary_t *s = calloc(1, sizeof *s);
+    s->ttft.count = 10; /* a figure of something: nothing finished has no +/- */
     s->ttft.p99 = 2.0;
     kvsim_summary_set_calibration(s, &g, false);
     cr_assert_str_eq(s->calibration.gpu, want[i].gpu, "gpu named");
@@ -205,6 +208,27 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   cr_assert_float_eq(s->uncertainty_ttft_p99_s, 5.0, 1e-12, "+/- is the larger distance to an end");
   cr_assert_eq(s->band_scale_lo, 0.8, "scales kept");
   cr_assert_eq(s->band_prefill_scale_hi, 1.7, "prefill scales kept");
+  free(s);
+}
+
+/* A nominal run that finished nothing has 0 s percentiles of nothing: its
+ * range is the edge runs' figures alone, empty (NAN) when none finished,
+ * and no +/- is claimed around a figure that does not exist. */
+Test(summary, a_nominal_run_that_finished_nothing_does_not_anchor_its_ranges) {
+  kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
+  s->ttft = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  e[0].ttft = (kvsim_latency_t){5, 2.0, 1.8, 2.5, 3.0, 3.5};
+  e[1].ttft = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  s->tpot = e[0].tpot = e[1].tpot = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.8, 0.3},
+                             &(kvsim_band_edge_t){1.2, 1.7});
+  cr_assert_eq(s->ttft_range.p99.lo, 3.0, "lo from the one run that finished: %g",
+               s->ttft_range.p99.lo);
+  cr_assert_eq(s->ttft_range.p99.hi, 3.0, "hi too: %g", s->ttft_range.p99.hi);
+  cr_assert(isnan(s->tpot_range.p99.lo) && isnan(s->tpot_range.p99.hi),
+            "no run finished: empty range [%g, %g]", s->tpot_range.p99.lo, s->tpot_range.p99.hi);
+  cr_assert(isnan(s->uncertainty_ttft_p99_s), "no +/- around a figure of nothing: %g",
+            s->uncertainty_ttft_p99_s);
   free(s);
 }
 

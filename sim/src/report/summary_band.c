@@ -11,9 +11,12 @@ static void set_uncertainty_from_band(kvsim_summary_t *s) {
   const kvsim_calibration_t *c = &s->calibration;
   const double e2e_rel = c->band_ttft_rel > c->band_tpot_rel ? c->band_ttft_rel : c->band_tpot_rel;
   s->has_uncertainty = true;
-  s->uncertainty_ttft_p99_s = round(c->band_ttft_rel * s->ttft.p99 / 1e-9) * 1e-9;
-  s->uncertainty_tpot_p99_s = round(c->band_tpot_rel * s->tpot.p99 / 1e-9) * 1e-9;
-  s->uncertainty_e2e_p99_s = round(e2e_rel * s->e2e.p99 / 1e-9) * 1e-9;
+  /* NAN (null) where nothing finished: a band around no figure. */
+  s->uncertainty_ttft_p99_s =
+      s->ttft.count ? round(c->band_ttft_rel * s->ttft.p99 / 1e-9) * 1e-9 : NAN;
+  s->uncertainty_tpot_p99_s =
+      s->tpot.count ? round(c->band_tpot_rel * s->tpot.p99 / 1e-9) * 1e-9 : NAN;
+  s->uncertainty_e2e_p99_s = s->e2e.count ? round(e2e_rel * s->e2e.p99 / 1e-9) * 1e-9 : NAN;
   snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
            "the %s band (+/-%.1f%% TTFT, +/-%.1f%% TPOT on step time) times each p99; queueing "
            "left out (no edge runs)",
@@ -43,14 +46,24 @@ static kvsim_range_t point(double v) {
   return r;
 }
 
+/* A NAN end is a range with nothing in it yet. */
 static void widen(kvsim_range_t *r, double v) {
-  if (v < r->lo)
+  if (isnan(r->lo) || v < r->lo)
     r->lo = v;
-  if (v > r->hi)
+  if (isnan(r->hi) || v > r->hi)
     r->hi = v;
 }
 
+/* A run with no finished request has no latency: its 0 s percentiles are
+ * of nothing and must not pull a range down to instant service. Its range
+ * starts empty (NAN, null in summary.json) and takes only the edge runs
+ * that finished requests. */
 static void latency_range_init(kvsim_latency_range_t *r, const kvsim_latency_t *l) {
+  if (l->count == 0) {
+    const kvsim_range_t none = {NAN, NAN};
+    r->mean = r->p50 = r->p90 = r->p99 = r->max = none;
+    return;
+  }
   r->mean = point(l->mean);
   r->p50 = point(l->p50);
   r->p90 = point(l->p90);
@@ -69,8 +82,12 @@ static void latency_range_widen(kvsim_latency_range_t *r, const kvsim_latency_t 
   widen(&r->max, l->max);
 }
 
-static double half_width(const kvsim_range_t *r, double nominal) {
-  double up = r->hi - nominal, down = nominal - r->lo;
+/* NAN when the nominal run has no figure (nothing finished) or the range
+ * is empty. */
+static double half_width(const kvsim_range_t *r, const kvsim_latency_t *nominal, double v) {
+  if (nominal->count == 0 || isnan(r->lo))
+    return NAN;
+  double up = r->hi - v, down = v - r->lo;
   return up > down ? up : down;
 }
 
@@ -111,9 +128,9 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
     widen(&s->slo_attainment_range, e->slo_attainment);
   }
   s->has_uncertainty = true;
-  s->uncertainty_ttft_p99_s = half_width(&s->ttft_range.p99, s->ttft.p99);
-  s->uncertainty_tpot_p99_s = half_width(&s->tpot_range.p99, s->tpot.p99);
-  s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, s->e2e.p99);
+  s->uncertainty_ttft_p99_s = half_width(&s->ttft_range.p99, &s->ttft, s->ttft.p99);
+  s->uncertainty_tpot_p99_s = half_width(&s->tpot_range.p99, &s->tpot, s->tpot.p99);
+  s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, &s->e2e, s->e2e.p99);
   snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
            "the larger distance from each p99 to an end of its p99_range (runs at step-time "
            "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)",
