@@ -548,3 +548,33 @@ Test(engine, an_explicit_zero_profile_count_is_an_error_naming_the_key) {
     cr_assert(strstr(err.msg, want), "'%s' should say '%s'", err.msg, want);
   }
 }
+
+/* A closed loop that ends by duration_s: its last clients leave with
+ * nothing new to say, and the run, whose source last answered "blocked",
+ * pulls after each finish and learns that the stream ended. Once it pulled
+ * only on "something new" and sampled an empty engine for ever. */
+Test(engine, a_closed_loop_ending_by_duration_ends_the_run, .timeout = 30) {
+  const char *text =
+      "{ \"name\": \"cl\", \"seed\": 3, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "
+      "\"l4\" },"
+      "  \"engine\": { \"max_model_len\": 2048 },"
+      "  \"workload\": { \"synthetic\": { \"duration_s\": 20,"
+      "     \"arrival\": { \"process\": \"closed_loop\", \"clients\": 3, \"think_s\": 1 },"
+      "     \"prompt_tokens\": 100, \"output_tokens\": 20 } } }";
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK,
+               "scenario: %s", err.msg);
+  capture_t c;
+  memset(&c, 0, sizeof c);
+  kvsim_sink_t sink = {&c, on_sample, on_request, NULL};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_gt(st.requests_finished, 3, "the clients came back: %lld",
+               (long long)st.requests_finished);
+  cr_assert_eq(st.requests_finished, st.requests_arrived, "every arrival finished");
+  cr_assert_lt(kvsim_time_to_s(st.last_finish), 25, "and the run ended near 20 s, not later");
+  kvsim_scenario_fini(&sc);
+  free(c.text);
+}

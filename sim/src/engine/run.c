@@ -43,6 +43,9 @@ typedef struct run {
   kvsim_eventq_t q;
   kvsim_source_t *src;
   bool src_end;
+  /* The source's last answer was KVSIM_SOURCE_BLOCKED: only a request
+   * leaving can unblock it, so every one that leaves is followed by a pull. */
+  bool src_blocked;
   kvsim__reqpool_t pool;
   int64_t in_flight;     /* pulled and not yet gone */
   int64_t pending_steps; /* replicas with a step in flight */
@@ -88,7 +91,9 @@ static int retire(run_t *r, kvsim_request_t *q, kvsim_time_ns now) {
   int more = kvsim_source_on_finish(r->src, &q->spec, now,
                                     q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
   kvsim__reqpool_put(&r->pool, q);
-  return more > 0 ? 1 : KVSIM_OK;
+  if (more < 0)
+    return more;
+  return more > 0 || r->src_blocked ? 1 : KVSIM_OK;
 }
 
 /* Pulls one request from the workload and schedules its arrival. */
@@ -99,11 +104,19 @@ static int pull_one(run_t *r) {
   int rc = kvsim_source_next(r->src, &spec, r->err);
   if (rc < 0)
     return rc;
+  r->src_blocked = rc == KVSIM_SOURCE_BLOCKED;
   if (rc == KVSIM_SOURCE_END) {
     r->src_end = true;
     return KVSIM_OK;
   }
-  if (rc == KVSIM_SOURCE_BLOCKED)
+  /* Blocked with nothing in flight: no request can leave to unblock it,
+   * and the run would sample an empty engine for ever. */
+  if (r->src_blocked && r->in_flight == 0)
+    return kvsim_err_set(r->err, KVSIM_EINVAL,
+                         "workload: waits for a request to finish with none in flight at %.3f s "
+                         "simulated (no request can arrive): stopped",
+                         kvsim_time_to_s(kvsim_eventq_now(&r->q)));
+  if (r->src_blocked)
     return KVSIM_OK;
   kvsim_request_t *q = kvsim__reqpool_get(&r->pool);
   if (!q)

@@ -428,12 +428,6 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
   }
 }
 
-/* 1 when nothing is pending any more (no next turn or client request, no
- * open-loop arrival): the run pulls once more and learns that the stream
- * ended, or that it ended too early. Without that pull a closed loop whose
- * last client left kept the run sampling an empty engine for ever. */
-static int drained(const kvsim__synth_t *s) { return s->h.n == 0 && !s->have_next; }
-
 int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsim_time_ns t,
                            int64_t generated) {
   const kvsim__synth_cfg_t *c = s->c;
@@ -473,7 +467,7 @@ int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsi
     if (!closed || cap_hit) {
       if (!closed)
         stream_release(s, slot);
-      return drained(s);
+      return 0;
     }
     st->active = false;
     st->session = -1;
@@ -486,7 +480,7 @@ int kvsim__synth_on_finish(kvsim__synth_t *s, const kvsim_req_spec_t *spec, kvsi
       s->past_horizon = true; /* kvsim__synth_next says so if requests are left */
     if (!closed)
       stream_release(s, slot);
-    return drained(s);
+    return 0;
   }
   if (h_push(s, next, slot) < 0)
     return 0;
