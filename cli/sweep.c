@@ -1,8 +1,6 @@
 /* kvsim sweep: run a grid of variations of one scenario (in parallel
  * processes) and write one comparison table, sweep.csv (the study room's
  * sweep); --merge joins the tables of shards run on several machines. */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,34 +19,6 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
   if (kvsim_sweep_merge(dirs, ndirs, out, table, sizeof table, &err) < 0)
     return cli_fail("sweep", "--merge: %s", err.msg);
   printf("%s: joined from %d folder%s\n", table, ndirs, ndirs == 1 ? "" : "s");
-  return 0;
-}
-
-/* Reads "I/N" strictly: two unsigned decimal integers and nothing else (no
- * sign, space or trailing text; "0/2/3" once ran as 0/2), 0 <= I < N, N at
- * most INT_MAX (the shard fields are int). Returns 0, or 2 after one error
- * line. */
-static int parse_shard(const char *s, int *shard, int *nshards) {
-  const char *slash = strchr(s, '/');
-  long long v[2];
-  for (int k = 0; k < 2; k++) {
-    const char *b = k ? (slash ? slash + 1 : NULL) : s, *e = k ? s + strlen(s) : slash;
-    size_t n = b && e ? (size_t)(e - b) : 0;
-    bool digits = n > 0;
-    for (size_t i = 0; digits && i < n; i++)
-      digits = b[i] >= '0' && b[i] <= '9';
-    if (!digits)
-      return cli_fail("sweep", "--shard: '%s' is not I/N (two integers, 0 <= I < N)", s);
-    errno = 0;
-    v[k] = strtoll(b, NULL, 10);
-    if (errno == ERANGE || v[k] > INT_MAX)
-      return cli_fail("sweep", "--shard: '%s': %s is out of range [%d, %d]", s, k ? "N" : "I", k,
-                      INT_MAX);
-  }
-  if (v[1] < 1 || v[0] >= v[1])
-    return cli_fail("sweep", "--shard: '%s' is not I/N with 0 <= I < N", s);
-  *shard = (int)v[0];
-  *nshards = (int)v[1];
   return 0;
 }
 
@@ -93,9 +63,9 @@ int cmd_sweep(int argc, char **argv) {
   if (jobs < 1 || jobs > 256)
     return cli_fail("sweep", "--jobs: %lld must be in [1, 256]", (long long)jobs);
   kvsim_sweep_opts_t opts = {.jobs = (int)jobs, .shard = 0, .nshards = 1, .keep_runs = keep};
-  if (shard_s && (rc = parse_shard(shard_s, &opts.shard, &opts.nshards)))
-    return rc;
   kvsim_err err = {0};
+  if (shard_s && kvsim_sweep_parse_shard(shard_s, &opts.shard, &opts.nshards, &err) < 0)
+    return cli_fail("sweep", "%s", err.msg);
   kvsim_sweep_t s;
   if (kvsim_sweep_load(pos[0], &s, &err) < 0)
     return cli_fail("sweep", "%s", err.msg);

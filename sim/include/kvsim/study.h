@@ -224,6 +224,12 @@ void kvsim_sweep_result_fini(kvsim_sweep_result_t *res);
  * KVSIM_ENOMEM. */
 int kvsim_sweep_hash(const kvsim_sweep_t *s, uint64_t *out, kvsim_err *err);
 
+/* Reads --shard "I/N" strictly: two unsigned decimal integers and nothing
+ * else (no sign, space or trailing text; "0/2/3" once ran as 0/2),
+ * 0 <= I < N, N at most INT_MAX. Errors: KVSIM_EINVAL "--shard: ..."
+ * naming the value. */
+int kvsim_sweep_parse_shard(const char *s, int *shard, int *nshards, kvsim_err *err);
+
 /* Joins the tables of shards 0..N-1 of one sweep, found in the folders
  * dirs[0..ndirs) (each holds one shard or several: every
  * sweep.shardI.json in it), into out/sweep.csv, byte-identical to the

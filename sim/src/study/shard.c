@@ -2,7 +2,9 @@
  * shard leaves beside its table, so that shards run on several machines
  * (Slurm job arrays, GNU parallel, Kubernetes indexed jobs) can be joined
  * and checked to belong together. */
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,4 +86,29 @@ int kvsim__shard_record_write(const kvsim_sweep_t *s, const char *out, int shard
   rc = kvsim_report_write_atomic(path, text, len + 1, err);
   free(text);
   return rc;
+}
+
+int kvsim_sweep_parse_shard(const char *s, int *shard, int *nshards, kvsim_err *err) {
+  const char *slash = strchr(s, '/');
+  long long v[2];
+  for (int k = 0; k < 2; k++) {
+    const char *b = k ? (slash ? slash + 1 : NULL) : s, *e = k ? s + strlen(s) : slash;
+    size_t n = b && e ? (size_t)(e - b) : 0;
+    bool digits = n > 0;
+    for (size_t i = 0; digits && i < n; i++)
+      digits = b[i] >= '0' && b[i] <= '9';
+    if (!digits)
+      return kvsim_err_set(err, KVSIM_EINVAL, "--shard: '%s' is not I/N (two integers, 0 <= I < N)",
+                           s);
+    errno = 0;
+    v[k] = strtoll(b, NULL, 10);
+    if (errno == ERANGE || v[k] > INT_MAX)
+      return kvsim_err_set(err, KVSIM_EINVAL, "--shard: '%s': %s is out of range [%d, %d]", s,
+                           k ? "N" : "I", k, INT_MAX);
+  }
+  if (v[1] < 1 || v[0] >= v[1])
+    return kvsim_err_set(err, KVSIM_EINVAL, "--shard: '%s' is not I/N with 0 <= I < N", s);
+  *shard = (int)v[0];
+  *nshards = (int)v[1];
+  return KVSIM_OK;
 }
