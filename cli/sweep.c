@@ -54,8 +54,18 @@ int cmd_sweep(int argc, char **argv) {
                      args, argc, argv, 2, pos, MAX_SHARD_DIRS, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
-  if (do_merge && (shard_s || keep || jobs_seen)) /* an explicit --jobs 1 too */
-    return cli_fail("sweep", "--merge: takes the shards' folders and --out only");
+  /* Run flags mean nothing to a merge (an explicit --jobs 1 too); DESIGN.md's
+   * merge takes the folders and --out only, so --quiet is one of them. */
+  const char *run_flag = shard_s          ? "--shard"
+                         : keep           ? "--keep-runs"
+                         : jobs_seen      ? "--jobs"
+                         : report         ? "--report"
+                         : allow_failures ? "--allow-failures"
+                         : progress       ? "--progress"
+                         : quiet          ? "--quiet"
+                                          : NULL;
+  if (do_merge && run_flag)
+    return cli_fail("sweep", "--merge: takes the shards' folders and --out only, not %s", run_flag);
   if (do_merge)
     return npos ? merge(pos, npos, out) : cli_fail("sweep", "--merge: expected the shards' folders (DIR...)");
   if (npos != 1)

@@ -106,7 +106,7 @@ expect_error "^kvsim sweep: error: --shard: '99999999999999999999/3': I is out o
 # sweep --merge refused --jobs 2 but took an explicit --jobs 1 (the default).
 mkdir -p "$tmp/shard0"
 for v in 1 2; do
-  expect_error "^kvsim sweep: error: --merge: takes the shards' folders and --out only$" \
+  expect_error "^kvsim sweep: error: --merge: takes the shards' folders and --out only, not --jobs$" \
     sweep --merge "$tmp/shard0" --jobs $v --out "$tmp/merged"
 done
 [ ! -e "$tmp/merged" ] || fail "a refused --merge wrote outputs"

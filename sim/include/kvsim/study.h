@@ -237,7 +237,8 @@ int kvsim_sweep_parse_shard(const char *s, int *shard, int *nshards, kvsim_err *
  * The path written goes to table[cap]. Errors (KVSIM_EINVAL, one line
  * naming the folder or shard): a folder with no shard, shards of
  * different sweeps (their hashes differ), a shard given twice, a shard
- * missing, a table that does not hold its shard's rows; KVSIM_EIO when a
+ * missing, a table that does not hold its shard's rows, an out that is one
+ * of the folders given; KVSIM_EIO when a
  * file cannot be read or the table written. */
 int kvsim_sweep_merge(const char *const *dirs, int ndirs, const char *out, char *table,
                       size_t cap, kvsim_err *err);

@@ -204,7 +204,16 @@ int kvsim_sweep_merge(const char *const *dirs, int ndirs, const char *out, char 
   char dir[4096];
   if (rc == KVSIM_OK) {
     snprintf(dir, sizeof dir, out ? "%s" : "results/%s", out ? out : slot[0]->name);
-    rc = write_merged(slot, dir, table, cap, err);
+    /* The merged table beside a shard's own would mix one machine's
+     * folder with the whole sweep's. */
+    for (int d = 0; rc == KVSIM_OK && d < ndirs; d++)
+      if (kvsim__same_file(dir, dirs[d]))
+        rc = kvsim_err_set(err, KVSIM_EINVAL,
+                           "--out: %s is the shard folder %s (the merged table needs a folder of "
+                           "its own)",
+                           dir, dirs[d]);
+    if (rc == KVSIM_OK)
+      rc = write_merged(slot, dir, table, cap, err);
   }
   for (int64_t k = 0; k < all.n; k++) {
     free(all.v[k].text);

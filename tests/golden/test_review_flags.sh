@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Bad input is one line on stderr naming the flag (or file and key) and the
+# bad value, exit 2, nothing on stdout and no output written: flags a
+# command does not use, an --out that would land on an input, flags named
+# as typed, labels and SLOs given twice, empty paths.
+# $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
+set -u
+kvsim=$(realpath "$1")
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_error PATTERN ARGS...: exit 2, one stderr line matching PATTERN, nothing on stdout.
+expect_error() {
+  local pattern=$1; shift
+  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "'$*' exited $rc, want 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$tmp/err") lines on stderr: $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "'$*' printed on stdout: $(cat "$tmp/out")"
+  grep -Eq -- "$pattern" "$tmp/err" || fail "'$*' stderr does not match /$pattern/: $(cat "$tmp/err")"
+}
+
+# sweep --merge takes the shards' folders and --out only: the run flags
+# --report, --allow-failures, --progress and --quiet were taken and
+# ignored (--quiet still printed "joined from N folders"), like --jobs 1
+# once was.
+sw="$src/tests/golden/data/small-sweep.json"
+for i in 0 1; do
+  "$kvsim" sweep "$sw" --quiet --shard $i/2 --out "$tmp/sh$i" >/dev/null || fail "shard $i/2 did not run"
+done
+for f in --report --allow-failures --progress --quiet --keep-runs; do
+  expect_error "^kvsim sweep: error: --merge: takes the shards' folders and --out only, not $f$" \
+    sweep --merge "$tmp/sh0" "$tmp/sh1" $f --out "$tmp/merged"
+done
+[ ! -e "$tmp/merged" ] || fail "a refused --merge wrote outputs"
+# An --out that is one of the shard folders put the whole sweep's table in
+# one machine's folder.
+expect_error "^kvsim sweep: error: --merge: --out: .*/sh0 is the shard folder .*/sh0 \(the merged table needs a folder of its own\)$" \
+  sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/sh0"
+expect_error "^kvsim sweep: error: --merge: --out: .*/sh1/ is the shard folder .*/sh1 " \
+  sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/sh1/"
+[ ! -e "$tmp/sh0/sweep.csv" ] && [ ! -e "$tmp/sh1/sweep.csv" ] || fail "a refused --merge wrote into a shard folder"
+"$kvsim" sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/merged" >/dev/null || fail "a plain --merge was refused"
+[ -e "$tmp/merged/sweep.csv" ] || fail "--merge wrote no sweep.csv"
+
+echo "ok: review flags"
