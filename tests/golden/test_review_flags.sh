@@ -45,4 +45,13 @@ expect_error "^kvsim sweep: error: --merge: --out: .*/sh1/ is the shard folder .
 "$kvsim" sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/merged" >/dev/null || fail "a plain --merge was refused"
 [ -e "$tmp/merged/sweep.csv" ] || fail "--merge wrote no sweep.csv"
 
+# calc's divisibility errors name the TP flag as typed (--tp-size was
+# reported as --tensor-parallel-size, --num-shard with a scenario key).
+expect_error "^kvsim calc: error: --tp-size: 3 does not divide the model's 32 attention heads$" \
+  calc --engine sglang --tp-size 3
+expect_error "^kvsim calc: error: --num-shard: 3 does not divide the model's 32 attention heads$" \
+  calc --engine tgi --num-shard 3
+expect_error "^kvsim calc: error: --tensor-parallel-size: 3 does not divide the model's 32 attention heads$" \
+  calc --engine vllm-v1 --tensor-parallel-size 3
+
 echo "ok: review flags"

@@ -121,6 +121,30 @@ Test(plan_report, an_error_names_the_alias_typed) {
   free(t);
 }
 
+/* The plan's divisibility errors name the TP flag as typed for every
+ * engine (SGLang's --tp-size was reported as --tensor-parallel-size, TGI's
+ * --num-shard with a scenario key calc has no use for). */
+Test(plan_report, a_tp_that_does_not_divide_names_the_flag_typed) {
+  const struct {
+    const char *engine, *flag;
+  } cases[] = {{"sglang", "--tp-size"},
+               {"sglang", "--tensor-parallel-size"},
+               {"tgi", "--num-shard"},
+               {"vllm-v1", "--tensor-parallel-size"},
+               {"vllm-v0", "--tensor-parallel-size"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *t;
+    kvsim_err err = {0};
+    const char *kv[] = {cases[i].flag, "3", NULL};
+    cr_assert_eq(run(cases[i].engine, false, kv, &t, &err), KVSIM_EINVAL,
+                 "%s %s 3 is refused for llama-3.1-8b's 32 heads", cases[i].engine, cases[i].flag);
+    char want[160];
+    snprintf(want, sizeof want, "%s: 3 does not divide the model's 32 attention heads",
+             cases[i].flag);
+    cr_assert_str_eq(err.msg, want, "%s names %s as typed", cases[i].engine, cases[i].flag);
+  }
+}
+
 Test(plan_report, an_empty_quantization_is_refused) {
   const char *engines[] = {NULL, "sglang", "tgi", "hf-transformers", NULL};
   for (int i = 0; i < 5; i++) {

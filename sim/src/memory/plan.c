@@ -317,19 +317,20 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   int rc = check_params(p, err);
   if (rc < 0)
     return rc;
-  /* vLLM verify_with_parallel_config: attention heads must split evenly. */
+  /* vLLM verify_with_parallel_config: attention heads must split evenly.
+   * Named as the caller typed it (a scenario: the flag, which the
+   * scenario loader turns into the key). */
+  const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size";
   if (m->num_heads % p->tp)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: %d does not divide the model's %lld attention heads",
-                         p->tp, (long long)m->num_heads);
+                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
+                         (long long)m->num_heads);
   if (!m->mla && p->tp < m->num_kv_heads && m->num_kv_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: %d does not divide the model's %lld KV heads",
-                         p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d does not divide the model's %lld KV heads",
+                         tp_flag, p->tp, (long long)m->num_kv_heads);
   if (!m->mla && p->tp > m->num_kv_heads && p->tp % m->num_kv_heads)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: %d is not a multiple of the model's %lld KV heads",
-                         p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is not a multiple of the model's %lld KV heads",
+                         tp_flag, p->tp, (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);

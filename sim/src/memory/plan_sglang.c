@@ -231,14 +231,14 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
     return rc;
   /* The model's attention layers split heads evenly over TP
    * (QKVParallelLinear); KV heads divide TP or TP divides them. */
+  const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size"; /* as typed */
   if (m->num_heads % p->tp)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: %d does not divide the model's %lld attention heads",
-                         p->tp, (long long)m->num_heads);
+                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
+                         (long long)m->num_heads);
   if (!m->mla && (p->tp < m->num_kv_heads ? m->num_kv_heads % p->tp : p->tp % m->num_kv_heads))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: %d and the model's %lld KV heads do not divide",
-                         p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d and the model's %lld KV heads do not divide",
+                         tp_flag, p->tp, (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);

@@ -112,6 +112,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                          "--chunked-prefill-size: %lld is out of range (-1 for off, or [1, %lld])",
                          (long long)a->cps, (long long)tok);
   p.tp = (int)a->tp;
+  /* The plan's TP errors name the spelling typed (--tp-size is SGLang's). */
+  p.tp_flag = kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp));
   p.pp = (int)a->pp;
   if (kvsim__calc_quant(args, flags, offsetof(sglang_args, quant), p.quantization,
                         sizeof p.quantization, err) < 0)
@@ -125,6 +127,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   kvsim_plan_params_t q;
   kvsim_plan_params_default(&q);
   q.tp = p.tp;
+  q.tp_flag = p.tp_flag;
   q.pp = p.pp;
   q.total_memory_bytes = p.total_memory_bytes;
   q.max_model_len = c->pl.p.max_model_len;

@@ -110,6 +110,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
           (long long)a->total, (long long)a->total - 1);
   }
   p.tp = (int)a->shard;
+  p.tp_flag = "--num-shard"; /* as typed: the plan's default adds the scenario key */
   p.tgi.cuda_memory_fraction = a->frac;
   p.tgi.max_input_tokens = a->in;
   p.tgi.max_total_tokens = a->total;

@@ -136,6 +136,7 @@ static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kv
  * the caller). */
 static void fill(const vllm_args *a, int64_t mml, kvsim_plan_params_t *p) {
   p->tp = (int)a->tp;
+  p->tp_flag = "--tensor-parallel-size";
   p->pp = (int)a->pp;
   p->gpu_memory_utilization = a->util;
   p->max_model_len = mml;
