@@ -54,4 +54,11 @@ expect_error "^kvsim calc: error: --num-shard: 3 does not divide the model's 32 
 expect_error "^kvsim calc: error: --tensor-parallel-size: 3 does not divide the model's 32 attention heads$" \
   calc --engine vllm-v1 --tensor-parallel-size 3
 
+# A compare label with a newline broke REPORT.md's table and the terminal's.
+sed 's/"label": "L4 util 0.1"/"label": "a\\nb|c"/' "$src/tests/golden/compare/tiny-study.json" >"$tmp/nl-study.json"
+grep -q 'a\\nb|c' "$tmp/nl-study.json" || fail "the study with a newline label was not made"
+expect_error "^kvsim compare: error: .*nl-study.json: candidates\[2\]\.label: control character 0x0a at byte 1 \(a label is one line of the table\)$" \
+  compare "$tmp/nl-study.json" --out "$tmp/nl-cmp"
+[ ! -e "$tmp/nl-cmp" ] || fail "a refused compare wrote outputs"
+
 echo "ok: review flags"

@@ -189,6 +189,55 @@ Test(compare, rows_tables_and_report_do_not_depend_on_jobs) {
   kvsim_compare_fini(&c);
 }
 
+/* Regression: a label with a newline or tab broke its row in REPORT.md
+ * and the terminal table; a control character is refused by its key. */
+Test(compare, a_label_with_a_control_character_is_refused) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  const char *const bad[] = {"\"a\\nb|c\"", "\"a\\tb\"", "\"a\\u007f\""};
+  const char *const want[] = {"t.json: candidates[1].label: control character 0x0a at byte 1",
+                              "t.json: candidates[1].label: control character 0x09 at byte 1",
+                              "t.json: candidates[1].label: control character 0x7f at byte 1"};
+  for (int k = 0; k < 3; k++) {
+    char rest[512];
+    snprintf(
+        rest, sizeof rest,
+        "\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}, "
+        "{\"label\": %s}]",
+        bad[k]);
+    cr_assert_eq(study(rest, &c, &err), KVSIM_EINVAL, "label %s refused", bad[k]);
+    cr_assert(strstr(err.msg, want[k]), "label %s: names the key and the byte: %s", bad[k],
+              err.msg);
+  }
+}
+
+/* A '|' in a label is escaped in REPORT.md's table, so its row keeps its
+ * cells (the study's own name for a candidate, kept as given elsewhere). */
+Test(compare, a_pipe_in_a_label_stays_one_cell_of_the_report) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(
+      study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 12, \"candidates\": "
+            "[{ \"label\": \"a|b\", \"set\": { \"engine.gpu_memory_utilization\": 0.1 } }]",
+            &c, &err),
+      KVSIM_OK, "a '|' is a label's character: %s", err.msg);
+  char dir[256], p[300];
+  snprintf(dir, sizeof dir, "/tmp/kvsim_cmp_pipe_%ld", (long)getpid());
+  kvsim_compare_opts_t o = {dir, 1, 0.05, NULL, "kvsim compare t.json"};
+  kvsim_compare_result_t res;
+  cr_assert_eq(kvsim_compare_run(&c, &o, &res, &err), KVSIM_OK, "the compare runs: %s", err.msg);
+  snprintf(p, sizeof p, "%s/REPORT.md", dir);
+  char *md = slurp(p);
+  cr_assert(strstr(md, "| a\\|b | l4 | 1 x 1 |"), "the label's '|' escaped in its cell: %s", md);
+  cr_assert_null(strstr(md, "| a|b |"), "no bare '|' splits the cell");
+  free(md);
+  kvsim_compare_result_fini(&res);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0, "clean up");
+  kvsim_compare_fini(&c);
+}
+
 /* Regression: a compare that could not write REPORT.md left compare.csv and
  * compare_sweep.csv behind, a table without its page (and over an older
  * compare's). Now none of its files is put in place. */

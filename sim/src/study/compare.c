@@ -97,6 +97,14 @@ static int parse_candidates(kvsim_compare_t *c, kvsim_err *err) {
                            rc ? "%s.label: is empty (a label names the candidate's row)"
                               : "%s: missing key 'label'",
                            w);
+    /* A label is one cell of a table (REPORT.md, the terminal's): a
+     * newline or tab there breaks its row. */
+    for (const unsigned char *l = (const unsigned char *)c->cand[i].label; *l; l++)
+      if (*l < 0x20 || *l == 0x7f)
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s.label: control character 0x%02x at byte %d (a label is one "
+                             "line of the table)",
+                             w, *l, (int)(l - (const unsigned char *)c->cand[i].label));
     for (int j = 0; j < i; j++)
       if (!strcmp(c->cand[j].label, c->cand[i].label))
         return kvsim_err_set(err, KVSIM_EINVAL, "%s: label '%s' is given twice", w, c->cand[i].label);

@@ -56,6 +56,16 @@ static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
     fprintf(f, "%s\n\n", c->description);
 }
 
+/* Text in a table cell: a '|' escaped, so that a label such as "a|b" stays
+ * one cell (GitHub's tables read "\|" as the character). */
+static void cell_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '|')
+      fputc('\\', f);
+    fputc(*s, f);
+  }
+}
+
 static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
   fputs("## Table\n\n"
         "| candidate | GPU | TP x PP | util | KV dtype | fits | KV blocks | max concurrency | "
@@ -65,7 +75,9 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
         f);
   for (int i = 0; i < n; i++) {
     const kvsim_compare_row_t *r = &rows[i];
-    fprintf(f, "| %s | %s | %d x %d |", c->cand[i].label, r->gpu[0] ? r->gpu : "-", r->tp, r->pp);
+    fputs("| ", f);
+    cell_text(f, c->cand[i].label);
+    fprintf(f, " | %s | %d x %d |", r->gpu[0] ? r->gpu : "-", r->tp, r->pp);
     cell(f, r->gpu[0] ? r->gpu_memory_utilization : NAN, "%.2f");
     fprintf(f, " %s | %s | %lld |", r->kv_cache_dtype[0] ? r->kv_cache_dtype : "-",
             r->rc == KVSIM_OK ? "yes" : r->rc == KVSIM_ENOFIT ? "**no**" : "failed",
