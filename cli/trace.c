@@ -56,9 +56,8 @@ static int open_source(const char *cmd, const char *file, const kvsim_trace_opts
 
 static int cmd_stats(int argc, char **argv) {
   const char *cmd = "trace stats";
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
-  bool json = false, tflag = false, seed_given = false, block_given = false, limit_given = false,
-       max_given = false;
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  bool json = false, tflag = false, block_given = false, limit_given = false, max_given = false;
   int64_t block = 0, seed = 1;
   const char *lru = NULL;
   const cli_arg args[] = {
@@ -77,7 +76,7 @@ static int cmd_stats(int argc, char **argv) {
       {"--hash-block-tokens", ARG_INT, &o.hash_block_tokens,
        "tokens per Mooncake hash id (default 512)", &tflag},
       {"--seed", ARG_INT, &seed, "seed for a synthetic JSON spec (default: the scenario's, else 1)",
-       &seed_given},
+       &o.seed_given},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
@@ -106,8 +105,8 @@ static int cmd_stats(int argc, char **argv) {
                     lru, KVSIM_TRACE_MAX_LRU);
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_source_t *src;
-  if ((rc = open_source(cmd, pos[0], &o, tflag && is_spec(pos[0]), &seed, seed_given, &cfg,
-                        &src)))
+  if ((rc =
+           open_source(cmd, pos[0], &o, tflag && is_spec(pos[0]), &seed, o.seed_given, &cfg, &src)))
     return rc;
   kvsim_err err = {0};
   const char *fmt = kvsim_source_format_name(src);
@@ -128,7 +127,7 @@ static int cmd_stats(int argc, char **argv) {
 
 static int cmd_convert(int argc, char **argv) {
   const char *cmd = "trace convert";
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
   const char *out = NULL;
   int64_t seed = 1;
   bool limit_given = false, max_given = false;
@@ -202,7 +201,7 @@ static int cmd_gen(int argc, char **argv) {
     return cli_fail(cmd, "--latency-s: bad value %g (expected 0..9e+09)", latency);
   if (!is_spec(pos[0]))
     return cli_fail(cmd, "%s: expected a JSON workload spec (SPEC.json)", pos[0]);
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_source_t *src;
   if ((rc = open_source(cmd, pos[0], &o, false, &seed, seed_given, &cfg, &src)))

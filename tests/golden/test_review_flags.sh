@@ -61,4 +61,30 @@ expect_error "^kvsim compare: error: .*nl-study.json: candidates\[2\]\.label: co
   compare "$tmp/nl-study.json" --out "$tmp/nl-cmp"
 [ ! -e "$tmp/nl-cmp" ] || fail "a refused compare wrote outputs"
 
+# trace: a file from the command line has no scenario key ("workload.trace:
+# only0.jsonl:1: ..."), --time-scale out of range was "workload.time_scale",
+# --lru-blocks '1,' was read as 1, and --seed for a trace was ignored.
+printf '\0' >"$tmp/only0.jsonl"
+ep=$(realpath "$src/tests/golden/data/ep-lockstep.csv")
+for fmt in auto kvsim; do
+  expect_error "^kvsim trace stats: error: $tmp/only0.jsonl:1: a NUL byte \(a binary file\?\)$" \
+    trace stats "$tmp/only0.jsonl" --format $fmt
+done
+expect_error "^kvsim trace stats: error: --time-scale: bad value 1e\+30 \(expected > 0 and <= 1e\+06\)$" \
+  trace stats "$ep" --time-scale 1e30
+expect_error "^kvsim trace convert: error: --time-scale: bad value 1e\+30 " \
+  trace convert "$ep" --time-scale 1e30 --out "$tmp/ts.csv"
+[ ! -e "$tmp/ts.csv" ] || fail "a refused --time-scale wrote its output"
+for v in '1,' '1,2,'; do
+  expect_error "^kvsim trace stats: error: --lru-blocks: bad value '$v' " \
+    trace stats "$ep" --prefix-block-size 16 --lru-blocks "$v"
+done
+expect_error "^kvsim trace stats: error: --seed: applies to synthetic specs only \(.*ep-lockstep.csv is a trace file\)$" \
+  trace stats "$ep" --seed 3
+printf '{"name": "t", "workload": {"trace": "%s"}}\n' "$ep" >"$tmp/trace-scen.json"
+expect_error "^kvsim trace gen: error: --seed: applies to synthetic specs only \(.*trace-scen.json's workload is a trace\)$" \
+  trace gen "$tmp/trace-scen.json" --seed 3 --out "$tmp/gen.csv"
+[ ! -e "$tmp/gen.csv" ] || fail "a refused --seed wrote its output"
+"$kvsim" trace stats "$src/tests/golden/data/small-synthetic.json" --seed 3 >/dev/null || fail "--seed for a synthetic spec was refused"
+
 echo "ok: review flags"

@@ -489,3 +489,67 @@ Test(workload, resolved_json_and_relative_paths) {
   cJSON_Delete(o);
   kvsim_workload_cfg_free(cfg);
 }
+
+/* ---- the trace tool's flags ------------------------------------------------ */
+
+/* A trace named on the command line has no scenario key: its errors name
+ * the file alone ("workload.trace: " once led the user to a scenario that
+ * did not exist), while a scenario's still name the key. */
+Test(workload, a_trace_from_the_command_line_is_named_by_its_file_alone) {
+  const char *p = tmp_write("nul.jsonl", "");
+  FILE *f = fopen(p, "wb");
+  cr_assert(f, "rewrite %s", p);
+  fputc('\0', f);
+  fclose(f);
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_lt(kvsim_workload_for_trace(p, &o, &cfg, &err), 0, "a NUL byte is refused");
+  char want[600];
+  snprintf(want, sizeof want, "%s:1: a NUL byte (a binary file?)", p);
+  cr_assert_str_eq(err.msg, want, "the file alone, no workload.trace prefix");
+  o.format = "kvsim";
+  cr_assert_lt(kvsim_workload_for_trace("/nonexistent/t.csv", &o, &cfg, &err), 0,
+               "a missing file is refused");
+  cr_assert_str_eq(err.msg, "/nonexistent/t.csv: cannot open: No such file or directory",
+                   "the file alone with --format too");
+  cr_assert_lt(parse("{\"trace\": \"/nonexistent/t.csv\", \"format\": \"kvsim\"}", &cfg, &err), 0,
+               "a scenario's missing trace is refused");
+  cr_assert(strstr(err.msg, "s.json: workload.trace: /nonexistent/t.csv: cannot open"),
+            "a scenario's names its key: %s", err.msg);
+}
+
+/* --time-scale is checked against the workload's own bound, by its flag
+ * (1e30 was "workload.time_scale: bad value"); --seed given for a trace
+ * was silently ignored. */
+Test(workload, the_trace_flags_are_named_as_flags) {
+  const char *p = tmp_write("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,5\n");
+  kvsim_trace_opts_t o = {"auto", 1e30, 0, 0, 512, false, false};
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), KVSIM_EINVAL, "1e30 is refused");
+  cr_assert_str_eq(err.msg, "--time-scale: bad value 1e+30 (expected > 0 and <= 1e+06)",
+                   "names the flag and the bound");
+  o.time_scale = 1e6;
+  cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), 0, "1e6 is the bound: %s", err.msg);
+  kvsim_workload_cfg_free(cfg);
+  o.time_scale = 1;
+  o.seed_given = true;
+  cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), KVSIM_EINVAL, "--seed is refused");
+  char want[600];
+  snprintf(want, sizeof want, "--seed: applies to synthetic specs only (%s is a trace file)", p);
+  cr_assert_str_eq(err.msg, want, "says why");
+  cr_assert_null(cfg, "nothing built");
+}
+
+/* "1," was read as "1": a trailing empty item is an error like an inner one. */
+Test(workload, lru_capacities_have_no_empty_item) {
+  int64_t caps[KVSIM_TRACE_MAX_LRU];
+  int n;
+  const char *bad[] = {"1,", "1,,2", ",1", "", "1,2,"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    cr_assert_eq(kvsim_trace_parse_lru_caps(bad[i], caps, &n), -1, "'%s' is refused", bad[i]);
+  cr_assert_eq(kvsim_trace_parse_lru_caps("1,2", caps, &n), 0, "'1,2' is read");
+  cr_assert_eq(n, 2, "two capacities (%d)", n);
+  cr_assert_eq(caps[1], 2, "the second is 2 (%lld)", (long long)caps[1]);
+}

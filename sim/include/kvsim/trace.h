@@ -54,6 +54,7 @@ typedef struct kvsim_trace_opts {
   double time_scale;
   int64_t limit, max_total_tokens, hash_block_tokens; /* 0: unset (limit, max) */
   bool skip_bad_rows;
+  bool seed_given; /* --seed was given: an error, a trace is not drawn */
 } kvsim_trace_opts_t;
 
 /* A trace workload for file with the flags o; errors name the flag
@@ -61,10 +62,12 @@ typedef struct kvsim_trace_opts {
 int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
                              kvsim_workload_cfg_t **out, kvsim_err *err);
 /* The workload of a JSON file: a workload object, or a scenario's
- * "workload" (then *seed takes the scenario's seed unless seed_given). */
+ * "workload" (then *seed takes the scenario's seed unless seed_given).
+ * A seed given for a workload that is a trace is an error ("--seed: ..."). */
 int kvsim_workload_for_spec(const char *file, int64_t *seed, bool seed_given,
                             kvsim_workload_cfg_t **out, kvsim_err *err);
-/* "1000,5000": up to KVSIM_TRACE_MAX_LRU capacities 1..1e8. 0 or -1. */
+/* "1000,5000": up to KVSIM_TRACE_MAX_LRU capacities 1..1e8, no item empty
+ * ("1," is refused). 0 or -1. */
 int kvsim_trace_parse_lru_caps(const char *s, int64_t *caps, int *n);
 
 /* Writes every request of src to out as kvsim CSV (atomically: nothing is

@@ -41,7 +41,7 @@ static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bo
 #define MAX_RATE 1e9
 #define MIN_CV 1e-3
 #define MAX_CV 1e3
-#define MAX_TIME_SCALE 1e6
+#define MAX_TIME_SCALE KVSIM__WL_MAX_TIME_SCALE
 
 /* A number within [lo, hi] (or (lo, hi] when strict). */
 static int req_num(const cJSON *o, const char *key, double lo, bool strict, double hi,
@@ -364,8 +364,10 @@ static void synth_free(kvsim__synth_cfg_t *c) {
 
 /* ---- workload -------------------------------------------------------------------- */
 
-int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
-                         kvsim_workload_cfg_t **out, kvsim_err *err) {
+/* trace_key: errors about the trace file name where's "trace" key (a
+ * scenario's); false: the file alone (a path from the command line). */
+static int parse(const cJSON *obj, const char *base_dir, const char *where, bool trace_key,
+                 kvsim_workload_cfg_t **out, kvsim_err *err) {
   *out = NULL;
   if (!where)
     where = "workload";
@@ -435,14 +437,15 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
     goto fail;
   if (autodetect) {
     if ((rc = kvsim__detect_format(c->path, &c->format, err)) < 0) {
-      kvsim_err_prefix(err, "%s.trace", where);
+      if (trace_key)
+        kvsim_err_prefix(err, "%s.trace", where);
       goto fail;
     }
     if (!kvsim__format_has_arrivals(c->format)) {
       rc = kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.trace: %s has lengths but no arrival times; use it as "
+                         "%s%s%s has lengths but no arrival times; use it as "
                          "synthetic.lengths_from with an arrival process",
-                         where, c->path);
+                         trace_key ? where : "", trace_key ? ".trace: " : "", c->path);
       goto fail;
     }
   } else {
@@ -450,8 +453,8 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
      * would block here, a device never end). */
     FILE *f = NULL;
     if ((rc = kvsim__open_input(c->path, KVSIM_ENOENT, &f, err)) < 0) {
-      kvsim_err e = *err;
-      rc = kvsim_err_set(err, rc, "%s.trace: %s", where, e.msg);
+      if (trace_key)
+        kvsim_err_prefix(err, "%s.trace", where);
       goto fail;
     }
     fclose(f);
@@ -465,6 +468,15 @@ int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *whe
 fail:
   kvsim_workload_cfg_free(c);
   return rc;
+}
+
+int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
+                         kvsim_workload_cfg_t **out, kvsim_err *err) {
+  return parse(obj, base_dir, where, true, out, err);
+}
+
+int kvsim__workload_parse_file(const cJSON *obj, kvsim_workload_cfg_t **out, kvsim_err *err) {
+  return parse(obj, NULL, "workload", false, out, err);
 }
 
 void kvsim_workload_cfg_free(kvsim_workload_cfg_t *cfg) {

@@ -25,9 +25,9 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
                          kvsim__escape(o->format, strlen(o->format), esc, sizeof esc),
                          kvsim__format_choices());
   }
-  if (!(o->time_scale > 0))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--time-scale: bad value %g (expected > 0)",
-                         o->time_scale);
+  if (!(o->time_scale > 0 && o->time_scale <= KVSIM__WL_MAX_TIME_SCALE))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--time-scale: bad value %g (expected > 0 and <= %g)",
+                         o->time_scale, KVSIM__WL_MAX_TIME_SCALE);
   if (o->limit < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--limit: bad value %lld (expected >= 1)",
                          (long long)o->limit);
@@ -38,6 +38,9 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--hash-block-tokens: bad value %lld (expected >= 1)",
                          (long long)o->hash_block_tokens);
+  if (o->seed_given) /* a trace's requests are read, never drawn */
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--seed: applies to synthetic specs only (%s is a trace file)", file);
   cJSON *w = cJSON_CreateObject();
   if (!w)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", file);
@@ -46,7 +49,7 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
   cJSON_AddNumberToObject(w, "time_scale", o->time_scale);
   cJSON_AddBoolToObject(w, "skip_bad_rows", o->skip_bad_rows);
   cJSON_AddNumberToObject(w, "hash_block_tokens", (double)o->hash_block_tokens);
-  int rc = kvsim_workload_parse(w, NULL, "workload", out, err);
+  int rc = kvsim__workload_parse_file(w, out, err);
   cJSON_Delete(w);
   /* Integers straight from the flags: through a JSON double they would
    * lose their low bits (and INT64_MAX would not come back). */
@@ -88,6 +91,12 @@ int kvsim_workload_for_spec(const char *file, int64_t *seed, bool seed_given,
            : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", file);
   kvsim__free(dir);
   cJSON_Delete(j);
+  if (rc >= 0 && seed_given && !(*out)->synthetic) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "--seed: applies to synthetic specs only (%s's workload is a trace)", file);
+    kvsim_workload_cfg_free(*out);
+    *out = NULL;
+  }
   return rc;
 }
 
@@ -124,6 +133,8 @@ int kvsim_trace_parse_lru_caps(const char *s, int64_t *caps, int *n) {
     if (*n >= KVSIM_TRACE_MAX_LRU)
       return -1;
     caps[(*n)++] = v;
+    if (*end == ',' && !end[1]) /* "1,": a trailing empty item */
+      return -1;
     p = *end ? end + 1 : end;
   }
   return *n > 0 ? 0 : -1;

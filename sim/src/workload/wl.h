@@ -146,6 +146,14 @@ struct kvsim_workload_cfg {
   kvsim__synth_cfg_t syn;
 };
 
+/* The largest time_scale (workload.time_scale, trace --time-scale). */
+#define KVSIM__WL_MAX_TIME_SCALE 1e6
+
+/* kvsim_workload_parse for a trace named on the command line (obj holds
+ * "trace" and the trace flags as keys): errors about the file name the
+ * file alone, with no "workload.trace: " of a scenario's. */
+int kvsim__workload_parse_file(const cJSON *obj, kvsim_workload_cfg_t **out, kvsim_err *err);
+
 /* workload.rate (rate.c): the trace's own mean rate (rows / (last - first
  * arrival), as `trace stats`), and applying a rate to a parsed workload
  * (a trace's time_scale, a synthetic process's rate). */
