@@ -22,10 +22,8 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
 static void print_help(const char *cmd, const char *usage, const cli_arg *args) {
   printf("usage: kvsim %s %s\n\n", cmd, usage);
   for (const cli_arg *a = args; a->name; a++) {
-    const char *meta = a->kind == ARG_INT   ? " N"
-                       : a->kind == ARG_NUM ? " X"
-                       : a->kind == ARG_STR || a->kind == ARG_LIST ? " S"
-                                                                   : "";
+    bool str = a->kind == ARG_STR || a->kind == ARG_PATH || a->kind == ARG_LIST;
+    const char *meta = a->kind == ARG_INT ? " N" : a->kind == ARG_NUM ? " X" : str ? " S" : "";
     char left[64];
     snprintf(left, sizeof left, "%s%s", a->name, meta);
     printf("  %-34s %s\n", left, a->help);
@@ -51,7 +49,10 @@ static int set_value(const char *cmd, const cli_arg *a, const char *v) {
     *(double *)a->dest = x;
     break;
   }
-  case ARG_STR:
+  case ARG_PATH:
+  case ARG_STR: /* "" names no file: once "cannot create folder" without one */
+    if (a->kind == ARG_PATH && !*v)
+      return cli_fail(cmd, "%s: empty path", a->name);
     *(const char **)a->dest = v;
     break;
   case ARG_LIST: {

@@ -11,6 +11,7 @@ typedef enum {
   ARG_INT,    /* int64_t */
   ARG_NUM,    /* double */
   ARG_STR,    /* const char * (points into argv) */
+  ARG_PATH,   /* const char *, a file or folder: an empty value is an error */
   ARG_FLAG,   /* bool set to true */
   ARG_NOFLAG, /* bool set to false */
   ARG_LIST,   /* repeatable string: appended to a cli_list */

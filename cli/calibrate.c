@@ -119,7 +119,7 @@ int cmd_calibrate(int argc, char **argv) {
       {"--measured", ARG_LIST, &measured,
        "measured per-request file (as kvsim validate --measured); repeatable, paired with --scenario", NULL},
       {"--scenario", ARG_LIST, &scenarios, "the scenario that replays the n-th --measured file", NULL},
-      {"--silicon", ARG_STR, &silicon, "fixed-concurrency table (AIConfigurator silicon CSV)", NULL},
+      {"--silicon", ARG_PATH, &silicon, "fixed-concurrency table (AIConfigurator silicon CSV)", NULL},
       {"--filter", ARG_LIST, &filters, "with --silicon: keep rows with KEY=VALUE (as kvsim validate)", NULL},
       {"--range-ratio", ARG_NUM, &range_ratio, "with --silicon: length spread (as kvsim validate; default 0.8)",
        &range_seen},
@@ -131,7 +131,7 @@ int cmd_calibrate(int argc, char **argv) {
       {"--loss", ARG_STR, &loss, "soft_l1 (default, robust to a few rows the model cannot reproduce) or linear",
        NULL},
       {"--max-iter", ARG_INT, &max_iter, "iterations of the solver (default 30)", NULL},
-      {"--out", ARG_STR, &out, "write the GPU JSON with the fitted \"perf\" object here", NULL},
+      {"--out", ARG_PATH, &out, "write the GPU JSON with the fitted \"perf\" object here", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--verbose", ARG_FLAG, &verbose, "print each iteration to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};

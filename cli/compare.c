@@ -15,7 +15,7 @@ int cmd_compare(int argc, char **argv) {
   bool quiet = false, progress = false;
   const cli_arg args[] = {
       {"--jobs", ARG_INT, &jobs, "candidates in parallel (processes; default 1)", NULL},
-      {"--out", ARG_STR, &out, "output folder (default results/<study name>)", NULL},
+      {"--out", ARG_PATH, &out, "output folder (default results/<study name>)", NULL},
       {"--tolerance", ARG_NUM, &tol, "relative precision of the goodput search (default 0.02)", NULL},
       {"--progress", ARG_FLAG, &progress, "one line per finished candidate on stderr even when not a terminal", NULL},
       {"--quiet", ARG_FLAG, &quiet, "no progress and no table on stdout", NULL},

@@ -64,7 +64,7 @@ int cmd_run(int argc, char **argv) {
   bool no_verify = false, no_band = false, report = false;
   const cli_arg args[] = {
       {"--set", ARG_LIST, &sets, "override a scenario key: --set engine.max_num_seqs=128 (repeatable)", NULL},
-      {"--out", ARG_STR, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
+      {"--out", ARG_PATH, &out, "output folder (default results/<scenario name>, with --set results/<name>+<hash of the overrides>)", NULL},
       {"--quiet", ARG_FLAG, &quiet, "no progress line and no result line", NULL},
       {"--progress", ARG_FLAG, &progress, "progress line on stderr even when not a terminal", NULL},
       {"--check-invariants", ARG_FLAG, &check, "check after every step what it touched (its requests' blocks, the free-queue ends), and the whole pool when sampled (about the run's own cost)", NULL},

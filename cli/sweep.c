@@ -29,7 +29,7 @@ int cmd_sweep(int argc, char **argv) {
        report = false, jobs_seen = false;
   const cli_arg args[] = {
       {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", &jobs_seen},
-      {"--out", ARG_STR, &out, "output folder (default results/<sweep name>)", NULL},
+      {"--out", ARG_PATH, &out, "output folder (default results/<sweep name>)", NULL},
       {"--shard", ARG_STR, &shard_s,
        "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},
       {"--merge", ARG_FLAG, &do_merge,

@@ -132,7 +132,7 @@ static int cmd_convert(int argc, char **argv) {
   int64_t seed = 1;
   bool limit_given = false, max_given = false;
   const cli_arg args[] = {
-      {"--out", ARG_STR, &out, "output kvsim CSV (written atomically)", NULL},
+      {"--out", ARG_PATH, &out, "output kvsim CSV (written atomically)", NULL},
       {"--format", ARG_STR, &o.format, FORMAT_HELP, NULL},
       {"--time-scale", ARG_NUM, &o.time_scale, "multiply inter-arrival times", NULL},
       {"--limit", ARG_INT, &o.limit, "first N requests only (default: all)", &limit_given},
@@ -184,7 +184,7 @@ static int cmd_gen(int argc, char **argv) {
   double latency = 0;
   bool seed_given = false;
   const cli_arg args[] = {
-      {"--out", ARG_STR, &out, "output kvsim CSV (written atomically)", NULL},
+      {"--out", ARG_PATH, &out, "output kvsim CSV (written atomically)", NULL},
       {"--seed", ARG_INT, &seed, "random seed (default: the scenario's, else 1)", &seed_given},
       {"--latency-s", ARG_NUM, &latency, "closed loop and sessions: each request finishes this long after it arrives (default 0)", NULL},
       {NULL, 0, NULL, NULL, NULL}};

@@ -157,19 +157,19 @@ int cmd_validate(int argc, char **argv) {
   bool max_error_seen = false;
   double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
   const cli_arg args[] = {
-      {"--startup", ARG_STR, &startup,
+      {"--startup", ARG_PATH, &startup,
        "start-up log table (vllm_startup_logs.csv): logged vs kvsim KV budget per row", NULL},
       {"--meta", ARG_LIST, &metas,
        "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable",
        NULL},
-      {"--measured", ARG_STR, &measured,
+      {"--measured", ARG_PATH, &measured,
        "measured per-request file (LLMServingSim requests.jsonl, kvsim requests.csv or a vLLM benchmark "
        "JSON); the scenario that replays it is the positional argument",
        NULL},
       {"--set", ARG_LIST, &sets, "with --measured: override a scenario key (repeatable)", NULL},
-      {"--series", ARG_STR, &series,
+      {"--series", ARG_PATH, &series,
        "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
-      {"--silicon", ARG_STR, &silicon,
+      {"--silicon", ARG_PATH, &silicon,
        "fixed-concurrency table (AIConfigurator silicon CSV): each row reproduced by a closed-loop run", NULL},
       {"--filter", ARG_LIST, &filters,
        "with --silicon: keep rows with KEY=VALUE (model, gpu, or a column such as system, precision, "

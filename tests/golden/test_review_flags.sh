@@ -87,4 +87,19 @@ expect_error "^kvsim trace gen: error: --seed: applies to synthetic specs only \
 [ ! -e "$tmp/gen.csv" ] || fail "a refused --seed wrote its output"
 "$kvsim" trace stats "$src/tests/golden/data/small-synthetic.json" --seed 3 >/dev/null || fail "--seed for a synthetic spec was refused"
 
+# An empty --out named no folder and failed late ("--merge: : cannot
+# create folder", ": cannot rename into place"), after the work.
+data="$src/tests/golden/data"
+mkdir -p "$tmp/empty" && cd "$tmp/empty" || fail "cd"
+expect_error "^kvsim run: error: --out: empty path$" run "$data/small-synthetic.json" --out ''
+expect_error "^kvsim sweep: error: --out: empty path$" sweep "$sw" --out=
+expect_error "^kvsim sweep: error: --out: empty path$" sweep --merge "$tmp/sh0" "$tmp/sh1" --out ''
+expect_error "^kvsim compare: error: --out: empty path$" compare "$src/tests/golden/compare/tiny-study.json" --out ''
+expect_error "^kvsim trace convert: error: --out: empty path$" trace convert "$ep" --out ''
+expect_error "^kvsim trace gen: error: --out: empty path$" trace gen "$data/small-synthetic.json" --out ''
+expect_error "^kvsim calibrate: error: --out: empty path$" calibrate --gpu l4 --silicon "$src/tests/golden/fidelity/silicon.csv" --out ''
+expect_error "^kvsim validate: error: --startup: empty path$" validate --startup ''
+[ -z "$(ls -A "$tmp/empty")" ] || fail "a refused empty --out wrote: $(ls -A "$tmp/empty")"
+cd "$tmp" || fail "cd"
+
 echo "ok: review flags"
