@@ -102,4 +102,8 @@ expect_error "^kvsim validate: error: --startup: empty path$" validate --startup
 [ -z "$(ls -A "$tmp/empty")" ] || fail "a refused empty --out wrote: $(ls -A "$tmp/empty")"
 cd "$tmp" || fail "cd"
 
+# plan --slo with one target twice was taken (the stricter limit counted).
+expect_error "^kvsim plan: error: --slo: ttft_p99 is given twice$" \
+  plan "$data/small-synthetic.json" --slo ttft_p99=1s,ttft_p99=2s
+
 echo "ok: review flags"

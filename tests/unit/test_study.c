@@ -715,3 +715,21 @@ Test(study, a_compare_counts_no_request_finished_as_missing) {
   free(r);
   kvsim_compare_fini(&c);
 }
+
+/* Regression: --slo ttft_p99=1s,ttft_p99=2s was taken, both limits held
+ * and the stricter silently counted; a target given twice is an error
+ * naming it. Another statistic of the same metric is another target. */
+Test(study, an_slo_target_given_twice_is_refused) {
+  kvsim_search_t se;
+  memset(&se, 0, sizeof se);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_search_parse_slo("ttft_p99=1s,ttft_p99=2s", &se, &err), KVSIM_EINVAL,
+               "ttft_p99 twice is refused");
+  cr_assert_str_eq(err.msg, "--slo: ttft_p99 is given twice", "names the target");
+  cr_assert_eq(kvsim_search_parse_slo("tpot_p99=100ms,ttft_p50=1s,tpot_p99=50ms", &se, &err),
+               KVSIM_EINVAL, "tpot_p99 twice, apart, is refused");
+  cr_assert_str_eq(err.msg, "--slo: tpot_p99 is given twice", "names the later one");
+  cr_assert_eq(kvsim_search_parse_slo("ttft_p99=1s,ttft_p50=500ms", &se, &err), KVSIM_OK,
+               "two statistics of one metric are two targets: %s", err.msg);
+  cr_assert_eq(se.ntargets, 2, "both kept (%d)", se.ntargets);
+}

@@ -27,6 +27,11 @@ int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err) {
       return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown metric '%s' (ttft, tpot, e2e, queue)", tok);
     if (kvsim_stat_parse(us + 1, &t->stat) < 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown statistic '%s' (p50, p90, p99, mean)", us + 1);
+    /* Twice, the stricter limit would silently be the one that counts. */
+    for (int k = 0; k < se->ntargets; k++)
+      if (se->targets[k].metric == t->metric && se->targets[k].stat == t->stat)
+        return kvsim_err_set(err, KVSIM_EINVAL, "--slo: %s_%s is given twice",
+                             metric_names[t->metric], stat_names[t->stat]);
     char *end;
     double v = strtod(eq + 1, &end);
     double unit = !strcmp(end, "ms") ? 1e-3 : !strcmp(end, "us") ? 1e-6 : (!*end || !strcmp(end, "s")) ? 1 : -1;
