@@ -102,14 +102,16 @@ int cmd_sweep(int argc, char **argv) {
   /* --quiet (a job script's, a loop's): silent when every run fitted and
    * ran, as `run --quiet` prints no result line; what went wrong is still
    * said. */
-  if (!quiet || res.failed + res.no_fit)
-    printf("%s: %lld runs failed or did not fit (see the error column)\n", res.table,
-           (long long)(res.failed + res.no_fit));
-  int64_t failed = res.failed;
+  int64_t failed = res.failed, bad = res.failed + res.no_fit;
+  if (!quiet || bad)
+    printf("%s: %lld run%s failed or did not fit (see the error column)\n", res.table,
+           (long long)bad, bad == 1 ? "" : "s");
   kvsim_sweep_result_fini(&res);
   if (failed && !allow_failures) {
-    fprintf(stderr, "kvsim sweep: error: %lld runs failed (see the error column; --allow-failures to "
-                    "exit 0)\n", (long long)failed);
+    fprintf(stderr,
+            "kvsim sweep: error: %lld run%s failed (see the error column; --allow-failures to "
+            "exit 0)\n",
+            (long long)failed, failed == 1 ? "" : "s");
     return 1;
   }
   return 0;

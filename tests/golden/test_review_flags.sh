@@ -6,7 +6,7 @@
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$(realpath "$1")
-src=$2
+src=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -65,7 +65,7 @@ expect_error "^kvsim compare: error: .*nl-study.json: candidates\[2\]\.label: co
 # only0.jsonl:1: ..."), --time-scale out of range was "workload.time_scale",
 # --lru-blocks '1,' was read as 1, and --seed for a trace was ignored.
 printf '\0' >"$tmp/only0.jsonl"
-ep=$(realpath "$src/tests/golden/data/ep-lockstep.csv")
+ep="$src/tests/golden/data/ep-lockstep.csv"
 for fmt in auto kvsim; do
   expect_error "^kvsim trace stats: error: $tmp/only0.jsonl:1: a NUL byte \(a binary file\?\)$" \
     trace stats "$tmp/only0.jsonl" --format $fmt
@@ -105,5 +105,25 @@ cd "$tmp" || fail "cd"
 # plan --slo with one target twice was taken (the stricter limit counted).
 expect_error "^kvsim plan: error: --slo: ttft_p99 is given twice$" \
   plan "$data/small-synthetic.json" --slo ttft_p99=1s,ttft_p99=2s
+
+# sweep's result and failure lines said "1 runs failed".
+cat >"$tmp/one-fail.json" <<JSON
+{ "scenario": "$data/small-synthetic.json",
+  "grid": { "engine.gpu_memory_utilization": [0.9], "workload.synthetic.requests": [20, -1] } }
+JSON
+rc=0; "$kvsim" sweep "$tmp/one-fail.json" --out "$tmp/one-fail" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "a sweep with one failed run exited $rc, want 1: $(cat "$tmp/err")"
+grep -qx "$tmp/one-fail/sweep.csv: 1 run failed or did not fit (see the error column)" "$tmp/out" \
+  || fail "the result line for one failure: $(cat "$tmp/out")"
+grep -qx "kvsim sweep: error: 1 run failed (see the error column; --allow-failures to exit 0)" "$tmp/err" \
+  || fail "the error line for one failure: $(cat "$tmp/err")"
+cat >"$tmp/two-fail.json" <<JSON
+{ "scenario": "$data/small-synthetic.json",
+  "grid": { "engine.gpu_memory_utilization": [0.9, 0.8], "workload.synthetic.requests": [-1] } }
+JSON
+rc=0; "$kvsim" sweep "$tmp/two-fail.json" --out "$tmp/two-fail" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "a sweep with two failed runs exited $rc, want 1"
+grep -qx "kvsim sweep: error: 2 runs failed (see the error column; --allow-failures to exit 0)" "$tmp/err" \
+  || fail "the error line for two failures: $(cat "$tmp/err")"
 
 echo "ok: review flags"
