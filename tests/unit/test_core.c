@@ -174,6 +174,50 @@ Test(core, read_file_caps_the_size_it_reads_whole) {
   cr_assert_null(text, "nothing read");
 }
 
+/* Read as a C string, text ended at a NUL byte: what followed it (a
+ * second object, garbage) was dropped without a word. */
+Test(core, read_file_refuses_a_nul_byte_at_its_line) {
+  const char *dir = getenv("TMPDIR");
+  char path[512];
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "mkstemp failed for %s", path);
+  const char body[] = "{\"a\": 1,\n\"b\": 2}\n\0{garbage";
+  cr_assert_eq(write(fd, body, sizeof body - 1), (ssize_t)(sizeof body - 1), "write");
+  close(fd);
+  kvsim_err err = {0};
+  char *text = NULL;
+  int rc = kvsim__read_file(path, &text, NULL, &err);
+  cJSON *j = kvsim__json_load(path, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a NUL byte is an error: %s", err.msg);
+  cr_assert_null(text, "nothing read");
+  cr_assert_null(j, "nor parsed");
+  char want[600];
+  snprintf(want, sizeof want, "%s:3: a NUL byte (a binary file?)", path);
+  cr_assert_str_eq(err.msg, want, "names the file and the line");
+}
+
+/* A null is the key left out; a count below its floor or past its
+ * ceiling names the range taken. */
+Test(core, json_int_min_names_the_range_taken) {
+  cJSON *j = cJSON_Parse("{\"n\": null, \"z\": 0, \"big\": 1e30, \"ok\": 7}");
+  cr_assert_not_null(j, "parse");
+  kvsim_err err = {0};
+  int64_t v = -5;
+  cr_assert(!kvsim__json_given(j, "n"), "a null is not given");
+  cr_assert(kvsim__json_given(j, "z"), "a 0 is given");
+  cr_assert_eq(kvsim__json_int_min(j, "n", 1, 10, " (x)", &v, "w", &err), 0, "null: absent");
+  cr_assert_eq(v, -5, "null leaves the value");
+  cr_assert_eq(kvsim__json_int_min(j, "z", 1, 10, " (x)", &v, "w", &err), KVSIM_EINVAL, "0 < 1");
+  cr_assert_str_eq(err.msg, "w.z: 0 must be >= 1 (x)", "the floor and the note");
+  cr_assert_eq(kvsim__json_int_min(j, "big", 1, 10, " (x)", &v, "w", &err), KVSIM_EINVAL, "1e30");
+  cr_assert_str_eq(err.msg, "w.big: 1e+30 is out of range [1, 10]", "the range taken");
+  cr_assert_eq(kvsim__json_int_min(j, "ok", 1, 10, NULL, &v, "w", &err), 1, "in range");
+  cr_assert_eq(v, 7, "read");
+  cJSON_Delete(j);
+}
+
 Test(core, same_file_sees_through_links_and_spellings) {
   const char *dir = getenv("TMPDIR");
   char path[512], link[600], dot[600];

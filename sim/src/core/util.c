@@ -79,6 +79,16 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
     free(buf);
     return kvsim_err_set(err, KVSIM_EIO, "%s: read error", path);
   }
+  /* Read as a C string, the text would end at a NUL byte: what follows
+   * one (a second object, garbage) was silently dropped. */
+  const char *nul = memchr(buf, '\0', n);
+  if (nul) {
+    long long line = 1;
+    for (const char *p = buf; p < nul; p++)
+      line += *p == '\n';
+    free(buf);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s:%lld: a NUL byte (a binary file?)", path, line);
+  }
   buf[n] = '\0';
   *out = buf;
   if (len)
@@ -193,12 +203,14 @@ static const cJSON *field(const cJSON *obj, const char *key) {
   return (v && !cJSON_IsNull(v)) ? v : NULL;
 }
 
+bool kvsim__json_given(const cJSON *obj, const char *key) { return field(obj, key) != NULL; }
+
 /* The integers a JSON number carries exactly: cJSON keeps every number as a
  * double, whose 53-bit mantissa holds every integer of magnitude up to
  * 2^53 - 1 (JavaScript's Number.MAX_SAFE_INTEGER); beyond it neighbouring
  * integers share one double, so 9223372036854775807 would silently read as
  * 9223372036854775808. */
-#define JSON_INT_MAX INT64_C(9007199254740991)
+#define JSON_INT_MAX KVSIM__JSON_INT_MAX
 
 static const char *dot(const char *where) { return *where ? "." : ""; }
 
@@ -230,6 +242,17 @@ int kvsim__json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi
   if (hi > JSON_INT_MAX)
     hi = JSON_INT_MAX;
   return json_int_in(obj, key, lo, hi, out, where, err);
+}
+
+int kvsim__json_int_min(const cJSON *obj, const char *key, int64_t lo, int64_t hi, const char *note,
+                        int64_t *out, const char *where, kvsim_err *err) {
+  const cJSON *v = field(obj, key);
+  if (!v)
+    return 0;
+  if (cJSON_IsNumber(v) && v->valuedouble < (double)lo && v->valuedouble == floor(v->valuedouble))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %.16g must be >= %lld%s", where, dot(where),
+                         key, v->valuedouble, (long long)lo, note ? note : "");
+  return kvsim__json_int_in(obj, key, lo, hi, out, where, err);
 }
 
 int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,

@@ -30,9 +30,10 @@ bool kvsim__same_file(const char *a, const char *b);
  * error rather than all of memory. */
 #define KVSIM__READ_FILE_MAX ((size_t)256 << 20)
 
-/* Reads a whole regular file into a NUL-terminated malloc'd buffer (*out,
- * caller frees); errors as kvsim__open_input, and one for a file larger
- * than KVSIM__READ_FILE_MAX. */
+/* Reads a whole regular text file into a NUL-terminated malloc'd buffer
+ * (*out, caller frees); errors as kvsim__open_input, one for a file larger
+ * than KVSIM__READ_FILE_MAX, and "PATH:LINE: a NUL byte (a binary file?)"
+ * for a NUL byte in it (text read as a C string would end there). */
 int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err);
 
 /* Whether cJSON stopped at `stop` in text because the arrays and objects
@@ -65,6 +66,16 @@ int kvsim__json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi
                        const char *where, kvsim_err *err);
 int kvsim__json_num_in(const cJSON *obj, const char *key, double lo, double hi, double *out,
                        const char *where, kvsim_err *err);
+/* The largest integer magnitude a JSON number carries exactly (2^53 - 1). */
+#define KVSIM__JSON_INT_MAX INT64_C(9007199254740991)
+/* kvsim__json_int_in, where a value below lo says "where.key: V must be
+ * >= lo" and then `note` (" (leave the key out for the default)"), and
+ * one above hi "V is out of range [lo, hi]": each names what is taken. */
+int kvsim__json_int_min(const cJSON *obj, const char *key, int64_t lo, int64_t hi, const char *note,
+                        int64_t *out, const char *where, kvsim_err *err);
+/* Whether obj has the key with a value: a JSON null is the key left out,
+ * as the getters above take it. */
+bool kvsim__json_given(const cJSON *obj, const char *key);
 int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *where,
                      kvsim_err *err);
 /* Copies a string value into out[cap]. */
