@@ -74,7 +74,7 @@ expect_error "small-synthetic.json: replicas: unknown key \(did you mean \`hardw
 expect_error "engine.max_model_lenn: unknown key \(did you mean 'max_model_len'\?\)" \
   run "$scen" --set engine.max_model_lenn=2 --out "$tmp/r"
 # The plan's own checks, for a scenario, name the key and the file, not vLLM's flag.
-expect_error "small-synthetic.json: engine.max_num_seqs: 99999999 is out of range \[0, 1048576\]$" \
+expect_error "small-synthetic.json: engine.max_num_seqs: 99999999 is out of range \[1, 1048576\]$" \
   run "$scen" --set engine.max_num_seqs=99999999 --out "$tmp/r"
 expect_error "small-synthetic.json: hardware.tensor_parallel_size: 3 does not divide the model's 32 attention heads$" \
   run "$scen" --set hardware.tensor_parallel_size=3 --out "$tmp/r"

@@ -35,7 +35,7 @@ expect_error() {  # WORDS ARGS...
   [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "not one line:"; cat "$tmp/err"; exit 1; }
   grep -qF "$words" "$tmp/err" || { echo "error does not say '$words':"; cat "$tmp/err"; exit 1; }
 }
-expect_error 'tensor/pipeline_parallel_size must be in [1, 1024]' \
+expect_error 'hardware.tensor_parallel_size: 0 is out of range [1, 1024]' \
   --set hardware.tensor_parallel_size=0 --set hardware.expert_parallel_size=2
 expect_error 'hardware.gpu_memory_gib: 1e+12 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=1e12
 

@@ -175,7 +175,8 @@ Test(engine, zero_tensor_parallel_with_expert_parallel_is_an_error_not_a_crash) 
   kvsim_err err = {0};
   int rc = parse_small(", \"tensor_parallel_size\": 0, \"expert_parallel_size\": 2", &sc, &err);
   cr_assert_eq(rc, KVSIM_EINVAL, "tp 0 is refused (rc %d)", rc);
-  cr_assert(strstr(err.msg, "tensor/pipeline_parallel_size") != NULL, "names the key: %s", err.msg);
+  cr_assert(strstr(err.msg, "hardware.tensor_parallel_size: 0 is out of range [1, 1024]") != NULL,
+            "names the key and its range: %s", err.msg);
 }
 
 /* Regression: a huge gpu_memory_gib overflowed llround and the GPU's own
@@ -229,6 +230,105 @@ Test(engine, times_and_step_factors_past_their_range_are_refused_with_key_and_ra
     cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_EINVAL,
                  "case %zu refused", i);
     cr_assert(strstr(err.msg, bad[i][1]), "case %zu: '%s' should say '%s'", i, err.msg, bad[i][1]);
+  }
+}
+
+/* Parses small_json with an engine section `engine` (and more keys). */
+static int parse_engine_json(const char *engine, kvsim_scenario_t *sc, kvsim_err *err) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{ \"model\": \"llama-3.2-1b\", \"engine\": %s, \"workload\": { \"synthetic\": "
+           "{ \"requests\": 2, \"arrival\": { \"process\": \"poisson\", \"rate\": 1 }, "
+           "\"prompt_tokens\": 10, \"output_tokens\": 5 } } }",
+           engine);
+  return kvsim_scenario_parse(text, "s.json", ".", NULL, 0, sc, err);
+}
+
+/* A key given as null is the key left out: the profile's default, never
+ * the value an absent key reads as inside (SGLang's chunked_prefill_size
+ * null was "0 (use -1 to disable chunking)"; V0's watermark null was 0
+ * and its swap_space null no swap; transfer_overlap null was on). */
+Test(engine, a_null_key_keeps_the_profile_default) {
+  const char *cases[][2] = {
+      {"sglang", "chunked_prefill_size"},
+      {"sglang", "max_total_tokens"},
+      {"vllm-v0", "watermark"},
+      {"vllm-v0", "swap_space"},
+      {"vllm-v0", "transfer_overlap"},
+      {"vllm-v1", "max_num_seqs"},
+      {"vllm-v1", "long_prefill_token_threshold"},
+      {"tgi", "max_total_tokens"},
+      {"tgi", "tgi_version"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char with[256], without[256];
+    snprintf(with, sizeof with, "{ \"profile\": \"%s\", \"%s\": null }", cases[i][0], cases[i][1]);
+    snprintf(without, sizeof without, "{ \"profile\": \"%s\" }", cases[i][0]);
+    kvsim_scenario_t a, b;
+    kvsim_err err = {0};
+    cr_assert_eq(parse_engine_json(with, &a, &err), KVSIM_OK, "%s %s null: %s", cases[i][0],
+                 cases[i][1], err.msg);
+    cr_assert_eq(parse_engine_json(without, &b, &err), KVSIM_OK, "%s: %s", cases[i][0], err.msg);
+    cr_assert(memcmp(&a.sched.opts, &b.sched.opts, sizeof a.sched.opts) == 0,
+              "%s %s null: the profile's options are its defaults", cases[i][0], cases[i][1]);
+    cr_assert(memcmp(&a.plan, &b.plan, sizeof a.plan) == 0,
+              "%s %s null: the plan's parameters are the defaults", cases[i][0], cases[i][1]);
+    cr_assert_eq(a.swap_space_gib, b.swap_space_gib, "%s %s null: swap space %g, want %g",
+                 cases[i][0], cases[i][1], a.swap_space_gib, b.swap_space_gib);
+    cr_assert_eq(a.offload.overlap, b.offload.overlap, "%s %s null: transfer overlap", cases[i][0],
+                 cases[i][1]);
+    kvsim_scenario_fini(&a);
+    kvsim_scenario_fini(&b);
+  }
+  /* And whole sections, SLO targets and the scenario's perf scales. */
+  const char *nulls[] = {"null", "{ \"profile\": \"vllm-v1\" }, \"slo\": null",
+                         "{}, \"slo\": { \"ttft_p99_s\": null }",
+                         "{}, \"perf\": { \"step_time_scale\": null }",
+                         "{}, \"hardware\": null, \"output\": null, \"admission\": null"};
+  for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(parse_engine_json(nulls[i], &sc, &err), KVSIM_OK, "'%s': %s", nulls[i], err.msg);
+    cr_assert_eq(sc.step_time_scale, 1.0, "'%s': the default step scale", nulls[i]);
+    cr_assert_eq(sc.slo_ttft_p99_s, 0.0, "'%s': no TTFT target", nulls[i]);
+    kvsim_scenario_fini(&sc);
+  }
+}
+
+/* A count past its range names the range taken: 0 is refused for the
+ * engine counts (0 would be the default), so no range starts at 0, and
+ * none is the +-2^53 of any JSON integer. */
+Test(engine, out_of_range_counts_name_the_range_taken) {
+  const char *bad[][2] = {
+      {"{ \"max_num_seqs\": 1e12 }",
+       "engine.max_num_seqs: 1000000000000 is out of range [1, 1048576]"},
+      {"{ \"max_num_batched_tokens\": 1e12 }",
+       "engine.max_num_batched_tokens: 1000000000000 is out of range [1, 1073741824]"},
+      {"{ \"num_gpu_blocks_override\": 1e12 }",
+       "engine.num_gpu_blocks_override: 1000000000000 is out of range [1, 2147483647]"},
+      {"{ \"max_model_len\": 1e30 }",
+       "engine.max_model_len: 1e+30 is out of range [1, 1073741824]"},
+      {"{ \"max_model_len\": \"2000M\" }",
+       "engine.max_model_len: 2097152000 is out of range [1, 1073741824]"},
+      {"{ \"kv_cache_memory_bytes\": 1e30 }",
+       "engine.kv_cache_memory_bytes: 1e+30 is out of range [1, 4398046511104]"},
+      {"{ \"offload_store_threshold\": 1e30 }",
+       "engine.offload_store_threshold: 1e+30 is out of range [0, 4294967295]"},
+      {"{ \"block_size\": 1e30 }", "engine.block_size: 1e+30 is out of range [1, 4096]"},
+      {"{ \"max_num_seqs\": 0 }", "engine.max_num_seqs: 0 must be >= 1 (leave the key out"},
+      {"{ \"max_num_seqs\": -1e30 }", "engine.max_num_seqs: -1e+30 must be >= 1"},
+      {"{}, \"hardware\": { \"replicas\": 1e30 }",
+       "hardware.replicas: 1e+30 is out of range [1, 4096]"},
+      {"{}, \"admission\": { \"max_queue_length\": 1e30 }",
+       "admission.max_queue_length: 1e+30 is out of range [0, 9007199254740991]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(parse_engine_json(bad[i][0], &sc, &err), KVSIM_EINVAL, "'%s' is refused",
+                 bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]), "'%s': '%s' should say '%s'", bad[i][0], err.msg,
+              bad[i][1]);
   }
 }
 

@@ -156,20 +156,17 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   double gib = 0;
   int64_t tp = 1, pp = 1, rep = 1, ep = 1;
   const int gib_given = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err);
-  if ((rc = gib_given) < 0 || (rc = kvsim__json_int(o, "tensor_parallel_size", &tp, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "pipeline_parallel_size", &pp, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "replicas", &rep, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "expert_parallel_size", &ep, w, err)) < 0)
+  /* Ranges first: the expert-parallel rule below divides by tp; the EP
+   * group is tp x at most all replicas. */
+  if ((rc = gib_given) < 0 ||
+      (rc = kvsim__json_int_in(o, "tensor_parallel_size", 1, 1024, &tp, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "pipeline_parallel_size", 1, 1024, &pp, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "replicas", 1, 4096, &rep, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "expert_parallel_size", 1, 1024 * 4096, &ep, w, err)) < 0)
     return rc;
-  /* Ranges first: the expert-parallel rule below divides by tp. */
-  if (tp < 1 || tp > 1024 || pp < 1 || pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: tensor/pipeline_parallel_size must be in [1, 1024]", w);
   if ((rc = kvsim__scenario_check_ep(ep, tp, rep, w, err)) < 0)
     return rc;
   sc->plan.ep = ep > 1 ? (int)ep : 0;
-  if (rep < 1 || rep > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w,
-                         (long long)rep);
   /* A total past any GPU's memory would overflow the byte count (and was
    * once silently replaced by the catalog's figure); one below a MiB is
    * not a GPU (and 1e-310 rounded to 0 bytes, which meant "the catalog's"
@@ -191,32 +188,35 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
                          "prefix_affinity)",
                          w, router);
   int64_t imb = sc->router_imbalance;
-  if ((rc = kvsim__json_int(o, "router_imbalance", &imb, w, err)) < 0)
+  if ((rc = kvsim__json_int_in(o, "router_imbalance", 0, INT32_MAX, &imb, w, err)) < 0)
     return rc;
-  if (imb < 0 || imb > INT32_MAX)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.router_imbalance: %lld must be in [0, %d] (requests)",
-                         w, (long long)imb, INT32_MAX);
   sc->router_imbalance = imb;
   return KVSIM_OK;
 }
+
+/* What a given engine count below 1 says: 0 is the plan's "the engine's
+ * default" (memory/plan.c), never a value to give. */
+#define DEFAULT_NOTE " (leave the key out for the default)"
 
 /* engine.max_model_len: a number, or a string as vLLM's --max-model-len
  * takes it ("32k" = 32,000, "32K" = 32,768: human_readable_int). */
 static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err *err) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "max_model_len");
+  const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if (!cJSON_IsString(v))
-    return kvsim__json_int(o, "max_model_len", out, w, err);
+    return kvsim__json_int_min(o, "max_model_len", 1, hi, DEFAULT_NOTE, out, w, err);
   char what[600];
   snprintf(what, sizeof what, "%s.max_model_len", w);
   int rc = kvsim__parse_human_int(v->valuestring, out, what, err);
-  return rc < 0 ? rc : 1;
-}
-
-/* A key that is there with a value (a null is the key left out, as the
- * readers in core/util.c take it). */
-static bool given(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return v && !cJSON_IsNull(v);
+  if (rc < 0)
+    return rc;
+  if (*out < 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be >= 1" DEFAULT_NOTE, what,
+                         (long long)*out);
+  if (*out > hi)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [1, %lld]", what,
+                         (long long)*out, (long long)hi);
+  return 1;
 }
 
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
@@ -229,55 +229,32 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
           store = 0;
   double util = p->gpu_memory_utilization;
+  /* Each key is held to the range the plan takes (memory/plan.c), named
+   * here so that the message names the scenario key. The plan takes 0
+   * for "the engine's default", so a 0 written in the scenario (or by
+   * --set) would silently mean the default: 256 sequences, not none; the
+   * profiled pool, not an empty one. None of these is a value vLLM would
+   * take, so a given one must be >= 1; the key left out (or null) keeps
+   * the default. kv_residual_tokens and offload_store_threshold take 0
+   * (no unquantized tail, every block stored); the store threshold is
+   * compared with 32-bit lookup counts (memory/kvcache.c). */
+  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
       (rc = max_model_len(o, &mml, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "block_size", &bs, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_num_seqs", &seqs, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_num_batched_tokens", &mbt, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "num_gpu_blocks_override", &blocks, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "kv_cache_memory_bytes", &kvb, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "kv_quant_group", &grp, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "kv_residual_tokens", &res, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "offload_store_threshold", &store, w, err)) < 0)
+      (rc = kvsim__json_int_min(o, "block_size", 1, 4096, DEFAULT_NOTE, &bs, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_num_seqs", 1, KVSIM_PLAN_MAX_SEQS, DEFAULT_NOTE, &seqs, w,
+                                err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_num_batched_tokens", 1, tok, DEFAULT_NOTE, &mbt, w, err)) <
+          0 ||
+      (rc = kvsim__json_int_min(o, "num_gpu_blocks_override", 1, KVSIM_PLAN_MAX_BLOCKS,
+                                DEFAULT_NOTE, &blocks, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "kv_cache_memory_bytes", 1, KVSIM_GPU_MAX_MEMORY_BYTES,
+                                DEFAULT_NOTE, &kvb, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "kv_quant_group", 1, 1 << 20, &grp, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "kv_residual_tokens", 0, tok, NULL, &res, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "offload_store_threshold", 0, UINT32_MAX, NULL, &store, w,
+                                err)) < 0)
     return rc;
-  /* The plan takes 0 for "the engine's default" (memory/plan.c), so a 0
-   * written in the scenario (or by --set) would silently mean the
-   * default: 256 sequences, not none; the profiled pool, not an empty
-   * one. None of these is a value vLLM would take, so a given one must be
-   * >= 1; the key left out (or null) keeps the default. */
-  struct {
-    const char *k;
-    int64_t v;
-  } positive[] = {{"max_model_len", mml},
-                  {"block_size", bs},
-                  {"max_num_seqs", seqs},
-                  {"max_num_batched_tokens", mbt},
-                  {"num_gpu_blocks_override", blocks},
-                  {"kv_cache_memory_bytes", kvb}};
-  for (size_t i = 0; i < sizeof positive / sizeof *positive; i++)
-    if (given(o, positive[i].k) && positive[i].v < 1)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.%s: %lld must be >= 1 (leave the key out for the default)", w,
-                           positive[i].k, (long long)positive[i].v);
-  /* 0 is a value here: no unquantized tail, every block stored. */
-  struct {
-    const char *k;
-    int64_t v;
-  } nonneg[] = {{"kv_residual_tokens", res}, {"offload_store_threshold", store}};
-  for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++)
-    if (nonneg[i].v < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %lld must be >= 0", w, nonneg[i].k,
-                           (long long)nonneg[i].v);
-  /* Range-checked here, before the narrowing to the plan's int fields
-   * (1e15 once truncated to an unrelated value). */
-  if (grp < 1 || grp > 1 << 20)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_quant_group: %lld is out of range [1, 1048576]",
-                         w, (long long)grp);
-  if (res > KVSIM_MODEL_MAX_CONTEXT)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.kv_residual_tokens: %lld is out of range [0, %lld]",
-                         w, (long long)res, (long long)KVSIM_MODEL_MAX_CONTEXT);
-  if (bs > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.block_size: %lld is outside [1, 4096]", w, (long long)bs);
   /* Checked here so that the message names the scenario key, not the
    * flag the plan would name. */
   if (!(util > 0 && util <= 1))
@@ -383,7 +360,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
         sc->quant_step_factor <= KVSIM_STEP_SCALE_MAX))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.quant_step_factor: %g is outside [%g, %g]", w,
                          sc->quant_step_factor, KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
-  sc->overlap_given = cJSON_GetObjectItemCaseSensitive(o, "transfer_overlap") != NULL;
+  sc->overlap_given = kvsim__json_given(o, "transfer_overlap");
   return pc_given;
 }
 
@@ -399,7 +376,7 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
   const char *keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
   const double v[] = {sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, sc->slo_e2e_p99_s};
   for (int i = 0; i < 3; i++)
-    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]) && !(v[i] > 0))
+    if (kvsim__json_given(o, keys[i]) && !(v[i] > 0))
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "%s.%s: %g must be > 0 (leave the key out for no target)", w, keys[i],
                            v[i]);
@@ -425,9 +402,12 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
   kvsim_admission_t *a = &sc->admission;
   int rc;
   if ((rc = check_keys(o, "admission", admission_keys, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_prompt_tokens", &a->max_prompt_tokens, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_output_tokens", &a->max_output_tokens, w, err)) < 0 ||
-      (rc = kvsim__json_int(o, "max_queue_length", &a->max_queue_length, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_prompt_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
+                                &a->max_prompt_tokens, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_output_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
+                                &a->max_output_tokens, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_queue_length", 0, KVSIM__JSON_INT_MAX, NULL,
+                                &a->max_queue_length, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_wait_s", &a->max_wait_s, w, err)) < 0)
     return rc;
   if (a->max_prompt_tokens < 0 || a->max_output_tokens < 0 || a->max_queue_length < 0 ||
@@ -442,7 +422,7 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
 /* One of the scenario's own scales in perf (absent: left as it is). */
 static int parse_scale(const cJSON *o, const char *key, const char *w, double *out, kvsim_err *err) {
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!s)
+  if (!s || cJSON_IsNull(s))
     return 0;
   if (!cJSON_IsNumber(s) || !(s->valuedouble >= KVSIM_STEP_SCALE_MIN && s->valuedouble <= KVSIM_STEP_SCALE_MAX))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: expected a number in [%g, %g]", w, key, KVSIM_STEP_SCALE_MIN,
@@ -458,7 +438,9 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
   int b = a < 0 ? a : parse_scale(o, "prefill_time_scale", w, &sc->prefill_time_scale, err);
   if (a < 0 || b < 0)
     return a < 0 ? a : b;
-  if (!a && !b)
+  /* Taken out even when null (left out), which the GPU's keys know not. */
+  if (!cJSON_GetObjectItemCaseSensitive(o, "step_time_scale") &&
+      !cJSON_GetObjectItemCaseSensitive(o, "prefill_time_scale"))
     return kvsim_gpu_perf_parse(o, w, &sc->gpu.perf, err);
   cJSON *rest = cJSON_Duplicate(o, 1);
   if (!rest)
@@ -529,6 +511,8 @@ static const cJSON *section(const cJSON *root, const char *key, const char *wher
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
   snprintf(w, wcap, "%s: %s", where, key);
   *rc = KVSIM_OK;
+  if (cJSON_IsNull(o))
+    return NULL; /* null: the section left out */
   if (o && !cJSON_IsObject(o)) {
     *rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
     return NULL;
@@ -571,12 +555,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim__check_name(sc->name, where, err)) < 0)
     goto fail;
   int64_t seed = 1;
-  if ((rc = kvsim__json_int(root, "seed", &seed, where, err)) < 0)
+  if ((rc = kvsim__json_int_min(root, "seed", 0, KVSIM__JSON_INT_MAX, NULL, &seed, where, err)) < 0)
     goto fail;
-  if (seed < 0) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: seed must be >= 0", where);
-    goto fail;
-  }
   sc->seed = (uint64_t)seed;
 
   char model[4096] = "", gpu[4096] = "h100-sxm";
@@ -651,7 +631,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     }
     sc->plan.disable_hybrid_kv_cache_manager = true;
   }
-  if (!(eng && cJSON_GetObjectItem(eng, "swap_space")))
+  if (!kvsim__json_given(eng, "swap_space"))
     sc->swap_space_gib = ops->defaults.swap_space_gib;
   if (sc->swap_space_gib > 0 && sc->sched.preemption_mode != KVSIM_PREEMPT_SWAP &&
       ops->defaults.recompute_only) {
@@ -685,7 +665,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     goto fail;
   const cJSON *wl = cJSON_GetObjectItemCaseSensitive(root, "workload");
   snprintf(w, sizeof w, "%s: workload", where);
-  if (!wl) {
+  if (!wl || cJSON_IsNull(wl)) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'workload'", where);
     goto fail;
   }

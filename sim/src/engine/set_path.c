@@ -33,9 +33,14 @@ static int set_value(cJSON *root, const char *key_path, cJSON *v, const char *sh
       return KVSIM_OK;
     }
     cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
-    if (!child) {
-      child = cJSON_CreateObject();
-      cJSON_AddItemToObject(obj, tok, child);
+    if (!child || cJSON_IsNull(child)) {
+      /* A null is the key left out (an earlier --set KEY=null). */
+      cJSON *made = cJSON_CreateObject();
+      if (child)
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, made);
+      else
+        cJSON_AddItemToObject(obj, tok, made);
+      child = made;
     } else if (!cJSON_IsObject(child)) {
       cJSON_Delete(v);
       return kvsim_err_set(err, KVSIM_EINVAL, "--set '%s': '%s' is not an object", shown, tok);

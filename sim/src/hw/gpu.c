@@ -305,7 +305,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
   char pw[256];
   snprintf(pw, sizeof pw, "%s: perf", where);
-  if (perf && (rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
+  if (perf && !cJSON_IsNull(perf) && (rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
     goto out;
   rc = KVSIM_OK;
 out:

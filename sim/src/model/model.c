@@ -164,7 +164,7 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
 static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m,
                              const char *where, kvsim_err *err) {
   const cJSON *lt = cJSON_GetObjectItemCaseSensitive(tc, "layer_types");
-  if (!lt)
+  if (!lt || cJSON_IsNull(lt))
     lt = cJSON_GetObjectItemCaseSensitive(top, "layer_types");
   if (lt && !cJSON_IsNull(lt)) {
     if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != m->num_layers)

@@ -50,20 +50,22 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
   *o = (sgl_opts_t){.schedule_conservativeness = 1.0};
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   int64_t page = 0;
-  int rc;
-  if ((rc = kvsim__json_num_in(e, "mem_fraction_static", 1e-9, 1 - 1e-9, &o->mem_fraction_static,
-                               w, err)) < 0 ||
+  int rc, chunk_given = 0;
+  if ((rc = kvsim__json_num_in(e, "mem_fraction_static", 1e-9, 1 - 1e-9, &o->mem_fraction_static, w,
+                               err)) < 0 ||
       (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
                                &o->schedule_conservativeness, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "page_size", 1, 4096, &page, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_total_tokens", 1, tok, &o->max_total_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_running_requests", 1, KVSIM_PLAN_MAX_SEQS,
                                &o->max_running_requests, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "chunked_prefill_size", -1, tok, &o->chunked_prefill_size, w,
-                               err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "max_prefill_tokens", 1, tok, &o->max_prefill_tokens, w, err)) < 0)
+      (rc = chunk_given = kvsim__json_int_in(e, "chunked_prefill_size", -1, tok,
+                                             &o->chunked_prefill_size, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "max_prefill_tokens", 1, tok, &o->max_prefill_tokens, w, err)) <
+          0)
     return rc;
-  if (o->chunked_prefill_size == 0 && cJSON_GetObjectItem(e, "chunked_prefill_size"))
+  /* A null is the key left out: 0, the server's default size. */
+  if (o->chunked_prefill_size == 0 && chunk_given > 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.chunked_prefill_size: 0 (use -1 to disable chunking)", w);
   o->page_size = (int32_t)page;
   char name[16] = "fcfs";

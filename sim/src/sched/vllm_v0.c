@@ -37,8 +37,8 @@ static const char *const option_keys[] = {"watermark", NULL};
 
 static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
   v0_opts_t *o = (v0_opts_t *)opts->bytes;
-  /* The default applies only when the key is absent (a null is 0). */
-  o->watermark = engine && cJSON_GetObjectItem(engine, "watermark") ? 0 : 0.01;
+  /* The default applies when the key is absent, or null as everywhere. */
+  o->watermark = 0.01;
   double x;
   int rc = kvsim__json_num(engine, "watermark", &x, w, err);
   if (rc < 0)

@@ -21,12 +21,10 @@ static const char *const option_keys[] = {"long_prefill_token_threshold", NULL};
 static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
   v1_opts_t *o = (v1_opts_t *)opts->bytes;
   int64_t thr = 0;
-  int rc = kvsim__json_int(engine, "long_prefill_token_threshold", &thr, w, err);
+  int rc = kvsim__json_int_min(engine, "long_prefill_token_threshold", 0, KVSIM__JSON_INT_MAX, NULL,
+                               &thr, w, err);
   if (rc < 0)
     return rc;
-  if (thr < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.long_prefill_token_threshold: %lld must be >= 0", w,
-                         (long long)thr);
   o->long_prefill_token_threshold = thr;
   return KVSIM_OK;
 }
