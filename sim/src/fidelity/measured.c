@@ -204,16 +204,39 @@ static int read_vllm_bench(const char *text, const char *path, kvsim_fid_lat_t *
   return rc;
 }
 
+/* How much of the first line tells the format: far past any first
+ * request row or the opening of a benchmark JSON. */
+#define FIRST_LINE_MAX ((size_t)1 << 20)
+
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt, kvsim_err *err) {
   FILE *f;
   int rc = kvsim__open_input(path, KVSIM_EIO, &f, err);
   if (rc < 0)
     return rc;
-  char *first = NULL;
-  size_t cap = 0;
-  ssize_t got = getline(&first, &cap, f);
+  /* The format is told by the start of the first line, read to a bound:
+   * a file of NUL bytes or one endless line once took all of its size
+   * here. A vLLM benchmark JSON may be one line of many MiB; it is read
+   * whole below, under the whole-file cap. */
+  char *first = malloc(FIRST_LINE_MAX + 1);
+  if (!first) {
+    fclose(f);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+  }
+  size_t got = fread(first, 1, FIRST_LINE_MAX, f);
+  bool bad = ferror(f);
   fclose(f);
-  if (got <= 0) {
+  if (bad) {
+    free(first);
+    return kvsim_err_set(err, KVSIM_EIO, "%s: read error", path);
+  }
+  const char *nl = memchr(first, '\n', got);
+  size_t len = nl ? (size_t)(nl - first) : got;
+  if (memchr(first, '\0', len)) {
+    free(first);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s:1: a NUL byte (a binary file?)", path);
+  }
+  first[len] = '\0';
+  if (got == 0) {
     free(first);
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: empty file", path);
   }
