@@ -301,7 +301,9 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g,
 
 /* For a plan that does not fit: the single changes that would make it fit
  * ("max_model_len <= 12,288; or kv_cache_dtype fp8; or ..."), each
- * checked by computing its plan. */
+ * checked by computing its plan, named by the engine's own keys (TGI:
+ * max_total_tokens, cuda_memory_fraction). Empty for TGI when no change
+ * applies (its token limits contradict each other). */
 void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_t *pl,
                        char *buf, size_t cap);
 

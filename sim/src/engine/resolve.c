@@ -28,8 +28,11 @@ int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kv
   if (!pl->fits) {
     char advice[512];
     kvsim_plan_advice(&sc->model, &sc->gpu, pl, advice, sizeof advice);
-    return kvsim_err_set(err, KVSIM_ENOFIT, "memory plan does not fit: %s To fit: %s", pl->error,
-                         advice);
+    /* Advice only where a change applies (none for TGI's contradicting
+     * token limits); the scenario file names the source, as its key
+     * errors do. */
+    return kvsim_err_set(err, KVSIM_ENOFIT, "%s%smemory plan does not fit: %s%s%s", sc->path,
+                         sc->path[0] ? ": " : "", pl->error, advice[0] ? " To fit: " : "", advice);
   }
   return KVSIM_OK;
 }

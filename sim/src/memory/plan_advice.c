@@ -20,13 +20,26 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
 #define ADD(...)                                                                                   \
   do {                                                                                             \
     if (o < cap)                                                                                   \
-      o += (size_t)snprintf(buf + o, cap - o, "%s", o ? "; or " : "");                          \
+      o += (size_t)snprintf(buf + o, cap - o, "%s", o ? "; or " : "");                             \
     if (o < cap)                                                                                   \
       o += (size_t)snprintf(buf + o, cap - o, __VA_ARGS__);                                        \
   } while (0)
-  if (pl->max_model_len_fit > 0)
-    ADD("max_model_len <= %s", kvsim__commas(pl->max_model_len_fit, n, sizeof n));
   kvsim_plan_params_t p = pl->p;
+  const bool tgi = p.engine == KVSIM_PLAN_TGI;
+  if (tgi) {
+    /* TGI's length is max_total_tokens, and the one memory reason it
+     * bounds is the router's NotEnoughMemory (total > batch total); a
+     * token limit that contradicts itself (input >= total, no room for
+     * a prompt) is the flags' own, and no memory change helps it. */
+    const kvsim_plan_tgi_t *t = &pl->tgi;
+    kvsim_plan_params_t q = p;
+    q.tgi.max_total_tokens = t->max_batch_total_tokens;
+    if (t->max_batch_total_tokens > 1 && t->max_total_tokens > t->max_batch_total_tokens &&
+        fits_with(m, g, &q))
+      ADD("max_total_tokens <= %s", kvsim__commas(t->max_batch_total_tokens, n, sizeof n));
+  } else if (pl->max_model_len_fit > 0) {
+    ADD("max_model_len <= %s", kvsim__commas(pl->max_model_len_fit, n, sizeof n));
+  }
   if (p.kv_dtype == KVSIM_KV_AUTO || p.kv_dtype == KVSIM_KV_BF16 || p.kv_dtype == KVSIM_KV_FP16) {
     kvsim_plan_params_t q = p;
     q.kv_dtype = KVSIM_KV_FP8;
@@ -41,6 +54,17 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
       q.sglang.mem_fraction_static = u / 100.0;
       if (fits_with(m, g, &q)) {
         ADD("mem_fraction_static %.2f", q.sglang.mem_fraction_static);
+        break;
+      }
+    }
+  } else if (tgi) {
+    /* TGI's own fraction (gpu_memory_utilization is derived from it). */
+    kvsim_plan_params_t q = p;
+    double frac = p.tgi.cuda_memory_fraction > 0 ? p.tgi.cuda_memory_fraction : 1.0;
+    for (int u = (int)(frac * 100) + 1; u <= 100; u++) {
+      q.tgi.cuda_memory_fraction = u / 100.0;
+      if (fits_with(m, g, &q)) {
+        ADD("cuda_memory_fraction %.2f", q.tgi.cuda_memory_fraction);
         break;
       }
     }
@@ -70,6 +94,7 @@ void kvsim_plan_advice(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
       ADD("quantization fp8 (weights)");
   }
 #undef ADD
-  if (!o)
+  /* TGI: no advice rather than vLLM's list of what was tried. */
+  if (!o && !tgi)
     snprintf(buf, cap, "no single change of max_model_len, KV dtype, utilization, TP or fp8 weights fits");
 }
