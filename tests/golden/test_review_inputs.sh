@@ -10,38 +10,7 @@
 set -uo pipefail
 kvsim=$(realpath "$1")
 src=$(realpath "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# A sanitizer build reserves terabytes of address space: no memory cap there.
-mem=1048576
-grep -q __asan_init "$kvsim" && mem=unlimited
-
-# expect "fixed string" args...: exit 2, one stderr line containing it, within
-# 20 s and 1 GB of memory, nothing on stdout, no output folder.
-expect() {
-  local want=$1
-  shift
-  rm -rf "$tmp/o"
-  (ulimit -v $mem; timeout 20 "$kvsim" "$@") >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "'$*': exit $rc, want 2 ($(head -c 300 "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*': want one line, got: $(head -c 600 "$tmp/err" | cat -A)"
-  grep -qF -- "$want" "$tmp/err" || fail "'$*': '$(cat "$tmp/err")' lacks '$want'"
-  [ ! -s "$tmp/out" ] || fail "'$*': wrote to stdout: $(head -c 300 "$tmp/out")"
-  [ ! -e "$tmp/o" ] || fail "'$*': left an output folder"
-}
-ok() {
-  rm -rf "$tmp/o"
-  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err" || fail "'$*': $(head -c 300 "$tmp/err")"
-}
-
-cd "$tmp" || exit 1
-W='"workload": {"synthetic": {"requests": 5, "arrival": {"process": "poisson", "rate": 5},
-   "prompt_tokens": 100, "output_tokens": 10}}'
-echo "{\"name\": \"b\", \"model\": \"llama-3.1-8b\", $W}" >base.json
-run=(run --no-band --no-verify-advice --quiet --out o)
+source "$(dirname "${BASH_SOURCE[0]}")/lib_bad_inputs.sh"
 
 # 1. A null is the key left out, in the file and by --set, for every
 # profile's own keys and the scenario's sections.
