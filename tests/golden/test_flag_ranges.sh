@@ -8,18 +8,7 @@ kvsim=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect_error PATTERN ARGS...: exit 2, one stderr line matching PATTERN, nothing on stdout.
-expect_error() {
-  local pattern=$1; shift
-  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "'$*' exited $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$tmp/err") lines on stderr: $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "'$*' printed on stdout: $(cat "$tmp/out")"
-  grep -Eq -- "$pattern" "$tmp/err" || fail "'$*' stderr does not match /$pattern/: $(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_expect_error.sh"
 
 # validate --max-error: -1 was taken for "no threshold".
 head='source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,max_concurrency,notes'

@@ -9,18 +9,7 @@ kvsim=$(realpath "$1")
 src=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect_error PATTERN ARGS...: exit 2, one stderr line matching PATTERN, nothing on stdout.
-expect_error() {
-  local pattern=$1; shift
-  "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "'$*' exited $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*' printed $(wc -l <"$tmp/err") lines on stderr: $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "'$*' printed on stdout: $(cat "$tmp/out")"
-  grep -Eq -- "$pattern" "$tmp/err" || fail "'$*' stderr does not match /$pattern/: $(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_expect_error.sh"
 
 # sweep --merge takes the shards' folders and --out only: the run flags
 # --report, --allow-failures, --progress and --quiet were taken and
