@@ -1,10 +1,20 @@
-/* The memory plans of engines other than vLLM, one file each, behind
- * kvsim_plan_compute (plan.c dispatches on kvsim_plan_params_t.engine).
- * Internal to the memory room. */
+/* The memory plans behind kvsim_plan_compute, one file per engine (plan.c
+ * dispatches on kvsim_plan_params_t.engine), and what the vLLM plan lends
+ * the reverse question (plan_reverse.c). Internal to the memory room. */
 #ifndef KVSIM_MEMORY_PLAN_ENGINES_H
 #define KVSIM_MEMORY_PLAN_ENGINES_H
 
 #include "kvsim/plan.h"
+
+/* vLLM's plan for the resolved parameters, without the bisection for
+ * max_model_len_fit (plan.c). Same contract as kvsim_plan_compute. */
+int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
+                     kvsim_plan_t *out, kvsim_err *err);
+
+/* KVSIM_EINVAL naming `flag` (and the scenario `key`, when not NULL) and
+ * the range when v is outside [lo, hi]; KVSIM_OK otherwise (plan.c). */
+int kvsim__plan_check_int(int64_t v, int64_t lo, int64_t hi, const char *flag, const char *key,
+                          kvsim_err *err);
 
 /* TGI's warmup sizing (plan_tgi.c). Same contract as kvsim_plan_compute. */
 int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
