@@ -142,6 +142,39 @@ Test(engine, unknown_keys_and_wrong_types_name_the_path) {
   }
 }
 
+/* Regression: a top-level key was named "s.json.seed" where a section's
+ * reads "s.json: engine.block_size", and admission.max_wait_s below 0 was
+ * "admission: limits must be >= 0", naming no key. */
+Test(engine, top_level_and_admission_errors_name_file_then_key) {
+  const char *bad[][2] = {
+      {"{ \"seed\": -1, \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: seed: -1 must be >= 0"},
+      {"{ \"seed\": 0.5, \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: seed: expected an integer"},
+      {"{ \"name\": 3, \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: name: expected a string"},
+      {"{ \"name\": \"\", \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: name: empty (leave the key out to name the scenario after its file)"},
+      {"{ \"description\": 3, \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: description: expected a string"},
+      {"{ \"model\": 3, \"workload\": {} }", "s.json: model: expected a string"},
+      {"{ \"sed\": 3, \"model\": \"llama-3.1-8b\", \"workload\": {} }",
+       "s.json: sed: unknown key (did you mean 'seed'?)"},
+      {"{ \"model\": \"llama-3.1-8b\", \"admission\": { \"max_wait_s\": -1 }, \"workload\": {} }",
+       "s.json: admission.max_wait_s: -1 is outside [0, 9e+09] (0: no limit)"},
+      {"{ \"model\": \"llama-3.1-8b\", \"admission\": { \"max_queue_length\": -1 }, "
+       "\"workload\": {} }",
+       "s.json: admission.max_queue_length: -1 must be >= 0"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_scenario_parse(bad[i][0], "s.json", ".", NULL, 0, &sc, &err), KVSIM_EINVAL,
+                 "case %zu must fail", i);
+    cr_assert_str_eq(err.msg, bad[i][1], "case %zu", i);
+  }
+}
+
 Test(engine, set_overrides_apply_by_dotted_path) {
   const char *text = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"max_num_seqs\": 4 },"
                      "  \"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", \"rate\": 1 },"

@@ -18,6 +18,16 @@ static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const
   return kvsim__json_str(o, key, out, cap, w, err);
 }
 
+/* A top-level key's error reads "FILE: seed: ...", as a section's reads
+ * "FILE: engine.block_size: ...". The getters join their `where` and the
+ * key with a dot ("FILE.seed"), so a top-level getter is given no `where`
+ * and its error, rc < 0, gets the file in front here. */
+static int top_level(int rc, const char *where, kvsim_err *err) {
+  if (rc < 0)
+    kvsim_err_prefix(err, "%s", where);
+  return rc;
+}
+
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name", "description", "seed", "model", "hardware",
                                        "engine", "workload", "slo", "output", "admission",
@@ -125,7 +135,18 @@ static int check_keys(const cJSON *o, const char *self, const char *const *allow
                            *self ? "." : ": ", c->string, sec, *sec ? "." : "", key);
     break;
   }
+  if (!*self)
+    return top_level(kvsim__json_only_keys(o, allowed, "", err), w, err);
   return kvsim__json_only_keys(o, allowed, w, err);
+}
+
+/* The description is for people and read by no code, but a number there
+ * is a mistake all the same. */
+static int check_description(const cJSON *root, kvsim_err *err) {
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "description");
+  if (d && !cJSON_IsNull(d) && !cJSON_IsString(d))
+    return kvsim_err_set(err, KVSIM_EINVAL, "description: expected a string");
+  return KVSIM_OK;
 }
 
 /* Smallest hardware.gpu_memory_gib accepted: 1 MiB. */
@@ -410,10 +431,8 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
                                 &a->max_queue_length, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_wait_s", &a->max_wait_s, w, err)) < 0)
     return rc;
-  if (a->max_prompt_tokens < 0 || a->max_output_tokens < 0 || a->max_queue_length < 0 ||
-      a->max_wait_s < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: limits must be >= 0", w);
-  if (!(a->max_wait_s <= KVSIM_TIME_MAX_S))
+  /* The token and queue limits are held to >= 0 by their getters. */
+  if (!(a->max_wait_s >= 0 && a->max_wait_s <= KVSIM_TIME_MAX_S))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_wait_s: %g is outside [0, %g] (0: no limit)", w,
                          a->max_wait_s, KVSIM_TIME_MAX_S);
   return KVSIM_OK;
@@ -542,8 +561,17 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   }
   if ((rc = check_keys(root, "", top_keys, where, err)) < 0)
     goto fail;
-  if ((rc = kvsim__json_str(root, "name", sc->name, sizeof sc->name, where, err)) < 0)
+  const int named =
+      top_level(kvsim__json_str(root, "name", sc->name, sizeof sc->name, "", err), where, err);
+  if ((rc = named) < 0 || (rc = top_level(check_description(root, err), where, err)) < 0)
     goto fail;
+  /* An empty name would silently be the file's: the key left out is. */
+  if (named > 0 && !sc->name[0]) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: name: empty (leave the key out to name the scenario after its file)",
+                       where);
+    goto fail;
+  }
   if (!sc->name[0]) {
     /* The file stem names the scenario. */
     const char *slash = strrchr(where, '/');
@@ -555,12 +583,15 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim__check_name(sc->name, where, err)) < 0)
     goto fail;
   int64_t seed = 1;
-  if ((rc = kvsim__json_int_min(root, "seed", 0, KVSIM__JSON_INT_MAX, NULL, &seed, where, err)) < 0)
+  if ((rc = top_level(
+           kvsim__json_int_min(root, "seed", 0, KVSIM__JSON_INT_MAX, NULL, &seed, "", err), where,
+           err)) < 0)
     goto fail;
   sc->seed = (uint64_t)seed;
 
   char model[4096] = "", gpu[4096] = "h100-sxm";
-  if ((rc = kvsim__json_str(root, "model", model, sizeof model, where, err)) < 0)
+  if ((rc = top_level(kvsim__json_str(root, "model", model, sizeof model, "", err), where, err)) <
+      0)
     goto fail;
   if (!rc) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'model'", where);

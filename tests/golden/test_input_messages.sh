@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Bad inputs whose message named the wrong place (or no key), and small
+# bad inputs that were taken without a word. Each ends with exit 2, one
+# line naming the file (or flag), the key and the bad value, and no output
+# written.
+# Usage: test_input_messages.sh KVSIM_BINARY SOURCE_DIR
+set -uo pipefail
+kvsim=$(realpath "$1")
+src=$(realpath "$2")
+source "$(dirname "${BASH_SOURCE[0]}")/lib_bad_inputs.sh"
+
+# 1. Top-level keys read "FILE: key: ...", as the cross-section hint
+# ("base.json: tensor_parallel_size: unknown key ...") already did.
+expect "error: base.json: seed: -1 must be >= 0" "${run[@]}" base.json --set seed=-1
+expect "error: base.json: seed: expected an integer" "${run[@]}" base.json --set seed=0.5
+expect "error: base.json: seed: 1e+300 is out of range [0, " "${run[@]}" base.json --set seed=1e300
+expect "error: base.json: name: expected a string" "${run[@]}" base.json --set name=3
+expect "error: base.json: model: expected a string" "${run[@]}" base.json --set model=3
+expect "error: base.json: sed: unknown key (did you mean 'seed'?)" "${run[@]}" base.json --set sed=1
+expect "error: base.json: hardwar: unknown key (did you mean 'hardware'?)" "${run[@]}" base.json \
+  --set hardwar.gpu=h100-sxm
+# An empty name silently became the file's, and a description was never
+# looked at.
+expect "error: base.json: name: empty (leave the key out to name the scenario after its file)" \
+  "${run[@]}" base.json --set 'name=""'
+expect "error: base.json: description: expected a string" "${run[@]}" base.json --set description=3
+ok "${run[@]}" base.json --set name=null --set description=null
+# A study's own scenario is named as its section, as its engine keys are.
+cat >study.json <<JSON
+{ "name": "s", "scenario": {"seed": -1, "model": "llama-3.1-8b", $W},
+  "slo": {"ttft_p99_s": 2}, "target_rate": 5, "candidates": [{"label": "a", "set": {}}] }
+JSON
+expect "study.json: scenario: seed: -1 must be >= 0" compare study.json --out o
+
+# 2. Each admission limit below 0 names its key and value.
+expect "error: base.json: admission.max_wait_s: -1 is outside [0, 9e+09] (0: no limit)" \
+  "${run[@]}" base.json --set admission.max_wait_s=-1
+for k in max_prompt_tokens max_output_tokens max_queue_length; do
+  expect "error: base.json: admission.$k: -1 must be >= 0" "${run[@]}" base.json --set admission.$k=-1
+done
+ok "${run[@]}" base.json --set admission.max_wait_s=0 --set admission.max_queue_length=0
+
+echo "ok"
