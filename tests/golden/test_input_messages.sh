@@ -40,4 +40,13 @@ for k in max_prompt_tokens max_output_tokens max_queue_length; do
 done
 ok "${run[@]}" base.json --set admission.max_wait_s=0 --set admission.max_queue_length=0
 
+# 3. --slo: an empty item (leading, trailing, doubled comma) was skipped,
+# and "=" with no value or no name named only part of the item.
+expect "--slo: item 2 of 'ttft_p99=1s,,' is empty" plan base.json --slo ttft_p99=1s,,
+expect "--slo: item 2 of 'ttft_p99=1s,' is empty" plan base.json --slo ttft_p99=1s,
+expect "--slo: item 1 of ',ttft_p99=1s' is empty" plan base.json --slo ,ttft_p99=1s
+expect "--slo: item 2 of 'ttft_p99=1s,,tpot_p99=1s' is empty" plan base.json --slo ttft_p99=1s,,tpot_p99=1s
+expect "--slo: 'ttft_p99=' has no value after '='" plan base.json --slo ttft_p99=
+expect "--slo: '=1s' has no METRIC_STAT before '='" plan base.json --slo =1s
+
 echo "ok"

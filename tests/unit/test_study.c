@@ -716,6 +716,45 @@ Test(study, a_compare_counts_no_request_finished_as_missing) {
   kvsim_compare_fini(&c);
 }
 
+/* Regression: strtok_r passed over empty items, so "ttft_p99=1s,," (a
+ * target lost in editing) was taken as one target; an item with no value
+ * or no name must name that item too. */
+Test(study, an_empty_or_half_slo_item_is_refused_by_name) {
+  const char *bad[][2] = {
+      {"ttft_p99=1s,,", "--slo: item 2 of 'ttft_p99=1s,,' is empty"},
+      {"ttft_p99=1s,", "--slo: item 2 of 'ttft_p99=1s,' is empty"},
+      {",ttft_p99=1s", "--slo: item 1 of ',ttft_p99=1s' is empty"},
+      {"ttft_p99=1s,,tpot_p99=50ms", "--slo: item 2 of 'ttft_p99=1s,,tpot_p99=50ms' is empty"},
+      {",", "--slo: item 1 of ',' is empty"},
+      {"ttft_p99=", "--slo: 'ttft_p99=' has no value after '='"},
+      {"ttft_p99=1s,tpot_p99=", "--slo: 'tpot_p99=' has no value after '='"},
+      {"=1s", "--slo: '=1s' has no METRIC_STAT before '='"},
+      {"ttft_p99=1s,=", "--slo: '=' has no METRIC_STAT before '='"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_search_t se;
+    memset(&se, 0, sizeof se);
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_search_parse_slo(bad[i][0], &se, &err), KVSIM_EINVAL, "'%s' refused",
+                 bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]) == err.msg, "'%s': '%s' lacks '%s'", bad[i][0], err.msg,
+              bad[i][1]);
+  }
+  /* Past the buffer, the last item was cut short and read as another value. */
+  char long_slo[600];
+  memset(long_slo, '0', sizeof long_slo);
+  memcpy(long_slo, "ttft_p99=", 9);
+  strcpy(long_slo + sizeof long_slo - 3, "1s");
+  kvsim_search_t se;
+  memset(&se, 0, sizeof se);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_search_parse_slo(long_slo, &se, &err), KVSIM_EINVAL, "a 599-character --slo");
+  cr_assert_str_eq(err.msg, "--slo: longer than 511 characters", "says so");
+  cr_assert_eq(kvsim_search_parse_slo("ttft_p99=1s,tpot_p99=50ms", &se, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(se.ntargets, 2, "two targets (%d)", se.ntargets);
+}
+
 /* Regression: --slo ttft_p99=1s,ttft_p99=2s was taken, both limits held
  * and the stricter silently counted; a target given twice is an error
  * naming it. Another statistic of the same metric is another target. */

@@ -10,42 +10,78 @@
 static const char *const metric_names[] = {"ttft", "tpot", "e2e", "queue"};
 static const char *const stat_names[] = {"mean", "p50", "p90", "p99"};
 
-/* "ttft_p99=2s,tpot_p99=100ms" -> targets. */
+/* One item of --slo, "ttft_p99=2s", into se's next target. */
+static int parse_target(char *tok, kvsim_search_t *se, kvsim_err *err) {
+  kvsim_slo_target_t *t = &se->targets[se->ntargets];
+  char *eq = strchr(tok, '='), *us = strchr(tok, '_');
+  if (eq == tok)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--slo: '%s' has no METRIC_STAT before '=' (e.g. ttft_p99=2s)", tok);
+  if (eq && !eq[1])
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "--slo: '%s' has no value after '=' (a positive finite number with s, ms or us)", tok);
+  if (!eq || !us || us > eq)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--slo: '%s' is not METRIC_STAT=VALUE (e.g. ttft_p99=2s)", tok);
+  *us = *eq = '\0';
+  if (kvsim_metric_parse(tok, &t->metric) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown metric '%s' (ttft, tpot, e2e, queue)",
+                         tok);
+  if (kvsim_stat_parse(us + 1, &t->stat) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown statistic '%s' (p50, p90, p99, mean)",
+                         us + 1);
+  /* Twice, the stricter limit would silently be the one that counts. */
+  for (int k = 0; k < se->ntargets; k++)
+    if (se->targets[k].metric == t->metric && se->targets[k].stat == t->stat)
+      return kvsim_err_set(err, KVSIM_EINVAL, "--slo: %s_%s is given twice",
+                           metric_names[t->metric], stat_names[t->stat]);
+  char *end;
+  double v = strtod(eq + 1, &end);
+  double unit = !strcmp(end, "ms")             ? 1e-3
+                : !strcmp(end, "us")           ? 1e-6
+                : (!*end || !strcmp(end, "s")) ? 1
+                                               : -1;
+  /* isfinite: strtod reads "inf" and overflows 1e400 to it, a target
+   * every run meets. */
+  if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--slo: bad value '%s' (a positive finite number with s, ms or us)",
+                         eq + 1);
+  t->limit_s = v * unit;
+  se->ntargets++;
+  return KVSIM_OK;
+}
+
+/* "ttft_p99=2s,tpot_p99=100ms" -> targets. Split at each comma by hand:
+ * strtok_r would pass over the empty items of "a,,b", ",a" and "a,", a
+ * slip (a target lost in editing) that is said rather than skipped. */
 int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err) {
   se->ntargets = 0;
   char buf[512];
+  if (!*s)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: no target given");
+  /* Cut short, the last item would silently read as another value. */
+  if (strlen(s) >= sizeof buf)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: longer than %zu characters", sizeof buf - 1);
   snprintf(buf, sizeof buf, "%s", s);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+  int item = 0;
+  for (char *tok = buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next)
+      *next++ = '\0';
+    item++;
+    if (!*tok)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--slo: item %d of '%s' is empty (targets are METRIC_STAT=VALUE, "
+                           "separated by single commas)",
+                           item, s);
     if (se->ntargets == KVSIM_SLO_MAX_TARGETS)
       return kvsim_err_set(err, KVSIM_EINVAL, "--slo: at most %d targets", KVSIM_SLO_MAX_TARGETS);
-    kvsim_slo_target_t *t = &se->targets[se->ntargets];
-    char *eq = strchr(tok, '='), *us = strchr(tok, '_');
-    if (!eq || !us || us > eq)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--slo: '%s' is not METRIC_STAT=VALUE (e.g. ttft_p99=2s)", tok);
-    *us = *eq = '\0';
-    if (kvsim_metric_parse(tok, &t->metric) < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown metric '%s' (ttft, tpot, e2e, queue)", tok);
-    if (kvsim_stat_parse(us + 1, &t->stat) < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--slo: unknown statistic '%s' (p50, p90, p99, mean)", us + 1);
-    /* Twice, the stricter limit would silently be the one that counts. */
-    for (int k = 0; k < se->ntargets; k++)
-      if (se->targets[k].metric == t->metric && se->targets[k].stat == t->stat)
-        return kvsim_err_set(err, KVSIM_EINVAL, "--slo: %s_%s is given twice",
-                             metric_names[t->metric], stat_names[t->stat]);
-    char *end;
-    double v = strtod(eq + 1, &end);
-    double unit = !strcmp(end, "ms") ? 1e-3 : !strcmp(end, "us") ? 1e-6 : (!*end || !strcmp(end, "s")) ? 1 : -1;
-    /* isfinite: strtod reads "inf" and overflows 1e400 to it, a target
-     * every run meets. */
-    if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v))
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--slo: bad value '%s' (a positive finite number with s, ms or us)",
-                           eq + 1);
-    t->limit_s = v * unit;
-    se->ntargets++;
+    int rc = parse_target(tok, se, err);
+    if (rc < 0)
+      return rc;
   }
-  if (!se->ntargets)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: no target given");
   return KVSIM_OK;
 }
 
