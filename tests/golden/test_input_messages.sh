@@ -49,4 +49,14 @@ expect "--slo: item 2 of 'ttft_p99=1s,,tpot_p99=1s' is empty" plan base.json --s
 expect "--slo: 'ttft_p99=' has no value after '='" plan base.json --slo ttft_p99=
 expect "--slo: '=1s' has no METRIC_STAT before '='" plan base.json --slo =1s
 
+# 4. A V0 swap space under one block gave 0 CPU blocks without a word (as
+# a CPU offloading tier that small once did).
+expect "error: base.json: engine.swap_space: 0.0001 GiB is smaller than the one KV block it must hold (16 tokens, 2097152 bytes per GPU, 0.00195 GiB)" \
+  "${run[@]}" base.json --set engine.profile=vllm-v0 --set engine.preemption_mode=swap \
+  --set engine.swap_space=0.0001
+expect "error: --swap-space (engine.swap_space): 0.0001 GiB is smaller than the one KV block" \
+  calc --model llama-3.1-8b --engine vllm-v0 --swap-space 0.0001
+ok "${run[@]}" base.json --set engine.profile=vllm-v0 --set engine.swap_space=0
+ok calc --model llama-3.1-8b --engine vllm-v0 --swap-space 0.002
+
 echo "ok"

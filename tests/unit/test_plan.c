@@ -616,6 +616,31 @@ Test(plan_ranges, a_cpu_tier_smaller_than_one_block_is_an_error) {
   cr_assert_eq(pl.offload_blocks, 0, "0 is no tier, not an error");
 }
 
+/* Regression: a V0 swap space under one block (0.0001 GiB) gave 0 CPU
+ * blocks without a word, so swap preemption found no room. It is an error
+ * as a CPU offloading tier that small is; one block exactly is a tier. */
+Test(plan_ranges, a_swap_space_smaller_than_one_block_is_an_error) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  const double tiny[] = {1e-310, 1e-4, 2.0 * MIB / GIB - 1e-9};
+  for (size_t i = 0; i < sizeof tiny / sizeof *tiny; i++) {
+    kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 8192);
+    p.swap_space_gib = tiny[i];
+    kvsim_plan_t pl;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "%g GiB refused",
+                 tiny[i]);
+    cr_assert(strstr(err.msg, "--swap-space (engine.swap_space): ") &&
+                  strstr(err.msg, "GiB is smaller than the one KV block it must hold (16 tokens, "
+                                  "2097152 bytes per GPU, 0.00195 GiB)"),
+              "names the key, the value and the block: %s", err.msg);
+  }
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V0, 8192);
+  p.swap_space_gib = 2.0 * MIB / GIB;
+  kvsim_plan_t pl = plan(&m, &g, &p);
+  cr_assert_eq(pl.swap_blocks, 1, "exactly one block fits, got %lld", (long long)pl.swap_blocks);
+}
+
 Test(plan_ranges, extreme_geometry_overflows_into_an_error) {
   /* Each field of this model is within its range, but one 2^30-token
    * request of it holds 2^30 x 2^14 heads x 2^14 dims x 2 x 2 bytes x 8

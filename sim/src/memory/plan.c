@@ -501,9 +501,17 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
       return overflow(err, "one KV block over the TP x PP ranks");
     pl->swap_blocks = gib_trunc(p->swap_space_gib) / pl->block_bytes;
     pl->offload_blocks = gib_trunc(p->kv_offloading_gib) / per_world;
-    /* A tier given but too small for one block is no tier at all: the run
-     * would turn the connector on (prefix caching, no hybrid allocator)
+    /* A tier given but too small for one block is no tier at all: every
+     * swap preemption would find no room (V0 aborts the request, "lack of
+     * CPU swap space"; the run recomputes instead), and the offloading
+     * connector would be turned on (prefix caching, no hybrid allocator)
      * and then store nothing, without a word. 0 is no tier. */
+    if (p->swap_space_gib > 0 && pl->swap_blocks < 1)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--swap-space (engine.swap_space): %g GiB is smaller than the one KV "
+                           "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
+                           p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
+                           (double)pl->block_bytes / KVSIM_GIB);
     if (p->kv_offloading_gib > 0 && pl->offload_blocks < 1)
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "--kv-offloading-size (engine.kv_offloading_size): %g GiB is smaller "
