@@ -17,7 +17,7 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
   kvsim_err err = {0};
   char table[4200];
   if (kvsim_sweep_merge(dirs, ndirs, out, table, sizeof table, &err) < 0)
-    return cli_fail("sweep", "--merge: %s", err.msg);
+    return cli_fail("sweep", "%s", err.msg); /* it names --merge or --out */
   printf("%s: joined from %d folder%s\n", table, ndirs, ndirs == 1 ? "" : "s");
   return 0;
 }

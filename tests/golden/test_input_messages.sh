@@ -59,4 +59,17 @@ expect "error: --swap-space (engine.swap_space): 0.0001 GiB is smaller than the 
 ok "${run[@]}" base.json --set engine.profile=vllm-v0 --set engine.swap_space=0
 ok calc --model llama-3.1-8b --engine vllm-v0 --swap-space 0.002
 
+# 5. --merge: one prefix. An --out on a shard folder read "--merge: --out:
+# ...", and a shard record's key "DIR/sweep.shard1.json.shards".
+sw="$src/tests/golden/data/small-sweep.json"
+for i in 0 1; do
+  "$kvsim" sweep "$sw" --quiet --shard $i/2 --out sh$i >/dev/null || fail "shard $i/2 did not run"
+done
+expect "sweep: error: --out: sh0 is the shard folder sh0 (the merged table needs a folder of its own)" \
+  sweep --merge sh0 sh1 --out sh0
+sed 's/"shards":[[:space:]]*2/"shards": "2"/' sh1/sweep.shard1.json >rec && mv rec sh1/sweep.shard1.json
+expect "sweep: error: --merge: sh1/sweep.shard1.json: shards: expected an integer" \
+  sweep --merge sh0 sh1 --out o
+expect "sweep: error: --merge: nowhere: cannot read the folder" sweep --merge sh0 nowhere --out o
+
 echo "ok"

@@ -26,9 +26,9 @@ done
 [ ! -e "$tmp/merged" ] || fail "a refused --merge wrote outputs"
 # An --out that is one of the shard folders put the whole sweep's table in
 # one machine's folder.
-expect_error "^kvsim sweep: error: --merge: --out: .*/sh0 is the shard folder .*/sh0 \(the merged table needs a folder of its own\)$" \
+expect_error "^kvsim sweep: error: --out: .*/sh0 is the shard folder .*/sh0 \(the merged table needs a folder of its own\)$" \
   sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/sh0"
-expect_error "^kvsim sweep: error: --merge: --out: .*/sh1/ is the shard folder .*/sh1 " \
+expect_error "^kvsim sweep: error: --out: .*/sh1/ is the shard folder .*/sh1 " \
   sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/sh1/"
 [ ! -e "$tmp/sh0/sweep.csv" ] && [ ! -e "$tmp/sh1/sweep.csv" ] || fail "a refused --merge wrote into a shard folder"
 "$kvsim" sweep --merge "$tmp/sh0" "$tmp/sh1" --out "$tmp/merged" >/dev/null || fail "a plain --merge was refused"

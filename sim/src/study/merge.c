@@ -36,17 +36,19 @@ static int read_record(const char *path, shard_t *sh, kvsim_err *err) {
   if (!j)
     return err->code;
   /* Each getter: 1 present, 0 absent, < 0 wrong (err set). The shard
-   * index is checked against the count, so the count comes first. */
+   * index is checked against the count, so the count comes first. The
+   * getters join a `where` to the key with a dot; given none, the error
+   * gets the file in front ("PATH: shards: ..."), as a scenario's do. */
   int r[5] = {0}, rc;
-  bool bad = (r[0] = kvsim__json_str(j, "sweep", sh->name, sizeof sh->name, path, err)) < 0 ||
-             (r[1] = kvsim__json_str(j, "sweep_hash", sh->hash, sizeof sh->hash, path, err)) < 0 ||
-             (r[2] = kvsim__json_int_in(j, "shards", 1, 1 << 20, &sh->count, path, err)) < 0;
+  bool bad = (r[0] = kvsim__json_str(j, "sweep", sh->name, sizeof sh->name, "", err)) < 0 ||
+             (r[1] = kvsim__json_str(j, "sweep_hash", sh->hash, sizeof sh->hash, "", err)) < 0 ||
+             (r[2] = kvsim__json_int_in(j, "shards", 1, 1 << 20, &sh->count, "", err)) < 0;
   if (!bad && r[2])
-    bad = (r[3] = kvsim__json_int_in(j, "shard", 0, sh->count - 1, &sh->index, path, err)) < 0 ||
-          (r[4] = kvsim__json_int_in(j, "points", 1, KVSIM_SWEEP_MAX_POINTS, &sh->points, path,
+    bad = (r[3] = kvsim__json_int_in(j, "shard", 0, sh->count - 1, &sh->index, "", err)) < 0 ||
+          (r[4] = kvsim__json_int_in(j, "points", 1, KVSIM_SWEEP_MAX_POINTS, &sh->points, "",
                                      err)) < 0;
   if (bad)
-    rc = err->code;
+    rc = kvsim_err_prefix(err, "%s", path);
   else if (!(r[0] && r[1] && r[2] && r[3] && r[4] && sh->hash[0]))
     rc = kvsim_err_set(err, KVSIM_EINVAL,
                        "%s: not a shard record (sweep, sweep_hash, shard, shards, points)", path);
@@ -201,6 +203,10 @@ int kvsim_sweep_merge(const char *const *dirs, int ndirs, const char *out, char 
     rc = check_set(&all, slot, err);
   for (int64_t i = 0; rc == KVSIM_OK && i < all.v[0].count; i++)
     rc = read_table(slot[i], slot[0], err);
+  /* What is wrong with the shards names --merge once; the --out check
+   * and the writing below name their own flag or path. */
+  if (rc < 0)
+    kvsim_err_prefix(err, "--merge");
   char dir[4096];
   if (rc == KVSIM_OK) {
     snprintf(dir, sizeof dir, out ? "%s" : "results/%s", out ? out : slot[0]->name);
