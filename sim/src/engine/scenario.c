@@ -28,118 +28,6 @@ static int top_level(int rc, const char *where, kvsim_err *err) {
   return rc;
 }
 
-/* The keys of each section: a typo is an error naming the path. */
-static const char *const top_keys[] = {"name", "description", "seed", "model", "hardware",
-                                       "engine", "workload", "slo", "output", "admission",
-                                       "perf", NULL};
-static const char *const hardware_keys[] = {"gpu", "gpu_memory_gib", "tensor_parallel_size",
-                                            "pipeline_parallel_size", "replicas", "router",
-                                            "router_imbalance", "expert_parallel_size", NULL};
-/* The engine keys every profile shares; each profile adds its own
- * options (kvsim_sched_option_keys), see engine_keys(). */
-static const char *const engine_shared_keys[] = {
-    "profile", "gpu_memory_utilization", "max_model_len", "block_size", "max_num_seqs",
-    "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
-    "kv_cache_dtype", "kv_quant_group", "kv_residual_tokens",
-    "dtype", "quantization", "num_gpu_blocks_override", "kv_cache_memory_bytes",
-    "enforce_eager", "estimate_cudagraphs", "disable_hybrid_kv_cache_manager",
-    "scheduling_policy", "preemption_mode", "swap_space", "kv_offloading_size",
-    "offload_store_threshold", "transfer_overlap",
-    "quant_step_factor", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib",
-    "vllm_version", NULL};
-
-/* The shared keys followed by every profile's options, NULL-terminated;
- * built once (the registry is fixed at compile time). */
-static const char *const *engine_keys(void) {
-  static const char *keys[128];
-  if (!keys[0]) {
-    size_t n = 0;
-    while (engine_shared_keys[n]) {
-      keys[n] = engine_shared_keys[n];
-      n++;
-    }
-    keys[n] = NULL;
-    /* The registry's options fit: a profile adding past 128 keys fails here loudly. */
-    if (kvsim_sched_option_keys(keys, &n, sizeof keys / sizeof *keys) < 0)
-      abort();
-  }
-  return keys;
-}
-static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
-static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
-static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
-                                             "max_queue_length", "max_wait_s", NULL};
-
-
-/* The sections whose keys are known here, for cross-section suggestions
- * and kvsim__scenario_keys. */
-typedef struct section_keys {
-  const char *name;
-  const char *const *keys;
-} section_keys;
-
-static const section_keys *sections(size_t *n) {
-  static section_keys t[6];
-  if (!t[0].keys) {
-    t[0] = (section_keys){"", top_keys};
-    t[1] = (section_keys){"hardware", hardware_keys};
-    t[2] = (section_keys){"engine", engine_keys()};
-    t[3] = (section_keys){"slo", slo_keys};
-    t[4] = (section_keys){"output", output_keys};
-    t[5] = (section_keys){"admission", admission_keys};
-  }
-  *n = sizeof t / sizeof *t;
-  return t;
-}
-
-static bool in_list(const char *const *keys, const char *k) {
-  for (; *keys; keys++)
-    if (!strcmp(*keys, k))
-      return true;
-  return false;
-}
-
-/* kvsim__json_only_keys, and for a key that belongs to another section
- * (an engine key under hardware) or is a typo of one, "did you mean
- * `hardware.tensor_parallel_size`?". A near miss in the key's own section
- * keeps the usual suggestion. */
-static int check_keys(const cJSON *o, const char *self, const char *const *allowed,
-                      const char *w, kvsim_err *err) {
-  if (!cJSON_IsObject(o))
-    return kvsim__json_only_keys(o, allowed, w, err);
-  size_t n;
-  const section_keys *t = sections(&n);
-  for (const cJSON *c = o->child; c; c = c->next) {
-    if (in_list(allowed, c->string))
-      continue;
-    const char *sec = NULL, *key = NULL;
-    int best = 1 << 30;
-    for (size_t i = 0; i < n; i++) {
-      if (!strcmp(t[i].name, self))
-        continue;
-      for (const char *const *k = t[i].keys; *k; k++) {
-        int d = kvsim__edit_distance(*k, c->string);
-        if (d < best) {
-          best = d, sec = t[i].name, key = *k;
-        }
-      }
-    }
-    int own = 1 << 30;
-    for (const char *const *k = allowed; *k; k++) {
-      int d = kvsim__edit_distance(*k, c->string);
-      own = d < own ? d : own;
-    }
-    /* Exact elsewhere wins; then a near miss at home; then one elsewhere. */
-    if (key && (best == 0 || (own > 3 && best <= 2)))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean `%s%s%s`?)", w,
-                           *self ? "." : ": ", c->string, sec, *sec ? "." : "", key);
-    break;
-  }
-  if (!*self)
-    return top_level(kvsim__json_only_keys(o, allowed, "", err), w, err);
-  return kvsim__json_only_keys(o, allowed, w, err);
-}
-
 /* The description is for people and read by no code, but a number there
  * is a mistake all the same. */
 static int check_description(const cJSON *root, kvsim_err *err) {
@@ -170,7 +58,7 @@ int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w,
 static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, char *gpu,
                           size_t gcap, kvsim_err *err) {
   int rc;
-  if ((rc = check_keys(o, "hardware", hardware_keys, w, err)) < 0)
+  if ((rc = kvsim__scenario_check_keys(o, "hardware", w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "gpu", gpu, gcap, w, err)) < 0)
     return rc;
@@ -242,7 +130,7 @@ static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err 
 
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = check_keys(o, "engine", engine_keys(), w, err)) < 0)
+  if ((rc = kvsim__scenario_check_keys(o, "engine", w, err)) < 0)
     return rc;
   if ((rc = get_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
@@ -387,7 +275,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 
 static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = check_keys(o, "slo", slo_keys, w, err)) < 0 ||
+  if ((rc = kvsim__scenario_check_keys(o, "slo", w, err)) < 0 ||
       (rc = kvsim__json_num(o, "ttft_p99_s", &sc->slo_ttft_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "tpot_p99_s", &sc->slo_tpot_p99_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
@@ -406,7 +294,7 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
 
 static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
-  if ((rc = check_keys(o, "output", output_keys, w, err)) < 0 ||
+  if ((rc = kvsim__scenario_check_keys(o, "output", w, err)) < 0 ||
       (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
       (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
     return rc;
@@ -422,7 +310,7 @@ static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
 static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   kvsim_admission_t *a = &sc->admission;
   int rc;
-  if ((rc = check_keys(o, "admission", admission_keys, w, err)) < 0 ||
+  if ((rc = kvsim__scenario_check_keys(o, "admission", w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "max_prompt_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
                                 &a->max_prompt_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "max_output_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
@@ -499,12 +387,7 @@ static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *
       if (*c == '-')
         *c = '_';
   }
-  const char *sec = NULL;
-  size_t ns;
-  const section_keys *t = sections(&ns);
-  for (size_t i = 1; !strchr(key, '.') && i < ns && !sec; i++)
-    if (in_list(t[i].keys, key))
-      sec = t[i].name;
+  const char *sec = strchr(key, '.') ? NULL : kvsim__scenario_section_of(key);
   if (!sec && !strchr(key, '.'))
     return kvsim_err_set(err, rc, "%s: %s", where, msg);
   return kvsim_err_set(err, rc, "%s: %s%s%s%s", where, sec ? sec : "", sec ? "." : "", key, rest);
@@ -559,7 +442,7 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
     goto fail;
   }
-  if ((rc = check_keys(root, "", top_keys, where, err)) < 0)
+  if ((rc = kvsim__scenario_check_keys(root, "", where, err)) < 0)
     goto fail;
   const int named =
       top_level(kvsim__json_str(root, "name", sc->name, sizeof sc->name, "", err), where, err);
@@ -764,13 +647,4 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc) {
   kvsim_workload_cfg_free(sc->workload);
   cJSON_Delete(sc->resolved);
   memset(sc, 0, sizeof *sc);
-}
-
-const char *const *kvsim__scenario_keys(const char *section) {
-  size_t n;
-  const section_keys *t = sections(&n);
-  for (size_t i = 0; i < n; i++)
-    if (!strcmp(section, t[i].name))
-      return t[i].keys;
-  return NULL;
 }

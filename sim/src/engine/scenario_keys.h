@@ -3,6 +3,7 @@
 #ifndef KVSIM_ENGINE_SCENARIO_KEYS_H
 #define KVSIM_ENGINE_SCENARIO_KEYS_H
 
+#include <cJSON.h>
 #include <stdint.h>
 
 #include "kvsim/error.h"
@@ -11,6 +12,16 @@
  * sections whose keys belong to another room (workload, perf) and are
  * checked when parsed. */
 const char *const *kvsim__scenario_keys(const char *section);
+
+/* The section of the scenario (not the top level) whose parser takes
+ * `key`, NULL when none does. */
+const char *kvsim__scenario_section_of(const char *key);
+
+/* KVSIM_EINVAL naming the first key of `o` that section `self` ("" for the
+ * top level) does not take, as "W.key: unknown key" ("W: key" at the top
+ * level), with "did you mean `engine.block_size`?" when it is a key (or a
+ * near miss of one) of another section. */
+int kvsim__scenario_check_keys(const cJSON *o, const char *self, const char *w, kvsim_err *err);
 
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */
