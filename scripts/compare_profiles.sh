@@ -57,7 +57,7 @@ run() {
     /"rejected":/ && !rej { rej = $2 }
     END { gsub(/,/, "", p99); gsub(/,/, "", frac); gsub(/,/, "", unused); gsub(/,/, "", frag)
           gsub(/,/, "", fin); gsub(/,/, "", rej)
-          printf "%s %s %s %s %s %s\n", frac, unused, frag, p99 == "" ? "inf" : p99, fin, rej }
+          printf "%s %s %s %s %s %s\n", frac, unused, frag, p99 == "" || p99 == "null" ? "inf" : p99, fin, rej }
   ' "$tmp/run/summary.json"
 }
 

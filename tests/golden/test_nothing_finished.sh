@@ -7,9 +7,11 @@
 #   rate so high that nothing finishes answered ">= 2048 x");
 # - sweep.csv and the sweep's REPORT.md showed 0 s and counted the point
 #   as meeting the SLO;
-# - compare_sweep.csv showed 0 s.
+# - compare_sweep.csv showed 0 s;
+# - summary.json's latency statistics and each target's actual were 0.
 # Now the targets are not met with a reason, the searches count the point
-# as missing, and the tables leave the cells empty ("-" in markdown).
+# as missing, the tables leave the cells empty ("-" in markdown), and the
+# statistics and actuals are null.
 set -euo pipefail
 kvsim=$1
 tmp=$(mktemp -d)
@@ -58,8 +60,15 @@ for d in cut rej; do
   [ "$n" = "$want" ] || fail "$d: $n targets not met, want $want:" "$tmp/slo"
   [ "$(grep -c '"reason":	"no request finished"' "$tmp/slo" || true)" = "$want" ] ||
     fail "$d: no reason beside each target:" "$tmp/slo"
-  grep -q '"target":	2,' "$tmp/slo" && grep -q '"actual":	0,' "$tmp/slo" ||
-    fail "$d: target and actual are not kept:" "$tmp/slo"
+  grep -q '"target":	2,' "$tmp/slo" && grep -q '"actual":	null,' "$tmp/slo" ||
+    fail "$d: target and actual (null) are not kept:" "$tmp/slo"
+  ! grep -q '"actual":	0,' "$tmp/slo" || fail "$d: an actual of 0 s:" "$tmp/slo"
+  # Every latency: count 0, its statistics null (the keys kept).
+  sed -n $'/^\t"latency":\t{/,/^\t}/p' "$s" >"$tmp/lat"
+  [ "$(grep -c '"count":	0,' "$tmp/lat")" = 4 ] || fail "$d: not 4 latencies of count 0:" "$tmp/lat"
+  [ "$(grep -Ec '"(mean|p50|p90|p99|max)":	null,?$' "$tmp/lat")" = 20 ] ||
+    fail "$d: not every statistic of nothing is null:" "$tmp/lat"
+  ! grep -Eq '"(mean|p50|p90|p99|max)":	0,?$' "$tmp/lat" || fail "$d: a statistic of 0 s:" "$tmp/lat"
 done
 # A run that served requests has no reason key.
 run "$tmp/cut.json" --set output.max_time_s=600 --out "$tmp/all"

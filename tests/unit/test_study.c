@@ -640,6 +640,51 @@ Test(study, a_point_where_no_request_finished_misses_the_plan_search) {
   kvsim_scenario_fini(&sc);
 }
 
+/* Regression: with one output token per request no request has a TPOT,
+ * and the p99 of none was 0 s, which met a TPOT target by a figure that
+ * does not exist. The point still meets (no request missed the target, as
+ * summary.json's slo says), with no TPOT and the reason. */
+Test(study, a_tpot_target_with_no_second_token_meets_without_a_figure) {
+  static const char *one =
+      "{ \"name\": \"one\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "
+      "\"l4\" }, \"engine\": { \"max_model_len\": 2048 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 4, \"arrival\": { \"process\": "
+      "\"constant\", \"rate\": 1 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 200 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 1 } } } }";
+  kvsim_err err = {0};
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_scenario_parse(one, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  kvsim_search_t *se = calloc(1, sizeof *se);
+  cr_assert_not_null(se, "search allocated");
+  se->base = &sc;
+  se->kind = KVSIM_SEARCH_RATE;
+  se->targets[0] = (kvsim_slo_target_t){KVSIM_METRIC_TTFT, KVSIM_STAT_P99, 2};
+  se->targets[1] = (kvsim_slo_target_t){KVSIM_METRIC_TPOT, KVSIM_STAT_P99, 0.1};
+  se->ntargets = 2;
+  se->tolerance = 0.02;
+  se->no_range = true;
+  cr_assert_eq(kvsim_search_run(se, &err), KVSIM_OK, "search runs: %s", err.msg);
+  cr_assert_gt(se->npoints, 0, "points were tried");
+  for (int i = 0; i < se->npoints; i++) {
+    const kvsim_search_point_t *p = &se->points[i];
+    cr_assert(p->ran && p->meets, "point %d (%g req/s) meets", i, p->value);
+    cr_assert(isfinite(p->actual[0]) && p->actual[0] > 0, "point %d: a p99 TTFT (%g)", i,
+              p->actual[0]);
+    cr_assert(isnan(p->actual[1]), "point %d: no p99 TPOT, not 0 s (%g)", i, p->actual[1]);
+    cr_assert(strstr(p->note, "no request had a second token"), "point %d says why: '%s'", i,
+              p->note);
+  }
+  /* A target on TPOT alone: met by no request missing it, as above. */
+  se->targets[0] = se->targets[1];
+  se->ntargets = 1;
+  cr_assert_eq(kvsim_search_run(se, &err), KVSIM_OK, "search runs: %s", err.msg);
+  cr_assert(se->points[0].meets && isnan(se->points[0].actual[0]), "TPOT only: meets, no figure");
+  free(se);
+  kvsim_scenario_fini(&sc);
+}
+
 /* Regression: sweep.csv and its REPORT.md showed 0 s latencies for a
  * point where no request finished, and counted it as meeting the SLO. */
 Test(study, a_sweep_point_where_no_request_finished_has_no_latency_figures) {

@@ -358,10 +358,10 @@ Test(summary, a_run_where_nothing_finished_meets_no_slo_and_says_why) {
   const char *keys[] = {"ttft_p99_s", "tpot_p99_s"};
   for (int k = 0; k < 2; k++) {
     cr_assert_eq(num(j, "slo", keys[k], "met"), 0, "summary.json: %s met false", keys[k]);
-    cr_assert_eq(num(j, "slo", keys[k], "actual"), 0, "summary.json: %s actual still a number",
-                 keys[k]);
-    const cJSON *why =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(slo, keys[k]), "reason");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(slo, keys[k]);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "actual")),
+              "summary.json: %s actual kept, null: no p99 of nothing", keys[k]);
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(t, "reason");
     cr_assert(cJSON_IsString(why) && !strcmp(why->valuestring, "no request finished"),
               "summary.json: %s says why beside met", keys[k]);
   }
@@ -384,6 +384,61 @@ Test(summary, a_run_where_nothing_finished_meets_no_slo_and_says_why) {
   cr_assert_eq(num(j, "slo", "ttft_p99_s", "met"), s->slo_ttft_p99.actual <= 0.05,
                "met by its p99");
   cJSON_Delete(j);
+  kvsim_scenario_fini(&sc);
+  free(s);
+}
+
+/* Regression: with one output token per request no request has a TPOT;
+ * its statistics printed as 0 (the run line "TPOT p50 0.0000 s [nan,
+ * nan]") and the TPOT target as met by an actual of 0. Now the statistics
+ * are null beside count 0, the target's actual is null and it is met with
+ * the reason (no request missed it), and the line says there is no TPOT. */
+Test(summary, a_run_where_no_request_had_a_second_token_has_no_tpot) {
+  static const char *one =
+      "{ \"name\": \"one\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "
+      "\"l4\" }, \"engine\": { \"max_model_len\": 2048 },"
+      "  \"slo\": { \"ttft_p99_s\": 2, \"tpot_p99_s\": 0.1 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 4, \"arrival\": { \"process\": "
+      "\"constant\", \"rate\": 1 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 200 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 1 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(one, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_study_run_band(&sc, NULL, true, s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s->requests_finished, 4, "all 4 finished");
+  cr_assert_eq(s->tpot.count, 0, "no TPOT sample");
+  cr_assert(isnan(s->tpot.p50) && isnan(s->tpot.p99) && isnan(s->tpot.mean) && isnan(s->tpot.max),
+            "the statistics of no sample are not 0 s: p50 %g", s->tpot.p50);
+  cr_assert(s->slo_tpot_p99.met && isnan(s->slo_tpot_p99.actual), "met, with no actual");
+  cr_assert_str_eq(s->slo_tpot_p99.reason, "no request had a second token", "reason");
+  cr_assert(s->slo_ttft_p99.met && !s->slo_ttft_p99.reason[0], "TTFT as before");
+
+  cJSON *j = kvsim_summary_json(s, &sc);
+  cr_assert_not_null(j, "json built");
+  const cJSON *tp =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "latency"), "tpot_s");
+  cr_assert_eq(num(j, "latency", "tpot_s", "count"), 0, "count kept");
+  const char *stats[] = {"mean", "p50", "p90", "p99", "max"};
+  for (int k = 0; k < 5; k++)
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(tp, stats[k])), "tpot_s.%s null",
+              stats[k]);
+  cr_assert_gt(num(j, "latency", "ttft_s", "p99"), 0, "TTFT has its figures");
+  const cJSON *t =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "slo"), "tpot_p99_s");
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "actual")), "slo actual null");
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "met")), "slo met");
+  cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "reason")),
+                   "no request had a second token", "slo reason beside met");
+  cJSON_Delete(j);
+
+  char line[1024];
+  kvsim_summary_run_line(s, "out", line, sizeof line);
+  cr_assert(strstr(line, "TPOT - (no request had a second token)"), "no TPOT: %s", line);
+  cr_assert_null(strstr(line, "nan"), "no nan: %s", line);
+  cr_assert(strstr(line, "TTFT p50 "), "the TTFT figures stay: %s", line);
   kvsim_scenario_fini(&sc);
   free(s);
 }

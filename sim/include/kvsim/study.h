@@ -326,9 +326,9 @@ typedef struct kvsim_search_point {
   double x;                  /* the searched multiplier or value */
   double value;              /* the scenario value it ran with */
   bool meets, ran;
-  double actual[KVSIM_SLO_MAX_TARGETS]; /* NAN when no request finished */
+  double actual[KVSIM_SLO_MAX_TARGETS]; /* NAN when no sample (nothing finished, or no TPOT) */
   int64_t rejected;
-  char note[256];            /* why it misses or did not run */
+  char note[256]; /* why it misses or did not run; a figure with no sample */
 } kvsim_search_point_t;
 
 typedef struct kvsim_search kvsim_search_t;

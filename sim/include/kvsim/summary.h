@@ -35,7 +35,9 @@ typedef struct kvsim_replica_summary {
   double prefix_hit_rate;
 } kvsim_replica_summary_t;
 
-/* One latency distribution, in seconds rounded to the nanosecond. */
+/* One latency distribution, in seconds rounded to the nanosecond. With
+ * count 0 (no request finished; for TPOT also when no request had a
+ * second token) every statistic is NAN, null in summary.json. */
 typedef struct kvsim_latency {
   int64_t count;
   double mean, p50, p90, p99, max;
@@ -72,9 +74,11 @@ typedef struct kvsim_calibration {
 typedef enum { KVSIM_STAT_MEAN = 0, KVSIM_STAT_P50, KVSIM_STAT_P90, KVSIM_STAT_P99 } kvsim_stat;
 typedef enum { KVSIM_METRIC_TTFT = 0, KVSIM_METRIC_TPOT, KVSIM_METRIC_E2E, KVSIM_METRIC_QUEUE } kvsim_metric;
 
-/* One SLO target of the scenario and what the run reached (p99). A run
- * where no request finished has no p99 (actual stays 0): its target is
- * not met, and reason says why (summary.json's "reason"; "" otherwise). */
+/* One SLO target of the scenario and what the run reached (p99). With no
+ * sample of the metric actual is NAN (null) and reason says why
+ * (summary.json's "reason"; "" otherwise): "no request finished" (not
+ * met: the run served nothing) or, for TPOT, "no request had a second
+ * token" (met: every finished request had one output token, none missed). */
 typedef struct kvsim_slo_result {
   bool given;        /* the scenario sets this target */
   double target, actual;

@@ -3,11 +3,22 @@
 
 #include "kvsim/summary.h"
 
+/* "p50 0.0123 s [lo, hi]"; requests of one output token have no TPOT:
+ * neither 0 s nor a range of nothing. */
+static void tpot_text(const kvsim_summary_t *s, char *buf, size_t cap) {
+  if (s->tpot.count == 0)
+    snprintf(buf, cap, "- (no request had a second token)");
+  else if (s->has_ranges)
+    snprintf(buf, cap, "p50 %.4f s [%.4f, %.4f]", s->tpot.p50, s->tpot_range.p50.lo,
+             s->tpot_range.p50.hi);
+  else
+    snprintf(buf, cap, "p50 %.4f s", s->tpot.p50);
+}
+
 void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf, size_t cap) {
-  char pm[64] = "", tp[48] = "", pre[48] = "", cal[160] = "";
+  char pm[64] = "", tp[64] = "", pre[48] = "", cal[160] = "";
   if (s->has_ranges) {
     snprintf(pm, sizeof pm, " [%.3f, %.3f]", s->ttft_range.p99.lo, s->ttft_range.p99.hi);
-    snprintf(tp, sizeof tp, " [%.4f, %.4f]", s->tpot_range.p50.lo, s->tpot_range.p50.hi);
     snprintf(pre, sizeof pre, " [%.0f, %.0f]", s->preemptions_range.lo, s->preemptions_range.hi);
   } else if (s->has_uncertainty && s->uncertainty_ttft_p99_s > 0) {
     snprintf(pm, sizeof pm, " +/- %.3f s", s->uncertainty_ttft_p99_s);
@@ -21,9 +32,10 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
   /* With no request finished the percentiles are of nothing: 0.000 s
    * would read as instant service. */
   char lat[256];
+  tpot_text(s, tp, sizeof tp);
   if (s->requests_finished > 0)
-    snprintf(lat, sizeof lat, "TTFT p50 %.3f s, p99 %.3f s%s; TPOT p50 %.4f s%s", s->ttft.p50,
-             s->ttft.p99, pm, s->tpot.p50, tp);
+    snprintf(lat, sizeof lat, "TTFT p50 %.3f s, p99 %.3f s%s; TPOT %s", s->ttft.p50, s->ttft.p99,
+             pm, tp);
   else
     snprintf(lat, sizeof lat, "no request finished: no latency figures");
   snprintf(buf, cap,

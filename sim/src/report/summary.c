@@ -81,6 +81,14 @@ void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st) 
   s->nreplica_rows = n;
 }
 
+/* A figure that may not exist: null when NAN (no sample), never 0. */
+static void add_known(cJSON *o, const char *key, double v) {
+  if (isnan(v))
+    cJSON_AddNullToObject(o, key);
+  else
+    cJSON_AddNumberToObject(o, key, v);
+}
+
 /* A finding's advice (only when it has some): each change, and once run
  * (kvsim_study_verify_advice) what it measured and the one-line verdict. */
 static void add_advice(cJSON *d, const kvsim_diagnosis_t *g) {
@@ -96,8 +104,8 @@ static void add_advice(cJSON *d, const kvsim_diagnosis_t *g) {
       cJSON_AddStringToObject(o, "verdict", a->verdict);
       if (a->rc == KVSIM_OK) {
         cJSON *m = cJSON_AddObjectToObject(o, "measured");
-        cJSON_AddNumberToObject(m, "ttft_p99_s", a->ttft_p99_s);
-        cJSON_AddNumberToObject(m, "tpot_p99_s", a->tpot_p99_s);
+        add_known(m, "ttft_p99_s", a->ttft_p99_s);
+        add_known(m, "tpot_p99_s", a->tpot_p99_s);
         cJSON_AddNumberToObject(m, "requests_per_s", a->requests_per_s);
         cJSON_AddNumberToObject(m, "preemptions", (double)a->preemptions);
         cJSON_AddNumberToObject(m, "rejected", (double)a->rejected);
@@ -161,15 +169,20 @@ static void add_num(cJSON *o, const char *key, double v, const kvsim_range_t *r)
     add_range(o, key, r);
 }
 
-/* r NULL: no ranges. */
+/* r NULL: no ranges. With no sample the statistics are null (the keys
+ * kept): a percentile of nothing is not 0 s. */
 static cJSON *latency_json(const kvsim_latency_t *l, const kvsim_latency_range_t *r) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddNumberToObject(j, "count", (double)l->count);
-  add_num(j, "mean", l->mean, r ? &r->mean : NULL);
-  add_num(j, "p50", l->p50, r ? &r->p50 : NULL);
-  add_num(j, "p90", l->p90, r ? &r->p90 : NULL);
-  add_num(j, "p99", l->p99, r ? &r->p99 : NULL);
-  add_num(j, "max", l->max, r ? &r->max : NULL);
+  const char *keys[] = {"mean", "p50", "p90", "p99", "max"};
+  const double v[] = {l->mean, l->p50, l->p90, l->p99, l->max};
+  const kvsim_range_t *rv[] = {r ? &r->mean : NULL, r ? &r->p50 : NULL, r ? &r->p90 : NULL,
+                               r ? &r->p99 : NULL, r ? &r->max : NULL};
+  for (int k = 0; k < 5; k++) {
+    add_known(j, keys[k], l->count ? v[k] : NAN);
+    if (rv[k])
+      add_range(j, keys[k], rv[k]);
+  }
   return j;
 }
 
@@ -205,7 +218,7 @@ static void add_slo(cJSON *slo, const char *key, const kvsim_slo_result_t *r) {
     return;
   cJSON *t = cJSON_AddObjectToObject(slo, key);
   cJSON_AddNumberToObject(t, "target", r->target);
-  cJSON_AddNumberToObject(t, "actual", r->actual);
+  add_known(t, "actual", r->actual); /* null: no sample (reason says why) */
   cJSON_AddBoolToObject(t, "met", r->met);
   if (r->reason[0]) /* only when there is one: the keys above stay as they were */
     cJSON_AddStringToObject(t, "reason", r->reason);

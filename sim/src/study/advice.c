@@ -144,9 +144,13 @@ static void judge(kvsim_advice_t *a, const kvsim_summary_t *base, const result_t
     misses(a->note, sizeof a->note, s);
 }
 
-/* Seconds as a reviewer reads them: 191 s, 10.3 s, 0.61 s. */
+/* Seconds as a reviewer reads them: 191 s, 10.3 s, 0.61 s; a p99 of no
+ * finished request (NAN) is none, not 0 s. */
 static void secs(char *b, size_t n, double x) {
-  snprintf(b, n, x >= 100 ? "%.0f s" : x >= 10 ? "%.1f s" : x >= 0.1 ? "%.2f s" : "%.3f s", x);
+  if (isnan(x))
+    snprintf(b, n, "- (none finished)");
+  else
+    snprintf(b, n, x >= 100 ? "%.0f s" : x >= 10 ? "%.1f s" : x >= 0.1 ? "%.2f s" : "%.3f s", x);
 }
 
 static void describe(kvsim_diagnosis_t *d, const kvsim_summary_t *base) {

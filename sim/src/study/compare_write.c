@@ -115,10 +115,29 @@ static const char *ge(bool lower_bound) { return lower_bound ? ">= " : ""; }
 
 static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
 
+/* Requests finished at the target (a TTFT) but none had a second token:
+ * no TPOT at all, which no request missed (summary.json's slo says met,
+ * with a reason), not a TPOT of 0 s nor one that misses. */
+static bool no_tpot(const kvsim_compare_row_t *r) {
+  return isfinite(r->ttft_p99) && isnan(r->tpot_p99) && isnan(r->tpot_p99_range[1]);
+}
+
 /* Meets the target also with every step at the band's slow edge. */
 static bool robust(const kvsim_compare_t *c, const kvsim_compare_row_t *r) {
   return meets(r) && !(c->slo_ttft_p99_s > 0 && !(r->ttft_p99_range[1] <= c->slo_ttft_p99_s)) &&
-         !(c->slo_tpot_p99_s > 0 && !(r->tpot_p99_range[1] <= c->slo_tpot_p99_s));
+         !(c->slo_tpot_p99_s > 0 && !no_tpot(r) && !(r->tpot_p99_range[1] <= c->slo_tpot_p99_s));
+}
+
+/* "TPOT 0.0123 s [lo, hi]" (ranged) or "TPOT 0.0123 s"; "no TPOT" when no
+ * request had a second token. */
+static void tpot_text(const kvsim_compare_row_t *r, bool ranged, char *buf, size_t cap) {
+  if (no_tpot(r))
+    snprintf(buf, cap, "no TPOT (no request had a second token)");
+  else if (ranged)
+    snprintf(buf, cap, "TPOT %.3g s [%.3g, %.3g]", r->tpot_p99, r->tpot_p99_range[0],
+             r->tpot_p99_range[1]);
+  else
+    snprintf(buf, cap, "TPOT %.3g s", r->tpot_p99);
 }
 
 /* One that holds across the band first, then cheaper when both have a
@@ -144,10 +163,12 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     PUT("No candidate meets %g req/s within the SLO", c->target_rate);
   } else {
     const kvsim_compare_row_t *r = &rows[best];
-    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], TPOT %.3g s [%.3g, %.3g] on %.0f GPU%s",
-        r->replicas, c->cand[best].label, c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
-        r->ttft_p99_range[1], r->tpot_p99, r->tpot_p99_range[0], r->tpot_p99_range[1],
-        r->replicas * r->gpus_per_replica, r->replicas * r->gpus_per_replica == 1 ? "" : "s");
+    char tpot[96];
+    tpot_text(r, true, tpot, sizeof tpot);
+    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], %s on %.0f GPU%s", r->replicas,
+        c->cand[best].label, c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
+        r->ttft_p99_range[1], tpot, r->replicas * r->gpus_per_replica,
+        r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
       PUT(" for $%.2f/h", r->cost_per_hour);
     if (!robust(c, r))
@@ -195,10 +216,13 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
             ge(r->goodput_lower_bound[2]), r->goodput_range[1]);
     if (isnan(r->replicas))
       fprintf(out, "no replica count meets %g req/s", c->target_rate);
-    else
-      fprintf(out, "%.0f replica%s = %.0f GPU%s, p99 TTFT %.3g s, TPOT %.3g s", r->replicas,
+    else {
+      char tpot[96];
+      tpot_text(r, false, tpot, sizeof tpot);
+      fprintf(out, "%.0f replica%s = %.0f GPU%s, p99 TTFT %.3g s, %s", r->replicas,
               r->replicas == 1 ? "" : "s", r->replicas * r->gpus_per_replica,
-              r->replicas * r->gpus_per_replica == 1 ? "" : "s", r->ttft_p99, r->tpot_p99);
+              r->replicas * r->gpus_per_replica == 1 ? "" : "s", r->ttft_p99, tpot);
+    }
     if (isfinite(r->cost_per_hour))
       fprintf(out, ", $%.2f/h", r->cost_per_hour);
     fprintf(out, " (%s)\n", kvsim_cal_status_name(r->cal_status));

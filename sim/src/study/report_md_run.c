@@ -105,6 +105,9 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
           none ? "; " : ": ");
   if (none)
     fputs("no request finished: no latency figures", f);
+  else if (s->tpot.count == 0) /* one output token each: no TPOT, not 0 s */
+    fprintf(f, "p99 TTFT %.3g s [%.3g, %.3g], no TPOT (no request had a second token)", s->ttft.p99,
+            e->ttft_range.p99.lo, e->ttft_range.p99.hi);
   else
     fprintf(f, "p99 TTFT %.3g s [%.3g, %.3g], p99 TPOT %.3g s [%.3g, %.3g]", s->ttft.p99,
             e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p99, e->tpot_range.p99.lo,
@@ -114,14 +117,17 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   fputs("## Table\n\n| figure | value | range over the band |\n|---|---|---|\n", f);
   if (none)
     fputs("| TTFT, TPOT, E2E | no request finished: no latency figures | |\n", f);
-  else
-    fprintf(f,
-            "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n| TPOT p50 / p99 s | %.3g / "
-            "%.3g | p99 %.3g .. %.3g |\n"
-            "| E2E p99 s | %.3g | %.3g .. %.3g |\n",
-            s->ttft.p50, s->ttft.p99, e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p50,
-            s->tpot.p99, e->tpot_range.p99.lo, e->tpot_range.p99.hi, s->e2e.p99,
-            e->e2e_range.p99.lo, e->e2e_range.p99.hi);
+  else {
+    fprintf(f, "| TTFT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n", s->ttft.p50, s->ttft.p99,
+            e->ttft_range.p99.lo, e->ttft_range.p99.hi);
+    if (s->tpot.count == 0)
+      fputs("| TPOT p50 / p99 s | - | no request had a second token |\n", f);
+    else
+      fprintf(f, "| TPOT p50 / p99 s | %.3g / %.3g | p99 %.3g .. %.3g |\n", s->tpot.p50,
+              s->tpot.p99, e->tpot_range.p99.lo, e->tpot_range.p99.hi);
+    fprintf(f, "| E2E p99 s | %.3g | %.3g .. %.3g |\n", s->e2e.p99, e->e2e_range.p99.lo,
+            e->e2e_range.p99.hi);
+  }
   fprintf(f,
           "| requests/s, output tokens/s | %.3g, %.4g | %.3g .. %.3g req/s |\n"
           "| KV peak / mean | %.1f %% / %.1f %% | peak %.1f .. %.1f %% |\n| preemptions | %lld | "
@@ -180,7 +186,7 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   }
   /* Figures by their sweep.csv column. */
   enum { TTFT99 = 6, TPOT99 = 8, RPS = 10, KVPEAK = 12, PREEMPT = 15, REJ = 2, FIN = 1 };
-  int64_t best = -1, nmet = 0, none = 0;
+  int64_t best = -1, nmet = 0, none = 0, no_tpot = 0;
   for (int64_t i = 0; i < sw->points; i++) {
     const kvsim_sweep_row_t *r = &res->rows[i];
     if (!r->ran || r->rc != KVSIM_OK)
@@ -188,6 +194,7 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
     /* A point where no request finished served nothing: it meets no SLO
      * (its p99s are not known, not 0 s). */
     none += r->fig[FIN] == 0;
+    no_tpot += r->fig[FIN] > 0 && isnan(r->fig[TPOT99]); /* one output token each */
     bool met = r->fig[REJ] == 0 && r->fig[FIN] > 0 &&
                !(sc.slo_ttft_p99_s > 0 && r->fig[TTFT99] > sc.slo_ttft_p99_s) &&
                !(sc.slo_tpot_p99_s > 0 && r->fig[TPOT99] > sc.slo_tpot_p99_s);
@@ -205,12 +212,17 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
           f);
   if (best < 0)
     fprintf(f, "None of the %lld points meets the SLO.\n\n", (long long)sw->points);
-  else
-    fprintf(f, "%lld of %lld points meet the SLO; the highest throughput among them is run%04lld "
-               "(%.3g req/s, p99 TTFT %.3g s, p99 TPOT %.3g s). Ranges: `kvsim run --report` on a "
-               "point re-runs it at the band's edges.\n\n",
+  else {
+    char tpot[48] = "no TPOT";
+    if (!isnan(res->rows[best].fig[TPOT99]))
+      snprintf(tpot, sizeof tpot, "p99 TPOT %.3g s", res->rows[best].fig[TPOT99]);
+    fprintf(f,
+            "%lld of %lld points meet the SLO; the highest throughput among them is run%04lld "
+            "(%.3g req/s, p99 TTFT %.3g s, %s). Ranges: `kvsim run --report` on a "
+            "point re-runs it at the band's edges.\n\n",
             (long long)nmet, (long long)sw->points, (long long)best, res->rows[best].fig[RPS],
-            res->rows[best].fig[TTFT99], res->rows[best].fig[TPOT99]);
+            res->rows[best].fig[TTFT99], tpot);
+  }
   fputs("## Table\n\n| run |", f);
   for (int k = 0; k < sw->nkeys; k++)
     fprintf(f, " %s |", sw->keys[k]);
@@ -239,6 +251,9 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   if (none)
     fprintf(f, "\n-: no request finished (%lld point%s): no latency figures.\n", (long long)none,
             none == 1 ? "" : "s");
+  if (no_tpot)
+    fprintf(f, "\n-: no request had a second token (%lld point%s): no TPOT.\n", (long long)no_tpot,
+            no_tpot == 1 ? "" : "s");
   fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
         "axis, one line per combination of the others.\n\n", f);
   kvsim_band_edge_t edge[2];

@@ -153,11 +153,25 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
       pt->meets = false;
       snprintf(pt->note, sizeof pt->note, "%lld requests rejected", (long long)pt->rejected);
     }
+    bool no_tpot = false;
     for (int i = 0; i < se->ntargets; i++) {
       const kvsim_slo_target_t *t = &se->targets[i];
-      pt->actual[i] = kvsim_latency_stat(kvsim_summary_latency(sum, t->metric), t->stat);
-      if (!(pt->actual[i] <= t->limit_s))
+      const kvsim_latency_t *l = kvsim_summary_latency(sum, t->metric);
+      pt->actual[i] = kvsim_latency_stat(l, t->stat);
+      /* Requests finished but none had a second token: no TPOT, and no
+       * request missed the target (as summary.json's slo says, met with
+       * a reason), rather than a p99 of 0 s read as meeting. */
+      if (l->count == 0 && sum->requests_finished > 0) {
+        pt->actual[i] = NAN;
+        no_tpot = true;
+      } else if (!(pt->actual[i] <= t->limit_s)) {
         pt->meets = false;
+      }
+    }
+    if (no_tpot) {
+      size_t len = strlen(pt->note);
+      snprintf(pt->note + len, sizeof pt->note - len, "%sno request had a second token",
+               len ? "; " : "");
     }
     /* Nothing finished (a rate so high that no request gets through
      * before output.max_time_s, or all rejected): the statistics are of

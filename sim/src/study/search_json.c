@@ -88,7 +88,7 @@ int kvsim_search_parse_slo(const char *s, kvsim_search_t *se, kvsim_err *err) {
 void kvsim_search_point_print(const kvsim_search_t *se, const kvsim_search_point_t *p, FILE *out) {
   fprintf(out, "  %s = %-10.6g", se->key, p->value);
   for (int i = 0; i < se->ntargets; i++)
-    if (isnan(p->actual[i])) /* no request finished: no figure */
+    if (isnan(p->actual[i])) /* no sample (nothing finished, or no TPOT): no figure */
       fprintf(out, " %s_%s -", metric_names[se->targets[i].metric],
               stat_names[se->targets[i].stat]);
     else
@@ -126,7 +126,7 @@ cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char 
     cJSON_AddBoolToObject(p, "meets", pt->meets);
     for (int j = 0; j < se->ntargets && pt->ran; j++) {
       target_key(&se->targets[j], k, sizeof k);
-      add_num(p, k, pt->actual[j]); /* null: no request finished */
+      add_num(p, k, pt->actual[j]); /* null: no sample */
     }
     if (pt->note[0])
       cJSON_AddStringToObject(p, "note", pt->note);
