@@ -8,10 +8,12 @@
 # - sweep.csv and the sweep's REPORT.md showed 0 s and counted the point
 #   as meeting the SLO;
 # - compare_sweep.csv showed 0 s;
-# - summary.json's latency statistics and each target's actual were 0.
+# - summary.json's latency statistics and each target's actual were 0;
+# - the diagnosis' verified advice compared a p99 of 0 s with the change's
+#   ("p99 TTFT 0.000 s -> 0.085 s ... worse").
 # Now the targets are not met with a reason, the searches count the point
-# as missing, the tables leave the cells empty ("-" in markdown), and the
-# statistics and actuals are null.
+# as missing, the tables leave the cells empty ("-" in markdown), the
+# statistics and actuals are null, and the advice cannot tell.
 set -euo pipefail
 kvsim=$1
 tmp=$(mktemp -d)
@@ -137,4 +139,18 @@ col=$(head -1 "$cc" | tr ',' '\n' | grep -n '^goodput_lower_bound$' | cut -d: -f
 cs=$tmp/cmp/compare_sweep.csv
 grep -Eq '^L4,[0-9.]+,,,0\.[0-9]+$' "$cs" || fail "compare_sweep.csv: no empty p99 where nothing finished:" "$cs"
 ! grep -Eq '^L4,[0-9.]+,0,0,' "$cs" || fail "compare_sweep.csv: a p99 of 0 s:" "$cs"
-echo "nothing finished: SLOs not met with a reason, searches miss, tables leave the cells empty"
+# 5. Verified advice: every request rejected (no SLO, so no verdict by
+# one): max_model_len doubled serves them, but a p99 of nothing is no
+# figure to compare with ("worse" before), and none is printed as 0 s.
+grep -v '"slo"' "$tmp/rejected.json" | sed 's/"value": 10 } } },/"value": 10 } } } }/' >"$tmp/rej-noslo.json"
+timeout 60 "$kvsim" run "$tmp/rej-noslo.json" --out "$tmp/adv" --quiet --no-band
+s=$tmp/adv/summary.json
+grep -q '"verdict":	"cannot tell",' "$s" || fail "advice: a verdict on a run that finished nothing:" "$s"
+grep -q '"verified":	"max_model_len 1024 -> 2048: p99 TTFT - (none finished) -> [0-9.]* s (0.00 -> ' "$s" ||
+  fail "advice: the measured line" "$s"
+! grep -q '0\.000 s' "$s" || fail "advice: a p99 of 0 s:" "$s"
+# With the SLO the change meets it outright: that verdict needs no p99 of
+# the run diagnosed.
+timeout 60 "$kvsim" run "$tmp/rejected.json" --out "$tmp/adv2" --quiet --no-band
+grep -q '"verdict":	"meets the SLO",' "$tmp/adv2/summary.json" || fail "advice with the SLO:" "$tmp/adv2/summary.json"
+echo "nothing finished: SLOs not met with a reason, searches miss, tables leave the cells empty, advice cannot tell"

@@ -2,6 +2,7 @@
  * and not on the others), the advice they list, and verified advice on a
  * small scenario. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "kvsim/study.h"
@@ -316,6 +317,66 @@ Test(diagnosis, advice_that_does_not_fit_is_a_verdict) {
                    d->advice[1].verdict);
   cr_assert(strstr(d->advice[1].note, "max_num_seqs"), "names the key: %s", d->advice[1].note);
   cr_assert(strstr(d->verified, "util 0.05: does not fit"), "verified line: %s", d->verified);
+  kvsim_scenario_fini(&sc);
+}
+
+/* One hand-made advice of max_model_len = len on s, verified. */
+static const kvsim_advice_t *verify_len(const kvsim_scenario_t *sc, kvsim_summary_t *s,
+                                        double len) {
+  kvsim_err err = {0};
+  s->ndiagnosis = 1;
+  kvsim_diagnosis_t *d = &s->diagnosis[0];
+  memset(d, 0, sizeof *d);
+  snprintf(d->code, sizeof d->code, "hand");
+  d->nadvice = 1;
+  d->advice[0] = (kvsim_advice_t){.kind = KVSIM_ADVICE_MAX_MODEL_LEN, .value = len};
+  snprintf(d->advice[0].label, sizeof d->advice[0].label, "len %g", len);
+  cr_assert_eq(kvsim_study_verify_advice(sc, s, 1, &err), KVSIM_OK, "verify: %s", err.msg);
+  cr_assert_eq(d->advice[0].rc, KVSIM_OK, "len %g ran: %s", len, d->advice[0].note);
+  return &d->advice[0];
+}
+
+/* Regression: the verdict compared p99 TTFTs of 0 s where a side had no
+ * finished request: a change that rejects every request "helps" (0 s
+ * below the run's p99), one that serves a run that served nothing is
+ * "worse". With no p99 on one side there is nothing to compare. */
+Test(diagnosis, advice_where_a_side_finished_nothing_cannot_tell) {
+  static const char *short_prompts =
+      "{ \"name\": \"sp\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": "
+      "\"l4\" }, \"engine\": { \"max_model_len\": 1024 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 4, \"arrival\": { \"process\": "
+      "\"constant\", \"rate\": 1 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 300 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
+  kvsim_err err = {0};
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_scenario_parse(short_prompts, "sp.json", ".", NULL, 0, &sc, &err), KVSIM_OK,
+               "%s", err.msg);
+  static kvsim_summary_t s;
+  cr_assert_eq(kvsim_study_run(&sc, NULL, &s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s.requests_finished, 4, "all 4 served at max_model_len 1024");
+  /* max_model_len 256 rejects every 300-token prompt: nothing finishes. */
+  const kvsim_advice_t *a = verify_len(&sc, &s, 256);
+  cr_assert_eq(a->rejected, 4, "all rejected with the change (%lld)", (long long)a->rejected);
+  cr_assert_str_eq(a->verdict, "cannot tell", "no p99 with the change: %s", a->verdict);
+  cr_assert(isnan(a->ttft_p99_s), "no p99 TTFT measured, not 0 s: %g", a->ttft_p99_s);
+  cr_assert(strstr(s.diagnosis[0].verified, "-> - (none finished)"), "the line says so: %s",
+            s.diagnosis[0].verified);
+  cr_assert_null(strstr(s.diagnosis[0].verified, "0.000 s"), "no 0 s p99: %s",
+                 s.diagnosis[0].verified);
+  kvsim_scenario_fini(&sc);
+
+  /* The other way round: the run diagnosed rejected every request. */
+  const char *sets[] = {"engine.max_model_len=256"};
+  cr_assert_eq(kvsim_scenario_parse(short_prompts, "sp.json", ".", sets, 1, &sc, &err), KVSIM_OK,
+               "%s", err.msg);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, &s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s.requests_finished, 0, "nothing served at max_model_len 256");
+  a = verify_len(&sc, &s, 1024);
+  cr_assert_eq(a->rejected, 0, "the change serves them");
+  cr_assert_str_eq(a->verdict, "cannot tell", "no p99 in the run diagnosed: %s", a->verdict);
+  cr_assert(strstr(s.diagnosis[0].verified, "p99 TTFT - (none finished) -> "),
+            "the line says so: %s", s.diagnosis[0].verified);
   kvsim_scenario_fini(&sc);
 }
 

@@ -114,7 +114,8 @@ typedef struct kvsim_advice {
   double ttft_p99_s, tpot_p99_s, requests_per_s;
   int64_t preemptions, rejected;
   bool slo_given, slo_met;
-  char verdict[24];    /* "meets the SLO", "not enough", "helps", "no better", "worse", "does not fit", "failed" */
+  char verdict[24]; /* "meets the SLO", "not enough", "helps", "no better", "worse", "cannot tell"
+                       (a side finished nothing), "does not fit", "failed" */
   char note[200];
 } kvsim_advice_t;
 

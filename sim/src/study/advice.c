@@ -110,7 +110,9 @@ static void misses(char *b, size_t n, const kvsim_summary_t *s) {
 }
 
 /* Measured against the run diagnosed, on p99 TTFT (where every overload
- * shows first): 10% either way is noise. */
+ * shows first): 10% either way is noise. A side where no request finished
+ * has no p99 (NAN), so there is nothing to compare: "cannot tell", unless
+ * the change meets the SLO outright. */
 static void judge(kvsim_advice_t *a, const kvsim_summary_t *base, const result_t *r) {
   a->tried = true;
   a->rc = r->rc;
@@ -131,6 +133,8 @@ static void judge(kvsim_advice_t *a, const kvsim_summary_t *base, const result_t
   const char *v;
   if (a->slo_met)
     v = "meets the SLO";
+  else if (base->requests_finished == 0 || s->requests_finished == 0)
+    v = "cannot tell";
   else if (after > 1.1 * before)
     v = "worse";
   else if (after >= 0.9 * before)
