@@ -12,13 +12,14 @@ command -v gnuplot >/dev/null || { echo "plot_compare.sh: gnuplot not found" >&2
 for f in compare.csv compare_sweep.csv REPORT.md; do
   [ -f "$dir/$f" ] || { echo "plot_compare.sh: $dir/$f: not found (not a compare folder)" >&2; exit 2; }
 done
-# The SLO and target from REPORT.md's question line, the study name from its title.
+# The SLO and target from REPORT.md's question line, the study name from its
+# title (Markdown-escaped there: each backslash pair is the character).
 slo=$(sed -n 's/.*p99 TTFT <= \([0-9.e+-]*\) s.*/\1/p' "$dir/REPORT.md" | head -1)
 # compare.csv's columns by name (labels are plain words: quoted only with a comma).
 col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) print i; exit }' "$dir/compare.csv"; }
 c_target=$(col target_rate) c_fits=$(col fits) c_gpd=$(col goodput_per_dollar)
 target=$(awk -F, -v c="$c_target" 'NR == 2 { print $c }' "$dir/compare.csv")
-name=$(sed -n '1s/^# Capacity review: //p' "$dir/REPORT.md")
+name=$(sed -n '1s/^# Capacity review: //p' "$dir/REPORT.md" | sed 's/\\\(.\)/\1/g')
 model=$(awk -F, 'NR == 2 { print $3 }' "$dir/compare.csv")
 slo_lines=""
 if [ -n "$slo" ]; then

@@ -519,8 +519,9 @@ void kvsim_compare_result_fini(kvsim_compare_result_t *res);
 /* Candidate i evaluated in this process (what a job of the run does). */
 int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
                             kvsim_compare_row_t *row, kvsim_err *err);
-/* The one-sentence answer from the rows. */
-void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
+/* The one-sentence answer from the rows; md: each label escaped for
+ * Markdown (REPORT.md's), else as given (the terminal's). */
+void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap);
 /* The answer, one line per candidate and (dir not NULL) where the files
  * are, for a terminal. */

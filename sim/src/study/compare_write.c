@@ -12,6 +12,7 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "report/tmpfiles.h"
+#include "study/md.h"
 #include "study/run.h"
 
 /* A figure in a table: 6 significant digits, empty when not known. */
@@ -150,8 +151,18 @@ static bool better(const kvsim_compare_t *c, const kvsim_compare_row_t *a, const
   return a->replicas * a->gpus_per_replica < b->replicas * b->gpus_per_replica;
 }
 
-void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n,
+/* Candidate i's label, escaped into tmp for Markdown when md. */
+static const char *label(const kvsim_compare_t *c, int i, bool md, char *tmp, size_t cap) {
+  if (!md)
+    return c->cand[i].label;
+  kvsim__md_escape(tmp, cap, c->cand[i].label);
+  return tmp;
+}
+
+void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap) {
+  char tmp[2 * sizeof c->cand[0].label];
+#define LABEL(i) label(c, i, md, tmp, sizeof tmp)
   int best = -1;
   for (int i = 0; i < n; i++)
     if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
@@ -166,9 +177,8 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     char tpot[96];
     tpot_text(r, true, tpot, sizeof tpot);
     PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], %s on %.0f GPU%s", r->replicas,
-        c->cand[best].label, c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
-        r->ttft_p99_range[1], tpot, r->replicas * r->gpus_per_replica,
-        r->replicas * r->gpus_per_replica == 1 ? "" : "s");
+        LABEL(best), c->target_rate, r->ttft_p99, r->ttft_p99_range[0], r->ttft_p99_range[1], tpot,
+        r->replicas * r->gpus_per_replica, r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
       PUT(" for $%.2f/h", r->cost_per_hour);
     if (!robust(c, r))
@@ -179,25 +189,26 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     if (i == best)
       continue;
     if (r->rc == KVSIM_ENOFIT)
-      PUT("; %s does not fit", c->cand[i].label);
+      PUT("; %s does not fit", LABEL(i));
     else if (r->rc < 0)
-      PUT("; %s failed", c->cand[i].label);
+      PUT("; %s failed", LABEL(i));
     else if (isnan(r->goodput))
-      PUT("; %s meets the SLO at no rate tried", c->cand[i].label);
+      PUT("; %s meets the SLO at no rate tried", LABEL(i));
     else if (meets(r)) {
       PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g] per deployment (%.0f x for the target",
-          c->cand[i].label, ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
+          LABEL(i), ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
           r->goodput_range[0], ge(r->goodput_lower_bound[2]), r->goodput_range[1], r->replicas);
       if (isfinite(r->cost_per_hour))
         PUT(", $%.2f/h", r->cost_per_hour);
       PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
-      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g]", c->cand[i].label, ge(r->goodput_lower_bound[0]),
-          r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0], ge(r->goodput_lower_bound[2]),
-          r->goodput_range[1]);
+      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g]", LABEL(i), ge(r->goodput_lower_bound[0]),
+          r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0],
+          ge(r->goodput_lower_bound[2]), r->goodput_range[1]);
     }
   }
   PUT(".");
+#undef LABEL
 #undef PUT
 }
 
@@ -412,7 +423,7 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
   }
   int rc = kvsim_study_parallel_records(0, c->ncandidates, 1, opts->jobs, job, done, &x, err);
   if (rc == KVSIM_OK)
-    kvsim_compare_answer(c, res->rows, res->n, res->answer, sizeof res->answer);
+    kvsim_compare_answer(c, res->rows, res->n, false, res->answer, sizeof res->answer);
   if (rc == KVSIM_OK && opts->out)
     rc = write_outputs(c, opts, res, err);
   if (opts->out)

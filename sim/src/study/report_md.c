@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kvsim/study.h"
+#include "study/md.h"
 
 /* "1.23 [1.1, 1.4]", "-" when not known; ">= " before a lower bound
  * (lb: value, low, high; NULL: none). */
@@ -40,10 +41,14 @@ static void cell(FILE *f, double v, const char *fmt) {
 
 static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows) {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(c->scenario, "name");
-  fprintf(f, "## Question\n\nWhich of %d deployments serves **%g req/s** of `%s`", c->ncandidates,
-          c->target_rate, cJSON_IsString(name) ? name->valuestring : c->scenario_where);
-  if (rows[0].model[0])
-    fprintf(f, " (%s)", rows[0].model);
+  fprintf(f, "## Question\n\nWhich of %d deployments serves **%g req/s** of ", c->ncandidates,
+          c->target_rate);
+  kvsim__md_text(f, cJSON_IsString(name) ? name->valuestring : c->scenario_where);
+  if (rows[0].model[0]) {
+    fputs(" (", f);
+    kvsim__md_text(f, rows[0].model);
+    fputc(')', f);
+  }
   fputs(" within the SLO", f);
   if (c->slo_ttft_p99_s > 0)
     fprintf(f, " p99 TTFT <= %g s", c->slo_ttft_p99_s);
@@ -52,17 +57,9 @@ static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
   if (c->slo_e2e_p99_s > 0)
     fprintf(f, ", p99 E2E <= %g s", c->slo_e2e_p99_s);
   fputs(", and at what cost?\n\n", f);
-  if (c->description[0])
-    fprintf(f, "%s\n\n", c->description);
-}
-
-/* Text in a table cell: a '|' escaped, so that a label such as "a|b" stays
- * one cell (GitHub's tables read "\|" as the character). */
-static void cell_text(FILE *f, const char *s) {
-  for (; *s; s++) {
-    if (*s == '|')
-      fputc('\\', f);
-    fputc(*s, f);
+  if (c->description[0]) {
+    kvsim__md_text(f, c->description);
+    fputs("\n\n", f);
   }
 }
 
@@ -76,8 +73,10 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
   for (int i = 0; i < n; i++) {
     const kvsim_compare_row_t *r = &rows[i];
     fputs("| ", f);
-    cell_text(f, c->cand[i].label);
-    fprintf(f, " | %s | %d x %d |", r->gpu[0] ? r->gpu : "-", r->tp, r->pp);
+    kvsim__md_text(f, c->cand[i].label);
+    fputs(" | ", f);
+    kvsim__md_text(f, r->gpu[0] ? r->gpu : "-");
+    fprintf(f, " | %d x %d |", r->tp, r->pp);
     cell(f, r->gpu[0] ? r->gpu_memory_utilization : NAN, "%.2f");
     fprintf(f, " %s | %s | %lld |", r->kv_cache_dtype[0] ? r->kv_cache_dtype : "-",
             r->rc == KVSIM_OK ? "yes" : r->rc == KVSIM_ENOFIT ? "**no**" : "failed",
@@ -116,7 +115,9 @@ static void plots(FILE *f) {
 static void plans(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
   fputs("## Memory plan of each candidate\n\n", f);
   for (int i = 0; i < n; i++) {
-    fprintf(f, "### %s\n\n", c->cand[i].label);
+    fputs("### ", f);
+    kvsim__md_text(f, c->cand[i].label);
+    fputs("\n\n", f);
     if (rows[i].plan_text[0])
       fprintf(f, "```\n%s```\n\n", rows[i].plan_text);
     if (rows[i].rc < 0)
@@ -130,7 +131,9 @@ static void diagnosis(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row
     const kvsim_compare_row_t *r = &rows[i];
     if (r->rc < 0 || isnan(r->replicas))
       continue;
-    fprintf(f, "- **%s**:%s\n", c->cand[i].label, r->ndiagnosis ? "" : " nothing to report.");
+    fputs("- **", f);
+    kvsim__md_text(f, c->cand[i].label);
+    fprintf(f, "**:%s\n", r->ndiagnosis ? "" : " nothing to report.");
     for (int k = 0; k < r->ndiagnosis; k++)
       fprintf(f, "  - %s (%s): %s\n", r->diagnosis[k].code, r->diagnosis[k].severity,
               r->diagnosis[k].message);
@@ -148,7 +151,9 @@ static void rests_on(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
       seen = !strcmp(rows[j].gpu, r->gpu);
     if (seen)
       continue;
-    fprintf(f, "- %s: step-time coefficients **%s**", r->gpu, kvsim_cal_status_name(r->cal_status));
+    fputs("- ", f);
+    kvsim__md_text(f, r->gpu);
+    fprintf(f, ": step-time coefficients **%s**", kvsim_cal_status_name(r->cal_status));
     if (r->cal_rows > 0)
       fprintf(f, " (%d measured rows)", r->cal_rows);
     fprintf(f, "; band +/- %.0f %% TTFT, +/- %.0f %% TPOT (%s); ranges re-run at step-time x%.3g and x%.3g "
@@ -159,9 +164,14 @@ static void rests_on(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
                                 : "a default width for coefficients of this status, not a measured error",
             r->band_edge[0].step, r->band_edge[1].step, r->band_edge[0].prefill, r->band_edge[1].prefill);
   }
-  fprintf(f, "- kvsim %s; %s.\n", KVSIM_VERSION, c->where);
-  if (command)
-    fprintf(f, "- Reproduce: `%s`\n", command);
+  fprintf(f, "- kvsim %s; ", KVSIM_VERSION);
+  kvsim__md_text(f, c->where);
+  fputs(".\n", f);
+  if (command) {
+    fputs("- Reproduce: ", f);
+    kvsim__md_code(f, command);
+    fputc('\n', f);
+  }
 }
 
 char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_result_t *res,
@@ -171,9 +181,15 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return NULL;
-  fprintf(f, "# Capacity review: %s\n\n", c->name);
+  fputs("# Capacity review: ", f);
+  kvsim__md_text(f, c->name);
+  fputs("\n\n", f);
   question(f, c, res->rows);
-  fprintf(f, "## Answer\n\n%s\n\n", res->answer);
+  /* The answer names candidates: the same sentence with each label
+   * escaped (res->answer is the terminal's). */
+  char answer[sizeof res->answer * 2];
+  kvsim_compare_answer(c, res->rows, res->n, true, answer, sizeof answer);
+  fprintf(f, "## Answer\n\n%s\n\n", answer);
   table(f, c, res->rows, res->n);
   plots(f);
   plans(f, c, res->rows, res->n);

@@ -11,6 +11,7 @@
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "study/md.h"
 
 /* s's ranges, or those of the scenario run again with its band. */
 static int ranged(const kvsim_scenario_t *sc, const kvsim_summary_t *s, kvsim_summary_t *out,
@@ -37,20 +38,29 @@ static void rests_on(FILE *f, const kvsim_scenario_t *sc, const kvsim_band_edge_
                      const char *verb, const char *dir) {
   double t, d;
   kvsim_gpu_band_moe(&sc->gpu.perf, sc->model.num_experts > 0, &t, &d);
-  fprintf(f, "## What the figures rest on\n\n- %s: step-time coefficients **%s**; band +/- %.0f %% "
-             "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g "
-             "(prefill x%.3g and x%.3g).\n",
-          sc->gpu.name, kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
-          sc->gpu.perf.band_ttft_rel > 0 || sc->gpu.perf.band_tpot_rel > 0 ? "the fit's held-out error"
-          : sc->gpu.perf.ttft_rel_sigma > 0 ? "the fit's in-sample spread, widened unless fitted on this GPU"
-                                            : "a default width for this status, not a measured error",
+  fputs("## What the figures rest on\n\n- ", f);
+  kvsim__md_text(f, sc->gpu.name);
+  fprintf(f,
+          ": step-time coefficients **%s**; band +/- %.0f %% "
+          "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g "
+          "(prefill x%.3g and x%.3g).\n",
+          kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
+          sc->gpu.perf.band_ttft_rel > 0 || sc->gpu.perf.band_tpot_rel > 0
+              ? "the fit's held-out error"
+          : sc->gpu.perf.ttft_rel_sigma > 0
+              ? "the fit's in-sample spread, widened unless fitted on this GPU"
+              : "a default width for this status, not a measured error",
           edge[0].step, edge[1].step, edge[0].prefill, edge[1].prefill);
   fprintf(f, "- kvsim %s.\n", KVSIM_VERSION);
-  if (command)
-    fprintf(f, "- Reproduce: `%s`\n", command);
-  else if (!strcmp(verb, "run"))
-    fprintf(f, "- Reproduce: `kvsim run %s --out %s --report`, with the `--set` overrides that summary.json's "
-               "config records.\n", sc->path[0] ? sc->path : "(the embedded default)", dir);
+  char made[8400];
+  if (!command && !strcmp(verb, "run"))
+    snprintf(made, sizeof made, "kvsim run %s --out %s --report",
+             sc->path[0] ? sc->path : "(the embedded default)", dir);
+  if (command || !strcmp(verb, "run")) {
+    fputs("- Reproduce: ", f);
+    kvsim__md_code(f, command ? command : made);
+    fputs(command ? "\n" : ", with the `--set` overrides that summary.json's config records.\n", f);
+  }
 }
 
 static void plan_block(FILE *f, const kvsim_scenario_t *sc, const kvsim_plan_t *pl) {
@@ -91,11 +101,18 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   bool met = (!s->slo_ttft_p99.given || s->slo_ttft_p99.met) &&
              (!s->slo_tpot_p99.given || s->slo_tpot_p99.met) &&
              (!s->slo_e2e_p99.given || s->slo_e2e_p99.met) && !s->requests_rejected && !none;
-  fprintf(f, "# Run report: %s\n\n## Question\n\nHow does %s on %s x %d (TP %d, PP %d, "
-             "gpu_memory_utilization %.2f, KV %s) serve this workload (%lld requests, %.3g req/s "
-             "served) within the SLO",
-          s->name, sc->model.name, sc->gpu.name, s->replicas > 0 ? s->replicas : 1, s->plan.p.tp,
-          s->plan.p.pp, s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
+  fputs("# Run report: ", f);
+  kvsim__md_text(f, s->name);
+  fputs("\n\n## Question\n\nHow does ", f);
+  kvsim__md_text(f, sc->model.name);
+  fputs(" on ", f);
+  kvsim__md_text(f, sc->gpu.name);
+  fprintf(f,
+          " x %d (TP %d, PP %d, "
+          "gpu_memory_utilization %.2f, KV %s) serve this workload (%lld requests, %.3g req/s "
+          "served) within the SLO",
+          s->replicas > 0 ? s->replicas : 1, s->plan.p.tp, s->plan.p.pp,
+          s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
           (long long)s->requests_total, s->requests_per_s);
   slo_text(f, sc);
   fprintf(f, "?\n\n## Answer\n\n%s%s",
@@ -171,6 +188,15 @@ static void latency_cell(FILE *f, double v) {
     fputs(" - |", f);
 }
 
+/* A grid value as the table shows it: a string as itself, else its JSON. */
+static void value_cell(FILE *f, const cJSON *jv) {
+  char *v = cJSON_IsString(jv) ? NULL : cJSON_PrintUnformatted(jv);
+  fputc(' ', f);
+  kvsim__md_text(f, cJSON_IsString(jv) ? jv->valuestring : v ? v : "");
+  fputs(" |", f);
+  free(v);
+}
+
 int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
                                 const char *dir, const char *sweep_file, kvsim_err *err) {
   kvsim_scenario_t sc;
@@ -202,9 +228,15 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
     if (met && (best < 0 || r->fig[RPS] > res->rows[best].fig[RPS]))
       best = i;
   }
-  fprintf(f, "# Sweep report: %s\n\n## Question\n\nWhich of %lld variations of `%s` (%s on %s) serves "
-             "its workload within the SLO",
-          sw->name, (long long)sw->points, sc.name, sc.model.name, sc.gpu.name);
+  fputs("# Sweep report: ", f);
+  kvsim__md_text(f, sw->name);
+  fprintf(f, "\n\n## Question\n\nWhich of %lld variations of ", (long long)sw->points);
+  kvsim__md_text(f, sc.name);
+  fputs(" (", f);
+  kvsim__md_text(f, sc.model.name);
+  fputs(" on ", f);
+  kvsim__md_text(f, sc.gpu.name);
+  fputs(") serves its workload within the SLO", f);
   slo_text(f, &sc);
   fputs("?\n\n## Answer\n\n", f);
   if (!(sc.slo_ttft_p99_s > 0 || sc.slo_tpot_p99_s > 0))
@@ -224,8 +256,11 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
             res->rows[best].fig[TTFT99], tpot);
   }
   fputs("## Table\n\n| run |", f);
-  for (int k = 0; k < sw->nkeys; k++)
-    fprintf(f, " %s |", sw->keys[k]);
+  for (int k = 0; k < sw->nkeys; k++) {
+    fputc(' ', f);
+    kvsim__md_text(f, sw->keys[k]);
+    fputs(" |", f);
+  }
   fputs(" p99 TTFT s | p99 TPOT s | req/s | KV peak | preemptions |\n|---|", f);
   for (int k = 0; k < sw->nkeys + 5; k++)
     fputs("---|", f);
@@ -235,12 +270,8 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
     if (!r->ran)
       continue;
     fprintf(f, "| run%04lld |", (long long)i);
-    for (int k = 0; k < sw->nkeys; k++) {
-      const cJSON *jv = kvsim_sweep_value(sw, i, k);
-      char *v = cJSON_IsString(jv) ? NULL : cJSON_PrintUnformatted(jv);
-      fprintf(f, " %s |", cJSON_IsString(jv) ? jv->valuestring : v ? v : "");
-      free(v);
-    }
+    for (int k = 0; k < sw->nkeys; k++)
+      value_cell(f, kvsim_sweep_value(sw, i, k));
     if (r->rc == KVSIM_OK) {
       latency_cell(f, r->fig[TTFT99]);
       latency_cell(f, r->fig[TPOT99]);

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# REPORT.md of sweep, run and compare:
+# - user text (sweep, study and scenario names, candidate labels, grid
+#   values, the description) is escaped Markdown, so that '|', '*', '_',
+#   '#', '`' or '<' in it neither breaks a table nor restyles the page; a
+#   command with a backtick stays one code span.
+set -euo pipefail
+kvsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; [ -z "${2:-}" ] || cat "$2" >&2; exit 1; }
+has() { grep -qxF -- "$2" "$1" || fail "$1 lacks the line: $2" "$1"; }
+# Every row of each table has the header's cells (an unescaped '|' in a
+# label adds one).
+same_cells() {
+  awk '/^\|/ { l = $0; gsub(/\\\|/, "", l); n = gsub(/\|/, "", l)
+               if (!t) { want = n; t = 1 } else if (n != want) { print FILENAME ":" FNR ": " n " bars, want " want; bad = 1 } }
+       !/^\|/ { t = 0 } END { exit bad }' "$1" || fail "a table row of $1 has more or fewer cells than its header" "$1"
+}
+base=$src/tests/golden/data/small-synthetic.json
+
+# Markdown in user text. A sweep: its name, the scenario's, grid values.
+cat >"$tmp/md.json" <<JSON
+{ "name": "s|w *x* _y_", "scenario": "$base",
+  "set": { "workload.synthetic.requests": 20, "name": "base <b> \`c\` #h" },
+  "grid": { "name": ["a|b *c*", "_d_ #e <i>"] } }
+JSON
+"$kvsim" sweep "$tmp/md.json" --out "$tmp/md" --report --quiet
+md=$tmp/md/REPORT.md
+has "$md" '# Sweep report: s\|w \*x\* \_y\_'
+grep -qF 'Which of 2 variations of base \<b\> \`c\` \#h (llama-3.2-1b on l4) serves' "$md" || fail "the scenario name is not escaped" "$md"
+grep -qF '| run0000 | a\|b \*c\* | ' "$md" && grep -qF '| run0001 | \_d\_ \#e \<i\> | ' "$md" ||
+  fail "grid values are not escaped" "$md"
+same_cells "$md"
+# A run: its name, and a folder with a backtick in the command's code span.
+"$kvsim" run "$base" --set 'name=r|n *x*' --set workload.synthetic.requests=20 --no-verify-advice \
+  --out "$tmp/o\`t" --report --quiet
+md="$tmp/o\`t/REPORT.md"
+has "$md" '# Run report: r\|n \*x\*'
+grep -qF -- "- Reproduce: \`\`kvsim run $base --out $tmp/o\`t --report\`\`, with" "$md" ||
+  fail "the command is not one code span" "$md"
+# A compare: the study's name, the scenario's, the description, and the
+# labels in the answer, the table, the plans' headings and the diagnosis.
+cat >"$tmp/study.json" <<'JSON'
+{ "name": "md *study* | _x_", "description": "Labels with <b>Markdown</b>: a `tick`, a | bar.",
+  "scenario": { "name": "md_chat #1", "seed": 3, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
+    "engine": { "max_model_len": 4096, "max_num_seqs": 32 },
+    "workload": { "synthetic": { "requests": 40, "arrival": { "process": "poisson", "rate": 10 },
+      "prompt_tokens": { "dist": "lognormal", "mean": 500, "sigma": 0.5, "max": 3000 },
+      "output_tokens": { "dist": "uniform", "min": 20, "max": 200 } } } },
+  "slo": { "ttft_p99_s": 1.0 }, "target_rate": 5,
+  "candidates": [
+    { "label": "L4 *fast* | _x_ #1 <b> `c` [l](u)", "set": {} },
+    { "label": "L4 a|b", "set": { "engine.gpu_memory_utilization": 0.1 } } ] }
+JSON
+"$kvsim" compare "$tmp/study.json" --out "$tmp/cmp" --quiet >/dev/null
+md=$tmp/cmp/REPORT.md
+L='L4 \*fast\* \| \_x\_ \#1 \<b\> \`c\` \[l\](u)'
+has "$md" '# Capacity review: md \*study\* \| \_x\_'
+grep -qF 'serves **5 req/s** of md\_chat \#1 (llama-3.2-1b) within' "$md" || fail "the scenario name is not escaped" "$md"
+has "$md" 'Labels with \<b\>Markdown\</b\>: a \`tick\`, a \| bar.'
+grep -qF "1 x ($L) meets 5 req/s" "$md" && grep -qF '; L4 a\|b does not fit.' "$md" ||
+  fail "the answer's labels are not escaped" "$md"
+grep -qF "| $L | l4 | 1 x 1 |" "$md" && grep -qF '| L4 a\|b | l4 | 1 x 1 |' "$md" || fail "the table's labels are not escaped" "$md"
+has "$md" "### $L"
+has "$md" '### L4 a\|b'
+has "$md" "- **$L**:"
+same_cells "$md"
+echo "REPORT.md: names and labels escaped"
