@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # REPORT.md of sweep, run and compare:
+# - a sweep judges each point by every SLO target its summary.json judges
+#   (an E2E target was ignored: points missing it "met the SLO"), and
+#   shows the p99 E2E column when it has an E2E target (a run's answer
+#   gives its E2E figure);
 # - user text (sweep, study and scenario names, candidate labels, grid
 #   values, the description) is escaped Markdown, so that '|', '*', '_',
 #   '#', '`' or '<' in it neither breaks a table nor restyles the page; a
@@ -7,6 +11,7 @@
 set -euo pipefail
 kvsim=$1
 src=$2
+command -v python3 >/dev/null || { echo "skipped: the cross-check with summary.json needs python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; [ -z "${2:-}" ] || cat "$2" >&2; exit 1; }
@@ -20,7 +25,54 @@ same_cells() {
 }
 base=$src/tests/golden/data/small-synthetic.json
 
-# Markdown in user text. A sweep: its name, the scenario's, grid values.
+# 1. SLO targets in a sweep: TTFT in the base scenario, E2E set by the grid.
+cat >"$tmp/e2e.json" <<JSON
+{ "name": "e2e", "scenario": "$base",
+  "set": { "workload.synthetic.requests": 60, "slo.ttft_p99_s": 5 },
+  "grid": { "engine.max_num_seqs": [4, 32], "slo.e2e_p99_s": [0.5, 3] } }
+JSON
+"$kvsim" sweep "$tmp/e2e.json" --out "$tmp/e2e" --report --quiet
+md=$tmp/e2e/REPORT.md
+has "$md" '| run | engine.max\_num\_seqs | slo.e2e\_p99\_s | p99 TTFT s | p99 TPOT s | p99 E2E s | req/s | KV peak | preemptions | meets the SLO |'
+grep -Eq '^1 of 4 points meet the SLO; the highest throughput among them is run0003 \([0-9.]+ req/s, p99 TTFT [0-9.e-]+ s, p99 TPOT [0-9.e-]+ s, p99 E2E [0-9.]+ s\)' "$md" ||
+  fail "the answer counts points that miss the E2E target" "$md"
+grep -q '^| run0002 | 32 | 0.5 | .* | no: p99 E2E |$' "$md" || fail "run0002 misses only its E2E target" "$md"
+grep -q 'within the SLO p99 TTFT <= 5 s, p99 E2E as each point sets it?$' "$md" || fail "the question lacks the E2E target" "$md"
+same_cells "$md"
+# Each point's verdict is its summary.json's: every target met, nothing rejected.
+python3 - "$tmp/e2e" <<'PY' || fail "REPORT.md's verdicts differ from summary.json's" "$md"
+import json, re, sys
+d = sys.argv[1]
+names = {"ttft_p99_s": "p99 TTFT", "tpot_p99_s": "p99 TPOT", "e2e_p99_s": "p99 E2E"}
+rows = [l for l in open(d + "/REPORT.md") if re.match(r"\| run\d{4} \|", l)]
+assert len(rows) == 4, rows
+for l in rows:
+    run = l.split("|")[1].strip()
+    verdict = l.rstrip().rstrip("|").split("|")[-1].strip()
+    s = json.load(open(f"{d}/{run}/summary.json"))
+    missed = [names[k] for k, v in s["slo"].items() if isinstance(v, dict) and not v["met"]]
+    ok = not missed and s["requests"]["rejected"] == 0 and s["requests"]["finished"] > 0
+    want = "yes" if ok else "no: " + ", ".join(missed)
+    assert verdict == want, (run, verdict, want)
+PY
+# The base scenario's own E2E target: in the question, the column, the verdicts.
+cat >"$tmp/e2e-base.json" <<JSON
+{ "name": "e2e-base", "scenario": "$base",
+  "set": { "workload.synthetic.requests": 60, "slo.ttft_p99_s": 5, "slo.e2e_p99_s": 0.5 },
+  "grid": { "engine.max_num_seqs": [4, 32] } }
+JSON
+"$kvsim" sweep "$tmp/e2e-base.json" --out "$tmp/e2e-base" --report --quiet
+md=$tmp/e2e-base/REPORT.md
+grep -q 'within the SLO p99 TTFT <= 5 s, p99 E2E <= 0.5 s?$' "$md" || fail "the question lacks the E2E target" "$md"
+has "$md" 'None of the 2 points meets the SLO.'
+grep -q '^| run0001 | 32 | [0-9.e-]* | [0-9.e-]* | [0-9.]* | .* | no: p99 E2E |$' "$md" || fail "run0001: no E2E cell or verdict" "$md"
+# A run's answer carries the figure of its E2E target.
+"$kvsim" run "$base" --set slo.e2e_p99_s=0.5 --set workload.synthetic.requests=20 --no-verify-advice \
+  --out "$tmp/run-e2e" --report --quiet
+grep -Eq '^Misses the SLO: p99 TTFT [0-9.e-]+ s \[[0-9.e-]+, [0-9.e-]+\], p99 TPOT [0-9.e-]+ s \[[0-9.e-]+, [0-9.e-]+\], p99 E2E [0-9.]+ s \[[0-9.]+, [0-9.]+\]; ' \
+  "$tmp/run-e2e/REPORT.md" || fail "the run's answer lacks its E2E figure" "$tmp/run-e2e/REPORT.md"
+
+# 2. Markdown in user text. A sweep: its name, the scenario's, grid values.
 cat >"$tmp/md.json" <<JSON
 { "name": "s|w *x* _y_", "scenario": "$base",
   "set": { "workload.synthetic.requests": 20, "name": "base <b> \`c\` #h" },
@@ -67,4 +119,4 @@ has "$md" "### $L"
 has "$md" '### L4 a\|b'
 has "$md" "- **$L**:"
 same_cells "$md"
-echo "REPORT.md: names and labels escaped"
+echo "REPORT.md: every SLO target judged as summary.json does; names and labels escaped"

@@ -176,11 +176,25 @@ extern const char *const kvsim_sweep_columns[KVSIM_SWEEP_NFIGURES];
  * ones NAN when no request finished. */
 void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGURES]);
 
+/* The SLO targets a point's summary judges (summary.json's "slo", in its
+ * order), each with the sweep.csv column of its figure. */
+#define KVSIM_SWEEP_NSLO 3
+typedef struct kvsim_sweep_slo {
+  const char *name; /* "p99 TTFT" */
+  int column;       /* its figure in kvsim_sweep_columns */
+} kvsim_sweep_slo_t;
+extern const kvsim_sweep_slo_t kvsim_sweep_slos[KVSIM_SWEEP_NSLO];
+/* s's verdicts in the order of kvsim_sweep_slos. */
+void kvsim_sweep_slo_results(const kvsim_summary_t *s, kvsim_slo_result_t out[KVSIM_SWEEP_NSLO]);
+
 /* One row of sweep.csv, as the run reported it. */
 typedef struct kvsim_sweep_row {
   bool ran;              /* the point belongs to this shard and reported */
   int rc;                /* KVSIM_OK, KVSIM_ENOFIT, or the run's error */
   double fig[KVSIM_SWEEP_NFIGURES]; /* when rc is KVSIM_OK */
+  /* When rc is KVSIM_OK: the summary's own verdict on each SLO target, so
+   * that REPORT.md judges a point as its summary.json does. */
+  kvsim_slo_result_t slo[KVSIM_SWEEP_NSLO];
   char error[512];       /* when rc is not */
 } kvsim_sweep_row_t;
 

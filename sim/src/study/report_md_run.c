@@ -23,14 +23,30 @@ static int ranged(const kvsim_scenario_t *sc, const kvsim_summary_t *s, kvsim_su
   return kvsim_study_run_band(sc, NULL, true, out, err);
 }
 
-static void slo_text(FILE *f, const kvsim_scenario_t *sc) {
-  if (sc->slo_ttft_p99_s > 0)
-    fprintf(f, " p99 TTFT <= %g s", sc->slo_ttft_p99_s);
-  if (sc->slo_tpot_p99_s > 0)
-    fprintf(f, " p99 TPOT <= %g s", sc->slo_tpot_p99_s);
-  if (sc->slo_e2e_p99_s > 0)
-    fprintf(f, " p99 E2E <= %g s", sc->slo_e2e_p99_s);
-  if (!(sc->slo_ttft_p99_s > 0 || sc->slo_tpot_p99_s > 0 || sc->slo_e2e_p99_s > 0))
+/* The scenario's SLO targets in the order of kvsim_sweep_slos (0: none). */
+static void slo_targets(const kvsim_scenario_t *sc, double v[KVSIM_SWEEP_NSLO]) {
+  v[0] = sc->slo_ttft_p99_s;
+  v[1] = sc->slo_tpot_p99_s;
+  v[2] = sc->slo_e2e_p99_s;
+}
+
+/* " p99 TTFT <= 2 s, p99 E2E <= 10 s": each target, in summary.json's
+ * order; per_point (NULL: none) the targets a sweep's grid sets, which the
+ * base scenario has no value for. */
+static void slo_text(FILE *f, const kvsim_scenario_t *sc, const bool *per_point) {
+  double v[KVSIM_SWEEP_NSLO];
+  slo_targets(sc, v);
+  const char *sep = " ";
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++) {
+    if (v[k] > 0)
+      fprintf(f, "%s%s <= %g s", sep, kvsim_sweep_slos[k].name, v[k]);
+    else if (per_point && per_point[k])
+      fprintf(f, "%s%s as each point sets it", sep, kvsim_sweep_slos[k].name);
+    else
+      continue;
+    sep = ", ";
+  }
+  if (!strcmp(sep, " "))
     fputs(" (the scenario sets no SLO)", f);
 }
 
@@ -114,7 +130,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
           s->replicas > 0 ? s->replicas : 1, s->plan.p.tp, s->plan.p.pp,
           s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
           (long long)s->requests_total, s->requests_per_s);
-  slo_text(f, sc);
+  slo_text(f, sc, NULL);
   fprintf(f, "?\n\n## Answer\n\n%s%s",
           !(s->slo_ttft_p99.given || s->slo_tpot_p99.given || s->slo_e2e_p99.given) ? "No SLO given"
           : met ? "Meets the SLO"
@@ -129,6 +145,10 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
     fprintf(f, "p99 TTFT %.3g s [%.3g, %.3g], p99 TPOT %.3g s [%.3g, %.3g]", s->ttft.p99,
             e->ttft_range.p99.lo, e->ttft_range.p99.hi, s->tpot.p99, e->tpot_range.p99.lo,
             e->tpot_range.p99.hi);
+  /* A target on E2E is judged: its figure belongs in the answer too. */
+  if (!none && s->slo_e2e_p99.given)
+    fprintf(f, ", p99 E2E %.3g s [%.3g, %.3g]", s->e2e.p99, e->e2e_range.p99.lo,
+            e->e2e_range.p99.hi);
   fprintf(f, "; KV peak %.1f %%, %lld preemptions, %lld rejected.\n\n", 100 * s->kv_usage_peak,
           (long long)s->preemptions, (long long)s->requests_rejected);
   fputs("## Table\n\n| figure | value | range over the band |\n|---|---|---|\n", f);
@@ -188,6 +208,57 @@ static void latency_cell(FILE *f, double v) {
     fputs(" - |", f);
 }
 
+/* Figures by their sweep.csv column. */
+enum { FIN = 1, REJ = 2, RPS = 10, KVPEAK = 12, PREEMPT = 15 };
+
+/* Whether the sweep has SLO target k: the base scenario's, or any point's
+ * summary (a grid may set one). */
+static bool slo_given(const kvsim_scenario_t *sc, const kvsim_sweep_t *sw,
+                      const kvsim_sweep_result_t *res, int k) {
+  double base[KVSIM_SWEEP_NSLO];
+  slo_targets(sc, base);
+  if (base[k] > 0)
+    return true;
+  for (int64_t i = 0; i < sw->points; i++)
+    if (res->rows[i].ran && res->rows[i].rc == KVSIM_OK && res->rows[i].slo[k].given)
+      return true;
+  return false;
+}
+
+/* A point meets the SLO as its summary.json says: every target it has met
+ * (a point where no request finished meets none: its p99s are not known),
+ * and no request rejected. Without targets: it finished requests and
+ * rejected none. */
+static bool point_met(const kvsim_sweep_row_t *r) {
+  if (!r->ran || r->rc != KVSIM_OK || r->fig[REJ] != 0 || !(r->fig[FIN] > 0))
+    return false;
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++)
+    if (r->slo[k].given && !r->slo[k].met)
+      return false;
+  return true;
+}
+
+/* The table's last cell: "yes", or what the point missed. */
+static void verdict_cell(FILE *f, const kvsim_sweep_row_t *r) {
+  if (point_met(r)) {
+    fputs(" yes |", f);
+    return;
+  }
+  if (!(r->fig[FIN] > 0)) {
+    fputs(" no: no request finished |", f);
+    return;
+  }
+  const char *sep = " no: ";
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++)
+    if (r->slo[k].given && !r->slo[k].met) {
+      fprintf(f, "%s%s", sep, kvsim_sweep_slos[k].name);
+      sep = ", ";
+    }
+  if (r->fig[REJ] != 0)
+    fprintf(f, "%s%.0f rejected", sep, r->fig[REJ]);
+  fputs(" |", f);
+}
+
 /* A grid value as the table shows it: a string as itself, else its JSON. */
 static void value_cell(FILE *f, const cJSON *jv) {
   char *v = cJSON_IsString(jv) ? NULL : cJSON_PrintUnformatted(jv);
@@ -195,6 +266,91 @@ static void value_cell(FILE *f, const cJSON *jv) {
   kvsim__md_text(f, cJSON_IsString(jv) ? jv->valuestring : v ? v : "");
   fputs(" |", f);
   free(v);
+}
+
+static void sweep_answer(FILE *f, const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
+                         const bool shown[KVSIM_SWEEP_NSLO], bool any_slo) {
+  int64_t best = -1, nmet = 0;
+  for (int64_t i = 0; i < sw->points; i++) {
+    const kvsim_sweep_row_t *r = &res->rows[i];
+    if (!point_met(r))
+      continue;
+    nmet++;
+    if (best < 0 || r->fig[RPS] > res->rows[best].fig[RPS])
+      best = i;
+  }
+  if (!any_slo)
+    fputs("No SLO given: every point that ran, finished requests and rejected none counts below. ",
+          f);
+  if (best < 0) {
+    fprintf(f, "None of the %lld points meets the SLO.\n\n", (long long)sw->points);
+    return;
+  }
+  const kvsim_sweep_row_t *b = &res->rows[best];
+  fprintf(f,
+          "%lld of %lld points meet the SLO; the highest throughput among them is run%04lld (%.3g "
+          "req/s",
+          (long long)nmet, (long long)sw->points, (long long)best, b->fig[RPS]);
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++) {
+    double v = b->fig[kvsim_sweep_slos[k].column];
+    if (!shown[k])
+      continue;
+    if (isnan(v)) /* a TPOT where every request had one output token */
+      fprintf(f, ", no %s", kvsim_sweep_slos[k].name);
+    else
+      fprintf(f, ", %s %.3g s", kvsim_sweep_slos[k].name, v);
+  }
+  fputs("). Ranges: `kvsim run --report` on a point re-runs it at the band's edges.\n\n", f);
+}
+
+static void sweep_table(FILE *f, const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
+                        const bool shown[KVSIM_SWEEP_NSLO]) {
+  fputs("## Table\n\n| run |", f);
+  int ncols = 0;
+  for (int k = 0; k < sw->nkeys; k++, ncols++) {
+    fputc(' ', f);
+    kvsim__md_text(f, sw->keys[k]);
+    fputs(" |", f);
+  }
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++)
+    if (shown[k]) {
+      fprintf(f, " %s s |", kvsim_sweep_slos[k].name);
+      ncols++;
+    }
+  fputs(" req/s | KV peak | preemptions | meets the SLO |\n|---|", f);
+  for (int k = 0; k < ncols + 4; k++)
+    fputs("---|", f);
+  fputc('\n', f);
+  int64_t none = 0, no_tpot = 0;
+  for (int64_t i = 0; i < sw->points; i++) {
+    const kvsim_sweep_row_t *r = &res->rows[i];
+    if (!r->ran)
+      continue;
+    fprintf(f, "| run%04lld |", (long long)i);
+    for (int k = 0; k < sw->nkeys; k++)
+      value_cell(f, kvsim_sweep_value(sw, i, k));
+    if (r->rc != KVSIM_OK) {
+      fprintf(f, " %s |", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed");
+      for (int k = 1; k < ncols - sw->nkeys + 4; k++)
+        fputs(" |", f);
+      fputc('\n', f);
+      continue;
+    }
+    none += r->fig[FIN] == 0;
+    no_tpot += r->fig[FIN] > 0 && isnan(r->fig[kvsim_sweep_slos[1].column]); /* one token each */
+    for (int k = 0; k < KVSIM_SWEEP_NSLO; k++)
+      if (shown[k])
+        latency_cell(f, r->fig[kvsim_sweep_slos[k].column]);
+    fprintf(f, " %.3g | %.1f %% | %.0f |", r->fig[RPS], 100 * r->fig[KVPEAK], r->fig[PREEMPT]);
+    verdict_cell(f, r);
+    fputc('\n', f);
+  }
+  if (none)
+    fprintf(f, "\n-: no request finished (%lld point%s): no latency figures.\n", (long long)none,
+            none == 1 ? "" : "s");
+  if (no_tpot)
+    fprintf(f, "\n-: no request had a second token (%lld point%s): no TPOT.\n", (long long)no_tpot,
+            no_tpot == 1 ? "" : "s");
 }
 
 int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
@@ -210,23 +366,13 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
     kvsim_scenario_fini(&sc);
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for REPORT.md");
   }
-  /* Figures by their sweep.csv column. */
-  enum { TTFT99 = 6, TPOT99 = 8, RPS = 10, KVPEAK = 12, PREEMPT = 15, REJ = 2, FIN = 1 };
-  int64_t best = -1, nmet = 0, none = 0, no_tpot = 0;
-  for (int64_t i = 0; i < sw->points; i++) {
-    const kvsim_sweep_row_t *r = &res->rows[i];
-    if (!r->ran || r->rc != KVSIM_OK)
-      continue;
-    /* A point where no request finished served nothing: it meets no SLO
-     * (its p99s are not known, not 0 s). */
-    none += r->fig[FIN] == 0;
-    no_tpot += r->fig[FIN] > 0 && isnan(r->fig[TPOT99]); /* one output token each */
-    bool met = r->fig[REJ] == 0 && r->fig[FIN] > 0 &&
-               !(sc.slo_ttft_p99_s > 0 && r->fig[TTFT99] > sc.slo_ttft_p99_s) &&
-               !(sc.slo_tpot_p99_s > 0 && r->fig[TPOT99] > sc.slo_tpot_p99_s);
-    nmet += met;
-    if (met && (best < 0 || r->fig[RPS] > res->rows[best].fig[RPS]))
-      best = i;
+  /* The p99 TTFT and TPOT columns always; another target's when the sweep
+   * has it. */
+  bool shown[KVSIM_SWEEP_NSLO], given[KVSIM_SWEEP_NSLO], any_slo = false;
+  for (int k = 0; k < KVSIM_SWEEP_NSLO; k++) {
+    given[k] = slo_given(&sc, sw, res, k);
+    shown[k] = k < 2 || given[k];
+    any_slo |= given[k];
   }
   fputs("# Sweep report: ", f);
   kvsim__md_text(f, sw->name);
@@ -237,54 +383,10 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   fputs(" on ", f);
   kvsim__md_text(f, sc.gpu.name);
   fputs(") serves its workload within the SLO", f);
-  slo_text(f, &sc);
+  slo_text(f, &sc, given);
   fputs("?\n\n## Answer\n\n", f);
-  if (!(sc.slo_ttft_p99_s > 0 || sc.slo_tpot_p99_s > 0))
-    fputs("No SLO given: every point that ran, finished requests and rejected none counts below. ",
-          f);
-  if (best < 0)
-    fprintf(f, "None of the %lld points meets the SLO.\n\n", (long long)sw->points);
-  else {
-    char tpot[48] = "no TPOT";
-    if (!isnan(res->rows[best].fig[TPOT99]))
-      snprintf(tpot, sizeof tpot, "p99 TPOT %.3g s", res->rows[best].fig[TPOT99]);
-    fprintf(f,
-            "%lld of %lld points meet the SLO; the highest throughput among them is run%04lld "
-            "(%.3g req/s, p99 TTFT %.3g s, %s). Ranges: `kvsim run --report` on a "
-            "point re-runs it at the band's edges.\n\n",
-            (long long)nmet, (long long)sw->points, (long long)best, res->rows[best].fig[RPS],
-            res->rows[best].fig[TTFT99], tpot);
-  }
-  fputs("## Table\n\n| run |", f);
-  for (int k = 0; k < sw->nkeys; k++) {
-    fputc(' ', f);
-    kvsim__md_text(f, sw->keys[k]);
-    fputs(" |", f);
-  }
-  fputs(" p99 TTFT s | p99 TPOT s | req/s | KV peak | preemptions |\n|---|", f);
-  for (int k = 0; k < sw->nkeys + 5; k++)
-    fputs("---|", f);
-  fputc('\n', f);
-  for (int64_t i = 0; i < sw->points; i++) {
-    const kvsim_sweep_row_t *r = &res->rows[i];
-    if (!r->ran)
-      continue;
-    fprintf(f, "| run%04lld |", (long long)i);
-    for (int k = 0; k < sw->nkeys; k++)
-      value_cell(f, kvsim_sweep_value(sw, i, k));
-    if (r->rc == KVSIM_OK) {
-      latency_cell(f, r->fig[TTFT99]);
-      latency_cell(f, r->fig[TPOT99]);
-      fprintf(f, " %.3g | %.1f %% | %.0f |\n", r->fig[RPS], 100 * r->fig[KVPEAK], r->fig[PREEMPT]);
-    } else
-      fprintf(f, " %s | | | | |\n", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed");
-  }
-  if (none)
-    fprintf(f, "\n-: no request finished (%lld point%s): no latency figures.\n", (long long)none,
-            none == 1 ? "" : "s");
-  if (no_tpot)
-    fprintf(f, "\n-: no request had a second token (%lld point%s): no TPOT.\n", (long long)no_tpot,
-            no_tpot == 1 ? "" : "s");
+  sweep_answer(f, sw, res, shown, any_slo);
+  sweep_table(f, sw, res, shown);
   fputs("\n## Plots\n\nscripts/plot.sh on this folder draws each figure against the first grid "
         "axis, one line per combination of the others.\n\n", f);
   kvsim_band_edge_t edge[2];

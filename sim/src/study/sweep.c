@@ -62,6 +62,15 @@ void kvsim_sweep_figures(const kvsim_summary_t *s, double out[KVSIM_SWEEP_NFIGUR
     out[i] = as_printed(v[i]);
 }
 
+const kvsim_sweep_slo_t kvsim_sweep_slos[KVSIM_SWEEP_NSLO] = {
+    {"p99 TTFT", 6}, {"p99 TPOT", 8}, {"p99 E2E", 9}};
+
+void kvsim_sweep_slo_results(const kvsim_summary_t *s, kvsim_slo_result_t out[KVSIM_SWEEP_NSLO]) {
+  out[0] = s->slo_ttft_p99;
+  out[1] = s->slo_tpot_p99;
+  out[2] = s->slo_e2e_p99;
+}
+
 typedef struct ctx {
   const kvsim_sweep_t *s;
   const kvsim_sweep_opts_t *o;
@@ -179,9 +188,10 @@ static int done(void *p, int64_t i, int rc, const kvsim_summary_t *sum, const kv
   kvsim_sweep_row_t *row = &c->res->rows[i];
   row->ran = true;
   row->rc = rc;
-  if (rc == KVSIM_OK)
+  if (rc == KVSIM_OK) {
     kvsim_sweep_figures(sum, row->fig);
-  else
+    kvsim_sweep_slo_results(sum, row->slo);
+  } else
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : "run failed");
   stop.done++;
   c->res->failed += rc < 0 && rc != KVSIM_ENOFIT;
