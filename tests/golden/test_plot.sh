@@ -2,6 +2,7 @@
 # scripts/plot.sh on a run, a multi-replica run (and one with more than 4
 # replicas: panels), an offload run (CPU tier), a grid and a zip sweep: gnuplot exits 0
 # and every PNG is written; a folder that is neither says so (exit 2).
+# scripts/plot_compare.sh keeps every candidate, also one without a p99.
 # Skipped without gnuplot (scripts/deps.sh installs gnuplot-nox).
 set -euo pipefail
 kvsim=$1
@@ -44,6 +45,61 @@ n=$(ls "$tmp/sweep"/sweep_*.png | wc -l)
 "$kvsim" sweep "$src/configs/sweeps/gpu-tp-zip.json" --quiet --out "$tmp/zip" >/dev/null
 bash "$plot" "$tmp/zip" >/dev/null || { echo "plot failed on a zip sweep"; fail=1; }
 expect "$tmp/zip" sweep_ttft_p99_s.png sweep_num_gpu_blocks.png
+# scripts/plot_compare.sh keeps every candidate: one where no request
+# finished at any rate (empty p99 cells) was dropped from the TTFT plot, and
+# its KV line with it; a gap where some rates have none; a label with a
+# comma or a quote; no candidate swept at all. The gnuplot script is kept
+# (a gnuplot on PATH that copies its input) to see what is drawn.
+real_gp=$(command -v gnuplot)
+mkdir -p "$tmp/shim"
+printf '#!/bin/sh\ntee -a "%s" | "%s" "$@"\n' "$tmp/gp.log" "$real_gp" >"$tmp/shim/gnuplot"
+chmod +x "$tmp/shim/gnuplot"
+cat >"$tmp/cut-study.json" <<'JSON'
+{ "name": "cut *plot* _x_", "scenario": { "name": "cut-chat", "seed": 3, "model": "llama-3.2-1b",
+    "hardware": { "gpu": "l4" }, "engine": { "max_model_len": 4096, "max_num_seqs": 32 },
+    "workload": { "synthetic": { "requests": 40, "arrival": { "process": "poisson", "rate": 10 },
+      "prompt_tokens": { "dist": "lognormal", "mean": 500, "sigma": 0.5, "max": 3000 },
+      "output_tokens": { "dist": "uniform", "min": 20, "max": 200 } } } },
+  "slo": { "ttft_p99_s": 1.0 }, "target_rate": 5, "cost_per_gpu_hour": { "l4": 0.8 },
+  "candidates": [ { "label": "L4", "set": {} },
+    { "label": "L4 cut", "set": { "output.max_time_s": 0.001 } } ] }
+JSON
+"$kvsim" compare "$tmp/cut-study.json" --out "$tmp/cmp" --quiet >/dev/null
+grep -q '^L4 cut,[0-9.]*,,,' "$tmp/cmp/compare_sweep.csv" ||
+  { echo "plot_compare: the study has no candidate without a p99:"; cat "$tmp/cmp/compare_sweep.csv"; fail=1; }
+cmp_plot() { # DIR: plot_compare.sh on it, its gnuplot input in $tmp/gp.log
+  rm -f "$tmp/gp.log" "$1"/compare_*.png
+  PATH=$tmp/shim:$PATH bash "$src/scripts/plot_compare.sh" "$1" >/dev/null 2>"$tmp/cmp.err" ||
+    { echo "plot_compare failed on $1: $(cat "$tmp/cmp.err")"; fail=1; }
+  expect "$1" compare_ttft.png compare_kv.png compare_goodput_per_dollar.png
+  ! grep -q 'no valid points' "$tmp/cmp.err" || { echo "plot_compare: $1: a candidate drew nothing: $(cat "$tmp/cmp.err")"; fail=1; }
+}
+cmp_plot "$tmp/cmp"
+grep -q "keyentry .* title 'L4 cut (no requests finished)'" "$tmp/gp.log" ||
+  { echo "plot_compare: the candidate where nothing finished is not in the TTFT plot's key"; fail=1; }
+grep -q "index 1 using 1:3 .* title 'L4 cut'" "$tmp/gp.log" ||
+  { echo "plot_compare: the candidate where nothing finished lost its KV line"; fail=1; }
+# REPORT.md's title escapes the name's Markdown; the plots show the name.
+grep -qF 'cut *plot* _x_' "$tmp/gp.log" && ! grep -qF 'cut \*plot' "$tmp/gp.log" ||
+  { echo "plot_compare: the study name is not read back from REPORT.md's escaped title"; fail=1; }
+# Some rates without a p99 (a gap), and a label with a comma and quotes.
+cp -R "$tmp/cmp" "$tmp/gap"
+awk -F, 'NR == 3 || NR == 5 { $3 = ""; $4 = "" } 1' OFS=, "$tmp/cmp/compare_sweep.csv" >"$tmp/gap/compare_sweep.csv"
+for f in compare.csv compare_sweep.csv; do
+  sed -i 's/^L4,/"L4, ""big"" one",/' "$tmp/gap/$f"
+done
+cmp_plot "$tmp/gap"
+grep -q "index 0 using 1:2 .* title 'L4, \"big\" one (no requests finished at 2 of 7 rates)'" "$tmp/gp.log" ||
+  { echo "plot_compare: the partly missing candidate is not drawn with its gaps said"; fail=1; }
+# No p99 at any rate, and no candidate swept at all (none fits): figures that say so.
+cp -R "$tmp/cmp" "$tmp/nop99"
+awk -F, 'NR > 1 { $3 = ""; $4 = "" } 1' OFS=, "$tmp/cmp/compare_sweep.csv" >"$tmp/nop99/compare_sweep.csv"
+cmp_plot "$tmp/nop99"
+grep -qs "no request finished at any rate tried" "$tmp/gp.log" || { echo "plot_compare: no p99 anywhere is not said"; fail=1; }
+cp -R "$tmp/cmp" "$tmp/none"
+head -1 "$tmp/cmp/compare_sweep.csv" >"$tmp/none/compare_sweep.csv"
+cmp_plot "$tmp/none"
+grep -qs "no candidate was swept" "$tmp/gp.log" || { echo "plot_compare: no candidate swept is not said"; fail=1; }
 mkdir -p "$tmp/empty"
 rc=0
 bash "$plot" "$tmp/empty" 2>"$tmp/err" || rc=$?
