@@ -44,13 +44,13 @@ expect_error "--target-concurrency: 9223372036854775807 is out of range" \
   calc --target-concurrency 9223372036854775807 --seq-len 8192
 base='"model_type": "llama", "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2048, "vocab_size": 1000, "num_hidden_layers": 2'
 printf '{%s, "hidden_size": 1e12}\n' "$base" >"$tmp/hidden.json"
-expect_error "hidden.json.hidden_size: 1000000000000 is out of range \[1, 1048576\]" calc --model "$tmp/hidden.json"
+expect_error "hidden.json: hidden_size: 1000000000000 is out of range \[1, 1048576\]" calc --model "$tmp/hidden.json"
 printf '{%s, "hidden_size": 1024, "sliding_window": 1e74}\n' "$base" >"$tmp/window.json"
-expect_error "window.json.sliding_window: 1e\+74 is out of range \[0, 1073741824\]" calc --model "$tmp/window.json"
+expect_error "window.json: sliding_window: 1e\+74 is out of range \[0, 1073741824\]" calc --model "$tmp/window.json"
 printf '{%s, "hidden_size": 1024, "max_position_embeddings": 9223372036854775807}\n' "$base" >"$tmp/mpe.json"
-expect_error "mpe.json.max_position_embeddings: 9.22.*e\+18 is out of range \[0, 1073741824\]" calc --model "$tmp/mpe.json"
+expect_error "mpe.json: max_position_embeddings: 9.22.*e\+18 is out of range \[0, 1073741824\]" calc --model "$tmp/mpe.json"
 printf '{"name": "g", "generation": "hopper", "memory_total_bytes": 1e18, "hbm_bandwidth_GBps": 3350, "bf16_tflops": 989}\n' >"$tmp/gpu.json"
-expect_error "gpu.json.memory_total_bytes: 1e\\+18 is out of range \[1073741824, 4398046511104\]" \
+expect_error "gpu.json: memory_total_bytes: 1e\\+18 is out of range \[1073741824, 4398046511104\]" \
   calc --gpu "$tmp/gpu.json"
 # A CPU tier of 1e12 GiB once printed "CPU blocks: -4398046511104": the plan
 # sizes the tier with checked arithmetic, for calc and run alike.

@@ -72,4 +72,39 @@ expect "sweep: error: --merge: sh1/sweep.shard1.json: shards: expected an intege
   sweep --merge sh0 sh1 --out o
 expect "sweep: error: --merge: nowhere: cannot read the folder" sweep --merge sh0 nowhere --out o
 
+# 6. A model, GPU, study or sweep file's key reads "FILE: key", and one in
+# a section "FILE: section.key", as a scenario's do (they read "FILE.key").
+m='"model_type": "llama", "num_attention_heads": 8, "num_hidden_layers": 2,
+   "intermediate_size": 2048, "vocab_size": 1000'
+echo "{$m, \"hidden_size\": 1024, \"num_key_value_heads\": 0.5}" >m.json
+expect "calc: error: --model: m.json: num_key_value_heads: expected an integer" calc --model m.json
+echo "{$m, \"hidden_size\": 1024, \"quantization_config\": {\"quant_method\": 3}}" >q.json
+expect "calc: error: --model: q.json: quantization_config.quant_method: expected a string" calc --model q.json
+echo "{\"text_config\": {$m, \"hidden_size\": 1e12}}" >t.json
+expect "calc: error: --model: t.json: text_config.hidden_size: 1000000000000 is out of range [1, 1048576]" \
+  calc --model t.json
+g='"name": "g", "generation": "hopper", "memory_total_bytes": 8e10, "hbm_bandwidth_GBps": 3350,
+   "bf16_tflops": 989'
+echo "{$g, \"tdp_w\": \"x\"}" >g.json
+expect "calc: error: --gpu: g.json: tdp_w: expected a number" calc --gpu g.json
+echo "{$g, \"tdpw\": 700}" >g.json
+expect "calc: error: --gpu: g.json: tdpw: unknown key (did you mean 'tdp_w'?)" calc --gpu g.json
+echo "{$g, \"link_kind\": \"x\"}" >g.json
+expect "calc: error: --gpu: g.json: link_kind: 'x' (expected nvlink" calc --gpu g.json
+echo "{$g, \"achieved_bf16_tflops\": 1}" >g.json
+expect "calc: error: --gpu: g.json: achieved_bf16_tflops: 1 is out of range [49.45, 1236.25]" calc --gpu g.json
+echo "{$g, \"perf\": {\"status\": \"x\"}}" >g.json
+expect "calc: error: --gpu: g.json: perf.status: 'x' (expected fitted" calc --gpu g.json
+expect "hardware.gpu: g.json: perf.status: 'x'" "${run[@]}" base.json --set 'hardware.gpu="g.json"'
+sed 's/"target_rate": 5/"target_rate": 5, "grid": 1/' study.json >grid.json
+expect "compare: error: grid.json: grid: unknown key" compare grid.json --out o
+sed 's/"name": "s"/"name": 3/' study.json >name.json
+expect "compare: error: name.json: name: expected a string" compare name.json --out o
+sed 's/"label": "a"/"label": 3/' study.json >label.json
+expect "compare: error: label.json: candidates[0].label: expected a string" compare label.json --out o
+echo '{"scenario": "base.json", "grd": {"seed": [1, 2]}}' >sw.json
+expect "sweep: error: sw.json: grd: unknown key (did you mean 'grid'?)" sweep sw.json --out o
+echo '{"scenario": "base.json", "mode": 3, "grid": {"seed": [1, 2]}}' >sw.json
+expect "sweep: error: sw.json: mode: expected a string" sweep sw.json --out o
+
 echo "ok"

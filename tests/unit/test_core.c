@@ -207,14 +207,56 @@ Test(core, json_int_min_names_the_range_taken) {
   int64_t v = -5;
   cr_assert(!kvsim__json_given(j, "n"), "a null is not given");
   cr_assert(kvsim__json_given(j, "z"), "a 0 is given");
-  cr_assert_eq(kvsim__json_int_min(j, "n", 1, 10, " (x)", &v, "w", &err), 0, "null: absent");
+  cr_assert_eq(kvsim__json_int_min(j, "n", 1, 10, " (x)", &v, "f.json: w", &err), 0,
+               "null: absent");
   cr_assert_eq(v, -5, "null leaves the value");
-  cr_assert_eq(kvsim__json_int_min(j, "z", 1, 10, " (x)", &v, "w", &err), KVSIM_EINVAL, "0 < 1");
-  cr_assert_str_eq(err.msg, "w.z: 0 must be >= 1 (x)", "the floor and the note");
-  cr_assert_eq(kvsim__json_int_min(j, "big", 1, 10, " (x)", &v, "w", &err), KVSIM_EINVAL, "1e30");
-  cr_assert_str_eq(err.msg, "w.big: 1e+30 is out of range [1, 10]", "the range taken");
-  cr_assert_eq(kvsim__json_int_min(j, "ok", 1, 10, NULL, &v, "w", &err), 1, "in range");
+  cr_assert_eq(kvsim__json_int_min(j, "z", 1, 10, " (x)", &v, "f.json: w", &err), KVSIM_EINVAL,
+               "0 < 1");
+  cr_assert_str_eq(err.msg, "f.json: w.z: 0 must be >= 1 (x)", "the floor and the note");
+  cr_assert_eq(kvsim__json_int_min(j, "big", 1, 10, " (x)", &v, "f.json: w", &err), KVSIM_EINVAL,
+               "1e30");
+  cr_assert_str_eq(err.msg, "f.json: w.big: 1e+30 is out of range [1, 10]", "the range taken");
+  cr_assert_eq(kvsim__json_int_min(j, "ok", 1, 10, NULL, &v, "f.json: w", &err), 1, "in range");
   cr_assert_eq(v, 7, "read");
+  cJSON_Delete(j);
+}
+
+/* rc is a refusal whose message is want. */
+static void refused(int rc, const kvsim_err *err, const char *want) {
+  cr_assert_eq(rc, KVSIM_EINVAL, "%s: refused", want);
+  cr_assert_str_eq(err->msg, want, "names the file and the key: %s", err->msg);
+}
+
+/* Every getter names a key of a file "FILE: key" and one of a section
+ * "FILE: section.key", as the scenario does; they once read "FILE.key". */
+Test(core, getters_name_a_file_key_after_a_colon) {
+  cJSON *j =
+      cJSON_Parse("{\"i\": 0.5, \"r\": 20, \"n\": \"x\", \"b\": 1, \"s\": 2, \"unheard\": 1}");
+  cr_assert_not_null(j, "parse");
+  kvsim_err err = {0};
+  int64_t i = 0;
+  double d = 0;
+  bool b = false;
+  char s[8];
+  static const char *const keys[] = {"i", "r", "n", "b", "s", NULL};
+  refused(kvsim__json_int(j, "i", &i, "m.json", &err), &err, "m.json: i: expected an integer");
+  refused(kvsim__json_int_in(j, "r", 0, 10, &i, "m.json", &err), &err,
+          "m.json: r: 20 is out of range [0, 10]");
+  refused(kvsim__json_int_min(j, "r", 30, 40, NULL, &i, "m.json", &err), &err,
+          "m.json: r: 20 must be >= 30");
+  refused(kvsim__json_num(j, "n", &d, "m.json", &err), &err, "m.json: n: expected a number");
+  refused(kvsim__json_num_in(j, "r", 0, 10, &d, "m.json", &err), &err,
+          "m.json: r: 20 is out of range [0, 10]");
+  refused(kvsim__json_bool(j, "b", &b, "m.json", &err), &err, "m.json: b: expected true or false");
+  refused(kvsim__json_str(j, "s", s, sizeof s, "m.json", &err), &err,
+          "m.json: s: expected a string");
+  refused(kvsim__json_only_keys(j, keys, "m.json", &err), &err, "m.json: unheard: unknown key");
+  /* A section's key and a where left to the caller (who prefixes it). */
+  refused(kvsim__json_int(j, "i", &i, "m.json: perf", &err), &err,
+          "m.json: perf.i: expected an integer");
+  refused(kvsim__json_only_keys(j, keys, "m.json: perf", &err), &err,
+          "m.json: perf.unheard: unknown key");
+  refused(kvsim__json_int(j, "i", &i, "", &err), &err, "i: expected an integer");
   cJSON_Delete(j);
 }
 

@@ -72,7 +72,8 @@ Test(gpu_peaks, a_measured_peak_far_from_its_spec_is_refused_with_key_and_file) 
   kvsim_gpu_t g;
   kvsim_err err = {0};
   cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 1300", &g, &err), KVSIM_EINVAL);
-  cr_assert(strstr(err.msg, "t.json.achieved_bf16_tflops") && strstr(err.msg, "[50, 1250]"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "t.json: achieved_bf16_tflops") && strstr(err.msg, "[50, 1250]"), "%s",
+            err.msg);
   cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 1e-300", &g, &err), KVSIM_EINVAL,
                "a peak that would divide mfu towards 0 is refused");
   cr_assert(strstr(err.msg, "out of range [50, 1250]") != NULL, "%s", err.msg);
@@ -89,7 +90,7 @@ Test(gpu_peaks, an_fp8_peak_needs_its_spec_figure_and_leaves_a_borrowed_fit_alon
   kvsim_gpu_t g;
   kvsim_err err = {0};
   cr_assert_eq(parse_with("\"achieved_fp8_tflops\": 700", &g, &err), KVSIM_EINVAL, "no fp8_tflops");
-  cr_assert(strstr(err.msg, "t.json.achieved_fp8_tflops") && strstr(err.msg, "fp8_tflops is 0"),
+  cr_assert(strstr(err.msg, "t.json: achieved_fp8_tflops") && strstr(err.msg, "fp8_tflops is 0"),
             "%s", err.msg);
   cr_assert_eq(parse_with("\"fp8_tflops\": 2000, \"achieved_fp8_tflops\": 3000", &g, &err),
                KVSIM_EINVAL);

@@ -419,6 +419,36 @@ Test(model_ranges, every_architecture_field_is_range_checked) {
   }
 }
 
+/* A key reads "FILE: key", and one in a section "FILE: section.key":
+ * the text config's of a multimodal config, the quantization's (they read
+ * "fuzz.json.hidden_size", and quant_method's "fuzz.json.quant_method"). */
+Test(model_errors, a_key_is_named_by_its_path_in_the_file) {
+  /* The base fields at the top level; the text config's keys are read first. */
+  static const struct {
+    const char *key, *value, *want;
+  } cases[] = {
+      {"hidden_size", "1e12", "fuzz.json: hidden_size: 1000000000000 is out of range"},
+      {"text_config", "{\"hidden_size\": 1e12}",
+       "fuzz.json: text_config.hidden_size: 1000000000000 is out of range"},
+      {"text_config", "{\"model_type\": 3}",
+       "fuzz.json: text_config.model_type: expected a string"},
+      {"text_config", "{\"attention_bias\": 1}",
+       "fuzz.json: text_config.attention_bias: expected true or false"},
+      {"text_config", "{\"dtype\": 1}", "fuzz.json: text_config.dtype: expected a string"},
+      {"quantization_config", "{\"quant_method\": 3}",
+       "fuzz.json: quantization_config.quant_method: expected a string"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[1024];
+    config_with(cases[i].key, cases[i].value, "", text, sizeof text);
+    kvsim_model_t m;
+    kvsim_err err = {0};
+    cr_assert_eq(parse_text(text, &m, &err), KVSIM_EINVAL, "case %zu must fail: %s", i, err.msg);
+    cr_assert(!strncmp(err.msg, cases[i].want, strlen(cases[i].want)), "case %zu: '%s', want '%s'",
+              i, err.msg, cases[i].want);
+  }
+}
+
 Test(model_ranges, bounds_themselves_are_accepted) {
   /* The largest values of the table parse: the bounds refuse nothing real. */
   kvsim_model_t m;

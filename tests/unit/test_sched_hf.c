@@ -85,7 +85,8 @@ static int parse(const char *json, kvsim_err *err) {
   cJSON *o = cJSON_Parse(json);
   cr_assert_not_null(o, "json %s", json);
   kvsim_sched_opts_t opts;
-  int rc = kvsim_sched_parse_opts(kvsim_sched_find("hf-transformers"), o, "engine", &opts, err);
+  int rc =
+      kvsim_sched_parse_opts(kvsim_sched_find("hf-transformers"), o, "s.json: engine", &opts, err);
   cJSON_Delete(o);
   return rc;
 }
@@ -99,9 +100,10 @@ Test(sched_hf, nbits_is_2_or_4_as_calc_says) {
     kvsim_err err = {0};
     snprintf(json, sizeof json, "{\"cache\": \"quantized\", \"nbits\": %d}", bad[i]);
     cr_assert_eq(parse(json, &err), KVSIM_EINVAL, "nbits %d is refused", bad[i]);
-    snprintf(want, sizeof want,
-             "engine.nbits: %d is out of range (2 or 4: transformers' quanto QuantizedCache)",
-             bad[i]);
+    snprintf(
+        want, sizeof want,
+        "s.json: engine.nbits: %d is out of range (2 or 4: transformers' quanto QuantizedCache)",
+        bad[i]);
     cr_assert_str_eq(err.msg, want, "nbits %d names the key and the two widths", bad[i]);
   }
   kvsim_err err = {0};
@@ -113,15 +115,15 @@ Test(sched_hf, nbits_is_2_or_4_as_calc_says) {
                err.msg);
   cr_assert_eq(parse("{\"cache\": \"quantized\", \"nbits\": 2.5}", &err), KVSIM_EINVAL,
                "2.5 is no integer");
-  cr_assert_str_eq(err.msg, "engine.nbits: expected an integer", "named: %s", err.msg);
+  cr_assert_str_eq(err.msg, "s.json: engine.nbits: expected an integer", "named: %s", err.msg);
 }
 
 Test(sched_hf, max_cache_len_0_is_not_the_default) {
   kvsim_err err = {0};
   cr_assert_eq(parse("{\"cache\": \"static\", \"max_cache_len\": 0}", &err), KVSIM_EINVAL,
                "a written 0 is refused (only an absent key is the default)");
-  cr_assert_str_eq(err.msg, "engine.max_cache_len: 0 is out of range [1, 1073741824]", "named: %s",
-                   err.msg);
+  cr_assert_str_eq(err.msg, "s.json: engine.max_cache_len: 0 is out of range [1, 1073741824]",
+                   "named: %s", err.msg);
   cr_assert_eq(parse("{\"cache\": \"static\", \"max_cache_len\": 1}", &err), KVSIM_OK, "1: %s",
                err.msg);
   cr_assert_eq(parse("{\"cache\": \"static\"}", &err), KVSIM_OK, "absent: %s", err.msg);

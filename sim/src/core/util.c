@@ -212,7 +212,14 @@ bool kvsim__json_given(const cJSON *obj, const char *key) { return field(obj, ke
  * 9223372036854775808. */
 #define JSON_INT_MAX KVSIM__JSON_INT_MAX
 
-static const char *dot(const char *where) { return *where ? "." : ""; }
+/* A where names a key path once it holds the ": " after its file; a file
+ * name itself holds none (a path with ": " in it reads as a key path, the
+ * message still naming the file). */
+const char *kvsim__json_sep(const char *where) {
+  if (!*where)
+    return "";
+  return strstr(where, ": ") ? "." : ": ";
+}
 
 /* Reads an integer in [lo, hi]; lo/hi within +-JSON_INT_MAX. */
 static int json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out,
@@ -222,10 +229,11 @@ static int json_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi
     return 0;
   double d = v->valuedouble;
   if (!cJSON_IsNumber(v) || d != floor(d))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected an integer", where, dot(where), key);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected an integer", where,
+                         kvsim__json_sep(where), key);
   if (!(d >= (double)lo && d <= (double)hi))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %.16g is out of range [%lld, %lld]", where,
-                         dot(where), key, d, (long long)lo, (long long)hi);
+                         kvsim__json_sep(where), key, d, (long long)lo, (long long)hi);
   *out = (int64_t)d;
   return 1;
 }
@@ -250,8 +258,9 @@ int kvsim__json_int_min(const cJSON *obj, const char *key, int64_t lo, int64_t h
   if (!v)
     return 0;
   if (cJSON_IsNumber(v) && v->valuedouble < (double)lo && v->valuedouble == floor(v->valuedouble))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %.16g must be >= %lld%s", where, dot(where),
-                         key, v->valuedouble, (long long)lo, note ? note : "");
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %.16g must be >= %lld%s", where,
+                         kvsim__json_sep(where), key, v->valuedouble, (long long)lo,
+                         note ? note : "");
   return kvsim__json_int_in(obj, key, lo, hi, out, where, err);
 }
 
@@ -261,7 +270,8 @@ int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *
   if (!v)
     return 0;
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a number", where, dot(where), key);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a number", where,
+                         kvsim__json_sep(where), key);
   *out = v->valuedouble;
   return 1;
 }
@@ -274,7 +284,7 @@ int kvsim__json_num_in(const cJSON *obj, const char *key, double lo, double hi, 
     return rc;
   if (!(d >= lo && d <= hi))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: %g is out of range [%g, %g]", where,
-                         dot(where), key, d, lo, hi);
+                         kvsim__json_sep(where), key, d, lo, hi);
   *out = d;
   return 1;
 }
@@ -286,7 +296,7 @@ int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *w
     return 0;
   if (!cJSON_IsBool(v))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected true or false", where,
-                         dot(where), key);
+                         kvsim__json_sep(where), key);
   *out = cJSON_IsTrue(v);
   return 1;
 }
@@ -298,10 +308,10 @@ int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
     return 0;
   if (!cJSON_IsString(v))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: expected a string", where,
-                         dot(where), key);
+                         kvsim__json_sep(where), key);
   if (strlen(v->valuestring) >= cap)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: string longer than %zu characters",
-                         where, dot(where), key, cap - 1);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: string longer than %zu characters", where,
+                         kvsim__json_sep(where), key, cap - 1);
   strcpy(out, v->valuestring);
   return 1;
 }
@@ -340,10 +350,10 @@ int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const ch
     }
     if (!found) {
       if (best && best_d <= 3)
-        return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean '%s'?)",
-                             where, dot(where), c->string, best);
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key", where,
-                           dot(where), c->string);
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean '%s'?)", where,
+                             kvsim__json_sep(where), c->string, best);
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key", where, kvsim__json_sep(where),
+                           c->string);
     }
   }
   return KVSIM_OK;

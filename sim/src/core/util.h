@@ -51,14 +51,22 @@ cJSON *kvsim__json_load(const char *path, kvsim_err *err);
  * false when path has no folder part. */
 bool kvsim__dirname(const char *path, char *dir, size_t cap);
 
+/* What joins a `where` and the key after it in an error, the house form
+ * "FILE: key" and "FILE: section.key": ": " after a where that names
+ * only a file ("m.json: hidden_size"), "." after one that already names a
+ * key path, "FILE: section" ("b.json: engine.block_size"), and nothing
+ * after an empty where (the caller prefixes the file). */
+const char *kvsim__json_sep(const char *where);
+
 /* Typed field getters. They return 1 when the key is present and valid,
  * 0 when absent or JSON null (out untouched), negative on a wrong type or
- * range. `where` prefixes the error ("scenario.json: engine.block_size"). */
+ * range. `where` and the key, joined by kvsim__json_sep, prefix the error
+ * ("m.json: hidden_size", "scenario.json: engine.block_size"). */
 int kvsim__json_int(const cJSON *obj, const char *key, int64_t *out, const char *where,
                     kvsim_err *err);
 int kvsim__json_num(const cJSON *obj, const char *key, double *out, const char *where,
                     kvsim_err *err);
-/* The same, and an error "where.key: V is out of range [lo, hi]" outside
+/* The same, and an error "FILE: key: V is out of range [lo, hi]" outside
  * [lo, hi]. kvsim__json_int accepts the integers a double holds exactly,
  * |v| <= 2^53 - 1, and names that range beyond it; kvsim__json_int_in
  * clamps lo/hi to it. A NaN or infinite number is never in range. */
@@ -68,7 +76,7 @@ int kvsim__json_num_in(const cJSON *obj, const char *key, double lo, double hi, 
                        const char *where, kvsim_err *err);
 /* The largest integer magnitude a JSON number carries exactly (2^53 - 1). */
 #define KVSIM__JSON_INT_MAX INT64_C(9007199254740991)
-/* kvsim__json_int_in, where a value below lo says "where.key: V must be
+/* kvsim__json_int_in, where a value below lo says "FILE: key: V must be
  * >= lo" and then `note` (" (leave the key out for the default)"), and
  * one above hi "V is out of range [lo, hi]": each names what is taken. */
 int kvsim__json_int_min(const cJSON *obj, const char *key, int64_t lo, int64_t hi, const char *note,

@@ -19,8 +19,7 @@ static int get_str(const cJSON *o, const char *key, char *out, size_t cap, const
 }
 
 /* A top-level key's error reads "FILE: seed: ...", as a section's reads
- * "FILE: engine.block_size: ...". The getters join their `where` and the
- * key with a dot ("FILE.seed"), so a top-level getter is given no `where`
+ * "FILE: engine.block_size: ...": a top-level getter is given no `where`
  * and its error, rc < 0, gets the file in front here. */
 static int top_level(int rc, const char *where, kvsim_err *err) {
   if (rc < 0)

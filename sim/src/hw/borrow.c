@@ -149,17 +149,18 @@ int kvsim__gpu_parse_peaks(const cJSON *j, const char *where, kvsim_gpu_t *g, kv
       continue;
     if (rc > 0 && f[i].spec <= 0)
       return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.%s: %g, but %s is 0: a measured peak is a share of its spec figure",
-                           where, f[i].key, *f[i].dst, f[i].spec_key);
+                           "%s%s%s: %g, but %s is 0: a measured peak is a share of its spec figure",
+                           where, kvsim__json_sep(where), f[i].key, *f[i].dst, f[i].spec_key);
     /* Relative slack so that a figure typed at a bound (5 % of 1,008 is
      * 50.4, which the product rounds up) is inside. */
     const double lo = MIN_SHARE * f[i].spec * (1 - 1e-9), hi = MAX_SHARE * f[i].spec * (1 + 1e-9);
     if (rc > 0 && (*f[i].dst < lo || *f[i].dst > hi))
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.%s: %g is out of range [%g, %g] (%.0f-%.0f %% of the spec figure %g: a measured "
-                           "peak is a share of it)",
-                           where, f[i].key, *f[i].dst, MIN_SHARE * f[i].spec, MAX_SHARE * f[i].spec,
-                           MIN_SHARE * 100, MAX_SHARE * 100, f[i].spec);
+      return kvsim_err_set(
+          err, KVSIM_EINVAL,
+          "%s%s%s: %g is out of range [%g, %g] (%.0f-%.0f %% of the spec figure %g: a measured "
+          "peak is a share of it)",
+          where, kvsim__json_sep(where), f[i].key, *f[i].dst, MIN_SHARE * f[i].spec,
+          MAX_SHARE * f[i].spec, MIN_SHARE * 100, MAX_SHARE * 100, f[i].spec);
   }
   return kvsim__json_str(j, "achieved_source", g->achieved_source, sizeof g->achieved_source, where, err) < 0
              ? err->code

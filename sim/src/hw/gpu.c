@@ -155,8 +155,9 @@ int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p,
   if ((rc = kvsim__json_str(j, "status", st, sizeof st, w, err)) < 0)
     return rc;
   if (rc > 0 && kvsim_cal_status_parse(st, &p->status) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.status: '%s' (expected fitted, generation-default or spec-only)", w,
-                         st);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s%sstatus: '%s' (expected fitted, generation-default or spec-only)", w,
+                         kvsim__json_sep(w), st);
   int64_t rows = p->rows;
   if ((rc = kvsim__json_int_in(j, "rows", 0, 1000000, &rows, w, err)) < 0)
     return rc;
@@ -191,7 +192,8 @@ static int parse_links(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_
       i++;
     if (i == sizeof all / sizeof *all)
       return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.link_kind: '%s' (expected nvlink, pcie_p2p, pcie_host or xgmi)", where, kind);
+                           "%s%slink_kind: '%s' (expected nvlink, pcie_p2p, pcie_host or xgmi)",
+                           where, kvsim__json_sep(where), kind);
     g->link_kind = all[i];
   }
   if ((rc = kvsim__json_num_in(j, "allreduce_busbw_GBps", 0, MAX_BANDWIDTH_GBPS, &g->allreduce_busbw_GBps,
@@ -303,7 +305,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
   /* A "perf" of the GPU's own overrides what it names. */
   kvsim_gpu_borrow_perf(g, g->generation, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
-  char pw[256];
+  char pw[4200];
   snprintf(pw, sizeof pw, "%s: perf", where);
   if (perf && !cJSON_IsNull(perf) && (rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
     goto out;

@@ -41,10 +41,21 @@ static bool type_is(const kvsim_model_t *m, const char *prefix) {
 #define MAX_QUANT_GROUP (INT64_C(1) << 20)
 #define MAX_QUANT_BLOCK 4096
 
+/* The where of a key read from tc: in a multimodal config the text
+ * config's keys sit in "text_config" ("m.json: text_config.hidden_size"). */
+static const char *tc_where(const cJSON *tc, const cJSON *top, const char *where, char *buf,
+                            size_t cap) {
+  if (!top || tc == top)
+    return where;
+  snprintf(buf, cap, "%s: text_config", where);
+  return buf;
+}
+
 static int get_int(const cJSON *a, const cJSON *b, const char *key, int64_t lo, int64_t hi,
                    int64_t *out, const char *where, kvsim_err *err) {
   /* Looks in the text config first, then the top level. */
-  int r = kvsim__json_int_in(a, key, lo, hi, out, where, err);
+  char aw[4200];
+  int r = kvsim__json_int_in(a, key, lo, hi, out, tc_where(a, b, where, aw, sizeof aw), err);
   if (r == 0 && b && b != a)
     r = kvsim__json_int_in(b, key, lo, hi, out, where, err);
   return r;
@@ -65,9 +76,11 @@ static int parse_dtype(const cJSON *tc, const cJSON *top, kvsim_model_t *m, cons
   /* transformers >= 4.56 writes "dtype", older files "torch_dtype". */
   static const char *keys[] = {"dtype", "torch_dtype"};
   const cJSON *objs[] = {tc, top};
+  char tw[4200];
+  const char *wheres[] = {tc_where(tc, top, where, tw, sizeof tw), where};
   for (int o = 0; o < 2; o++)
     for (int k = 0; k < 2; k++) {
-      int r = kvsim__json_str(objs[o], keys[k], m->dtype, sizeof m->dtype, where, err);
+      int r = kvsim__json_str(objs[o], keys[k], m->dtype, sizeof m->dtype, wheres[o], err);
       if (r < 0)
         return r;
       if (r > 0)
@@ -95,13 +108,12 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
     return KVSIM_OK;
   if (!cJSON_IsObject(q))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: quantization_config: expected an object", where);
-  char method[32] = "";
-  int r = kvsim__json_str(q, "quant_method", method, sizeof method, where, err);
+  char method[32] = "", qw[4200];
+  snprintf(qw, sizeof qw, "%s: quantization_config", where);
+  int r = kvsim__json_str(q, "quant_method", method, sizeof method, qw, err);
   if (r < 0)
     return r;
   int64_t bits = 0, group = 0;
-  char qw[256];
-  snprintf(qw, sizeof qw, "%s: quantization_config", where);
   if (kvsim__json_int_in(q, "bits", 2, 8, &bits, qw, err) < 0 ||
       kvsim__json_int_in(q, "group_size", -1, MAX_QUANT_GROUP, &group, qw, err) < 0)
     return err->code;
@@ -135,7 +147,7 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
     int64_t nb = 8;
     char type[16] = "int";
     if (w) {
-      char ww[300];
+      char ww[4400];
       snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string ? g->string : "0");
       int64_t gs = 0;
       int r2;
@@ -203,9 +215,11 @@ static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m
      * use_sliding_window is true, and then for layers >= max_window_layers. */
     bool use = false;
     int64_t max_window_layers = m->num_layers;
-    if (kvsim__json_bool(tc, "use_sliding_window", &use, where, err) < 0 ||
-        get_int(tc, top, "max_window_layers", 0, MAX_LAYER_INDEX, &max_window_layers, where,
-                err) < 0)
+    char tw[4200];
+    if (kvsim__json_bool(tc, "use_sliding_window", &use, tc_where(tc, top, where, tw, sizeof tw),
+                         err) < 0 ||
+        get_int(tc, top, "max_window_layers", 0, MAX_LAYER_INDEX, &max_window_layers, where, err) <
+            0)
       return err->code;
     for (int i = 0; use && i < m->num_layers; i++)
       m->layer_sliding[i] = i >= max_window_layers;
@@ -352,7 +366,9 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top, "text_config");
   if (!cJSON_IsObject(tc))
     tc = top;
-  if ((rc = kvsim__json_str(tc, "model_type", m->model_type, sizeof m->model_type, where, err)) < 0)
+  char tw_buf[4200];
+  const char *tw = tc_where(tc, top, where, tw_buf, sizeof tw_buf);
+  if ((rc = kvsim__json_str(tc, "model_type", m->model_type, sizeof m->model_type, tw, err)) < 0)
     goto out;
   if (!rc && (rc = kvsim__json_str(top, "model_type", m->model_type, sizeof m->model_type,
                                    where, err)) < 0)
@@ -411,7 +427,7 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   /* Embeddings: Gemma ties them by default; others say so explicitly. */
   m->tie_word_embeddings = type_is(m, "gemma");
   bool tie;
-  if ((rc = kvsim__json_bool(tc, "tie_word_embeddings", &tie, where, err)) < 0)
+  if ((rc = kvsim__json_bool(tc, "tie_word_embeddings", &tie, tw, err)) < 0)
     goto out;
   if (rc == 0 && tc != top && (rc = kvsim__json_bool(top, "tie_word_embeddings", &tie, where, err)) < 0)
     goto out;
@@ -421,7 +437,7 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   /* Biases: Qwen2 has q/k/v bias in code (no config key); others say
    * attention_bias (gpt-oss true: q, k, v and o). */
   bool attn_bias = false;
-  if ((rc = kvsim__json_bool(tc, "attention_bias", &attn_bias, where, err)) < 0)
+  if ((rc = kvsim__json_bool(tc, "attention_bias", &attn_bias, tw, err)) < 0)
     goto out;
   m->qkv_bias = attn_bias || type_is(m, "qwen2");
   m->o_bias = attn_bias;
@@ -444,8 +460,8 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   }
 
   /* Sliding window: null or 0 means none; a window is a context length. */
-  if ((rc = kvsim__json_int_in(tc, "sliding_window", 0, KVSIM_MODEL_MAX_CONTEXT,
-                               &m->sliding_window, where, err)) < 0)
+  if ((rc = kvsim__json_int_in(tc, "sliding_window", 0, KVSIM_MODEL_MAX_CONTEXT, &m->sliding_window,
+                               tw, err)) < 0)
     goto out;
   if ((rc = parse_layer_types(tc, top, m, where, err)) < 0 ||
       (rc = parse_moe(tc, top, m, where, err)) < 0 || (rc = parse_quant(top, m, where, err)) < 0)
