@@ -25,12 +25,21 @@ expect "error: base.json: name: empty (leave the key out to name the scenario af
   "${run[@]}" base.json --set 'name=""'
 expect "error: base.json: description: expected a string" "${run[@]}" base.json --set description=3
 ok "${run[@]}" base.json --set name=null --set description=null
-# A study's own scenario is named as its section, as its engine keys are.
+# A study's own scenario is named as its section, as its engine keys are,
+# and the study file once: the candidate's error read "study.json:
+# candidate 'a': study.json: scenario: seed: ...".
 cat >study.json <<JSON
 { "name": "s", "scenario": {"seed": -1, "model": "llama-3.1-8b", $W},
   "slo": {"ttft_p99_s": 2}, "target_rate": 5, "candidates": [{"label": "a", "set": {}}] }
 JSON
-expect "study.json: scenario: seed: -1 must be >= 0" compare study.json --out o
+expect "compare: error: study.json: candidate 'a': scenario: seed: -1 must be >= 0" compare study.json --out o
+sed 's/"seed": -1, //; s/"set": {}/"set": {"engine.block_size": "x"}/' study.json >cand.json
+expect "compare: error: cand.json: candidate 'a': scenario: engine.block_size: expected an integer" \
+  compare cand.json --out o
+# A scenario file of its own is a second file, named as such.
+echo '{ "scenario": "base.json", "slo": {"ttft_p99_s": 2}, "target_rate": 5,
+  "candidates": [{"label": "a", "set": {"seed": -1}}] }' >file.json
+expect "compare: error: file.json: candidate 'a': base.json: seed: -1 must be >= 0" compare file.json --out o
 
 # 2. Each admission limit below 0 names its key and value.
 expect "error: base.json: admission.max_wait_s: -1 is outside [0, 9e+09] (0: no limit)" \

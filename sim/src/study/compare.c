@@ -135,6 +135,16 @@ static int parse_costs(kvsim_compare_t *c, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+/* A candidate's error, "FILE: candidate 'a': ...". An inline scenario's
+ * message begins with the study file already ("FILE: scenario: seed: ..."),
+ * which is named once. */
+static void candidate_error(const kvsim_compare_t *c, int i, kvsim_err *err) {
+  size_t n = strlen(c->where);
+  if (c->scenario_inline && !strncmp(err->msg, c->where, n) && !strncmp(err->msg + n, ": ", 2))
+    memmove(err->msg, err->msg + n + 2, strlen(err->msg + n + 2) + 1);
+  kvsim_err_prefix(err, "%s: candidate '%s'", c->where, c->cand[i].label);
+}
+
 int kvsim_compare_parse(const char *json_text, const char *where, const char *dir,
                         kvsim_compare_t *c, kvsim_err *err) {
   memset(c, 0, sizeof *c);
@@ -167,7 +177,7 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   for (int i = 0; i < c->ncandidates; i++) {
     kvsim_scenario_t probe;
     if ((rc = kvsim_compare_scenario(c, i, &probe, err)) < 0) {
-      kvsim_err_prefix(err, "%s: candidate '%s'", where, c->cand[i].label);
+      candidate_error(c, i, err);
       goto fail;
     }
     kvsim_scenario_fini(&probe);
