@@ -116,4 +116,15 @@ expect "sweep: error: sw.json: grd: unknown key (did you mean 'grid'?)" sweep sw
 echo '{"scenario": "base.json", "mode": 3, "grid": {"seed": [1, 2]}}' >sw.json
 expect "sweep: error: sw.json: mode: expected a string" sweep sw.json --out o
 
+# 7. An SLO target past the simulator's time limit (9e9 s) is one every
+# run meets: no target, yet 1e300 was taken.
+for k in ttft_p99_s tpot_p99_s e2e_p99_s; do
+  expect "error: base.json: slo.$k: 1e+300 is outside (0, 9e+09]" "${run[@]}" base.json --set slo.$k=1e300
+done
+expect "error: base.json: slo.ttft_p99_s: 9.1e+09 is outside (0, 9e+09]" "${run[@]}" base.json \
+  --set slo.ttft_p99_s=9.1e9
+ok "${run[@]}" base.json --set slo.ttft_p99_s=9e9
+expect "plan: error: --slo: ttft_p99=1e300s: 1e+300 s is outside (0, 9e+09]" plan base.json --slo ttft_p99=1e300s
+expect "plan: error: --slo: e2e_p99=1e13ms: 1e+10 s is outside (0, 9e+09]" plan base.json --slo e2e_p99=1e13ms
+
 echo "ok"

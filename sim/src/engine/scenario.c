@@ -280,14 +280,19 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
       (rc = kvsim__json_num(o, "e2e_p99_s", &sc->slo_e2e_p99_s, w, err)) < 0)
     return rc;
   /* 0 is "no target" inside; a target written as 0 (or below) is none
-   * that a run can meet, so it is an error rather than silently none. */
+   * that a run can meet, so it is an error rather than silently none. One
+   * past the simulator's time limit every run meets: no target either. */
   const char *keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
   const double v[] = {sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, sc->slo_e2e_p99_s};
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
     if (kvsim__json_given(o, keys[i]) && !(v[i] > 0))
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "%s.%s: %g must be > 0 (leave the key out for no target)", w, keys[i],
                            v[i]);
+    if (v[i] > KVSIM_TIME_MAX_S)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g is outside (0, %g]", w, keys[i], v[i],
+                           KVSIM_TIME_MAX_S);
+  }
   return KVSIM_OK;
 }
 

@@ -49,6 +49,11 @@ static int parse_target(char *tok, kvsim_search_t *se, kvsim_err *err) {
                          "--slo: bad value '%s' (a positive finite number with s, ms or us)",
                          eq + 1);
   t->limit_s = v * unit;
+  /* Past the simulator's time limit every run meets it: no target. */
+  if (t->limit_s > KVSIM_TIME_MAX_S)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--slo: %s_%s=%s: %g s is outside (0, %g]",
+                         metric_names[t->metric], stat_names[t->stat], eq + 1, t->limit_s,
+                         KVSIM_TIME_MAX_S);
   se->ntargets++;
   return KVSIM_OK;
 }
