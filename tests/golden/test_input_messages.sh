@@ -127,4 +127,9 @@ ok "${run[@]}" base.json --set slo.ttft_p99_s=9e9
 expect "plan: error: --slo: ttft_p99=1e300s: 1e+300 s is outside (0, 9e+09]" plan base.json --slo ttft_p99=1e300s
 expect "plan: error: --slo: e2e_p99=1e13ms: 1e+10 s is outside (0, 9e+09]" plan base.json --slo e2e_p99=1e13ms
 
+# 8. engine.quantization "" silently meant the model's own.
+expect "error: base.json: engine.quantization: empty (leave the key out for the model's own, or give none," \
+  "${run[@]}" base.json --set 'engine.quantization=""'
+ok "${run[@]}" base.json --set engine.quantization=null
+
 echo "ok"

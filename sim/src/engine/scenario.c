@@ -216,6 +216,13 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected auto, bfloat16, float16, float32)", w, s);
   if ((rc = get_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
     return rc;
+  /* "" is what the plan takes for the model's own quantization: written,
+   * it is a slip, not a choice (null or no key is the model's own). */
+  if (rc > 0 && !p->quantization[0])
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.quantization: empty (leave the key out for the model's own, or give "
+                         "none, fp8, int8, awq, gptq, int4, mxfp4)",
+                         w);
   /* The release whose sizing rules apply; checked against the profile's
    * engine in kvsim_scenario_parse once the profile is known. */
   if ((rc = get_str(o, "vllm_version", s, sizeof s, w, err)) < 0)
