@@ -7,7 +7,9 @@
 # - user text (sweep, study and scenario names, candidate labels, grid
 #   values, the description) is escaped Markdown, so that '|', '*', '_',
 #   '#', '`' or '<' in it neither breaks a table nor restyles the page; a
-#   command with a backtick stays one code span.
+#   command with a backtick stays one code span;
+# - a compare judges an E2E target at the band's slow edge and shows its
+#   figure and range.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -119,4 +121,36 @@ has "$md" "### $L"
 has "$md" '### L4 a\|b'
 has "$md" "- **$L**:"
 same_cells "$md"
-echo "REPORT.md: every SLO target judged as summary.json does; names and labels escaped"
+
+# 3. A compare with an E2E target judges it at the band's slow edge as it
+# does TTFT and TPOT (it "held" there before, and its range was in no
+# table), and shows the figure it is judged by.
+cat >"$tmp/e2e-study.json" <<'JSON'
+{ "name": "e2e-study",
+  "scenario": { "name": "tiny-chat", "seed": 3, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
+    "engine": { "max_model_len": 4096, "max_num_seqs": 32 },
+    "workload": { "synthetic": { "requests": 150, "arrival": { "process": "poisson", "rate": 10 },
+      "prompt_tokens": { "dist": "lognormal", "mean": 500, "sigma": 0.5, "max": 3000 },
+      "output_tokens": { "dist": "uniform", "min": 20, "max": 200 } } } },
+  "slo": { "e2e_p99_s": 3 }, "target_rate": 30,
+  "candidates": [ { "label": "L4", "set": {} } ], "cost_per_gpu_hour": { "l4": 0.8 } }
+JSON
+"$kvsim" compare "$tmp/e2e-study.json" --out "$tmp/e2e-cmp" >"$tmp/e2e-cmp.out"
+cc=$tmp/e2e-cmp/compare.csv
+head -1 "$cc" | grep -q ',e2e_p99_s,kv_usage_peak,.*,simulations,error,e2e_p99_lo,e2e_p99_hi$' ||
+  fail "compare.csv: the E2E range is not appended after the old columns" "$cc"
+# The verdict follows the E2E range: past the target at the slow edge here.
+python3 - "$cc" <<'PY' || fail "compare.csv: no E2E range past the target at the slow edge" "$cc"
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+assert float(r["e2e_p99_s"]) <= 3 < float(r["e2e_p99_hi"]), r
+assert float(r["e2e_p99_lo"]) <= float(r["e2e_p99_s"]), r
+PY
+md=$tmp/e2e-cmp/REPORT.md
+grep -Eq '^2 x \(L4\) meets 30 req/s at p99 TTFT .*, TPOT .*, E2E [0-9.]+ s \[[0-9.]+, [0-9.]+\] on 2 GPUs for \$1.60/h \(but misses the SLO at the band.s slow edge\)\.$' \
+  "$tmp/e2e-cmp.out" || fail "compare: the E2E figure or its verdict at the slow edge" "$tmp/e2e-cmp.out"
+grep -Eq ', E2E [0-9.]+ s \[[0-9.]+, [0-9.]+\] on 2 GPUs for [^ ]*1.60/h \(but misses the SLO at the band.s slow edge\)\.$' "$md" ||
+  fail "REPORT.md: the answer's E2E figure or verdict" "$md"
+grep -q '| p99 TTFT s | p99 TPOT s | p99 E2E s | KV peak |' "$md" || fail "REPORT.md: no E2E column" "$md"
+same_cells "$md"
+echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped"

@@ -415,3 +415,85 @@ Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
   kvsim_compare_fini(&c);
   remove(path);
 }
+
+/* A row with nothing known (the writers' NAN), as a candidate starts. */
+static void blank_row(kvsim_compare_row_t *r, const char *gpu) {
+  memset(r, 0, sizeof *r);
+  double *v[] = {&r->goodput,        &r->goodput_range[0],    &r->goodput_range[1],
+                 &r->replicas,       &r->replicas_range[0],   &r->replicas_range[1],
+                 &r->ttft_p99,       &r->ttft_p99_range[0],   &r->ttft_p99_range[1],
+                 &r->tpot_p99,       &r->tpot_p99_range[0],   &r->tpot_p99_range[1],
+                 &r->e2e_p99,        &r->e2e_p99_range[0],    &r->e2e_p99_range[1],
+                 &r->kv_peak,        &r->output_tokens_per_s, &r->cost_per_gpu_hour,
+                 &r->cost_per_hour,  &r->cost_per_mtok,       &r->goodput_per_dollar,
+                 &r->max_concurrency};
+  for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+    *v[k] = NAN;
+  snprintf(r->gpu, sizeof r->gpu, "%s", gpu);
+  r->tp = r->pp = r->gpus_per_replica = 1;
+  r->gpu_memory_utilization = 0.9;
+}
+
+/* A row that met the target on 2 replicas: p99s [lo, hi] at the band's
+ * edges, e2e_hi the E2E at the slow edge; price per GPU-hour. */
+static void met_row(kvsim_compare_row_t *r, double e2e_hi, double price) {
+  blank_row(r, "l4");
+  r->goodput = 8, r->goodput_range[0] = 4, r->goodput_range[1] = 16;
+  r->replicas = 2, r->replicas_range[0] = 1, r->replicas_range[1] = 3;
+  r->ttft_p99 = 0.3, r->ttft_p99_range[0] = 0.1, r->ttft_p99_range[1] = 0.6;
+  r->tpot_p99 = 0.02, r->tpot_p99_range[0] = 0.01, r->tpot_p99_range[1] = 0.04;
+  r->e2e_p99 = 2, r->e2e_p99_range[0] = 1, r->e2e_p99_range[1] = e2e_hi;
+  r->kv_peak = 0.1, r->output_tokens_per_s = 1000;
+  r->cost_per_gpu_hour = price, r->cost_per_hour = 2 * price;
+  r->cost_per_mtok = r->cost_per_hour / 3.6;
+}
+
+/* Regression: the E2E target was not checked at the band's slow edge (a
+ * candidate past it there "held", and won on price), and compare.csv and
+ * REPORT.md had no E2E range. */
+Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1, \"e2e_p99_s\": 3 }, \"target_rate\": 12, "
+                     "\"candidates\": [ { \"label\": \"held\" }, { \"label\": \"edge\" }, "
+                     "{ \"label\": \"cut\" } ]",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *rows = calloc(3, sizeof *rows);
+  cr_assert(rows, "rows");
+  met_row(&rows[0], 2.9, 1.0); /* held: 2.9 s <= 3 s at the slow edge */
+  met_row(&rows[1], 4.0, 0.5); /* edge: cheaper, but 4 s there */
+  met_row(&rows[2], 2.9, 1.0); /* cut: nothing finished at the target */
+  rows[2].ttft_p99 = rows[2].tpot_p99 = rows[2].e2e_p99 = NAN;
+  for (int k = 0; k < 2; k++)
+    rows[2].ttft_p99_range[k] = rows[2].tpot_p99_range[k] = rows[2].e2e_p99_range[k] = NAN;
+
+  kvsim_compare_result_t res = {rows, 3, 0, 0, ""};
+  kvsim_compare_answer(&c, rows, 3, false, res.answer, sizeof res.answer);
+  cr_assert(strstr(res.answer,
+                   "2 x (held) meets 12 req/s at p99 TTFT 0.3 s [0.1, 0.6], TPOT 0.02 s "
+                   "[0.01, 0.04], E2E 2 s [1, 2.9] on 2 GPUs for $2.00/h; "),
+            "the one that holds at the slow edge, with its E2E: %s", res.answer);
+  cr_assert(strstr(res.answer, "; edge reaches 8 req/s [4, 16] per deployment (2 x for the target, "
+                               "$1.00/h; misses the SLO at the band's slow edge)"),
+            "E2E past the target at the slow edge: %s", res.answer);
+
+  char *csv = kvsim_compare_csv(&c, rows, 3);
+  cr_assert(csv, "csv");
+  cr_assert(strstr(csv, ",simulations,error,e2e_p99_lo,e2e_p99_hi\n"), "the E2E range last: %.300s",
+            csv);
+  cr_assert(strstr(csv, "\nedge,l4,") && strstr(strstr(csv, "\nedge,l4,"), ",0,,1,4\n"),
+            "edge's E2E range: %s", csv);
+  cr_assert(strstr(csv, "\ncut,l4,") && strstr(strstr(csv, "\ncut,l4,"), ",0,,,\n"),
+            "cut: no E2E range, empty not 0: %s", csv);
+  free(csv);
+
+  char *md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md, "REPORT.md");
+  cr_assert(strstr(md, "| p99 TTFT s | p99 TPOT s | p99 E2E s | KV peak |"), "the E2E column");
+  cr_assert(strstr(md, "| 0.3 [0.1, 0.6] | 0.02 [0.01, 0.04] | 2 [1, 4] | 10.0 % |"),
+            "edge's E2E cell with its range");
+  free(md);
+  free(rows);
+  kvsim_compare_fini(&c);
+}

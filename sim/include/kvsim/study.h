@@ -488,7 +488,7 @@ typedef struct kvsim_compare_row {
   bool goodput_lower_bound[3]; /* value, low, high: met at every rate tried (a lower bound) */
   /* The fewest replicas for target_rate, and the run there. */
   double replicas, replicas_range[2];
-  double ttft_p99, ttft_p99_range[2], tpot_p99, tpot_p99_range[2], e2e_p99;
+  double ttft_p99, ttft_p99_range[2], tpot_p99, tpot_p99_range[2], e2e_p99, e2e_p99_range[2];
   double kv_peak, output_tokens_per_s;
   int64_t preemptions, requests, rejected;
   kvsim_diagnosis_t diagnosis[KVSIM_SUMMARY_MAX_DIAGNOSES];

@@ -97,6 +97,8 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
     r->ttft_p99 = sum->ttft.p99;
     r->tpot_p99 = sum->tpot.p99;
     r->e2e_p99 = sum->e2e.p99;
+    r->e2e_p99_range[0] = sum->e2e_range.p99.lo;
+    r->e2e_p99_range[1] = sum->e2e_range.p99.hi;
     r->ttft_p99_range[0] = sum->ttft_range.p99.lo;
     r->ttft_p99_range[1] = sum->ttft_range.p99.hi;
     r->tpot_p99_range[0] = sum->tpot_range.p99.lo;
@@ -152,12 +154,14 @@ static void cost(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_com
 
 static void row_init(kvsim_compare_row_t *r) {
   memset(r, 0, sizeof *r);
-  double *nan[] = {&r->goodput, &r->goodput_range[0], &r->goodput_range[1], &r->replicas,
-                   &r->replicas_range[0], &r->replicas_range[1], &r->ttft_p99,
-                   &r->ttft_p99_range[0], &r->ttft_p99_range[1], &r->tpot_p99,
-                   &r->tpot_p99_range[0], &r->tpot_p99_range[1], &r->e2e_p99, &r->kv_peak,
-                   &r->output_tokens_per_s, &r->cost_per_gpu_hour, &r->cost_per_hour,
-                   &r->cost_per_mtok, &r->goodput_per_dollar, &r->max_concurrency};
+  double *nan[] = {&r->goodput,        &r->goodput_range[0],    &r->goodput_range[1],
+                   &r->replicas,       &r->replicas_range[0],   &r->replicas_range[1],
+                   &r->ttft_p99,       &r->ttft_p99_range[0],   &r->ttft_p99_range[1],
+                   &r->tpot_p99,       &r->tpot_p99_range[0],   &r->tpot_p99_range[1],
+                   &r->e2e_p99,        &r->e2e_p99_range[0],    &r->e2e_p99_range[1],
+                   &r->kv_peak,        &r->output_tokens_per_s, &r->cost_per_gpu_hour,
+                   &r->cost_per_hour,  &r->cost_per_mtok,       &r->goodput_per_dollar,
+                   &r->max_concurrency};
   for (size_t k = 0; k < sizeof nan / sizeof *nan; k++)
     *nan[k] = NAN;
 }
