@@ -9,7 +9,8 @@
 #   '#', '`' or '<' in it neither breaks a table nor restyles the page; a
 #   command with a backtick stays one code span;
 # - a compare judges an E2E target at the band's slow edge and shows its
-#   figure and range.
+#   figure and range; its REPORT.md escapes every '$' (two on a line were
+#   inline maths).
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -153,4 +154,28 @@ grep -Eq ', E2E [0-9.]+ s \[[0-9.]+, [0-9.]+\] on 2 GPUs for [^ ]*1.60/h \(but m
   fail "REPORT.md: the answer's E2E figure or verdict" "$md"
 grep -q '| p99 TTFT s | p99 TPOT s | p99 E2E s | KV peak |' "$md" || fail "REPORT.md: no E2E column" "$md"
 same_cells "$md"
-echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped"
+
+# 4. Two prices on one line of REPORT.md: each '$' escaped, or GitHub reads
+# the text between them as maths; the terminal keeps '$'.
+sed 's/"name": "l4"/"name": "my_gpu *x*"/' "$src/configs/gpus/l4.json" >"$tmp/my-gpu.json"
+cat >"$tmp/price-study.json" <<'JSON'
+{ "name": "price-study",
+  "scenario": { "name": "tiny-chat", "seed": 3, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
+    "engine": { "max_model_len": 4096, "max_num_seqs": 32 },
+    "workload": { "synthetic": { "requests": 60, "arrival": { "process": "poisson", "rate": 10 },
+      "prompt_tokens": { "dist": "fixed", "value": 300 },
+      "output_tokens": { "dist": "fixed", "value": 40 } } } },
+  "slo": { "ttft_p99_s": 1 }, "target_rate": 8,
+  "candidates": [ { "label": "L4", "set": {} }, { "label": "L4 TP2", "set": { "hardware.tensor_parallel_size": 2 } },
+    { "label": "mine", "set": { "hardware.gpu": "./my-gpu.json" } },
+    { "label": "starved", "set": { "engine.gpu_memory_utilization": 0.1 } } ],
+  "cost_per_gpu_hour": { "l4": 0.8 } }
+JSON
+"$kvsim" compare "$tmp/price-study.json" --out "$tmp/price" >"$tmp/price.out"
+md=$tmp/price/REPORT.md
+[ "$(grep -c '\$[0-9.]*/h' "$tmp/price.out")" -ge 2 ] && ! grep -qF '\$' "$tmp/price.out" ||
+  fail "the terminal's prices are not plain '\$'" "$tmp/price.out"
+grep -Eq '^[0-9] x \(L4[^)]*\) meets .* for \\\$[0-9.]+/h.*, \\\$[0-9.]+/h' "$md" || fail "REPORT.md: the answer lacks two prices" "$md"
+! grep -n '\(^\|[^\\]\)\$' "$md" | grep -v '^[0-9]*:- Reproduce' >"$tmp/bare" || fail "REPORT.md: a bare '\$'" "$tmp/bare"
+same_cells "$md"
+echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped; prices cannot pair"

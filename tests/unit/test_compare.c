@@ -497,3 +497,48 @@ Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
   free(rows);
   kvsim_compare_fini(&c);
 }
+
+/* Regression: REPORT.md paired two prices' '$' into inline maths. */
+Test(compare, a_report_escapes_its_prices) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1, \"tpot_p99_s\": 0.1 }, \"target_rate\": 12, "
+                     "\"candidates\": [ { \"label\": \"held\" }, { \"label\": \"dear\" }, "
+                     "{ \"label\": \"cut\" }, { \"label\": \"one\" }, { \"label\": \"never\" }, "
+                     "{ \"label\": \"broken\" }, { \"label\": \"free\" } ]",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *rows = calloc(7, sizeof *rows);
+  cr_assert(rows, "rows");
+  met_row(&rows[0], 2.9, 1.0);
+  met_row(&rows[1], 2.9, 2.0);
+  met_row(&rows[2], 2.9, 1.0); /* cut: nothing finished at the target */
+  rows[2].ttft_p99 = rows[2].tpot_p99 = rows[2].e2e_p99 = NAN;
+  for (int k = 0; k < 2; k++)
+    rows[2].ttft_p99_range[k] = rows[2].tpot_p99_range[k] = rows[2].e2e_p99_range[k] = NAN;
+  met_row(&rows[3], 2.9, 1.0); /* one: a single output token each */
+  rows[3].tpot_p99 = rows[3].tpot_p99_range[0] = rows[3].tpot_p99_range[1] = NAN;
+  blank_row(&rows[4], "l4"); /* never: no rate, no replica count */
+  blank_row(&rows[5], "");   /* broken: its error names a file */
+  rows[5].rc = KVSIM_EIO;
+  snprintf(rows[5].error, sizeof rows[5].error, "my_gpu*x*.json: cannot read `it`");
+  met_row(&rows[6], 2.9, NAN); /* free: no price */
+  rows[6].cost_per_hour = rows[6].cost_per_mtok = NAN;
+  kvsim_compare_result_t res = {rows, 7, 1, 0, ""};
+  kvsim_compare_answer(&c, rows, 7, false, res.answer, sizeof res.answer);
+  cr_assert(strstr(res.answer, " for $2.00/h; ") && strstr(res.answer, "target, $4.00/h)"),
+            "the terminal's prices as they were: %s", res.answer);
+
+  char *md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md, "REPORT.md");
+  cr_assert(strstr(md, " for \\$2.00/h; ") && strstr(md, "target, \\$4.00/h)"),
+            "prices escaped in the answer: %s", md);
+  cr_assert(strstr(md, "| preemptions | \\$/h | \\$/M output tokens | calibration |"),
+            "and in the header");
+  for (const char *p = md; (p = strchr(p, '$')); p++)
+    cr_assert(p > md && p[-1] == '\\', "a bare '$' at %.40s", p - 1);
+  cr_assert_null(strstr(md, "p99 E2E s"), "no E2E column without an E2E target");
+  free(md);
+  free(rows);
+  kvsim_compare_fini(&c);
+}

@@ -151,6 +151,18 @@ static void e2e_text(const kvsim_compare_t *c, const kvsim_compare_row_t *r, boo
     snprintf(buf, cap, ", E2E %.3g s", r->e2e_p99);
 }
 
+/* "$1.60/h"; for Markdown escaped, as GitHub pairs two '$' of one line
+ * into inline maths. */
+static const char *price(double per_hour, bool md, char *buf, size_t cap) {
+  char s[64];
+  snprintf(s, sizeof s, "$%.2f/h", per_hour);
+  if (md)
+    kvsim__md_escape(buf, cap, s);
+  else
+    snprintf(buf, cap, "%s", s);
+  return buf;
+}
+
 /* "TPOT 0.0123 s [lo, hi]" (ranged) or "TPOT 0.0123 s"; "no TPOT" when no
  * request had a second token. */
 static void tpot_text(const kvsim_compare_row_t *r, bool ranged, char *buf, size_t cap) {
@@ -183,8 +195,9 @@ static const char *label(const kvsim_compare_t *c, int i, bool md, char *tmp, si
 
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap) {
-  char tmp[2 * sizeof c->cand[0].label];
+  char tmp[2 * sizeof c->cand[0].label], cost[128];
 #define LABEL(i) label(c, i, md, tmp, sizeof tmp)
+#define PRICE(v) price(v, md, cost, sizeof cost)
   int best = -1;
   for (int i = 0; i < n; i++)
     if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
@@ -204,7 +217,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
         r->ttft_p99_range[1], tpot, e2e, r->replicas * r->gpus_per_replica,
         r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
-      PUT(" for $%.2f/h", r->cost_per_hour);
+      PUT(" for %s", PRICE(r->cost_per_hour));
     if (!robust(c, r))
       PUT(" (but misses the SLO at the band's slow edge)");
   }
@@ -223,7 +236,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
           LABEL(i), ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
           r->goodput_range[0], ge(r->goodput_lower_bound[2]), r->goodput_range[1], r->replicas);
       if (isfinite(r->cost_per_hour))
-        PUT(", $%.2f/h", r->cost_per_hour);
+        PUT(", %s", PRICE(r->cost_per_hour));
       PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
       PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g]", LABEL(i), ge(r->goodput_lower_bound[0]),
@@ -233,6 +246,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
   }
   PUT(".");
 #undef LABEL
+#undef PRICE
 #undef PUT
 }
 
