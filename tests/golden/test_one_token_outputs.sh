@@ -7,7 +7,8 @@
 # - plan's points read "tpot_p99 0 s -> meets";
 # - compare's answer read "TPOT 0 s [nan, nan]" and said the candidate
 #   misses at the band's slow edge; compare_sweep.csv and sweep.csv 0 s;
-# - the run's REPORT.md "p99 TPOT 0 s [nan, nan]".
+# - the run's REPORT.md "p99 TPOT 0 s [nan, nan]"; compare's REPORT.md a
+#   "-" for that TPOT with no note saying what it means.
 # Now the statistics are null, the target is met (no request missed it)
 # with a reason and no actual, and every table and line says there is no
 # TPOT.
@@ -84,6 +85,9 @@ grep -q '^1 x (L4) meets 2 req/s at p99 TTFT [0-9.e-]* s \[[^]]*\], no TPOT (no 
 grep -q '1 replica = 1 GPU, p99 TTFT [0-9.e-]* s, no TPOT' "$tmp/cmp.out" || fail "compare: the candidate's line" "$tmp/cmp.out"
 nonan "$tmp/cmp.out" "compare"
 nonan "$tmp/cmp/REPORT.md" "compare REPORT.md"
+grep -Eq '^\| L4 \| .* \| [0-9.e-]+ \[[^]]*\] \| - \| [0-9.]+ % \|' "$tmp/cmp/REPORT.md" &&
+  grep -q '^-: no request had a second token (1 candidate): no TPOT\.$' "$tmp/cmp/REPORT.md" ||
+  fail "compare REPORT.md: no '-' for the TPOT of none, or no note saying so" "$tmp/cmp/REPORT.md"
 cs=$tmp/cmp/compare_sweep.csv
 [ "$(grep -c '^L4,' "$cs")" -gt 0 ] && ! grep -Evq '^(label,|L4,[0-9.]+,[0-9.]+,,[0-9.]+$)' "$cs" ||
   fail "compare_sweep.csv: a TPOT where none exists:" "$cs"

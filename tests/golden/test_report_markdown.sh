@@ -10,7 +10,7 @@
 #   command with a backtick stays one code span;
 # - a compare judges an E2E target at the band's slow edge and shows its
 #   figure and range; its REPORT.md escapes every '$' (two on a line were
-#   inline maths).
+#   inline maths) and says what each '-' cell means.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -156,7 +156,8 @@ grep -q '| p99 TTFT s | p99 TPOT s | p99 E2E s | KV peak |' "$md" || fail "REPOR
 same_cells "$md"
 
 # 4. Two prices on one line of REPORT.md: each '$' escaped, or GitHub reads
-# the text between them as maths; the terminal keeps '$'.
+# the text between them as maths; the terminal keeps '$'. A '-' cell has
+# its note.
 sed 's/"name": "l4"/"name": "my_gpu *x*"/' "$src/configs/gpus/l4.json" >"$tmp/my-gpu.json"
 cat >"$tmp/price-study.json" <<'JSON'
 { "name": "price-study",
@@ -177,5 +178,7 @@ md=$tmp/price/REPORT.md
   fail "the terminal's prices are not plain '\$'" "$tmp/price.out"
 grep -Eq '^[0-9] x \(L4[^)]*\) meets .* for \\\$[0-9.]+/h.*, \\\$[0-9.]+/h' "$md" || fail "REPORT.md: the answer lacks two prices" "$md"
 ! grep -n '\(^\|[^\\]\)\$' "$md" | grep -v '^[0-9]*:- Reproduce' >"$tmp/bare" || fail "REPORT.md: a bare '\$'" "$tmp/bare"
+has "$md" '-: does not fit (1 candidate): nothing ran.'
+has "$md" '-: no price for the GPU (1 candidate): no cost figures.'
 same_cells "$md"
-echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped; prices cannot pair"
+echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped; prices cannot pair; every '-' said"

@@ -498,8 +498,9 @@ Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
   kvsim_compare_fini(&c);
 }
 
-/* Regression: REPORT.md paired two prices' '$' into inline maths. */
-Test(compare, a_report_escapes_its_prices) {
+/* Regression: REPORT.md paired two prices' '$' into inline maths and left
+ * a "-" cell unexplained. */
+Test(compare, a_report_escapes_prices_and_says_what_dash_means) {
   kvsim_compare_t c;
   kvsim_err err = {0};
   cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1, \"tpot_p99_s\": 0.1 }, \"target_rate\": 12, "
@@ -537,6 +538,17 @@ Test(compare, a_report_escapes_its_prices) {
             "and in the header");
   for (const char *p = md; (p = strchr(p, '$')); p++)
     cr_assert(p > md && p[-1] == '\\', "a bare '$' at %.40s", p - 1);
+  static const char *const notes[] = {
+      "\n-: failed (1 candidate): nothing measured (its error is under its memory plan).\n",
+      "\n-: meets the SLO at no rate tried (1 candidate): no goodput.\n",
+      "\n-: no replica count tried meets the target (1 candidate): no run at the target, so no "
+      "replicas, GPUs, latency, KV or cost figures.\n",
+      "\n-: no request finished at the target (1 candidate): no latency figures.\n",
+      "\n-: no request had a second token (1 candidate): no TPOT.\n",
+      "\n-: no price for the GPU (1 candidate): no cost figures.\n"};
+  for (size_t k = 0; k < sizeof notes / sizeof *notes; k++)
+    cr_assert(strstr(md, notes[k]), "the note %s", notes[k]);
+  cr_assert_null(strstr(md, "does not fit ("), "no note for a reason absent");
   cr_assert_null(strstr(md, "p99 E2E s"), "no E2E column without an E2E target");
   free(md);
   free(rows);

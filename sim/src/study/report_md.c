@@ -63,6 +63,43 @@ static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
   }
 }
 
+/* Why a cell of the table is "-": one note per reason that occurs, with
+ * how many candidates it names (the sweep's table says it the same way). */
+static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
+  enum { NOFIT, FAILED, NO_RATE, NO_REPLICAS, NONE_FINISHED, NO_TPOT, NO_PRICE, NREASONS };
+  static const char *const said[NREASONS] = {
+      "does not fit (%d candidate%s): nothing ran",
+      "failed (%d candidate%s): nothing measured (its error is under its memory plan)",
+      "meets the SLO at no rate tried (%d candidate%s): no goodput",
+      "no replica count tried meets the target (%d candidate%s): no run at the target, so no "
+      "replicas, GPUs, latency, KV or cost figures",
+      "no request finished at the target (%d candidate%s): no latency figures",
+      "no request had a second token (%d candidate%s): no TPOT",
+      "no price for the GPU (%d candidate%s): no cost figures"};
+  int count[NREASONS] = {0};
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    if (r->rc < 0) {
+      count[r->rc == KVSIM_ENOFIT ? NOFIT : FAILED]++;
+      continue;
+    }
+    count[NO_RATE] += isnan(r->goodput);
+    if (isnan(r->replicas)) {
+      count[NO_REPLICAS]++;
+      continue;
+    }
+    count[NONE_FINISHED] += isnan(r->ttft_p99);
+    count[NO_TPOT] += isfinite(r->ttft_p99) && isnan(r->tpot_p99);
+    count[NO_PRICE] += isnan(r->cost_per_gpu_hour);
+  }
+  for (int k = 0; k < NREASONS; k++)
+    if (count[k]) {
+      fputs("\n-: ", f);
+      fprintf(f, said[k], count[k], count[k] == 1 ? "" : "s");
+      fputs(".\n", f);
+    }
+}
+
 static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
   bool e2e = c->slo_e2e_p99_s > 0; /* its column only when a target judges it */
   /* "\$": GitHub pairs two '$' of one line into inline maths. */
@@ -100,6 +137,7 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
     cell(f, r->cost_per_mtok, "%.3f");
     fprintf(f, " %s |\n", r->gpu[0] ? kvsim_cal_status_name(r->cal_status) : "-");
   }
+  dash_notes(f, rows, n);
   fputs("\nGoodput: the highest rate the deployment as given (one replica unless the candidate "
         "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
         "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "
