@@ -10,7 +10,8 @@
 #   command with a backtick stays one code span;
 # - a compare judges an E2E target at the band's slow edge and shows its
 #   figure and range; its REPORT.md escapes every '$' (two on a line were
-#   inline maths) and says what each '-' cell means.
+#   inline maths), says what each '-' cell means, and escapes generated
+#   text (diagnosis messages, errors) that names GPUs or files.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -157,8 +158,10 @@ same_cells "$md"
 
 # 4. Two prices on one line of REPORT.md: each '$' escaped, or GitHub reads
 # the text between them as maths; the terminal keeps '$'. A '-' cell has
-# its note.
-sed 's/"name": "l4"/"name": "my_gpu *x*"/' "$src/configs/gpus/l4.json" >"$tmp/my-gpu.json"
+# its note. Generated text naming a GPU file's name (the diagnosis) or a
+# file (an error) is escaped Markdown, and a plan naming it stays one code
+# block.
+sed 's/"name": "l4"/"name": "my_gpu *x* ```"/' "$src/configs/gpus/l4.json" >"$tmp/my-gpu.json"
 cat >"$tmp/price-study.json" <<'JSON'
 { "name": "price-study",
   "scenario": { "name": "tiny-chat", "seed": 3, "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
@@ -180,5 +183,13 @@ grep -Eq '^[0-9] x \(L4[^)]*\) meets .* for \\\$[0-9.]+/h.*, \\\$[0-9.]+/h' "$md
 ! grep -n '\(^\|[^\\]\)\$' "$md" | grep -v '^[0-9]*:- Reproduce' >"$tmp/bare" || fail "REPORT.md: a bare '\$'" "$tmp/bare"
 has "$md" '-: does not fit (1 candidate): nothing ran.'
 has "$md" '-: no price for the GPU (1 candidate): no cost figures.'
+grep -qF 'my\_gpu \*x\* \`\`\` has no step-time fit of its own' "$md" || fail "REPORT.md: the diagnosis is not escaped" "$md"
+# Its plan's code block: a fence the name's "```" cannot end.
+grep -qxF 'Model llama-3.2-1b on my_gpu *x* ```: TP 1, PP 1, engine vllm-v1, max_model_len 4,096, block_size 16, kv_cache_dtype auto' "$md" &&
+  [ "$(grep -c '^````$' "$md")" = 2 ] || fail "REPORT.md: the plan's block is not fenced past the name's backticks" "$md"
+! awk '/^```/ { code = !code; next } !code' "$md" | grep -qF 'my_gpu *x*' ||
+  fail "REPORT.md: the GPU's name as Markdown outside a code block" "$md"
+grep -qF 'Does not fit: memory plan does not fit: No available memory for the cache blocks. Try increasing \`gpu\_memory\_utilization\`' "$md" ||
+  fail "REPORT.md: the error text is not escaped" "$md"
 same_cells "$md"
-echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names and labels escaped; prices cannot pair; every '-' said"
+echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names, labels and generated text escaped; prices cannot pair; every '-' said"

@@ -498,9 +498,9 @@ Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
   kvsim_compare_fini(&c);
 }
 
-/* Regression: REPORT.md paired two prices' '$' into inline maths and left
- * a "-" cell unexplained. */
-Test(compare, a_report_escapes_prices_and_says_what_dash_means) {
+/* Regression: REPORT.md paired two prices' '$' into inline maths, left a
+ * "-" cell unexplained, and wrote error text (naming files) as Markdown. */
+Test(compare, a_report_escapes_prices_and_errors_and_says_what_dash_means) {
   kvsim_compare_t c;
   kvsim_err err = {0};
   cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1, \"tpot_p99_s\": 0.1 }, \"target_rate\": 12, "
@@ -550,6 +550,8 @@ Test(compare, a_report_escapes_prices_and_says_what_dash_means) {
     cr_assert(strstr(md, notes[k]), "the note %s", notes[k]);
   cr_assert_null(strstr(md, "does not fit ("), "no note for a reason absent");
   cr_assert_null(strstr(md, "p99 E2E s"), "no E2E column without an E2E target");
+  cr_assert(strstr(md, "Failed: my\\_gpu\\*x\\*.json: cannot read \\`it\\`\n"),
+            "the error as text: %s", md);
   free(md);
   free(rows);
   kvsim_compare_fini(&c);

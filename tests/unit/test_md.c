@@ -1,7 +1,7 @@
 /* The reports' one Markdown escape: each construct-starting character
  * after a backslash, control characters as spaces, snprintf's contract
  * (the length needed, a terminated prefix, never half an escape); and
- * code spans whose fence outlasts any backtick run inside. */
+ * code spans and blocks whose fence outlasts any backtick run inside. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,4 +71,16 @@ Test(md, a_code_span_outlasts_the_backticks_inside) {
   free(a);
   free(b);
   free(c);
+}
+
+/* A plan names its model and GPU: a name holding "```" ended the plan's
+ * code block early and the rest of it read as Markdown. */
+Test(md, a_code_block_outlasts_the_backticks_inside) {
+  char *a = written(kvsim__md_block, "Model m on g\nline 2\n");
+  cr_assert_str_eq(a, "```\nModel m on g\nline 2\n```\n");
+  char *b = written(kvsim__md_block, "Model m on g```x\n````y");
+  cr_assert_str_eq(b, "`````\nModel m on g```x\n````y\n`````\n",
+                   "one backtick more than the longest run, a line end before the fence: %s", b);
+  free(a);
+  free(b);
 }

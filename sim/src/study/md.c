@@ -59,3 +59,22 @@ void kvsim__md_code(FILE *f, const char *s) {
   for (int k = 0; k <= longest; k++)
     fputc('`', f);
 }
+
+void kvsim__md_block(FILE *f, const char *s) {
+  /* A fence longer than any run of backticks in s (a model or GPU name
+   * may hold some), at least the usual three. */
+  int longest = 2, run = 0;
+  for (const char *p = s; *p; p++) {
+    run = *p == '`' ? run + 1 : 0;
+    longest = run > longest ? run : longest;
+  }
+  size_t n = strlen(s);
+  for (int k = 0; k <= longest; k++)
+    fputc('`', f);
+  fputc('\n', f);
+  fputs(s, f);
+  fputs(n && s[n - 1] != '\n' ? "\n" : "", f);
+  for (int k = 0; k <= longest; k++)
+    fputc('`', f);
+  fputc('\n', f);
+}

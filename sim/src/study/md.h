@@ -23,4 +23,8 @@ void kvsim__md_text(FILE *f, const char *s);
  * run of them in s, so that a backtick in a path cannot end it early. */
 void kvsim__md_code(FILE *f, const char *s);
 
+/* Writes s (lines of text) as one fenced code block: its fence longer
+ * than any run of backticks in s, so none of them ends it early. */
+void kvsim__md_block(FILE *f, const char *s);
+
 #endif

@@ -163,10 +163,16 @@ static void plans(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
     fputs("### ", f);
     kvsim__md_text(f, c->cand[i].label);
     fputs("\n\n", f);
-    if (rows[i].plan_text[0])
-      fprintf(f, "```\n%s```\n\n", rows[i].plan_text);
-    if (rows[i].rc < 0)
-      fprintf(f, "%s: %s\n\n", rows[i].rc == KVSIM_ENOFIT ? "Does not fit" : "Failed", rows[i].error);
+    if (rows[i].plan_text[0]) {
+      kvsim__md_block(f, rows[i].plan_text);
+      fputc('\n', f);
+    }
+    /* The error names files, models, keys: text, not Markdown. */
+    if (rows[i].rc < 0) {
+      fprintf(f, "%s: ", rows[i].rc == KVSIM_ENOFIT ? "Does not fit" : "Failed");
+      kvsim__md_text(f, rows[i].error);
+      fputs("\n\n", f);
+    }
   }
 }
 
@@ -179,9 +185,12 @@ static void diagnosis(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row
     fputs("- **", f);
     kvsim__md_text(f, c->cand[i].label);
     fprintf(f, "**:%s\n", r->ndiagnosis ? "" : " nothing to report.");
-    for (int k = 0; k < r->ndiagnosis; k++)
-      fprintf(f, "  - %s (%s): %s\n", r->diagnosis[k].code, r->diagnosis[k].severity,
-              r->diagnosis[k].message);
+    /* A message names GPUs, models, files: text, not Markdown. */
+    for (int k = 0; k < r->ndiagnosis; k++) {
+      fprintf(f, "  - %s (%s): ", r->diagnosis[k].code, r->diagnosis[k].severity);
+      kvsim__md_text(f, r->diagnosis[k].message);
+      fputc('\n', f);
+    }
   }
   fputc('\n', f);
 }
