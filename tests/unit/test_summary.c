@@ -184,8 +184,10 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   s->kv_usage_peak = 0.5;
   e[0].kv_usage_peak = 0.3;
   e[1].kv_usage_peak = 0.9;
+  s->requests_finished = e[0].requests_finished = e[1].requests_finished = 10;
   s->tpot = (kvsim_latency_t){10, 0.02, 0.02, 0.02, 0.02, 0.02};
-  /* An edge where nothing finished has no latency to widen by. */
+  /* An edge with no TPOT sample though it finished requests has no TPOT
+   * to widen by. */
   e[1].tpot = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
   e[0].tpot = (kvsim_latency_t){10, 0.01, 0.01, 0.01, 0.01, 0.01};
   kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.8, 0.3}, &(kvsim_band_edge_t){1.2, 1.7});
@@ -197,7 +199,7 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   cr_assert_eq(s->preemptions_range.hi, 4, "preemptions hi holds the nominal 4");
   cr_assert_eq(s->kv_usage_peak_range.hi, 0.9, "kv peak hi");
   cr_assert_eq(s->tpot_range.p99.lo, 0.01, "tpot lo from the edge that finished requests");
-  cr_assert_eq(s->tpot_range.p99.hi, 0.02, "an empty edge does not pull the range to 0");
+  cr_assert_eq(s->tpot_range.p99.hi, 0.02, "an edge with no sample does not pull the range to 0");
   const kvsim_range_t *all[] = {&s->ttft_range.mean,    &s->ttft_range.p50, &s->ttft_range.p90,
                                 &s->ttft_range.p99,     &s->ttft_range.max, &s->preemptions_range,
                                 &s->kv_usage_peak_range};
@@ -217,6 +219,7 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
 Test(summary, a_nominal_run_that_finished_nothing_does_not_anchor_its_ranges) {
   kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
   s->ttft = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  e[0].requests_finished = 5;
   e[0].ttft = (kvsim_latency_t){5, 2.0, 1.8, 2.5, 3.0, 3.5};
   e[1].ttft = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
   s->tpot = e[0].tpot = e[1].tpot = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
@@ -224,11 +227,60 @@ Test(summary, a_nominal_run_that_finished_nothing_does_not_anchor_its_ranges) {
                              &(kvsim_band_edge_t){1.2, 1.7});
   cr_assert_eq(s->ttft_range.p99.lo, 3.0, "lo from the one run that finished: %g",
                s->ttft_range.p99.lo);
-  cr_assert_eq(s->ttft_range.p99.hi, 3.0, "hi too: %g", s->ttft_range.p99.hi);
+  cr_assert(isinf(s->ttft_range.p99.hi),
+            "hi unbounded: two of the three runs finished nothing, so no figure bounds them: %g",
+            s->ttft_range.p99.hi);
   cr_assert(isnan(s->tpot_range.p99.lo) && isnan(s->tpot_range.p99.hi),
             "no run finished: empty range [%g, %g]", s->tpot_range.p99.lo, s->tpot_range.p99.hi);
   cr_assert(isnan(s->uncertainty_ttft_p99_s), "no +/- around a figure of nothing: %g",
             s->uncertainty_ttft_p99_s);
+  free(s);
+}
+
+/* The slow edge finished nothing (cut off by output.max_time_s, or every
+ * request rejected) while the nominal and fast runs finished: the latency
+ * there lies beyond the run, so the ranges have no finite top, and a
+ * capacity check against them fails instead of reading the nominal p99 as
+ * the slow edge's. */
+Test(summary, an_edge_that_finished_nothing_leaves_the_range_open_above) {
+  kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
+  s->requests_finished = e[0].requests_finished = 8;
+  s->ttft = (kvsim_latency_t){8, 1.0, 0.9, 1.2, 1.4, 1.5};
+  e[0].ttft = (kvsim_latency_t){8, 0.5, 0.4, 0.6, 0.7, 0.8};
+  s->e2e = (kvsim_latency_t){8, 3.0, 2.9, 3.2, 3.4, 3.5};
+  e[0].e2e = (kvsim_latency_t){8, 2.0, 1.9, 2.2, 2.4, 2.5};
+  s->requests_per_s = 4;
+  e[0].requests_per_s = 5; /* e[1]: 0 req/s, nothing finished */
+  kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.8, 0.3},
+                             &(kvsim_band_edge_t){1.2, 1.7});
+  cr_assert_eq(s->ttft_range.p99.lo, 0.7, "lo from the fast edge: %g", s->ttft_range.p99.lo);
+  cr_assert(
+      isinf(s->ttft_range.p99.hi) && isinf(s->ttft_range.mean.hi) && isinf(s->e2e_range.p99.hi),
+      "no finite top: %g %g %g", s->ttft_range.p99.hi, s->ttft_range.mean.hi, s->e2e_range.p99.hi);
+  cr_assert(!(s->ttft_range.p99.hi <= 2.0), "a 2 s target is not met at the slow edge");
+  cr_assert(isnan(s->tpot_range.p99.lo), "no TPOT anywhere: still empty, not opened");
+  cr_assert_eq(s->requests_per_s_range.lo, 0, "throughput down to 0: %g",
+               s->requests_per_s_range.lo);
+  cr_assert(isinf(s->uncertainty_ttft_p99_s), "the +/- is unbounded too: %g",
+            s->uncertainty_ttft_p99_s);
+  free(s);
+  /* In summary.json the open end is null beside a number. */
+  kvsim_scenario_t sc;
+  s = calloc(2, sizeof *s);
+  run(&sc, s);
+  cr_assert(s[0].requests_finished > 0, "the run finished requests");
+  s[1] = s[0];
+  s[1].requests_finished = 0;
+  s[1].ttft = s[1].tpot = s[1].e2e = s[1].queue = (kvsim_latency_t){0, 0, 0, 0, 0, 0};
+  kvsim_summary_merge_ranges(s, s + 1, 1, &(kvsim_band_edge_t){1.4, 1.4},
+                             &(kvsim_band_edge_t){1.4, 1.4});
+  cJSON *j = kvsim_summary_json(s, &sc);
+  const cJSON *r = cJSON_GetObjectItem(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "latency"), "ttft_s"), "p99_range");
+  cr_assert(cJSON_IsNumber(cJSON_GetArrayItem(r, 0)) && cJSON_IsNull(cJSON_GetArrayItem(r, 1)),
+            "p99_range [number, null]");
+  cJSON_Delete(j);
+  kvsim_scenario_fini(&sc);
   free(s);
 }
 

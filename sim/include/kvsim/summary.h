@@ -168,7 +168,7 @@ typedef struct kvsim_summary {
    * has a band. */
   bool has_uncertainty;
   double uncertainty_ttft_p99_s, uncertainty_tpot_p99_s, uncertainty_e2e_p99_s;
-  char uncertainty_source[256];
+  char uncertainty_source[384];
 
   /* The band through the queue: filled (has_ranges) when the scenario was
    * also run with step times at the band's edges (study.h); every

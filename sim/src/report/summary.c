@@ -81,9 +81,10 @@ void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st) 
   s->nreplica_rows = n;
 }
 
-/* A figure that may not exist: null when NAN (no sample), never 0. */
+/* A figure that may not exist: null when NAN (no sample), never 0, or
+ * unbounded (inf: a band's half-width when an edge run finished nothing). */
 static void add_known(cJSON *o, const char *key, double v) {
-  if (isnan(v))
+  if (!isfinite(v))
     cJSON_AddNullToObject(o, key);
   else
     cJSON_AddNumberToObject(o, key, v);
@@ -159,8 +160,10 @@ static void add_range(cJSON *o, const char *key, const kvsim_range_t *r) {
   char name[64];
   snprintf(name, sizeof name, "%s_range", key);
   cJSON *a = cJSON_AddArrayToObject(o, name);
-  cJSON_AddItemToArray(a, cJSON_CreateNumber(r->lo));
-  cJSON_AddItemToArray(a, cJSON_CreateNumber(r->hi));
+  /* null: an empty range (NAN), or an end no run bounds (inf: a run at an
+   * edge finished nothing; summary_band.c). */
+  cJSON_AddItemToArray(a, isfinite(r->lo) ? cJSON_CreateNumber(r->lo) : cJSON_CreateNull());
+  cJSON_AddItemToArray(a, isfinite(r->hi) ? cJSON_CreateNumber(r->hi) : cJSON_CreateNull());
 }
 
 static void add_num(cJSON *o, const char *key, double v, const kvsim_range_t *r) {
@@ -259,9 +262,9 @@ static void add_latency(cJSON *j, const kvsim_summary_t *s) {
   add_calibration(lat, s);
   if (s->has_uncertainty) {
     cJSON *band = cJSON_AddObjectToObject(lat, "uncertainty");
-    cJSON_AddNumberToObject(band, "ttft_p99_s", s->uncertainty_ttft_p99_s);
-    cJSON_AddNumberToObject(band, "tpot_p99_s", s->uncertainty_tpot_p99_s);
-    cJSON_AddNumberToObject(band, "e2e_p99_s", s->uncertainty_e2e_p99_s);
+    add_known(band, "ttft_p99_s", s->uncertainty_ttft_p99_s);
+    add_known(band, "tpot_p99_s", s->uncertainty_tpot_p99_s);
+    add_known(band, "e2e_p99_s", s->uncertainty_e2e_p99_s);
     cJSON_AddStringToObject(band, "source", s->uncertainty_source);
   }
 }

@@ -82,6 +82,18 @@ static void latency_range_widen(kvsim_latency_range_t *r, const kvsim_latency_t 
   widen(&r->max, l->max);
 }
 
+/* A run (nominal or at an edge) where no request finished, when another
+ * run did: its latencies lie beyond what it simulated, so no finite upper
+ * end holds them. The hi end is +inf (null in summary.json), not the other
+ * runs' highest figure: that would claim the slow edge serves as fast as
+ * the runs that finished. A range with nothing in it stays empty. */
+static void latency_range_open(kvsim_latency_range_t *r) {
+  kvsim_range_t *all[] = {&r->mean, &r->p50, &r->p90, &r->p99, &r->max};
+  for (int k = 0; k < 5; k++)
+    if (!isnan(all[k]->lo))
+      all[k]->hi = INFINITY;
+}
+
 /* NAN when the nominal run has no figure (nothing finished) or the range
  * is empty. */
 static double half_width(const kvsim_range_t *r, const kvsim_latency_t *nominal, double v) {
@@ -127,12 +139,26 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
     widen(&s->rejected_range, (double)e->requests_rejected);
     widen(&s->slo_attainment_range, e->slo_attainment);
   }
+  bool none_finished = s->requests_finished == 0, some_finished = !none_finished;
+  for (int i = 0; i < n; i++) {
+    none_finished |= edges[i].requests_finished == 0;
+    some_finished |= edges[i].requests_finished > 0;
+  }
+  const bool open = none_finished && some_finished;
+  if (open) {
+    latency_range_open(&s->ttft_range);
+    latency_range_open(&s->tpot_range);
+    latency_range_open(&s->e2e_range);
+    latency_range_open(&s->queue_range);
+  }
   s->has_uncertainty = true;
   s->uncertainty_ttft_p99_s = half_width(&s->ttft_range.p99, &s->ttft, s->ttft.p99);
   s->uncertainty_tpot_p99_s = half_width(&s->tpot_range.p99, &s->tpot, s->tpot.p99);
   s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, &s->e2e, s->e2e.p99);
   snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
            "the larger distance from each p99 to an end of its p99_range (runs at step-time "
-           "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)",
-           lo->step, hi->step, lo->prefill, hi->prefill, kvsim_cal_status_name(s->calibration.status));
+           "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)%s",
+           lo->step, hi->step, lo->prefill, hi->prefill,
+           kvsim_cal_status_name(s->calibration.status),
+           open ? "; a run finished no request, so the latency ranges have no top (null)" : "");
 }

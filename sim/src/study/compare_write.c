@@ -15,10 +15,13 @@
 #include "study/md.h"
 #include "study/run.h"
 
-/* A figure in a table: 6 significant digits, empty when not known. */
+/* A figure in a table: 6 significant digits, empty when not known, inf
+ * for a range's top that no run bounds (an edge run finished nothing). */
 static void num(FILE *f, double v, bool last) {
   if (isfinite(v))
     fprintf(f, "%.6g", v);
+  else if (isinf(v) && v > 0)
+    fputs("inf", f);
   fputc(last ? '\n' : ',', f);
 }
 
