@@ -284,6 +284,33 @@ Test(summary, an_edge_that_finished_nothing_leaves_the_range_open_above) {
   free(s);
 }
 
+/* The slow edge ended with 5 of its 100 served requests in flight: their
+ * latencies lie past the run, so no finite figure bounds its p99 or its
+ * mean and max; its p50 and p90 (5 % < 10 %) are still bounded. */
+Test(summary, an_edge_that_left_requests_in_flight_opens_the_tops_it_does_not_bound) {
+  kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
+  s->requests_finished = e[0].requests_finished = 100;
+  e[1].requests_finished = 95;
+  e[1].running_at_end = 2;
+  e[1].waiting_at_end = 3;
+  e[1].requests_rejected = 50; /* rejected: not served, not in the share */
+  s->ttft = (kvsim_latency_t){100, 1.0, 0.9, 1.2, 1.4, 1.5};
+  e[0].ttft = (kvsim_latency_t){100, 0.5, 0.4, 0.6, 0.7, 0.8};
+  e[1].ttft = (kvsim_latency_t){95, 2.0, 1.8, 2.2, 2.4, 2.5};
+  kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.8, 0.3},
+                             &(kvsim_band_edge_t){1.2, 1.7});
+  cr_assert_eq(s->ttft_range.p50.hi, 1.8, "p50 bounded: %g", s->ttft_range.p50.hi);
+  cr_assert_eq(s->ttft_range.p90.hi, 2.2, "p90 bounded (5 %% in flight < 10 %%): %g",
+               s->ttft_range.p90.hi);
+  cr_assert(isinf(s->ttft_range.p99.hi) && isinf(s->ttft_range.mean.hi) &&
+                isinf(s->ttft_range.max.hi),
+            "p99, mean and max open: %g %g %g", s->ttft_range.p99.hi, s->ttft_range.mean.hi,
+            s->ttft_range.max.hi);
+  cr_assert_eq(s->ttft_range.p99.lo, 0.7, "the bottom stays: %g", s->ttft_range.p99.lo);
+  cr_assert(strstr(s->uncertainty_source, "unfinished"), "said: %s", s->uncertainty_source);
+  free(s);
+}
+
 Test(summary, range_keys_sit_beside_their_figures_and_only_with_ranges) {
   kvsim_scenario_t sc;
   kvsim_summary_t *s = calloc(2, sizeof *s);

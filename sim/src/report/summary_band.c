@@ -82,15 +82,27 @@ static void latency_range_widen(kvsim_latency_range_t *r, const kvsim_latency_t 
   widen(&r->max, l->max);
 }
 
-/* A run (nominal or at an edge) where no request finished, when another
- * run did: its latencies lie beyond what it simulated, so no finite upper
- * end holds them. The hi end is +inf (null in summary.json), not the other
- * runs' highest figure: that would claim the slow edge serves as fast as
- * the runs that finished. A range with nothing in it stays empty. */
-static void latency_range_open(kvsim_latency_range_t *r) {
+/* The share of a run's served requests (not rejected) still in flight
+ * when it ended (an output.max_time_s cut): their latencies lie past the
+ * run, so its statistics are of the finished alone, too low. 1 when it
+ * finished nothing (all in flight, or all rejected). */
+static double unfinished_share(const kvsim_summary_t *r) {
+  const double open = (double)(r->running_at_end + r->waiting_at_end);
+  const double served = (double)r->requests_finished + open;
+  return r->requests_finished > 0 ? open / served : 1;
+}
+
+/* Opens the top of each statistic of r that the run with unfinished share
+ * u does not bound: a quantile q once more than 1 - q of the requests are
+ * unfinished (the p99 once 1 %), the mean and max once any is. The top is
+ * +inf (null in summary.json), not the highest figure of the runs that
+ * finished: that would claim the slow edge serves as fast as they do. A
+ * range with nothing in it stays empty. */
+static void latency_range_open(kvsim_latency_range_t *r, double u) {
   kvsim_range_t *all[] = {&r->mean, &r->p50, &r->p90, &r->p99, &r->max};
+  const double q[] = {1, 0.50, 0.90, 0.99, 1};
   for (int k = 0; k < 5; k++)
-    if (!isnan(all[k]->lo))
+    if (!isnan(all[k]->lo) && u > 1 - q[k])
       all[k]->hi = INFINITY;
 }
 
@@ -139,18 +151,19 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
     widen(&s->rejected_range, (double)e->requests_rejected);
     widen(&s->slo_attainment_range, e->slo_attainment);
   }
-  bool none_finished = s->requests_finished == 0, some_finished = !none_finished;
+  /* The largest unfinished share over the three runs decides which tops
+   * are open. */
+  double u = unfinished_share(s);
   for (int i = 0; i < n; i++) {
-    none_finished |= edges[i].requests_finished == 0;
-    some_finished |= edges[i].requests_finished > 0;
+    const double ui = unfinished_share(&edges[i]);
+    u = ui > u ? ui : u;
   }
-  const bool open = none_finished && some_finished;
-  if (open) {
-    latency_range_open(&s->ttft_range);
-    latency_range_open(&s->tpot_range);
-    latency_range_open(&s->e2e_range);
-    latency_range_open(&s->queue_range);
-  }
+  latency_range_open(&s->ttft_range, u);
+  latency_range_open(&s->tpot_range, u);
+  latency_range_open(&s->e2e_range, u);
+  latency_range_open(&s->queue_range, u);
+  const bool open = isinf(s->ttft_range.mean.hi) || isinf(s->tpot_range.mean.hi) ||
+                    isinf(s->e2e_range.mean.hi); /* the mean opens first */
   s->has_uncertainty = true;
   s->uncertainty_ttft_p99_s = half_width(&s->ttft_range.p99, &s->ttft, s->ttft.p99);
   s->uncertainty_tpot_p99_s = half_width(&s->tpot_range.p99, &s->tpot, s->tpot.p99);
@@ -160,5 +173,7 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
            "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)%s",
            lo->step, hi->step, lo->prefill, hi->prefill,
            kvsim_cal_status_name(s->calibration.status),
-           open ? "; a run finished no request, so the latency ranges have no top (null)" : "");
+           open ? "; a run ended with requests unfinished, so the latency ranges it does not bound "
+                  "have no top (null)"
+                : "");
 }
