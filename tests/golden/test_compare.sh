@@ -47,6 +47,9 @@ bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a", "set": { "engine.max_num_seq": 8 } } ] }' "did you mean 'engine.max_num_seqs'"
 bad '{ "scenario": "small-synthetic.json", "target_rate": 0, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" } ] }' 'target_rate: expected a rate'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "candidates": [ { "label": "a" } ] }' 'no SLO'
+# The scenario's SLO bounds and words: (0, the simulator's time limit].
+bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1e300 }, "candidates": [ { "label": "a" } ] }' 'bad.json: slo.ttft_p99_s: 1e+300 is outside (0, 9e+09\]$'
+bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "e2e_p99_s": 0 }, "candidates": [ { "label": "a" } ] }' 'slo.e2e_p99_s: 0 must be > 0 (leave the key out for no target)$'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "a" } ] }' "label 'a' is given twice"
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "" } ] }' 'candidates\[1\].label: is empty'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": " " } ] }' 'candidates\[0\].label: is empty'

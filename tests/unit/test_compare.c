@@ -50,6 +50,26 @@ Test(compare, a_bad_study_is_one_error_naming_what) {
   cr_assert(strstr(err.msg, "cost_per_gpu_hour.l4"), "names the GPU: %s", err.msg);
 }
 
+/* Regression: the study's SLO stopped below 1e9 s, with words of its own,
+ * while the scenario's takes up to the simulator's time limit. */
+Test(compare, a_study_slo_has_the_scenario_bounds_and_words) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  const char *cands = ", \"target_rate\": 1, \"candidates\": [{\"label\": \"a\"}]";
+  char rest[512];
+  snprintf(rest, sizeof rest, "\"slo\": {\"tpot_p99_s\": 9e9}%s", cands);
+  cr_assert_eq(study(rest, &c, &err), KVSIM_OK, "the time limit itself is a target: %s", err.msg);
+  cr_assert_float_eq(c.slo_tpot_p99_s, 9e9, 1, "read");
+  kvsim_compare_fini(&c);
+  snprintf(rest, sizeof rest, "\"slo\": {\"tpot_p99_s\": 1e300}%s", cands);
+  cr_assert_eq(study(rest, &c, &err), KVSIM_EINVAL, "past the limit refused");
+  cr_assert_str_eq(err.msg, "t.json: slo.tpot_p99_s: 1e+300 is outside (0, 9e+09]");
+  snprintf(rest, sizeof rest, "\"slo\": {\"ttft_p99_s\": -1}%s", cands);
+  cr_assert_eq(study(rest, &c, &err), KVSIM_EINVAL, "below 0 refused");
+  cr_assert_str_eq(err.msg,
+                   "t.json: slo.ttft_p99_s: -1 must be > 0 (leave the key out for no target)");
+}
+
 /* Regression: "label": "" was refused as "missing key 'label'", which sent
  * the user looking for a key that is there. */
 Test(compare, an_empty_label_is_said_to_be_empty_not_missing) {

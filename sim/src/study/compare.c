@@ -8,6 +8,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "kvsim/clock.h"
 #include "kvsim/study.h"
 
 static void stem(const char *path, char *out, size_t cap) {
@@ -46,10 +47,13 @@ static int load_scenario(kvsim_compare_t *c, const char *dir, kvsim_err *err) {
 
 static int parse_slo(kvsim_compare_t *c, kvsim_err *err) {
   const cJSON *slo = cJSON_GetObjectItemCaseSensitive(c->root, "slo");
-  if (!slo) /* the scenario's own */
+  const char *file = c->where;
+  if (!slo) { /* the scenario's own, named as its file's */
     slo = cJSON_GetObjectItemCaseSensitive(c->scenario, "slo");
+    file = c->scenario_where;
+  }
   char w[4200];
-  snprintf(w, sizeof w, "%s: slo", c->where);
+  snprintf(w, sizeof w, "%s: slo", file);
   static const char *const keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
   double *v[] = {&c->slo_ttft_p99_s, &c->slo_tpot_p99_s, &c->slo_e2e_p99_s};
   int rc = KVSIM_OK;
@@ -58,9 +62,15 @@ static int parse_slo(kvsim_compare_t *c, kvsim_err *err) {
   for (int k = 0; k < 3 && slo; k++) {
     if ((rc = kvsim__json_num(slo, keys[k], v[k], w, err)) < 0)
       return rc;
-    if (rc > 0 && !(*v[k] > 0 && *v[k] < 1e9))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g must be a positive number of seconds", w,
-                           keys[k], *v[k]);
+    /* The scenario's bounds and words: 0 is "no target" inside, and one
+     * past the simulator's time limit every run meets. */
+    if (rc > 0 && !(*v[k] > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: %g must be > 0 (leave the key out for no target)", w, keys[k],
+                           *v[k]);
+    if (rc > 0 && *v[k] > KVSIM_TIME_MAX_S)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g is outside (0, %g]", w, keys[k], *v[k],
+                           KVSIM_TIME_MAX_S);
   }
   if (!(c->slo_ttft_p99_s > 0 || c->slo_tpot_p99_s > 0 || c->slo_e2e_p99_s > 0))
     return kvsim_err_set(err, KVSIM_EINVAL,
