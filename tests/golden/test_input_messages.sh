@@ -132,4 +132,13 @@ expect "error: base.json: engine.quantization: empty (leave the key out for the 
   "${run[@]}" base.json --set 'engine.quantization=""'
 ok "${run[@]}" base.json --set engine.quantization=null
 
+# 9. A trace flag past what a workload holds was named as a key of a
+# "workload" no file has: "workload: hash_block_tokens: ... out of range".
+printf 'arrival_s,prompt_tokens,output_tokens\n0,10,5\n' >t.csv
+expect "trace stats: error: --hash-block-tokens: bad value 9223372036854775807 (expected 1..9007199254740991)" \
+  trace stats t.csv --hash-block-tokens 9223372036854775807
+expect "trace convert: error: --hash-block-tokens: bad value 9007199254740992 (expected 1..9007199254740991)" \
+  trace convert t.csv --out o --hash-block-tokens 9007199254740992
+ok trace stats t.csv --hash-block-tokens 9007199254740991
+
 echo "ok"

@@ -34,10 +34,13 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
   if (o->max_total_tokens != 0 && o->max_total_tokens < 2)
     return kvsim_err_set(err, KVSIM_EINVAL, "--max-total-tokens: bad value %lld (expected >= 2)",
                          (long long)o->max_total_tokens);
-  if (o->hash_block_tokens < 1)
+  /* Every flag is checked here, by its name: the object built below would
+   * name a bad one as a key of a "workload" no file holds. The top is a
+   * scenario's (a JSON integer). */
+  if (o->hash_block_tokens < 1 || o->hash_block_tokens > KVSIM__JSON_INT_MAX)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--hash-block-tokens: bad value %lld (expected >= 1)",
-                         (long long)o->hash_block_tokens);
+                         "--hash-block-tokens: bad value %lld (expected 1..%lld)",
+                         (long long)o->hash_block_tokens, (long long)KVSIM__JSON_INT_MAX);
   if (o->seed_given) /* a trace's requests are read, never drawn */
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--seed: applies to synthetic specs only (%s is a trace file)", file);
