@@ -11,7 +11,8 @@
 # - a compare judges an E2E target at the band's slow edge and shows its
 #   figure and range; its REPORT.md escapes every '$' (two on a line were
 #   inline maths), says what each '-' cell means, and escapes generated
-#   text (diagnosis messages, errors) that names GPUs or files.
+#   text (diagnosis messages, errors) that names GPUs or files;
+# - a run's memory plan stays one code block whatever its GPU's name.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -192,4 +193,14 @@ grep -qxF 'Model llama-3.2-1b on my_gpu *x* ```: TP 1, PP 1, engine vllm-v1, max
 grep -qF 'Does not fit: memory plan does not fit: No available memory for the cache blocks. Try increasing \`gpu\_memory\_utilization\`' "$md" ||
   fail "REPORT.md: the error text is not escaped" "$md"
 same_cells "$md"
+
+# 5. A run's plan names the same GPU: its block was fenced with three
+# backticks, which the name's "```" closed.
+"$kvsim" run "$base" --set hardware.gpu="$tmp/my-gpu.json" --set workload.synthetic.requests=30 \
+  --out "$tmp/mine" --report --quiet
+md=$tmp/mine/REPORT.md
+sed -n '/^## Memory plan$/,/^## Diagnosis$/p' "$md" >"$tmp/plan"
+[ "$(grep -c '^````$' "$tmp/plan")" = 2 ] && [ "$(grep -c '^```' "$tmp/plan")" = 2 ] &&
+  grep -qxF 'Model llama-3.2-1b on my_gpu *x* ```: TP 1, PP 1, engine vllm-v1, max_model_len 4,096, block_size 16, kv_cache_dtype auto' "$tmp/plan" ||
+  fail "run REPORT.md: the plan's block is not fenced past the name's backticks" "$tmp/plan"
 echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names, labels and generated text escaped; prices cannot pair; every '-' said"

@@ -79,10 +79,25 @@ static void rests_on(FILE *f, const kvsim_scenario_t *sc, const kvsim_band_edge_
   }
 }
 
-static void plan_block(FILE *f, const kvsim_scenario_t *sc, const kvsim_plan_t *pl) {
-  fputs("## Memory plan\n\n```\n", f);
-  kvsim_report_plan_text(pl, &sc->model, &sc->gpu, f);
-  fputs("```\n\n", f);
+/* The plan names its model and GPU, whose names may hold backticks: the
+ * block's fence is fitted to the text (written first for that). False
+ * when out of memory. */
+static bool plan_block(FILE *f, const kvsim_scenario_t *sc, const kvsim_plan_t *pl) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m)
+    return false;
+  kvsim_report_plan_text(pl, &sc->model, &sc->gpu, m);
+  bool ok = !ferror(m);
+  ok &= fclose(m) == 0;
+  if (ok) {
+    fputs("## Memory plan\n\n", f);
+    kvsim__md_block(f, text);
+    fputc('\n', f);
+  }
+  free(text);
+  return ok;
 }
 
 static int write_text(const char *dir, char *text, size_t len, kvsim_err *err) {
@@ -178,7 +193,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
           100 * e->slo_attainment_range.hi);
   fputs("## Plots\n\n![KV cache usage](kv_cache.png)\n\n![Queue](queue.png)\n\n![Preemptions](preemptions.png)\n\n"
         "![Latency](latency_cdf.png)\n\nDrawn by scripts/plot.sh on this folder (gnuplot).\n\n", f);
-  plan_block(f, sc, &s->plan);
+  bool planned = plan_block(f, sc, &s->plan);
   fputs("## Diagnosis\n\n", f);
   if (!s->ndiagnosis)
     fputs("Nothing to report.\n", f);
@@ -191,7 +206,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   fputc('\n', f);
   rests_on(f, sc, edge, command, "run", dir);
   free(e);
-  bool bad = ferror(f) != 0;
+  bool bad = !planned || ferror(f) != 0;
   bad |= fclose(f) != 0;
   if (bad) {
     free(text);
