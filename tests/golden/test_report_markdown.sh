@@ -12,7 +12,8 @@
 #   figure and range; its REPORT.md escapes every '$' (two on a line were
 #   inline maths), says what each '-' cell means, and escapes generated
 #   text (diagnosis messages, errors) that names GPUs or files;
-# - a run's memory plan stays one code block whatever its GPU's name.
+# - a run's memory plan stays one code block whatever its GPU's name;
+# - compare's REPORT.md says where each price came from.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -203,4 +204,14 @@ sed -n '/^## Memory plan$/,/^## Diagnosis$/p' "$md" >"$tmp/plan"
 [ "$(grep -c '^````$' "$tmp/plan")" = 2 ] && [ "$(grep -c '^```' "$tmp/plan")" = 2 ] &&
   grep -qxF 'Model llama-3.2-1b on my_gpu *x* ```: TP 1, PP 1, engine vllm-v1, max_model_len 4,096, block_size 16, kv_cache_dtype auto' "$tmp/plan" ||
   fail "run REPORT.md: the plan's block is not fenced past the name's backticks" "$tmp/plan"
+# 6. A price from a GPU file's cost_per_gpu_hour was said to be "the
+# study's own figure": each price is said with where it came from.
+sed 's/"name": "l4"/"name": "my_gpu", "cost_per_gpu_hour": 0.7/' "$src/configs/gpus/l4.json" >"$tmp/priced-gpu.json"
+sed 's|"hardware.gpu": "./my-gpu.json"|"hardware.gpu": "./priced-gpu.json"|' "$tmp/price-study.json" >"$tmp/sources.json"
+"$kvsim" compare "$tmp/sources.json" --out "$tmp/sources" --quiet
+md=$tmp/sources/REPORT.md
+grep -qF "a lower bound. Prices per GPU-hour: the study's \`cost_per_gpu_hour\` for l4; the GPU file's \`cost_per_gpu_hour\` for my\_gpu." "$md" &&
+  ! grep -qF "own figures" "$md" || fail "REPORT.md: the prices' sources" "$md"
+grep -q '^mine,my_gpu,.*,0.7,gpu file,' "$tmp/sources/compare.csv" || fail "compare.csv: the GPU file's price" "$tmp/sources/compare.csv"
+
 echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names, labels and generated text escaped; prices cannot pair; every '-' said"

@@ -576,3 +576,51 @@ Test(compare, a_report_escapes_prices_and_errors_and_says_what_dash_means) {
   free(rows);
   kvsim_compare_fini(&c);
 }
+
+/* Regression: REPORT.md said "Prices are the study's own figures" of a
+ * price read from a GPU file's cost_per_gpu_hour. Each GPU is named once,
+ * under the source of its price; a row without one is not. */
+Test(compare, a_report_says_where_each_price_came_from) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1 }, \"target_rate\": 12, \"candidates\": [ "
+                     "{ \"label\": \"a\" }, { \"label\": \"b\" }, { \"label\": \"c\" }, "
+                     "{ \"label\": \"d\" } ]",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *rows = calloc(4, sizeof *rows);
+  cr_assert(rows, "rows");
+  met_row(&rows[0], 2.9, 1.0);
+  snprintf(rows[0].cost_source, sizeof rows[0].cost_source, "study");
+  met_row(&rows[1], 2.9, 2.0);
+  snprintf(rows[1].gpu, sizeof rows[1].gpu, "my_gpu");
+  snprintf(rows[1].cost_source, sizeof rows[1].cost_source, "gpu file");
+  met_row(&rows[2], 2.9, 1.0); /* l4 again: named once */
+  snprintf(rows[2].cost_source, sizeof rows[2].cost_source, "study");
+  met_row(&rows[3], 2.9, NAN); /* no price: not named */
+  snprintf(rows[3].gpu, sizeof rows[3].gpu, "a10");
+  rows[3].cost_per_hour = rows[3].cost_per_mtok = NAN;
+  kvsim_compare_result_t res = {rows, 4, 0, 0, ""};
+  char *md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md, "REPORT.md");
+  cr_assert(strstr(md, "a lower bound. Prices per GPU-hour: the study's `cost_per_gpu_hour` for "
+                       "l4; the GPU file's `cost_per_gpu_hour` for my\\_gpu.\n"),
+            "each source with its GPUs: %s", md);
+  cr_assert_null(strstr(md, "own figures"), "not all the study's");
+  free(md);
+  res.n = 1; /* the GPU file's alone */
+  rows[0] = rows[1];
+  md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md && strstr(md, " Prices per GPU-hour: the GPU file's `cost_per_gpu_hour` for "
+                             "my\\_gpu.\n"),
+            "the GPU file's alone: %s", md);
+  cr_assert_null(strstr(md, "the study's `cost"), "no study price named");
+  free(md);
+  rows[0] = rows[3]; /* no price at all: no sentence */
+  md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md && strstr(md, "a lower bound.\n") && !strstr(md, "Prices per"),
+            "no price, no sources: %s", md);
+  free(md);
+  free(rows);
+  kvsim_compare_fini(&c);
+}

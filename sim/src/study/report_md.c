@@ -100,6 +100,31 @@ static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
     }
 }
 
+/* Where the prices came from, by GPU (compare.csv's cost_source): the
+ * study's cost_per_gpu_hour, else the GPU file's. Only the sources that
+ * priced a row are named; none at all says nothing (the '-' note does). */
+static void price_sources(FILE *f, const kvsim_compare_row_t *rows, int n) {
+  static const char *const source[] = {"study", "gpu file"};
+  static const char *const said[] = {"the study's `cost_per_gpu_hour` for ",
+                                     "the GPU file's `cost_per_gpu_hour` for "};
+  bool any = false;
+  for (int s = 0; s < 2; s++) {
+    bool named = false;
+    for (int i = 0; i < n; i++) {
+      bool seen = strcmp(rows[i].cost_source, source[s]) != 0;
+      for (int j = 0; j < i && !seen; j++)
+        seen = !strcmp(rows[j].cost_source, source[s]) && !strcmp(rows[j].gpu, rows[i].gpu);
+      if (seen)
+        continue;
+      fputs(named ? ", " : any ? "; " : " Prices per GPU-hour: ", f);
+      fputs(named ? "" : said[s], f);
+      kvsim__md_text(f, rows[i].gpu);
+      named = any = true;
+    }
+  }
+  fputs(any ? "." : "", f);
+}
+
 static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
   bool e2e = c->slo_e2e_p99_s > 0; /* its column only when a target judges it */
   /* "\$": GitHub pairs two '$' of one line into inline maths. */
@@ -142,9 +167,10 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
         "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
         "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "
         "Ranges in brackets: the same search or run with every step time at the two edges of the "
-        "GPU's band (below); \">=\": met at every rate tried, a lower bound. Prices are the study's "
-        "own figures.\n\n",
+        "GPU's band (below); \">=\": met at every rate tried, a lower bound.",
         f);
+  price_sources(f, rows, n);
+  fputs("\n\n", f);
 }
 
 static void plots(FILE *f) {
