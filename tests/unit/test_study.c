@@ -732,6 +732,36 @@ Test(study, a_sweep_point_where_no_request_finished_has_no_latency_figures) {
   remove_tmp();
 }
 
+/* Regression: the sweep's question showed the base scenario's SLO target
+ * where the grid set that target per point: "p99 E2E <= 5 s", which no
+ * point was judged by. */
+Test(study, a_sweep_question_says_a_target_the_grid_sets_per_point) {
+  make_tmp();
+  kvsim_sweep_t s;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("\"set\": { \"slo.ttft_p99_s\": 2, \"slo.e2e_p99_s\": 5 }, "
+                     "\"grid\": { \"slo.e2e_p99_s\": [3, 0.5] }",
+                     &s, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  char out[1024];
+  snprintf(out, sizeof out, "%s/slo", tmp_root);
+  kvsim_sweep_opts_t o = {.out = out, .jobs = 1, .shard = 0, .nshards = 1};
+  kvsim_sweep_result_t res;
+  cr_assert_eq(kvsim_sweep_run(&s, &o, &res, &err), KVSIM_OK, "sweep runs: %s", err.msg);
+  cr_assert_eq(kvsim_report_md_sweep_write(&s, &res, out, "t.json", &err), KVSIM_OK,
+               "REPORT.md: %s", err.msg);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/REPORT.md", out);
+  char *md = slurp(path);
+  cr_assert(strstr(md, "within the SLO p99 TTFT <= 2 s, p99 E2E as each point sets it (0.5 to 3 "
+                       "s)?\n"),
+            "the points' E2E targets, not the base's:\n%s", md);
+  free(md);
+  kvsim_sweep_result_fini(&res);
+  kvsim_sweep_fini(&s);
+  remove_tmp();
+}
+
 /* Regression: compare's goodput search counted rates where nothing
  * finished as met (a lower bound at the largest rate tried), and its
  * sweep showed their p99s as 0 s. */

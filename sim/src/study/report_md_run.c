@@ -30,18 +30,48 @@ static void slo_targets(const kvsim_scenario_t *sc, double v[KVSIM_SWEEP_NSLO]) 
   v[2] = sc->slo_e2e_p99_s;
 }
 
+/* What a sweep's points hold as one SLO target: whether a grid axis sets
+ * it by name or sets the whole "slo" section, and the lowest and highest
+ * of the points that ran (NAN: none ran with it), unset when some ran
+ * without it. */
+typedef struct point_slo {
+  bool axis, section, unset;
+  double lo, hi;
+} point_slo_t;
+
+/* One target a sweep's points may each set: "p99 E2E as each point sets
+ * it (0.5 to 3 s)". False when no axis sets it and the points agree, or
+ * when nothing says the points have it: the caller says the one value. */
+static bool point_slo_text(FILE *f, const char *sep, const char *name, const point_slo_t *p,
+                           double base) {
+  bool known = isfinite(p->lo);
+  bool axis = p->axis || p->section;
+  if (known ? !axis && !p->unset && p->lo == p->hi : !p->axis && !(p->section && base > 0))
+    return false;
+  fprintf(f, "%s%s as each point sets it", sep, name);
+  if (!known)
+    return true;
+  fprintf(f, " (%g", p->lo);
+  if (p->hi > p->lo)
+    fprintf(f, " to %g", p->hi);
+  fputs(p->unset ? " s, none at some points)" : " s)", f);
+  return true;
+}
+
 /* " p99 TTFT <= 2 s, p99 E2E <= 10 s": each target, in summary.json's
- * order; per_point (NULL: none) the targets a sweep's grid sets, which the
- * base scenario has no value for. */
-static void slo_text(FILE *f, const kvsim_scenario_t *sc, const bool *per_point) {
+ * order; per_point (NULL: a run) what a sweep's points hold, where a grid
+ * may set a target the base scenario has another value for, or none. */
+static void slo_text(FILE *f, const kvsim_scenario_t *sc, const point_slo_t *per_point) {
   double v[KVSIM_SWEEP_NSLO];
   slo_targets(sc, v);
   const char *sep = " ";
   for (int k = 0; k < KVSIM_SWEEP_NSLO; k++) {
-    if (v[k] > 0)
-      fprintf(f, "%s%s <= %g s", sep, kvsim_sweep_slos[k].name, v[k]);
-    else if (per_point && per_point[k])
-      fprintf(f, "%s%s as each point sets it", sep, kvsim_sweep_slos[k].name);
+    const point_slo_t *p = per_point ? &per_point[k] : NULL;
+    double one = p && isfinite(p->lo) ? p->lo : v[k]; /* what the points were judged by */
+    if (p && point_slo_text(f, sep, kvsim_sweep_slos[k].name, p, v[k]))
+      ;
+    else if (one > 0)
+      fprintf(f, "%s%s <= %g s", sep, kvsim_sweep_slos[k].name, one);
     else
       continue;
     sep = ", ";
@@ -240,6 +270,32 @@ static bool slo_given(const kvsim_scenario_t *sc, const kvsim_sweep_t *sw,
   return false;
 }
 
+/* Target k across the sweep's points (point_slo_t): an axis names it
+ * ("slo.e2e_p99_s", or the whole "slo" section), and the points that ran
+ * say what each was judged by. */
+static point_slo_t point_slo(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res, int k) {
+  static const char *const keys[KVSIM_SWEEP_NSLO] = {"slo.ttft_p99_s", "slo.tpot_p99_s",
+                                                     "slo.e2e_p99_s"};
+  point_slo_t p = {false, false, false, NAN, NAN};
+  for (int a = 0; a < sw->nkeys; a++) {
+    p.axis |= !strcmp(sw->keys[a], keys[k]);
+    p.section |= !strcmp(sw->keys[a], "slo");
+  }
+  for (int64_t i = 0; i < sw->points; i++) {
+    const kvsim_sweep_row_t *r = &res->rows[i];
+    if (!r->ran || r->rc != KVSIM_OK)
+      continue;
+    if (!r->slo[k].given) {
+      p.unset = true;
+      continue;
+    }
+    double t = r->slo[k].target;
+    p.lo = isfinite(p.lo) && p.lo <= t ? p.lo : t;
+    p.hi = isfinite(p.hi) && p.hi >= t ? p.hi : t;
+  }
+  return p;
+}
+
 /* A point meets the SLO as its summary.json says: every target it has met
  * (a point where no request finished meets none: its p99s are not known),
  * and no request rejected. Without targets: it finished requests and
@@ -384,7 +440,9 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   /* The p99 TTFT and TPOT columns always; another target's when the sweep
    * has it. */
   bool shown[KVSIM_SWEEP_NSLO], given[KVSIM_SWEEP_NSLO], any_slo = false;
+  point_slo_t per_point[KVSIM_SWEEP_NSLO];
   for (int k = 0; k < KVSIM_SWEEP_NSLO; k++) {
+    per_point[k] = point_slo(sw, res, k);
     given[k] = slo_given(&sc, sw, res, k);
     shown[k] = k < 2 || given[k];
     any_slo |= given[k];
@@ -398,7 +456,7 @@ int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_resul
   fputs(" on ", f);
   kvsim__md_text(f, sc.gpu.name);
   fputs(") serves its workload within the SLO", f);
-  slo_text(f, &sc, given);
+  slo_text(f, &sc, per_point);
   fputs("?\n\n## Answer\n\n", f);
   sweep_answer(f, sw, res, shown, any_slo);
   sweep_table(f, sw, res, shown);
