@@ -13,7 +13,8 @@
 #   inline maths), says what each '-' cell means, and escapes generated
 #   text (diagnosis messages, errors) that names GPUs or files;
 # - a run's memory plan stays one code block whatever its GPU's name;
-# - compare's REPORT.md says where each price came from.
+# - compare's REPORT.md says where each price came from, and what a
+#   range's "none" or "inf" means, as its terminal lines do.
 set -euo pipefail
 kvsim=$1
 src=$2
@@ -221,5 +222,36 @@ md=$tmp/sources/REPORT.md
 grep -qF "a lower bound. Prices per GPU-hour: the study's \`cost_per_gpu_hour\` for l4; the GPU file's \`cost_per_gpu_hour\` for my\_gpu." "$md" &&
   ! grep -qF "own figures" "$md" || fail "REPORT.md: the prices' sources" "$md"
 grep -q '^mine,my_gpu,.*,0.7,gpu file,' "$tmp/sources/compare.csv" || fail "compare.csv: the GPU file's price" "$tmp/sources/compare.csv"
+
+# 7. A range's end with no figure read "none" in REPORT.md with no note
+# (and "nan" on the terminal), and a latency top no run bounds (a run cut
+# by output.max_time_s with requests in flight: +inf) read "none" there
+# too, while the terminal said "inf". Both read the same in each, with a
+# note when they occur.
+python3 - "$src/tests/golden/compare/tiny-study.json" "$tmp" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cut = dict(d, scenario=dict(d["scenario"], output={"max_time_s": 8}))
+json.dump(cut, open(sys.argv[2] + "/cut.json", "w"))
+json.dump(dict(d, slo={"ttft_p99_s": 0.05}), open(sys.argv[2] + "/tight.json", "w"))
+PY
+"$kvsim" compare "$tmp/cut.json" --out "$tmp/cut" >"$tmp/cut.out"
+md=$tmp/cut/REPORT.md
+grep -q '^| L4 | l4 | .* | 0\.[0-9]* \[[0-9.]*, inf\] | 0\.[0-9]* \[[0-9.]*, inf\] |' "$md" &&
+  ! grep -qE '\[none,|, none\]' "$md" || fail "REPORT.md: an open top is not 'inf'" "$md"
+grep -q ' at p99 TTFT [0-9.]* s \[[0-9.]*, inf\], TPOT ' "$md" "$tmp/cut.out" || fail "the answer's open top" "$tmp/cut.out"
+has "$md" "inf: a run at the target (nominal or at a band edge) left requests unfinished (an \`output.max_time_s\` cut) or finished none (2 candidates): no finite figure bounds that p99's top, and a target checked against it is missed."
+has "$tmp/cut.out" "  inf: a run at the target left requests unfinished (an output.max_time_s cut) or finished none, so no finite figure bounds that top; a target checked against it is missed"
+same_cells "$md"
+"$kvsim" compare "$tmp/tight.json" --out "$tmp/tight" >"$tmp/tight.out"
+md=$tmp/tight/REPORT.md
+grep -q '^| L4 | l4 | .* | 1.88 \[none, [0-9.]*\] | 15 \[1, none\] |' "$md" || fail "REPORT.md: the ranges' ends" "$md"
+grep -q '^  L4  *goodput 1.88 req/s \[none, [0-9.]*\];' "$tmp/tight.out" && ! grep -q 'nan' "$tmp/tight.out" ||
+  fail "the terminal's ends are not 'none'" "$tmp/tight.out"
+has "$md" 'none: no rate tried meets the SLO at that edge of the band (2 candidates): a goodput range without that end.'
+has "$md" 'none: no replica count tried meets the target at that edge of the band (2 candidates): a replicas range without that end.'
+has "$tmp/tight.out" '  none: no rate tried meets the SLO (in brackets: at that edge of the band)'
+! grep -q '^inf' "$md" "$tmp/tight.out" || fail "an inf note where no top is open" "$md"
+same_cells "$md"
 
 echo "REPORT.md: every SLO target judged as summary.json does (a compare's E2E at the slow edge too); names, labels and generated text escaped; prices cannot pair; every '-' said"

@@ -624,3 +624,78 @@ Test(compare, a_report_says_where_each_price_came_from) {
   free(rows);
   kvsim_compare_fini(&c);
 }
+
+/* What f's lines of kvsim_compare_print are (a memstream), freed by the
+ * caller. */
+static char *printed(const kvsim_compare_t *c, const kvsim_compare_result_t *res) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  cr_assert_not_null(f, "memstream");
+  kvsim_compare_print(c, res, NULL, f);
+  fclose(f);
+  return text;
+}
+
+/* Regression: a range's end with no figure read "none" in REPORT.md with
+ * no note and "nan" on the terminal; a latency top no run bounds (+inf, a
+ * run cut with requests in flight) read "none" in REPORT.md and "inf" on
+ * the terminal. Now "none" and "inf" in both, each with its note. */
+Test(compare, a_range_end_none_or_inf_reads_the_same_with_its_note) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 1 }, \"target_rate\": 12, \"candidates\": [ "
+                     "{ \"label\": \"open\" }, { \"label\": \"edge\" } ]",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *rows = calloc(2, sizeof *rows);
+  cr_assert(rows, "rows");
+  met_row(&rows[0], 2.9, 1.0); /* open: the slow edge left requests in flight */
+  rows[0].ttft_p99_range[1] = rows[0].tpot_p99_range[1] = INFINITY;
+  met_row(&rows[1], 2.9, 2.0); /* edge: no rate or replica count met at an edge */
+  rows[1].goodput_range[0] = rows[1].replicas_range[1] = NAN;
+  rows[1].ttft_p99_range[1] = 2; /* past the target too: the cheaper one is named */
+  kvsim_compare_result_t res = {rows, 2, 0, 0, ""};
+  kvsim_compare_answer(&c, rows, 2, false, res.answer, sizeof res.answer);
+  cr_assert(strstr(res.answer, "at p99 TTFT 0.3 s [0.1, inf], TPOT 0.02 s [0.01, inf] on 2 GPUs"),
+            "the answer's open tops: %s", res.answer);
+  cr_assert(strstr(res.answer, "edge reaches 8 req/s [none, 16] per deployment"),
+            "the answer's end with no figure: %s", res.answer);
+
+  char *md = kvsim_report_md_compare(&c, &res, NULL);
+  cr_assert(md, "REPORT.md");
+  cr_assert(strstr(md, "| 2 | 0.3 [0.1, inf] | 0.02 [0.01, inf] |"), "inf cells: %s", md);
+  cr_assert(strstr(md, "| 8 [none, 16] | 2 [1, none] |"), "none cells: %s", md);
+  static const char *const notes[] = {
+      "\nnone: no rate tried meets the SLO at that edge of the band (1 candidate): a goodput "
+      "range without that end.\n",
+      "\nnone: no replica count tried meets the target at that edge of the band (1 candidate): a "
+      "replicas range without that end.\n",
+      "\ninf: a run at the target (nominal or at a band edge) left requests unfinished (an "
+      "`output.max_time_s` cut) or finished none (1 candidate): no finite figure bounds that "
+      "p99's top, and a target checked against it is missed.\n"};
+  for (size_t k = 0; k < sizeof notes / sizeof *notes; k++)
+    cr_assert(strstr(md, notes[k]), "the note %s in %s", notes[k], md);
+  cr_assert_null(strstr(md, "none: no run at that edge"), "no note for a reason absent");
+  free(md);
+
+  char *out = printed(&c, &res);
+  cr_assert(strstr(out, " goodput 8 req/s [none, 16]; ") && !strstr(out, "nan"),
+            "the terminal's end with no figure: %s", out);
+  cr_assert(strstr(out, "\n  none: no rate tried meets the SLO (in brackets: at that edge of the "
+                        "band)\n"),
+            "its note: %s", out);
+  cr_assert(strstr(out, "\n  inf: a run at the target left requests unfinished (an "
+                        "output.max_time_s cut) or finished none, so no finite figure bounds "
+                        "that top; a target checked against it is missed\n"),
+            "the inf note: %s", out);
+  free(out);
+  rows[0].ttft_p99_range[1] = rows[0].tpot_p99_range[1] = 0.6; /* bounded: no inf note */
+  rows[1].goodput_range[0] = rows[1].replicas_range[1] = 4;
+  res.answer[0] = '\0';
+  out = printed(&c, &res);
+  cr_assert(!strstr(out, "  none:") && !strstr(out, "  inf:"), "no notes: %s", out);
+  free(out);
+  free(rows);
+  kvsim_compare_fini(&c);
+}

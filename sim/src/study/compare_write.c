@@ -123,6 +123,25 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
 
 static const char *ge(bool lower_bound) { return lower_bound ? ">= " : ""; }
 
+/* A figure or a range's end on the lines: "%.3g"; "none" where that edge
+ * has no figure (no rate or replica count tried meets there), "inf" for a
+ * top no run bounds (a run left requests unfinished), as REPORT.md's
+ * table says them. Returned by value: the array lives to the end of the
+ * call it is an argument of. */
+typedef struct fig {
+  char s[32];
+} fig_t;
+static fig_t fig(double v) {
+  fig_t f;
+  if (isnan(v))
+    snprintf(f.s, sizeof f.s, "none");
+  else if (isinf(v))
+    snprintf(f.s, sizeof f.s, "inf"); /* only a top is ever infinite (+inf) */
+  else
+    snprintf(f.s, sizeof f.s, "%.3g", v);
+  return f;
+}
+
 static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
 
 /* Requests finished at the target (a TTFT) but none had a second token:
@@ -148,8 +167,8 @@ static void e2e_text(const kvsim_compare_t *c, const kvsim_compare_row_t *r, boo
   if (!(c->slo_e2e_p99_s > 0))
     return;
   if (ranged)
-    snprintf(buf, cap, ", E2E %.3g s [%.3g, %.3g]", r->e2e_p99, r->e2e_p99_range[0],
-             r->e2e_p99_range[1]);
+    snprintf(buf, cap, ", E2E %.3g s [%s, %s]", r->e2e_p99, fig(r->e2e_p99_range[0]).s,
+             fig(r->e2e_p99_range[1]).s);
   else
     snprintf(buf, cap, ", E2E %.3g s", r->e2e_p99);
 }
@@ -172,8 +191,8 @@ static void tpot_text(const kvsim_compare_row_t *r, bool ranged, char *buf, size
   if (no_tpot(r))
     snprintf(buf, cap, "no TPOT (no request had a second token)");
   else if (ranged)
-    snprintf(buf, cap, "TPOT %.3g s [%.3g, %.3g]", r->tpot_p99, r->tpot_p99_range[0],
-             r->tpot_p99_range[1]);
+    snprintf(buf, cap, "TPOT %.3g s [%s, %s]", r->tpot_p99, fig(r->tpot_p99_range[0]).s,
+             fig(r->tpot_p99_range[1]).s);
   else
     snprintf(buf, cap, "TPOT %.3g s", r->tpot_p99);
 }
@@ -196,15 +215,21 @@ static const char *label(const kvsim_compare_t *c, int i, bool md, char *tmp, si
   return tmp;
 }
 
+/* The candidate the answer names, or -1 when none meets the target. */
+static int best_row(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  int best = -1;
+  for (int i = 0; i < n; i++)
+    if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
+      best = i;
+  return best;
+}
+
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap) {
   char tmp[2 * sizeof c->cand[0].label], cost[128];
 #define LABEL(i) label(c, i, md, tmp, sizeof tmp)
 #define PRICE(v) price(v, md, cost, sizeof cost)
-  int best = -1;
-  for (int i = 0; i < n; i++)
-    if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
-      best = i;
+  int best = best_row(c, rows, n);
   size_t at = 0;
 #define PUT(...) (at += (size_t)snprintf(buf + at, at < cap ? cap - at : 0, __VA_ARGS__), at = at < cap ? at : cap)
   buf[0] = '\0';
@@ -215,9 +240,9 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     char tpot[96], e2e[96];
     tpot_text(r, true, tpot, sizeof tpot);
     e2e_text(c, r, true, e2e, sizeof e2e);
-    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%.3g, %.3g], %s%s on %.0f GPU%s",
-        r->replicas, LABEL(best), c->target_rate, r->ttft_p99, r->ttft_p99_range[0],
-        r->ttft_p99_range[1], tpot, e2e, r->replicas * r->gpus_per_replica,
+    PUT("%.0f x (%s) meets %g req/s at p99 TTFT %.3g s [%s, %s], %s%s on %.0f GPU%s", r->replicas,
+        LABEL(best), c->target_rate, r->ttft_p99, fig(r->ttft_p99_range[0]).s,
+        fig(r->ttft_p99_range[1]).s, tpot, e2e, r->replicas * r->gpus_per_replica,
         r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
       PUT(" for %s", PRICE(r->cost_per_hour));
@@ -235,22 +260,48 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
     else if (isnan(r->goodput))
       PUT("; %s meets the SLO at no rate tried", LABEL(i));
     else if (meets(r)) {
-      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g] per deployment (%.0f x for the target",
-          LABEL(i), ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
-          r->goodput_range[0], ge(r->goodput_lower_bound[2]), r->goodput_range[1], r->replicas);
+      PUT("; %s reaches %s%.3g req/s [%s%s, %s%s] per deployment (%.0f x for the target", LABEL(i),
+          ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
+          fig(r->goodput_range[0]).s, ge(r->goodput_lower_bound[2]), fig(r->goodput_range[1]).s,
+          r->replicas);
       if (isfinite(r->cost_per_hour))
         PUT(", %s", PRICE(r->cost_per_hour));
       PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
-      PUT("; %s reaches %s%.3g req/s [%s%.3g, %s%.3g]", LABEL(i), ge(r->goodput_lower_bound[0]),
-          r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0],
-          ge(r->goodput_lower_bound[2]), r->goodput_range[1]);
+      PUT("; %s reaches %s%.3g req/s [%s%s, %s%s]", LABEL(i), ge(r->goodput_lower_bound[0]),
+          r->goodput, ge(r->goodput_lower_bound[1]), fig(r->goodput_range[0]).s,
+          ge(r->goodput_lower_bound[2]), fig(r->goodput_range[1]).s);
     }
   }
   PUT(".");
 #undef LABEL
 #undef PRICE
 #undef PUT
+}
+
+/* What the lines' "none" and "inf" mean, once each, when they show one:
+ * a goodput or its range's end (every candidate that ran), and the
+ * latency ranges of the candidate the answer names. */
+static void end_notes(const kvsim_compare_t *c, const kvsim_compare_result_t *res, FILE *out) {
+  bool none = false, inf = false;
+  for (int i = 0; i < res->n; i++) {
+    const kvsim_compare_row_t *r = &res->rows[i];
+    none |= r->rc == KVSIM_OK &&
+            (isnan(r->goodput) || isnan(r->goodput_range[0]) || isnan(r->goodput_range[1]));
+  }
+  int best = best_row(c, res->rows, res->n);
+  if (best >= 0) {
+    const kvsim_compare_row_t *r = &res->rows[best];
+    inf = isinf(r->ttft_p99_range[1]) || (!no_tpot(r) && isinf(r->tpot_p99_range[1])) ||
+          (c->slo_e2e_p99_s > 0 && isinf(r->e2e_p99_range[1]));
+  }
+  if (none)
+    fputs("  none: no rate tried meets the SLO (in brackets: at that edge of the band)\n", out);
+  if (inf)
+    fputs("  inf: a run at the target left requests unfinished (an output.max_time_s cut) or "
+          "finished none, so no finite figure bounds that top; a target checked against it is "
+          "missed\n",
+          out);
 }
 
 void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,
@@ -263,9 +314,9 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
              r->error);
       continue;
     }
-    fprintf(out, "  %-28s goodput %s%.3g req/s [%s%.3g, %s%.3g]; ", c->cand[i].label,
-            ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]), r->goodput_range[0],
-            ge(r->goodput_lower_bound[2]), r->goodput_range[1]);
+    fprintf(out, "  %-28s goodput %s%s req/s [%s%s, %s%s]; ", c->cand[i].label,
+            ge(r->goodput_lower_bound[0]), fig(r->goodput).s, ge(r->goodput_lower_bound[1]),
+            fig(r->goodput_range[0]).s, ge(r->goodput_lower_bound[2]), fig(r->goodput_range[1]).s);
     if (isnan(r->replicas))
       fprintf(out, "no replica count meets %g req/s", c->target_rate);
     else {
@@ -280,6 +331,7 @@ void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t 
       fprintf(out, ", $%.2f/h", r->cost_per_hour);
     fprintf(out, " (%s)\n", kvsim_cal_status_name(r->cal_status));
   }
+  end_notes(c, res, out);
   if (dir)
     fprintf(out, "-> %s/compare.csv, %s/REPORT.md\n", dir, dir);
 }

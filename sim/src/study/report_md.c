@@ -11,7 +11,8 @@
 #include "study/md.h"
 
 /* "1.23 [1.1, 1.4]", "-" when not known; ">= " before a lower bound
- * (lb: value, low, high; NULL: none). */
+ * (lb: value, low, high; NULL: none). An end with no figure is "none", a
+ * top no run bounds "inf", as on the terminal (range_notes says both). */
 static void ranged_lb(FILE *f, double v, const double r[2], const char *fmt, const bool *lb) {
   if (!isfinite(v)) {
     fputs(" - |", f);
@@ -24,7 +25,8 @@ static void ranged_lb(FILE *f, double v, const double r[2], const char *fmt, con
     for (int k = 0; k < 2; k++) {
       fputs(k ? ", " : "", f);
       fputs(lb && lb[k + 1] && isfinite(r[k]) ? ">= " : "", f);
-      isfinite(r[k]) ? fprintf(f, fmt, r[k]) : fputs("none", f);
+      /* Only a top is ever infinite (+inf). */
+      isfinite(r[k]) ? fprintf(f, fmt, r[k]) : fputs(isnan(r[k]) ? "none" : "inf", f);
     }
     fputc(']', f);
   }
@@ -125,6 +127,52 @@ static void price_sources(FILE *f, const kvsim_compare_row_t *rows, int n) {
   fputs(any ? "." : "", f);
 }
 
+/* Whether ranged_lb writes "none" or "inf" for v's range r. */
+static bool shows_none(double v, const double r[2]) {
+  return isfinite(v) && (isfinite(r[0]) || isfinite(r[1])) && (isnan(r[0]) || isnan(r[1]));
+}
+static bool shows_inf(double v, const double r[2]) {
+  return isfinite(v) && (isfinite(r[0]) || isfinite(r[1])) && (isinf(r[0]) || isinf(r[1]));
+}
+
+/* What a range's "none" or "inf" means: one note per column kind that
+ * shows one, with how many candidates, as dash_notes says a '-'. */
+static void range_notes(FILE *f, const kvsim_compare_row_t *rows, int n, bool e2e) {
+  enum { GOODPUT, REPLICAS, LATENCY_NONE, LATENCY_INF, NKINDS };
+  static const char *const said[NKINDS] = {
+      "none: no rate tried meets the SLO at that edge of the band (%d candidate%s): a goodput "
+      "range without that end",
+      "none: no replica count tried meets the target at that edge of the band (%d candidate%s): a "
+      "replicas range without that end",
+      "none: no run at that edge of the band had the figure (%d candidate%s): a p99 range without "
+      "that end",
+      "inf: a run at the target (nominal or at a band edge) left requests unfinished (an "
+      "`output.max_time_s` cut) or finished none (%d candidate%s): no finite figure bounds that "
+      "p99's top, and a target checked against it is missed"};
+  int count[NKINDS] = {0};
+  for (int i = 0; i < n; i++) {
+    const kvsim_compare_row_t *r = &rows[i];
+    if (r->rc < 0)
+      continue;
+    count[GOODPUT] += shows_none(r->goodput, r->goodput_range);
+    count[REPLICAS] += shows_none(r->replicas, r->replicas_range);
+    bool none = shows_none(r->ttft_p99, r->ttft_p99_range) ||
+                shows_none(r->tpot_p99, r->tpot_p99_range) ||
+                (e2e && shows_none(r->e2e_p99, r->e2e_p99_range));
+    bool inf = shows_inf(r->ttft_p99, r->ttft_p99_range) ||
+               shows_inf(r->tpot_p99, r->tpot_p99_range) ||
+               (e2e && shows_inf(r->e2e_p99, r->e2e_p99_range));
+    count[LATENCY_NONE] += none;
+    count[LATENCY_INF] += inf;
+  }
+  for (int k = 0; k < NKINDS; k++)
+    if (count[k]) {
+      fputs("\n", f);
+      fprintf(f, said[k], count[k], count[k] == 1 ? "" : "s");
+      fputs(".\n", f);
+    }
+}
+
 static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
   bool e2e = c->slo_e2e_p99_s > 0; /* its column only when a target judges it */
   /* "\$": GitHub pairs two '$' of one line into inline maths. */
@@ -163,6 +211,7 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
     fprintf(f, " %s |\n", r->gpu[0] ? kvsim_cal_status_name(r->cal_status) : "-");
   }
   dash_notes(f, rows, n);
+  range_notes(f, rows, n, e2e);
   fputs("\nGoodput: the highest rate the deployment as given (one replica unless the candidate "
         "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
         "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "
