@@ -41,40 +41,37 @@ void kvsim__md_text(FILE *f, const char *s) {
   }
 }
 
-void kvsim__md_code(FILE *f, const char *s) {
-  int longest = 0, run = 0;
+/* A fence of backticks one longer than the longest run of them in s (at
+ * least `least`), so that nothing in s closes it. */
+static void fence(FILE *f, const char *s, int least) {
+  int longest = least - 1, run = 0;
   for (const char *p = s; *p; p++) {
     run = *p == '`' ? run + 1 : 0;
     longest = run > longest ? run : longest;
   }
-  /* A span that starts or ends with a backtick needs a space inside its
-   * fence; CommonMark strips one from each side. */
-  size_t n = strlen(s);
-  bool pad = n && (s[0] == '`' || s[n - 1] == '`');
-  for (int k = 0; k <= longest; k++)
-    fputc('`', f);
-  fputs(pad ? " " : "", f);
-  fputs(s, f);
-  fputs(pad ? " " : "", f);
   for (int k = 0; k <= longest; k++)
     fputc('`', f);
 }
 
-void kvsim__md_block(FILE *f, const char *s) {
-  /* A fence longer than any run of backticks in s (a model or GPU name
-   * may hold some), at least the usual three. */
-  int longest = 2, run = 0;
-  for (const char *p = s; *p; p++) {
-    run = *p == '`' ? run + 1 : 0;
-    longest = run > longest ? run : longest;
-  }
+void kvsim__md_code(FILE *f, const char *s) {
+  /* A span that starts or ends with a backtick needs a space inside its
+   * fence; CommonMark strips one from each side. */
   size_t n = strlen(s);
-  for (int k = 0; k <= longest; k++)
-    fputc('`', f);
+  bool pad = n && (s[0] == '`' || s[n - 1] == '`');
+  fence(f, s, 1);
+  fputs(pad ? " " : "", f);
+  fputs(s, f);
+  fputs(pad ? " " : "", f);
+  fence(f, s, 1);
+}
+
+void kvsim__md_block(FILE *f, const char *s) {
+  /* At least the usual three (a model or GPU name may hold backticks). */
+  size_t n = strlen(s);
+  fence(f, s, 3);
   fputc('\n', f);
   fputs(s, f);
   fputs(n && s[n - 1] != '\n' ? "\n" : "", f);
-  for (int k = 0; k <= longest; k++)
-    fputc('`', f);
+  fence(f, s, 3);
   fputc('\n', f);
 }
