@@ -79,8 +79,10 @@ PY
 # Cut at 31 s, the nominal run leaves 1 of 300 requests in flight and the
 # slow edge more: the run line says the latencies are of the finished,
 # and the p99's top is open while the p50's is not.
-line=$("$kvsim" run "$scen" --set output.max_time_s=31 --out "$tmp/part" --no-verify-advice)
+line=$("$kvsim" run "$scen" --set output.max_time_s=31 --out "$tmp/part" --report --no-verify-advice)
 grep -q ' unfinished at the end: latencies of the finished only)' <<<"$line" || fail "part: run line: $line"
+grep -q '^[0-9]* requests\{0,1\} w[a-z]* still in flight when the run ended (`output.max_time_s`): the latencies are of the finished requests only' \
+  "$tmp/part/REPORT.md" || fail "part: REPORT.md does not say the run was cut"
 python3 - "$tmp/part/summary.json" <<'PY' || fail "part: open ranges"
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -196,6 +196,15 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
             e->e2e_range.p99.hi);
   fprintf(f, "; KV peak %.1f %%, %lld preemptions, %lld rejected.\n\n", 100 * s->kv_usage_peak,
           (long long)s->preemptions, (long long)s->requests_rejected);
+  /* A cut run's latencies are of the finished alone (the run line says
+   * so too), and the band then opens the tops it cannot bound. */
+  const long long open = (long long)(s->running_at_end + s->waiting_at_end);
+  if (open > 0)
+    fprintf(f,
+            "%lld request%s still in flight when the run ended (`output.max_time_s`): the "
+            "latencies are of the finished requests only, and a range's top of inf is one that "
+            "no run of the band bounds.\n\n",
+            open, open == 1 ? " was" : "s were");
   fputs("## Table\n\n| figure | value | range over the band |\n|---|---|---|\n", f);
   if (none)
     fputs("| TTFT, TPOT, E2E | no request finished: no latency figures | |\n", f);
