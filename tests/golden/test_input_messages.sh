@@ -141,4 +141,11 @@ expect "trace convert: error: --hash-block-tokens: bad value 9007199254740992 (e
   trace convert t.csv --out o --hash-block-tokens 9007199254740992
 ok trace stats t.csv --hash-block-tokens 9007199254740991
 
+# 10. A workload count past what a JSON number holds exactly named the
+# getter's range, [-9007199254740991, 9007199254740991], not the key's.
+expect "error: base.json: workload.synthetic.requests: bad value 1e+300 (expected 1..9007199254740991)" \
+  "${run[@]}" base.json --set workload.synthetic.requests=1e300
+expect "error: base.json: workload.synthetic.requests: bad value -1e+300 (expected 1..9007199254740991)" \
+  "${run[@]}" base.json --set workload.synthetic.requests=-1e300
+
 echo "ok"

@@ -18,6 +18,12 @@ static void path_join(char *out, size_t cap, const char *base, const char *where
 
 static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bool required,
                    const char *where, kvsim_err *err) {
+  /* Past what a JSON number holds exactly the getter would name its own
+   * range, [-2^53 + 1, 2^53 - 1]; the key takes [lo, 2^53 - 1]. */
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (cJSON_IsNumber(v) && !(fabs(v->valuedouble) <= (double)KVSIM__JSON_INT_MAX))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %lld..%lld)", where, key,
+                         v->valuedouble, (long long)lo, (long long)KVSIM__JSON_INT_MAX);
   int rc = kvsim__json_int(o, key, out, where, err);
   if (rc < 0)
     return rc;
