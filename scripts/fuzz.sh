@@ -55,6 +55,10 @@ seed() { # TARGET DIR
       done
       { cat "$t2/r0"; printf '\0'; cat "$t2/t0"; printf '\0'; cat "$t2/r1"; printf '\0'; cat "$t2/t1"; } >"$d/two-shards"
       rm -rf "$t2" ;;
+    fuzz_slo)
+      for v in 'ttft_p99=2s,tpot_p99=100ms' 'e2e_p90=30,queue_mean=500us' 'ttft_p50=1.5s' \
+        'ttft_p99=1s,,' '=1s' 'tpot_p99=' 'ttft_p99=9e9s' 'ttft_p99=1e300s'; do
+        printf '%s' "$v" >"$d/slo-$((i++))"; done ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac
