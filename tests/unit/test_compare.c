@@ -438,17 +438,7 @@ Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
 
 /* A row with nothing known (the writers' NAN), as a candidate starts. */
 static void blank_row(kvsim_compare_row_t *r, const char *gpu) {
-  memset(r, 0, sizeof *r);
-  double *v[] = {&r->goodput,        &r->goodput_range[0],    &r->goodput_range[1],
-                 &r->replicas,       &r->replicas_range[0],   &r->replicas_range[1],
-                 &r->ttft_p99,       &r->ttft_p99_range[0],   &r->ttft_p99_range[1],
-                 &r->tpot_p99,       &r->tpot_p99_range[0],   &r->tpot_p99_range[1],
-                 &r->e2e_p99,        &r->e2e_p99_range[0],    &r->e2e_p99_range[1],
-                 &r->kv_peak,        &r->output_tokens_per_s, &r->cost_per_gpu_hour,
-                 &r->cost_per_hour,  &r->cost_per_mtok,       &r->goodput_per_dollar,
-                 &r->max_concurrency};
-  for (size_t k = 0; k < sizeof v / sizeof *v; k++)
-    *v[k] = NAN;
+  kvsim_compare_row_init(r);
   snprintf(r->gpu, sizeof r->gpu, "%s", gpu);
   r->tp = r->pp = r->gpus_per_replica = 1;
   r->gpu_memory_utilization = 0.9;

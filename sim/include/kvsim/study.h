@@ -530,6 +530,9 @@ typedef struct kvsim_compare_result {
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err);
 void kvsim_compare_result_fini(kvsim_compare_result_t *res);
+/* A row with nothing known, as a candidate starts: every figure NAN (the
+ * writers' empty cell), the rest zero. */
+void kvsim_compare_row_init(kvsim_compare_row_t *r);
 /* Candidate i evaluated in this process (what a job of the run does). */
 int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
                             kvsim_compare_row_t *row, kvsim_err *err);

@@ -92,7 +92,7 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
     return rc;
   r->simulations += 3;
   /* The replicas found met the SLO, so requests finished; the guard keeps
-   * a p99 of nothing out of the table all the same (row_init's NAN). */
+   * a p99 of nothing out of the table all the same (kvsim_compare_row_init's NAN). */
   if (sum->requests_finished > 0) {
     r->ttft_p99 = sum->ttft.p99;
     r->tpot_p99 = sum->tpot.p99;
@@ -152,7 +152,7 @@ static void cost(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_com
   r->goodput_per_dollar = r->cost_per_gpu_hour > 0 ? r->goodput / (r->cost_per_gpu_hour * r->gpus_per_replica) : NAN;
 }
 
-static void row_init(kvsim_compare_row_t *r) {
+void kvsim_compare_row_init(kvsim_compare_row_t *r) {
   memset(r, 0, sizeof *r);
   double *nan[] = {&r->goodput,        &r->goodput_range[0],    &r->goodput_range[1],
                    &r->replicas,       &r->replicas_range[0],   &r->replicas_range[1],
@@ -168,7 +168,7 @@ static void row_init(kvsim_compare_row_t *r) {
 
 int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
                             kvsim_compare_row_t *r, kvsim_err *err) {
-  row_init(r);
+  kvsim_compare_row_init(r);
   kvsim_scenario_t sc;
   int rc = kvsim_compare_scenario(c, i, &sc, err);
   kvsim_search_t *se = rc == KVSIM_OK ? calloc(1, sizeof *se) : NULL;
