@@ -66,8 +66,8 @@ static void print_text(const kvsim_fid_calib_t *c, const kvsim_fid_calib_result_
   }
   printf("median |error|  before: TTFT %.1f%%, TPOT %.1f%%   after: TTFT %.1f%%, TPOT %.1f%%\n", r->before.ttft_med,
          r->before.tpot_med, r->after.ttft_med, r->after.tpot_med);
-  printf("residual spread (1.4826 x median |relative error|): TTFT %.3f, TPOT %.3f\n", r->fitted.ttft_rel_sigma,
-         r->fitted.tpot_rel_sigma);
+  printf("residual spread (1.4826 x median |relative error|): TTFT %.3f, TPOT %.3f\n", r->after.ttft_sigma,
+         r->after.tpot_sigma);
 }
 
 /* Loads the data set, fits, prints; returns the exit code. */

@@ -107,7 +107,7 @@ static int list_gpus(bool json) {
       cJSON_AddNumberToObject(o, "achieved_bf16_tflops", g.achieved_bf16_tflops);
       cJSON_AddNumberToObject(o, "achieved_fp8_tflops", g.achieved_fp8_tflops);
       cJSON_AddNumberToObject(o, "achieved_copy_GBps", g.achieved_copy_GBps);
-      cJSON_AddBoolToObject(o, "calibrated", g.perf.calibrated);
+      cJSON_AddStringToObject(o, "kernels", g.perf.kernels);
       cJSON_AddStringToObject(o, "perf_source", g.perf.source);
       double t, d;
       kvsim_gpu_band(&g.perf, &t, &d);
@@ -128,7 +128,7 @@ static int list_gpus(bool json) {
       snprintf(meas, sizeof meas, "%.1f", g.achieved_bf16_tflops);
     printf("%-13s %-38.38s %10s %10s %9.1f %9s %9s %s\n", e->name, g.description, mem, bw,
            g.bf16_tflops, fp8, meas,
-           g.perf.calibrated ? "calibrated" : "uncalibrated (generation defaults)");
+           kvsim_cal_status_name(g.perf.status));
   }
   return print_json(arr);
 }

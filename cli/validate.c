@@ -3,6 +3,7 @@
  * SCENARIO.json (a measured run against its simulation), --silicon (fixed-concurrency rows), --all
  * (leave-one-group-out over every dev source). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "args.h"
@@ -39,9 +40,10 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
     kvsim_fidelity_measured_fini(&m);
     return cli_fail("validate", "%s", err.msg);
   }
-  /* "default:GEN" takes the scenario GPU's class (kvsim_gpu_perf_named). */
+  /* Another GPU's kernel tables in place of the scenario GPU's own. */
   char label[96];
-  if (perf && kvsim_gpu_perf_named(perf, &sc.gpu, &sc.gpu.perf, label, sizeof label, &err) < 0) {
+  snprintf(label, sizeof label, "%s", perf ? perf : "");
+  if (perf && kvsim_gpu_use_kernels(&sc.gpu, perf, &err) < 0) {
     kvsim_fidelity_measured_fini(&m);
     kvsim_scenario_fini(&sc);
     return cli_fail("validate", "--perf: %s", err.msg);
@@ -180,9 +182,8 @@ int cmd_validate(int argc, char **argv) {
        "coefficients); repeatable",
        NULL},
       {"--perf", ARG_STR, &perf_file,
-       "with --measured or --silicon: the step-time coefficients (\"perf\") of this GPU name or file replace "
-       "every GPU's own (e.g. one GPU's calibration tried on another); default:GEN (hopper, blackwell, ...): "
-       "the generation default a GPU without data of its own gets, as --all holds a GPU out",
+       "with --measured or --silicon: this kernel profile (configs/kernels NAME, e.g. h200) replaces every "
+       "GPU's own tables, scaled to the GPU by its spec figures, as a GPU without tables of its own runs",
        NULL},
       {"--range-ratio", ARG_NUM, &range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
@@ -215,8 +216,15 @@ int cmd_validate(int argc, char **argv) {
     kvsim_err err = {0};
     if (startup || all)
       return cli_fail("validate", "--perf goes with --measured or --silicon");
-    if (kvsim_gpu_perf_named(perf_file, NULL, &perf, perf_label, sizeof perf_label, &err) < 0)
+    memset(&perf, 0, sizeof perf);
+    kvsim_gpu_t probe;
+    memset(&probe, 0, sizeof probe);
+    if (kvsim_gpu_use_kernels(&probe, perf_file, &err) < 0)
       return cli_fail("validate", "--perf: %s", err.msg);
+    perf = probe.perf;
+    perf.host_us = -1;
+    perf.frontend_us = KVSIM_FID_CLIENT_US;
+    snprintf(perf_label, sizeof perf_label, "%s", perf_file);
   }
   if (modes == 0)
     return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "

@@ -440,16 +440,17 @@ char *kvsim_fidelity_startup_to_json(const kvsim_fid_startup_t *t, const char *f
 
 /* The step-time coefficients a calibration can fit (gpu.h kvsim_gpu_perf_t). */
 typedef enum kvsim_fid_coef {
-  KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_STEP_OVERHEAD, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_TOKEN,
-  KVSIM_FID_PER_LAYER, KVSIM_FID_ATTN, KVSIM_FID_FRONTEND, KVSIM_FID_MOE, KVSIM_FID_MFU_FP8,
-  KVSIM_FID_ATTN_FLOOR, KVSIM_FID_FRONTEND_PER_TOKEN, KVSIM_FID_NCOEF
+  KVSIM_FID_HOST, KVSIM_FID_HOST_PER_SEQ, KVSIM_FID_FRONTEND, KVSIM_FID_FRONTEND_PER_TOKEN, KVSIM_FID_NCOEF
 } kvsim_fid_coef_t;
 
 /* Its name in a GPU's "perf" object ("mfu", "step_overhead_us", ...). */
 const char *kvsim_fidelity_coef_name(int k);
 /* The field of p holding coefficient k. */
 double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k);
-/* Parses "mfu,mbu,..." into fit[KVSIM_FID_NCOEF] / *nfit. KVSIM_EINVAL
+/* Copies the coefficients (host_us, frontend_us, frontend_per_token_us)
+ * of src onto dst, leaving dst's kernel tables as they are. */
+void kvsim_fidelity_apply_coefs(kvsim_gpu_perf_t *dst, const kvsim_gpu_perf_t *src);
+/* Parses "host_us,frontend_us" into fit[KVSIM_FID_NCOEF] / *nfit. KVSIM_EINVAL
  * names an unknown or repeated coefficient, or an empty list. */
 int kvsim_fidelity_parse_fit(const char *list, int *fit, int *nfit, kvsim_err *err);
 
@@ -593,12 +594,37 @@ typedef struct kvsim_fid_logo_opts {
   void *ctx;
 } kvsim_fid_logo_opts_t;
 
+/* The benchmark client's latency (us) added to the silicon rows' TTFT and
+ * E2E: a campaign's, not a GPU's; fitted with the host term on every
+ * silicon row (`kvsim validate --all` prints it as frontend_us). */
+#define KVSIM_FID_CLIENT_US 35200.0
+
+/* The engine's host time per step, fixed and per scheduled request, of
+ * vLLM's synchronous [0] and asynchronous [1] schedulers, and the benchmark
+ * client's latency (us): what kvsim validate --all fits. */
+typedef struct kvsim_fid_host {
+  double host_us[2], per_seq_us[2], frontend_us;
+} kvsim_fid_host_t;
+
+/* Bands measured per status (gpu.h KVSIM_GPU_BAND_*): kernels (a GPU's own
+ * tables), kernels-borrowed, spec-only, and MoE models. */
+enum { KVSIM_FID_BAND_KERNELS, KVSIM_FID_BAND_BORROWED, KVSIM_FID_BAND_SPEC, KVSIM_FID_BAND_MOE, KVSIM_FID_NBAND };
+const char *kvsim_fidelity_band_name(int b);
+
 typedef struct kvsim_fid_logo {
   kvsim_fid_logo_group_t *groups;
   int ngroups, groups_cap;
   kvsim_fid_logo_excl_t *excl;
   int nexcl, excl_cap;
   int fits;                   /* held-out fits run */
+  /* The host times and client latency fitted on every item (in-sample:
+   * what perf.h KVSIM_HOST_* and KVSIM_FID_CLIENT_US ship), us: the
+   * synchronous [0] and asynchronous [1] schedulers'. */
+  kvsim_fid_host_t all;
+  /* Per status: the 90th percentile of the held-out |error| (fractions)
+   * of TTFT and TPOT over its rows, and how many rows. */
+  double band[KVSIM_FID_NBAND][2];
+  int band_rows[KVSIM_FID_NBAND];
 } kvsim_fid_logo_t;
 
 /* Leave-one-group-out over every dev source under opts->validation_dir:
@@ -638,17 +664,6 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
  * --band leave out what kvsim calibrate and --all leave out. Returns how
  * many. */
 int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double range_ratio);
-
-/* The q-quantile (0..1) of the held-out |TTFT| and |TPOT| errors
- * (fractions) of the rows of the latency groups on `gpu` (a per-request
- * run is one row): a band at it holds q of the held-out rows, not only
- * of the groups' medians. Over the groups that its band speaks for (not a MoE
- * group no fit saw: that one takes a borrowed band, gpu.h
- * kvsim_gpu_band_moe); gpu NULL: over the groups a borrowed band speaks
- * for (those held out by GPU, and those MoE groups). Returns the number of
- * groups. */
-int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
-                             double *tpot);
 
 /* The held-out targets of a latency group (percent median |error| of
  * mean TTFT, TPOT, E2E; NAN: none), issue 10's: dense TTFT 20 and TPOT

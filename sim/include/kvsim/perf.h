@@ -1,26 +1,29 @@
 /* Step-time model: the duration of one engine step (one forward pass of
- * the batch) from the batch's shape, as a sum of physical terms, each in
- * units a GPU engineer recognises (sim/src/perf/, one file per term):
+ * the batch) composed from measured kernel times of the GPU (kernels.h,
+ * configs/kernels/), per TP rank, one file per term in sim/src/perf/:
  *
- *   total = floors + GEMMs + attention + collectives
- *   floors     = step_overhead_us + per_layer_us x layers
- *                + per_seq_us x scheduled requests (+ per_token_us x tokens,
- *                0 unless a measurement asks for it)          (floors.c)
- *   GEMMs      = sum over each projection and expert of
- *                max(2 M N K / (precision peak x mfu_p x tile(M)),
- *                    (weight bytes + M (N + K) activation bytes) / (HBM x mbu))
- *                with M the GEMM's tokens: small M is weight-bandwidth
- *                bound, large M a per-precision fraction of peak (gemm.c)
- *   attention  = max(prefill FLOPs / (bf16 peak x attn_efficiency),
- *                    KV bytes / (HBM x mbu),
- *                    sequences x layers x attn_seq_floor_us)   (attention.c)
- *   collectives = alpha-beta per link kind: TP all-reduce twice per
- *                layer, PP stage transfers, EP dispatch/combine (comm.c)
+ *   total = GEMMs + attention + MoE + collectives + elementwise + host
+ *   GEMMs       each projection's linear layer at the step's tokens (the
+ *               lm_head at the sequences that sample) and the shard's
+ *               (n, k), in the weight precision                (gemm.c)
+ *   attention   prefill per chunk on its cached prefix, decode by batch and
+ *               mean context, full and sliding layers           (attention.c)
+ *   MoE         the fused MoE layer by tokens, experts and top-k (moe.c)
+ *   collectives vLLM's TP all-reduce by message size (CUDA-graph rows for
+ *               steps the engine captures, eager above), PP hand-offs, EP
+ *               dispatch/combine                                 (comm.c)
+ *   elementwise norms, rotary, activation, residuals and the sampler:
+ *               their bytes at the tables' streaming rate, each kernel at
+ *               least the tables' shortest kernel               (elementwise.c)
+ *   host        the engine's own time per step (scheduling, input
+ *               preparation, output processing), per engine and version,
+ *               fitted on end-to-end rows across GPUs, never per GPU (host.c)
  *
- * Everything is per TP rank. Pipeline parallelism: the batch traverses the
- * pp stages one after the other (no pipelining credit), so a step costs the
- * whole model per TP rank plus pp - 1 point-to-point transfers.
- * Coefficients come from the GPU config (gpu.h perf). */
+ * A GPU without tables of its own takes those of the nearest GPU of its
+ * architecture, each kernel scaled by the ratio of its roofline on the two
+ * GPUs (its FLOPs at the dense peak, its bytes at the HBM bandwidth), and
+ * collectives from the GPU of its link class (gpu.h kernels). Pipeline
+ * parallelism: the batch traverses the stages one after the other. */
 #ifndef KVSIM_PERF_H
 #define KVSIM_PERF_H
 
@@ -49,6 +52,10 @@ typedef struct kvsim_batch_shape {
    * min(context, window) + new (a chunk reads its own tokens and at most
    * the window before it). */
   double kv_read_full, kv_read_sliding;
+  /* Keys the decode sequences (one new token, something cached) attend
+   * to: sum of context + 1, and of min(context + 1, window). Their pairs
+   * are part of attn_full / attn_sliding; the rest is the prefills'. */
+  double decode_keys_full, decode_keys_sliding;
 } kvsim_batch_shape_t;
 
 /* Adds one sequence with `context` cached tokens computing `new_tokens`
@@ -60,9 +67,12 @@ static inline void kvsim_batch_shape_add(kvsim_batch_shape_t *b, int64_t context
   b->num_seqs++;
   /* A sequence in prefill computes more than one token or has nothing
    * cached yet (its first chunk, possibly of one token). */
-  if (new_tokens > 1 || context == 0) {
+  const bool prefill = new_tokens > 1 || context == 0;
+  if (prefill) {
     b->num_prefill_seqs++;
     b->prefill_tokens += new_tokens;
+  } else {
+    b->decode_keys_full += c + n;
   }
   b->new_tokens += new_tokens;
   /* Causal attention: new token i (1-based) sees context + i keys. */
@@ -79,99 +89,129 @@ static inline void kvsim_batch_shape_add(kvsim_batch_shape_t *b, int64_t context
       j0 = n;
     b->attn_sliding += j0 * c + j0 * (j0 + 1) / 2 + (n - j0) * w;
     b->kv_read_sliding += (c < w ? c : w) + n;
+    if (!prefill)
+      b->decode_keys_sliding += c + n < w ? c + n : w;
   } else {
     b->attn_sliding += n * c + n * (n + 1) / 2;
     b->kv_read_sliding += c + n;
+    if (!prefill)
+      b->decode_keys_sliding += c + n;
   }
 }
 
 typedef struct kvsim_step_cost {
-  /* The terms (s): floors, GEMMs, attention and collectives add up to
-   * total_s. compute_s and memory_s are diagnostics: the FLOP-bound and
-   * byte-bound times of the GEMMs and attention, each at its rate. */
-  double overhead_s, gemm_s, attn_s, comm_s, total_s;
-  double compute_s, memory_s;
-  double flops, bytes;          /* FLOPs and HBM bytes of the step, per rank */
+  /* The terms (s), adding up to total_s. */
+  double gemm_s, attn_s, moe_s, comm_s, elem_s, host_s, total_s;
+  double flops, bytes;           /* FLOPs and HBM bytes of the step, per rank (diagnostic) */
   double weight_bytes, kv_bytes; /* parts of `bytes`: weights read, KV read + written */
-  double experts_touched;       /* MoE: expected distinct experts per MoE layer (0 if dense) */
+  /* The shortest time the step could take on this GPU: its FLOPs at the
+   * dense peak or its bytes at the HBM bandwidth, whichever is longer. */
+  double roofline_s;
 } kvsim_step_cost_t;
 
-/* One GEMM of a layer on one rank: N x K weights (params = N K), applied
- * `count` times per step (layers that have it). Internal to perf. */
-typedef struct kvsim_perf_gemm {
-  double params;                /* N x K on this rank */
-  double in, out;               /* K and N: activation elements read / written per token */
-  double count;                 /* layers with this GEMM */
-  double wbytes;                /* bytes per weight as loaded */
-  int precision;                /* 0 bf16, 1 fp8, 2 fp4: the tensor-core rate it runs at */
-  int per_seq;                  /* the lm_head: M = sequences (one logits row each), not tokens */
-} kvsim_perf_gemm_t;
-
+/* Points of a precomputed m-curve (the profile's m grid). */
+#define KVSIM_PERF_MAX_M 32
 #define KVSIM_PERF_MAX_GEMMS 8
 
+/* One linear layer of the model on one rank, its latency precomputed at
+ * the profile's m grid. Internal to perf. */
+typedef struct kvsim_perf_gemm {
+  double n, k;      /* output and input features on this rank */
+  double count;     /* layers with this GEMM */
+  double wbytes;    /* bytes per weight as loaded */
+  int per_seq;      /* the lm_head: m = sequences that sample, not tokens */
+  double t_us[KVSIM_PERF_MAX_M];
+} kvsim_perf_gemm_t;
+
+/* How a borrowed table's time is carried to this GPU: the ratio of an
+ * operation's roofline here to the donor's (1 for a GPU's own tables). */
+typedef struct kvsim_perf_hw {
+  double peak, bw;             /* this GPU: dense FLOP/s of the op's precision, HBM bytes/s */
+  double donor_peak, donor_bw; /* the tables' GPU */
+  bool borrowed;
+} kvsim_perf_hw_t;
+
+struct kvsim_kernels;
+struct kvsim__kattn;
+struct kvsim__kcoll;
+struct kvsim__kmoe;
+
 typedef struct kvsim_perf {
-  /* Per TP rank, precomputed from model, GPU and plan by kvsim_perf_init.
-   * Read-only afterwards, except quant_step_factor and coef which callers
-   * may override. */
-  kvsim_perf_gemm_t gemm[KVSIM_PERF_MAX_GEMMS]; /* dense projections (attention, MLP, shared expert, router, lm_head) */
+  /* Per TP rank, precomputed from model, GPU, kernel profile and plan by
+   * kvsim_perf_init. Read-only afterwards, except quant_step_factor and
+   * host_us, which callers may override. The profile pointers are into the
+   * process's profile cache (kernels.h), which outlives every run. */
+  const struct kvsim_kernels *kern;
+  int nm;
+  double m_grid[KVSIM_PERF_MAX_M];
+  kvsim_perf_gemm_t gemm[KVSIM_PERF_MAX_GEMMS];
   int ngemm;
-  kvsim_perf_gemm_t expert;       /* one routed expert (gate_up + down) of one MoE layer; count = MoE layers */
-  double dense_flops_per_token;   /* 2 x active linear parameters / tp, lm_head excluded */
-  double lm_head_flops_per_seq;   /* 2 x vocab x hidden / tp: logits of one sampled row */
-  double attn_flops_per_pair;     /* 2 x heads/tp x (qk_dim + v_dim) x layers, per (token, context token) */
+  kvsim_perf_hw_t hw_gemm, hw_attn; /* the GEMMs' precision and attention (bf16) */
+  double dense_flops_per_token, weight_bytes;
+  /* Attention: the nearest measured head shape and its scale. */
+  const struct kvsim__kattn *ctx, *gen;
+  double ctx_scale, gen_scale;
+  double attn_flops_per_pair, kv_bytes_per_token;
   double full_layer_frac, sliding_layer_frac;
-  double weight_bytes;            /* weights read once per step (dense part, lm_head included) */
-  double expert_bytes_per_expert_layer; /* one expert's weights on one layer, per rank (MoE; whole under EP) */
+  int num_layers;
+  /* MoE: the measured fused layer of this shape, or per-expert GEMMs from
+   * the GEMM table where the profile lacks it. */
+  const struct kvsim__kmoe *moe;
   int64_t num_experts, experts_per_tok, num_moe_layers;
-  int ep_dp;                      /* expert parallelism: data-parallel ranks in the EP group (1: none) */
-  double ep_bytes_per_token;      /* EP dispatch + combine bytes per token of this rank, all MoE layers */
-  int num_ep_collectives;         /* EP collectives per step (2 per MoE layer) */
-  double moe_log_miss;            /* log(1 - k/E): P(an expert is missed by one token) */
-  double kv_bytes_per_token;      /* per rank, all layers, scales included */
-  double embed_bytes_per_token;   /* the embedding row gathered per token */
-  double act_bytes;               /* activation dtype bytes (the model dtype) */
-  double allreduce_msg_per_token; /* TP: bytes of one all-reduce's message per token (hidden x dtype) */
-  double p2p_bytes_per_token;     /* PP: hidden x dtype x 2 (hidden states + residual) x (pp - 1) */
-  int num_collectives;            /* TP all-reduces per step (2 x layers, 0 when tp = 1) */
-  int num_layers;                 /* layers a step runs through (all pp stages) */
-  int num_p2p;                    /* PP transfers per step (pp - 1) */
+  int ep_dp;
+  double moe_log_miss;
+  kvsim_perf_gemm_t expert_up, expert_down; /* one expert's GEMMs (fallback) */
+  double expert_flops_per_token;
+  /* Collectives: vLLM's all-reduce curves for tp GPUs (graph and eager),
+   * the message per token, how many per step; the largest step vLLM
+   * captures in a CUDA graph; EP over the NCCL all-gather; PP over the
+   * spec link. */
+  const struct kvsim__kcoll *ar_graph, *ar_eager, *ep_gather;
+  double ar_scale_graph, ar_scale_eager, ep_scale;
+  double allreduce_msg_per_token;
+  int num_collectives;
+  int64_t graph_max_tokens;
+  double ep_bytes_per_token;
+  int num_ep_collectives;
+  double p2p_bytes_per_token, link_bandwidth, link_latency_s;
+  int num_p2p;
   int tp, pp;
-  double peak[3];                 /* dense tensor-core peak FLOP/s: bf16, fp8, fp4 (0: none) */
-  double peak_flops;              /* of the dense linear layers' precision (diagnostic) */
-  double attn_peak_flops;         /* attention kernels: bf16 peak */
-  double bandwidth;               /* HBM bytes/s */
-  /* Collectives (comm.c): the GPU class's link kind, all-reduce bus
-   * bandwidth (nccl-tests busbw, bytes/s) and small-message latency (s);
-   * PP point-to-point over the spec GPU link. */
-  kvsim_link_kind link_kind;
-  double busbw, ar_latency_s;
-  double link_bandwidth, link_latency_s;
-  /* Slowdown of the KV read of a quantized cache (fp8/int8/int4 dequantize
-   * on read): multiplies the KV-read bytes' time. kvsim_perf_init sets the
-   * default for the plan's kv dtype (kvsim_perf_default_quant_factor);
-   * 1.0 for the model dtype. */
+  /* Elementwise: bytes per token (all layers) and per sampled row, at
+   * stream_bw; kernels per step at least min_kernel_us each. */
+  double elem_bytes_per_token, sample_bytes_per_seq, elem_kernels;
+  double stream_bw, min_kernel_us;
+  double peak_flops, bandwidth; /* this GPU's spec: dense peak of the GEMM precision, HBM */
+  /* Slowdown of a quantized cache's attention (a scenario override). */
   double quant_step_factor;
-  kvsim_gpu_perf_t coef;
+  /* The engine's host time per step (host.c), us: fixed and per
+   * scheduled request. */
+  double host_us, host_per_seq_us;
 } kvsim_perf_t;
 
-/* Time of one GEMM of `g` over `m` rows (tokens), once (s): the roofline
- * of its FLOPs at the precision's peak and large-M efficiency (with the
- * tile quantization of small M) and its bytes at HBM x mbu / bw_eff.
- * Exposed for tests; flops/bytes may be NULL. */
-double kvsim_perf_gemm_time(const kvsim_perf_t *pf, const kvsim_perf_gemm_t *g, double m, double bw_eff,
-                            double *flops, double *bytes);
+/* The engines' host time per step, fixed and per scheduled request (us),
+ * fitted across GPUs on dense models (host.c; `kvsim validate --all`
+ * prints the fit and holds each GPU out of it): vLLM before 0.14, which
+ * schedules a step after the last one ends, and from 0.14, which
+ * schedules asynchronously (vllm#27614). SGLang, TGI and HF take vLLM's
+ * synchronous figures until rows of their own are fitted. */
+#define KVSIM_HOST_US_VLLM_SYNC 1480.0
+#define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.2
+#define KVSIM_HOST_US_VLLM_ASYNC 1273.0
+#define KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 35.3
 
-/* Time of one TP all-reduce of `bytes` over the TP group (s), by link
- * kind (comm.c): NCCL ring alpha-beta, or vLLM's custom all-reduce where
- * vLLM would use it. 0 when tp = 1. */
-double kvsim_perf_allreduce_time(const kvsim_perf_t *pf, double bytes);
+/* Time of one TP all-reduce of `bytes` for a step of `tokens` tokens (s):
+ * vLLM's all-reduce measured for this TP size, in a CUDA graph when the
+ * step is one vLLM captures. 0 when tp = 1. */
+double kvsim_perf_allreduce_time(const kvsim_perf_t *pf, double bytes, int64_t tokens);
 
 /* Default quant_step_factor for a KV cache dtype: 1.0 for all dtypes until
  * calibrated (see perf.c for the evidence behind that choice). */
 double kvsim_perf_default_quant_factor(kvsim_kv_dtype d);
 
-/* Fills `pf` from a model, a GPU and a computed plan (its tp, pp, kv dtype,
- * quantization). Fails (KVSIM_EINVAL) on an unusable GPU or plan. */
+/* Fills `pf` from a model, a GPU (its kernel profile, gpu.h) and a
+ * computed plan (its tp, pp, kv dtype, quantization, engine and version).
+ * Fails (KVSIM_EINVAL) on an unusable GPU or plan, or a GPU whose kernel
+ * profile cannot be read. */
 int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t *g,
                     const kvsim_plan_t *pl, kvsim_err *err);
 

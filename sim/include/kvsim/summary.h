@@ -56,18 +56,16 @@ typedef struct kvsim_latency_range {
   kvsim_range_t mean, p50, p90, p99, max;
 } kvsim_latency_range_t;
 
-/* What the GPU's step-time coefficients rest on (latency.calibration),
- * and the band's half-widths on step time (gpu.h kvsim_gpu_band). */
+/* What the GPU's step times rest on (latency.calibration), and the
+ * band's half-widths on step time (gpu.h kvsim_gpu_band). */
 typedef struct kvsim_calibration {
   char gpu[64];
   kvsim_cal_status status;
-  int rows;               /* measured rows behind the fit (perf.rows) */
+  char kernels[64];       /* the kernel profile (perf.kernels) */
   char source[256];       /* perf.source */
-  char borrowed_from[64]; /* the GPU whose fit a default copies; "" if fitted or unknown */
+  char borrowed_from[64]; /* the GPU whose tables it borrows; "" for its own */
   double band_ttft_rel, band_tpot_rel;
-  /* A MoE model: whether the GPU's moe_efficiency was fitted on MoE data
-   * (its band is a borrowed fit's when not; gpu.h kvsim_gpu_band_moe). */
-  bool moe, moe_fitted;
+  bool moe;               /* a MoE model: the MoE band (gpu.h kvsim_gpu_band_moe) */
 } kvsim_calibration_t;
 
 /* The statistic of a latency picked by a name ("p99", "mean", ...). */

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-enum { KVSIM_CATALOG_MODEL = 1, KVSIM_CATALOG_GPU = 2, KVSIM_CATALOG_SCENARIO = 3, KVSIM_CATALOG_STUDY = 4 };
+enum { KVSIM_CATALOG_MODEL = 1, KVSIM_CATALOG_GPU = 2, KVSIM_CATALOG_SCENARIO = 3, KVSIM_CATALOG_STUDY = 4, KVSIM_CATALOG_KERNELS = 5 };
 
 typedef struct kvsim__catalog_entry {
   int kind;

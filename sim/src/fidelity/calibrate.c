@@ -44,8 +44,7 @@
 /* An efficiency is fitted as ln(efficiency), held in [EFF_LO, 1]; an
  * overhead as softplus x scale (us). */
 static const double coef_scale[KVSIM_FID_NCOEF] = {
-    [KVSIM_FID_STEP_OVERHEAD] = 1000, [KVSIM_FID_PER_SEQ] = 10, [KVSIM_FID_PER_TOKEN] = 1,
-    [KVSIM_FID_PER_LAYER] = 10, [KVSIM_FID_FRONTEND] = 1000, [KVSIM_FID_ATTN_FLOOR] = 1,
+    [KVSIM_FID_HOST] = 1000, [KVSIM_FID_HOST_PER_SEQ] = 10, [KVSIM_FID_FRONTEND] = 1000,
     [KVSIM_FID_FRONTEND_PER_TOKEN] = 0.1};
 
 static bool is_efficiency(int k) { return coef_scale[k] == 0; }
@@ -264,19 +263,9 @@ static void provenance(const kvsim_fid_calib_t *c, kvsim_gpu_perf_t *best, const
            c->filters, c->nruns ? "; see scripts/calibrate.sh" : "", after->ttft_med, after->tpot_med);
 }
 
-/* A measured matmul peak as a share of the spec one, capped at 1: a card
- * that boosts past its spec clock (the RTX 4090's 106 %) keeps the
- * efficiency's own ceiling, since the step model takes an efficiency above
- * 1 for an error. No fp4 matmul is measured in the catalog: fp4 keeps 1. */
-static double ceiling(double achieved, double spec) {
-  return achieved > 0 && spec > 0 && achieved < spec ? achieved / spec : 1;
-}
-
-static void set_ceilings(kvsim__fid_solver_t *s, const kvsim_gpu_t *g) {
+static void set_ceilings(kvsim__fid_solver_t *s) {
   for (int k = 0; k < KVSIM_FID_NCOEF; k++)
     s->eff_hi[k] = 1;
-  s->eff_hi[KVSIM_FID_MFU] = ceiling(g->achieved_bf16_tflops, g->bf16_tflops);
-  s->eff_hi[KVSIM_FID_MFU_FP8] = ceiling(g->achieved_fp8_tflops, g->fp8_tflops);
 }
 
 static int setup(kvsim__fid_solver_t *s, kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t *opts,
@@ -297,7 +286,7 @@ static int setup(kvsim__fid_solver_t *s, kvsim_fid_calib_t *c, const kvsim_fid_c
     r->fit[i] = s->fit[i];
     r->is_free[s->fit[i]] = true;
   }
-  set_ceilings(s, &c->gpu);
+  set_ceilings(s);
   s->frontend_cap_us = INFINITY;
   for (int i = 0; i < c->nrows; i++)
     if (c->rows[i].ttft_ms > 0 && 0.5e3 * c->rows[i].ttft_ms < s->frontend_cap_us)
@@ -334,13 +323,6 @@ int kvsim_fidelity_calibrate(kvsim_fid_calib_t *c, const kvsim_fid_calib_opts_t 
   if ((rc = kvsim__fid_evaluate(&s, &best, NULL)) < 0)
     return kvsim_err_set(err, s.err.code ? s.err.code : rc, "%s", s.err.msg);
   kvsim__fid_summarize(&s, &r->after);
-  best.ttft_rel_sigma = r->after.ttft_sigma;
-  best.tpot_rel_sigma = r->after.tpot_sigma;
-  best.calibrated = true;
-  best.status = KVSIM_CAL_FITTED;
-  best.rows = c->nruns + c->nrows;
-  for (int i = 0; i < r->nfit; i++)
-    best.moe_fitted |= r->fit[i] == KVSIM_FID_MOE;
   provenance(c, &best, &r->after);
   r->fitted = best;
   r->simulations = s.evals;

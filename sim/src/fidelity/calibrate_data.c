@@ -9,40 +9,28 @@
 #include "core/vec.h"
 #include "kvsim/fidelity.h"
 
-static const char *const coef_names[KVSIM_FID_NCOEF] = {
-    "mfu", "mbu", "step_overhead_us", "per_seq_us", "per_token_us", "per_layer_us",
-    "attn_efficiency", "frontend_us", "moe_efficiency", "mfu_fp8", "attn_seq_floor_us",
-    "frontend_per_token_us"};
+static const char *const coef_names[KVSIM_FID_NCOEF] = {"host_us", "host_per_seq_us", "frontend_us",
+                                                                 "frontend_per_token_us"};
 
 const char *kvsim_fidelity_coef_name(int k) { return k >= 0 && k < KVSIM_FID_NCOEF ? coef_names[k] : "?"; }
 
 double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k) {
   switch (k) {
-  case KVSIM_FID_MFU:
-    return &p->mfu;
-  case KVSIM_FID_MBU:
-    return &p->mbu;
-  case KVSIM_FID_STEP_OVERHEAD:
-    return &p->step_overhead_us;
-  case KVSIM_FID_PER_SEQ:
-    return &p->per_seq_us;
-  case KVSIM_FID_PER_TOKEN:
-    return &p->per_token_us;
-  case KVSIM_FID_PER_LAYER:
-    return &p->per_layer_us;
+  case KVSIM_FID_HOST_PER_SEQ:
+    return &p->host_per_seq_us;
   case KVSIM_FID_FRONTEND:
     return &p->frontend_us;
-  case KVSIM_FID_MOE:
-    return &p->moe_efficiency;
-  case KVSIM_FID_MFU_FP8:
-    return &p->mfu_fp8;
-  case KVSIM_FID_ATTN_FLOOR:
-    return &p->attn_seq_floor_us;
   case KVSIM_FID_FRONTEND_PER_TOKEN:
     return &p->frontend_per_token_us;
+  case KVSIM_FID_HOST:
   default:
-    return &p->attn_efficiency;
+    return &p->host_us;
   }
+}
+
+void kvsim_fidelity_apply_coefs(kvsim_gpu_perf_t *dst, const kvsim_gpu_perf_t *src) {
+  for (int k = 0; k < KVSIM_FID_NCOEF; k++)
+    *kvsim_fidelity_coef(dst, k) = *kvsim_fidelity_coef((kvsim_gpu_perf_t *)src, k);
 }
 
 int kvsim_fidelity_parse_fit(const char *list, int *fit, int *nfit, kvsim_err *err) {
@@ -57,9 +45,7 @@ int kvsim_fidelity_parse_fit(const char *list, int *fit, int *nfit, kvsim_err *e
         k = i;
     if (k < 0)
       return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--fit: unknown coefficient '%s' (expected mfu, mbu, step_overhead_us, per_seq_us, "
-                           "per_token_us, per_layer_us, attn_efficiency, frontend_us, moe_efficiency, mfu_fp8, "
-                           "attn_seq_floor_us, frontend_per_token_us)",
+                           "--fit: unknown coefficient '%s' (expected host_us, host_per_seq_us, frontend_us, frontend_per_token_us)",
                            t);
     for (int i = 0; i < *nfit; i++)
       if (fit[i] == k)

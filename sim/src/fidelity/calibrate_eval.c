@@ -122,47 +122,15 @@ void kvsim__fid_summarize(const kvsim__fid_solver_t *s, kvsim_fid_calib_summary_
 }
 
 void kvsim__fid_default_fit(kvsim__fid_solver_t *s) {
-  /* A fixed per-step cost and a per-layer cost are the same thing on one
-   * model: with a single depth only the per-layer term is fitted (it
-   * carries over to deeper or shallower models; the fixed part keeps the
-   * GPU's value). The client-side latency only shows in client-measured
-   * TTFTs. */
+  /* The engine's host time per step; the client-side latency only where
+   * the data has client-measured TTFTs (silicon rows, vllm bench). */
   const kvsim_fid_calib_t *c = s->c;
-  int depths[64], nd = 0;
   bool client = c->nrows > 0;
-  for (int i = 0; i < c->nruns + c->nrows; i++) {
-    int L;
-    if (i < c->nruns) {
-      L = c->runs[i].sc.model.num_layers;
-      client |= c->runs[i].m.fmt == KVSIM_FID_FMT_VLLM_BENCH;
-    } else {
-      kvsim_model_t mm;
-      kvsim_err e2 = {0};
-      if (kvsim_model_load(c->rows[i - c->nruns].model, &mm, &e2) < 0)
-        continue;
-      L = mm.num_layers;
-    }
-    bool seen = false;
-    for (int j = 0; j < nd; j++)
-      seen |= depths[j] == L;
-    if (!seen && nd < 64)
-      depths[nd++] = L;
-  }
-  /* No per-token constant (perf/floors.c): the GEMM and attention terms
-   * carry the work per token. fp8 GEMMs have their own efficiency when
-   * the data has fp8 rows. */
-  static const int base[] = {KVSIM_FID_MFU, KVSIM_FID_MBU, KVSIM_FID_PER_SEQ, KVSIM_FID_PER_LAYER,
-                             KVSIM_FID_ATTN};
+  for (int i = 0; i < c->nruns; i++)
+    client |= c->runs[i].m.fmt == KVSIM_FID_FMT_VLLM_BENCH;
   s->nfit = 0;
-  for (size_t i = 0; i < sizeof base / sizeof *base; i++)
-    s->fit[s->nfit++] = base[i];
-  bool fp8 = false;
-  for (int i = 0; i < c->nrows; i++)
-    fp8 |= strstr(c->rows[i].precision, "fp8") != NULL;
-  if (fp8)
-    s->fit[s->nfit++] = KVSIM_FID_MFU_FP8;
-  if (nd > 1)
-    s->fit[s->nfit++] = KVSIM_FID_STEP_OVERHEAD;
+  s->fit[s->nfit++] = KVSIM_FID_HOST;
+  s->fit[s->nfit++] = KVSIM_FID_HOST_PER_SEQ;
   if (client)
     s->fit[s->nfit++] = KVSIM_FID_FRONTEND;
 }

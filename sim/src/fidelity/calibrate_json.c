@@ -55,8 +55,8 @@ char *kvsim_fidelity_calib_to_json(const kvsim_fid_calib_t *c, const kvsim_fid_c
   add_coefficients(o, c, r);
   add_summary(o, "before", &r->before);
   add_summary(o, "after", &r->after);
-  cJSON_AddNumberToObject(o, "ttft_rel_sigma", r->fitted.ttft_rel_sigma);
-  cJSON_AddNumberToObject(o, "tpot_rel_sigma", r->fitted.tpot_rel_sigma);
+  cJSON_AddNumberToObject(o, "ttft_rel_sigma", r->after.ttft_sigma);
+  cJSON_AddNumberToObject(o, "tpot_rel_sigma", r->after.tpot_sigma);
   cJSON *res = cJSON_AddArrayToObject(o, "residuals");
   size_t k = 0;
   for (int i = 0; i < c->nruns; i++)

@@ -149,24 +149,14 @@ int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, con
   cJSON *src = cJSON_CreateString(p->source);
   char *src_json = src ? cJSON_PrintUnformatted(src) : NULL;
   cJSON_Delete(src);
-  /* Rounded to what the data can tell apart. */
+  /* A user's own host figure on their GPU's kernel tables; the client
+   * latency is the benchmark's, not the GPU's, and is not written. */
   int bad = !src_json || cat(&buf, &len, &cap, "%.*s,\n  \"perf\": {\n", (int)head, text) < 0 ||
             cat(&buf, &len, &cap,
-                "    \"mfu\": %.4f,\n    \"mfu_fp8\": %.4f,\n    \"mfu_fp4\": %.4f,\n    \"mbu\": %.4f,\n"
-                "    \"step_overhead_us\": %.1f,\n    \"per_seq_us\": %.3f,\n    \"per_token_us\": %.4f,\n"
-                "    \"per_layer_us\": %.3f,\n    \"attn_efficiency\": %.4f,\n    \"attn_seq_floor_us\": %.4f,\n"
-                "    \"moe_efficiency\": %.4f,\n    \"frontend_us\": %.1f,\n    \"frontend_per_token_us\": %.4f,\n"
-                "    \"ttft_rel_sigma\": %.4f,\n    \"tpot_rel_sigma\": %.4f,\n",
-                p->mfu, p->mfu_fp8, p->mfu_fp4, p->mbu, p->step_overhead_us, p->per_seq_us, p->per_token_us,
-                p->per_layer_us, p->attn_efficiency, p->attn_seq_floor_us, p->moe_efficiency, p->frontend_us,
-                p->frontend_per_token_us, p->ttft_rel_sigma, p->tpot_rel_sigma) < 0 ||
-            (p->moe_fitted && cat(&buf, &len, &cap, "    \"moe_fitted\": true,\n") < 0) ||
-            (p->band_ttft_rel > 0 &&
-             cat(&buf, &len, &cap, "    \"band_ttft_rel\": %.4f,\n    \"band_tpot_rel\": %.4f,\n",
-                 p->band_ttft_rel, p->band_tpot_rel) < 0) ||
-            cat(&buf, &len, &cap,
-                "    \"status\": \"%s\",\n    \"rows\": %d,\n    \"calibrated\": true,\n    \"source\": %s\n  }\n}\n",
-                kvsim_cal_status_name(p->status), p->rows, src_json) < 0;
+                "    \"kernels\": \"%s\",\n    \"status\": \"%s\",\n    \"host_us\": %.1f,\n"
+                "    \"host_per_seq_us\": %.2f,\n    \"source\": %s\n  }\n}\n",
+                p->kernels, kvsim_cal_status_name(p->status), p->host_us > 0 ? p->host_us : 0.0,
+                p->host_per_seq_us > 0 ? p->host_per_seq_us : 0.0, src_json) < 0;
   free(src_json);
   free(text);
   if (bad) {

@@ -28,42 +28,24 @@ static kvsim_fid_cover_item_t *push(kvsim_fid_coverage_t *c) {
   return it;
 }
 
-/* In-sample when the coefficients are the item's own GPU's fit: that fit
- * may have used this very run or row, so covering it proves little.
- * Coefficients of another GPU get the band kvsim run gives a GPU that
- * borrows them: generation-default (gpu.h KVSIM_GPU_BAND_BORROWED_*),
- * neither the held-out nor the in-sample figures of the GPU they were
- * fitted on. The edge scales follow. */
-static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc,
-                               const char *perf_gpu) {
+/* Held out or not: the kernel tables are measured, not fitted, so a GPU's
+ * own tables are never in-sample; what a run could have been fitted on is
+ * the engine's host term (perf.h), fitted across GPUs (kvsim validate --all
+ * holds each GPU out of it). Another GPU's tables (`--perf NAME`) get the
+ * band kvsim run gives a GPU that borrows them. The edge scales follow. */
+static void label_coefficients(kvsim_fid_cover_item_t *it, const kvsim_scenario_t *sc, const char *perf_gpu) {
   const kvsim_gpu_t *g = &sc->gpu;
-  kvsim_gpu_perf_t band = g->perf;
-  const kvsim_gpu_perf_t *p = &g->perf;
-  const bool own = !perf_gpu || !strcmp(perf_gpu, g->name);
-  if (!own) {
-    band.status = KVSIM_CAL_GENERATION_DEFAULT;
-    band.ttft_rel_sigma = band.tpot_rel_sigma = 0;
-    band.band_ttft_rel = band.band_tpot_rel = 0;
-  }
-  /* As kvsim run's band (study.h kvsim_study_band_edges): the
-   * scenario's own scales times the band's edges. */
   kvsim_band_edge_t l, h;
-  kvsim_scenario_band_edges(sc, &band, &l, &h);
+  kvsim_scenario_band_edges(sc, &g->perf, &l, &h);
   it->scale_lo = l.step, it->prefill_lo = l.prefill;
   it->scale_hi = h.step, it->prefill_hi = h.prefill;
-  it->in_sample = own && p->status == KVSIM_CAL_FITTED;
-  if (it->in_sample)
-    snprintf(it->coefficients, sizeof it->coefficients, "%s's own fit (in-sample)", g->name);
-  else if (!own && p->status != KVSIM_CAL_FITTED) /* a generation default (kvsim_gpu_perf_named) */
-    snprintf(it->coefficients, sizeof it->coefficients, "%s, held out from %s: a borrowed fit's band", perf_gpu,
-             g->name);
-  else if (!own)
-    snprintf(it->coefficients, sizeof it->coefficients,
-             "%s's (%s there), held out from %s: a borrowed fit's band", perf_gpu,
-             kvsim_cal_status_name(p->status), g->name);
+  it->in_sample = false;
+  if (perf_gpu && strcmp(perf_gpu, g->name))
+    snprintf(it->coefficients, sizeof it->coefficients, "%s's kernel tables, held out from %s (%s band)", perf_gpu,
+             g->name, kvsim_cal_status_name(g->perf.status));
   else
-    snprintf(it->coefficients, sizeof it->coefficients, "%s, those of %s (held out)",
-             kvsim_cal_status_name(p->status), kvsim_gpu_default_perf_origin(g->generation));
+    snprintf(it->coefficients, sizeof it->coefficients, "%s (%s)", g->perf.source,
+             kvsim_cal_status_name(g->perf.status));
 }
 
 /* Run i of three (nominal, low edge, high edge) gave simulated mean v. */
@@ -156,9 +138,13 @@ static int silicon_item(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, i
   int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
   if (rc < 0)
     return rc;
+  if (perf_gpu && (rc = kvsim_gpu_use_kernels(&sc.gpu, perf_gpu, err)) < 0) {
+    kvsim_scenario_fini(&sc);
+    return rc;
+  }
   if (perf)
-    kvsim_gpu_use_perf(&sc.gpu, perf);
-  label_coefficients(it, &sc, perf ? perf_gpu : NULL);
+    kvsim_fidelity_apply_coefs(&sc.gpu.perf, perf);
+  label_coefficients(it, &sc, perf_gpu);
   kvsim_band_edge_t at[3];
   edges_of(&sc, it, at);
   for (int i = 0; i < 3 && rc == KVSIM_OK; i++) {

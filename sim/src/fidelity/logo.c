@@ -1,57 +1,24 @@
-/* Leave-one-group-out over the dev data (kvsim/fidelity.h). A group is
- * GPU x model x precision x source; each is predicted by coefficients that
- * never saw it:
- * - a per-request run: held out by GPU, i.e. with the generation default
- *   a GPU without data of its own gets, from another GPU's fit (its donor);
- * - a silicon group that the shipped fit of its GPU was fitted on: a fit
- *   of that GPU on its other fitted groups (from the generation defaults),
- *   or the donor's fit when it has no other group;
- * - a silicon group no fit saw (MoE models): the shipped fit of its GPU;
- * - the start-up logs: the memory plan has no fitted coefficient, so its
- *   error is the same held out and in-sample.
- * Rows beyond what the GPU can physically do (physical.c: more than 80 %
- * of the dense peak, or a TPOT below the decode step's bytes at 100 % of
- * the HBM bandwidth) are listed and left out, as kvsim calibrate leaves
- * them out of its fits. */
+/* Leave-one-GPU-out over the dev data (kvsim/fidelity.h). A group is
+ * GPU x model x precision x source. The step times come from each GPU's
+ * measured kernel tables (nothing fitted per GPU); what is fitted is the
+ * engine's host time per step, across GPUs, and, for client-measured rows,
+ * the benchmark client's latency. Each GPU's rows are predicted by the two
+ * fitted on every other GPU's rows (logo_fit.c), and simulated at them.
+ * The band of each status is measured the same way: the rows of GPUs with
+ * tables of their own (kernels), the RTX 4090 run on the L40S's tables and
+ * the H100 rows on the H200's (kernels-borrowed: same architecture), the
+ * H100 rows on the A100's and the B200 rows on the H100's (spec-only:
+ * another architecture), MoE models apart. Rows that need more GPU time
+ * than the tables allow (physical.c) are listed and left out; the start-up
+ * logs' memory plan has no fitted coefficient: held out = in-sample. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "fidelity/logo.h"
 #include "kvsim/fidelity.h"
-
-/* The three per-request runs of the dev data and their replays. */
-static const struct {
-  const char *gpu, *model, *measured, *scenario;
-} runs[] = {
-    {"rtx4090", "llama-3.1-8b", "llmservingsim/RTX4090/Llama-3.1-8B/vllm/requests.jsonl",
-     "llmservingsim-rtx4090-llama-3.1-8b.json"},
-    {"rtx-pro-6000", "llama-3.1-8b", "llmservingsim/RTXPRO6000/Llama-3.1-8B/vllm/requests.jsonl",
-     "llmservingsim-rtxpro6000-llama-3.1-8b.json"},
-    {"rtx-pro-6000", "qwen3-30b-a3b",
-     "llmservingsim/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507/vllm/requests.jsonl",
-     "llmservingsim-rtxpro6000-qwen3-30b-a3b.json"},
-};
-
-void kvsim__logo_donor(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p, char *from, size_t from_size) {
-  /* Hopper's and Ada's defaults are built from h100-sxm's and rtx4090's
-   * fits, Blackwell's from b200's (hw/borrow.c kvsim_gpu_default_perf):
-   * those GPUs take the other datacenter generation's. */
-  const char *gen = g->generation;
-  if (!strcmp(g->name, "h100-sxm"))
-    gen = "blackwell";
-  else if (!strcmp(g->name, "b200") || !strcmp(gen, "ada") || strcmp(gen, "blackwell"))
-    gen = "hopper";
-  /* The coefficients kvsim validate --perf default:GEN gives (hw/perf_named.c). */
-  char spec[32];
-  kvsim_err err = {0};
-  snprintf(spec, sizeof spec, "default:%s", gen);
-  if (kvsim_gpu_perf_named(spec, g, p, from, from_size, &err) < 0) { /* gen is a catalog generation */
-    kvsim_gpu_default_perf(gen, p);
-    snprintf(from, from_size, "%s", err.msg);
-  }
-}
 
 bool kvsim__logo_is_moe(const char *model) {
   kvsim_model_t m;
@@ -59,76 +26,160 @@ bool kvsim__logo_is_moe(const char *model) {
   return kvsim_model_load(model, &m, &e) == KVSIM_OK && m.num_experts > 0;
 }
 
-static double median_abs3(double *v, int n) { return n ? kvsim_fidelity_median_abs(v, n) : NAN; }
-
-/* ---- per-request runs ---- */
-
-static int run_errors(const char *measured, const char *scenario, const kvsim_gpu_perf_t *perf, double *e,
-                      kvsim_err *err) {
-  kvsim_fid_measured_t m;
-  kvsim_scenario_t sc;
-  int rc = kvsim_fidelity_measured_load(measured, NULL, &m, err);
-  if (rc < 0) {
-    kvsim_fidelity_measured_fini(&m);
-    return rc;
-  }
-  if ((rc = kvsim_scenario_load(scenario, NULL, 0, &sc, err)) < 0) {
-    kvsim_fidelity_measured_fini(&m);
-    return rc;
-  }
-  if (perf)
-    kvsim_gpu_use_perf(&sc.gpu, perf);
-  kvsim_fid_measured_cmp_t c;
-  rc = kvsim_fidelity_measured_compare(&m, &sc, &c, err);
-  for (int k = 0; rc == KVSIM_OK && k < 3; k++)
-    e[k] = kvsim_fidelity_err_pct(c.lat.sim[k].mean, c.lat.meas[k].mean);
-  kvsim_fidelity_measured_fini(&m);
-  kvsim_scenario_fini(&sc);
-  return rc;
+const char *kvsim_fidelity_band_name(int b) {
+  static const char *const names[KVSIM_FID_NBAND] = {"kernels", "kernels-borrowed", "spec-only", "moe"};
+  return b >= 0 && b < KVSIM_FID_NBAND ? names[b] : "?";
 }
 
-static int per_request(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_err *err) {
-  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-    char meas[4096], scen[4096];
-    snprintf(meas, sizeof meas, "%s/%s", o->validation_dir, runs[i].measured);
-    snprintf(scen, sizeof scen, "%s/%s", o->scenario_dir, runs[i].scenario);
-    kvsim_gpu_t g;
-    int rc;
-    if ((rc = kvsim_gpu_load(runs[i].gpu, &g, err)) < 0)
-      return rc;
-    kvsim_fid_logo_group_t *gr = kvsim__logo_group(l, runs[i].gpu, runs[i].model, "bf16", "per-request");
-    if (!gr)
-      return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-    gr->n = 1;
-    gr->moe = kvsim__logo_is_moe(runs[i].model);
-    double e[3];
-    if ((rc = run_errors(meas, scen, NULL, e, err)) < 0)
-      return kvsim_err_prefix(err, "%s", runs[i].measured);
-    for (int k = 0; k < 3; k++)
-      gr->shipped[k] = fabs(e[k]);
-    gr->shipped_in_sample = g.perf.status == KVSIM_CAL_FITTED;
-    /* Held out by GPU: the generation default that never saw it;
-     * moe_efficiency 1.0 (no default has MoE data). */
-    kvsim_gpu_perf_t p;
-    char from[96];
-    kvsim__logo_donor(&g, &p, from, sizeof from);
-    if ((rc = run_errors(meas, scen, &p, e, err)) < 0)
-      return kvsim_err_prefix(err, "%s", runs[i].measured);
-    for (int k = 0; k < 3; k++) {
-      gr->held_signed[k] = e[k];
-      gr->held[k] = gr->held_q90[k] = fabs(e[k]);
+/* |errors| per band, grown as items are predicted. */
+typedef struct errs {
+  double *v[KVSIM_FID_NBAND][2];
+  int n[KVSIM_FID_NBAND];
+} errs_t;
+
+static void errs_add(errs_t *e, int b, double ttft, double tpot) {
+  if (!e->v[b][0])
+    return;
+  e->v[b][0][e->n[b]] = fabs(ttft) / 100;
+  e->v[b][1][e->n[b]++] = fabs(tpot) / 100;
+}
+
+/* The GPU of a held-out item, its status's band: its own tables, or (the
+ * RTX 4090) a neighbour's. */
+static int own_band(const kvsim__logo_item_t *it, bool moe) {
+  kvsim_gpu_t g;
+  kvsim_err e = {0};
+  if (moe)
+    return KVSIM_FID_BAND_MOE;
+  if (kvsim_gpu_load(it->gpu, &g, &e) < 0 || g.perf.status == KVSIM_CAL_KERNELS)
+    return KVSIM_FID_BAND_KERNELS;
+  return g.perf.status == KVSIM_CAL_KERNELS_BORROWED ? KVSIM_FID_BAND_BORROWED : KVSIM_FID_BAND_SPEC;
+}
+
+/* Other profiles a GPU's dense rows are also predicted with, for the
+ * borrowed and spec-only bands. */
+static const struct {
+  const char *gpu, *kernels;
+  int band;
+} ALSO[] = {{"h100-sxm", "h200", KVSIM_FID_BAND_BORROWED},
+            {"h100-sxm", "a100-80g", KVSIM_FID_BAND_SPEC},
+            {"b200", "h100-sxm", KVSIM_FID_BAND_SPEC}};
+
+static int predict_gpu(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim__logo_item_t *items, int n,
+                       const char *gpu, errs_t *e, kvsim_err *err) {
+  kvsim__logo_par_t par;
+  kvsim__logo_fit(items, n, gpu, &par);
+  l->fits++;
+  for (int i = 0; i < n; i++) {
+    kvsim__logo_item_t *it = &items[i];
+    if (strcmp(it->gpu, gpu))
+      continue;
+    it->par = par;
+    int rc = kvsim__logo_simulate(o, it, NULL, &par, it->held, err);
+    if (rc < 0)
+      return kvsim_err_prefix(err, "%s", it->row ? it->row->id : gpu);
+    const kvsim_fid_logo_group_t *g = &l->groups[it->group];
+    if (getenv("KVSIM_LOGO_DEBUG"))
+      fprintf(stderr, "DBG %s %s %s ttft %.1f/%.1f tpot %.2f/%.2f at0 %.2f at1 %.2f\n", it->gpu, g->model,
+              it->row ? it->row->id : "run", it->held[0], it->meas[0], it->held[1], it->meas[1], it->at0[1], it->at2[1]);
+    errs_add(e, own_band(it, g->moe), kvsim_fidelity_err_pct(it->held[0], it->meas[0]),
+             kvsim_fidelity_err_pct(it->held[1], it->meas[1]));
+    for (size_t a = 0; !g->moe && !o->no_refit && a < sizeof ALSO / sizeof *ALSO; a++) {
+      double v[3];
+      if (strcmp(ALSO[a].gpu, gpu) || kvsim__logo_simulate(o, it, ALSO[a].kernels, &par, v, err) < 0)
+        continue;
+      errs_add(e, ALSO[a].band, kvsim_fidelity_err_pct(v[0], it->meas[0]), kvsim_fidelity_err_pct(v[1], it->meas[1]));
     }
-    if (kvsim__logo_set_rows(gr, &e[0], &e[1], 1) < 0)
-      return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-    snprintf(gr->held_from, sizeof gr->held_from, "%s (GPU held out)", from);
-    gr->by_gpu = true;
-    if (o->progress)
-      o->progress(o->ctx, gr);
   }
   return KVSIM_OK;
 }
 
+/* A group's held-out and in-sample figures from its items. */
+static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t *items, int n) {
+  kvsim_fid_logo_group_t *g = &l->groups[gi];
+  double *v[3], *s[3];
+  int m = 0, rc = KVSIM_OK;
+  for (int k = 0; k < 3; k++) {
+    v[k] = kvsim__malloc((size_t)(n + 1) * sizeof(double));
+    s[k] = kvsim__malloc((size_t)(n + 1) * sizeof(double));
+  }
+  for (int i = 0; v[0] && v[1] && v[2] && s[0] && s[1] && s[2] && i < n; i++) {
+    const kvsim__logo_item_t *it = &items[i];
+    if (it->group != gi)
+      continue;
+    for (int k = 0; k < 3; k++) {
+      v[k][m] = kvsim_fidelity_err_pct(it->held[k], it->meas[k]);
+      s[k][m] = kvsim_fidelity_err_pct(kvsim__logo_linear(it, k, &l->all), it->meas[k]);
+      if (it->run >= 0)
+        g->held_signed[k] = v[k][m];
+    }
+    snprintf(g->held_from, sizeof g->held_from, "host %.0f us + %.1f us/req (%s), client %.1f ms; without %s",
+             it->par.host_us[it->async], it->par.per_seq_us[it->async], it->async ? "async" : "sync",
+             it->client ? it->par.frontend_us / 1e3 : 0.0, g->gpu);
+    m++;
+  }
+  if (!v[0] || !v[1] || !v[2] || !s[0] || !s[1] || !s[2] || kvsim__logo_set_rows(g, v[0], v[1], m) < 0)
+    rc = KVSIM_ENOMEM;
+  for (int k = 0; k < 3; k++) {
+    if (rc == KVSIM_OK && m) {
+      g->held[k] = kvsim_fidelity_median_abs(v[k], m);
+      g->shipped[k] = kvsim_fidelity_median_abs(s[k], m);
+      for (int i = 0; i < m; i++)
+        v[k][i] = fabs(v[k][i]);
+      g->held_q90[k] = kvsim__logo_quantile(v[k], m, 0.9);
+    }
+    kvsim__free(v[k]);
+    kvsim__free(s[k]);
+  }
+  g->shipped_in_sample = true;
+  g->by_gpu = true;
+  if (isnan(g->held[2]) || g->source[0] == 's') /* silicon E2E is derived from the means */
+    g->held[2] = g->held[2];
+  return rc;
+}
+
+static int latency(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_err *err) {
+  kvsim_fid_sil_table_t t;
+  memset(&t, 0, sizeof t);
+  kvsim__logo_item_t *items = NULL;
+  int n = 0, first = l->ngroups;
+  int rc = kvsim__logo_collect(o, l, &t, &items, &n, err);
+  errs_t e;
+  memset(&e, 0, sizeof e);
+  for (int b = 0; b < KVSIM_FID_NBAND; b++)
+    for (int k = 0; k < 2; k++)
+      if (!(e.v[b][k] = kvsim__calloc((size_t)(4 * n + 1), sizeof(double))))
+        rc = rc < 0 ? rc : kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  if (rc == KVSIM_OK)
+    kvsim__logo_fit(items, n, NULL, &l->all);
+  /* Every GPU with items, once, in the order they appear. */
+  for (int i = 0; rc == KVSIM_OK && i < n; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++)
+      seen |= !strcmp(items[j].gpu, items[i].gpu);
+    if (!seen)
+      rc = predict_gpu(o, l, items, n, items[i].gpu, &e, err);
+  }
+  for (int gi = first; rc == KVSIM_OK && gi < l->ngroups; gi++)
+    if (l->groups[gi].n && summarize_group(l, gi, items, n) < 0)
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  for (int gi = first; rc == KVSIM_OK && o->progress && gi < l->ngroups; gi++)
+    o->progress(o->ctx, &l->groups[gi]);
+  for (int b = 0; b < KVSIM_FID_NBAND; b++) {
+    l->band_rows[b] = e.n[b];
+    for (int k = 0; k < 2; k++) {
+      l->band[b][k] = rc == KVSIM_OK && e.n[b] ? kvsim__logo_quantile(e.v[b][k], e.n[b], 0.9) : NAN;
+      kvsim__free(e.v[b][k]);
+    }
+  }
+  kvsim__free(items);
+  kvsim_fidelity_silicon_free(&t);
+  return rc;
+}
+
 /* ---- start-up logs ---- */
+
+static double median_abs3(double *v, int n) { return n ? kvsim_fidelity_median_abs(v, n) : NAN; }
 
 static int startup(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_err *err) {
   char path[4096];
@@ -172,8 +223,7 @@ static int startup(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_er
 int kvsim_fidelity_logo_run(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *out, kvsim_err *err) {
   memset(out, 0, sizeof *out);
   int rc;
-  if ((rc = per_request(o, out, err)) < 0 || (rc = kvsim__logo_silicon(o, out, err)) < 0 ||
-      (rc = startup(o, out, err)) < 0)
+  if ((rc = latency(o, out, err)) < 0 || (rc = startup(o, out, err)) < 0)
     return rc;
   return KVSIM_OK;
 }

@@ -104,31 +104,6 @@ double kvsim__logo_quantile(double *x, int n, double q) {
   return i + 1 < n ? x[i] + (pos - i) * (x[i + 1] - x[i]) : x[n - 1];
 }
 
-int kvsim_fidelity_logo_band(const kvsim_fid_logo_t *l, const char *gpu, double q, double *ttft,
-                             double *tpot) {
-  int rows = 0, groups = 0, n = 0;
-  for (int i = 0; i < l->ngroups; i++)
-    rows += l->groups[i].nrow_err;
-  double *t = kvsim__malloc((size_t)(rows + 1) * sizeof *t);
-  double *d = kvsim__malloc((size_t)(rows + 1) * sizeof *d);
-  for (int i = 0; t && d && i < l->ngroups; i++) {
-    const kvsim_fid_logo_group_t *g = &l->groups[i];
-    const bool moe_unseen = g->moe && !g->shipped_in_sample;
-    if (!g->nrow_err || (gpu ? strcmp(g->gpu, gpu) || moe_unseen : !(g->by_gpu || moe_unseen)))
-      continue;
-    for (int r = 0; r < g->nrow_err; r++, n++) {
-      t[n] = g->row_err[2 * r] / 100;
-      d[n] = g->row_err[2 * r + 1] / 100;
-    }
-    groups++;
-  }
-  *ttft = n ? kvsim__logo_quantile(t, n, q) : NAN;
-  *tpot = n ? kvsim__logo_quantile(d, n, q) : NAN;
-  kvsim__free(t);
-  kvsim__free(d);
-  return groups;
-}
-
 int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3], bool miss[3]) {
   /* Issue 10's "must show": dense TTFT <= 20 %, TPOT <= 10 %, MoE 30 % /
    * 20 %; the per-request runs within 5 % on TPOT and E2E held out. */
@@ -187,21 +162,20 @@ char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
     cJSON_AddStringToObject(j, "held_out_from", g->held_from);
     cJSON_AddItemToObject(j, "kv_error", kvsim__fid_num_or_null(g->kv_err));
   }
-  /* The band figures the table gives (90th percentile, as fractions):
-   * each fitted GPU's band_*_rel, and what a borrowed band must reach. */
+  /* The host term fitted on every dense row, and the band of each status
+   * (90th percentile of the held-out |error|, fractions). */
+  cJSON *h = cJSON_AddObjectToObject(o, "host");
+  cJSON_AddNumberToObject(h, "sync_us", l->all.host_us[0]);
+  cJSON_AddNumberToObject(h, "sync_per_seq_us", l->all.per_seq_us[0]);
+  cJSON_AddNumberToObject(h, "async_us", l->all.host_us[1]);
+  cJSON_AddNumberToObject(h, "async_per_seq_us", l->all.per_seq_us[1]);
+  cJSON_AddNumberToObject(h, "frontend_us", l->all.frontend_us);
   cJSON *bands = cJSON_AddObjectToObject(o, "bands");
-  for (int i = 0; bands && i <= l->ngroups; i++) {
-    const char *gpu = i < l->ngroups ? l->groups[i].gpu : NULL;
-    if (gpu && (!strcmp(l->groups[i].source, "startup") || cJSON_HasObjectItem(bands, gpu)))
-      continue;
-    double t, d;
-    const int n = kvsim_fidelity_logo_band(l, gpu, 0.9, &t, &d);
-    if (!n)
-      continue;
-    cJSON *b = cJSON_AddObjectToObject(bands, gpu ? gpu : "borrowed");
-    cJSON_AddNumberToObject(b, "ttft", t);
-    cJSON_AddNumberToObject(b, "tpot", d);
-    cJSON_AddNumberToObject(b, "groups", n);
+  for (int k = 0; bands && k < KVSIM_FID_NBAND; k++) {
+    cJSON *b = cJSON_AddObjectToObject(bands, kvsim_fidelity_band_name(k));
+    cJSON_AddItemToObject(b, "ttft", kvsim__fid_num_or_null(l->band[k][0]));
+    cJSON_AddItemToObject(b, "tpot", kvsim__fid_num_or_null(l->band[k][1]));
+    cJSON_AddNumberToObject(b, "rows", l->band_rows[k]);
   }
   for (int i = 0; i < l->nexcl; i++) {
     cJSON *j = cJSON_CreateObject();

@@ -52,6 +52,14 @@ char *kvsim_fidelity_logo_to_text(const kvsim_fid_logo_t *l) {
       fprintf(f, "  %-13s %-28.28s kv %-6s %3d row%s %6.1f%%\n", g->gpu, g->model, g->precision, g->n,
               g->n == 1 ? " " : "s", g->kv_err);
   }
+  fprintf(f,
+          "\nhost term fitted on every dense row (in-sample; what perf.h ships): vLLM synchronous (< 0.14) %.0f us + "
+          "%.1f us per request, asynchronous %.0f us + %.1f us per request; benchmark client %.1f ms\n",
+          l->all.host_us[0], l->all.per_seq_us[0], l->all.host_us[1], l->all.per_seq_us[1], l->all.frontend_us / 1e3);
+  fprintf(f, "band per status (90th percentile of the held-out |error|, TTFT / TPOT, rows):\n");
+  for (int b = 0; b < KVSIM_FID_NBAND; b++)
+    fprintf(f, "  %-17s %5.1f%% / %5.1f%%  (%d rows)\n", kvsim_fidelity_band_name(b), 100 * l->band[b][0],
+            100 * l->band[b][1], l->band_rows[b]);
   fprintf(f, "\nexcluded rows: %d\n", l->nexcl);
   for (int i = 0; i < l->nexcl; i++)
     fprintf(f, "  %s: %s\n", l->excl[i].id, l->excl[i].reason);

@@ -26,7 +26,12 @@ static void length_json(int64_t len, double ratio, char *out, size_t cap) {
 int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
                                     double range_ratio, kvsim_scenario_t *sc, kvsim_err *err) {
   bool fp8 = !strcasecmp(r->precision, "fp8");
-  char text[2048], in[128], out[128];
+  char text[2048], in[128], out[128], ver[96] = "";
+  /* The release the row ran (its host time per step differs: perf.h); a
+   * nightly or an empty version runs as the newest. */
+  int v;
+  if (r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK)
+    snprintf(ver, sizeof ver, ", \"vllm_version\": \"%s\"", r->version);
   length_json(r->isl, range_ratio, in, sizeof in);
   length_json(r->osl, range_ratio, out, sizeof out);
   /* vLLM's own defaults for everything the row does not say (engine
@@ -36,12 +41,12 @@ int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gp
   snprintf(text, sizeof text,
            "{\"name\": \"silicon-%d\", \"seed\": 1, \"model\": \"%s\","
            " \"hardware\": {\"gpu\": \"%s\", \"tensor_parallel_size\": %lld, \"pipeline_parallel_size\": %lld},"
-           " \"engine\": {\"profile\": \"vllm-v1\"%s},"
+           " \"engine\": {\"profile\": \"vllm-v1\"%s%s},"
            " \"workload\": {\"synthetic\": {\"requests\": %lld,"
            " \"arrival\": {\"process\": \"closed_loop\", \"clients\": %lld, \"think_s\": 0},"
            " \"prompt_tokens\": %s, \"output_tokens\": %s}}}",
            r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp,
-           fp8 ? ", \"quantization\": \"fp8\", \"kv_cache_dtype\": \"fp8\"" : "",
+           fp8 ? ", \"quantization\": \"fp8\", \"kv_cache_dtype\": \"fp8\"" : "", ver,
            (long long)(10 * r->batch), (long long)r->batch, in, out);
   int rc = kvsim_scenario_parse(text, r->id, ".", NULL, 0, sc, err);
   if (rc < 0)
@@ -49,6 +54,9 @@ int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gp
   for (int i = 0; i < ngpus; i++)
     if (!strcmp(gpus[i].name, sc->gpu.name))
       sc->gpu = gpus[i];
+  /* The rows' TTFT is the benchmark client's: the client latency fitted
+   * on every silicon row (kvsim validate --all). */
+  sc->gpu.perf.frontend_us = KVSIM_FID_CLIENT_US;
   return KVSIM_OK;
 }
 
@@ -59,12 +67,15 @@ int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gp
   int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
   if (rc < 0)
     return rc;
+  if (perf && perf->kernels[0])
+    rc = kvsim_gpu_use_kernels(&sc.gpu, perf->kernels, err);
   if (perf)
-    kvsim_gpu_use_perf(&sc.gpu, perf);
+    kvsim_fidelity_apply_coefs(&sc.gpu.perf, perf);
   kvsim_fid_lat_t lat;
   kvsim_fidelity_lat_init(&lat);
   /* The rows' TTFT is the benchmark client's (mean_ttft of vllm bench). */
-  rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
   if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished", r->id);
   if (rc == KVSIM_OK) {

@@ -13,10 +13,10 @@
 
 const char *kvsim_cal_status_name(kvsim_cal_status s) {
   switch (s) {
-  case KVSIM_CAL_FITTED:
-    return "fitted";
-  case KVSIM_CAL_GENERATION_DEFAULT:
-    return "generation-default";
+  case KVSIM_CAL_KERNELS:
+    return "kernels";
+  case KVSIM_CAL_KERNELS_BORROWED:
+    return "kernels-borrowed";
   case KVSIM_CAL_SPEC_ONLY:
   default:
     return "spec-only";
@@ -24,8 +24,7 @@ const char *kvsim_cal_status_name(kvsim_cal_status s) {
 }
 
 int kvsim_cal_status_parse(const char *name, kvsim_cal_status *s) {
-  static const kvsim_cal_status all[] = {KVSIM_CAL_FITTED, KVSIM_CAL_GENERATION_DEFAULT,
-                                         KVSIM_CAL_SPEC_ONLY};
+  static const kvsim_cal_status all[] = {KVSIM_CAL_KERNELS, KVSIM_CAL_KERNELS_BORROWED, KVSIM_CAL_SPEC_ONLY};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     if (!strcmp(name, kvsim_cal_status_name(all[i]))) {
       *s = all[i];
@@ -49,36 +48,33 @@ const char *kvsim_link_kind_name(kvsim_link_kind k) {
 }
 
 void kvsim_gpu_band(const kvsim_gpu_perf_t *p, double *ttft_rel, double *tpot_rel) {
-  double t, d;
-  if (p->status == KVSIM_CAL_FITTED) {
-    /* The GPU's own held-out figures (`kvsim validate --all`), or, for a
-     * fit that has none, its in-sample spread (too narrow: the floor). */
-    t = p->band_ttft_rel > 0 ? p->band_ttft_rel : p->ttft_rel_sigma;
-    d = p->band_tpot_rel > 0 ? p->band_tpot_rel : p->tpot_rel_sigma;
-  } else {
-    /* Borrowed or spec-only coefficients: the widest held-out band of the
-     * fitted GPUs (KVSIM_GPU_BAND_BORROWED_*: what another GPU's fit
-     * missed by on a GPU it never saw), widened again for spec figures
-     * alone. A file may still give its own band figures. */
-    const double widen = p->status == KVSIM_CAL_GENERATION_DEFAULT ? 1.0 : 1.5;
-    t = p->band_ttft_rel > 0 ? p->band_ttft_rel : KVSIM_GPU_BAND_BORROWED_TTFT * widen;
-    d = p->band_tpot_rel > 0 ? p->band_tpot_rel : KVSIM_GPU_BAND_BORROWED_TPOT * widen;
+  /* The held-out error of the rows of each status (`kvsim validate --all`,
+   * leave-one-GPU-out): a GPU's own tables, a neighbour's scaled, another
+   * architecture's scaled. */
+  switch (p->status) {
+  case KVSIM_CAL_KERNELS:
+    *ttft_rel = KVSIM_GPU_BAND_KERNELS_TTFT, *tpot_rel = KVSIM_GPU_BAND_KERNELS_TPOT;
+    break;
+  case KVSIM_CAL_KERNELS_BORROWED:
+    *ttft_rel = KVSIM_GPU_BAND_BORROWED_TTFT, *tpot_rel = KVSIM_GPU_BAND_BORROWED_TPOT;
+    break;
+  case KVSIM_CAL_SPEC_ONLY:
+  default:
+    *ttft_rel = KVSIM_GPU_BAND_SPEC_TTFT, *tpot_rel = KVSIM_GPU_BAND_SPEC_TPOT;
+    break;
   }
-  *ttft_rel = t > 0.05 ? t : 0.05;
-  *tpot_rel = d > 0.05 ? d : 0.05;
 }
 
 void kvsim_gpu_band_moe(const kvsim_gpu_perf_t *p, bool moe, double *ttft_rel, double *tpot_rel) {
   kvsim_gpu_band(p, ttft_rel, tpot_rel);
-  if (!moe || p->moe_fitted)
+  if (!moe)
     return;
-  /* The held-out groups of MoE models on GPUs fitted on dense rows only
-   * (gpt-oss-120b on h100-sxm and b200, `kvsim validate --all`) miss by
-   * more than those GPUs' dense bands: the expert GEMMs are borrowed. */
-  if (*ttft_rel < KVSIM_GPU_BAND_BORROWED_TTFT)
-    *ttft_rel = KVSIM_GPU_BAND_BORROWED_TTFT;
-  if (*tpot_rel < KVSIM_GPU_BAND_BORROWED_TPOT)
-    *tpot_rel = KVSIM_GPU_BAND_BORROWED_TPOT;
+  /* MoE models' held-out rows miss by more (routing skew, expert shapes
+   * outside the tables): at least their own figure. */
+  if (*ttft_rel < KVSIM_GPU_BAND_MOE_TTFT)
+    *ttft_rel = KVSIM_GPU_BAND_MOE_TTFT;
+  if (*tpot_rel < KVSIM_GPU_BAND_MOE_TPOT)
+    *tpot_rel = KVSIM_GPU_BAND_MOE_TPOT;
 }
 
 void kvsim_gpu_band_edges(const kvsim_gpu_perf_t *p, kvsim_band_edge_t *lo, kvsim_band_edge_t *hi) {
@@ -108,60 +104,32 @@ void kvsim_gpu_band_scales(const kvsim_gpu_perf_t *p, double *lo, double *hi) {
 }
 
 int kvsim_gpu_perf_parse(const cJSON *j, const char *where, kvsim_gpu_perf_t *p, kvsim_err *err) {
-  static const char *const keys[] = {"mfu", "mfu_fp8", "mfu_fp4", "mbu", "step_overhead_us", "per_seq_us",
-                                     "per_token_us", "per_layer_us", "attn_efficiency",
-                                     "attn_seq_floor_us", "moe_efficiency",
-                                     "frontend_us", "frontend_per_token_us", "ttft_rel_sigma", "tpot_rel_sigma",
-                                     "calibrated", "source", "status", "rows", "band_ttft_rel",
-                                     "band_tpot_rel", "moe_fitted", NULL};
+  static const char *const keys[] = {"kernels", "collectives", "status", "source", "host_us", "host_per_seq_us", NULL};
   const char *w = where;
   int rc;
   if ((rc = kvsim__json_only_keys(j, keys, w, err)) < 0)
     return rc;
-  struct {
-    const char *key;
-    double *dst;
-    double lo, hi;
-  } nums[] = {{"mfu", &p->mfu, 1e-3, 1},
-              {"mfu_fp8", &p->mfu_fp8, 1e-3, 1},
-              {"mfu_fp4", &p->mfu_fp4, 1e-3, 1},
-              {"attn_seq_floor_us", &p->attn_seq_floor_us, 0, 1e3},
-              {"frontend_per_token_us", &p->frontend_per_token_us, 0, 1e3},
-              {"mbu", &p->mbu, 1e-3, 1},
-              {"step_overhead_us", &p->step_overhead_us, 0, 1e6},
-              {"per_seq_us", &p->per_seq_us, 0, 1e5},
-              {"per_token_us", &p->per_token_us, 0, 1e4},
-              {"per_layer_us", &p->per_layer_us, 0, 1e4},
-              {"attn_efficiency", &p->attn_efficiency, 1e-3, 1},
-              {"moe_efficiency", &p->moe_efficiency, 1e-2, 1},
-              {"frontend_us", &p->frontend_us, 0, 1e7},
-              {"ttft_rel_sigma", &p->ttft_rel_sigma, 0, 10},
-              {"tpot_rel_sigma", &p->tpot_rel_sigma, 0, 10},
-              {"band_ttft_rel", &p->band_ttft_rel, 0, 10},
-              {"band_tpot_rel", &p->band_tpot_rel, 0, 10}};
-  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
-    if ((rc = kvsim__json_num_in(j, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst, w, err)) < 0)
-      return rc;
-  }
-  if ((rc = kvsim__json_bool(j, "calibrated", &p->calibrated, w, err)) < 0 ||
-      (rc = kvsim__json_bool(j, "moe_fitted", &p->moe_fitted, w, err)) < 0 ||
+  if ((rc = kvsim__json_str(j, "kernels", p->kernels, sizeof p->kernels, w, err)) < 0 ||
+      (rc = kvsim__json_str(j, "collectives", p->collectives, sizeof p->collectives, w, err)) < 0 ||
       (rc = kvsim__json_str(j, "source", p->source, sizeof p->source, w, err)) < 0)
     return rc;
-  /* A fit written by `kvsim calibrate` ("calibrated": true) is this GPU's
-   * own unless the file says otherwise with "status". */
-  if (p->calibrated)
-    p->status = KVSIM_CAL_FITTED;
+  if (!kvsim__catalog_find(KVSIM_CATALOG_KERNELS, p->kernels) && !strchr(p->kernels, '/'))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%skernels: '%s' is not a kernel profile (configs/kernels)", w,
+                         kvsim__json_sep(w), p->kernels);
+  if (p->collectives[0] && !kvsim__catalog_find(KVSIM_CATALOG_KERNELS, p->collectives) &&
+      !strchr(p->collectives, '/'))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%scollectives: '%s' is not a kernel profile (configs/kernels)", w,
+                         kvsim__json_sep(w), p->collectives);
+  if ((rc = kvsim__json_num_in(j, "host_us", 0, 1e6, &p->host_us, w, err)) < 0 ||
+      (rc = kvsim__json_num_in(j, "host_per_seq_us", 0, 1e4, &p->host_per_seq_us, w, err)) < 0)
+    return rc;
   char st[32];
   if ((rc = kvsim__json_str(j, "status", st, sizeof st, w, err)) < 0)
     return rc;
   if (rc > 0 && kvsim_cal_status_parse(st, &p->status) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s%sstatus: '%s' (expected fitted, generation-default or spec-only)", w,
+                         "%s%sstatus: '%s' (expected kernels, kernels-borrowed or spec-only)", w,
                          kvsim__json_sep(w), st);
-  int64_t rows = p->rows;
-  if ((rc = kvsim__json_int_in(j, "rows", 0, 1000000, &rows, w, err)) < 0)
-    return rc;
-  p->rows = (int)rows;
   return KVSIM_OK;
 }
 
@@ -302,13 +270,20 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     goto out;
   if ((rc = kvsim__gpu_parse_peaks(j, where, g, err)) < 0)
     goto out;
-  /* A "perf" of the GPU's own overrides what it names. */
-  kvsim_gpu_borrow_perf(g, g->generation, &g->perf);
+  /* A "perf" of the GPU's own overrides what its architecture names. */
+  kvsim__gpu_default_kernels(g, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
   char pw[4200];
   snprintf(pw, sizeof pw, "%s: perf", where);
-  if (perf && !cJSON_IsNull(perf) && (rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
-    goto out;
+  if (perf && !cJSON_IsNull(perf)) {
+    const bool stated = cJSON_GetObjectItemCaseSensitive(perf, "status") != NULL;
+    if ((rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
+      goto out;
+    if (!stated)
+      g->perf.status = strcmp(g->perf.kernels, g->name) ? KVSIM_CAL_KERNELS_BORROWED : KVSIM_CAL_KERNELS;
+    if (!cJSON_GetObjectItemCaseSensitive(perf, "source"))
+      snprintf(g->perf.source, sizeof g->perf.source, "kernel tables of %s", g->perf.kernels);
+  }
   rc = KVSIM_OK;
 out:
   cJSON_Delete(j);

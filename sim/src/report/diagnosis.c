@@ -336,23 +336,14 @@ void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
 }
 
 void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t *out) {
-  if (cal->status == KVSIM_CAL_FITTED && cal->moe && !cal->moe_fitted) {
-    add(out, "uncalibrated_moe", "info",
-        "%s's step-time fit saw no MoE model: this model's expert GEMMs run at the default "
-        "moe_efficiency 1.0, so its band is a borrowed fit's (+/-%.0f%% TTFT, +/-%.0f%% TPOT on step "
-        "time); fit moe_efficiency on a measured MoE run (kvsim calibrate --fit ...,moe_efficiency) to "
-        "narrow it.",
-        cal->gpu, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
-    return;
-  }
-  if (cal->status == KVSIM_CAL_FITTED)
+  if (cal->status == KVSIM_CAL_KERNELS)
     return;
   char from[96] = "";
   if (cal->borrowed_from[0])
-    snprintf(from, sizeof from, " (those of %s)", cal->borrowed_from);
+    snprintf(from, sizeof from, " (those of %s, scaled by spec figures)", cal->borrowed_from);
   add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
-      "%s has no step-time fit of its own: its coefficients are %s%s, so its band is "
-      "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, wider than a fitted GPU's; fit this "
-      "GPU on measured runs (kvsim calibrate) to narrow it.",
+      "%s has no measured kernel tables of its own: its step times are %s%s, so its band is "
+      "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, wider than a GPU with its own tables; kernel "
+      "tables of this GPU (configs/kernels) would narrow it.",
       cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
 }

@@ -26,9 +26,9 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
   /* Borrowed or spec-only coefficients are said on the line itself: its
    * figures rest on another GPU's fit. */
   const kvsim_calibration_t *c = &s->calibration;
-  if (c->status != KVSIM_CAL_FITTED)
-    snprintf(cal, sizeof cal, "; %s not fitted: %s coefficients%s%s", c->gpu,
-             kvsim_cal_status_name(c->status), c->borrowed_from[0] ? " of " : "", c->borrowed_from);
+  if (c->status != KVSIM_CAL_KERNELS)
+    snprintf(cal, sizeof cal, "; %s has no kernel tables of its own: %s%s%s", c->gpu,
+             kvsim_cal_status_name(c->status), c->borrowed_from[0] ? ", those of " : "", c->borrowed_from);
   /* With no request finished the percentiles are of nothing: 0.000 s
    * would read as instant service. */
   char lat[256];

@@ -194,12 +194,10 @@ static void add_calibration(cJSON *lat, const kvsim_summary_t *s) {
   cJSON *o = cJSON_AddObjectToObject(lat, "calibration");
   cJSON_AddStringToObject(o, "gpu", c->gpu);
   cJSON_AddStringToObject(o, "status", kvsim_cal_status_name(c->status));
-  cJSON_AddNumberToObject(o, "rows", c->rows);
+  cJSON_AddStringToObject(o, "kernels", c->kernels);
   cJSON_AddStringToObject(o, "source", c->source);
   if (c->borrowed_from[0])
     cJSON_AddStringToObject(o, "borrowed_from", c->borrowed_from);
-  if (c->moe)
-    cJSON_AddBoolToObject(o, "moe_efficiency_fitted", c->moe_fitted);
   cJSON_AddNumberToObject(o, "band_ttft_rel", round6(c->band_ttft_rel));
   cJSON_AddNumberToObject(o, "band_tpot_rel", round6(c->band_tpot_rel));
   if (!s->has_ranges)

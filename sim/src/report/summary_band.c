@@ -28,15 +28,12 @@ void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, b
   memset(c, 0, sizeof *c);
   snprintf(c->gpu, sizeof c->gpu, "%s", gpu->name);
   c->status = gpu->perf.status;
-  c->rows = gpu->perf.rows;
   snprintf(c->source, sizeof c->source, "%s", gpu->perf.source);
-  /* A default copies a calibrated GPU's fit; a file that carries its own
-   * perf object with a non-fitted status names its origin in its source. */
-  if (c->status != KVSIM_CAL_FITTED && !gpu->perf.calibrated)
-    snprintf(c->borrowed_from, sizeof c->borrowed_from, "%s",
-             kvsim_gpu_default_perf_origin(gpu->generation));
+  snprintf(c->kernels, sizeof c->kernels, "%s", gpu->perf.kernels);
+  /* Borrowed tables name the GPU they were measured on. */
+  if (c->status != KVSIM_CAL_KERNELS)
+    snprintf(c->borrowed_from, sizeof c->borrowed_from, "%s", gpu->perf.kernels);
   c->moe = moe;
-  c->moe_fitted = gpu->perf.moe_fitted;
   kvsim_gpu_band_moe(&gpu->perf, moe, &c->band_ttft_rel, &c->band_tpot_rel);
   set_uncertainty_from_band(s);
 }

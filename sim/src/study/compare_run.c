@@ -47,12 +47,8 @@ static void describe(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, kv
   r->max_concurrency = res->plan.max_concurrency;
   plan_text(res, sc, r->plan_text, sizeof r->plan_text);
   r->cal_status = sc->gpu.perf.status;
-  r->cal_rows = sc->gpu.perf.rows;
   kvsim_gpu_band_moe(&sc->gpu.perf, sc->model.num_experts > 0, &r->band_ttft_rel, &r->band_tpot_rel);
-  const kvsim_gpu_perf_t *pf = &sc->gpu.perf;
-  r->band_kind = pf->band_ttft_rel > 0 || pf->band_tpot_rel > 0       ? 2
-                 : pf->ttft_rel_sigma > 0 || pf->tpot_rel_sigma > 0 ? 1
-                                                                     : 0;
+  r->band_kind = 2; /* every status has a held-out figure (gpu.h KVSIM_GPU_BAND_*) */
   kvsim_study_band_edges(sc, r->band_edge);
 }
 

@@ -87,15 +87,11 @@ static void rests_on(FILE *f, const kvsim_scenario_t *sc, const kvsim_band_edge_
   fputs("## What the figures rest on\n\n- ", f);
   kvsim__md_text(f, sc->gpu.name);
   fprintf(f,
-          ": step-time coefficients **%s**; band +/- %.0f %% "
+          ": step times from kernel tables, **%s**; band +/- %.0f %% "
           "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g "
           "(prefill x%.3g and x%.3g).\n",
           kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
-          sc->gpu.perf.band_ttft_rel > 0 || sc->gpu.perf.band_tpot_rel > 0
-              ? "the fit's held-out error"
-          : sc->gpu.perf.ttft_rel_sigma > 0
-              ? "the fit's in-sample spread, widened unless fitted on this GPU"
-              : "a default width for this status, not a measured error",
+          "the held-out error of this status, leave-one-GPU-out",
           edge[0].step, edge[1].step, edge[0].prefill, edge[1].prefill);
   fprintf(f, "- kvsim %s.\n", KVSIM_VERSION);
   char made[8400];
