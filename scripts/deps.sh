@@ -7,9 +7,10 @@ pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcri
 # libFuzzer's runtime; and runs a sharded sweep through GNU parallel, as a
 # user spreads one over machines (tests/golden/test_sweep_shards.sh); jq,
 # which the calibration and leave-one-group-out scripts and their tests read
-# JSON with.
+# JSON with; python3, which rebuilds configs/kernels from the measured tables
+# (tests/validation/test_kernels_rebuild.sh).
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev parallel jq)
+  pkgs+=(clang libclang-rt-14-dev parallel jq python3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
