@@ -3,7 +3,6 @@
  * SCENARIO.json (a measured run against its simulation), --silicon (fixed-concurrency rows), --all
  * (leave-one-group-out over every dev source). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
 
 #include "args.h"
@@ -211,20 +210,13 @@ int cmd_validate(int argc, char **argv) {
     return cli_fail("validate", "--max-error: %g must be >= 0", max_error);
   int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL) + all;
   kvsim_gpu_perf_t perf;
-  char perf_label[96];
+  const char *perf_label = perf_file;
   if (perf_file) {
     kvsim_err err = {0};
     if (startup || all)
       return cli_fail("validate", "--perf goes with --measured or --silicon");
-    memset(&perf, 0, sizeof perf);
-    kvsim_gpu_t probe;
-    memset(&probe, 0, sizeof probe);
-    if (kvsim_gpu_use_kernels(&probe, perf_file, &err) < 0)
+    if (kvsim_fidelity_perf_of_kernels(perf_file, &perf, &err) < 0)
       return cli_fail("validate", "--perf: %s", err.msg);
-    perf = probe.perf;
-    perf.host_us = -1;
-    perf.frontend_us = KVSIM_FID_CLIENT_US;
-    snprintf(perf_label, sizeof perf_label, "%s", perf_file);
   }
   if (modes == 0)
     return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "

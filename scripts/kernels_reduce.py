@@ -147,26 +147,27 @@ def load_models(models_dir):
 
 
 def attention_needs(models):
-    """(head_dim, heads, kv_heads, window) per rank at TP 1, 2, 4, 8 for the non-MLA catalog
-    models; window 0 = full attention, plus the model's sliding window where it uses one."""
+    """(head_dim, heads, kv_heads, window) per rank at TP 1, 2, 4, 8 for the catalog models,
+    at full attention only: the step model reads a sliding-window layer from the full table
+    at the clipped length (sim/src/perf/attention.c), so the window rows are not kept (the
+    report measures that reading's error on them). MLA models attend as ordinary heads of
+    qk_nope + rope dims at prefill and over one latent of kv_lora_rank (+ rope) dims at
+    decode."""
     needs = set()
     for name, c in models:
-        if c.get("kv_lora_rank"):
-            continue  # MLA: its own tables, not the GQA/MHA ones
         h = c.get("num_attention_heads")
         if not isinstance(h, int) or h <= 0:
             continue
-        kv = c.get("num_key_value_heads") or h
-        hd = c.get("head_dim") or c["hidden_size"] // h
-        windows = [0]
-        # Qwen2/3 configs name a window but switch it off (use_sliding_window: false).
-        if c.get("sliding_window") and c.get("use_sliding_window", True):
-            windows.append(c["sliding_window"])
         for tp in TP_SIZES:
             if h % tp:
                 continue  # vLLM needs the query heads to divide by TP
-            for w in windows:
-                needs.add((hd, h // tp, max(1, kv // tp), w))
+            if c.get("kv_lora_rank"):
+                needs.add((c["qk_nope_head_dim"] + c["qk_rope_head_dim"], h // tp, h // tp, 0))
+                needs.add((512, h // tp, 1, 0))
+                continue
+            kv = c.get("num_key_value_heads") or h
+            hd = c.get("head_dim") or c["hidden_size"] // h
+            needs.add((hd, h // tp, max(1, kv // tp), 0))
     return needs
 
 
@@ -368,6 +369,9 @@ def attention_errors(cells, keep, generation):
         if (hd, win, h, kv) in keep:
             continue
         errs, missed = out[win == 0]
+        if win > 0:
+            window_errors(cells, key, kept, generation, errs, missed)
+            continue
         cands = kept.get((hd, win, kvdt))
         if not cands:
             missed[0] += len(cells[key])
@@ -383,6 +387,46 @@ def attention_errors(cells, keep, generation):
             pred = us(ref[bx]) * scale
             errs.append(abs(pred - ms * 1000.0) / (ms * 1000.0))
     return {full: (e, m[0]) for full, (e, m) in out.items()}
+
+
+def window_errors(cells, key, kept, generation, errs, missed):
+    """A sliding-window row read as the step model reads it: the full-attention table of
+    the nearest kept pair at the clipped length (decode: min(keys, window) keys; prefill:
+    the prompt length whose causal pairs equal the windowed pairs)."""
+    hd, win, kvdt, h, kv = key
+    cands = kept.get((hd, 0, kvdt))
+    if not cands:
+        missed[0] += len(cells[key])
+        return
+    h2, kv2 = min(cands, key=lambda p: (abs(math.log(h / p[0])) + abs(math.log(kv / p[1])), p[0], p[1]))
+    ref = cells[(hd, 0, kvdt, h2, kv2)]
+    scale = kv / kv2 if generation else h / h2
+    for (b, x), ms in cells[key].items():
+        if generation:
+            length = min(x, win)
+        else:  # sum over i = 1..x of min(i, win) pairs, as a causal prompt of length s
+            n = min(x, win)
+            pairs = n * (n + 1) / 2 + (x - n) * win
+            length = (math.sqrt(1 + 8 * pairs) - 1) / 2
+        pred = interp_len(ref, b, length)
+        if pred is None:
+            missed[0] += 1
+            continue
+        errs.append(abs(pred * scale - ms * 1000.0) / (ms * 1000.0))
+
+
+def interp_len(ref, b, length):
+    """us at batch b and a length between the measured ones (linear), None if unmeasured."""
+    xs = sorted(x for bb, x in ref if bb == b)
+    if not xs:
+        return None
+    if length <= xs[0]:
+        return us(ref[(b, xs[0])])
+    for lo, hi in zip(xs, xs[1:]):
+        if lo <= length <= hi:
+            w = (length - lo) / (hi - lo)
+            return us(ref[(b, lo)]) + w * (us(ref[(b, hi)]) - us(ref[(b, lo)]))
+    return us(ref[(b, xs[-1])]) * length / xs[-1]
 
 
 # ---------------------------------------------------------------- collectives, MoE
@@ -442,6 +486,10 @@ def reduce_moe(path, shapes):
     out = []
     for key in sorted(cells):
         dt, hid, inter, topk, ne, tp, ep, dist = key
+        # Skewed routing is what the step model reads (sim/src/perf/kernels.c); the
+        # balanced rows only where a shape has no skewed ones.
+        if dist == "balanced" and key[:7] + ("power_law_1.01",) in cells:
+            continue
         c = cells[key]
         toks = sorted(c)
         out.append({"dtype": dt, "hidden": hid, "inter": inter, "topk": topk, "experts": ne,
@@ -487,7 +535,7 @@ def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes):
                  "models' per-rank heads at TP 1,2,4,8 (else the measured neighbours) at full "
                  "attention and their sliding window, plus heads 1,8,32,64 x kv 1,8 at full "
                  "attention; both kv dtypes, every batch and length; allreduce: all; nccl: half; "
-                 "moe: %d catalog shapes, tp*ep<=8, balanced and power_law_1.01; repeated keys: "
+                 "moe: %d catalog shapes, tp*ep<=8, power_law_1.01 (balanced where no power-law row); repeated keys: "
                  "first row" % (gemm_note, len(keep), nshapes))
     gemm = {"m": GEMM_M, "n": g["n"], "k": g["k"],
             "dtypes": {dt: [[[us(t) for t in col] for col in plane] for plane in grid]

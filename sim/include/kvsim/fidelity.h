@@ -447,6 +447,11 @@ typedef enum kvsim_fid_coef {
 const char *kvsim_fidelity_coef_name(int k);
 /* The field of p holding coefficient k. */
 double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k);
+/* The perf a silicon row or run takes from another GPU's kernel profile
+ * (kvsim validate --perf NAME): its tables, the engine's own host time and
+ * the client latency of the silicon rows. KVSIM_ENOENT for an unknown
+ * profile. */
+int kvsim_fidelity_perf_of_kernels(const char *kernels, kvsim_gpu_perf_t *p, kvsim_err *err);
 /* Copies the coefficients (host_us, frontend_us, frontend_per_token_us)
  * of src onto dst, leaving dst's kernel tables as they are. */
 void kvsim_fidelity_apply_coefs(kvsim_gpu_perf_t *dst, const kvsim_gpu_perf_t *src);

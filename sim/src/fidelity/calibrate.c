@@ -260,7 +260,7 @@ static void provenance(const kvsim_fid_calib_t *c, kvsim_gpu_perf_t *best, const
   }
   snprintf(best->source, sizeof best->source,
            "kvsim calibrate (%s%s%s%s): median |err| TTFT %.1f%%, TPOT %.1f%%", what, c->filters[0] ? "; " : "",
-           c->filters, c->nruns ? "; see scripts/calibrate.sh" : "", after->ttft_med, after->tpot_med);
+           c->filters, "", after->ttft_med, after->tpot_med);
 }
 
 static void set_ceilings(kvsim__fid_solver_t *s) {

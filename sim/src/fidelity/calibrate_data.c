@@ -28,6 +28,18 @@ double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k) {
   }
 }
 
+int kvsim_fidelity_perf_of_kernels(const char *kernels, kvsim_gpu_perf_t *p, kvsim_err *err) {
+  kvsim_gpu_t probe;
+  memset(&probe, 0, sizeof probe);
+  int rc = kvsim_gpu_use_kernels(&probe, kernels, err);
+  if (rc < 0)
+    return rc;
+  *p = probe.perf;
+  p->host_us = p->host_per_seq_us = -1;
+  p->frontend_us = KVSIM_FID_CLIENT_US;
+  return KVSIM_OK;
+}
+
 void kvsim_fidelity_apply_coefs(kvsim_gpu_perf_t *dst, const kvsim_gpu_perf_t *src) {
   for (int k = 0; k < KVSIM_FID_NCOEF; k++)
     *kvsim_fidelity_coef(dst, k) = *kvsim_fidelity_coef((kvsim_gpu_perf_t *)src, k);
