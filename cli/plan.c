@@ -34,6 +34,7 @@ int cmd_plan(int argc, char **argv) {
       {"--set", ARG_LIST, &sets, "override a scenario key (repeatable)", NULL},
       {"--tolerance", ARG_NUM, &tol, "relative precision of the rate search (default 0.02)", NULL},
       {"--no-range", ARG_FLAG, &se.no_range, "skip the re-runs at the step-time band's edges (no range)", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--quiet", ARG_FLAG, &quiet, "do not list each simulated point on stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};

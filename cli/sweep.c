@@ -45,6 +45,7 @@ int cmd_sweep(int argc, char **argv) {
        "no progress on stderr, and no result line unless runs failed or did not fit", NULL},
       {"--report", ARG_FLAG, &report,
        "also write REPORT.md (one page: the points meeting the SLO, the table)", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {"--allow-failures", ARG_FLAG, &allow_failures,
        "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -63,6 +64,7 @@ int cmd_sweep(int argc, char **argv) {
                          : allow_failures ? "--allow-failures"
                          : progress       ? "--progress"
                          : quiet          ? "--quiet"
+                         : cli_budget_seen ? "--memory-budget"
                                           : NULL;
   if (do_merge && run_flag)
     return cli_fail("sweep", "--merge: takes the shards' folders and --out only, not %s", run_flag);

@@ -383,7 +383,15 @@ struct kvsim_search {
   int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
   char gpu[64];              /* the base's GPU and what its step times rest on */
   kvsim_cal_status cal_status;
+  /* Why the search stopped at its first point without an answer: every
+   * value would miss (a replica search whose requests are rejected for
+   * length: no replica count holds them). "" when it did not. */
+  char stopped[256];
 };
+
+/* A predicate's answer beside 1 (meets) and 0 (misses): misses, and so
+ * would every other value; the search stops without an answer. */
+#define KVSIM_SEARCH_STOP 2
 
 /* Runs the search. Errors: KVSIM_EINVAL when the workload has no rate to
  * vary (rate search on a closed loop) or a point's scenario is invalid

@@ -79,6 +79,8 @@ int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kv
       break;
   if (ok < 0)
     return ok;
+  if (ok == KVSIM_SEARCH_STOP)
+    return KVSIM_OK;
   return ok > 0 ? kvsim_search_bisect_down(pred, ctx, prev, n, 1, true, best, err) : KVSIM_OK;
 }
 
@@ -118,6 +120,22 @@ static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim
   }
 }
 
+/* A request too long for max_model_len, or for one replica's pool, is
+ * rejected whatever the replica count: every count misses, and doubling
+ * up to 1,024 replicas would only grow the memory. The reason is kept. */
+static void stop_for_length(kvsim_search_t *se, const kvsim_summary_t *sum) {
+  if (sum->rejected_too_long > 0)
+    snprintf(se->stopped, sizeof se->stopped,
+             "%lld requests rejected as longer than max_model_len (%lld tokens), whatever the "
+             "replica count",
+             (long long)sum->rejected_too_long, (long long)sum->plan.p.max_model_len);
+  else if (sum->rejected_no_fit > 0)
+    snprintf(se->stopped, sizeof se->stopped,
+             "%lld requests rejected as needing more KV blocks than one replica's pool holds "
+             "(%lld), whatever the replica count",
+             (long long)sum->rejected_no_fit, (long long)sum->pool_usable_blocks);
+}
+
 /* Simulates at x: 1 meets, 0 misses, < 0 the scenario itself is wrong. */
 static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_search_t *se = ctx;
@@ -153,6 +171,8 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
       pt->meets = false;
       snprintf(pt->note, sizeof pt->note, "%lld requests rejected", (long long)pt->rejected);
     }
+    if (se->kind == KVSIM_SEARCH_REPLICAS)
+      stop_for_length(se, sum);
     bool no_tpot = false;
     for (int i = 0; i < se->ntargets; i++) {
       const kvsim_slo_target_t *t = &se->targets[i];
@@ -187,7 +207,7 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   if (se->on_point)
     se->on_point(se->ctx, se, pt);
   free(sum);
-  return pt->meets;
+  return se->stopped[0] ? KVSIM_SEARCH_STOP : pt->meets;
 }
 
 /* What the scenario's workload lets a rate search vary: workload.rate
@@ -296,11 +316,12 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->band_edge[0] = se->band_edge[1] = (kvsim_band_edge_t){1, 1};
   se->trace = se->lower_bound = se->range_lower_bound[0] = se->range_lower_bound[1] = false;
   se->base_value = 0;
+  se->stopped[0] = '\0';
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
   snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
   se->cal_status = se->base->gpu.perf.status;
   int rc = search(se, err);
-  if (rc == KVSIM_OK && !se->no_range)
+  if (rc == KVSIM_OK && !se->no_range && !se->stopped[0])
     rc = range(se, err);
   return rc;
 }
@@ -316,6 +337,11 @@ static void fmt_value(const kvsim_search_t *se, double v, bool lower_bound, char
 void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap) {
   static const char *const what[] = {"rate", "replicas", "util"};
   static const char *const adj[] = {"Highest", "Fewest", "Lowest"};
+  if (se->stopped[0]) {
+    snprintf(buf, cap, "No %s meets the SLO %s: %s (stopped after %d simulation%s).",
+             what[se->kind], slo, se->stopped, se->npoints, se->npoints == 1 ? "" : "s");
+    return;
+  }
   if (isnan(se->best)) {
     snprintf(buf, cap, "No %s meets the SLO %s in the range searched (%d simulations).",
              what[se->kind], slo, se->npoints);
