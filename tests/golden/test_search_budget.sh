@@ -43,9 +43,13 @@ expect_error 'run: error: [0-9]+ requests in flight .* past the memory budget of
   run "$tmp/hf.json" --set workload.synthetic.requests=100000 --set workload.synthetic.arrival.rate=1e6 \
   --set engine.max_cache_len=4096 --memory-budget 0.004 --out "$tmp/r" --quiet --no-band
 [ ! -e "$tmp/r" ] || fail "a refused run left $tmp/r"
-expect_error 'plan: error: hardware.replicas = 8: .*memory budget of 0.0186 GiB' \
-  plan "$tmp/hf.json" --slo ttft_p99=2s --search replicas --set engine.max_cache_len=4096 \
-  --memory-budget 0.0186 --no-range --quiet
+# A replica search ends its doubling at the budget, as at 1,024 replicas.
+"$kvsim" plan "$tmp/hf.json" --slo ttft_p99=1us --search replicas --set engine.max_cache_len=4096 \
+  --memory-budget 0.0186 --no-range --quiet >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "plan past the budget exited $rc, want 1: $(cat "$tmp/err")"
+grep -q 'No replicas meets the SLO ttft_p99=1us: hardware.replicas = 8: .*past the memory budget of 0.0186 GiB (--memory-budget) (stopped after 4 simulations)' "$tmp/out" ||
+  fail "the answer does not name the budget: $(cat "$tmp/out")"
 expect_error '--memory-budget: 0 GiB must be in \[1/1024, 1048576\]' plan "$tmp/hf.json" --slo ttft_p99=2s --memory-budget 0
 expect_error '--memory-budget: -1 GiB' compare "$tmp/study.json" --memory-budget -1
 expect_error '--memory-budget: 2e\+06 GiB' sweep "$tmp/study.json" --memory-budget 2e6

@@ -58,7 +58,7 @@ Test(budget, replicas_past_the_budget_are_an_error_naming_it) {
   kvsim_memory_budget_set(INT64_C(1) << 30);
   int rc = run(&sc, &err);
   kvsim_memory_budget_set(0);
-  cr_assert_eq(rc, KVSIM_ENOMEM, "300 replicas of 46k blocks do not fit in 1 GiB (rc %d)", rc);
+  cr_assert_eq(rc, KVSIM_EBUDGET, "300 replicas of 46k blocks do not fit in 1 GiB (rc %d)", rc);
   cr_assert(strstr(err.msg, "memory budget of 1 GiB") && strstr(err.msg, "hardware.replicas = 300"),
             "names the budget and the key: %s", err.msg);
   cr_assert_eq(kvsim_memory_budget(), KVSIM_MEMORY_BUDGET_DEFAULT, "0 restores the default");
@@ -74,7 +74,7 @@ Test(budget, requests_piling_up_past_the_budget_are_an_error_naming_it) {
   kvsim_memory_budget_set(INT64_C(8) << 20); /* the pool is about 3 MiB */
   int rc = run(&sc, &err);
   kvsim_memory_budget_set(0);
-  cr_assert_eq(rc, KVSIM_ENOMEM, "thousands in flight past 8 MiB (rc %d: %s)", rc, err.msg);
+  cr_assert_eq(rc, KVSIM_EBUDGET, "thousands in flight past 8 MiB (rc %d: %s)", rc, err.msg);
   cr_assert(strstr(err.msg, "requests in flight") && strstr(err.msg, "memory budget"),
             "names what grew and the budget: %s", err.msg);
   cr_assert_eq(run(&sc, &err), KVSIM_OK, "the default budget holds them: %s", err.msg);
@@ -117,4 +117,34 @@ Test(budget, a_predicate_that_stops_ends_the_replica_search) {
   cr_assert_eq(kvsim_search_replicas(stop, &calls, &best, &err), KVSIM_OK, "runs");
   cr_assert_eq(calls, 1, "one call (%d)", calls);
   cr_assert(isnan(best), "no answer (%g)", best);
+}
+
+/* A replica count past the budget ends the doubling as 1,024 replicas
+ * did, the budget named, rather than failing the search (compare's rows
+ * keep their answers) or growing past it. */
+Test(budget, a_replica_search_ends_its_doubling_at_the_budget) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  /* Requests that fit (max_cache_len 4,096), under a TTFT no count meets. */
+  const char *sets[] = {"engine.max_cache_len=4096"};
+  cr_assert_eq(kvsim_scenario_parse(TOO_LONG, "s.json", ".", sets, 1, &sc, &err),
+               KVSIM_OK, "%s", err.msg);
+  kvsim_search_t *se = calloc(1, sizeof *se);
+  cr_assert_not_null(se, "search allocated");
+  se->base = &sc;
+  se->kind = KVSIM_SEARCH_REPLICAS;
+  se->targets[0] = (kvsim_slo_target_t){KVSIM_METRIC_TTFT, KVSIM_STAT_P99, 1e-6};
+  se->ntargets = 1;
+  se->no_range = true;
+  kvsim_memory_budget_set(INT64_C(20) << 20); /* 20 MiB: 4 replicas, not 8 */
+  int rc = kvsim_search_run(se, &err);
+  kvsim_memory_budget_set(0);
+  cr_assert_eq(rc, KVSIM_OK, "the search ends without an error: %s", err.msg);
+  cr_assert(isnan(se->best), "no answer (%g)", se->best);
+  cr_assert(se->stopped_budget, "stopped by the budget");
+  cr_assert_eq(se->npoints, 4, "1, 2, 4 run, 8 refused (%d)", se->npoints);
+  cr_assert(strstr(se->stopped, "hardware.replicas = 8") && strstr(se->stopped, "memory budget"),
+            "names the count and the budget: %s", se->stopped);
+  free(se);
+  kvsim_scenario_fini(&sc);
 }

@@ -110,7 +110,7 @@ typedef struct kvsim_run_opts {
 
 /* The memory budget of one simulation, in bytes: what its replicas (KV
  * pools, CPU tiers) and its requests in flight may hold. A run that would
- * hold more stops with KVSIM_ENOMEM and a message naming the budget,
+ * hold more stops with KVSIM_EBUDGET and a message naming the budget,
  * before it allocates (replicas) or as the requests pile up. Process-wide;
  * a parallel sweep's workers (processes) each have the whole budget.
  * bytes <= 0 restores the default. */

@@ -383,10 +383,14 @@ struct kvsim_search {
   int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
   char gpu[64];              /* the base's GPU and what its step times rest on */
   kvsim_cal_status cal_status;
-  /* Why the search stopped at its first point without an answer: every
-   * value would miss (a replica search whose requests are rejected for
-   * length: no replica count holds them). "" when it did not. */
-  char stopped[256];
+  /* Why the search stopped without an answer: every value would miss (a
+   * replica search whose requests are rejected for length: no replica
+   * count holds them; the range is not searched either), or the next
+   * replica count would pass the memory budget (stopped_budget: the edges
+   * are still searched). "" when it did not. */
+  char stopped[512];
+  bool stopped_budget;
+  char fraction_key[96];     /* util search: the key varied ("engine.mem_fraction_static") */
 };
 
 /* A predicate's answer beside 1 (meets) and 0 (misses): misses, and so

@@ -41,7 +41,7 @@ int kvsim__budget_check_replicas(const kvsim_scenario_t *sc, const kvsim_resolve
   int64_t need = kvsim__budget_replicas_bytes(sc, res), cap = kvsim_memory_budget();
   if (need <= cap)
     return KVSIM_OK;
-  return kvsim_err_set(err, KVSIM_ENOMEM,
+  return kvsim_err_set(err, KVSIM_EBUDGET,
                        "hardware.replicas = %d: %d replicas of %lld KV blocks need %.3g GiB of "
                        "simulator memory, past the memory budget of %.3g GiB (--memory-budget)",
                        sc->replicas, sc->replicas, (long long)res->pool_blocks, gib(need), gib(cap));
@@ -51,7 +51,7 @@ int kvsim__budget_check_requests(int64_t fixed, int64_t requests, kvsim_err *err
   int64_t cap = kvsim_memory_budget();
   if (requests <= (cap - fixed) / REQUEST_BYTES)
     return KVSIM_OK;
-  return kvsim_err_set(err, KVSIM_ENOMEM,
+  return kvsim_err_set(err, KVSIM_EBUDGET,
                        "%lld requests in flight (arrived, not yet finished) need %.3g GiB of "
                        "simulator memory, past the memory budget of %.3g GiB (--memory-budget)",
                        (long long)requests, gib(fixed + requests * REQUEST_BYTES), gib(cap));

@@ -13,11 +13,11 @@
  * setup allocates before the first request). */
 int64_t kvsim__budget_replicas_bytes(const kvsim_scenario_t *sc, const kvsim_resolved_t *res);
 
-/* KVSIM_ENOMEM naming the budget when the replicas would not fit in it. */
+/* KVSIM_EBUDGET naming the budget when the replicas would not fit in it. */
 int kvsim__budget_check_replicas(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
                                  kvsim_err *err);
 
-/* KVSIM_ENOMEM naming the budget when `fixed` bytes plus `requests`
+/* KVSIM_EBUDGET naming the budget when `fixed` bytes plus `requests`
  * requests in flight would not fit in it. */
 int kvsim__budget_check_requests(int64_t fixed, int64_t requests, kvsim_err *err);
 

@@ -113,7 +113,7 @@ static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim
   case KVSIM_SEARCH_REPLICAS:
     return kvsim_scenario_set_replicas(sc, llround(v), err);
   case KVSIM_SEARCH_UTIL:
-    return kvsim_scenario_set_utilization(sc, digits9(v), err);
+    return kvsim_scenario_set_memory_fraction(sc, digits9(v), err);
   default:
     return kvsim_scenario_set_workload(sc, se->trace ? "rate" : "synthetic.arrival.rate",
                                        digits9(v), err);
@@ -162,7 +162,14 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
     free(sum);
     return rc;
   }
-  if (rc < 0) {
+  if (rc == KVSIM_EBUDGET && se->kind == KVSIM_SEARCH_REPLICAS) {
+    /* More replicas would only need more memory: the doubling ends here,
+     * as at 1,024 replicas, with the budget named. */
+    snprintf(pt->note, sizeof pt->note, "%s", err->msg);
+    snprintf(se->stopped, sizeof se->stopped, "%s", err->msg);
+    se->stopped_budget = true;
+  } else if (rc < 0) {
+    /* A rate whose requests pile up past the budget misses, as overloaded. */
     snprintf(pt->note, sizeof pt->note, "%s", err->msg);
   } else {
     pt->ran = pt->meets = true;
@@ -303,10 +310,20 @@ static int search(kvsim_search_t *se, kvsim_err *err) {
     se->key = "hardware.replicas";
     se->unit = "replicas";
     return kvsim_search_replicas(evaluate, se, &se->best, err);
-  default:
-    se->key = "engine.gpu_memory_utilization";
-    se->unit = "gpu_memory_utilization";
+  default: {
+    /* The profile's own share of GPU memory: SGLang and TGI ignore vLLM's
+     * gpu_memory_utilization, HF Transformers has none. */
+    const char *k = kvsim_sched_fraction_key(se->base->sched_ops);
+    if (!k)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--search util: the %s profile has no share of GPU memory to vary (it "
+                           "sizes its cache by batch and length): search rate or replicas",
+                           se->base->sched_ops->name);
+    snprintf(se->fraction_key, sizeof se->fraction_key, "engine.%s", k);
+    se->key = se->fraction_key;
+    se->unit = se->fraction_key + strlen("engine.");
     return kvsim_search_util(evaluate, se, &se->best, err);
+  }
   }
 }
 
@@ -317,11 +334,12 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->trace = se->lower_bound = se->range_lower_bound[0] = se->range_lower_bound[1] = false;
   se->base_value = 0;
   se->stopped[0] = '\0';
+  se->stopped_budget = false;
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
   snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
   se->cal_status = se->base->gpu.perf.status;
   int rc = search(se, err);
-  if (rc == KVSIM_OK && !se->no_range && !se->stopped[0])
+  if (rc == KVSIM_OK && !se->no_range && (!se->stopped[0] || se->stopped_budget))
     rc = range(se, err);
   return rc;
 }
