@@ -92,10 +92,10 @@ int cmd_sweep(int argc, char **argv) {
   int64_t mine = s.points > opts.shard ? (s.points - opts.shard + opts.nshards - 1) / opts.nshards : 0;
   kvsim_progress_init(&pr, stderr, mode, "sweep", mine, NULL);
   opts.progress = &pr;
+  opts.report_from = report ? pos[0] : NULL; /* written before the sweep counts as done */
   kvsim_sweep_result_t res;
   rc = kvsim_sweep_run(&s, &opts, &res, &err);
   kvsim_progress_end(&pr);
-  rc = rc == KVSIM_OK && report ? kvsim_report_md_sweep_write(&s, &res, dir, pos[0], &err) : rc;
   kvsim_sweep_fini(&s);
   if (rc < 0) {
     kvsim_sweep_result_fini(&res);

@@ -208,6 +208,10 @@ typedef struct kvsim_sweep_opts {
    * summary.json); false: summary.json only, so a large sweep stays small. */
   bool keep_runs;
   kvsim_progress_t *progress; /* told of each finished point (may be NULL) */
+  /* Also REPORT.md (kvsim_report_md_sweep_write) naming this sweep file,
+   * written before the sweep counts as done, so that its failure removes
+   * the table and run folders too; NULL: none. */
+  const char *report_from;
 } kvsim_sweep_opts_t;
 
 typedef struct kvsim_sweep_result {

@@ -184,9 +184,17 @@ static int write_merged(shard_t **slot, const char *out, char *table, size_t cap
     p += row->len;
   }
   snprintf(table, cap, "%s/sweep.csv", out);
+  /* The folders made for the table go again when it cannot be written
+   * (a full disk): no empty --out left behind. */
+  kvsim_new_dirs_t made;
+  kvsim_report_new_dirs(out, &made);
   int rc = kvsim_report_mkdirs(out, err);
   if (rc == KVSIM_OK)
     rc = kvsim_report_write_atomic(table, text, (size_t)(p - text), err);
+  if (rc < 0)
+    kvsim_report_new_dirs_undo(&made);
+  else
+    kvsim_report_new_dirs_keep(&made);
   kvsim__free(text);
   return rc;
 }
