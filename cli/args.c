@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "kvsim/engine.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -67,6 +68,16 @@ static int set_value(const char *cmd, const cli_arg *a, const char *v) {
   }
   if (a->seen)
     *a->seen = true;
+  return 0;
+}
+
+double cli_budget_gib;
+bool cli_budget_seen;
+
+static int set_budget(const char *cmd) {
+  if (cli_budget_seen && !(cli_budget_gib >= 1.0 / 1024 && cli_budget_gib <= 1048576))
+    return cli_fail(cmd, "--memory-budget: %g GiB must be in [1/1024, 1048576]", cli_budget_gib);
+  kvsim_memory_budget_set(cli_budget_seen ? (int64_t)(cli_budget_gib * 1073741824.0) : 0);
   return 0;
 }
 
@@ -130,7 +141,7 @@ int cli_parse(const char *cmd, const char *usage, const cli_arg *args, int argc,
       if (c != a && c->dest == a->dest && c->seen)
         *c->seen = false;
   }
-  return 0;
+  return set_budget(cmd);
 }
 
 const char *cli_flag_value(int argc, char **argv, int first, const char *name) {

@@ -41,6 +41,13 @@ int cli_parse(const char *cmd, const char *usage, const cli_arg *args, int argc,
  * parsing (calc --engine). */
 const char *cli_flag_value(int argc, char **argv, int first, const char *name);
 
+/* A flag table's --memory-budget GIB: cli_parse sets it (kvsim_memory_budget_set). */
+extern double cli_budget_gib;
+extern bool cli_budget_seen;
+#define CLI_MEMORY_BUDGET_ARG                                                                      \
+  {"--memory-budget", ARG_NUM, &cli_budget_gib,                                                    \
+   "GiB one simulation may hold (KV pools, requests; default 4), per process", &cli_budget_seen}
+
 /* Prints "kvsim CMD: error: ..." to stderr; returns 2. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -19,6 +19,7 @@ int cmd_compare(int argc, char **argv) {
       {"--tolerance", ARG_NUM, &tol, "relative precision of the goodput search (default 0.02)", NULL},
       {"--progress", ARG_FLAG, &progress, "one line per finished candidate on stderr even when not a terminal", NULL},
       {"--quiet", ARG_FLAG, &quiet, "no progress and no table on stdout", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;

@@ -1,6 +1,9 @@
 /* kvsim: a discrete-event simulator of how LLM serving engines spend GPU
  * memory. Dispatches to one file per subcommand. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +46,10 @@ int main(int argc, char **argv) {
     printf("kvsim %s\n", KVSIM_VERSION);
     return 0;
   }
+#ifdef __GLIBC__
+  /* Freed KV pools would raise glibc's mmap threshold and fragment the heap (mallopt(3)). */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
   /* A run stopped by Ctrl-C, a scheduler's SIGTERM, a hang-up or a
    * reader that went away leaves no half-written *.tmp.PID files behind. */
   kvsim_report_cleanup_on_signals();

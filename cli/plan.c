@@ -30,10 +30,11 @@ int cmd_plan(int argc, char **argv) {
   static kvsim_search_t se;
   const cli_arg args[] = {
       {"--slo", ARG_STR, &slo, "targets, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, e2e, queue; p50, p90, p99, mean)", NULL},
-      {"--search", ARG_STR, &what, "rate (highest arrival rate), replicas (fewest), util (lowest gpu_memory_utilization)", NULL},
+      {"--search", ARG_STR, &what, "rate (highest arrival rate), replicas (fewest), util (lowest share of GPU memory: the profile's own key)", NULL},
       {"--set", ARG_LIST, &sets, "override a scenario key (repeatable)", NULL},
       {"--tolerance", ARG_NUM, &tol, "relative precision of the rate search (default 0.02)", NULL},
       {"--no-range", ARG_FLAG, &se.no_range, "skip the re-runs at the step-time band's edges (no range)", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--quiet", ARG_FLAG, &quiet, "do not list each simulated point on stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};

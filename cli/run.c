@@ -72,6 +72,7 @@ int cmd_run(int argc, char **argv) {
       {"--no-verify-advice", ARG_FLAG, &no_verify, "do not re-run the scenario with each change the diagnosis advises (summary.json then lists the advice unmeasured)", NULL},
       {"--no-band", ARG_FLAG, &no_band, "one run only: skip the two runs with step times at the band's edges (no *_range figures)", NULL},
       {"--report", ARG_FLAG, &report, "also write REPORT.md (one page: the question, the answer with ranges, figures, plan, diagnosis)", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {"--bench", ARG_FLAG, &bench, "print wall time (all runs: the band's three, the advice's), simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];

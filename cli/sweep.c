@@ -45,6 +45,7 @@ int cmd_sweep(int argc, char **argv) {
        "no progress on stderr, and no result line unless runs failed or did not fit", NULL},
       {"--report", ARG_FLAG, &report,
        "also write REPORT.md (one page: the points meeting the SLO, the table)", NULL},
+      CLI_MEMORY_BUDGET_ARG,
       {"--allow-failures", ARG_FLAG, &allow_failures,
        "exit 0 even when runs failed (a plan that does not fit is a row, never a failure)", NULL},
       {NULL, 0, NULL, NULL, NULL}};
@@ -63,6 +64,7 @@ int cmd_sweep(int argc, char **argv) {
                          : allow_failures ? "--allow-failures"
                          : progress       ? "--progress"
                          : quiet          ? "--quiet"
+                         : cli_budget_seen ? "--memory-budget"
                                           : NULL;
   if (do_merge && run_flag)
     return cli_fail("sweep", "--merge: takes the shards' folders and --out only, not %s", run_flag);
@@ -90,10 +92,10 @@ int cmd_sweep(int argc, char **argv) {
   int64_t mine = s.points > opts.shard ? (s.points - opts.shard + opts.nshards - 1) / opts.nshards : 0;
   kvsim_progress_init(&pr, stderr, mode, "sweep", mine, NULL);
   opts.progress = &pr;
+  opts.report_from = report ? pos[0] : NULL; /* written before the sweep counts as done */
   kvsim_sweep_result_t res;
   rc = kvsim_sweep_run(&s, &opts, &res, &err);
   kvsim_progress_end(&pr);
-  rc = rc == KVSIM_OK && report ? kvsim_report_md_sweep_write(&s, &res, dir, pos[0], &err) : rc;
   kvsim_sweep_fini(&s);
   if (rc < 0) {
     kvsim_sweep_result_fini(&res);

@@ -89,11 +89,12 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
     return err.code == KVSIM_ENOMEM ? cli_fail("validate", "out of memory")
                                     : cli_fail("validate", "--silicon: %s", err.msg);
   }
-  /* Before any output: a comparison of no row is no result (with
-   * --max-error it printed a median of nan%). */
-  if (s.compared == 0) {
+  if (s.compared == 0) { /* before any output, no result: why (the first skip's reason, filters) */
+    char why[320];
+    snprintf(why, sizeof why, "%d skipped%s%s; %d failed%s", s.skipped, s.nreasons ? ": " : "",
+             s.nreasons ? s.reasons[0].reason : "", s.failed, filters->n ? "; check --filter" : "");
     kvsim_fidelity_silicon_fini(&s);
-    return cli_fail("validate", "--silicon: %s: no row could be compared (check --filter)", file);
+    return cli_fail("validate", "--silicon: %s: no row could be compared (%s)", file, why);
   }
   bool ok = true;
   if (json)

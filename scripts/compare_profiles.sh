@@ -41,7 +41,9 @@ trap 'rm -rf "$tmp"' EXIT
 # run PROFILE RATE: one run; prints "token_fraction unused_bytes frag_bytes
 # p99_ttft finished rejected".
 run() {
-  local name=${1%%:*} oracle=false
+  # null: the default, accepted by every profile (oracle_lengths is the
+  # contiguous profiles' own key, refused elsewhere).
+  local name=${1%%:*} oracle=null
   [ "$1" != "$name" ] && oracle=true
   "$kvsim" run "$scenario" --quiet --no-band --out "$tmp/run" \
     --set "engine.profile=$name" --set "engine.oracle_lengths=$oracle" \

@@ -59,8 +59,30 @@ seed() { # TARGET DIR
       for v in 'ttft_p99=2s,tpot_p99=100ms' 'e2e_p90=30,queue_mean=500us' 'ttft_p50=1.5s' \
         'ttft_p99=1s,,' '=1s' 'tpot_p99=' 'ttft_p99=9e9s' 'ttft_p99=1e300s'; do
         printf '%s' "$v" >"$d/slo-$((i++))"; done ;;
+    fuzz_search)
+      # A scenario searched (first byte even; the second picks rate, replicas
+      # or util) or a study (odd). Few and small: each input runs searches.
+      for k in 0 1 2; do { printf '\000\00%d' $k; cat tests/golden/data/small-synthetic.json; } >"$d/plan-$k"; done
+      { printf '\000\001'; cat tests/golden/data/routing-sessions.json; } >"$d/plan-sessions"
+      # Every request longer than max_cache_len: the replica search that doubled to 1,024.
+      { printf '\000\001'; printf '{"name": "hf", "model": "llama-3.1-8b", "hardware": {"gpu": "l4"}, "engine": {"profile": "hf-transformers", "batch": 4, "max_cache_len": 2048}, "workload": {"synthetic": {"requests": 20, "arrival": {"process": "poisson", "rate": 2}, "prompt_tokens": {"dist": "fixed", "value": 3000}, "output_tokens": {"dist": "fixed", "value": 50}}}}'; } >"$d/plan-too-long"
+      # Requests that fit, a TTFT no count meets: replicas double up to the budget.
+      { printf '\000\202'; printf '{"name": "hf", "model": "llama-3.1-8b", "hardware": {"gpu": "l4"}, "engine": {"profile": "hf-transformers", "batch": 4, "max_cache_len": 4096}, "workload": {"synthetic": {"requests": 20, "arrival": {"process": "poisson", "rate": 200}, "prompt_tokens": {"dist": "fixed", "value": 3000}, "output_tokens": {"dist": "fixed", "value": 50}}}}'; } >"$d/plan-to-budget"
+      { printf '\001\000'; cat tests/golden/compare/tiny-study.json; } >"$d/study-tiny" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
+  esac
+}
+
+# Targets run under `ulimit -v` (KiB), built without ASan (tests/fuzz/CMakeLists.txt):
+# an input that grows past the memory budget is an error, never the limit reached.
+vm_targets=" fuzz_search "
+vm_limit_kb=${KVSIM_FUZZ_VM_KB:-1048576}
+fuzzer() { # TARGET ARGS...
+  local t=$1; shift
+  case $vm_targets in
+    *" $t "*) (ulimit -v "$vm_limit_kb"; exec "./$build/$t" -rss_limit_mb=1024 "$@") ;;
+    *) "./$build/$t" -rss_limit_mb=3000 "$@" ;;
   esac
 }
 
@@ -76,11 +98,11 @@ for t in $targets; do
   log=$build/$t.log
   if [ $regress = 1 ]; then
     # Every kept input and seed once, then a short fuzz from them.
-    ./$build/$t -timeout=20 -rss_limit_mb=3000 "$work"/* >"$log" 2>&1 &&
-      ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 "$work" >>"$log" 2>&1 || {
+    fuzzer "$t" -timeout=20 "$work"/* >"$log" 2>&1 &&
+      fuzzer "$t" -max_total_time="$secs" -timeout=20 "$work" >>"$log" 2>&1 || {
         echo "fuzz: $t FAILED (log: $log)"; tail -30 "$log"; fail=$((fail + 1)); continue; }
   else
-    ./$build/$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3000 -artifact_prefix="$build/$t-" \
+    fuzzer "$t" -max_total_time="$secs" -timeout=20 -artifact_prefix="$build/$t-" \
       "$work" >"$log" 2>&1 || {
         echo "fuzz: $t found a failing input:"; grep -E 'ERROR|SUMMARY|timeout' "$log" | head -5
         for a in "$build/$t"-*; do [ -f "$a" ] && mv "$a" "$keep/$(basename "$a")" && echo "  kept $keep/$(basename "$a")"; done

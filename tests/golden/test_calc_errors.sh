@@ -34,8 +34,15 @@ expect_error "--engine: unknown engine 'vllm-v3'" calc --engine vllm-v3
 # counts or a plan that "fits".
 expect_error "--weights-gib: 1e\+10 GiB is out of range \[0, 4096\]" calc --weights-gib 1e10
 expect_error "--activation-gib: .* is out of range \[0, 4096\]" calc --activation-gib 1e12
-expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 100000 GiB is out of range \(0, 4096\]" calc --gpu-memory-gib 1e5
-expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 1e\+12 GiB is out of range \(0, 4096\]" calc --gpu-memory-gib 1e12
+expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 100000 GiB is outside \[1/1024, 4096\]" calc --gpu-memory-gib 1e5
+expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): 1e\+12 GiB is outside \[1/1024, 4096\]" calc --gpu-memory-gib 1e12
+# One range, named alike by calc and run (calc accepted 0.0005 where run
+# refused it; run named [1/1024, 65536] past 65536 and calc (0, 4096]).
+for g in 0.0005 5000 65537; do
+  expect_error "--gpu-memory-gib \(hardware.gpu_memory_gib\): $g GiB is outside \[1/1024, 4096\]" calc --gpu-memory-gib $g
+  expect_error "hardware.gpu_memory_gib: $g GiB is outside \[1/1024, 4096\]" \
+    run "$src/tests/golden/data/small-synthetic.json" --set hardware.gpu_memory_gib=$g --out "$tmp/run"
+done
 expect_error "--num-gpu-blocks-override: 9223372036854775807 is out of range \[1, 2147483647\]" \
   calc --num-gpu-blocks-override 9223372036854775807
 expect_error "--kv-cache-memory-bytes: 9223372036854775807 is out of range \[1, 4398046511104\]" \
@@ -74,18 +81,18 @@ expect_error "engine.kv_residual_tokens: 1000000000000000 is out of range \[0, 1
 # A flag's default (-1: predict, 0: the engine's) is not a value to give:
 # given, it is out of range and named, never silently taken for "unset".
 for f in --gpu-memory-gib; do
-  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): -1 GiB is out of range \(0, 4096\]$" calc $f -1
-  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): 0 GiB is out of range \(0, 4096\]$" calc $f 0
+  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): -1 GiB is outside \[1/1024, 4096\]$" calc $f -1
+  expect_error "^kvsim calc: error: $f \(hardware.gpu_memory_gib\): 0 GiB is outside \[1/1024, 4096\]$" calc $f 0
 done
 for f in --weights-gib --activation-gib --non-torch-gib --cuda-graph-gib; do
   expect_error "^kvsim calc: error: $f: -1 GiB is out of range \[0, 4096\]$" calc $f -1
   expect_error "^kvsim calc: error: $f: -2 GiB is out of range \[0, 4096\]$" calc $f -2
 done
 for e in sglang tgi hf-transformers; do
-  expect_error "^kvsim calc: error: --gpu-memory-gib: -1 GiB is out of range \(0, 4096\]$" \
+  expect_error "^kvsim calc: error: --gpu-memory-gib \(hardware.gpu_memory_gib\): -1 GiB is outside \[1/1024, 4096\]$" \
     calc --engine $e --gpu-memory-gib -1
 done
-expect_error "^kvsim calc: error: --gpu-memory-gib: -1 GiB is out of range \(0, 4096\]$" \
+expect_error "^kvsim calc: error: --gpu-memory-gib \(hardware.gpu_memory_gib\): -1 GiB is outside \[1/1024, 4096\]$" \
   calc --compare-engines --gpu-memory-gib -1
 for e in tgi hf-transformers; do
   for f in --weights-gib --activation-gib --non-torch-gib; do

@@ -45,7 +45,7 @@ bad() {  # JSON EXPECTED-WORDS
 cp "$src/tests/golden/data/small-synthetic.json" "$tmp/"
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [] }' 'candidates: expected a non-empty array'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a", "set": { "engine.max_num_seq": 8 } } ] }' "did you mean 'engine.max_num_seqs'"
-bad '{ "scenario": "small-synthetic.json", "target_rate": 0, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" } ] }' 'target_rate: expected a rate'
+bad '{ "scenario": "small-synthetic.json", "target_rate": 0, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" } ] }' 'target_rate: 0 req/s is outside (0, 1e9]'
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "candidates": [ { "label": "a" } ] }' 'no SLO'
 # The scenario's SLO bounds and words: (0, the simulator's time limit].
 bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1e300 }, "candidates": [ { "label": "a" } ] }' 'bad.json: slo.ttft_p99_s: 1e+300 is outside (0, 9e+09\]$'

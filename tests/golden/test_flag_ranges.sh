@@ -42,7 +42,7 @@ done
 # median of nan% against --max-error).
 for extra in "" "--max-error 1"; do
   # shellcheck disable=SC2086
-  expect_error "^kvsim validate: error: --silicon: .*silicon.csv: no row could be compared \(check --filter\)$" \
+  expect_error "^kvsim validate: error: --silicon: .*silicon.csv: no row could be compared \(0 skipped; 0 failed; check --filter\)$" \
     validate --silicon "$src/tests/golden/fidelity/silicon.csv" --filter system=no_such_system $extra
 done
 

@@ -37,7 +37,7 @@ expect_error() {  # WORDS ARGS...
 }
 expect_error 'hardware.tensor_parallel_size: 0 is out of range [1, 1024]' \
   --set hardware.tensor_parallel_size=0 --set hardware.expert_parallel_size=2
-expect_error 'hardware.gpu_memory_gib: 1e+12 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=1e12
+expect_error 'hardware.gpu_memory_gib: 1e+12 GiB is outside [1/1024, 4096]' --set hardware.gpu_memory_gib=1e12
 
 # A long run, stopped while its outputs are being written.
 "$kvsim" run "$scen" --quiet --out "$tmp/big" --set workload.synthetic.requests=50000000 \

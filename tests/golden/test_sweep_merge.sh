@@ -51,6 +51,19 @@ refused 'shard 1/3 given twice' "$tmp/shard-0" "$tmp/shard-1" "$tmp/shard-2" "$t
 refused 'no shard in this folder' "$tmp/j1"
 refused 'cannot read the folder' "$tmp/nowhere"
 [ ! -e "$tmp/bad" ] || { echo "a refused merge wrote a folder"; exit 1; }
+# A record's sweep name is the merged table's default folder, results/<name>:
+# refused as a sweep file's name is, never climbing out (it wrote
+# ../escape/sweep.csv, or ./sweep.csv for '..').
+for name in ../../escape .. "a/b" ""; do
+  rm -rf "$tmp/named" && cp -r "$tmp/together" "$tmp/named" && mkdir -p "$tmp/w/x"
+  sed -Ei "s|(\"sweep\":[[:space:]]*)\"g\"|\\1\"$name\"|" "$tmp/named"/sweep.shard*.json
+  grep -Fq "\"$name\"," "$tmp/named/sweep.shard0.json" || { echo "record not edited"; exit 1; }
+  rc=0; (cd "$tmp/w/x" && "$kvsim" sweep --merge ../../named >/dev/null 2>"$tmp/err") || rc=$?
+  [ $rc = 2 ] || { echo "merge of records named '$name': exit $rc, want 2"; exit 1; }
+  grep -Eq "sweep.shard[0-9].json: (sweep: name|not a shard record)" "$tmp/err" || { echo "'$name':"; cat "$tmp/err"; exit 1; }
+  [ -z "$(find "$tmp" -newer "$tmp/named/sweep.shard0.json" -name sweep.csv)" ] ||
+    { echo "merge of '$name' wrote $(find "$tmp" -newer "$tmp/named/sweep.shard0.json" -name sweep.csv)"; exit 1; }
+done
 rc=0; "$kvsim" sweep --merge 2>"$tmp/err" || rc=$?
 [ $rc = 2 ] && grep -q 'expected the shards' "$tmp/err" || { echo "--merge without folders"; exit 1; }
 

@@ -42,8 +42,8 @@ run "name may not contain '/'" --set 'name="/abs"'
 run 'name may not contain control characters' --set 'name="a\nb"'
 run "name '..' is not a folder name" --set 'name=".."'
 # Values that used to mean "unset" when written: an error once written.
-run 'hardware.gpu_memory_gib: 1e-310 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=1e-310
-run 'hardware.gpu_memory_gib: 0 is outside [1/1024, 65536]' --set hardware.gpu_memory_gib=0
+run 'hardware.gpu_memory_gib: 1e-310 GiB is outside [1/1024, 4096]' --set hardware.gpu_memory_gib=1e-310
+run 'hardware.gpu_memory_gib: 0 GiB is outside [1/1024, 4096]' --set hardware.gpu_memory_gib=0
 run 'slo.ttft_p99_s: 0 must be > 0 (leave the key out for no target)' --set slo.ttft_p99_s=0
 [ ! -e "$src/escaped+"* ] || { echo "a name escaped results/"; exit 1; }
 

@@ -74,6 +74,13 @@ grep -q "no column 'system'" "$tmp/err" || fail "the missing column is named: $(
 { head -2 "$d/silicon.csv"; sed -n 2p "$d/silicon.csv" | sed 's/,512,64,/,5x2,64,/'; } >"$tmp/badnum.csv"
 expect2 "bad number" "$kvsim" validate --silicon "$tmp/badnum.csv"
 grep -q "badnum.csv:3: column 'isl': bad value '5x2'" "$tmp/err" || fail "file:line, column, value: $(cat "$tmp/err")"
+# A table whose only row is skipped says why, not "check --filter" with no filter given.
+{ head -1 "$d/silicon.csv"; grep b300_sxm "$d/silicon.csv"; } >"$tmp/b300.csv"
+expect2 "only row skipped" "$kvsim" validate --silicon "$tmp/b300.csv"
+grep -q "b300.csv: no row could be compared (1 skipped: system 'b300_sxm' is not in the GPU catalog; 0 failed)$" "$tmp/err" ||
+  fail "the skipped row's reason: $(cat "$tmp/err")"
+expect2 "no row passes the filter" "$kvsim" validate --silicon "$d/silicon.csv" --filter system=nope
+grep -q "no row could be compared (0 skipped; 0 failed; check --filter)$" "$tmp/err" || fail "filter: $(cat "$tmp/err")"
 expect2 "bad range ratio" "$kvsim" validate --silicon "$d/silicon.csv" --range-ratio 0
 expect2 "--filter without --silicon" "$kvsim" validate --startup "$d/silicon.csv" --filter model=x
 exit 0

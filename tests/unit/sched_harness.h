@@ -61,8 +61,13 @@ static inline void env_setup(env_t *e, env_opts_t o) {
   cr_assert_not_null(ops, "profile %s is registered", o.profile);
   cJSON *engine = o.engine_json ? cJSON_Parse(o.engine_json) : cJSON_CreateObject();
   cr_assert_not_null(engine, "engine options parse: %s", o.engine_json);
-  cJSON_AddNumberToObject(engine, "watermark", o.watermark);
-  cJSON_AddBoolToObject(engine, "oracle_lengths", o.oracle);
+  /* Only to the profiles that read them: another profile's key is refused. */
+  for (const char *const *k = ops->option_keys; k && *k; k++) {
+    if (!strcmp(*k, "watermark"))
+      cJSON_AddNumberToObject(engine, "watermark", o.watermark);
+    if (!strcmp(*k, "oracle_lengths"))
+      cJSON_AddBoolToObject(engine, "oracle_lengths", o.oracle);
+  }
   cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &cfg.opts, &err), KVSIM_OK,
                "options: %s", err.msg);
   cJSON_Delete(engine);

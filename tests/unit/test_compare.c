@@ -48,6 +48,17 @@ Test(compare, a_bad_study_is_one_error_naming_what) {
   cr_assert_eq(study("\"target_rate\": 1, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}],"
                      " \"cost_per_gpu_hour\": {\"l4\": \"cheap\"}", &c, &err), KVSIM_EINVAL, "a price that is not a number");
   cr_assert(strstr(err.msg, "cost_per_gpu_hour.l4"), "names the GPU: %s", err.msg);
+  /* Regression: 1e12 said "expected > 0 (got 1e+12)", not the range it is past. */
+  const char *rates[][2] = {{"1e12", "t.json: target_rate: 1e+12 req/s is outside (0, 1e9]"},
+                            {"0", "t.json: target_rate: 0 req/s is outside (0, 1e9]"}};
+  for (int i = 0; i < 2; i++) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "\"target_rate\": %s, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}]",
+             rates[i][0]);
+    cr_assert_eq(study(text, &c, &err), KVSIM_EINVAL, "target_rate %s refused", rates[i][0]);
+    cr_assert(strstr(err.msg, rates[i][1]), "names the range: %s", err.msg);
+  }
 }
 
 /* Regression: the study's SLO stopped below 1e9 s, with words of its own,

@@ -110,6 +110,24 @@ Test(core, error_messages_are_one_printable_line) {
   cr_assert_lt(strlen(err.msg), sizeof err.msg, "escaped message fits its buffer");
 }
 
+/* Regression: U+2028, U+2029 and U+0085 break lines in terminals and
+ * editors, yet were echoed raw while ASCII control characters were escaped;
+ * and a name holding one made a folder. */
+Test(core, unicode_line_breaks_are_escaped_and_refused_in_names) {
+  kvsim_err err;
+  kvsim_err_set(&err, KVSIM_EINVAL, "name '%s'", "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xc2\x85" "d \xe2\x80\xa6");
+  cr_assert_str_eq(err.msg, "name 'a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9c\\xc2\\x85d \xe2\x80\xa6'",
+                   "the three escaped byte by byte, an ellipsis (U+2026) kept: %s", err.msg);
+  const char *bad[] = {"a\xe2\x80\xa8", "\xe2\x80\xa9" "b", "x\xc2\x85" "y"};
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(kvsim__check_name(bad[i], "s.json", &err), KVSIM_EINVAL, "name %d refused", i);
+    cr_assert(strstr(err.msg, "control characters"), "as control characters: %s", err.msg);
+  }
+  cr_assert_eq(kvsim__check_name("caf\xc3\xa9 \xe2\x80\xa6", "s.json", &err), KVSIM_OK,
+               "other UTF-8 is a name: %s", err.msg);
+  cr_assert_eq(kvsim__utf8_line_break((const unsigned char *)"\xe2\x80\xa7"), 0, "U+2027 is not one");
+}
+
 /* Regression: a repeated key was resolved silently (cJSON finds the first),
  * so a second "hardware" section or grid axis was ignored. */
 Test(core, json_parse_refuses_a_duplicate_key_at_any_depth_and_names_it) {

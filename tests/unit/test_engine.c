@@ -219,7 +219,7 @@ Test(engine, gpu_memory_gib_past_any_gpu_is_refused_with_key_and_range) {
   kvsim_err err = {0};
   int rc = parse_small(", \"gpu_memory_gib\": 1e12", &sc, &err);
   cr_assert_eq(rc, KVSIM_EINVAL, "1e12 GiB is refused (rc %d)", rc);
-  cr_assert(strstr(err.msg, "gpu_memory_gib") && strstr(err.msg, "[1/1024, 65536]"),
+  cr_assert(strstr(err.msg, "gpu_memory_gib") && strstr(err.msg, "[1/1024, 4096]"),
             "names key and range: %s", err.msg);
   cr_assert_eq(parse_small(", \"gpu_memory_gib\": 80", &sc, &err), KVSIM_OK, "80 GiB is fine: %s", err.msg);
   cr_assert_eq(sc.plan.total_memory_bytes, 80 * KVSIM_GIB, "and is used as given");
@@ -242,9 +242,9 @@ Test(engine, times_and_step_factors_past_their_range_are_refused_with_key_and_ra
       {", \"name\": \"..\"", "not a folder name"},
       {", \"name\": \"a\\nb\"", "control characters"},
       {", \"hardware\": { \"gpu\": \"l4\", \"gpu_memory_gib\": 0 }",
-       "gpu_memory_gib: 0 is outside [1/1024, 65536]"},
+       "gpu_memory_gib: 0 GiB is outside [1/1024, 4096]"},
       {", \"hardware\": { \"gpu\": \"l4\", \"gpu_memory_gib\": 1e-310 }",
-       "gpu_memory_gib: 1e-310 is outside"},
+       "gpu_memory_gib: 1e-310 GiB is outside"},
       {", \"slo\": { \"ttft_p99_s\": 0 }", "slo.ttft_p99_s: 0 must be > 0"},
   };
 

@@ -554,7 +554,7 @@ Test(plan_ranges, gpu_memory_override_is_bounded_not_replaced) {
   /* 1e5 GiB used to size a pool of ~50 M blocks (a 1.6 GB process). */
   p.total_memory_bytes = (int64_t)(1e5 * KVSIM_GIB);
   expect_invalid(&m, &g, &p, "--gpu-memory-gib 1e5",
-                 "--gpu-memory-gib (hardware.gpu_memory_gib): 100000 GiB is out of range (0, 4096]");
+                 "--gpu-memory-gib (hardware.gpu_memory_gib): 100000 GiB is outside [1/1024, 4096]");
   /* 1e12 GiB does not convert to bytes (llround gives a negative value):
    * it used to be silently replaced by the GPU's own memory. */
   p.total_memory_bytes = INT64_MIN;

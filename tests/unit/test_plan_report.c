@@ -460,7 +460,7 @@ Test(plan_report, a_given_default_is_out_of_range_and_named) {
       {NULL, "--cuda-graph-gib", "-1", "--cuda-graph-gib: -1 GiB is out of range [0, 4096]"},
       {"tgi", "--weights-gib", "-1", "--weights-gib: -1 GiB is out of range [0, 4096]"},
       {"hf-transformers", "--gpu-memory-gib", "-1",
-       "--gpu-memory-gib: -1 GiB is out of range (0, 4096]"},
+       "--gpu-memory-gib (hardware.gpu_memory_gib): -1 GiB is outside [1/1024, 4096]"},
       {"sglang", "--mem-fraction-static", "-1", "--mem-fraction-static: -1 is outside (0, 1)"},
       {"sglang", "--gpu-memory-utilization", "0", "--gpu-memory-utilization: 0 is outside (0, 1]"},
       {"sglang", "--pipeline-parallel-size", "0",

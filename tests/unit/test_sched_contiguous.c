@@ -135,7 +135,7 @@ static void run_profile(const char *profile, bool oracle, int replicas, kvsim_ru
            "     \"arrival\": { \"process\": \"poisson\", \"rate\": 6 },"
            "     \"prompt_tokens\": { \"dist\": \"uniform\", \"min\": 20, \"max\": 600 },"
            "     \"output_tokens\": { \"dist\": \"uniform\", \"min\": 1, \"max\": 500 } } } }",
-           replicas, profile, oracle ? "true" : "false");
+           replicas, profile, oracle ? "true" : "null"); /* null: the default, any profile */
   kvsim_scenario_t sc;
   kvsim_err err = {0};
   cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK,

@@ -38,6 +38,8 @@ typedef struct kvsim_cpu_tier {
 int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t block_bytes,
                         double link_GBps, double latency_us, bool offload_cache, kvsim_err *err);
 void kvsim_cpu_tier_fini(kvsim_cpu_tier_t *t);
+/* About the bytes kvsim_cpu_tier_init allocates (for memory budgets). */
+int64_t kvsim_cpu_tier_bytes(int64_t capacity_blocks, bool offload_cache);
 
 /* Seconds to move n blocks one way (0 for n = 0). */
 double kvsim_cpu_tier_transfer_s(const kvsim_cpu_tier_t *t, int64_t n);

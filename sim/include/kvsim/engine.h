@@ -108,6 +108,16 @@ typedef struct kvsim_run_opts {
   int64_t check_period;
 } kvsim_run_opts_t;
 
+/* The memory budget of one simulation, in bytes: what its replicas (KV
+ * pools, CPU tiers) and its requests in flight may hold. A run that would
+ * hold more stops with KVSIM_EBUDGET and a message naming the budget,
+ * before it allocates (replicas) or as the requests pile up. Process-wide;
+ * a parallel sweep's workers (processes) each have the whole budget.
+ * bytes <= 0 restores the default. */
+#define KVSIM_MEMORY_BUDGET_DEFAULT (INT64_C(4) << 30)
+void kvsim_memory_budget_set(int64_t bytes);
+int64_t kvsim_memory_budget(void);
+
 /* Runs a scenario to completion (or max_time_s). The scenario is only
  * read (kvsim_scenario_resolve gives the configuration; stats->resolved
  * keeps it). Errors: the memory plan does not fit (KVSIM_ENOFIT, the

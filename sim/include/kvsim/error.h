@@ -11,7 +11,8 @@
   X(EPARSE, -5, "parse error")                                                 \
   X(ENOFIT, -6, "does not fit in GPU memory")                                  \
   X(EUNSUP, -7, "not supported")                                               \
-  X(ETHRESH, -8, "threshold exceeded")
+  X(ETHRESH, -8, "threshold exceeded")                                         \
+  X(EBUDGET, -9, "past the memory budget")
 
 enum {
   KVSIM_OK = 0,

@@ -96,6 +96,11 @@ typedef enum kvsim_kv_dtype {
 /* Bounds of the plan parameters, checked on entry to kvsim_plan_compute.
  * Memory sizes share the GPU's bound (KVSIM_GPU_MAX_MEMORY_BYTES, 4 TiB)
  * and token counts the model's (KVSIM_MODEL_MAX_CONTEXT, 2^30). */
+/* A GPU's total memory given in GiB (--gpu-memory-gib, hardware.gpu_memory_gib):
+ * 1 MiB (below is not a GPU, and rounds towards 0 bytes, "the catalog's")
+ * to the GPU's bound; one range, named alike by calc and run. */
+#define KVSIM_GPU_MEMORY_MIN_GIB (1.0 / 1024)
+#define KVSIM_GPU_MEMORY_RANGE "[1/1024, 4096]"
 /* --weights-gib ... --cuda-graph-gib, --swap-space: parts of one GPU. */
 #define KVSIM_PLAN_MAX_GIB 4096.0
 /* --kv-offloading-size (host memory, all ranks): 16 TiB, 8x a DGX B200's. */

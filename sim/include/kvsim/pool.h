@@ -36,6 +36,8 @@ typedef struct kvsim_pool {
 } kvsim_pool_t;
 
 int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err);
+/* The bytes kvsim_pool_init allocates for num_blocks (for memory budgets). */
+int64_t kvsim_pool_bytes(int64_t num_blocks);
 void kvsim_pool_fini(kvsim_pool_t *p);
 
 /* Blocks a request can be given (the null block excluded). */

@@ -138,6 +138,11 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
  * summary's "config" says what ran. */
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err);
+/* The profile's own share of GPU memory (kvsim/sched.h
+ * kvsim_sched_fraction_key: gpu_memory_utilization, SGLang's
+ * mem_fraction_static, TGI's cuda_memory_fraction); KVSIM_EINVAL naming the
+ * profile when it has none (HF Transformers). */
+int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err *err);
 /* perf.step_time_scale, in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX]. */
 #define KVSIM_STEP_SCALE_MIN 0.01
 #define KVSIM_STEP_SCALE_MAX 100.0

@@ -138,6 +138,16 @@ typedef struct kvsim_sched_ops {
    * cuda_memory_fraction, HF's cache class) from the parsed opts into the
    * plan's parameters, after parse_opts. */
   void (*plan_params)(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p);
+  /* Optional: the shared engine keys the profile does not read (SGLang's
+   * pool ignores gpu_memory_utilization), refused in a scenario as another
+   * profile's options are, rather than accepted and echoed unused. */
+  const char *const *ignored_keys;
+  /* Optional: the profile's own share of GPU memory for weights and KV
+   * (the key and its setter on the plan's parameters), what `kvsim plan
+   * --search util` varies; NULL: vLLM's gpu_memory_utilization, unless
+   * ignored_keys names it (the profile then has none). */
+  const char *fraction_key;
+  void (*set_fraction)(kvsim_plan_params_t *p, double f);
   int (*init)(kvsim_sched_t *s, kvsim_err *err);
   void (*fini)(kvsim_sched_t *s);
   /* A request arrives (status WAITING, num_computed 0). */
@@ -190,6 +200,9 @@ int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap);
  * own keys (a bad value is an error whichever profile runs), and `ops`'
  * values land in *opts. engine may be NULL (all defaults). Returns KVSIM_OK
  * or the first profile's error (KVSIM_EINVAL, naming "<where>.<key>"). */
+/* The engine key of ops' share of GPU memory (see fraction_key), or NULL
+ * when the profile sizes its cache otherwise (HF Transformers). */
+const char *kvsim_sched_fraction_key(const kvsim_sched_ops_t *ops);
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err);
 

@@ -208,6 +208,10 @@ typedef struct kvsim_sweep_opts {
    * summary.json); false: summary.json only, so a large sweep stays small. */
   bool keep_runs;
   kvsim_progress_t *progress; /* told of each finished point (may be NULL) */
+  /* Also REPORT.md (kvsim_report_md_sweep_write) naming this sweep file,
+   * written before the sweep counts as done, so that its failure removes
+   * the table and run folders too; NULL: none. */
+  const char *report_from;
 } kvsim_sweep_opts_t;
 
 typedef struct kvsim_sweep_result {
@@ -383,7 +387,19 @@ struct kvsim_search {
   int gpus_per_replica;      /* tensor x pipeline parallel size of the base */
   char gpu[64];              /* the base's GPU and what its step times rest on */
   kvsim_cal_status cal_status;
+  /* Why the search stopped without an answer: every value would miss (a
+   * replica search whose requests are rejected for length: no replica
+   * count holds them; the range is not searched either), or the next
+   * replica count would pass the memory budget (stopped_budget: the edges
+   * are still searched). "" when it did not. */
+  char stopped[512];
+  bool stopped_budget;
+  char fraction_key[96];     /* util search: the key varied ("engine.mem_fraction_static") */
 };
+
+/* A predicate's answer beside 1 (meets) and 0 (misses): misses, and so
+ * would every other value; the search stops without an answer. */
+#define KVSIM_SEARCH_STOP 2
 
 /* Runs the search. Errors: KVSIM_EINVAL when the workload has no rate to
  * vary (rate search on a closed loop) or a point's scenario is invalid

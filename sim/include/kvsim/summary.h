@@ -139,6 +139,9 @@ typedef struct kvsim_summary {
 
   /* Requests. */
   int64_t requests_total, requests_finished, requests_rejected;
+  /* Of the rejected: longer than max_model_len, and needing more KV
+   * blocks than one replica's pool holds (whatever the load). */
+  int64_t rejected_too_long, rejected_no_fit;
   int64_t running_at_end, waiting_at_end, skipped_rows;
   struct {
     char why[96];

@@ -1,5 +1,7 @@
 #include "kvsim/error.h"
 
+#include "core/util.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,14 +32,15 @@ static int utf8_len(const unsigned char *s) {
 }
 
 /* A message is one printable line whatever the input held: values echoed
- * from a garbage file (control bytes, invalid UTF-8, a quoted cell with
- * newlines) come out as \xNN, cut to fit the buffer. */
+ * from a garbage file (control bytes, Unicode line breaks, invalid UTF-8,
+ * a quoted cell with newlines) come out as \xNN, cut to fit the buffer. */
 static void escape_line(char *msg, size_t cap) {
   char out[sizeof ((kvsim_err *)0)->msg];
   size_t o = 0;
   const unsigned char *s = (const unsigned char *)msg;
   while (*s && o + 5 < sizeof out) {
-    int n = *s >= 0x80 ? utf8_len(s) : (*s >= 0x20 && *s != 0x7f);
+    /* Unicode's line breaks too (NEL, U+2028, U+2029): as \xNN bytes. */
+    int n = kvsim__utf8_line_break(s) ? 0 : *s >= 0x80 ? utf8_len(s) : (*s >= 0x20 && *s != 0x7f);
     if (n > 0 && o + (size_t)n < sizeof out) {
       memcpy(out + o, s, (size_t)n);
       o += (size_t)n;

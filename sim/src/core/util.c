@@ -316,13 +316,19 @@ int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
   return 1;
 }
 
+int kvsim__utf8_line_break(const unsigned char *s) {
+  if (s[0] == 0xc2 && s[1] == 0x85)
+    return 2;
+  return s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9) ? 3 : 0;
+}
+
 int kvsim__check_name(const char *name, const char *where, kvsim_err *err) {
   if (!strcmp(name, ".") || !strcmp(name, ".."))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: name '%s' is not a folder name (it names results/ output)", where,
                          name);
   for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-    if (*c == '/' || *c < 0x20 || *c == 0x7f)
+    if (*c == '/' || *c < 0x20 || *c == 0x7f || kvsim__utf8_line_break(c))
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "%s: name may not contain %s (it names a folder below results/)", where,
                            *c == '/' ? "'/'" : "control characters");

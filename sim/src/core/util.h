@@ -90,6 +90,11 @@ int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *w
 int kvsim__json_str(const cJSON *obj, const char *key, char *out, size_t cap,
                     const char *where, kvsim_err *err);
 
+/* Bytes of the Unicode line break at s (U+0085 NEL, U+2028 LINE SEPARATOR,
+ * U+2029 PARAGRAPH SEPARATOR, in UTF-8: 2 or 3), else 0: control
+ * characters as much as ASCII's, ending a line in terminals and editors. */
+int kvsim__utf8_line_break(const unsigned char *s);
+
 /* A scenario's or study's name: it becomes a folder below results/, so
  * it may not climb out of it or hold what a folder name cannot ('/',
  * control characters, "." and ".."). */

@@ -64,6 +64,22 @@ int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *er
   return record(sc, "engine.gpu_memory_utilization", cJSON_CreateNumber(u), err);
 }
 
+int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err *err) {
+  const kvsim_sched_ops_t *ops = sc->sched_ops;
+  const char *key = kvsim_sched_fraction_key(ops);
+  if (!key)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: the %s profile has no share of GPU memory to set (it sizes its cache "
+                         "by batch and length)",
+                         sc->name, ops->name);
+  if (!ops->set_fraction)
+    return kvsim_scenario_set_utilization(sc, f, err);
+  ops->set_fraction(&sc->plan, f); /* the plan checks the range, as when parsed */
+  char path[96];
+  snprintf(path, sizeof path, "engine.%s", key);
+  return record(sc, path, cJSON_CreateNumber(f), err);
+}
+
 int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
   if (!(scale >= KVSIM_STEP_SCALE_MIN && scale <= KVSIM_STEP_SCALE_MAX))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: perf.step_time_scale: %g must be in [%g, %g]", sc->name, scale,

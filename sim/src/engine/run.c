@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/vec.h"
+#include "engine/budget.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
@@ -47,6 +48,7 @@ typedef struct run {
    * leaving can unblock it, so every one that leaves is followed by a pull. */
   bool src_blocked;
   kvsim__reqpool_t pool;
+  int64_t fixed_bytes;   /* the replicas' share of the memory budget (budget.h) */
   int64_t in_flight;     /* pulled and not yet gone */
   int64_t pending_steps; /* replicas with a step in flight */
   /* Data-parallel ranks of an expert-parallel model step together: their
@@ -118,6 +120,11 @@ static int pull_one(run_t *r) {
                          kvsim_time_to_s(kvsim_eventq_now(&r->q)));
   if (r->src_blocked)
     return KVSIM_OK;
+  /* A new chunk of requests: within the budget (budget.h)? */
+  if (r->pool.nfree == 0 &&
+      (rc = kvsim__budget_check_requests(r->fixed_bytes,
+                                         (int64_t)(r->pool.nchunks + 1) * KVSIM__REQ_CHUNK, r->err)) < 0)
+    return rc;
   kvsim_request_t *q = kvsim__reqpool_get(&r->pool);
   if (!q)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
@@ -436,6 +443,9 @@ static int setup(run_t *r) {
     r->perf.quant_step_factor = sc->quant_step_factor;
   r->window = sc->model.sliding_window;
   r->nrep = sc->replicas;
+  if ((rc = kvsim__budget_check_replicas(sc, &r->res, err)) < 0)
+    return rc;
+  r->fixed_bytes = kvsim__budget_replicas_bytes(sc, &r->res);
   r->lockstep = r->plan.p.ep > 1 && r->nrep > 1;
   r->reps = calloc((size_t)r->nrep, sizeof *r->reps);
   r->loads = kvsim__calloc((size_t)r->nrep, sizeof *r->loads);

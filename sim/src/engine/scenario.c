@@ -36,11 +36,6 @@ static int check_description(const cJSON *root, kvsim_err *err) {
   return KVSIM_OK;
 }
 
-/* Smallest hardware.gpu_memory_gib accepted: 1 MiB. */
-#define KVSIM_MIN_GPU_MEMORY_GIB (1.0 / 1024)
-/* Largest hardware.gpu_memory_gib accepted: 64 TiB, far past any GPU's
- * memory and well inside an int64 byte count. */
-#define KVSIM_MAX_GPU_MEMORY_GIB 65536
 
 /* vLLM --enable-expert-parallel with data parallelism: the experts are
  * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
@@ -79,9 +74,10 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
    * once silently replaced by the catalog's figure); one below a MiB is
    * not a GPU (and 1e-310 rounded to 0 bytes, which meant "the catalog's"
    * without a word). Absent: the catalog's. */
-  if (gib_given && !(gib >= KVSIM_MIN_GPU_MEMORY_GIB && gib <= KVSIM_MAX_GPU_MEMORY_GIB))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g is outside [1/1024, %d]", w, gib,
-                         KVSIM_MAX_GPU_MEMORY_GIB);
+  if (gib_given && !(gib >= KVSIM_GPU_MEMORY_MIN_GIB &&
+                     gib <= (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                         w, gib);
   if (gib_given)
     sc->plan.total_memory_bytes = (int64_t)llround(gib * KVSIM_GIB);
   sc->plan.tp = (int)tp;

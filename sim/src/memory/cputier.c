@@ -42,6 +42,18 @@ int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t bl
   return KVSIM_OK;
 }
 
+int64_t kvsim_cpu_tier_bytes(int64_t capacity_blocks, bool offload_cache) {
+  if (!offload_cache || capacity_blocks <= 0 || capacity_blocks > INT32_MAX / 8)
+    return 0;
+  kvsim_cpu_tier_t *t = NULL;
+  int64_t map = 16; /* kvsim__u64map_init's slots: twice the entries, a power of 2 */
+  while (map < 2 * capacity_blocks)
+    map *= 2;
+  return capacity_blocks * (int64_t)(sizeof *t->keys + sizeof *t->prev + sizeof *t->next +
+                                     sizeof *t->free_slots) +
+         map * (int64_t)(sizeof(uint64_t) + sizeof(int32_t));
+}
+
 void kvsim_cpu_tier_fini(kvsim_cpu_tier_t *t) {
   kvsim__free(t->keys);
   kvsim__free(t->prev);

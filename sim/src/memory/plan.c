@@ -253,17 +253,14 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
   /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
    * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
-  const double max_total_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
   if (p->total_memory_bytes < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): out of range (0, %g] "
-                         "(the value overflowed its byte count)",
-                         max_total_gib);
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): outside " KVSIM_GPU_MEMORY_RANGE
+                         " GiB (the value overflowed its byte count)");
   if (p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is out of range "
-                         "(0, %g]",
-                         (double)p->total_memory_bytes / KVSIM_GIB, max_total_gib);
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                         (double)p->total_memory_bytes / KVSIM_GIB);
   const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT, max_par = KVSIM_PLAN_MAX_PARALLEL;
   const struct {
     int64_t v, lo, hi;

@@ -12,6 +12,25 @@
 /* Block hashes are never 0 (the map's empty marker). */
 static uint64_t key_of(uint64_t h) { return h ? h : 1; }
 
+/* The prefix map's slots: load <= 1/4 (1/2 past a million blocks, to
+ * bound memory): short probe runs for lookups, inserts and deletions. */
+static uint64_t map_cap(int64_t num_blocks) {
+  uint64_t cap = 16;
+  uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
+  while (cap < want)
+    cap *= 2;
+  return cap;
+}
+
+int64_t kvsim_pool_bytes(int64_t num_blocks) {
+  kvsim_pool_t *p = NULL;
+  if (num_blocks < 0)
+    return 0;
+  uint64_t n = (uint64_t)num_blocks;
+  return (int64_t)(n * (sizeof *p->ref_cnt + sizeof *p->hash + sizeof *p->prev + sizeof *p->next) +
+                   map_cap(num_blocks) * (sizeof *p->map_keys + sizeof *p->map_vals));
+}
+
 int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   memset(p, 0, sizeof *p);
   if (num_blocks < 2)
@@ -19,12 +38,7 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
                          num_blocks);
   p->num_blocks = num_blocks;
   size_t n = (size_t)num_blocks;
-  uint32_t cap = 16;
-  /* Load <= 1/4 (1/2 past a million blocks, to bound memory): short
-   * probe runs for lookups, inserts and deletions. */
-  uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
-  while (cap < want)
-    cap *= 2;
+  uint32_t cap = (uint32_t)map_cap(num_blocks);
   p->ref_cnt = kvsim__calloc(n, sizeof *p->ref_cnt);
   p->hash = kvsim__calloc(n, sizeof *p->hash);
   p->prev = kvsim__malloc(n * sizeof *p->prev);

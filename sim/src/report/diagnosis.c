@@ -94,16 +94,29 @@ static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
 }
 
 /* 0.05 more of the GPU for the pool, up to 0.95 (vLLM's default is 0.9;
- * beyond 0.95 other processes on the GPU tend to run out). */
+ * beyond 0.95 other processes on the GPU tend to run out), in the engine's
+ * own key (kvsim/sched.h kvsim_sched_fraction_key): SGLang's resolved
+ * mem_fraction_static, TGI's cuda_memory_fraction; HF Transformers has
+ * none, and the others ignore vLLM's. */
 static void advise_util(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
+  const char *key = "gpu_memory_utilization";
   double u = s->plan.p.gpu_memory_utilization;
-  if (u >= 0.95 - 1e-9)
+  if (s->plan.p.engine == KVSIM_PLAN_HF)
+    return;
+  if (s->plan.p.engine == KVSIM_PLAN_SGLANG) {
+    key = "mem_fraction_static";
+    u = s->plan.sglang.mem_fraction_static;
+  } else if (s->plan.p.engine == KVSIM_PLAN_TGI) {
+    key = "cuda_memory_fraction";
+    u = s->plan.p.tgi.cuda_memory_fraction;
+  }
+  if (!(u > 0) || u >= 0.95 - 1e-9)
     return;
   double nu = fmin(0.95, round((u + 0.05) * 100) / 100);
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_UTILIZATION, nu);
   if (a) {
-    snprintf(a->label, sizeof a->label, "gpu_memory_utilization %g -> %g", u, nu);
-    snprintf(a->change, sizeof a->change, "engine.gpu_memory_utilization=%g", nu);
+    snprintf(a->label, sizeof a->label, "%s %g -> %g", key, u, nu);
+    snprintf(a->change, sizeof a->change, "engine.%s=%g", key, nu);
   }
 }
 

@@ -76,8 +76,10 @@ int kvsim__calc_memory(bool given, double gib, int64_t *bytes, kvsim_err *err) {
   double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
   if (!given)
     return KVSIM_OK;
-  if (!(gib > 0 && gib <= max_gib))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib: %g GiB is out of range (0, %g]", gib, max_gib);
+  if (!(gib >= KVSIM_GPU_MEMORY_MIN_GIB && gib <= max_gib))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--gpu-memory-gib (hardware.gpu_memory_gib): %g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                         gib);
   *bytes = (int64_t)(gib * KVSIM_GIB + 0.5);
   return KVSIM_OK;
 }

@@ -189,10 +189,10 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     /* The plan's bound, checked before the GiB -> bytes conversion (1e12
      * GiB overflows int64). */
     double max_gib = (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB;
-    if (!(a->mem_gib > 0 && a->mem_gib <= max_gib))
+    if (!(a->mem_gib >= KVSIM_GPU_MEMORY_MIN_GIB && a->mem_gib <= max_gib))
       return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--gpu-memory-gib (hardware.gpu_memory_gib): %g GiB is out of range (0, %g]", a->mem_gib,
-                           max_gib);
+                           "--gpu-memory-gib (hardware.gpu_memory_gib): %g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                           a->mem_gib);
     p.total_memory_bytes = (int64_t)(a->mem_gib * KVSIM_GIB + 0.5);
   }
   if (check(args, mml, seq_len, err) < 0)

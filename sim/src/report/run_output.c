@@ -367,6 +367,8 @@ static void summarise_requests(kvsim_run_output_t *o, const kvsim_run_stats_t *s
   s->requests_total = st->requests_arrived;
   s->requests_finished = st->requests_finished;
   s->requests_rejected = st->requests_rejected;
+  s->rejected_too_long = st->rejected_too_long;
+  s->rejected_no_fit = st->rejected_no_fit;
   s->running_at_end = o->in_flight_running;
   s->waiting_at_end = o->in_flight_waiting;
   s->skipped_rows = st->skipped_rows;

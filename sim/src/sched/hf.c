@@ -35,6 +35,9 @@ _Static_assert(sizeof(hf_opts_t) <= KVSIM_SCHED_OPTS_BYTES,
 static const char *const option_keys[] = {
     "cache", "batch", "max_cache_len", "nbits", "q_group_size", "residual_length", NULL};
 
+/* generate() takes what memory is free: no fraction (memory/plan_hf.c). */
+static const char *const ignored_keys[] = {"gpu_memory_utilization", NULL};
+
 static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *opts,
                       kvsim_err *err) {
   hf_opts_t *o = (hf_opts_t *)opts->bytes;
@@ -122,6 +125,7 @@ const kvsim_sched_ops_t kvsim__sched_hf = {
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .plan_params = plan_opts,
+    .ignored_keys = ignored_keys,
     .init = init,
     .fini = kvsim__static_fini,
     .add = kvsim__static_add,

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "kvsim/sched.h"
 
 extern const kvsim_sched_ops_t kvsim__sched_vllm_v1;
@@ -57,9 +59,46 @@ int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap) {
   return KVSIM_OK;
 }
 
+static bool listed(const char *const *keys, const char *k) {
+  for (; keys && *keys; keys++)
+    if (!strcmp(*keys, k))
+      return true;
+  return false;
+}
+
+const char *kvsim_sched_fraction_key(const kvsim_sched_ops_t *ops) {
+  if (ops->fraction_key)
+    return ops->fraction_key;
+  return listed(ops->ignored_keys, "gpu_memory_utilization") ? NULL : "gpu_memory_utilization";
+}
+
+/* A key of the engine object that another profile reads and this one
+ * does not: refused (kvsim calc refuses the same flag), not ignored. */
+static int foreign_key(const kvsim_sched_ops_t *ops, const char *k, const char *where,
+                       kvsim_err *err) {
+  if (listed(ops->option_keys, k))
+    return KVSIM_OK;
+  if (listed(ops->ignored_keys, k))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: not read by the %s profile (engine.profile)%s%s",
+                         where, k, ops->name, ops->fraction_key ? "; its own is engine." : "",
+                         ops->fraction_key ? ops->fraction_key : "");
+  for (size_t i = 0; i < sizeof registry / sizeof *registry; i++)
+    if (listed(registry[i]->option_keys, k))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: an option of the %s profile, not of %s (engine.profile)", where,
+                           k, registry[i]->name, ops->name);
+  return KVSIM_OK;
+}
+
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err) {
   memset(opts, 0, sizeof *opts);
+  /* null is "the default", as everywhere: not an option given. */
+  for (const cJSON *c = engine ? engine->child : NULL; c; c = c->next) {
+    int rc = c->string && !cJSON_IsNull(c) ? foreign_key(ops, c->string, where, err) : KVSIM_OK;
+    if (rc < 0)
+      return rc;
+  }
   for (size_t i = 0; i < sizeof registry / sizeof *registry; i++) {
     const kvsim_sched_ops_t *p = registry[i];
     if (!p->parse_opts)

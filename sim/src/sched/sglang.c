@@ -91,6 +91,12 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
     p->block_size = o->page_size;
 }
 
+/* SGLang sizes its pool by mem_fraction_static (ServerArgs), never by
+ * vLLM's gpu_memory_utilization. */
+static const char *const ignored_keys[] = {"gpu_memory_utilization", NULL};
+
+static void set_fraction(kvsim_plan_params_t *p, double f) { p->sglang.mem_fraction_static = f; }
+
 static int init(kvsim_sched_t *s, kvsim_err *err) {
   sgl_t *v = (sgl_t *)s;
   if (s->cfg.policy == KVSIM_POLICY_PRIORITY)
@@ -343,6 +349,9 @@ const kvsim_sched_ops_t kvsim__sched_sglang = {
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .plan_params = plan_params,
+    .ignored_keys = ignored_keys,
+    .fraction_key = "mem_fraction_static",
+    .set_fraction = set_fraction,
     .init = init,
     .fini = fini,
     .add = add,

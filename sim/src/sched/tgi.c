@@ -107,6 +107,12 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   return KVSIM_OK;
 }
 
+/* TGI's share is --cuda-memory-fraction (launcher); the plan derives the
+ * utilization from it (memory/plan_tgi.c), so vLLM's key is never read. */
+static const char *const ignored_keys[] = {"gpu_memory_utilization", NULL};
+
+static void set_fraction(kvsim_plan_params_t *p, double f) { p->tgi.cuda_memory_fraction = f; }
+
 static void plan_opts(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
   const tgi_opts_t *o = (const tgi_opts_t *)opts->bytes;
   p->tgi.cuda_memory_fraction = o->cuda_memory_fraction;
@@ -287,6 +293,9 @@ const kvsim_sched_ops_t kvsim__sched_tgi = {
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .plan_params = plan_opts,
+    .ignored_keys = ignored_keys,
+    .fraction_key = "cuda_memory_fraction",
+    .set_fraction = set_fraction,
     .init = init,
     .add = add,
     .schedule = schedule,

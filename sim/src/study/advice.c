@@ -35,8 +35,8 @@ static int apply(kvsim_scenario_t *sc, const change_t *c, kvsim_err *err) {
     return kvsim_scenario_set_replicas(sc, (int64_t)c->value, err);
   case KVSIM_ADVICE_TP:
     return kvsim_scenario_set_tensor_parallel(sc, (int64_t)c->value, err);
-  case KVSIM_ADVICE_UTILIZATION:
-    return kvsim_scenario_set_utilization(sc, c->value, err);
+  case KVSIM_ADVICE_UTILIZATION: /* the profile's own share of GPU memory */
+    return kvsim_scenario_set_memory_fraction(sc, c->value, err);
   case KVSIM_ADVICE_MAX_NUM_SEQS:
     return kvsim_scenario_set_max_num_seqs(sc, (int64_t)c->value, err);
   case KVSIM_ADVICE_MAX_MODEL_LEN:

@@ -110,7 +110,7 @@ static int parse_candidates(kvsim_compare_t *c, kvsim_err *err) {
     /* A label is one cell of a table (REPORT.md, the terminal's): a
      * newline or tab there breaks its row. */
     for (const unsigned char *l = (const unsigned char *)c->cand[i].label; *l; l++)
-      if (*l < 0x20 || *l == 0x7f)
+      if (*l < 0x20 || *l == 0x7f || kvsim__utf8_line_break(l))
         return kvsim_err_set(err, KVSIM_EINVAL,
                              "%s.label: control character 0x%02x at byte %d (a label is one "
                              "line of the table)",
@@ -176,8 +176,8 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   if ((rc = kvsim__check_name(c->name, where, err)) < 0)
     goto fail;
   if (!(c->target_rate > 0 && c->target_rate <= 1e9)) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: target_rate: expected a rate in req/s > 0 (got %g)",
-                       where, c->target_rate);
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: target_rate: %g req/s is outside (0, 1e9]", where,
+                       c->target_rate);
     goto fail;
   }
   if ((rc = load_scenario(c, dir, err)) < 0 || (rc = parse_slo(c, err)) < 0 ||

@@ -49,11 +49,16 @@ static int read_record(const char *path, shard_t *sh, kvsim_err *err) {
                                      err)) < 0;
   if (bad)
     rc = kvsim_err_prefix(err, "%s", path);
-  else if (!(r[0] && r[1] && r[2] && r[3] && r[4] && sh->hash[0]))
+  else if (!(r[0] && r[1] && r[2] && r[3] && r[4] && sh->hash[0] && sh->name[0]))
     rc = kvsim_err_set(err, KVSIM_EINVAL,
                        "%s: not a shard record (sweep, sweep_hash, shard, shards, points)", path);
-  else
-    rc = KVSIM_OK;
+  else {
+    /* The sweep's name names the merged table's default folder
+     * (results/<name>): refused as in a sweep file, never climbing out. */
+    char where[4200];
+    snprintf(where, sizeof where, "%s: sweep", path);
+    rc = kvsim__check_name(sh->name, where, err);
+  }
   cJSON_Delete(j);
   return rc;
 }
@@ -179,9 +184,17 @@ static int write_merged(shard_t **slot, const char *out, char *table, size_t cap
     p += row->len;
   }
   snprintf(table, cap, "%s/sweep.csv", out);
+  /* The folders made for the table go again when it cannot be written
+   * (a full disk): no empty --out left behind. */
+  kvsim_new_dirs_t made;
+  kvsim_report_new_dirs(out, &made);
   int rc = kvsim_report_mkdirs(out, err);
   if (rc == KVSIM_OK)
     rc = kvsim_report_write_atomic(table, text, (size_t)(p - text), err);
+  if (rc < 0)
+    kvsim_report_new_dirs_undo(&made);
+  else
+    kvsim_report_new_dirs_keep(&made);
   kvsim__free(text);
   return rc;
 }

@@ -79,6 +79,8 @@ int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kv
       break;
   if (ok < 0)
     return ok;
+  if (ok == KVSIM_SEARCH_STOP)
+    return KVSIM_OK;
   return ok > 0 ? kvsim_search_bisect_down(pred, ctx, prev, n, 1, true, best, err) : KVSIM_OK;
 }
 
@@ -111,11 +113,27 @@ static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim
   case KVSIM_SEARCH_REPLICAS:
     return kvsim_scenario_set_replicas(sc, llround(v), err);
   case KVSIM_SEARCH_UTIL:
-    return kvsim_scenario_set_utilization(sc, digits9(v), err);
+    return kvsim_scenario_set_memory_fraction(sc, digits9(v), err);
   default:
     return kvsim_scenario_set_workload(sc, se->trace ? "rate" : "synthetic.arrival.rate",
                                        digits9(v), err);
   }
+}
+
+/* A request too long for max_model_len, or for one replica's pool, is
+ * rejected whatever the replica count: every count misses, and doubling
+ * up to 1,024 replicas would only grow the memory. The reason is kept. */
+static void stop_for_length(kvsim_search_t *se, const kvsim_summary_t *sum) {
+  if (sum->rejected_too_long > 0)
+    snprintf(se->stopped, sizeof se->stopped,
+             "%lld requests rejected as longer than max_model_len (%lld tokens), whatever the "
+             "replica count",
+             (long long)sum->rejected_too_long, (long long)sum->plan.p.max_model_len);
+  else if (sum->rejected_no_fit > 0)
+    snprintf(se->stopped, sizeof se->stopped,
+             "%lld requests rejected as needing more KV blocks than one replica's pool holds "
+             "(%lld), whatever the replica count",
+             (long long)sum->rejected_no_fit, (long long)sum->pool_usable_blocks);
 }
 
 /* Simulates at x: 1 meets, 0 misses, < 0 the scenario itself is wrong. */
@@ -144,7 +162,14 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
     free(sum);
     return rc;
   }
-  if (rc < 0) {
+  if (rc == KVSIM_EBUDGET && se->kind == KVSIM_SEARCH_REPLICAS) {
+    /* More replicas would only need more memory: the doubling ends here,
+     * as at 1,024 replicas, with the budget named. */
+    snprintf(pt->note, sizeof pt->note, "%s", err->msg);
+    snprintf(se->stopped, sizeof se->stopped, "%s", err->msg);
+    se->stopped_budget = true;
+  } else if (rc < 0) {
+    /* A rate whose requests pile up past the budget misses, as overloaded. */
     snprintf(pt->note, sizeof pt->note, "%s", err->msg);
   } else {
     pt->ran = pt->meets = true;
@@ -153,6 +178,8 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
       pt->meets = false;
       snprintf(pt->note, sizeof pt->note, "%lld requests rejected", (long long)pt->rejected);
     }
+    if (se->kind == KVSIM_SEARCH_REPLICAS)
+      stop_for_length(se, sum);
     bool no_tpot = false;
     for (int i = 0; i < se->ntargets; i++) {
       const kvsim_slo_target_t *t = &se->targets[i];
@@ -187,7 +214,7 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   if (se->on_point)
     se->on_point(se->ctx, se, pt);
   free(sum);
-  return pt->meets;
+  return se->stopped[0] ? KVSIM_SEARCH_STOP : pt->meets;
 }
 
 /* What the scenario's workload lets a rate search vary: workload.rate
@@ -283,10 +310,20 @@ static int search(kvsim_search_t *se, kvsim_err *err) {
     se->key = "hardware.replicas";
     se->unit = "replicas";
     return kvsim_search_replicas(evaluate, se, &se->best, err);
-  default:
-    se->key = "engine.gpu_memory_utilization";
-    se->unit = "gpu_memory_utilization";
+  default: {
+    /* The profile's own share of GPU memory: SGLang and TGI ignore vLLM's
+     * gpu_memory_utilization, HF Transformers has none. */
+    const char *k = kvsim_sched_fraction_key(se->base->sched_ops);
+    if (!k)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "--search util: the %s profile has no share of GPU memory to vary (it "
+                           "sizes its cache by batch and length): search rate or replicas",
+                           se->base->sched_ops->name);
+    snprintf(se->fraction_key, sizeof se->fraction_key, "engine.%s", k);
+    se->key = se->fraction_key;
+    se->unit = se->fraction_key + strlen("engine.");
     return kvsim_search_util(evaluate, se, &se->best, err);
+  }
   }
 }
 
@@ -296,11 +333,13 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->band_edge[0] = se->band_edge[1] = (kvsim_band_edge_t){1, 1};
   se->trace = se->lower_bound = se->range_lower_bound[0] = se->range_lower_bound[1] = false;
   se->base_value = 0;
+  se->stopped[0] = '\0';
+  se->stopped_budget = false;
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
   snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
   se->cal_status = se->base->gpu.perf.status;
   int rc = search(se, err);
-  if (rc == KVSIM_OK && !se->no_range)
+  if (rc == KVSIM_OK && !se->no_range && (!se->stopped[0] || se->stopped_budget))
     rc = range(se, err);
   return rc;
 }
@@ -316,6 +355,11 @@ static void fmt_value(const kvsim_search_t *se, double v, bool lower_bound, char
 void kvsim_search_summary(const kvsim_search_t *se, const char *slo, char *buf, size_t cap) {
   static const char *const what[] = {"rate", "replicas", "util"};
   static const char *const adj[] = {"Highest", "Fewest", "Lowest"};
+  if (se->stopped[0]) {
+    snprintf(buf, cap, "No %s meets the SLO %s: %s (stopped after %d simulation%s).",
+             what[se->kind], slo, se->stopped, se->npoints, se->npoints == 1 ? "" : "s");
+    return;
+  }
   if (isnan(se->best)) {
     snprintf(buf, cap, "No %s meets the SLO %s in the range searched (%d simulations).",
              what[se->kind], slo, se->npoints);

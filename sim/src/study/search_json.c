@@ -168,6 +168,8 @@ cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char 
   char sum[1024];
   kvsim_search_summary(se, slo, sum, sizeof sum);
   cJSON_AddStringToObject(o, "summary", sum);
+  if (se->stopped[0]) /* why the search ended at its first point (kvsim/study.h) */
+    cJSON_AddStringToObject(o, "stopped", se->stopped);
   return o;
 }
 

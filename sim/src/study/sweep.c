@@ -75,6 +75,7 @@ typedef struct ctx {
   const kvsim_sweep_t *s;
   const kvsim_sweep_opts_t *o;
   kvsim_sweep_result_t *res;
+  kvsim_err io; /* the first point's input/output error: it stops the sweep */
 } ctx_t;
 
 static void run_dir(const char *out, int64_t i, char *buf, size_t cap) {
@@ -200,6 +201,13 @@ static int done(void *p, int64_t i, int rc, const kvsim_summary_t *sum, const kv
   snprintf(label, sizeof label, "run%04lld", (long long)i);
   kvsim_progress_step(c->o->progress, label, rc == KVSIM_ENOFIT ? "does not fit" : NULL,
                       rc < 0 && rc != KVSIM_ENOFIT);
+  /* A full disk (or an unreadable file) is not a point's result: the
+   * sweep stops, writes no table of ENOSPC rows, and removes its folders. */
+  if (rc == KVSIM_EIO) {
+    c->io = *e;
+    c->io.code = rc;
+    return rc;
+  }
   return KVSIM_OK;
 }
 
@@ -322,10 +330,15 @@ int kvsim_sweep_run(const kvsim_sweep_t *s, const kvsim_sweep_opts_t *opts,
     stop.done = 0;
     kvsim__signal_hook(on_stop);
   }
-  ctx_t c = {s, &o, res};
+  ctx_t c = {s, &o, res, {0}};
   rc = kvsim_study_parallel(o.shard, s->points, o.nshards, o.jobs, job, done, &c, err);
+  if (rc < 0 && c.io.code)
+    rc = kvsim_err_set(err, c.io.code, "%s", c.io.msg);
   if (rc == KVSIM_OK && o.out)
     rc = write_table(s, &o, res, err);
+  if (rc == KVSIM_OK && o.out && o.report_from &&
+      (rc = kvsim_report_md_sweep_write(s, res, o.out, o.report_from, err)) < 0)
+    remove(res->table);
   /* The record last: a shard with a record has its whole table. */
   if (rc == KVSIM_OK && o.out && o.nshards > 1 &&
       (rc = kvsim__shard_record_write(s, o.out, o.shard, o.nshards, err)) < 0)
