@@ -47,6 +47,7 @@ void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   p->sglang.avail_gib_before_load = p->sglang.avail_gib_after_load = -1;
   /* launcher/src/main.rs: --cuda-memory-fraction 1.0; the current 3.3 line. */
   p->tgi.cuda_memory_fraction = 1.0;
+  p->tgi.version_major = 3;
   p->tgi.version_minor = 3;
   /* cache_utils.py QuantizedCache: nbits=4, q_group_size=64, residual_length=128. */
   p->hf.nbits = 4;
