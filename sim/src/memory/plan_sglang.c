@@ -22,15 +22,28 @@
 #include "core/arith.h"
 #include "memory/overheads.h"
 
-/* Memory a rank has lost before the weights load: the CUDA context, the
- * torch and distributed init and the lazily loaded modules. 1.08 GiB is
- * what one SGLang log leaves once its NCCL share is taken off: a 24 GiB
- * RTX 4090 at TP 2 (PCIe) logs "Load weight end. ... avail mem=19.08 GB,
- * mem usage=3.76 GB", i.e. 22.84 of 23.99 GiB free before the weights
- * (kvcache-ai/ktransformers#1870). The NCCL buffers come on top for TP or
- * PP > 1, sized by the interconnect as for vLLM V0 (overheads.c). A
- * measured --avail-gib-before-load replaces the whole prediction. */
-#define SGL_PRELOAD_GIB 1.08
+/* Memory a rank has lost before its distributed init: the CUDA context
+ * and the torch init. SGLang logs it indirectly, as the total minus
+ * "Load weight begin. avail mem" minus "Init torch distributed ends. mem
+ * usage" (ModelRunner.init_torch_distributed measures free memory before
+ * and after init_distributed_environment / initialize_model_parallel;
+ * load_model logs the free memory that follows). 0.50 GiB is the median
+ * of three SGLang logs:
+ * - 0.19 GiB: QwQ-32B on 4 x L4, TP 4 (21.95 - 21.63 - 0.13), github.com/
+ *   didier-durand/llms-in-clouds docs/sglang.md;
+ * - 0.50 GiB: 8 x H200, TP 8 (139.80 - 137.29 - 2.01), sgl-project/sglang
+ *   PR #11716;
+ * - 0.57 GiB: 4 x RTX PRO 6000, TP 4 (94.97 - 94.01 - 0.39), sgl-project/
+ *   sglang issue #40558.
+ * It replaces 1.08 GiB, taken from a ktransformers log on an RTX 4090
+ * (kvcache-ai/ktransformers#1870: "avail mem=19.08 GB, mem usage=3.76
+ * GB") against nvidia-smi's 23.99 GiB rather than the 23.52 GiB the
+ * runtime reports: that charged ~0.6 GiB too much on every rank and put
+ * the predicted pool of the L4 log 16 % under its 46,611 tokens. The
+ * NCCL / custom all-reduce share comes on top for TP or PP > 1, sized by
+ * the interconnect as for vLLM V0 (overheads.c). A measured
+ * --avail-gib-before-load replaces the whole prediction. */
+#define SGL_PRELOAD_GIB 0.50
 
 /* python/sglang/srt/server_args.py: max_prefill_tokens = 16384. */
 #define SGL_MAX_PREFILL_TOKENS 16384
