@@ -44,6 +44,13 @@ out=$("$kvsim" "${l4[@]}" --avail-gib-before-load 21.63 --avail-gib-after-load 6
   fail "L4 measured calc exited $?"
 grep -q '#tokens: 46620,' <<<"$out" || fail "the L4 log's figures give 46,620 tokens: $out"
 
+# The automatic fraction reads nvidia-smi's total when given (L4: 23,034 MiB):
+# round((23034 - 4256) / 23034, 3) = 0.815, against 0.811 of the runtime's.
+out=$("$kvsim" calc --engine sglang --model qwen2.5-32b --gpu l4 --tensor-parallel-size 4 \
+  --context-length 131072 --gpu-memory-capacity-mib 23034) || fail "capacity calc exited $?"
+grep -q '^mem_fraction_static=0.815 (automatic: 4256 MB reserved of 23034 MB (nvidia-smi),' <<<"$out" \
+  || fail "nvidia-smi's total: $out"
+
 # JSON: kv_cache_tokens beside SGLang's own max_total_num_tokens.
 out=$("$kvsim" "${must[@]}" --json) || fail "json calc exited $?"
 jq -e '.engine == "sglang" and .kv_cache_tokens == .max_total_num_tokens and .cell_size == 48128

@@ -259,3 +259,27 @@ Test(plan_sglang, preload_is_the_context_plus_the_nccl_share) {
   cr_assert_float_eq(pl.sglang.avail_gib_before_load - pl2.sglang.avail_gib_before_load, 1.79,
                      1e-6, "the NCCL share at TP 2");
 }
+
+Test(plan_sglang, automatic_fraction_reads_nvidia_smis_total) {
+  /* L4 at TP 4: reserved 512 + 2048 x 1.5 + 80 x 2 + 4 / 8 x 1024 = 4,256
+   * MB; of nvidia-smi's 23,034 MiB that is round(18778 / 23034, 3) = 0.815,
+   * of the runtime's 22,478 MiB 0.811. */
+  kvsim_plan_params_t p = sgl(4, 0);
+  p.max_model_len = 131072;
+  kvsim_plan_t rt = plan("qwen2.5-32b", "l4", &p);
+  cr_assert_float_eq(rt.sglang.mem_fraction_static, 0.811, 1e-12, "runtime total: %.3f",
+                     rt.sglang.mem_fraction_static);
+  p.sglang.gpu_memory_capacity_mib = 23034;
+  kvsim_plan_t smi = plan("qwen2.5-32b", "l4", &p);
+  cr_assert_float_eq(smi.sglang.reserved_mb, 4256, 1e-9, "reserve");
+  cr_assert_float_eq(smi.sglang.mem_fraction_static, 0.815, 1e-12, "nvidia-smi total: %.3f",
+                     smi.sglang.mem_fraction_static);
+  cr_assert_gt(smi.sglang.max_total_num_tokens, rt.sglang.max_total_num_tokens,
+               "a larger fraction, a larger pool");
+  p.sglang.gpu_memory_capacity_mib = NAN;
+  kvsim_model_t m = model("qwen2.5-32b");
+  kvsim_gpu_t g = gpu("l4");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &rt, &err), KVSIM_EINVAL, "NaN is refused");
+  cr_assert(strstr(err.msg, "gpu_memory_capacity_mib"), "names it: %s", err.msg);
+}

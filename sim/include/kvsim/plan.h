@@ -134,6 +134,10 @@ typedef struct kvsim_plan_sglang_params {
   /* Measured "avail mem" (GiB) before and after weight loading; negative:
    * predicted. */
   double avail_gib_before_load, avail_gib_after_load;
+  /* What get_device_memory_capacity reads for the automatic fraction:
+   * nvidia-smi's memory.total in MiB, a few hundred MiB above the
+   * runtime's total; <= 0: the runtime's total. */
+  double gpu_memory_capacity_mib;
 } kvsim_plan_sglang_params_t;
 
 /* Everything the plan depends on. Zero / negative means "engine default"

@@ -146,6 +146,12 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          "--avail-gib-after-load: %g GiB must be <= --avail-gib-before-load (%g "
                          "GiB) <= %g",
                          a, b, KVSIM_PLAN_MAX_GIB);
+  double cap = s->gpu_memory_capacity_mib;
+  if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib): %g is out of "
+                         "range (0, %g]",
+                         cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
   if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
     return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib (hardware.gpu_memory_gib): out of range");
   return KVSIM_OK;
@@ -273,10 +279,14 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   o->max_prefill_tokens = p->sglang.max_prefill_tokens > 0 ? p->sglang.max_prefill_tokens
                                                              : SGL_MAX_PREFILL_TOKENS;
   o->chunked_prefill_size = p->sglang.chunked_prefill_size;
-  /* get_device_memory_capacity reads the card's total in MB; the catalog's
-   * total is the runtime's (a few hundred MiB under nvidia-smi's), which
-   * can move the third decimal of the automatic fraction. */
-  double mem_mb = (double)p->total_memory_bytes / (1 << 20);
+  /* get_device_memory_capacity (python/sglang/srt/utils.py
+   * get_nvgpu_memory_capacity) reads nvidia-smi's memory.total in MiB,
+   * the minimum over the GPUs; the catalog's total is the runtime's, a
+   * few hundred MiB under it (L4: 23,034 against 22,478 MiB), which moves
+   * the automatic fraction by ~0.004 on a 24 GB card. Given
+   * (--gpu-memory-capacity-mib), nvidia-smi's figure is used. */
+  double mem_mb = p->sglang.gpu_memory_capacity_mib > 0 ? p->sglang.gpu_memory_capacity_mib
+                                                         : (double)p->total_memory_bytes / (1 << 20);
   double frac = kvsim_plan_sglang_auto_fraction(mem_mb, p->tp, p->pp, &o->chunked_prefill_size,
                                                 o->max_prefill_tokens, &o->cuda_graph_max_bs,
                                                 &o->reserved_mb);
