@@ -140,6 +140,18 @@ typedef struct kvsim_plan_sglang_params {
   double gpu_memory_capacity_mib;
 } kvsim_plan_sglang_params_t;
 
+/* vLLM LoRA serving (--enable-lora; vllm/config/lora.py LoRAConfig):
+ * every supported linear layer preallocates max_loras adapter slots of
+ * max_lora_rank (vllm/lora/layers create_lora_weights). 0 = vLLM's
+ * default. */
+typedef struct kvsim_plan_lora_params {
+  bool enable;              /* --enable-lora */
+  int max_loras;            /* --max-loras, default 1 */
+  int max_lora_rank;        /* --max-lora-rank: 1, 8, 16 (default), 32, 64, 128, 256, 320, 512 */
+  int max_cpu_loras;        /* --max-cpu-loras, default max_loras (host memory only) */
+  bool fully_sharded;       /* --fully-sharded-loras: A (column) and B (row) split over TP */
+} kvsim_plan_lora_params_t;
+
 /* Everything the plan depends on. Zero / negative means "engine default"
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
 typedef struct kvsim_plan_params {
@@ -180,6 +192,7 @@ typedef struct kvsim_plan_params {
    * them in blocks (swap_blocks, offload_blocks). */
   double swap_space_gib, kv_offloading_gib;
   kvsim_plan_sglang_params_t sglang; /* engine KVSIM_PLAN_SGLANG only */
+  kvsim_plan_lora_params_t lora;     /* vLLM engines only */
   /* Engines other than vLLM: their own settings (read by their plan). */
   kvsim_plan_tgi_params_t tgi;
   kvsim_plan_hf_params_t hf;
@@ -255,6 +268,7 @@ typedef struct kvsim_plan {
   int64_t total_memory_bytes, requested_bytes, weights_bytes, activation_bytes,
       non_torch_bytes, cuda_graph_bytes, available_kv_bytes;
   bool cuda_graph_subtracted;
+  int64_t lora_bytes;         /* --enable-lora: the adapter slots, inside weights_bytes */
   /* Pool. */
   int64_t num_gpu_blocks;     /* as logged; V1 includes the null block 0 */
   int64_t kv_cache_tokens;    /* "GPU KV cache size: N tokens" */

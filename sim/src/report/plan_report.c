@@ -75,6 +75,13 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   cJSON_AddNumberToObject(o, "total_memory_bytes", (double)pl->total_memory_bytes);
   cJSON_AddNumberToObject(o, "requested_bytes", (double)pl->requested_bytes);
   cJSON_AddNumberToObject(o, "weights_bytes", (double)pl->weights_bytes);
+  if (pl->p.lora.enable) { /* only then, so that other plans' JSON is unchanged */
+    cJSON_AddNumberToObject(o, "lora_bytes", (double)pl->lora_bytes);
+    cJSON_AddNumberToObject(o, "max_loras", pl->p.lora.max_loras);
+    cJSON_AddNumberToObject(o, "max_lora_rank", pl->p.lora.max_lora_rank);
+    cJSON_AddNumberToObject(o, "max_cpu_loras", pl->p.lora.max_cpu_loras);
+    cJSON_AddBoolToObject(o, "fully_sharded_loras", pl->p.lora.fully_sharded);
+  }
   cJSON_AddNumberToObject(o, "activation_bytes", (double)pl->activation_bytes);
   cJSON_AddNumberToObject(o, "non_torch_bytes", (double)pl->non_torch_bytes);
   cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)pl->cuda_graph_bytes);
