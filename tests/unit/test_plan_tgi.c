@@ -315,6 +315,14 @@ Test(plan_tgi, v2_refuses_what_the_release_lacks) {
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "fp8 KV in 2.3");
   p = params_v2(4, 2);
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "no 2.4.2 release");
+  /* One-token prompts filling a 2^30-token prefill, each holding 2^30
+   * total tokens: 2^56 warmup blocks, an error rather than an overflow. */
+  p = params_v2(2, 0);
+  p.tgi.max_input_tokens = 1;
+  p.tgi.max_total_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  p.tgi.max_batch_prefill_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "warmup overflow");
+  cr_assert(strstr(err.msg, "warmup batch"), "says what overflowed: %s", err.msg);
   /* The 2.x launcher: a max_total_tokens alone keeps max_input_tokens at 4095. */
   p = params_v2(2, 0);
   p.tgi.max_total_tokens = 2048;

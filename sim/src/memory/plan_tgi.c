@@ -156,9 +156,14 @@ static void fixed_defaults(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim
     p->tgi.max_input_tokens = pos - 1;
   if (t->total_defaulted)
     p->tgi.max_total_tokens = pos;
-  if (t->max_batch_prefill_tokens <= 0)
-    t->max_batch_prefill_tokens = p->max_num_seqs > 0 ? p->max_num_seqs * p->tgi.max_input_tokens
-                                                      : p->tgi.max_input_tokens + 50;
+  if (t->max_batch_prefill_tokens <= 0) {
+    int64_t v = p->tgi.max_input_tokens + 50;
+    /* A u32 in the launcher; held to the plan's token bound here. */
+    if (p->max_num_seqs > 0 &&
+        (!kvsim__mul_i64(p->max_num_seqs, p->tgi.max_input_tokens, &v) || v > KVSIM_MODEL_MAX_CONTEXT))
+      v = KVSIM_MODEL_MAX_CONTEXT;
+    t->max_batch_prefill_tokens = v;
+  }
 }
 
 /* TGI 2.x's warmup requests ask for prefill_logprobs (router/client/src/
@@ -268,11 +273,18 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
   if (in > t->max_batch_prefill_tokens)
     in = t->max_batch_prefill_tokens;
   t->warmup_requests = cdiv(t->max_batch_prefill_tokens, in);
-  t->warmup_blocks = t->warmup_requests * (t->launcher_fixed_defaults
-                                               ? cdiv(p->tgi.max_total_tokens - 1, bs)
-                                               : cdiv(in + 1, bs));
+  int64_t per_request =
+      t->launcher_fixed_defaults ? cdiv(p->tgi.max_total_tokens - 1, bs) : cdiv(in + 1, bs);
+  if (!kvsim__mul_i64(t->warmup_requests, per_request, &t->warmup_blocks) ||
+      t->warmup_blocks > KVSIM_PLAN_MAX_BLOCKS)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "memory plan: the TGI warmup batch of %lld requests x %lld blocks exceeds "
+                         "%lld blocks (lower --max-batch-prefill-tokens or --max-total-tokens)",
+                         (long long)t->warmup_requests, (long long)per_request,
+                         (long long)KVSIM_PLAN_MAX_BLOCKS);
+  double warm_bytes = (double)t->warmup_blocks * (double)pl->block_bytes;
   double free_now = (double)total - (double)pl->weights_bytes - (double)pl->activation_bytes -
-                    (double)pl->non_torch_bytes - (double)(t->warmup_blocks * pl->block_bytes);
+                    (double)pl->non_torch_bytes - warm_bytes;
   double frac = p->tgi.cuda_memory_fraction, kv;
   if (t->room_on_free) {
     /* 2.x: int((get_free_memory(device, MEMORY_FRACTION) * room) // size). */

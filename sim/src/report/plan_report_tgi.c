@@ -138,7 +138,8 @@ static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
 static void print_free_2x(const kvsim_plan_t *pl, FILE *out) {
   const kvsim_plan_params_t *p = &pl->p;
   const kvsim_plan_tgi_t *t = &pl->tgi;
-  double total = gib(pl->total_memory_bytes), warm = gib(t->warmup_blocks * pl->block_bytes);
+  double total = gib(pl->total_memory_bytes),
+         warm = (double)t->warmup_blocks * (double)pl->block_bytes / KVSIM_GIB;
   double free_now = total - gib(pl->weights_bytes) - gib(pl->activation_bytes) - gib(pl->non_torch_bytes) - warm;
   int64_t per = t->warmup_requests > 0 ? t->warmup_blocks / t->warmup_requests : 0;
   fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f%s - "
@@ -185,7 +186,7 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvs
             "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB; keeps (1 - "
             "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f) x total = %.2f GiB\n",
             gib(pl->total_memory_bytes), gib(pl->weights_bytes), gib(pl->activation_bytes),
-            gib(pl->non_torch_bytes), gib(t->warmup_blocks * pl->block_bytes), p->tgi.cuda_memory_fraction,
+            gib(pl->non_torch_bytes), (double)t->warmup_blocks * (double)pl->block_bytes / KVSIM_GIB, p->tgi.cuda_memory_fraction,
             t->wiggle_room, (1 - p->tgi.cuda_memory_fraction * t->wiggle_room) * gib(pl->total_memory_bytes));
   /* server/text_generation_server/models/flash_causal_lm.py
    * FlashCausalLM.warmup and backends/v3/src/lib.rs, in their words. */
