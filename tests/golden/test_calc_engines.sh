@@ -33,7 +33,7 @@ js=$("$kvsim" calc --engine tgi $m --json) || fail "json exited $?"
   fail "kv_cache_tokens is max_batch_total_tokens: $js"
 [ "$(jget "['engine']" <<<"$js")" = tgi ] || fail "engine name: $js"
 # Refused settings, one line each, exit 2.
-for bad in "--attention xformers" "--tgi-version 2.4" "--cuda-memory-fraction 1.5" \
+for bad in "--attention xformers" "--tgi-version 1.4" "--tgi-version 2.2 --attention flashinfer" "--cuda-memory-fraction 1.5" \
            "--kv-cache-dtype fp8_e5m2 --attention flashdecoding" "--num-shard 0" "--pipeline-parallel-size 2"; do
   err=$("$kvsim" calc --engine tgi $bad 2>&1 >/dev/null); rc=$?
   [ $rc -eq 2 ] || fail "tgi $bad: exit $rc"

@@ -3,7 +3,7 @@
 # setup (Qwen3-235B-A22B-FP8 on 4 x H100, --tp 4 --mem-fraction-static
 # 0.93, whose log reads "KV Cache is allocated. #tokens: 367404, K size:
 # 8.23 GB, V size: 8.23 GB"), the golden text of that command, the JSON
-# keys, the measured overrides and the errors.
+# keys, the measured overrides and the errors; and for a 4 x L4 (TP 4) log.
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }
@@ -30,6 +30,26 @@ out=$("$kvsim" calc --engine sglang --model llama-3.1-8b --mem-fraction-static 0
   --avail-gib-before-load 78.5 --avail-gib-after-load 63.2) || fail "measured calc exited $?"
 grep -q '#tokens: 421273,' <<<"$out" || fail "int(51.425 x 2^30) // 131072 = 421273: $out"
 grep -q '(measured)' <<<"$out" || fail "says the figures are measured: $out"
+
+# QwQ-32B on 4 x L4 (TP 4, PCIe), whose public log reads "Load weight begin.
+# avail mem=21.63 GB", "Load weight end. ... avail mem=6.09 GB" and "KV Cache
+# is allocated. #tokens: 46611": the predicted golden text, then the log's
+# own figures reproduced to their rounding (int((6.09 - 21.63 x 0.15) x
+# 2^30) // 65,536 = 46,620; 0.005 GB of rounding is 94 tokens).
+l4=(calc --engine sglang --model qwen2.5-32b --gpu l4 --tensor-parallel-size 4
+    --mem-fraction-static 0.85 --context-length 131072)
+out=$("$kvsim" "${l4[@]}") || fail "L4 calc exited $?"
+diff <(echo "$out") "$src/tests/golden/data/calc-sglang-qwq-32b-l4-tp4.txt" || fail "L4 golden text moved"
+out=$("$kvsim" "${l4[@]}" --avail-gib-before-load 21.63 --avail-gib-after-load 6.09) ||
+  fail "L4 measured calc exited $?"
+grep -q '#tokens: 46620,' <<<"$out" || fail "the L4 log's figures give 46,620 tokens: $out"
+
+# The automatic fraction reads nvidia-smi's total when given (L4: 23,034 MiB):
+# round((23034 - 4256) / 23034, 3) = 0.815, against 0.811 of the runtime's.
+out=$("$kvsim" calc --engine sglang --model qwen2.5-32b --gpu l4 --tensor-parallel-size 4 \
+  --context-length 131072 --gpu-memory-capacity-mib 23034) || fail "capacity calc exited $?"
+grep -q '^mem_fraction_static=0.815 (automatic: 4256 MB reserved of 23034 MB (nvidia-smi),' <<<"$out" \
+  || fail "nvidia-smi's total: $out"
 
 # JSON: kv_cache_tokens beside SGLang's own max_total_num_tokens.
 out=$("$kvsim" "${must[@]}" --json) || fail "json calc exited $?"

@@ -205,3 +205,81 @@ Test(plan_sglang, vllm_pool_overrides_are_refused_naming_the_sglang_option) {
   cr_assert_eq(pl.sglang.max_total_num_tokens, 16000, "capped to 16000, got %lld",
                (long long)pl.sglang.max_total_num_tokens);
 }
+
+/* QwQ-32B (Qwen2.5-32B's geometry) on 4 x L4, TP 4, mem_fraction_static
+ * 0.85, SGLang of March 2025 (github.com/didier-durand/llms-in-clouds
+ * docs/sglang.md): "Load weight begin. avail mem=21.63 GB", "Load weight
+ * end. ... avail mem=6.09 GB", "KV Cache is allocated. #tokens: 46611".
+ * 64 layers x 2 KV heads x 128 x 2 x 2 bytes = 65,536 bytes per token. */
+static kvsim_plan_params_t qwq_l4(void) {
+  kvsim_plan_params_t p = sgl(4, 0.85);
+  p.max_model_len = 131072;
+  return p;
+}
+
+Test(plan_sglang, l4_tp4_log_measured_to_its_rounding) {
+  kvsim_plan_params_t p = qwq_l4();
+  p.sglang.avail_gib_before_load = 21.63;
+  p.sglang.avail_gib_after_load = 6.09;
+  kvsim_plan_t pl = plan("qwen2.5-32b", "l4", &p);
+  cr_assert_eq(pl.sglang.cell_size, 65536, "cell %lld", (long long)pl.sglang.cell_size);
+  /* Each logged figure is rounded to 0.005 GB: rest moves by up to
+   * 0.005 x (1 + 0.15) GiB, i.e. 94 tokens. */
+  double slack = 0.005 * 1.15 * 1073741824.0 / 65536;
+  cr_assert_leq(fabs((double)pl.sglang.max_total_num_tokens - 46611), slack,
+                "measured: %lld tokens against the log's 46,611",
+                (long long)pl.sglang.max_total_num_tokens);
+}
+
+Test(plan_sglang, l4_tp4_log_predicted_within_its_spread) {
+  /* Predicted: the context before the distributed init (0.50 GiB, the
+   * median of SGLang's own logs) and PCIe NCCL buffers, then the weights.
+   * The previous 1.08 GiB (a ktransformers log against nvidia-smi's total)
+   * came out 15.9 % under the log. */
+  kvsim_plan_params_t p = qwq_l4();
+  kvsim_plan_t pl = plan("qwen2.5-32b", "l4", &p);
+  double err = ((double)pl.sglang.max_total_num_tokens - 46611) / 46611;
+  cr_assert_lt(fabs(err), 0.03, "predicted %lld tokens, %+.1f %% against 46,611",
+               (long long)pl.sglang.max_total_num_tokens, 100 * err);
+  cr_assert_lt(fabs(pl.sglang.avail_gib_before_load - 21.63), 0.3,
+               "avail before the weights %.2f against the log's 21.63 GiB",
+               pl.sglang.avail_gib_before_load);
+}
+
+Test(plan_sglang, preload_is_the_context_plus_the_nccl_share) {
+  /* TP 1: no communicator, the rank has lost only the 0.50 GiB context. */
+  kvsim_plan_params_t p = sgl(1, 0.85);
+  kvsim_plan_t pl = plan("llama-3.1-8b", "h100-sxm", &p);
+  double total = (double)pl.total_memory_bytes / 1073741824.0;
+  cr_assert_float_eq(pl.sglang.avail_gib_before_load, total - 0.50, 1e-9,
+                     "TP 1: %.4f of %.4f GiB", pl.sglang.avail_gib_before_load, total);
+  /* TP 2 on NVLink Hopper adds the NVLS buffers, as vLLM V0 charges them. */
+  p = sgl(2, 0.85);
+  kvsim_plan_t pl2 = plan("llama-3.1-8b", "h100-sxm", &p);
+  cr_assert_float_eq(pl.sglang.avail_gib_before_load - pl2.sglang.avail_gib_before_load, 1.79,
+                     1e-6, "the NCCL share at TP 2");
+}
+
+Test(plan_sglang, automatic_fraction_reads_nvidia_smis_total) {
+  /* L4 at TP 4: reserved 512 + 2048 x 1.5 + 80 x 2 + 4 / 8 x 1024 = 4,256
+   * MB; of nvidia-smi's 23,034 MiB that is round(18778 / 23034, 3) = 0.815,
+   * of the runtime's 22,478 MiB 0.811. */
+  kvsim_plan_params_t p = sgl(4, 0);
+  p.max_model_len = 131072;
+  kvsim_plan_t rt = plan("qwen2.5-32b", "l4", &p);
+  cr_assert_float_eq(rt.sglang.mem_fraction_static, 0.811, 1e-12, "runtime total: %.3f",
+                     rt.sglang.mem_fraction_static);
+  p.sglang.gpu_memory_capacity_mib = 23034;
+  kvsim_plan_t smi = plan("qwen2.5-32b", "l4", &p);
+  cr_assert_float_eq(smi.sglang.reserved_mb, 4256, 1e-9, "reserve");
+  cr_assert_float_eq(smi.sglang.mem_fraction_static, 0.815, 1e-12, "nvidia-smi total: %.3f",
+                     smi.sglang.mem_fraction_static);
+  cr_assert_gt(smi.sglang.max_total_num_tokens, rt.sglang.max_total_num_tokens,
+               "a larger fraction, a larger pool");
+  p.sglang.gpu_memory_capacity_mib = NAN;
+  kvsim_model_t m = model("qwen2.5-32b");
+  kvsim_gpu_t g = gpu("l4");
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &rt, &err), KVSIM_EINVAL, "NaN is refused");
+  cr_assert(strstr(err.msg, "gpu_memory_capacity_mib"), "names it: %s", err.msg);
+}

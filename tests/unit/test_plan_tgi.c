@@ -100,7 +100,7 @@ Test(plan_tgi, wiggle_room_by_version) {
   int minor = -1;
   cr_assert_eq(kvsim_tgi_version_parse("3.3.7", &minor), KVSIM_OK, "3.3.7 parses");
   cr_assert_eq(minor, 3, "3.3.7 is 3.3");
-  cr_assert_lt(kvsim_tgi_version_parse("2.4", &minor), 0, "TGI 2.x is not modelled");
+  cr_assert_lt(kvsim_tgi_version_parse("2.4", &minor), 0, "this parser is 3.x only");
   cr_assert_lt(kvsim_tgi_version_parse("3.x", &minor), 0, "garbage is refused");
 }
 
@@ -220,4 +220,134 @@ Test(plan_tgi, fp8_kv_halves_the_block) {
   cr_assert_eq(pl.block_bytes, 65536, "1-byte KV");
   cr_assert_gt(pl.tgi.num_blocks, 2 * expected_blocks(1.0, 0.9, 1, 4096) - 8200,
                "about twice the blocks");
+}
+
+/* TGI 2.x (flash_causal_lm.py FlashCausalLM.warmup at v2.0.0-v2.4.1): the
+ * room multiplies what cuda_memory_fraction leaves of the free memory,
+ * and up to 2.4.0 the launcher's 4096-capped defaults fix the warmup
+ * batch: ceil(4145 / 4095) = 2 requests of ceil((4096 - 1) / 16) = 256
+ * blocks of 2 MiB (32 layers x 16 x 8 heads x 128 x 2 x 2 bytes). */
+static kvsim_plan_params_t params_v2(int minor, int patch) {
+  kvsim_plan_params_t p = params();
+  p.tgi.version_major = 2;
+  p.tgi.version_minor = minor;
+  p.tgi.version_patch = patch;
+  p.tgi.attention = KVSIM_TGI_PAGED;
+  return p;
+}
+
+static int64_t expected_blocks_v2(double frac, double room) {
+  const double bpb = 2.0 * 1024 * 1024;
+  double free_now = 80.0 * GIB - 15.0 * GIB - 1.0 * GIB - 0.5 * GIB - 512 * bpb;
+  double left = free_now - (1 - frac) * 80.0 * GIB;
+  return (int64_t)floor(room * left / bpb) + 512;
+}
+
+Test(plan_tgi, v2_room_multiplies_the_free_memory) {
+  kvsim_plan_params_t p = params_v2(2, 0);
+  kvsim_plan_t pl = plan(&p);
+  cr_assert(pl.tgi.room_on_free && pl.tgi.launcher_fixed_defaults, "2.2: the 2.x rules");
+  cr_assert_eq(pl.tgi.block_size, 16, "paged: BLOCK_SIZE 16");
+  cr_assert_eq(pl.tgi.max_input_tokens, 4095, "launcher: min(max_position_embeddings, 4096) - 1");
+  cr_assert_eq(pl.tgi.max_total_tokens, 4096, "launcher: min(max_position_embeddings, 4096)");
+  cr_assert_eq(pl.tgi.max_batch_prefill_tokens, 4145, "launcher: max_input_tokens + 50");
+  cr_assert_eq(pl.tgi.warmup_requests, 2, "ceil(4145 / 4095) warmup requests");
+  cr_assert_eq(pl.tgi.warmup_blocks, 512, "2 x ceil(4095 / 16) blocks");
+  /* 0.95 x 62.5 GiB = 59.375 GiB = 30,400 blocks, plus the warmup's 512. */
+  cr_assert_eq(pl.tgi.num_blocks, 30912, "num_blocks %lld", (long long)pl.tgi.num_blocks);
+  cr_assert_eq(pl.tgi.num_blocks, expected_blocks_v2(1.0, 0.95), "the formula");
+  cr_assert_eq(pl.tgi.max_batch_total_tokens, 30912 * 16, "Setting max batch total tokens");
+  cr_assert(!pl.p.enable_chunked_prefill, "no chunked prefill in 2.x");
+  cr_assert(!pl.tgi.prefix_caching, "no prefix caching before 2.3");
+  p.tgi.cuda_memory_fraction = 0.8;
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.num_blocks, expected_blocks_v2(0.8, 0.95),
+               "fraction 0.8: 0.95 x (62.5 - 16 GiB): %lld", (long long)pl.tgi.num_blocks);
+}
+
+Test(plan_tgi, v2_wiggle_room_and_launcher_by_release) {
+  const struct {
+    int minor, patch;
+    double room;
+    bool fixed;
+  } v[] = {{0, 3, 0.95, true}, {3, 1, 0.95, true}, {4, 0, 0.90, true}, {4, 1, 0.90, false}};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    kvsim_plan_params_t p = params_v2(v[i].minor, v[i].patch);
+    kvsim_plan_t pl = plan(&p);
+    cr_assert_float_eq(pl.tgi.wiggle_room, v[i].room, 1e-12, "2.%d.%d: room", v[i].minor,
+                       v[i].patch);
+    cr_assert_eq(pl.tgi.launcher_fixed_defaults, v[i].fixed, "2.%d.%d: launcher defaults",
+                 v[i].minor, v[i].patch);
+    if (v[i].fixed)
+      cr_assert_eq(pl.tgi.num_blocks, expected_blocks_v2(1.0, v[i].room), "2.%d.%d: blocks",
+                   v[i].minor, v[i].patch);
+    else
+      cr_assert_eq(pl.tgi.max_batch_prefill_tokens, 4096, "2.4.1: the 3.x launcher's default");
+  }
+}
+
+Test(plan_tgi, v2_warmup_charges_the_prefill_logprob_logits) {
+  kvsim_plan_params_t p = params_v2(2, 0);
+  p.activation_gib = -1; /* predicted */
+  kvsim_plan_t pl = plan(&p);
+  int64_t logits = 2LL * 4145 * 128256 * 2;
+  cr_assert_eq(pl.tgi.prefill_logits_bytes, logits, "logits and log_softmax, [4145 x 128256] x 2 B");
+  cr_assert_eq(pl.activation_bytes, logits + 4145LL * 4096 * 2,
+               "the pair with the hidden states is the peak: %lld", (long long)pl.activation_bytes);
+  kvsim_plan_params_t q = params();
+  q.activation_gib = -1;
+  kvsim_plan_t pl3 = plan(&q);
+  cr_assert_eq(pl3.tgi.prefill_logits_bytes, 0, "3.x is unchanged");
+  cr_assert_lt(pl3.activation_bytes, logits, "3.x: the forward pass only");
+}
+
+Test(plan_tgi, v2_refuses_what_the_release_lacks) {
+  kvsim_model_t m = model("llama-3.1-8b");
+  kvsim_gpu_t g = gpu("h100-sxm");
+  kvsim_plan_t pl;
+  kvsim_err err = {0};
+  kvsim_plan_params_t p = params_v2(2, 0);
+  p.tgi.attention = KVSIM_TGI_FLASHINFER;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "flashinfer in 2.2");
+  cr_assert(strstr(err.msg, "2.3.0"), "says when flashinfer came: %s", err.msg);
+  p = params_v2(3, 0);
+  p.kv_dtype = KVSIM_KV_FP8;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "fp8 KV in 2.3");
+  p = params_v2(4, 2);
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "no 2.4.2 release");
+  /* One-token prompts filling a 2^30-token prefill, each holding 2^30
+   * total tokens: 2^56 warmup blocks, an error rather than an overflow. */
+  p = params_v2(2, 0);
+  p.tgi.max_input_tokens = 1;
+  p.tgi.max_total_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  p.tgi.max_batch_prefill_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "warmup overflow");
+  cr_assert(strstr(err.msg, "warmup batch"), "says what overflowed: %s", err.msg);
+  /* The 2.x launcher: a max_total_tokens alone keeps max_input_tokens at 4095. */
+  p = params_v2(2, 0);
+  p.tgi.max_total_tokens = 2048;
+  pl = plan(&p);
+  cr_assert(!pl.fits, "4095 input tokens do not fit 2048 total");
+  cr_assert(strstr(pl.error, "max_input_tokens"), "the launcher's words: %s", pl.error);
+}
+
+Test(plan_tgi, release_parse_and_default_backend) {
+  int a = 0, b = 0, c = 0;
+  cr_assert_eq(kvsim_tgi_release_parse("v2.2.0", &a, &b, &c), KVSIM_OK, "v2.2.0");
+  cr_assert(a == 2 && b == 2 && c == 0, "2.2.0: %d.%d.%d", a, b, c);
+  cr_assert_eq(kvsim_tgi_release_parse("2.4.1", &a, &b, &c), KVSIM_OK, "2.4.1");
+  cr_assert_eq(c, 1, "patch 1");
+  cr_assert_eq(kvsim_tgi_release_parse("3.3.7", &a, &b, &c), KVSIM_OK, "3.3.7");
+  cr_assert(a == 3 && b == 3 && c == 7, "3.3.7");
+  const char *bad[] = {"2.4.2", "2.5", "1.4", "4.0", "2.2.0rc1", "2", "2.x", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    cr_assert_lt(kvsim_tgi_release_parse(bad[i], &a, &b, &c), 0, "'%s' is refused", bad[i]);
+  cr_assert_eq(kvsim_tgi_default_attention(2, 2), KVSIM_TGI_PAGED, "paged before 2.3");
+  cr_assert_eq(kvsim_tgi_default_attention(2, 3), KVSIM_TGI_FLASHINFER, "flashinfer from 2.3");
+  cr_assert_eq(kvsim_tgi_default_attention(3, 0), KVSIM_TGI_FLASHINFER, "and in 3.x");
+  char buf[16];
+  kvsim_tgi_release_format(2, 4, 1, buf, sizeof buf);
+  cr_assert_str_eq(buf, "2.4.1", "patch shown when not 0");
+  kvsim_tgi_release_format(0, 3, 0, buf, sizeof buf);
+  cr_assert_str_eq(buf, "3.3", "major 0 is 3");
 }

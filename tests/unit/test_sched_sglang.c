@@ -304,3 +304,24 @@ Test(sched_sglang, lpm_deprioritizes_a_prefix_shared_inside_the_queue) {
     teardown_env(&e);
   }
 }
+
+/* engine.gpu_memory_capacity_mib (nvidia-smi's memory.total, what SGLang's
+ * automatic mem_fraction_static reads) reaches the plan; out of range is
+ * an error naming the key. */
+Test(sched_sglang, gpu_memory_capacity_key_reaches_the_plan) {
+  const kvsim_sched_ops_t *ops = kvsim_sched_find("sglang");
+  kvsim_err err = {0};
+  cJSON *o = cJSON_Parse("{\"gpu_memory_capacity_mib\": 23034}");
+  kvsim_sched_opts_t opts;
+  cr_assert_eq(kvsim_sched_parse_opts(ops, o, "engine", &opts, &err), KVSIM_OK, "%s", err.msg);
+  cJSON_Delete(o);
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  ops->plan_params(&opts, &p);
+  cr_assert_float_eq(p.sglang.gpu_memory_capacity_mib, 23034, 1e-9, "the key's MiB");
+  o = cJSON_Parse("{\"gpu_memory_capacity_mib\": 12}");
+  cr_assert_eq(kvsim_sched_parse_opts(ops, o, "engine", &opts, &err), KVSIM_EINVAL, "12 MiB");
+  cr_assert(strstr(err.msg, "engine") && strstr(err.msg, "gpu_memory_capacity_mib"), "names the key: %s",
+            err.msg);
+  cJSON_Delete(o);
+}

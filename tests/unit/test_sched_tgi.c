@@ -204,8 +204,17 @@ Test(sched_tgi, scenario_keys_reach_the_plan) {
   cr_assert(strstr(err.msg, "engine.cuda_memory_fraction"), "names the key: %s", err.msg);
   cr_assert_eq(parse("tgi", "{\"attention\": \"sdpa\"}", &p, &err), KVSIM_EINVAL,
                "unknown backend");
-  cr_assert_eq(parse("vllm-v1", "{\"tgi_version\": \"2.0\"}", &p, &err), KVSIM_EINVAL,
+  cr_assert_eq(parse("vllm-v1", "{\"tgi_version\": \"1.4\"}", &p, &err), KVSIM_EINVAL,
                "a bad tgi key is an error whichever profile runs");
+  /* TGI 2.x: the release reaches the plan whole, and the launcher's
+   * backend of that release (paged before 2.3) is the default. */
+  cr_assert_eq(parse("tgi", "{\"tgi_version\": \"2.2.0\"}", &p, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(p.tgi.version_major == 2 && p.tgi.version_minor == 2 && p.tgi.version_patch == 0,
+            "2.2.0: %d.%d.%d", p.tgi.version_major, p.tgi.version_minor, p.tgi.version_patch);
+  cr_assert_eq(p.tgi.attention, KVSIM_TGI_PAGED, "2.2 defaults to paged attention");
+  cr_assert_eq(parse("tgi", "{\"tgi_version\": \"2.4.1\"}", &p, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(p.tgi.version_patch == 1 && p.tgi.attention == KVSIM_TGI_FLASHINFER,
+            "2.4.1 defaults to flashinfer");
   cr_assert_eq(parse("hf-transformers",
                      "{\"cache\": \"static\", \"batch\": 8, \"max_cache_len\": 8192}", &p, &err),
                KVSIM_OK, "%s", err.msg);

@@ -53,7 +53,11 @@ typedef enum kvsim_tgi_attention {
 /* TGI launcher flags; 0 = the launcher's / warmup's default. */
 typedef struct kvsim_plan_tgi_params {
   double cuda_memory_fraction;      /* (0, 1], default 1.0 */
-  int version_minor;                /* TGI 3.<minor>: wiggle room 0.95 (3.0), 0.93 (3.1-3.2), 0.90 (3.3+) */
+  /* The release <major>.<minor>.<patch> whose warmup rules apply (plan_tgi.c):
+   * 3.x wiggle room 0.95 (3.0), 0.93 (3.1-3.2), 0.90 (3.3+) inside the
+   * fraction; 2.x the room times the free memory, 2.0.0-2.4.0 with the
+   * launcher's 4096-token defaults. major 0: 3. */
+  int version_major, version_minor, version_patch;
   kvsim_tgi_attention attention;
   int64_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens;
   int64_t max_batch_total_tokens;   /* ignored by flash models (warning), kept for the record */
@@ -77,8 +81,18 @@ typedef struct kvsim_plan_hf_params {
 } kvsim_plan_hf_params_t;
 
 /* Names as the engines spell them; the parsers return KVSIM_EINVAL on an
- * unknown name. "3.3" or "3.3.7": TGI 3.x, *minor = 3. */
+ * unknown name. "3.3" or "3.3.7": TGI 3.x, *minor = 3 (3.x only, kept for
+ * its callers; kvsim_tgi_release_parse takes 2.x too). */
 int kvsim_tgi_version_parse(const char *s, int *minor);
+/* A modelled TGI release: "2.0" to "2.4.1" or any 3.x, with an optional
+ * leading v and patch ("v2.2.0"); the patch is 0 when left out. */
+int kvsim_tgi_release_parse(const char *s, int *major, int *minor, int *patch);
+/* "2.2" or "2.4.1" (the patch only when not 0). */
+void kvsim_tgi_release_format(int major, int minor, int patch, char *buf, size_t cap);
+/* The attention backend a release's launcher picks when none is given:
+ * paged before 2.3 (FLASH_DECODING=1 for flashdecoding; no flashinfer),
+ * flashinfer from 2.3 (launcher/src/main.rs resolve_attention). */
+kvsim_tgi_attention kvsim_tgi_default_attention(int major, int minor);
 int kvsim_tgi_attention_parse(const char *s, kvsim_tgi_attention *out);
 const char *kvsim_tgi_attention_name(kvsim_tgi_attention a);
 int kvsim_hf_cache_parse(const char *s, kvsim_hf_cache *out);
@@ -125,7 +139,23 @@ typedef struct kvsim_plan_sglang_params {
   /* Measured "avail mem" (GiB) before and after weight loading; negative:
    * predicted. */
   double avail_gib_before_load, avail_gib_after_load;
+  /* What get_device_memory_capacity reads for the automatic fraction:
+   * nvidia-smi's memory.total in MiB, a few hundred MiB above the
+   * runtime's total; <= 0: the runtime's total. */
+  double gpu_memory_capacity_mib;
 } kvsim_plan_sglang_params_t;
+
+/* vLLM LoRA serving (--enable-lora; vllm/config/lora.py LoRAConfig):
+ * every supported linear layer preallocates max_loras adapter slots of
+ * max_lora_rank (vllm/lora/layers create_lora_weights). 0 = vLLM's
+ * default. */
+typedef struct kvsim_plan_lora_params {
+  bool enable;              /* --enable-lora */
+  int max_loras;            /* --max-loras, default 1 */
+  int max_lora_rank;        /* --max-lora-rank: 1, 8, 16 (default), 32, 64, 128, 256, 320, 512 */
+  int max_cpu_loras;        /* --max-cpu-loras, default max_loras (host memory only) */
+  bool fully_sharded;       /* --fully-sharded-loras: A (column) and B (row) split over TP */
+} kvsim_plan_lora_params_t;
 
 /* Everything the plan depends on. Zero / negative means "engine default"
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
@@ -167,6 +197,7 @@ typedef struct kvsim_plan_params {
    * them in blocks (swap_blocks, offload_blocks). */
   double swap_space_gib, kv_offloading_gib;
   kvsim_plan_sglang_params_t sglang; /* engine KVSIM_PLAN_SGLANG only */
+  kvsim_plan_lora_params_t lora;     /* vLLM engines only */
   /* Engines other than vLLM: their own settings (read by their plan). */
   kvsim_plan_tgi_params_t tgi;
   kvsim_plan_hf_params_t hf;
@@ -199,6 +230,11 @@ typedef struct kvsim_plan_tgi {
   int64_t max_batch_total_tokens;  /* num_blocks x BLOCK_SIZE */
   int64_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens;
   int64_t warmup_blocks;           /* the warmup batch's blocks, added back */
+  int64_t warmup_requests;         /* requests of the warmup batch */
+  int64_t prefill_logits_bytes;    /* 2.x: the warmup's prefill-logprob logits, in the peak */
+  bool room_on_free;               /* 2.x: blocks = room x (free - (1 - fraction) x total) */
+  bool launcher_fixed_defaults;    /* 2.0.0-2.4.0: input/total/prefill from the 4096 cap */
+  bool input_defaulted, total_defaulted; /* that launcher filled them ("Default `...` to") */
   bool prefix_caching;             /* the backend allows it */
   bool total_tokens_flag_ignored;  /* --max-batch-total-tokens given: flash models ignore it */
 } kvsim_plan_tgi_t;
@@ -237,6 +273,7 @@ typedef struct kvsim_plan {
   int64_t total_memory_bytes, requested_bytes, weights_bytes, activation_bytes,
       non_torch_bytes, cuda_graph_bytes, available_kv_bytes;
   bool cuda_graph_subtracted;
+  int64_t lora_bytes;         /* --enable-lora: the adapter slots, inside weights_bytes */
   /* Pool. */
   int64_t num_gpu_blocks;     /* as logged; V1 includes the null block 0 */
   int64_t kv_cache_tokens;    /* "GPU KV cache size: N tokens" */

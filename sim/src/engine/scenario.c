@@ -123,6 +123,24 @@ static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err 
   return 1;
 }
 
+/* vLLM's LoRA keys (--enable-lora ...; vllm/config/lora.py): the plan
+ * checks the rank and the slot counts against vLLM's rules, named by
+ * flag and key; here a given count must be >= 1 (0 is the default). */
+static int parse_lora(const cJSON *o, kvsim_plan_lora_params_t *l, const char *w, kvsim_err *err) {
+  int64_t loras = 0, rank = 0, cpu = 0;
+  int rc;
+  if ((rc = kvsim__json_bool(o, "enable_lora", &l->enable, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "fully_sharded_loras", &l->fully_sharded, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_loras", 1, 4096, DEFAULT_NOTE, &loras, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_lora_rank", 1, 512, DEFAULT_NOTE, &rank, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_cpu_loras", 1, 4096, DEFAULT_NOTE, &cpu, w, err)) < 0)
+    return rc;
+  l->max_loras = (int)loras;
+  l->max_lora_rank = (int)rank;
+  l->max_cpu_loras = (int)cpu;
+  return KVSIM_OK;
+}
+
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
   if ((rc = kvsim__scenario_check_keys(o, "engine", w, err)) < 0)
@@ -184,7 +202,8 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   if ((rc = kvsim__json_bool(o, "enable_chunked_prefill", &b, w, err)) < 0)
     return rc;
   p->enable_chunked_prefill = rc > 0 ? b : -1;
-  if ((rc = kvsim__json_bool(o, "enforce_eager", &p->enforce_eager, w, err)) < 0 ||
+  if ((rc = parse_lora(o, &p->lora, w, err)) < 0 ||
+      (rc = kvsim__json_bool(o, "enforce_eager", &p->enforce_eager, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "estimate_cudagraphs", &p->estimate_cudagraphs, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "disable_hybrid_kv_cache_manager",
                              &p->disable_hybrid_kv_cache_manager, w, err)) < 0 ||

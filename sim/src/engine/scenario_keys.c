@@ -47,6 +47,11 @@ static const char *const engine_shared_keys[] = {"profile",
                                                  "non_torch_gib",
                                                  "cuda_graph_gib",
                                                  "vllm_version",
+                                                 "enable_lora",
+                                                 "max_loras",
+                                                 "max_lora_rank",
+                                                 "max_cpu_loras",
+                                                 "fully_sharded_loras",
                                                  NULL};
 
 /* The shared keys followed by every profile's options, NULL-terminated;

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "memory/lora.h"
 #include "memory/overheads.h"
 #include "memory/plan_sglang.h"
 #include "memory/plan_engines.h"
@@ -47,6 +48,7 @@ void kvsim_plan_params_default(kvsim_plan_params_t *p) {
   p->sglang.avail_gib_before_load = p->sglang.avail_gib_after_load = -1;
   /* launcher/src/main.rs: --cuda-memory-fraction 1.0; the current 3.3 line. */
   p->tgi.cuda_memory_fraction = 1.0;
+  p->tgi.version_major = 3;
   p->tgi.version_minor = 3;
   /* cache_utils.py QuantizedCache: nbits=4, q_group_size=64, residual_length=128. */
   p->hf.nbits = 4;
@@ -186,8 +188,12 @@ int64_t kvsim_plan_blocks_for_tokens(const kvsim_plan_t *pl, int64_t tokens) {
 static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
                                const kvsim_plan_params_t *p, const kvsim_quant_t *q, int stage,
                                kvsim_plan_t *pl) {
+  /* The LoRA slots are allocated while the model loads (lora.c): a
+   * measured "Model loading took" already holds them. */
+  pl->lora_bytes = kvsim__lora_bytes(m, p, stage);
   pl->weights_bytes = p->weights_gib >= 0 ? gib_round(p->weights_gib)
-                                          : kvsim__weights_bytes_ep(m, q, p->tp, p->ep, p->pp, stage);
+                                          : kvsim__weights_bytes_ep(m, q, p->tp, p->ep, p->pp, stage) +
+                                                pl->lora_bytes;
   /* The profiling batch: max_num_batched_tokens (V1; V0 with chunked
    * prefill), or max(max_model_len, 2048) in V0 without it (resolved in
    * resolve_defaults). Only the last pipeline stage samples (V1
@@ -332,6 +338,9 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->pp > m->num_layers)
     return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
                          p->pp, m->num_layers);
+  int lrc = kvsim__lora_resolve(m, p, err);
+  if (lrc < 0)
+    return lrc;
   /* The newest modelled release unless one is named (version.c). */
   if (!p->vllm_version)
     p->vllm_version = kvsim_plan_version_newest(p->engine);
@@ -606,6 +615,12 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
 
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                        kvsim_plan_t *out, kvsim_err *err) {
+  if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_V0 &&
+      (p->lora.enable || p->lora.max_loras || p->lora.max_lora_rank))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--enable-lora (engine.enable_lora): vLLM's LoRA slots are modelled for "
+                         "the vllm-v1 and vllm-v0 engines only, not %s",
+                         kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);
   /* Engines other than vLLM size their pools by their own rules. */

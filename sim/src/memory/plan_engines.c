@@ -34,8 +34,11 @@ static void tgi_fraction(kvsim_plan_params_t *p, double f, int64_t seq_len) {
     p->tgi.max_batch_prefill_tokens = seq_len;
 }
 static void tgi_settings(const kvsim_plan_t *pl, char *buf, size_t cap) {
-  snprintf(buf, cap, "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f (3.%d), %s BLOCK_SIZE %lld",
-           pl->p.tgi.cuda_memory_fraction, pl->tgi.wiggle_room, pl->p.tgi.version_minor,
+  char v[16];
+  kvsim_tgi_release_format(pl->p.tgi.version_major, pl->p.tgi.version_minor,
+                           pl->p.tgi.version_patch, v, sizeof v);
+  snprintf(buf, cap, "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f (%s), %s BLOCK_SIZE %lld",
+           pl->p.tgi.cuda_memory_fraction, pl->tgi.wiggle_room, v,
            kvsim_tgi_attention_name(pl->p.tgi.attention), (long long)pl->tgi.block_size);
 }
 static void hf_fraction(kvsim_plan_params_t *p, double f, int64_t seq_len) {
@@ -91,14 +94,49 @@ const char *kvsim_plan_engine_name(kvsim_plan_engine e) {
   return "?";
 }
 
-int kvsim_tgi_version_parse(const char *s, int *minor) {
-  int maj = 0, min = 0;
+int kvsim_tgi_release_parse(const char *s, int *major, int *minor, int *patch) {
+  if (!s)
+    return KVSIM_EINVAL;
+  if (*s == 'v' || *s == 'V')
+    s++;
+  int maj = 0, min = 0, pat = 0, used = 0;
   char tail[8] = "";
-  int n = sscanf(s, "%d.%d%7s", &maj, &min, tail);
-  if (n < 2 || maj != 3 || min < 0 || min > 99 || (tail[0] && tail[0] != '.'))
+  int n = sscanf(s, "%d.%d%n", &maj, &min, &used);
+  if (n < 2 || min < 0 || min > 99)
+    return KVSIM_EINVAL;
+  s += used;
+  if (*s == '.' && sscanf(s, ".%d%7s", &pat, tail) >= 1) {
+    if (pat < 0 || pat > 99 || (tail[0] && tail[0] != '-' && tail[0] != '+'))
+      return KVSIM_EINVAL;
+  } else if (*s)
+    return KVSIM_EINVAL;
+  /* 2.0.0 to 2.4.1 were the 2.x releases (git tags v2.0.0 ... v2.4.1). */
+  bool v2 = maj == 2 && (min < 4 || (min == 4 && pat <= 1));
+  if (!v2 && maj != 3)
+    return KVSIM_EINVAL;
+  *major = maj;
+  *minor = min;
+  *patch = pat;
+  return KVSIM_OK;
+}
+
+int kvsim_tgi_version_parse(const char *s, int *minor) {
+  int maj, min, pat;
+  if (kvsim_tgi_release_parse(s, &maj, &min, &pat) < 0 || maj != 3)
     return KVSIM_EINVAL;
   *minor = min;
   return KVSIM_OK;
+}
+
+void kvsim_tgi_release_format(int major, int minor, int patch, char *buf, size_t cap) {
+  if (patch > 0)
+    snprintf(buf, cap, "%d.%d.%d", major ? major : 3, minor, patch);
+  else
+    snprintf(buf, cap, "%d.%d", major ? major : 3, minor);
+}
+
+kvsim_tgi_attention kvsim_tgi_default_attention(int major, int minor) {
+  return major == 2 && minor < 3 ? KVSIM_TGI_PAGED : KVSIM_TGI_FLASHINFER;
 }
 
 int kvsim_tgi_attention_parse(const char *s, kvsim_tgi_attention *out) {

@@ -22,15 +22,28 @@
 #include "core/arith.h"
 #include "memory/overheads.h"
 
-/* Memory a rank has lost before the weights load: the CUDA context, the
- * torch and distributed init and the lazily loaded modules. 1.08 GiB is
- * what one SGLang log leaves once its NCCL share is taken off: a 24 GiB
- * RTX 4090 at TP 2 (PCIe) logs "Load weight end. ... avail mem=19.08 GB,
- * mem usage=3.76 GB", i.e. 22.84 of 23.99 GiB free before the weights
- * (kvcache-ai/ktransformers#1870). The NCCL buffers come on top for TP or
- * PP > 1, sized by the interconnect as for vLLM V0 (overheads.c). A
- * measured --avail-gib-before-load replaces the whole prediction. */
-#define SGL_PRELOAD_GIB 1.08
+/* Memory a rank has lost before its distributed init: the CUDA context
+ * and the torch init. SGLang logs it indirectly, as the total minus
+ * "Load weight begin. avail mem" minus "Init torch distributed ends. mem
+ * usage" (ModelRunner.init_torch_distributed measures free memory before
+ * and after init_distributed_environment / initialize_model_parallel;
+ * load_model logs the free memory that follows). 0.50 GiB is the median
+ * of three SGLang logs:
+ * - 0.19 GiB: QwQ-32B on 4 x L4, TP 4 (21.95 - 21.63 - 0.13), github.com/
+ *   didier-durand/llms-in-clouds docs/sglang.md;
+ * - 0.50 GiB: 8 x H200, TP 8 (139.80 - 137.29 - 2.01), sgl-project/sglang
+ *   PR #11716;
+ * - 0.57 GiB: 4 x RTX PRO 6000, TP 4 (94.97 - 94.01 - 0.39), sgl-project/
+ *   sglang issue #40558.
+ * It replaces 1.08 GiB, taken from a ktransformers log on an RTX 4090
+ * (kvcache-ai/ktransformers#1870: "avail mem=19.08 GB, mem usage=3.76
+ * GB") against nvidia-smi's 23.99 GiB rather than the 23.52 GiB the
+ * runtime reports: that charged ~0.6 GiB too much on every rank and put
+ * the predicted pool of the L4 log 16 % under its 46,611 tokens. The
+ * NCCL / custom all-reduce share comes on top for TP or PP > 1, sized by
+ * the interconnect as for vLLM V0 (overheads.c). A measured
+ * --avail-gib-before-load replaces the whole prediction. */
+#define SGL_PRELOAD_GIB 0.50
 
 /* python/sglang/srt/server_args.py: max_prefill_tokens = 16384. */
 #define SGL_MAX_PREFILL_TOKENS 16384
@@ -133,6 +146,12 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          "--avail-gib-after-load: %g GiB must be <= --avail-gib-before-load (%g "
                          "GiB) <= %g",
                          a, b, KVSIM_PLAN_MAX_GIB);
+  double cap = s->gpu_memory_capacity_mib;
+  if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib): %g is out of "
+                         "range (0, %g]",
+                         cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
   if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
     return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib (hardware.gpu_memory_gib): out of range");
   return KVSIM_OK;
@@ -260,10 +279,14 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   o->max_prefill_tokens = p->sglang.max_prefill_tokens > 0 ? p->sglang.max_prefill_tokens
                                                              : SGL_MAX_PREFILL_TOKENS;
   o->chunked_prefill_size = p->sglang.chunked_prefill_size;
-  /* get_device_memory_capacity reads the card's total in MB; the catalog's
-   * total is the runtime's (a few hundred MiB under nvidia-smi's), which
-   * can move the third decimal of the automatic fraction. */
-  double mem_mb = (double)p->total_memory_bytes / (1 << 20);
+  /* get_device_memory_capacity (python/sglang/srt/utils.py
+   * get_nvgpu_memory_capacity) reads nvidia-smi's memory.total in MiB,
+   * the minimum over the GPUs; the catalog's total is the runtime's, a
+   * few hundred MiB under it (L4: 23,034 against 22,478 MiB), which moves
+   * the automatic fraction by ~0.004 on a 24 GB card. Given
+   * (--gpu-memory-capacity-mib), nvidia-smi's figure is used. */
+  double mem_mb = p->sglang.gpu_memory_capacity_mib > 0 ? p->sglang.gpu_memory_capacity_mib
+                                                         : (double)p->total_memory_bytes / (1 << 20);
   double frac = kvsim_plan_sglang_auto_fraction(mem_mb, p->tp, p->pp, &o->chunked_prefill_size,
                                                 o->max_prefill_tokens, &o->cuda_graph_max_bs,
                                                 &o->reserved_mb);

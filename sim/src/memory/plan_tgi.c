@@ -16,7 +16,26 @@
  *   flashinfer, 256 for flashdecoding, 16 otherwise (paged).
  * Free memory is what cudaMemGetInfo reports, so the CUDA context, NCCL
  * buffers and the warmup's activation peak (held by PyTorch's caching
- * allocator) are charged, unlike vLLM's profiling. */
+ * allocator) are charged, unlike vLLM's profiling.
+ *
+ * TGI 2.x (tags v2.0.0 to v2.4.1), the same file and function:
+ *   free_memory = get_free_memory(device, MEMORY_FRACTION)
+ *   num_blocks  = int((free_memory * 0.95) // total_cache_size) + batch.num_blocks
+ * i.e. the room multiplies what the fraction leaves ("Leave 5% for some
+ * wiggle room"; TGI_WIGGLE_ROOM, default 0.95, from v2.3.0 and 0.90 in
+ * v2.4.x, globals.py), and the router logs "Setting max batch total
+ * tokens to {num_blocks * 16}". BLOCK_SIZE is 16 (paged) or 256
+ * (FLASH_DECODING=1) before v2.3.0, which added ATTENTION and flashinfer.
+ * Up to v2.4.0 the launcher (launcher/src/main.rs main) caps the model's
+ * max_position_embeddings at 4096 and defaults max_input_tokens to it
+ * minus 1, max_total_tokens to it and max_batch_prefill_tokens to
+ * max_input_tokens + 50; the router then warms up with requests of
+ * max_input_tokens prompt tokens and max_total_tokens - truncate new ones
+ * (router/client/src/v3/client.rs warmup), each holding
+ * ceil((max_total_tokens - 1) / BLOCK_SIZE) blocks (flash_causal_lm.py
+ * FlashCausalLMBatch.from_tokenized: input_length + max_new_tokens - 1).
+ * v2.4.1 took the 3.x launcher (defaults from the warmup, chunked
+ * prefill) but kept the room on the free memory. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +52,24 @@
  * model FLOPs) is not modelled. */
 #define TGI_DEFAULT_PREFILL_TOKENS 4096
 
-static double wiggle_room(int minor) { return minor >= 3 ? 0.90 : minor >= 1 ? 0.93 : 0.95; }
+/* What a release's warmup and launcher do differently. */
+typedef struct rules {
+  double wiggle_room;
+  bool room_on_free;   /* 2.x: room x (free - (1 - fraction) x total) */
+  bool fixed_defaults; /* 2.0.0-2.4.0: the 4096-capped launcher defaults, no chunking */
+  bool prefill_logits; /* 2.x: charge the warmup's prefill-logprob logits */
+  bool flashinfer;     /* ATTENTION=flashinfer exists (v2.3.0+) */
+  bool kv_dtype;       /* --kv-cache-dtype exists (v2.4.0+) */
+} rules;
+
+static rules release_rules(const kvsim_plan_tgi_params_t *t) {
+  int major = t->version_major ? t->version_major : 3, minor = t->version_minor;
+  if (major == 3)
+    return (rules){minor >= 3 ? 0.90 : minor >= 1 ? 0.93 : 0.95, false, false, false, true, true};
+  rules r = {minor >= 4 ? 0.90 : 0.95, true, true, true, minor >= 3, minor >= 4};
+  r.fixed_defaults = minor < 4 || (minor == 4 && t->version_patch == 0);
+  return r;
+}
 
 static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB); }
 
@@ -44,10 +80,25 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
         err, KVSIM_EINVAL,
         "--cuda-memory-fraction (engine.cuda_memory_fraction): %g is outside (0, 1]",
         t->cuda_memory_fraction);
-  if (t->version_minor < 0 || t->version_minor > 99)
+  int major = t->version_major ? t->version_major : 3;
+  if ((major != 2 && major != 3) || t->version_minor < 0 || t->version_minor > 99 ||
+      t->version_patch < 0 || t->version_patch > 99 ||
+      (major == 2 && (t->version_minor > 4 || (t->version_minor == 4 && t->version_patch > 1))))
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tgi-version (engine.tgi_version): 3.%d is not a TGI 3.x version",
-                         t->version_minor);
+                         "--tgi-version (engine.tgi_version): %d.%d.%d is not a modelled TGI "
+                         "release (2.0.0 to 2.4.1, 3.x)",
+                         major, t->version_minor, t->version_patch);
+  rules r = release_rules(t);
+  if (!r.flashinfer && t->attention == KVSIM_TGI_FLASHINFER)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--attention flashinfer: TGI %d.%d has no flashinfer backend (added in "
+                         "2.3.0); use paged (BLOCK_SIZE 16) or flashdecoding (256)",
+                         major, t->version_minor);
+  if (!r.kv_dtype && p->kv_dtype != KVSIM_KV_AUTO)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--kv-cache-dtype: TGI %d.%d has no such flag (added in 2.4.0); its "
+                         "cache is in the model's dtype",
+                         major, t->version_minor);
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--num-shard (hardware.tensor_parallel_size)";
   if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is out of range [1, %d]", tp_flag, p->tp,
@@ -90,6 +141,53 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
   return KVSIM_OK;
 }
 
+/* launcher/src/main.rs main, v2.0.0 to v2.4.0: "tgi will now set its
+ * default to 4096" (max_position_embeddings capped at 4096, 4096 when the
+ * config has none), then max_input_tokens = that - 1, max_total_tokens =
+ * that, max_batch_prefill_tokens = max_batch_size x max_input_tokens or
+ * max_input_tokens + 50 ("some edge ... for block_size alignement"). */
+static void fixed_defaults(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim_plan_tgi_t *t) {
+  int64_t pos = m->max_position_embeddings > 0 && m->max_position_embeddings < 4096
+                    ? m->max_position_embeddings
+                    : 4096;
+  t->input_defaulted = p->tgi.max_input_tokens <= 0;
+  t->total_defaulted = p->tgi.max_total_tokens <= 0;
+  if (t->input_defaulted)
+    p->tgi.max_input_tokens = pos - 1;
+  if (t->total_defaulted)
+    p->tgi.max_total_tokens = pos;
+  if (t->max_batch_prefill_tokens <= 0) {
+    int64_t v = p->tgi.max_input_tokens + 50;
+    /* A u32 in the launcher; held to the plan's token bound here. */
+    if (p->max_num_seqs > 0 &&
+        (!kvsim__mul_i64(p->max_num_seqs, p->tgi.max_input_tokens, &v) || v > KVSIM_MODEL_MAX_CONTEXT))
+      v = KVSIM_MODEL_MAX_CONTEXT;
+    t->max_batch_prefill_tokens = v;
+  }
+}
+
+/* TGI 2.x's warmup requests ask for prefill_logprobs (router/client/src/
+ * v3/client.rs warmup: prefill_logprobs: true), so FlashCausalLMBatch
+ * keeps every prompt position for the LM head (prefill_head_indices None)
+ * and generate_token holds the [tokens x vocab] logits and their
+ * torch.log_softmax together, both in the model dtype; TensorParallelHead
+ * gathers the full vocabulary on every shard, so the pair does not shrink
+ * with TP (its per-shard slice is gone by the log_softmax). */
+static int64_t prefill_logits_bytes(const kvsim_model_t *m, int64_t tokens) {
+  return 2 * tokens * m->vocab_size * m->dtype_bytes;
+}
+
+/* The warmup's activation peak: the forward pass, or (2.x) the logits
+ * pair with the batch's hidden states, whichever is larger. */
+static int64_t warmup_peak(const kvsim_model_t *m, int tp, const kvsim_plan_tgi_t *t) {
+  int64_t fwd = kvsim__activation_bytes(m, tp, t->max_batch_prefill_tokens, 1, KVSIM_PLAN_V1);
+  int64_t logits = t->prefill_logits_bytes > 0
+                       ? t->prefill_logits_bytes +
+                             t->max_batch_prefill_tokens * m->hidden_size * m->dtype_bytes
+                       : 0;
+  return logits > fwd ? logits : fwd;
+}
+
 /* Fills the geometry and the memory terms; returns the bytes of one block. */
 static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *pl,
                     kvsim_err *err) {
@@ -99,13 +197,17 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
   int rc = kvsim__quant_resolve(m, p->quantization, &q, err);
   if (rc < 0)
     return rc;
-  t->wiggle_room = wiggle_room(p->tgi.version_minor);
+  rules r = release_rules(&p->tgi);
+  t->wiggle_room = r.wiggle_room;
+  t->room_on_free = r.room_on_free;
+  t->launcher_fixed_defaults = r.fixed_defaults;
   t->block_size = p->tgi.attention == KVSIM_TGI_FLASHINFER      ? 1
                   : p->tgi.attention == KVSIM_TGI_FLASHDECODING ? 256
                                                                 : 16;
   /* launcher resolve_attention: prefix caching needs flashinfer or
    * flashdecoding; paged attention turns it off. */
-  t->prefix_caching = p->tgi.attention != KVSIM_TGI_PAGED;
+  t->prefix_caching = p->tgi.attention != KVSIM_TGI_PAGED &&
+                      (p->tgi.version_major != 2 || p->tgi.version_minor >= 3);
   pl->num_layers = m->num_layers;
   /* warmup: num_kv_heads = kv_heads // world_size (one head when fewer). */
   pl->kv_heads_per_rank = kvsim_model_kv_heads_per_rank(m, p->tp);
@@ -131,17 +233,19 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
   t->max_batch_prefill_tokens = p->tgi.max_batch_prefill_tokens > 0
                                     ? p->tgi.max_batch_prefill_tokens
                                     : p->max_num_batched_tokens;
-  if (t->max_batch_prefill_tokens <= 0) {
+  if (r.fixed_defaults)
+    fixed_defaults(m, p, t);
+  else if (t->max_batch_prefill_tokens <= 0) {
     t->max_batch_prefill_tokens = TGI_DEFAULT_PREFILL_TOKENS;
     if (m->max_position_embeddings > 0 && m->max_position_embeddings < t->max_batch_prefill_tokens)
       t->max_batch_prefill_tokens = m->max_position_embeddings;
   }
   pl->weights_bytes =
       p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, p->tp, 1, 0);
+  if (r.prefill_logits)
+    t->prefill_logits_bytes = prefill_logits_bytes(m, t->max_batch_prefill_tokens);
   pl->activation_bytes =
-      p->activation_gib >= 0
-          ? gib_bytes(p->activation_gib)
-          : kvsim__activation_bytes(m, p->tp, t->max_batch_prefill_tokens, 1, KVSIM_PLAN_V1);
+      p->activation_gib >= 0 ? gib_bytes(p->activation_gib) : warmup_peak(m, p->tp, t);
   /* Context, workspaces and (TP > 1) NCCL buffers: all lower cudaMemGetInfo's
    * free memory (the V0 rule charges NCCL as well). */
   pl->non_torch_bytes = p->non_torch_gib >= 0
@@ -163,21 +267,39 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
   const int64_t bs = t->block_size, total = pl->total_memory_bytes;
   /* The warmup batch: prompts of max_input_tokens (or the whole budget)
    * up to max_batch_prefill_tokens, one new token each before the server
-   * knows max_total_tokens (backends/v3/src/client/grpc_client.rs warmup). */
+   * knows max_total_tokens (backends/v3/src/client/grpc_client.rs warmup);
+   * up to 2.4.0 the launcher's max_total_tokens - truncate new ones. */
   int64_t in = p->tgi.max_input_tokens > 0 ? p->tgi.max_input_tokens : t->max_batch_prefill_tokens;
   if (in > t->max_batch_prefill_tokens)
     in = t->max_batch_prefill_tokens;
-  int64_t nreq = cdiv(t->max_batch_prefill_tokens, in);
-  t->warmup_blocks = nreq * cdiv(in + 1, bs);
-  double keep = (1.0 - p->tgi.cuda_memory_fraction * t->wiggle_room) * (double)total;
+  t->warmup_requests = cdiv(t->max_batch_prefill_tokens, in);
+  int64_t per_request =
+      t->launcher_fixed_defaults ? cdiv(p->tgi.max_total_tokens - 1, bs) : cdiv(in + 1, bs);
+  if (!kvsim__mul_i64(t->warmup_requests, per_request, &t->warmup_blocks) ||
+      t->warmup_blocks > KVSIM_PLAN_MAX_BLOCKS)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "memory plan: the TGI warmup batch of %lld requests x %lld blocks exceeds "
+                         "%lld blocks (lower --max-batch-prefill-tokens or --max-total-tokens)",
+                         (long long)t->warmup_requests, (long long)per_request,
+                         (long long)KVSIM_PLAN_MAX_BLOCKS);
+  double warm_bytes = (double)t->warmup_blocks * (double)pl->block_bytes;
   double free_now = (double)total - (double)pl->weights_bytes - (double)pl->activation_bytes -
-                    (double)pl->non_torch_bytes - (double)(t->warmup_blocks * pl->block_bytes);
-  double kv = free_now - keep;
+                    (double)pl->non_torch_bytes - warm_bytes;
+  double frac = p->tgi.cuda_memory_fraction, kv;
+  if (t->room_on_free) {
+    /* 2.x: int((get_free_memory(device, MEMORY_FRACTION) * room) // size). */
+    double left = free_now - (1.0 - frac) * (double)total;
+    kv = t->wiggle_room * (left > 0 ? left : 0);
+    pl->requested_bytes = (int64_t)((double)total * frac);
+    p->gpu_memory_utilization = frac;
+  } else {
+    kv = free_now - (1.0 - frac * t->wiggle_room) * (double)total;
+    pl->requested_bytes = (int64_t)((double)total * frac * t->wiggle_room);
+    /* The share of the GPU the pool may reach, in the plan's common field. */
+    p->gpu_memory_utilization = frac * t->wiggle_room;
+  }
   if (kv < 0)
     kv = 0;
-  pl->requested_bytes = (int64_t)((double)total * p->tgi.cuda_memory_fraction * t->wiggle_room);
-  /* The share of the GPU the pool may reach, in the plan's common field. */
-  p->gpu_memory_utilization = p->tgi.cuda_memory_fraction * t->wiggle_room;
   int64_t blocks = p->num_gpu_blocks_override > 0 ? p->num_gpu_blocks_override
                                                   : (int64_t)floor(kv / (double)pl->block_bytes) +
                                                         (free_now > 0 ? t->warmup_blocks : 0);
@@ -192,7 +314,7 @@ int kvsim__plan_tgi(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pl
    * model_max_length, max_position_embeddings) when the model chunks
    * prefill (flashinfer, flashdecoding), else to the warmup batch's cache
    * lengths; max_input_tokens to max_total_tokens - 1. */
-  bool chunking = p->tgi.attention != KVSIM_TGI_PAGED;
+  bool chunking = p->tgi.attention != KVSIM_TGI_PAGED && !t->launcher_fixed_defaults;
   t->max_total_tokens = p->tgi.max_total_tokens;
   if (t->max_total_tokens <= 0) {
     t->max_total_tokens = chunking ? t->max_batch_total_tokens : t->max_batch_prefill_tokens;

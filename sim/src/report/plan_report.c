@@ -11,7 +11,8 @@ static void engine_json(const kvsim_plan_t *pl, cJSON *o) {
   if (pl->p.engine == KVSIM_PLAN_TGI) {
     const kvsim_plan_tgi_t *t = &pl->tgi;
     char ver[16];
-    snprintf(ver, sizeof ver, "3.%d", pl->p.tgi.version_minor);
+    kvsim_tgi_release_format(pl->p.tgi.version_major, pl->p.tgi.version_minor,
+                             pl->p.tgi.version_patch, ver, sizeof ver);
     cJSON_AddStringToObject(o, "tgi_version", ver);
     cJSON_AddStringToObject(o, "attention", kvsim_tgi_attention_name(pl->p.tgi.attention));
     cJSON_AddNumberToObject(o, "cuda_memory_fraction", pl->p.tgi.cuda_memory_fraction);
@@ -23,6 +24,10 @@ static void engine_json(const kvsim_plan_t *pl, cJSON *o) {
     cJSON_AddNumberToObject(o, "max_input_tokens", (double)t->max_input_tokens);
     cJSON_AddNumberToObject(o, "max_batch_prefill_tokens", (double)t->max_batch_prefill_tokens);
     cJSON_AddNumberToObject(o, "warmup_blocks", (double)t->warmup_blocks);
+    if (t->room_on_free) { /* TGI 2.x: what its warmup charges beyond 3.x's */
+      cJSON_AddNumberToObject(o, "warmup_requests", (double)t->warmup_requests);
+      cJSON_AddNumberToObject(o, "prefill_logits_bytes", (double)t->prefill_logits_bytes);
+    }
     cJSON_AddBoolToObject(o, "prefix_caching", t->prefix_caching);
   } else if (pl->p.engine == KVSIM_PLAN_HF) {
     const kvsim_plan_hf_params_t *h = &pl->p.hf;
@@ -70,6 +75,13 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   cJSON_AddNumberToObject(o, "total_memory_bytes", (double)pl->total_memory_bytes);
   cJSON_AddNumberToObject(o, "requested_bytes", (double)pl->requested_bytes);
   cJSON_AddNumberToObject(o, "weights_bytes", (double)pl->weights_bytes);
+  if (pl->p.lora.enable) { /* only then, so that other plans' JSON is unchanged */
+    cJSON_AddNumberToObject(o, "lora_bytes", (double)pl->lora_bytes);
+    cJSON_AddNumberToObject(o, "max_loras", pl->p.lora.max_loras);
+    cJSON_AddNumberToObject(o, "max_lora_rank", pl->p.lora.max_lora_rank);
+    cJSON_AddNumberToObject(o, "max_cpu_loras", pl->p.lora.max_cpu_loras);
+    cJSON_AddBoolToObject(o, "fully_sharded_loras", pl->p.lora.fully_sharded);
+  }
   cJSON_AddNumberToObject(o, "activation_bytes", (double)pl->activation_bytes);
   cJSON_AddNumberToObject(o, "non_torch_bytes", (double)pl->non_torch_bytes);
   cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)pl->cuda_graph_bytes);

@@ -10,7 +10,7 @@
 typedef struct {
   kvsim_calc_common_t c;
   const char *quant, *kv_dtype, *policy;
-  double mfs, mem_gib, before, after, util;
+  double mfs, mem_gib, before, after, util, cap_mib;
   int64_t tp, pp, ctx, page, mtt, mrr, cps, mpt;
 } sglang_args;
 
@@ -35,6 +35,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--schedule-policy", STR, policy, "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
     F("--avail-gib-before-load", NUM, before, "measured: the \"avail mem\" GB before weights"),
     F("--avail-gib-after-load", NUM, after, "measured: the \"Load weight end. avail mem\" GB"),
+    F("--gpu-memory-capacity-mib", NUM, cap_mib, "nvidia-smi's memory.total, which the automatic fraction reads (default: the runtime total)"),
     F("--gpu-memory-utilization", NUM, util, "vLLM's fraction for the side-by-side (default 0.9)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
@@ -45,7 +46,7 @@ static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(sglang_args) <= sizeof(kvsim_calc_args_t), "sglang_args fits kvsim_calc_args_t");
   *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(sglang_args *)a->bytes = (sglang_args){{"llama-3.1-8b", "h100-sxm", "sglang", false, false}, "", "auto", "fcfs",
-                                           -1, -1, -1, -1, 0.9, 1, 1, 0, 0, 0, 0, 0, 0};
+                                           -1, -1, -1, -1, 0.9, 0, 1, 1, 0, 0, 0, 0, 0, 0};
 }
 
 static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
@@ -87,6 +88,11 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_gib(GIVEN(before), a->before, "--avail-gib-before-load", err) < 0 ||
       kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
     return err->code;
+  const double cap_max = (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0;
+  if (GIVEN(cap_mib) && !(a->cap_mib >= 1024 && a->cap_mib <= cap_max))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-capacity-mib: %g is out of range [1024, %g]",
+                         a->cap_mib, cap_max);
+
 #undef GIVEN
   /* Given, each names its flag and range (0 is only the automatic value,
    * never one to type; the plan's upper bounds). */
@@ -120,7 +126,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     return err->code;
   p.max_model_len = a->ctx;
   p.block_size = a->page > 4096 ? 4097 : (int)a->page; /* the plan names the range */
-  p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after};
+  p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;
   /* vLLM V1 with the same model, GPUs, context and weights. */
@@ -151,9 +157,12 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
          quant[0] ? quant : m->quant.method[0] ? m->quant.method : m->dtype,
          p->kv_dtype == KVSIM_KV_AUTO ? m->dtype : kvsim_kv_dtype_name(p->kv_dtype), p->block_size);
   if (o->fraction_auto)
-    fprintf(out, "mem_fraction_static=%.3f (automatic: %.0f MB reserved of %.0f MB, "
+    fprintf(out, "mem_fraction_static=%.3f (automatic: %.0f MB reserved of %.0f MB%s, "
            "chunked_prefill_size %lld, cuda_graph_max_bs %lld)\n",
-           o->mem_fraction_static, o->reserved_mb, (double)pl->total_memory_bytes / (1 << 20),
+           o->mem_fraction_static, o->reserved_mb,
+           p->sglang.gpu_memory_capacity_mib > 0 ? p->sglang.gpu_memory_capacity_mib
+                                                 : (double)pl->total_memory_bytes / (1 << 20),
+           p->sglang.gpu_memory_capacity_mib > 0 ? " (nvidia-smi)" : "",
            (long long)o->chunked_prefill_size, (long long)o->cuda_graph_max_bs);
   else
     fprintf(out, "mem_fraction_static=%.3f\n", o->mem_fraction_static);

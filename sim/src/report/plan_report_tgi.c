@@ -1,5 +1,6 @@
 /* kvsim calc --engine tgi: TGI's warmup sizing, with the launcher's flags
  * and its start-up lines. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,10 +20,10 @@ static const kvsim_calc_flag_t flags[] = {
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
     F("--engine", STR, c.engine, "tgi"),
-    F("--tgi-version", STR, version, "TGI 3.x version: 3.0 (wiggle room 0.95), 3.1-3.2 (0.93), 3.3+ (0.90; default)"),
+    F("--tgi-version", STR, version, "TGI release: 2.0.0-2.4.1 (room x free memory; 4096-token launcher defaults to 2.4.0), 3.0 (wiggle room 0.95), 3.1-3.2 (0.93), 3.3+ (0.90; default)"),
     F("--cuda-memory-fraction", NUM, frac, "fraction of total memory TGI may use (default 1.0)"),
     F("--num-shard", INT, shard, "tensor-parallel shards (default 1)"),
-    F("--attention", STR, attention, "flashinfer (default, BLOCK_SIZE 1), flashdecoding (256), paged (16)"),
+    F("--attention", STR, attention, "flashinfer (default from 2.3, BLOCK_SIZE 1), flashdecoding (256), paged (16; default before 2.3)"),
     F("--max-input-tokens", INT, in, "default: max_total_tokens - 1"),
     F("--max-total-tokens", INT, total, "default: min(max batch total tokens, max_position_embeddings)"),
     F("--max-batch-prefill-tokens", INT, prefill, "warmup prefill budget (default 4096)"),
@@ -51,10 +52,15 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   kvsim_plan_params_t p;
   kvsim_plan_params_default(&p);
   p.engine = KVSIM_PLAN_TGI;
-  if (kvsim_tgi_version_parse(a->version, &p.tgi.version_minor) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tgi-version: '%s' (expected a TGI 3.x version, e.g. 3.3)",
+  if (kvsim_tgi_release_parse(a->version, &p.tgi.version_major, &p.tgi.version_minor,
+                              &p.tgi.version_patch) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--tgi-version: '%s' (expected a TGI release 2.0.0 to 2.4.1 or 3.x, e.g. 3.3)",
                          a->version);
-  if (kvsim_tgi_attention_parse(a->attention, &p.tgi.attention) < 0)
+  /* Left out, the backend the release's launcher picks. */
+  if (!kvsim__calc_given(args, flags, offsetof(tgi_args, attention)))
+    p.tgi.attention = kvsim_tgi_default_attention(p.tgi.version_major, p.tgi.version_minor);
+  else if (kvsim_tgi_attention_parse(a->attention, &p.tgi.attention) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--attention: '%s' (expected flashinfer, flashdecoding or paged)",
                          a->attention);
   /* TGI spells its FP8 caches fp8_e4m3fn / fp8_e5m2 (launcher/src/main.rs
@@ -127,35 +133,71 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 
 static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
 
+/* TGI 2.x: the free memory after warmup, then the room times what the
+ * fraction leaves of it (flash_causal_lm.py warmup at v2.0.0-v2.4.1). */
+static void print_free_2x(const kvsim_plan_t *pl, FILE *out) {
+  const kvsim_plan_params_t *p = &pl->p;
+  const kvsim_plan_tgi_t *t = &pl->tgi;
+  double total = gib(pl->total_memory_bytes),
+         warm = (double)t->warmup_blocks * (double)pl->block_bytes / KVSIM_GIB;
+  double free_now = total - gib(pl->weights_bytes) - gib(pl->activation_bytes) - gib(pl->non_torch_bytes) - warm;
+  int64_t per = t->warmup_requests > 0 ? t->warmup_blocks / t->warmup_requests : 0;
+  fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f%s - "
+          "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB (%lld requests x %lld blocks) = %.2f GiB\n",
+          total, gib(pl->weights_bytes), gib(pl->activation_bytes),
+          t->prefill_logits_bytes > 0 && p->activation_gib < 0 ? " (prefill logprob logits)" : "",
+          gib(pl->non_torch_bytes), warm, (long long)t->warmup_requests, (long long)per, free_now);
+  double left = free_now - (1 - p->tgi.cuda_memory_fraction) * total;
+  fprintf(out, "KV budget: TGI_WIGGLE_ROOM %.2f x (free - (1 - cuda_memory_fraction %.2f) x total) = %.2f GiB, "
+          "plus the warmup batch's %lld blocks\n",
+          t->wiggle_room, p->tgi.cuda_memory_fraction, t->wiggle_room * fmax(0, left),
+          (long long)t->warmup_blocks);
+}
+
 static void print_text(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g, FILE *out) {
   const kvsim_plan_params_t *p = &pl->p;
   const kvsim_plan_tgi_t *t = &pl->tgi;
   char a[32], b[32], c[32];
-  fprintf(out, "Model %s on %s: engine tgi 3.%d, --num-shard %d, --attention %s (BLOCK_SIZE %lld, prefix "
+  char v[16];
+  kvsim_tgi_release_format(p->tgi.version_major, p->tgi.version_minor, p->tgi.version_patch, v,
+                           sizeof v);
+  fprintf(out, "Model %s on %s: engine tgi %s, --num-shard %d, --attention %s (BLOCK_SIZE %lld, prefix "
           "caching %s), kv_cache_dtype %s\n",
-          m->name, g->name, p->tgi.version_minor, p->tp, kvsim_tgi_attention_name(p->tgi.attention),
+          m->name, g->name, v, p->tp, kvsim_tgi_attention_name(p->tgi.attention),
           (long long)t->block_size, t->prefix_caching ? "on" : "off", kvsim_kv_dtype_name(p->kv_dtype));
   fprintf(out, "KV cache per block: %s bytes (%d layers x BLOCK_SIZE %lld x %lld KV heads x %lld "
           "head_size x %d x %lld bytes); per token %s bytes\n",
           kvsim__commas(pl->block_bytes, a, sizeof a), pl->num_layers, (long long)t->block_size,
           (long long)pl->kv_heads_per_rank, (long long)pl->head_dim, m->mla ? 1 : 2,
           (long long)pl->kv_bytes_per_element, kvsim__commas(pl->per_token_kv_bytes, b, sizeof b));
+  /* launcher/src/main.rs, in its words (2.x prints all three defaults). */
+  if (t->input_defaulted)
+    fprintf(out, "Default `max_input_tokens` to %lld\n", (long long)t->max_input_tokens);
+  if (t->total_defaulted)
+    fprintf(out, "Default `max_total_tokens` to %lld\n", (long long)t->max_total_tokens);
   if (!p->tgi.max_batch_prefill_tokens)
     fprintf(out, "Default `max_batch_prefill_tokens` to %lld\n", (long long)t->max_batch_prefill_tokens);
   if (t->total_tokens_flag_ignored)
     fprintf(out, "WARN `--max-batch-total-tokens` is deprecated for Flash Attention models.\n");
-  fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f - "
-          "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB; keeps (1 - "
-          "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f) x total = %.2f GiB\n",
-          gib(pl->total_memory_bytes), gib(pl->weights_bytes), gib(pl->activation_bytes),
-          gib(pl->non_torch_bytes), gib(t->warmup_blocks * pl->block_bytes), p->tgi.cuda_memory_fraction,
-          t->wiggle_room, (1 - p->tgi.cuda_memory_fraction * t->wiggle_room) * gib(pl->total_memory_bytes));
+  if (t->room_on_free)
+    print_free_2x(pl, out);
+  else
+    fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f - "
+            "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB; keeps (1 - "
+            "cuda_memory_fraction %.2f x TGI_WIGGLE_ROOM %.2f) x total = %.2f GiB\n",
+            gib(pl->total_memory_bytes), gib(pl->weights_bytes), gib(pl->activation_bytes),
+            gib(pl->non_torch_bytes), (double)t->warmup_blocks * (double)pl->block_bytes / KVSIM_GIB, p->tgi.cuda_memory_fraction,
+            t->wiggle_room, (1 - p->tgi.cuda_memory_fraction * t->wiggle_room) * gib(pl->total_memory_bytes));
   /* server/text_generation_server/models/flash_causal_lm.py
    * FlashCausalLM.warmup and backends/v3/src/lib.rs, in their words. */
-  fprintf(out, "KV-cache blocks: %lld, size: %lld\n", (long long)t->num_blocks, (long long)t->block_size);
+  /* The server logs its block count from v2.4.0 on. */
+  bool logged = p->tgi.version_major != 2 || p->tgi.version_minor >= 4;
+  fprintf(out, "KV-cache blocks%s: %lld, size: %lld\n", logged ? "" : " (not logged before 2.4.0)",
+          (long long)t->num_blocks, (long long)t->block_size);
   fprintf(out, "Setting max batch total tokens to %lld\n", (long long)t->max_batch_total_tokens);
   fprintf(out, "max_total_tokens %s, max_input_tokens %s%s\n", kvsim__commas(t->max_total_tokens, a, sizeof a),
-          kvsim__commas(t->max_input_tokens, b, sizeof b), p->tgi.max_total_tokens ? "" : " (defaults from warmup)");
+          kvsim__commas(t->max_input_tokens, b, sizeof b),
+          t->launcher_fixed_defaults ? "" : p->tgi.max_total_tokens ? "" : " (defaults from warmup)");
   fprintf(out, "Maximum concurrency for %s tokens per request: %.2fx (%s usable blocks; block 0 is kept "
           "for health checks)\n",
           kvsim__commas(t->max_total_tokens, a, sizeof a), pl->max_concurrency,

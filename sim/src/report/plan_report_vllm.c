@@ -13,7 +13,8 @@ typedef struct {
   const char *kv_dtype, *dtype, *quant, *vllm_version, *mml_s, *seq_len_s;
   double util, mem_gib, w, act, nt, cg, swap, offload;
   int64_t bs, tp, pp, seqs, mbt, kvbytes, blocks_override, target, kv_group, kv_residual;
-  bool chunked, no_chunked, eager, est_cg, no_hma, pc, no_pc;
+  int64_t max_loras, max_lora_rank, max_cpu_loras;
+  bool chunked, no_chunked, eager, est_cg, no_hma, pc, no_pc, lora, lora_sharded;
 } vllm_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(vllm_args, name, kind, field, help)
@@ -46,6 +47,11 @@ static const kvsim_calc_flag_t flags[] = {
     F("--kv-offloading-size", NUM, offload, "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)"),
     F("--kv-cache-memory-bytes", INT, kvbytes, "bypass profiling: KV budget in bytes"),
     F("--num-gpu-blocks-override", INT, blocks_override, "use this many blocks"),
+    F("--enable-lora", FLAG, lora, "preallocate LoRA adapter slots (counted with the weights)"),
+    F("--max-loras", INT, max_loras, "LoRA slots on the GPU (default 1)"),
+    F("--max-lora-rank", INT, max_lora_rank, "slot rank: 1, 8, 16 (default), 32, 64, 128, 256, 320, 512"),
+    F("--max-cpu-loras", INT, max_cpu_loras, "adapters cached in host memory (default: max_loras)"),
+    F("--fully-sharded-loras", FLAG, lora_sharded, "shard LoRA A and B over TP"),
     F("--weights-gib", NUM, w, "measured weights (GiB) instead of the prediction"),
     F("--activation-gib", NUM, act, "measured activation peak (GiB)"),
     F("--non-torch-gib", NUM, nt, "measured non-torch memory (GiB)"),
@@ -112,6 +118,10 @@ static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kv
       /* kvsim_plan_reverse's bounds. */
       {GIVEN(target), a->target, 1, INT64_C(1) << 30, "--target-concurrency"},
       {GIVEN(seq_len_s), seq_len, 1, max_tokens, "--seq-len"},
+      /* Narrowed to int: the plan checks vLLM's own rules (lora.c). */
+      {GIVEN(max_loras), a->max_loras, 1, 4096, "--max-loras"},
+      {GIVEN(max_lora_rank), a->max_lora_rank, 1, 512, "--max-lora-rank"},
+      {GIVEN(max_cpu_loras), a->max_cpu_loras, 1, 4096, "--max-cpu-loras"},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
     if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <
@@ -157,6 +167,8 @@ static void fill(const vllm_args *a, int64_t mml, kvsim_plan_params_t *p) {
   p->num_gpu_blocks_override = a->blocks_override;
   p->swap_space_gib = a->swap; /* range-checked by the plan */
   p->kv_offloading_gib = a->offload;
+  p->lora = (kvsim_plan_lora_params_t){a->lora, (int)a->max_loras, (int)a->max_lora_rank,
+                                       (int)a->max_cpu_loras, a->lora_sharded};
 }
 
 static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
@@ -292,6 +304,11 @@ static void print(const kvsim_calc_args_t *args, const kvsim_calc_t *c, FILE *ou
   }
   kvsim_report_plan_text_fit(pl, &c->m, &c->g, c->answer[0] ? c->answer : NULL, out);
   fprintf(out, "vLLM %s sizing rules: %s\n", ver, kvsim_plan_version_rules(pl->p.engine, pl->p.vllm_version));
+  if (pl->p.lora.enable)
+    fprintf(out, "LoRA: %d slots of rank %d on every qkv_proj, o_proj, gate_up_proj and down_proj: %.2f GiB "
+            "per GPU, loaded with the weights (max_cpu_loras %d in host memory)\n",
+            pl->p.lora.max_loras, pl->p.lora.max_lora_rank, (double)pl->lora_bytes / KVSIM_GIB,
+            pl->p.lora.max_cpu_loras);
   if (a->swap > 0)
     fprintf(out, "# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)pl->swap_blocks, a->swap);
   if (a->offload > 0)

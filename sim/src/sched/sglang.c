@@ -32,7 +32,7 @@
 static const char *const option_keys[] = {
     "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
     "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
-    NULL};
+    "gpu_memory_capacity_mib", NULL};
 static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
 
 /* python/sglang/srt/environ.py (earlier global_config.py):
@@ -55,6 +55,8 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
                                err)) < 0 ||
       (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
                                &o->schedule_conservativeness, w, err)) < 0 ||
+      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024, KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0,
+                               &o->gpu_memory_capacity_mib, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "page_size", 1, 4096, &page, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_total_tokens", 1, tok, &o->max_total_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_running_requests", 1, KVSIM_PLAN_MAX_SEQS,
@@ -87,6 +89,7 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
   p->sglang.max_running_requests = o->max_running_requests;
   p->sglang.chunked_prefill_size = o->chunked_prefill_size;
   p->sglang.max_prefill_tokens = o->max_prefill_tokens;
+  p->sglang.gpu_memory_capacity_mib = o->gpu_memory_capacity_mib;
   if (o->page_size > 0)
     p->block_size = o->page_size;
 }

@@ -11,6 +11,7 @@ typedef enum { SGL_FCFS = 0, SGL_LPM, SGL_LOF, SGL_RANDOM } sgl_policy;
 typedef struct sgl_opts {
   double mem_fraction_static;       /* 0: automatic */
   double schedule_conservativeness; /* --schedule-conservativeness, 1.0 */
+  double gpu_memory_capacity_mib;   /* nvidia-smi's memory.total; 0: the runtime's */
   int64_t max_total_tokens, max_running_requests, chunked_prefill_size, max_prefill_tokens;
   int32_t page_size;
   int32_t policy;

@@ -35,7 +35,7 @@ typedef struct tgi_opts {
   double waiting_served_ratio;
   int32_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens, max_batch_total_tokens;
   int32_t max_waiting_tokens;
-  int32_t version_minor;
+  int32_t version_major, version_minor, version_patch;
   int32_t attention;
   bool reserve_max_total_tokens;
 } tgi_opts_t;
@@ -59,7 +59,7 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   /* launcher/src/main.rs Args defaults. */
   double frac = 1.0, ratio = 0.3;
   int64_t in = 0, tot = 0, pre = 0, btot = 0, wait = 20;
-  char ver[16] = "3.3", attn[16] = "flashinfer";
+  char ver[16] = "3.3", attn[16] = "";
   int rc;
   const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_num(engine, "cuda_memory_fraction", &frac, w, err)) < 0)
@@ -86,12 +86,14 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
       (rc = kvsim__json_bool(engine, "reserve_max_total_tokens", &o->reserve_max_total_tokens, w,
                              err)) < 0)
     return rc;
-  int minor = 3;
-  kvsim_tgi_attention a = KVSIM_TGI_FLASHINFER;
-  if (kvsim_tgi_version_parse(ver, &minor) < 0)
+  int major = 3, minor = 3, patch = 0;
+  if (kvsim_tgi_release_parse(ver, &major, &minor, &patch) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.tgi_version: '%s' (expected a TGI 3.x version, e.g. 3.3)", w, ver);
-  if (kvsim_tgi_attention_parse(attn, &a) < 0)
+                         "%s.tgi_version: '%s' (expected a TGI release 2.0.0 to 2.4.1 or 3.x, e.g. 3.3)",
+                         w, ver);
+  /* Left out, the backend the release's launcher picks (resolve_attention). */
+  kvsim_tgi_attention a = kvsim_tgi_default_attention(major, minor);
+  if (attn[0] && kvsim_tgi_attention_parse(attn, &a) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.attention: '%s' (expected flashinfer, flashdecoding or paged)", w,
                          attn);
@@ -102,7 +104,9 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   o->max_batch_prefill_tokens = (int32_t)pre;
   o->max_batch_total_tokens = (int32_t)btot;
   o->max_waiting_tokens = (int32_t)wait;
+  o->version_major = major;
   o->version_minor = minor;
+  o->version_patch = patch;
   o->attention = (int32_t)a;
   return KVSIM_OK;
 }
@@ -116,7 +120,9 @@ static void set_fraction(kvsim_plan_params_t *p, double f) { p->tgi.cuda_memory_
 static void plan_opts(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
   const tgi_opts_t *o = (const tgi_opts_t *)opts->bytes;
   p->tgi.cuda_memory_fraction = o->cuda_memory_fraction;
+  p->tgi.version_major = o->version_major;
   p->tgi.version_minor = o->version_minor;
+  p->tgi.version_patch = o->version_patch;
   p->tgi.attention = (kvsim_tgi_attention)o->attention;
   p->tgi.max_input_tokens = o->max_input_tokens;
   p->tgi.max_total_tokens = o->max_total_tokens;
