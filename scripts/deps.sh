@@ -7,9 +7,10 @@ pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcri
 # libFuzzer's runtime; and runs a sharded sweep through GNU parallel, as a
 # user spreads one over machines (tests/golden/test_sweep_shards.sh); jq,
 # which the calibration and leave-one-group-out scripts and their tests read
-# JSON with.
+# JSON with; prometheus (promtool and the server), which backfills and
+# queries `kvsim run --openmetrics` output (tests/golden/test_openmetrics.sh).
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev parallel jq)
+  pkgs+=(clang libclang-rt-14-dev parallel jq prometheus)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
