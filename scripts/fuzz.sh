@@ -59,6 +59,9 @@ seed() { # TARGET DIR
       for v in 'ttft_p99=2s,tpot_p99=100ms' 'e2e_p90=30,queue_mean=500us' 'ttft_p50=1.5s' \
         'ttft_p99=1s,,' '=1s' 'tpot_p99=' 'ttft_p99=9e9s' 'ttft_p99=1e300s'; do
         printf '%s' "$v" >"$d/slo-$((i++))"; done ;;
+    fuzz_bench_vllm) cp tests/golden/fidelity/vllm-aggregates.json tests/golden/fidelity/bench.json "$d/" ;;
+    fuzz_bench_sglang) cp tests/golden/fidelity/sglang-bench.jsonl "$d/" ;;
+    fuzz_aiperf) cp tests/golden/fidelity/aiperf.jsonl "$d/" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac
