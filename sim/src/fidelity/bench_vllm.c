@@ -38,7 +38,9 @@ static int drive(const cJSON *o, const char *path, kvsim_fid_measured_t *m, kvsi
       (rc = kvsim__bench_num(o, "total_input_tokens", path, 0, 1e18, &in, err)) < 0 ||
       (rc = kvsim__bench_num(o, "total_output_tokens", path, 0, 1e18, &out, err)) < 0)
     return got < 0 ? got : rc;
-  *d = (kvsim_fid_drive_t){got == 1, rate, b, (int64_t)conc, (int64_t)(done + failed),
+  /* --ramp-up-strategy moves the rate during the run: not replayed. */
+  bool ramp = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "ramp_up_strategy"));
+  *d = (kvsim_fid_drive_t){got == 1 && !ramp, rate, b, (int64_t)conc, (int64_t)(done + failed),
                            done > 0 ? in / done : NAN, done > 0 ? out / done : NAN};
   return KVSIM_OK;
 }
@@ -54,9 +56,12 @@ static int read(const cJSON *o, const char *path, kvsim_fid_lat_t *lat, kvsim_fi
   static const char *const stems[3] = {"ttft", "tpot", "e2el"};
   rc = kvsim__bench_aggregates(o, path, stems, m, err);
   snprintf(m->not_compared, sizeof m->not_compared,
-           "%s; ITL (kvsim times each request's TPOT, not each gap)",
+           "%s; ITL (kvsim times each request's TPOT, not each gap)%s",
            isfinite(m->stated[0].p90) ? "queueing delay (no per-request lists)"
-                                      : "p90 (not among --metric-percentiles), queueing delay");
+                                      : "p90 (not among --metric-percentiles), queueing delay",
+           cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "ramp_up_strategy"))
+               ? "; the ramp-up's arrivals (not replayed)"
+               : "");
   return rc;
 }
 

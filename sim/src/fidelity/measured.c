@@ -64,16 +64,16 @@ static const struct {
 };
 
 /* Reads every finished request of a file that the workload room reads
- * (wf: its format, or NULL to detect) into lat. */
-static int read_rows(const char *path, const kvsim__format_t *wf, kvsim_fid_lat_t *lat,
-                     kvsim_err *err) {
+ * (wf: its format, or NULL to detect) into lat; has_queue: the file knows
+ * when each request was first scheduled (an engine's file; a benchmark
+ * client does not). */
+static int read_rows(const char *path, const kvsim__format_t *wf, bool has_queue,
+                     kvsim_fid_lat_t *lat, kvsim_err *err) {
   kvsim__reader_t *r;
   int rc = kvsim__reader_open_measured(path, wf, &r, err);
   if (rc < 0)
     return kvsim__fid_recode(rc, KVSIM_EINVAL, err);
-  /* The engine's files know when a request was first scheduled; a
-   * benchmark client does not. */
-  lat->has_queue = strcmp(kvsim__format_name(wf ? wf : kvsim__reader_format(r)), "aiperf") != 0;
+  lat->has_queue = has_queue;
   kvsim__row_t row;
   while ((rc = kvsim__reader_next(r, &row, err)) == 1) {
     const kvsim__measured_t *m = &row.measured;
@@ -149,10 +149,10 @@ static int read_any(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_measured_t
   if (*s == '{' && strstr(s, "\"queued_ts\"")) {
     /* JSON lines whose first object has the LLMServingSim keys. */
     m->fmt = KVSIM_FID_FMT_LLMSERVINGSIM;
-    rc = read_rows(path, kvsim__format_find("llmservingsim"), lat, err);
+    rc = read_rows(path, kvsim__format_find("llmservingsim"), true, lat, err);
   } else if (*s == '{' && strstr(s, "\"metadata\"") && strstr(s, "\"metrics\"")) {
     m->fmt = KVSIM_FID_FMT_AIPERF;
-    rc = read_rows(path, kvsim__format_find("aiperf"), lat, err);
+    rc = read_rows(path, kvsim__format_find("aiperf"), false, lat, err);
   } else if (*s == '{') {
     char *text = NULL;
     m->has_arrivals = false;
@@ -161,7 +161,7 @@ static int read_any(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_measured_t
       rc = kvsim__bench_read(text, path, lat, m, err);
     free(text);
   } else if (csv_format(path, &wf, &m->fmt)) {
-    rc = read_rows(path, wf, lat, err);
+    rc = read_rows(path, wf, true, lat, err);
   } else {
     rc = kvsim_err_set(err, KVSIM_EINVAL,
                        "%s: unknown format (expected LLMServingSim requests.jsonl, kvsim requests.csv, "

@@ -68,7 +68,7 @@ int kvsim_fidelity_measured_scenario(kvsim_fid_measured_t *m, const char *path, 
     return rc;
   char arrival[256], requests[256], why[192];
   if (!drive_sets(&m->drive, arrival, requests, sizeof arrival, why, sizeof why)) {
-    snprintf(m->replay, sizeof m->replay, "arrivals: the scenario's (the file states no request rate)");
+    snprintf(m->replay, sizeof m->replay, "arrivals: the scenario's (the file states no fixed request rate)");
     return rc;
   }
   if (!synthetic(sc)) {
