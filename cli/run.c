@@ -85,6 +85,8 @@ int cmd_run(int argc, char **argv) {
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
+  if (om_start != KVSIM_OPENMETRICS_DEFAULT_START && !openmetrics)
+    return cli_fail("run", "--openmetrics-start goes with --openmetrics FILE");
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   /* --check-invariants, and debug builds always (README.md, "Layout"):

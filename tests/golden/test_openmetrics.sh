@@ -31,6 +31,12 @@ set -e
   { echo "unexpected message: $msg"; exit 1; }
 [ ! -e "$tmp/run2" ] || { echo "a failed run left its folder"; exit 1; }
 
+set +e
+"$kvsim" run "$sc" --quiet --no-band --no-verify-advice --out "$tmp/run3" --openmetrics-start 5 2>/dev/null
+rc=$?
+set -e
+[ $rc -eq 2 ] && [ ! -e "$tmp/run3" ] || { echo "--openmetrics-start alone: exit $rc, expected 2 and no run"; exit 1; }
+
 if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
   echo "promtool / prometheus not installed (scripts/deps.sh --test installs Debian's prometheus): backfill not checked, skipped"
   exit 77

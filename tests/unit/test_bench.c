@@ -96,6 +96,26 @@ Test(bench, vllm_aggregates_replay_gamma_arrivals_in_a_synthetic_scenario) {
   kvsim_fidelity_measured_fini(&m);
 }
 
+Test(bench, a_ramp_up_is_not_replayed) {
+  const char *p = write_tmp("{\"request_rate\": 8, \"burstiness\": 1, \"ramp_up_strategy\": \"linear\", "
+                            "\"ramp_up_start_rps\": 1, \"ramp_up_end_rps\": 8, \"completed\": 4, "
+                            "\"mean_ttft_ms\": 50}");
+  kvsim_fid_measured_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_fidelity_measured_load(p, NULL, &m, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert(!m.drive.known, "a rate that moves is no process to replay");
+  cr_assert(strstr(m.not_compared, "ramp-up"), "said: %s", m.not_compared);
+  kvsim_scenario_t sc;
+  cr_assert_eq(kvsim_fidelity_measured_scenario(&m, FIX "scenario-synthetic.json", NULL, 0, &sc, &err), KVSIM_OK,
+               "%s", err.msg);
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "workload"), "synthetic"),
+      "arrival");
+  cr_assert_eq(cJSON_GetObjectItemCaseSensitive(arr, "rate")->valuedouble, 1.0, "the scenario's own arrivals");
+  kvsim_scenario_fini(&sc);
+  kvsim_fidelity_measured_fini(&m);
+}
+
 Test(bench, sglang_appended_runs_read_the_last) {
   kvsim_fid_measured_t m;
   kvsim_err err = {0};
