@@ -11,6 +11,7 @@
 #include "args.h"
 #include "commands.h"
 #include "core/arith.h"
+#include "kvsim/openmetrics.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
@@ -59,7 +60,8 @@ static int fail_undo(kvsim_new_dirs_t *made, char (*paths)[4200], const int *slo
 
 int cmd_run(int argc, char **argv) {
   cli_list sets = {0};
-  const char *out = NULL;
+  const char *out = NULL, *openmetrics = NULL;
+  double om_start = KVSIM_OPENMETRICS_DEFAULT_START;
   bool quiet = false, progress = false, check = false, print_summary = false, bench = false;
   bool no_verify = false, no_band = false, report = false;
   const cli_arg args[] = {
@@ -73,15 +75,19 @@ int cmd_run(int argc, char **argv) {
       {"--no-band", ARG_FLAG, &no_band, "one run only: skip the two runs with step times at the band's edges (no *_range figures)", NULL},
       {"--report", ARG_FLAG, &report, "also write REPORT.md (one page: the question, the answer with ranges, figures, plan, diagnosis)", NULL},
       CLI_MEMORY_BUDGET_ARG,
+      {"--openmetrics", ARG_PATH, &openmetrics, "also write the time series as OpenMetrics text under vLLM's metric names (promtool tsdb create-blocks-from openmetrics FILE)", NULL},
+      {"--openmetrics-start", ARG_NUM, &om_start, "with --openmetrics: wall-clock time of simulated t = 0, seconds since the epoch (default 1735689600, 2025-01-01T00:00:00Z)", NULL},
       {"--bench", ARG_FLAG, &bench, "print wall time (all runs: the band's three, the advice's), simulated requests per wall-second and peak RSS (JSON) to stderr", NULL},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
-  int rc = cli_parse("run", "[SCENARIO.json] [--set KEY=VAL]... [--out DIR] [--quiet] [--no-band]\n\n"
+  int rc = cli_parse("run", "[SCENARIO.json] [--set KEY=VAL]... [--out DIR] [--quiet] [--no-band] [--openmetrics FILE]\n\n"
                      "Without SCENARIO.json runs the embedded default study (configs/scenarios/default.json).",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
+  if (om_start != KVSIM_OPENMETRICS_DEFAULT_START && !openmetrics)
+    return cli_fail("run", "--openmetrics-start goes with --openmetrics FILE");
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   /* --check-invariants, and debug builds always (README.md, "Layout"):
@@ -139,6 +145,8 @@ int cmd_run(int argc, char **argv) {
   if (bench)
     print_bench(&t0, s);
   rc = report ? kvsim_report_md_run_write(&sc, s, dir, NULL, &err) : 0;
+  if (rc == 0 && openmetrics)
+    rc = kvsim_openmetrics_write_run(dir, &sc, om_start, openmetrics, &err);
   /* Printed output cut short (a reader that went away with SIGPIPE
    * ignored, a full disk) fails the run as SIGPIPE itself would. */
   errno = 0;

@@ -35,7 +35,7 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
     return cli_fail("validate", "%s", err.msg); /* names the file: requests or --series */
   }
   kvsim_scenario_t sc;
-  if (kvsim_scenario_load(scenario, sets->items, sets->n, &sc, &err) < 0) {
+  if (kvsim_fidelity_measured_scenario(&m, scenario, sets->items, sets->n, &sc, &err) < 0) {
     kvsim_fidelity_measured_fini(&m);
     return cli_fail("validate", "%s", err.msg);
   }
@@ -165,7 +165,7 @@ int cmd_validate(int argc, char **argv) {
        "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable",
        NULL},
       {"--measured", ARG_PATH, &measured,
-       "measured per-request file (LLMServingSim requests.jsonl, kvsim requests.csv or a vLLM benchmark "
+       "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark "
        "JSON); the scenario that replays it is the positional argument",
        NULL},
       {"--set", ARG_LIST, &sets, "with --measured: override a scenario key (repeatable)", NULL},

@@ -16,7 +16,10 @@ static void print_row(const char *name, const char *q, double meas, double sim, 
     snprintf(e, sizeof e, "%+.1f%%", p);
   else
     snprintf(e, sizeof e, "n/a");
-  printf("%-6s %-5s %12.3f %-2s %12.3f %-2s %8s\n", name, q, meas * scale, unit, sim * scale, unit, e);
+  if (isfinite(meas))
+    printf("%-6s %-5s %12.3f %-2s %12.3f %-2s %8s\n", name, q, meas * scale, unit, sim * scale, unit, e);
+  else /* not in the measured file (a benchmark's aggregates) */
+    printf("%-6s %-5s %12s %-2s %12.3f %-2s %8s\n", name, q, "-", "", sim * scale, unit, e);
 }
 
 static void print_series(const kvsim_fid_measured_t *m, const kvsim_fid_series_cmp_t *s) {
@@ -38,6 +41,13 @@ void validate_print_measured(const kvsim_fid_measured_t *m, const kvsim_scenario
   char b1[32], b2[32];
   printf("measured:  %s (%s, %lld finished requests)\n", m->path, kvsim_fidelity_fmt_name(m->fmt),
          (long long)l->n_meas);
+  if (m->runs > 1)
+    printf("run:       %d of %d appended (the last)\n", m->run, m->runs);
+  if (m->aggregates_only || m->not_compared[0])
+    printf("compared:  %s; not compared: %s\n", m->aggregates_only ? "the stated aggregates" : "per request",
+           m->not_compared[0] ? m->not_compared : "-");
+  if (m->replay[0])
+    printf("replay:    %s\n", m->replay);
   printf("simulated: %s (%lld finished, %s GPU blocks, %s preemptions)\n\n", sc->name,
          (long long)l->n_sim, kvsim__commas(c->st.plan.num_gpu_blocks, b1, sizeof b1),
          kvsim__commas(c->st.preemptions, b2, sizeof b2));

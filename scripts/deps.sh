@@ -8,9 +8,12 @@ pkgs=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcsv-dev libcri
 # user spreads one over machines (tests/golden/test_sweep_shards.sh); jq,
 # which the calibration and leave-one-group-out scripts and their tests read
 # JSON with; python3, which rebuilds configs/kernels from the measured tables
-# (tests/validation/test_kernels_rebuild.sh).
+# (tests/validation/test_kernels_rebuild.sh); prometheus (promtool and the
+# server), which backfills and queries `kvsim run --openmetrics` output
+# (tests/golden/test_openmetrics.sh); python3 with pip, setuptools and
+# pytest, which install and test the Python module (tests/install/test_python.sh).
 if [ "${1:-}" = --test ]; then
-  pkgs+=(clang libclang-rt-14-dev parallel jq python3)
+  pkgs+=(clang libclang-rt-14-dev parallel jq prometheus python3 python3-pip python3-setuptools python3-pytest)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

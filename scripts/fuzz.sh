@@ -69,6 +69,9 @@ seed() { # TARGET DIR
       # Requests that fit, a TTFT no count meets: replicas double up to the budget.
       { printf '\000\202'; printf '{"name": "hf", "model": "llama-3.1-8b", "hardware": {"gpu": "l4"}, "engine": {"profile": "hf-transformers", "batch": 4, "max_cache_len": 4096}, "workload": {"synthetic": {"requests": 20, "arrival": {"process": "poisson", "rate": 200}, "prompt_tokens": {"dist": "fixed", "value": 3000}, "output_tokens": {"dist": "fixed", "value": 50}}}}'; } >"$d/plan-to-budget"
       { printf '\001\000'; cat tests/golden/compare/tiny-study.json; } >"$d/study-tiny" ;;
+    fuzz_bench_vllm) cp tests/golden/fidelity/vllm-aggregates.json tests/golden/fidelity/bench.json "$d/" ;;
+    fuzz_bench_sglang) cp tests/golden/fidelity/sglang-bench.jsonl "$d/" ;;
+    fuzz_aiperf) cp tests/golden/fidelity/aiperf.jsonl "$d/" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac

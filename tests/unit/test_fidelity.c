@@ -220,14 +220,24 @@ Test(fidelity, measured_files_end_after_their_json) {
   cr_assert(strstr(err.msg, ":2: trailing characters after the JSON object"), "names the line: %s",
             err.msg);
   kvsim_fidelity_lat_fini(&l);
-  /* A vLLM benchmark JSON: one document, nothing after it. */
+  /* A vLLM benchmark JSON with a second run appended (--append-result):
+   * the last run is read, and its faults name its line. */
   temp_file("bench.json", "{\"ttfts\": [1], \"e2els\": [2]}\n{\"ttfts\": [5]}\n", path,
             sizeof path);
   kvsim_fidelity_lat_init(&l);
   rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  cr_assert_eq(rc, KVSIM_EINVAL, "the last run has no end-to-end latency, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: neither per-request lists"), "names the line: %s", err.msg);
   unlink(path);
-  cr_assert_eq(rc, KVSIM_EINVAL, "a second document is invalid, got %d", rc);
-  cr_assert(strstr(err.msg, ":2: invalid JSON"), "names the line: %s", err.msg);
+  kvsim_fidelity_lat_fini(&l);
+  /* A run that is not one object: the line and what it is. */
+  temp_file("bench.json", "{\"ttfts\": [1], \"e2els\": [2]}\n{\"ttfts\": [5]},\n", path,
+            sizeof path);
+  kvsim_fidelity_lat_init(&l);
+  rc = kvsim_fidelity_read_measured(path, &l, &fmt, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_EINVAL, "a comma after the last run is invalid, got %d", rc);
+  cr_assert(strstr(err.msg, ":2: not one JSON object"), "names the line: %s", err.msg);
   kvsim_fidelity_lat_fini(&l);
 }
 

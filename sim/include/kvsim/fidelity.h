@@ -7,8 +7,10 @@
  * - Time series (running, waiting, KV usage over time) and their mean
  *   absolute difference.
  * - Measured-run readers: LLMServingSim requests.jsonl (+ its
- *   vllm/timeseries.csv), kvsim's own requests.csv / timeseries.csv, and
- *   vLLM's benchmark result JSON.
+ *   vllm/timeseries.csv), kvsim's own requests.csv / timeseries.csv,
+ *   aiperf's profile_export.jsonl, and the benchmark results of vLLM
+ *   (vllm bench serve --save-result) and SGLang (bench_serving), with or
+ *   without per-request lists, and how those benchmarks drove their load.
  * - The AIConfigurator silicon table: fixed-concurrency benchmark rows,
  *   each reproduced by a closed-loop run.
  * - The start-up log table: what vLLM logged as its KV budget against the
@@ -148,18 +150,27 @@ int kvsim_fidelity_simulate_client(const kvsim_scenario_t *sc, kvsim_fid_lat_t *
 typedef enum kvsim_fid_fmt {
   KVSIM_FID_FMT_LLMSERVINGSIM = 1, /* requests.jsonl: queued_ts, scheduled_ts, first/last_token_ts */
   KVSIM_FID_FMT_KVSIM,             /* kvsim's own requests.csv */
-  KVSIM_FID_FMT_VLLM_BENCH,        /* vllm bench serve --save-result --save-detailed JSON */
+  KVSIM_FID_FMT_VLLM_BENCH,        /* vllm bench serve --save-result JSON (with or without --save-detailed) */
+  KVSIM_FID_FMT_SGLANG_BENCH,      /* SGLang bench_serving --output-file JSON lines (one run a line) */
+  KVSIM_FID_FMT_AIPERF,            /* aiperf / genai-perf profile_export.jsonl (a request a line) */
 } kvsim_fid_fmt_t;
 
-/* "llmservingsim", "kvsim", "vllm-bench" (static text). */
+/* "llmservingsim", "kvsim", "vllm-bench", "sglang-bench", "aiperf" (static text). */
 const char *kvsim_fidelity_fmt_name(kvsim_fid_fmt_t f);
 
+/* True for formats timed at the client (benchmarks): compared with
+ * kvsim_fidelity_simulate_client. */
+bool kvsim_fidelity_fmt_client(kvsim_fid_fmt_t f);
+
 /* Reads a measured per-request file into lat (initialised by the caller),
- * detecting its format from the content. LLMServingSim requests.jsonl and
- * kvsim's requests.csv are read by the trace formats llmservingsim and requests
- * (CSV quoting as RFC 4180 has it). KVSIM_EIO when it cannot be opened,
+ * detecting its format from the content. LLMServingSim requests.jsonl,
+ * kvsim's requests.csv and aiperf's profile_export.jsonl are read by the
+ * trace formats llmservingsim, requests and aiperf (CSV quoting as RFC
+ * 4180 has it); a benchmark JSON (vLLM, SGLang) by the readers of
+ * sim/src/fidelity/bench_*.c. KVSIM_EIO when it cannot be opened,
  * KVSIM_EINVAL naming the file (and the line where the bad row starts) for
- * bad content or no finished request. */
+ * bad content or no finished request, and for a benchmark file with
+ * aggregates only (kvsim_fidelity_measured_load reads those). */
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt,
                                  kvsim_err *err);
 
@@ -167,6 +178,19 @@ int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_f
  * vllm/timeseries.csv (t, running, waiting[, kv_cache_pct]) or kvsim's own
  * timeseries.csv (periodic rows only, replicas summed). Errors as above. */
 int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err);
+
+/* How a benchmark drove its load, as its result file states it (vLLM's
+ * get_request, SGLang's): requests sent at `rate` per second with Gamma
+ * gaps of shape `burstiness` (1: Poisson), or all at once (rate
+ * INFINITY), at most max_concurrency in flight (0: no cap). */
+typedef struct kvsim_fid_drive {
+  bool known;               /* the file states a rate */
+  double rate;              /* requests/s; INFINITY: all at t = 0 */
+  double burstiness;        /* vLLM --burstiness (Gamma shape); 1 when not stated */
+  int64_t max_concurrency;  /* 0: none */
+  int64_t requests;         /* sent: completed + failed */
+  double mean_prompt, mean_output; /* tokens per completed request; NAN when not stated */
+} kvsim_fid_drive_t;
 
 /* The measured side of a comparison: loaded once, compared with as many
  * simulations as wanted (calibration loops). */
@@ -176,6 +200,18 @@ typedef struct kvsim_fid_measured {
   kvsim_fid_series_t series;
   bool has_series;
   char path[4096], series_path[4096];
+  /* A benchmark result without per-request lists: its stated mean / p50 /
+   * p90 / p99 (NAN where the file does not state one), makespan, output
+   * throughput and completed count replace what lat would give. */
+  bool aggregates_only;
+  kvsim_fid_stat_t stated[KVSIM_FID_NLAT];
+  double stated_makespan, stated_tput;
+  int64_t stated_n;
+  bool has_arrivals;        /* per-request send times (else drive says how they came) */
+  kvsim_fid_drive_t drive;
+  int run, runs;            /* appended files: the run read (1-based, the last) of runs */
+  char not_compared[256];   /* what the file has that cannot be compared, and why */
+  char replay[256];         /* how the arrivals were replayed (kvsim_fidelity_measured_scenario) */
 } kvsim_fid_measured_t;
 
 /* Loads the per-request file `measured` and its time series: `series`, or
@@ -192,7 +228,18 @@ typedef struct kvsim_fid_measured_cmp {
   kvsim_run_stats_t st;     /* the simulation's totals */
 } kvsim_fid_measured_cmp_t;
 
-/* Simulates sc (client-side when m is a vLLM benchmark file) and compares
+/* Loads the scenario that replays m (sc is the caller's, _fini it): the
+ * file at path with sets[0..nsets) applied. When m has no per-request
+ * send times but states how the benchmark drove its load, and the
+ * scenario's workload is synthetic, its arrivals and request count are
+ * first replaced by the benchmark's (Poisson or Gamma gaps at the stated
+ * rate and burstiness, or max_concurrency closed-loop clients, or all at
+ * once), the user's sets coming after; m->replay says what was done.
+ * Errors are kvsim_scenario_load's. */
+int kvsim_fidelity_measured_scenario(kvsim_fid_measured_t *m, const char *path, const char *const *sets,
+                                     int nsets, kvsim_scenario_t *sc, kvsim_err *err);
+
+/* Simulates sc (client-side when m is a benchmark's file) and compares
  * it with m. Errors are the simulation's. */
 int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
                                     kvsim_fid_measured_cmp_t *cmp, kvsim_err *err);

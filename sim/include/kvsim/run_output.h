@@ -6,6 +6,7 @@
 #define KVSIM_RUN_OUTPUT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "kvsim/engine.h"
 #include "kvsim/error.h"
@@ -17,6 +18,12 @@ typedef struct kvsim_run_output kvsim_run_output_t;
 /* dir may be NULL (no files). The folder is created if missing. */
 int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool progress,
                           kvsim_run_output_t **out, kvsim_err *err);
+/* The same writing the two tables to the caller's streams (an
+ * open_memstream, say), which stay the caller's: no folder, nothing
+ * renamed, not closed by close. summary.json is not written; take the
+ * summary (kvsim_run_output_summary) after finish. */
+int kvsim_run_output_open_streams(const kvsim_scenario_t *sc, FILE *ts, FILE *rq,
+                                  kvsim_run_output_t **out, kvsim_err *err);
 kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o);
 
 /* Builds the typed summary from the run's totals (st->resolved gives the

@@ -115,7 +115,7 @@ int kvsim_fidelity_calib_add_run(kvsim_fid_calib_t *c, const char *measured, con
     return kvsim_err_prefix(err, "--measured");
   }
   kvsim_scenario_t sc;
-  int rc = kvsim_scenario_load(scenario, NULL, 0, &sc, err);
+  int rc = kvsim_fidelity_measured_scenario(&m, scenario, NULL, 0, &sc, err);
   if (rc < 0) {
     kvsim_fidelity_measured_fini(&m);
     return rc;

@@ -52,7 +52,16 @@ static int evaluate_run(kvsim__fid_solver_t *s, kvsim_fid_calib_run_t *ri, const
     const kvsim_fid_stat_t *a = &cmp.lat.meas[q], *b = &cmp.lat.sim[q];
     const double mv[4] = {a->mean, a->p50, a->p90, a->p99}, sv[4] = {b->mean, b->p50, b->p90, b->p99};
     for (int j = 0; j < 4; j++, (*k)++)
-      put(s, out, *k, mv[j], sv[j]);
+      if (ri->m.aggregates_only && isnan(mv[j])) {
+        /* A benchmark's aggregates state no p90 (vLLM's default
+         * --metric-percentiles, SGLang): nothing to fit, not a miss. */
+        s->meas[*k] = mv[j];
+        s->sim[*k] = sv[j];
+        if (out)
+          gsl_vector_set(out, *k, 0);
+      } else {
+        put(s, out, *k, mv[j], sv[j]);
+      }
   }
   return KVSIM_OK;
 }
@@ -127,7 +136,7 @@ void kvsim__fid_default_fit(kvsim__fid_solver_t *s) {
   const kvsim_fid_calib_t *c = s->c;
   bool client = c->nrows > 0;
   for (int i = 0; i < c->nruns; i++)
-    client |= c->runs[i].m.fmt == KVSIM_FID_FMT_VLLM_BENCH;
+    client |= kvsim_fidelity_fmt_client(c->runs[i].m.fmt);
   s->nfit = 0;
   s->fit[s->nfit++] = KVSIM_FID_HOST;
   s->fit[s->nfit++] = KVSIM_FID_HOST_PER_SEQ;

@@ -19,4 +19,10 @@ char *kvsim__fid_print(cJSON *o);
  * code, also stored in err (which may be NULL); rc >= 0 is returned as it is. */
 int kvsim__fid_recode(int rc, int bad, kvsim_err *err);
 
+/* Reads the measured file path into m (initialised: lat ready), as
+ * kvsim_fidelity_read_measured does, keeping a benchmark result's run,
+ * drive and aggregates (measured.c). */
+struct kvsim_fid_measured;
+int kvsim__fid_read_measured(const char *path, struct kvsim_fid_measured *m, kvsim_err *err);
+
 #endif

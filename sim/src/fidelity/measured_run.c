@@ -23,7 +23,7 @@ int kvsim_fidelity_measured_load(const char *measured, const char *series, kvsim
   memset(m, 0, sizeof *m);
   kvsim_fidelity_lat_init(&m->lat);
   snprintf(m->path, sizeof m->path, "%s", measured);
-  int rc = kvsim_fidelity_read_measured(measured, &m->lat, &m->fmt, err);
+  int rc = kvsim__fid_read_measured(measured, m, err);
   if (rc < 0)
     return rc;
   if (series) {
@@ -50,6 +50,16 @@ void kvsim_fidelity_measured_fini(kvsim_fid_measured_t *m) {
   kvsim_fidelity_series_fini(&m->series);
 }
 
+/* A result with aggregates only: what it states is the measured side. */
+static void use_stated(const kvsim_fid_measured_t *m, kvsim_fid_lat_cmp_t *l) {
+  for (int k = 0; k < KVSIM_FID_NLAT; k++)
+    l->meas[k] = m->stated[k];
+  l->has_queue = false;
+  l->n_meas = m->stated_n;
+  l->makespan_meas = m->stated_makespan;
+  l->tput_meas = m->stated_tput;
+}
+
 int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenario_t *sc, kvsim_fid_measured_cmp_t *cmp,
                          kvsim_err *err) {
   memset(cmp, 0, sizeof *cmp);
@@ -57,13 +67,15 @@ int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenari
   kvsim_fidelity_lat_init(&sim);
   kvsim_fid_series_t ser;
   memset(&ser, 0, sizeof ser);
-  /* A vLLM benchmark file times requests at the client; the LLMServingSim
+  /* A benchmark's file times requests at the client; the LLMServingSim
    * and kvsim files on the engine's clock. */
-  int rc = m->fmt == KVSIM_FID_FMT_VLLM_BENCH
+  int rc = kvsim_fidelity_fmt_client(m->fmt)
                ? kvsim_fidelity_simulate_client(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err)
                : kvsim_fidelity_simulate(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err);
   if (rc == KVSIM_OK) {
     kvsim_fidelity_lat_compare(&m->lat, &sim, &cmp->lat);
+    if (m->aggregates_only)
+      use_stated(m, &cmp->lat);
     if (m->has_series) {
       cmp->has_series = true;
       kvsim_fidelity_series_compare(&m->series, &ser, &cmp->series);
@@ -106,6 +118,16 @@ char *kvsim_fidelity_measured_to_json(const kvsim_fid_measured_t *m, const kvsim
   cJSON_AddStringToObject(o, "mode", "measured");
   cJSON_AddStringToObject(o, "measured_file", m->path);
   cJSON_AddStringToObject(o, "format", kvsim_fidelity_fmt_name(m->fmt));
+  if (m->runs > 1) {
+    cJSON_AddNumberToObject(o, "run", m->run);
+    cJSON_AddNumberToObject(o, "runs", m->runs);
+  }
+  if (m->aggregates_only)
+    cJSON_AddStringToObject(o, "compared", "aggregates (no per-request lists)");
+  if (m->not_compared[0])
+    cJSON_AddStringToObject(o, "not_compared", m->not_compared);
+  if (m->replay[0])
+    cJSON_AddStringToObject(o, "replay", m->replay);
   cJSON_AddStringToObject(o, "scenario", sc->name);
   cJSON_AddStringToObject(o, "gpu", sc->gpu.name);
   cJSON_AddStringToObject(o, "perf_source", sc->gpu.perf.source);

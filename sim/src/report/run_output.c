@@ -58,6 +58,7 @@ struct kvsim_run_output {
   kvsim_summary_t summary;
   bool has_summary;
   bool retracts; /* SGLang's own names follow the common columns */
+  bool streams;  /* ts and rq are the caller's (kvsim_run_output_open_streams) */
   /* The sink's first write error (the sink's callbacks return only a
    * code): kvsim_run_output_failed hands it on. */
   kvsim_err werr;
@@ -77,6 +78,33 @@ static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *
   if (*buf)
     setvbuf(f, *buf, _IOFBF, 1 << 16);
   return f;
+}
+
+/* The header lines. */
+static void put_headers(kvsim_run_output_t *o) {
+  /* A profile that retracts (sglang) adds the engine's own metric names:
+   * sglang:token_usage ((total - available - evictable) / total, the
+   * scheduler's _get_token_info: kv_cache_usage_perc's quantity) and the
+   * retraction count (num_preemptions_total's). */
+  o->retracts = o->sc->sched_ops && o->sc->sched_ops->defaults.retracts;
+  fprintf(o->ts, "%s%s\n", kvsim_timeseries_header,
+          o->retracts ? ",sglang:token_usage,num_retractions" : "");
+  fprintf(o->rq, "%s\n", kvsim_requests_header);
+}
+
+int kvsim_run_output_open_streams(const kvsim_scenario_t *sc, FILE *ts, FILE *rq,
+                                  kvsim_run_output_t **out, kvsim_err *err) {
+  int rc = kvsim_run_output_open(NULL, sc, false, out, err);
+  if (rc < 0)
+    return rc;
+  kvsim_run_output_t *o = *out;
+  o->ts = ts;
+  o->rq = rq;
+  o->streams = true;
+  snprintf(o->ts_path, sizeof o->ts_path, "timeseries.csv");
+  snprintf(o->rq_path, sizeof o->rq_path, "requests.csv");
+  put_headers(o);
+  return KVSIM_OK;
 }
 
 int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool progress,
@@ -106,14 +134,7 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   o->rq = open_tmp(o->rq_tmp, sizeof o->rq_tmp, o->rq_path, &o->rq_buf, &o->rq_slot, err);
   if (!o->rq)
     return err->code;
-  /* A profile that retracts (sglang) adds the engine's own metric names:
-   * sglang:token_usage ((total - available - evictable) / total, the
-   * scheduler's _get_token_info: kv_cache_usage_perc's quantity) and the
-   * retraction count (num_preemptions_total's). */
-  o->retracts = sc->sched_ops && sc->sched_ops->defaults.retracts;
-  fprintf(o->ts, "%s%s\n", kvsim_timeseries_header,
-          o->retracts ? ",sglang:token_usage,num_retractions" : "");
-  fprintf(o->rq, "%s\n", kvsim_requests_header);
+  put_headers(o);
   return KVSIM_OK;
 }
 
@@ -558,9 +579,9 @@ const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o) {
 void kvsim_run_output_close(kvsim_run_output_t *o) {
   if (!o)
     return;
-  if (o->ts)
+  if (o->ts && !o->streams)
     fclose(o->ts);
-  if (o->rq)
+  if (o->rq && !o->streams)
     fclose(o->rq);
   if (o->ts_tmp[0])
     remove(o->ts_tmp);

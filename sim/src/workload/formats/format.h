@@ -65,7 +65,7 @@ extern const kvsim__format_t *const kvsim__formats[];
 
 extern const kvsim__format_t kvsim__format_azure, kvsim__format_vidur, kvsim__format_mooncake,
     kvsim__format_llmservingsim, kvsim__format_kvsim, kvsim__format_requests,
-    kvsim__format_lengths;
+    kvsim__format_lengths, kvsim__format_aiperf;
 
 /* ---- detection --------------------------------------------------------------- */
 

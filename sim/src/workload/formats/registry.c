@@ -8,6 +8,7 @@
 const kvsim__format_t *const kvsim__formats[] = {
     &kvsim__format_azure,
     &kvsim__format_vidur,
+    &kvsim__format_aiperf,
     &kvsim__format_llmservingsim,
     &kvsim__format_mooncake,
     &kvsim__format_requests, /* before kvsim: requests.csv has kvsim's columns too */
