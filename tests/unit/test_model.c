@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/error.h"
 #include "kvsim/model.h"
 #include <stdint.h>
@@ -573,9 +574,10 @@ static kvsim_model_t load_config_in(const char *dir, const char *extra, const ch
 }
 
 Test(model_loader, config_json_is_named_after_its_folder) {
-  char base[] = "kvsim-test-name-XXXXXX"; /* in the working folder */
+  char base[256];
+  snprintf(base, sizeof base, "%s/kvsim-test-name-XXXXXX", test_tmpdir());
   cr_assert_not_null(mkdtemp(base), "mkdtemp failed");
-  char dir[256], arg[512];
+  char dir[512], arg[600];
   snprintf(dir, sizeof dir, "%s/My-Model-7B", base);
   cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s", dir);
   snprintf(arg, sizeof arg, "%s/config.json", dir);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/study.h"
 
 /* A scenario inline in the sweep file, so no file is needed. */
@@ -232,8 +233,8 @@ Test(study, a_tiny_sweep_runs_in_memory_the_same_with_any_jobs) {
 static char tmp_root[512];
 
 static void make_tmp(void) {
-  const char *d = getenv("TMPDIR");
-  snprintf(tmp_root, sizeof tmp_root, "%s/kvsim-study-XXXXXX", d && *d ? d : ".");
+  const char *d = test_tmpdir();
+  snprintf(tmp_root, sizeof tmp_root, "%s/kvsim-study-XXXXXX", d);
   cr_assert_not_null(mkdtemp(tmp_root), "temporary folder %s", tmp_root);
 }
 
