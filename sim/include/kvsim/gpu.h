@@ -9,6 +9,10 @@
 
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Where a GPU's step-time coefficients come from. */
 typedef enum kvsim_cal_status {
   KVSIM_CAL_SPEC_ONLY = 0,          /* "spec-only": spec sheet figures, no measured fit */
@@ -230,5 +234,9 @@ int kvsim_gpu_perf_named(const char *spec, const kvsim_gpu_t *target, kvsim_gpu_
 /* Maps loose names ("H100 80GB", "h100_sxm", "RTX 4090", "NVIDIA GeForce
  * RTX 4090") onto a catalog name. Returns 1 if found. */
 int kvsim_gpu_catalog_name(const char *loose, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

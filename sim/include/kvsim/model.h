@@ -10,6 +10,10 @@
 
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_MAX_LAYERS 512
 
 /* The longest context a model or an engine setting may name, in tokens
@@ -152,5 +156,9 @@ int64_t kvsim_model_kv_head_size(const kvsim_model_t *m);
 int kvsim_model_kv_factor(const kvsim_model_t *m); /* 2 (K and V) or 1 (MLA) */
 
 bool kvsim_model_is_hybrid(const kvsim_model_t *m); /* mixes sliding and full layers */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Adds the memory plan's keys (those of `kvsim calc --json`) to obj. */
 void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
                             cJSON *obj);
@@ -148,5 +152,9 @@ void kvsim_report_cleanup_on_signals(void);
  * Returns the slot, -1 when all are taken. */
 int kvsim_report_track(const char *path);
 void kvsim_report_untrack(int slot);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

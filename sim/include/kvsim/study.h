@@ -21,6 +21,10 @@
 #include "kvsim/scenario.h"
 #include "kvsim/summary.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- One run ------------------------------------------------------------ */
 
 typedef struct kvsim_study_run_opts {
@@ -566,5 +570,9 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
  * reproducing command. */
 int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
                                 const char *dir, const char *sweep_file, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

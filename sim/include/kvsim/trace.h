@@ -15,6 +15,10 @@
 #include "kvsim/error.h"
 #include "kvsim/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The trace format of a source ("azure", "mooncake", ...), or "synthetic". */
 const char *kvsim_source_format_name(const kvsim_source_t *s);
 
@@ -84,5 +88,9 @@ int kvsim_trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_so
                     const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err);
 /* The statistics as the JSON of `trace stats --json` (caller deletes). */
 cJSON *kvsim_trace_stats_json(const kvsim_trace_stats_t *st, const char *file, const char *format);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
