@@ -57,6 +57,8 @@ expect "--slo: item 1 of ',ttft_p99=1s' is empty" plan base.json --slo ,ttft_p99
 expect "--slo: item 2 of 'ttft_p99=1s,,tpot_p99=1s' is empty" plan base.json --slo ttft_p99=1s,,tpot_p99=1s
 expect "--slo: 'ttft_p99=' has no value after '='" plan base.json --slo ttft_p99=
 expect "--slo: '=1s' has no METRIC_STAT before '='" plan base.json --slo =1s
+# A bare number was read as seconds (tpot_p99=50 meant 50 ms, became 50 s).
+expect "--slo: tpot_p99=50 has no unit (write 50s, 50ms or 50us)" plan base.json --slo ttft_p99=2s,tpot_p99=50
 
 # 4. A V0 swap space under one block gave 0 CPU blocks without a word (as
 # a CPU offloading tier that small once did).
