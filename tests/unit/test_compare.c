@@ -50,6 +50,35 @@ Test(compare, a_bad_study_is_one_error_naming_what) {
   cr_assert(strstr(err.msg, "cost_per_gpu_hour.l4"), "names the GPU: %s", err.msg);
 }
 
+/* Regression: a scenario (or a sweep) given to compare was refused by its
+ * first key ("seed: unknown key"), and a study without target_rate was
+ * "target_rate: expected a rate in req/s > 0 (got 0)", a 0 nobody wrote. */
+Test(compare, a_scenario_or_sweep_is_named_and_a_missing_rate_is_missing) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_compare_parse(SCENARIO, "s.json", NULL, &c, &err), KVSIM_EINVAL,
+               "a scenario is not a study");
+  cr_assert_str_eq(err.msg,
+                   "s.json: this is a scenario file, not a study (it has `model`): run it with "
+                   "kvsim run, or name it as a study's \"scenario\"",
+                   "says what it is: %s", err.msg);
+  cr_assert_eq(kvsim_compare_parse("{ \"scenario\": \"s.json\", \"grid\": {} }", "w.json", NULL,
+                                   &c, &err),
+               KVSIM_EINVAL, "a sweep is not a study");
+  cr_assert(strstr(err.msg, "w.json: this is a sweep file, not a study (it has `grid`)"),
+            "says what it is: %s", err.msg);
+  cr_assert_eq(study("\"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}]", &c,
+                     &err),
+               KVSIM_EINVAL, "no target_rate");
+  cr_assert(strstr(err.msg, "t.json: missing key 'target_rate'") && !strstr(err.msg, "got 0"),
+            "says it is missing: %s", err.msg);
+  cr_assert_eq(study("\"target_rate\": 0, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": "
+                     "[{\"label\": \"a\"}]",
+                     &c, &err),
+               KVSIM_EINVAL, "a written 0");
+  cr_assert(strstr(err.msg, "(got 0)"), "a 0 that was written is shown: %s", err.msg);
+}
+
 /* Regression: the study's SLO stopped below 1e9 s, with words of its own,
  * while the scenario's takes up to the simulator's time limit. */
 Test(compare, a_study_slo_has_the_scenario_bounds_and_words) {

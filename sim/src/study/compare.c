@@ -8,6 +8,7 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "engine/scenario_keys.h"
 #include "kvsim/clock.h"
 #include "kvsim/study.h"
 
@@ -165,12 +166,29 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   static const char *const keys[] = {"name", "description", "scenario", "slo", "target_rate",
                                      "candidates", "cost_per_gpu_hour", NULL};
   int rc = KVSIM_OK;
+  const char *tell = NULL, *kind = kvsim__json_file_kind(c->root, &tell);
+  if (kind && strcmp(kind, "study")) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: this is a %s file, not a study (it has `%s`): run it with kvsim %s%s",
+                       where, kind, tell, !strcmp(kind, "scenario") ? "run" : "sweep",
+                       !strcmp(kind, "scenario") ? ", or name it as a study's \"scenario\"" : "");
+    goto fail;
+  }
   if ((rc = kvsim__json_only_keys(c->root, keys, where, err)) < 0 ||
       (rc = kvsim__json_str(c->root, "name", c->name, sizeof c->name, where, err)) < 0 ||
       (rc = kvsim__json_str(c->root, "description", c->description, sizeof c->description, where,
                             err)) < 0 ||
       (rc = kvsim__json_num(c->root, "target_rate", &c->target_rate, where, err)) < 0)
     goto fail;
+  /* Absent, it read as 0 and was refused as "(got 0)", a value nobody
+   * wrote. */
+  if (rc == 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: missing key 'target_rate' (the rate in req/s the candidates must "
+                       "carry)",
+                       where);
+    goto fail;
+  }
   if (!c->name[0])
     stem(where, c->name, sizeof c->name);
   if ((rc = kvsim__check_name(c->name, where, err)) < 0)
