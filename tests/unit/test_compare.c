@@ -465,6 +465,47 @@ Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
   remove(path);
 }
 
+/* Regression: hardware.gpu took "h100" (and "NVIDIA L4"), but a price
+ * under that name was looked up by the catalog name the row carries and
+ * silently dropped: the candidate had no cost. Aliases now price the GPU
+ * they load; a name that is no GPU, or one GPU priced twice, is refused. */
+Test(compare, a_price_under_a_gpu_alias_is_used_not_dropped) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"alias\", \"set\": { \"hardware.gpu\": \"NVIDIA L4\" } } ],"
+                     " \"cost_per_gpu_hour\": { \"NVIDIA L4\": 0.8, \"h100\": 2.5 }",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  const cJSON *l4 = cJSON_GetObjectItemCaseSensitive(c.prices, "l4");
+  const cJSON *h100 = cJSON_GetObjectItemCaseSensitive(c.prices, "h100-sxm");
+  cr_assert(cJSON_IsNumber(l4) && l4->valuedouble == 0.8, "'NVIDIA L4' prices l4");
+  cr_assert(cJSON_IsNumber(h100) && h100->valuedouble == 2.5, "'h100' prices h100-sxm");
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert_str_eq(r->gpu, "l4", "the row carries the catalog name");
+  cr_assert_float_eq(r->cost_per_gpu_hour, 0.8, 1e-12, "the alias's price is the row's");
+  cr_assert_str_eq(r->cost_source, "study", "from the study");
+  free(r);
+  kvsim_compare_fini(&c);
+
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"a\" } ], \"cost_per_gpu_hour\": { \"h1OO\": 2.5 }",
+                     &c, &err),
+               KVSIM_EINVAL, "a name that is no GPU");
+  cr_assert_str_eq(err.msg, "t.json: cost_per_gpu_hour.h1OO: not a GPU name (the candidates run on l4)",
+                   "names the key: %s", err.msg);
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"a\" } ], \"cost_per_gpu_hour\": { \"h100-sxm\": 2.5, "
+                     "\"h100\": 3 }",
+                     &c, &err),
+               KVSIM_EINVAL, "one GPU priced twice");
+  cr_assert_str_eq(err.msg,
+                   "t.json: cost_per_gpu_hour.h100: h100-sxm is priced twice (also as 'h100-sxm')",
+                   "names both: %s", err.msg);
+}
+
 /* A row with nothing known (the writers' NAN), as a candidate starts. */
 static void blank_row(kvsim_compare_row_t *r, const char *gpu) {
   kvsim_compare_row_init(r);
