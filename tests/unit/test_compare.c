@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/catalog.h"
@@ -504,6 +505,40 @@ Test(compare, a_price_under_a_gpu_alias_is_used_not_dropped) {
   cr_assert_str_eq(err.msg,
                    "t.json: cost_per_gpu_hour.h100: h100-sxm is priced twice (also as 'h100-sxm')",
                    "names both: %s", err.msg);
+}
+
+/* Regression: compare --out under a file or /dev/null was found out only
+ * when the results were written, after every candidate had run. */
+Test(compare, a_bad_out_folder_is_found_before_anything_runs) {
+  char base[256], path[512];
+  snprintf(base, sizeof base, "/tmp/kvsim_cmp_out_%ld", (long)getpid());
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_report_mkdirs(base, &err), KVSIM_OK, "mkdir: %s", err.msg);
+  snprintf(path, sizeof path, "%s/file", base);
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "a file");
+  fclose(f);
+  static const char *const names[] = {"compare.csv", "REPORT.md", NULL};
+  snprintf(path, sizeof path, "%s/file/sub", base);
+  cr_assert_eq(kvsim_report_check_out_dir(path, names, &err), KVSIM_EIO, "a file on the path");
+  cr_assert(strstr(err.msg, "/file: cannot create folder: Not a directory"), "names it: %s", err.msg);
+  cr_assert_eq(kvsim_report_check_out_dir("/dev/null", names, &err), KVSIM_EIO, "/dev/null");
+  cr_assert_str_eq(err.msg, "/dev/null: cannot create folder: Not a directory", "%s", err.msg);
+  snprintf(path, sizeof path, "%s/REPORT.md", base);
+  cr_assert_eq(mkdir(path, 0700), 0, "a folder named REPORT.md");
+  cr_assert_eq(kvsim_report_check_out_dir(base, names, &err), KVSIM_EIO, "REPORT.md a folder");
+  cr_assert(strstr(err.msg, "/REPORT.md: write failed: Is a directory"), "names it: %s", err.msg);
+  rmdir(path);
+  cr_assert_eq(kvsim_report_check_out_dir(base, names, &err), KVSIM_OK, "an existing folder: %s",
+               err.msg);
+  snprintf(path, sizeof path, "%s/new/deeper/", base);
+  cr_assert_eq(kvsim_report_check_out_dir(path, names, &err), KVSIM_OK, "folders to make: %s",
+               err.msg);
+  snprintf(path, sizeof path, "%s/new", base);
+  cr_assert_neq(access(path, F_OK), 0, "the check makes nothing");
+  snprintf(path, sizeof path, "%s/file", base);
+  remove(path);
+  rmdir(base);
 }
 
 /* A row with nothing known (the writers' NAN), as a candidate starts. */
