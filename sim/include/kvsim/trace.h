@@ -30,6 +30,8 @@ typedef struct kvsim_len_stats {
 } kvsim_len_stats_t;
 typedef struct kvsim_trace_stats {
   int64_t requests, skipped, clipped;
+  bool arrivals; /* false for a length table: duration, rate, inter-arrival and peak are
+                    not known (NAN, peak_1s -1) */
   double first_s, last_s, duration_s, rate_rps;
   double interarrival_mean_s, interarrival_cv, max_gap_s;
   int64_t peak_1s; /* most arrivals in one second, bins from the first arrival */
@@ -59,6 +61,8 @@ typedef struct kvsim_trace_opts {
   int64_t limit, max_total_tokens, hash_block_tokens; /* 0: unset (limit, max) */
   bool skip_bad_rows;
   bool seed_given; /* --seed was given: an error, a trace is not drawn */
+  bool allow_lengths; /* a length table (no arrival times) is read too, every arrival at 0
+                         (trace stats); otherwise refused */
 } kvsim_trace_opts_t;
 
 /* A trace workload for file with the flags o; errors name the flag
