@@ -556,7 +556,9 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
   /* A bad --out (a file on its path, /dev/null, a folder where REPORT.md
    * goes) is refused before the candidates run, not after minutes of
    * work that then cannot be written. */
-  int rc0 = opts->out ? kvsim_report_check_out_dir(opts->out, outputs, err) : KVSIM_OK;
+  static const char *const names[] = {"compare.csv", "compare_sweep.csv", "REPORT.md", NULL};
+  _Static_assert(sizeof names / sizeof *names == NOUT + 1, "the outputs, NULL-terminated");
+  int rc0 = opts->out ? kvsim_report_check_out_dir(opts->out, names, err) : KVSIM_OK;
   if (rc0 < 0)
     return rc0;
   res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
