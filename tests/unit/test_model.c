@@ -701,6 +701,9 @@ Test(model_checkpoint, what_the_name_cannot_settle_is_a_note_or_an_error) {
   kvsim_checkpoint_t c = resolve("Qwen/Qwen3-8B-Base");
   cr_assert(strstr(c.note, "assumed") && strstr(c.note, "qwen3-8b"),
             "the catalog holds the post-trained Qwen3-8B: %s", c.note);
+  c = resolve("google/gemma-3-27b-pt");
+  cr_assert_str_eq(c.catalog, "gemma-3-27b", "Gemma's pretrained -pt");
+  cr_assert(strstr(c.note, "assumed"), "the catalog holds -it: %s", c.note);
   c = resolve("Qwen/Qwen3-30B-A3B-Instruct-2507");
   cr_assert(strstr(c.note, "assumed") && strstr(c.note, "2507"), "a later release: %s", c.note);
   kvsim_model_set_note_fn(keep_note);

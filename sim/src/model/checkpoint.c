@@ -80,7 +80,8 @@ static const struct {
   variant_t variant;
 } variants[] = {
     {"-instruct", VAR_INSTRUCT}, {"-chat", VAR_INSTRUCT}, {"-it", VAR_INSTRUCT},
-    {"-base", VAR_BASE},         {"-hf", VAR_NONE},
+    {"-base", VAR_BASE},         {"-pt", VAR_BASE}, /* Gemma's pretrained */
+    {"-hf", VAR_NONE},
 };
 
 /* Releases whose config differs from the catalog's original: the
