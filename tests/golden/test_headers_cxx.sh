@@ -44,7 +44,12 @@ int main() {
   return 0;
 }
 CC
-"$cxx" -std=c++17 -I"$src/sim/include" $cjson "$tmp/use.cc" -L"$lib" -lkvsim -Wl,-rpath,"$lib" \
+# A sanitizer build's library needs its runtime first: link the caller with it.
+san=
+if ldd "$lib/libkvsim.so" 2>/dev/null | grep -q libasan; then
+  san="-fsanitize=address,undefined"
+fi
+"$cxx" -std=c++17 $san -I"$src/sim/include" $cjson "$tmp/use.cc" -L"$lib" -lkvsim -Wl,-rpath,"$lib" \
   -o "$tmp/use" 2>"$tmp/err" || fail "a C++ caller does not link: $(grep -m2 -E 'undefined|error' "$tmp/err")"
 [ "$("$tmp/use")" = 131072 ] || fail "the C++ caller's plan: $("$tmp/use")"
 echo "ok"
