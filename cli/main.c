@@ -4,10 +4,12 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "kvsim/model.h"
 #include "kvsim/report.h"
 
 static const struct {
@@ -25,6 +27,24 @@ static const struct {
     {"compare", cmd_compare, "candidate deployments x workload x SLO -> table, REPORT.md, plots"},
     {"list", cmd_list, "the built-in models or GPUs (list models|gpus [--json])"},
 };
+
+/* An assumption made to load a model id, once per id however many
+ * scenarios (sweep points, compare candidates, threads) load it. */
+static void print_model_note(const char *note) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char seen[16][320];
+  static int nseen;
+  pthread_mutex_lock(&lock);
+  int i = 0;
+  while (i < nseen && strcmp(seen[i], note))
+    i++;
+  if (i == nseen) {
+    fprintf(stderr, "note: %s\n", note);
+    if (nseen < 16)
+      snprintf(seen[nseen++], sizeof seen[0], "%s", note);
+  }
+  pthread_mutex_unlock(&lock);
+}
 
 static void usage(FILE *out) {
   fprintf(out, "usage: kvsim COMMAND [ARGS]...\n\n");
@@ -53,6 +73,7 @@ int main(int argc, char **argv) {
   /* A run stopped by Ctrl-C, a scheduler's SIGTERM, a hang-up or a
    * reader that went away leaves no half-written *.tmp.PID files behind. */
   kvsim_report_cleanup_on_signals();
+  kvsim_model_set_note_fn(print_model_note);
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (!strcmp(argv[1], commands[i].name)) {
       int rc = commands[i].fn(argc, argv);

@@ -56,7 +56,7 @@ static int open_source(const char *cmd, const char *file, const kvsim_trace_opts
 
 static int cmd_stats(int argc, char **argv) {
   const char *cmd = "trace stats";
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false, true};
   bool json = false, tflag = false, block_given = false, limit_given = false, max_given = false;
   int64_t block = 0, seed = 1;
   const char *lru = NULL;
@@ -127,7 +127,7 @@ static int cmd_stats(int argc, char **argv) {
 
 static int cmd_convert(int argc, char **argv) {
   const char *cmd = "trace convert";
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false, false};
   const char *out = NULL;
   int64_t seed = 1;
   bool limit_given = false, max_given = false;
@@ -201,7 +201,7 @@ static int cmd_gen(int argc, char **argv) {
     return cli_fail(cmd, "--latency-s: bad value %g (expected 0..9e+09)", latency);
   if (!is_spec(pos[0]))
     return cli_fail(cmd, "%s: expected a JSON workload spec (SPEC.json)", pos[0]);
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false, false};
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_source_t *src;
   if ((rc = open_source(cmd, pos[0], &o, false, &seed, seed_given, &cfg, &src)))

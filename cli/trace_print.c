@@ -18,10 +18,15 @@ void trace_print_stats(const char *file, const char *fmt, const kvsim_trace_stat
     printf(" (%s bad rows skipped)", kvsim__commas(st->skipped, b, sizeof b));
   if (st->clipped)
     printf(" (%s clipped)", kvsim__commas(st->clipped, b, sizeof b));
-  printf("\nduration: %.1f s\nrate: %.2f req/s\n", st->duration_s, st->rate_rps);
-  printf("inter-arrival: mean %.3f s, CV %.2f, max gap %.1f s\n", st->interarrival_mean_s,
-         st->interarrival_cv, st->max_gap_s);
-  printf("peak: %lld requests in one second\n", (long long)st->peak_1s);
+  if (st->arrivals) {
+    printf("\nduration: %.1f s\nrate: %.2f req/s\n", st->duration_s, st->rate_rps);
+    printf("inter-arrival: mean %.3f s, CV %.2f, max gap %.1f s\n", st->interarrival_mean_s,
+           st->interarrival_cv, st->max_gap_s);
+    printf("peak: %lld requests in one second\n", (long long)st->peak_1s);
+  } else {
+    printf("\narrival times: none (a length table): duration, rate, inter-arrival times and peak "
+           "not computed; use it as synthetic.lengths_from with an arrival process\n");
+  }
   len_text("prompt tokens", &st->prompt);
   len_text("output tokens", &st->output);
   if (!st->prefix_block)

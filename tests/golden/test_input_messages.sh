@@ -40,6 +40,15 @@ expect "compare: error: cand.json: candidate 'a': scenario: engine.block_size: e
 echo '{ "scenario": "base.json", "slo": {"ttft_p99_s": 2}, "target_rate": 5,
   "candidates": [{"label": "a", "set": {"seed": -1}}] }' >file.json
 expect "compare: error: file.json: candidate 'a': base.json: seed: -1 must be >= 0" compare file.json --out o
+# A study given to run (or a scenario to compare) was "scenario: unknown
+# key" (or "seed: unknown key"), and a study without target_rate said
+# "(got 0)", a value nobody wrote.
+expect 'run: error: file.json: this is a study file, not a scenario (it has `candidates`): run it with kvsim compare' \
+  "${run[@]}" file.json
+expect 'compare: error: base.json: this is a scenario file, not a study (it has `model`): run it with kvsim run' \
+  compare base.json --out o
+echo '{ "scenario": "base.json", "slo": {"ttft_p99_s": 2}, "candidates": [{"label": "a"}] }' >norate.json
+expect "compare: error: norate.json: missing key 'target_rate'" compare norate.json --out o
 
 # 2. Each admission limit below 0 names its key and value.
 expect "error: base.json: admission.max_wait_s: -1 is outside [0, 9e+09] (0: no limit)" \
@@ -57,6 +66,8 @@ expect "--slo: item 1 of ',ttft_p99=1s' is empty" plan base.json --slo ,ttft_p99
 expect "--slo: item 2 of 'ttft_p99=1s,,tpot_p99=1s' is empty" plan base.json --slo ttft_p99=1s,,tpot_p99=1s
 expect "--slo: 'ttft_p99=' has no value after '='" plan base.json --slo ttft_p99=
 expect "--slo: '=1s' has no METRIC_STAT before '='" plan base.json --slo =1s
+# A bare number was read as seconds (tpot_p99=50 meant 50 ms, became 50 s).
+expect "--slo: tpot_p99=50 has no unit (write 50s, 50ms or 50us)" plan base.json --slo ttft_p99=2s,tpot_p99=50
 
 # 4. A V0 swap space under one block gave 0 CPU blocks without a word (as
 # a CPU offloading tier that small once did).

@@ -2,9 +2,12 @@
 # A compare or plan that is stopped, or cannot write, leaves nothing half-done:
 # - a compare stopped by a signal while its candidates run (with --jobs 2 its
 #   workers end too) says so in one line, exits non-zero and leaves no folder
-#   it made; in a folder the user made, what was there stays;
+#   it made when no candidate had finished; in a folder the user made, what
+#   was there stays; the rows of the candidates that finished are kept in
+#   compare.partial.csv, and the line says so;
 # - a compare stopped while writing (SIGXFSZ) removes the files it had
 #   written, and says so;
+# - a bad --out is refused before any candidate runs;
 # - a compare that cannot write one of its files (a full disk, a folder in
 #   the way) is one error line, exit 2, and leaves none of its files: not a
 #   compare.csv without its REPORT.md, nor a new table beside an old one;
@@ -63,14 +66,60 @@ echo notes >"$tmp/mine/notes.txt"
 compare_stopped "$tmp/mine" HUP 2
 [ "$(ls -A "$tmp/mine")" = notes.txt ] || { echo "a user's folder: $(ls -A "$tmp/mine")"; exit 1; }
 
+# Stopped after a candidate finished: its row is kept in compare.partial.csv
+# (compare.csv's header and columns), said in the line; the running one is
+# not. An interrupted compare used to keep nothing of an hour's work.
+cat >"$tmp/part.json" <<JSON
+{ "name": "pt", "scenario": "$scen", "target_rate": 8, "slo": { "ttft_p99_s": 1 },
+  "candidates": [ { "label": "quick", "set": { "workload.synthetic.requests": 50 } },
+                  { "label": "slow", "set": { "workload.synthetic.requests": 40000 } } ] }
+JSON
+for jobs in 1 2; do
+  out="$tmp/part$jobs/x"
+  "$kvsim" compare "$tmp/part.json" --out "$out" --jobs $jobs --quiet >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 1 300); do [ -e "$out/compare.partial.csv" ] && break; sleep 0.1; done
+  kill -0 $pid 2>/dev/null || { echo "compare ended before it was stopped"; cat "$tmp/err"; exit 1; }
+  kill -INT $pid
+  rc=0; wait $pid || rc=$?
+  [ $rc != 0 ] || { echo "a stopped compare exits 0"; exit 1; }
+  one_line "$tmp/err" "compare stopped after a candidate (--jobs $jobs)" \
+    "^kvsim compare: error: $out: stopped by SIGINT after 1 of 2 candidates; kept the 1 finished one in compare\.partial\.csv \(no compare\.csv\)$"
+  [ "$(ls -A "$out")" = compare.partial.csv ] || { echo "a stopped compare left: $(ls -A "$out")"; exit 1; }
+  head -1 "$out/compare.partial.csv" | grep -q '^label,gpu,model,' || { echo "partial: no header"; exit 1; }
+  [ "$(wc -l <"$out/compare.partial.csv")" = 2 ] && grep -q '^quick,l4,llama-3.2-1b,' "$out/compare.partial.csv" \
+    || { echo "partial rows:"; cat "$out/compare.partial.csv"; exit 1; }
+  sleep 0.2
+  ! pgrep -f "$tmp/part.json" >/dev/null || { echo "a stopped compare left processes"; exit 1; }
+done
+# A compare that completes leaves no partial table (nor an older one).
+cp "$tmp/part1/x/compare.partial.csv" "$tmp/part1/x/keep.csv"
+"$kvsim" compare "$tmp/quick.json" --out "$tmp/part1/x" --quiet
+[ ! -e "$tmp/part1/x/compare.partial.csv" ] || { echo "a completed compare left compare.partial.csv"; exit 1; }
+[ -e "$tmp/part1/x/compare.csv" ] && [ -e "$tmp/part1/x/keep.csv" ] || { echo "outputs: $(ls -A "$tmp/part1/x")"; exit 1; }
+
+# A bad --out is refused before any candidate runs: one line, no progress
+# line of a finished candidate before it.
+touch "$tmp/afile"
+for bad in "$tmp/afile/sub" /dev/null; do
+  rc=0; "$kvsim" compare "$tmp/study.json" --out "$bad" --progress >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ $rc = 2 ] || { echo "--out $bad: exit $rc"; cat "$tmp/err"; exit 1; }
+  one_line "$tmp/err" "--out $bad" "^kvsim compare: error: .*: cannot create folder: Not a directory$"
+done
+mkdir -p "$tmp/rep/REPORT.md"
+rc=0; "$kvsim" compare "$tmp/study.json" --out "$tmp/rep" --progress >"$tmp/out" 2>"$tmp/err" || rc=$?
+one_line "$tmp/err" "--out with a folder REPORT.md" "REPORT.md: write failed: Is a directory$"
+
 # Stopped while writing: REPORT.md goes over a 4 KiB file-size limit after
 # compare.csv is done.
 rc=0
 (ulimit -f 4; exec "$kvsim" compare "$tmp/quick.json" --out "$tmp/fsz" --quiet) 2>"$tmp/err" || rc=$?
 [ $rc != 0 ] || { echo "a compare over the file-size limit exits 0"; exit 1; }
+# The finished candidates' rows stay in compare.partial.csv, as after any
+# stop; the files being written are removed.
 one_line "$tmp/err" "compare stopped by SIGXFSZ" \
-  "$tmp/fsz: stopped by SIGXFSZ after 2 of 2 candidates; removed the files it had written \(no compare\.csv\)$"
-nothing_left "$tmp/fsz" "a compare stopped by SIGXFSZ"
+  "$tmp/fsz: stopped by SIGXFSZ after 2 of 2 candidates; removed the files it had written; kept the 2 finished ones in compare\.partial\.csv \(no compare\.csv\)$"
+[ "$(ls -A "$tmp/fsz")" = compare.partial.csv ] || { echo "a compare stopped by SIGXFSZ left: $(ls -A "$tmp/fsz")"; exit 1; }
 
 # The same write error with SIGXFSZ ignored, as a full disk gives it.
 rc=0

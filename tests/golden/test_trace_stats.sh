@@ -90,6 +90,19 @@ head -1 "$tmp/rq.txt" | grep -q '(format requests)$' || fail "requests.csv detec
 "$kvsim" trace stats "$tmp/run2/requests.csv" --format requests | grep -q '^requests: 40$' ||
   fail "two replicas: 40 requests"
 
+# 8b. A length table (no arrival times) gives its lengths and says what it
+# cannot compute; convert (which writes arrivals) still refuses it.
+printf 'prompt_tokens,output_tokens\n100,20\n300,40\n50,5\n' >"$tmp/len.csv"
+"$kvsim" trace stats "$tmp/len.csv" >"$tmp/len.txt" || fail "trace stats of a length table exited $?"
+grep -q '^requests: 3$' "$tmp/len.txt" || fail "length table: $(cat "$tmp/len.txt")"
+grep -q '^arrival times: none (a length table): duration, rate, inter-arrival times and peak not computed' \
+  "$tmp/len.txt" || fail "says what it cannot compute: $(cat "$tmp/len.txt")"
+grep -q '^prompt tokens: mean 150.0' "$tmp/len.txt" || fail "prompt lengths: $(cat "$tmp/len.txt")"
+! grep -q '^rate:' "$tmp/len.txt" || fail "no rate line for a length table"
+"$kvsim" trace stats "$tmp/len.csv" --json | grep -Eq '"rate_rps":[[:space:]]*null' || fail "--json rate null"
+rc=0; "$kvsim" trace convert "$tmp/len.csv" --out "$tmp/len-out.csv" 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "convert of a length table: exit $rc"
+
 # 9. --help works for each subcommand.
 "$kvsim" trace --help | grep -q 'kvsim trace stats' || fail "trace --help"
 for s in stats convert gen; do

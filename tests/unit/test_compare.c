@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/catalog.h"
@@ -59,6 +60,35 @@ Test(compare, a_bad_study_is_one_error_naming_what) {
     cr_assert_eq(study(text, &c, &err), KVSIM_EINVAL, "target_rate %s refused", rates[i][0]);
     cr_assert(strstr(err.msg, rates[i][1]), "names the range: %s", err.msg);
   }
+}
+
+/* Regression: a scenario (or a sweep) given to compare was refused by its
+ * first key ("seed: unknown key"), and a study without target_rate was
+ * "target_rate: expected a rate in req/s > 0 (got 0)", a 0 nobody wrote. */
+Test(compare, a_scenario_or_sweep_is_named_and_a_missing_rate_is_missing) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_compare_parse(SCENARIO, "s.json", NULL, &c, &err), KVSIM_EINVAL,
+               "a scenario is not a study");
+  cr_assert_str_eq(err.msg,
+                   "s.json: this is a scenario file, not a study (it has `model`): run it with "
+                   "kvsim run, or name it as a study's \"scenario\"",
+                   "says what it is: %s", err.msg);
+  cr_assert_eq(kvsim_compare_parse("{ \"scenario\": \"s.json\", \"grid\": {} }", "w.json", NULL,
+                                   &c, &err),
+               KVSIM_EINVAL, "a sweep is not a study");
+  cr_assert(strstr(err.msg, "w.json: this is a sweep file, not a study (it has `grid`)"),
+            "says what it is: %s", err.msg);
+  cr_assert_eq(study("\"slo\": {\"ttft_p99_s\": 1}, \"candidates\": [{\"label\": \"a\"}]", &c,
+                     &err),
+               KVSIM_EINVAL, "no target_rate");
+  cr_assert(strstr(err.msg, "t.json: missing key 'target_rate'") && !strstr(err.msg, "got 0"),
+            "says it is missing: %s", err.msg);
+  cr_assert_eq(study("\"target_rate\": 0, \"slo\": {\"ttft_p99_s\": 1}, \"candidates\": "
+                     "[{\"label\": \"a\"}]",
+                     &c, &err),
+               KVSIM_EINVAL, "a written 0");
+  cr_assert(strstr(err.msg, "(got 0)"), "a 0 that was written is shown: %s", err.msg);
 }
 
 /* Regression: the study's SLO stopped below 1e9 s, with words of its own,
@@ -445,6 +475,81 @@ Test(compare, a_gpu_file_price_is_used_when_the_study_has_none) {
   free(r);
   kvsim_compare_fini(&c);
   remove(path);
+}
+
+/* Regression: hardware.gpu took "h100" (and "NVIDIA L4"), but a price
+ * under that name was looked up by the catalog name the row carries and
+ * silently dropped: the candidate had no cost. Aliases now price the GPU
+ * they load; a name that is no GPU, or one GPU priced twice, is refused. */
+Test(compare, a_price_under_a_gpu_alias_is_used_not_dropped) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"alias\", \"set\": { \"hardware.gpu\": \"NVIDIA L4\" } } ],"
+                     " \"cost_per_gpu_hour\": { \"NVIDIA L4\": 0.8, \"h100\": 2.5 }",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  const cJSON *l4 = cJSON_GetObjectItemCaseSensitive(c.prices, "l4");
+  const cJSON *h100 = cJSON_GetObjectItemCaseSensitive(c.prices, "h100-sxm");
+  cr_assert(cJSON_IsNumber(l4) && l4->valuedouble == 0.8, "'NVIDIA L4' prices l4");
+  cr_assert(cJSON_IsNumber(h100) && h100->valuedouble == 2.5, "'h100' prices h100-sxm");
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert_str_eq(r->gpu, "l4", "the row carries the catalog name");
+  cr_assert_float_eq(r->cost_per_gpu_hour, 0.8, 1e-12, "the alias's price is the row's");
+  cr_assert_str_eq(r->cost_source, "study", "from the study");
+  free(r);
+  kvsim_compare_fini(&c);
+
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"a\" } ], \"cost_per_gpu_hour\": { \"h1OO\": 2.5 }",
+                     &c, &err),
+               KVSIM_EINVAL, "a name that is no GPU");
+  cr_assert_str_eq(err.msg, "t.json: cost_per_gpu_hour.h1OO: not a GPU name (the candidates run on l4)",
+                   "names the key: %s", err.msg);
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 0.5 }, \"target_rate\": 6, \"candidates\": "
+                     "[ { \"label\": \"a\" } ], \"cost_per_gpu_hour\": { \"h100-sxm\": 2.5, "
+                     "\"h100\": 3 }",
+                     &c, &err),
+               KVSIM_EINVAL, "one GPU priced twice");
+  cr_assert_str_eq(err.msg,
+                   "t.json: cost_per_gpu_hour.h100: h100-sxm is priced twice (also as 'h100-sxm')",
+                   "names both: %s", err.msg);
+}
+
+/* Regression: compare --out under a file or /dev/null was found out only
+ * when the results were written, after every candidate had run. */
+Test(compare, a_bad_out_folder_is_found_before_anything_runs) {
+  char base[256], path[512];
+  snprintf(base, sizeof base, "/tmp/kvsim_cmp_out_%ld", (long)getpid());
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_report_mkdirs(base, &err), KVSIM_OK, "mkdir: %s", err.msg);
+  snprintf(path, sizeof path, "%s/file", base);
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "a file");
+  fclose(f);
+  static const char *const names[] = {"compare.csv", "REPORT.md", NULL};
+  snprintf(path, sizeof path, "%s/file/sub", base);
+  cr_assert_eq(kvsim_report_check_out_dir(path, names, &err), KVSIM_EIO, "a file on the path");
+  cr_assert(strstr(err.msg, "/file: cannot create folder: Not a directory"), "names it: %s", err.msg);
+  cr_assert_eq(kvsim_report_check_out_dir("/dev/null", names, &err), KVSIM_EIO, "/dev/null");
+  cr_assert_str_eq(err.msg, "/dev/null: cannot create folder: Not a directory", "%s", err.msg);
+  snprintf(path, sizeof path, "%s/REPORT.md", base);
+  cr_assert_eq(mkdir(path, 0700), 0, "a folder named REPORT.md");
+  cr_assert_eq(kvsim_report_check_out_dir(base, names, &err), KVSIM_EIO, "REPORT.md a folder");
+  cr_assert(strstr(err.msg, "/REPORT.md: write failed: Is a directory"), "names it: %s", err.msg);
+  rmdir(path);
+  cr_assert_eq(kvsim_report_check_out_dir(base, names, &err), KVSIM_OK, "an existing folder: %s",
+               err.msg);
+  snprintf(path, sizeof path, "%s/new/deeper/", base);
+  cr_assert_eq(kvsim_report_check_out_dir(path, names, &err), KVSIM_OK, "folders to make: %s",
+               err.msg);
+  snprintf(path, sizeof path, "%s/new", base);
+  cr_assert_neq(access(path, F_OK), 0, "the check makes nothing");
+  snprintf(path, sizeof path, "%s/file", base);
+  remove(path);
+  rmdir(base);
 }
 
 /* A row with nothing known (the writers' NAN), as a candidate starts. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "core/alloc.h"
 #include "core/arith.h"
 #include "core/heap.h"
@@ -174,9 +175,9 @@ Test(core, read_file_refuses_what_is_not_a_regular_file) {
 }
 
 Test(core, read_file_caps_the_size_it_reads_whole) {
-  const char *dir = getenv("TMPDIR");
+  const char *dir = test_tmpdir();
   char path[512];
-  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir);
   int fd = mkstemp(path);
   cr_assert(fd >= 0, "mkstemp failed for %s", path);
   /* Sparse: no disk or memory used. */
@@ -195,9 +196,9 @@ Test(core, read_file_caps_the_size_it_reads_whole) {
 /* Read as a C string, text ended at a NUL byte: what followed it (a
  * second object, garbage) was dropped without a word. */
 Test(core, read_file_refuses_a_nul_byte_at_its_line) {
-  const char *dir = getenv("TMPDIR");
+  const char *dir = test_tmpdir();
   char path[512];
-  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir);
   int fd = mkstemp(path);
   cr_assert(fd >= 0, "mkstemp failed for %s", path);
   const char body[] = "{\"a\": 1,\n\"b\": 2}\n\0{garbage";
@@ -279,9 +280,9 @@ Test(core, getters_name_a_file_key_after_a_colon) {
 }
 
 Test(core, same_file_sees_through_links_and_spellings) {
-  const char *dir = getenv("TMPDIR");
+  const char *dir = test_tmpdir();
   char path[512], link[600], dot[600];
-  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir && *dir ? dir : ".");
+  snprintf(path, sizeof path, "%s/kvsim-test-core-XXXXXX", dir);
   int fd = mkstemp(path);
   cr_assert(fd >= 0, "mkstemp failed for %s", path);
   close(fd);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "core/alloc.h"
 #include "workload/csvrow.h"
 
@@ -22,8 +23,8 @@ TestSuite(csvrow, .fini = remove_tmp);
 static const char *tmp_write(const char *name, const char *text, size_t len) {
   cr_assert_lt(next, 8, "too many temp files in one test");
   char *p = paths[next++];
-  const char *dir = getenv("TMPDIR");
-  snprintf(p, 512, "%s/kvsim_csvrow_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
+  const char *dir = test_tmpdir();
+  snprintf(p, 512, "%s/kvsim_csvrow_%ld_%s", dir, (long)getpid(), name);
   FILE *f = fopen(p, "wb");
   cr_assert(f, "cannot create %s", p);
   cr_assert_eq(fwrite(text, 1, len, f), len, "writes %s", p);

@@ -142,6 +142,29 @@ Test(engine, unknown_keys_and_wrong_types_name_the_path) {
   }
 }
 
+/* Regression: a study (or sweep) file given to run or plan was refused
+ * by its first key ("scenario: unknown key"), which says nothing of what
+ * the file is or which command takes it. */
+Test(engine, a_study_or_sweep_file_is_named_not_an_unknown_key) {
+  const char *bad[][2] = {
+      {"{ \"name\": \"s\", \"scenario\": \"base.json\", \"target_rate\": 10, \"candidates\": [] }",
+       "study.json: this is a study file, not a scenario (it has `candidates`): run it with kvsim "
+       "compare"},
+      {"{ \"scenario\": \"base.json\", \"target_rate\": 10 }",
+       "study.json: this is a study file, not a scenario (it has `target_rate`): run it with kvsim "
+       "compare"},
+      {"{ \"scenario\": \"base.json\", \"grid\": { \"engine.block_size\": [16, 32] } }",
+       "study.json: this is a sweep file, not a scenario (it has `grid`): run it with kvsim sweep"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_scenario_parse(bad[i][0], "study.json", ".", NULL, 0, &sc, &err),
+                 KVSIM_EINVAL, "case %zu is refused", i);
+    cr_assert_str_eq(err.msg, bad[i][1], "case %zu: %s", i, err.msg);
+  }
+}
+
 /* Regression: a top-level key was named "s.json.seed" where a section's
  * reads "s.json: engine.block_size", and admission.max_wait_s below 0 was
  * "admission: limits must be >= 0", naming no key. */

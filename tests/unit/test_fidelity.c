@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/fidelity.h"
 
 #ifndef KVSIM_SOURCE_DIR
@@ -20,8 +21,8 @@
  * messages; readers detect the format from the content); the caller
  * unlinks it. */
 static void temp_file(const char *what, const char *text, char *path, size_t cap) {
-  const char *dir = getenv("TMPDIR");
-  snprintf(path, cap, "%s/kvsim-test-fid-XXXXXX", dir && *dir ? dir : ".");
+  const char *dir = test_tmpdir();
+  snprintf(path, cap, "%s/kvsim-test-fid-XXXXXX", dir);
   int fd = mkstemp(path);
   cr_assert(fd >= 0, "mkstemp failed for %s (%s)", path, what);
   FILE *f = fdopen(fd, "w");

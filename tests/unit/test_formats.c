@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/workload.h"
 #include "workload/formats/format.h"
 #include "workload/wl.h"
@@ -25,8 +26,8 @@ TestSuite(formats, .fini = remove_tmp);
 static const char *tmp_path(const char *name) {
   cr_assert_lt(next, 8, "too many temp files in one test");
   char *p = paths[next++];
-  const char *dir = getenv("TMPDIR");
-  snprintf(p, 512, "%s/kvsim_fmt_%ld_%s", dir && *dir ? dir : ".", (long)getpid(), name);
+  const char *dir = test_tmpdir();
+  snprintf(p, 512, "%s/kvsim_fmt_%ld_%s", dir, (long)getpid(), name);
   return p;
 }
 

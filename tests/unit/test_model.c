@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/error.h"
 #include "kvsim/model.h"
 #include <stdint.h>
@@ -573,9 +574,10 @@ static kvsim_model_t load_config_in(const char *dir, const char *extra, const ch
 }
 
 Test(model_loader, config_json_is_named_after_its_folder) {
-  char base[] = "kvsim-test-name-XXXXXX"; /* in the working folder */
+  char base[256];
+  snprintf(base, sizeof base, "%s/kvsim-test-name-XXXXXX", test_tmpdir());
   cr_assert_not_null(mkdtemp(base), "mkdtemp failed");
-  char dir[256], arg[512];
+  char dir[512], arg[600];
   snprintf(dir, sizeof dir, "%s/My-Model-7B", base);
   cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s", dir);
   snprintf(arg, sizeof arg, "%s/config.json", dir);
@@ -616,4 +618,159 @@ Test(model, hf_id_of_every_catalog_model) {
   char out[64];
   cr_assert_eq(kvsim_model_catalog_name("MIXTRAL-8x7B-Instruct-v0.1", out, sizeof out), 1, "case-insensitive");
   cr_assert_str_eq(out, "mixtral-8x7b", "mixtral without its organisation");
+}
+
+/* ---- checkpoint ids: precision and variant suffixes ---- */
+
+static kvsim_checkpoint_t resolve(const char *id) {
+  kvsim_checkpoint_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_resolve_checkpoint(id, &c, &err), KVSIM_OK, "resolve %s: %s", id,
+               err.msg);
+  return c;
+}
+
+Test(model_checkpoint, precision_suffixes_set_the_weight_precision) {
+  static const struct {
+    const char *id, *catalog, *method;
+    kvsim_quant_kind kind;
+    int group;
+    bool no_zeros;
+  } want[] = {
+      {"Qwen/Qwen2.5-32B-Instruct-AWQ", "qwen2.5-32b", "awq", KVSIM_QUANT_INT4, 128, false},
+      {"meta-llama/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b", "fp8", KVSIM_QUANT_FP8, 0, false},
+      {"RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic", "llama-3.1-8b", "compressed-tensors",
+       KVSIM_QUANT_FP8, 0, false},
+      {"Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "qwen2.5-7b", "gptq", KVSIM_QUANT_INT4, 128, false},
+      {"Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "qwen2.5-7b", "gptq", KVSIM_QUANT_INT8, 0, false},
+      {"TheBloke/Llama-2-7B-Chat-GPTQ", "llama-2-7b", "gptq", KVSIM_QUANT_INT4, 128, false},
+      {"neuralmagic/Meta-Llama-3.1-8B-Instruct-W4A16", "llama-3.1-8b", "compressed-tensors",
+       KVSIM_QUANT_INT4, 128, true},
+      {"neuralmagic/Meta-Llama-3.1-70B-Instruct-W8A8", "llama-3.1-70b", "compressed-tensors",
+       KVSIM_QUANT_INT8, 0, false},
+      {"RedHatAI/Qwen2.5-7B-Instruct-quantized.w4a16", "qwen2.5-7b", "compressed-tensors",
+       KVSIM_QUANT_INT4, 128, true},
+      {"unsloth/Llama-3.2-3B-Instruct-bnb-4bit", "llama-3.2-3b", "bitsandbytes",
+       KVSIM_QUANT_INT4, 128, false},
+      {"some-org/Qwen3-8B-Int4", "qwen3-8b", "gptq", KVSIM_QUANT_INT4, 128, false},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_checkpoint_t c = resolve(want[i].id);
+    cr_assert_str_eq(c.catalog, want[i].catalog, "%s: architecture %s, got %s", want[i].id,
+                     want[i].catalog, c.catalog);
+    cr_assert_eq(c.quant.kind, want[i].kind, "%s: precision kind %d, got %d", want[i].id,
+                 want[i].kind, c.quant.kind);
+    cr_assert_str_eq(c.quant.method, want[i].method, "%s: method", want[i].id);
+    cr_assert_eq(c.quant.group_size, want[i].group, "%s: group %d, got %d", want[i].id,
+                 want[i].group, c.quant.group_size);
+    cr_assert_eq(c.quant.no_zero_points, want[i].no_zeros, "%s: zero points", want[i].id);
+    cr_assert_str_eq(c.note, "", "%s resolves exactly: %s", want[i].id, c.note);
+  }
+}
+
+Test(model_checkpoint, loading_an_id_keeps_its_precision_dtype_and_context) {
+  kvsim_model_t awq = load("Qwen/Qwen2.5-32B-Instruct-AWQ");
+  cr_assert_eq(awq.quant.kind, KVSIM_QUANT_INT4, "AWQ checkpoint loads int4 weights");
+  /* AWQConfig.get_supported_act_dtypes is [torch.half]. */
+  cr_assert_str_eq(awq.dtype, "float16", "AWQ runs in float16");
+  cr_assert_eq(awq.max_position_embeddings, 32768, "the Instruct config's context, got %lld",
+               (long long)awq.max_position_embeddings);
+  kvsim_model_t base = load("Qwen/Qwen2.5-32B");
+  cr_assert_eq(base.quant.kind, KVSIM_QUANT_NONE, "the base id is bf16");
+  cr_assert_eq(base.max_position_embeddings, 131072, "the base config's context");
+  kvsim_model_t inst = load("qwen2.5-32b-instruct");
+  cr_assert_eq(inst.max_position_embeddings, 32768, "-Instruct keeps the Instruct context");
+  kvsim_model_t b72 = load("Qwen/Qwen2.5-72B");
+  cr_assert_eq(b72.max_position_embeddings, 131072, "the 72B base differs from the catalog's Instruct");
+  kvsim_model_t l8 = load("meta-llama/Llama-3.1-8B-Instruct");
+  cr_assert_eq(l8.max_position_embeddings, 131072, "Llama-3.1 base and Instruct agree");
+  cr_assert_eq(l8.quant.kind, KVSIM_QUANT_NONE, "no precision suffix, no quantization");
+  /* A precision suffix replaces the catalog config's own quantization. */
+  kvsim_model_t dsv3 = load("cognitivecomputations/DeepSeek-V3-AWQ");
+  cr_assert_eq(dsv3.quant.kind, KVSIM_QUANT_INT4, "DeepSeek-V3-AWQ is int4, not the fp8 original");
+}
+
+static const char *last_note;
+static char note_buf[400];
+static void keep_note(const char *note) {
+  snprintf(note_buf, sizeof note_buf, "%s", note);
+  last_note = note_buf;
+}
+
+Test(model_checkpoint, what_the_name_cannot_settle_is_a_note_or_an_error) {
+  kvsim_checkpoint_t c = resolve("Qwen/Qwen3-8B-Base");
+  cr_assert(strstr(c.note, "assumed") && strstr(c.note, "qwen3-8b"),
+            "the catalog holds the post-trained Qwen3-8B: %s", c.note);
+  c = resolve("google/gemma-3-27b-pt");
+  cr_assert_str_eq(c.catalog, "gemma-3-27b", "Gemma's pretrained -pt");
+  cr_assert(strstr(c.note, "assumed"), "the catalog holds -it: %s", c.note);
+  c = resolve("Qwen/Qwen3-30B-A3B-Instruct-2507");
+  cr_assert(strstr(c.note, "assumed") && strstr(c.note, "2507"), "a later release: %s", c.note);
+  kvsim_model_set_note_fn(keep_note);
+  last_note = NULL;
+  (void)load("Qwen/Qwen3-8B-Base");
+  kvsim_model_set_note_fn(NULL);
+  cr_assert_not_null(last_note, "loading an assumed id sends its note");
+  cr_assert(strstr(last_note, "Qwen/Qwen3-8B-Base resolved to qwen3-8b"), "note: %s", last_note);
+
+  static const struct {
+    const char *id, *what;
+    int code;
+  } bad[] = {
+      {"nvidia/Llama-3.1-8B-Instruct-NVFP4", "nvfp4 weights are not modelled", KVSIM_EUNSUP},
+      {"acme/Llama-3.1-8B-AWQ-GPTQ", "two precisions", KVSIM_EINVAL},
+      {"acme/Unknown-9B-Instruct-AWQ", "no catalog architecture", KVSIM_ENOENT},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_model_resolve_checkpoint(bad[i].id, &c, &err), bad[i].code,
+                 "%s: code %d", bad[i].id, bad[i].code);
+    cr_assert(strstr(err.msg, bad[i].what), "%s: '%s' in %s", bad[i].id, bad[i].what, err.msg);
+    kvsim_model_t m;
+    cr_assert_lt(kvsim_model_load(bad[i].id, &m, &err), 0, "%s is not loaded as bf16", bad[i].id);
+  }
+}
+
+Test(model_loader, quantization_config_of_other_quantizers) {
+  static const struct {
+    const char *config;
+    kvsim_quant_kind kind;
+    bool no_zeros;
+  } want[] = {
+      {"{\"quant_method\": \"fbgemm_fp8\", \"activation_scale_ub\": 1200.0}", KVSIM_QUANT_FP8, false},
+      {"{\"quant_method\": \"modelopt\", \"quant_algo\": \"FP8\"}", KVSIM_QUANT_FP8, false},
+      {"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", KVSIM_QUANT_INT4, false},
+      {"{\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true}", KVSIM_QUANT_INT8, false},
+      {"{\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": {\"weights\": "
+       "{\"num_bits\": 4, \"type\": \"int\", \"group_size\": 128, \"symmetric\": true}}}}",
+       KVSIM_QUANT_INT4, true},
+      {"{\"quant_method\": \"awq\", \"bits\": 4, \"group_size\": 128, \"zero_point\": true}",
+       KVSIM_QUANT_INT4, false},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\": "
+             "14336, \"vocab_size\": 128256, \"max_position_embeddings\": 8192, "
+             "\"torch_dtype\": \"bfloat16\", \"quantization_config\": %s}",
+             want[i].config);
+    kvsim_model_t m;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_model_parse(text, "q", "q.json", &m, &err), KVSIM_OK, "%s: %s",
+                 want[i].config, err.msg);
+    cr_assert_eq(m.quant.kind, want[i].kind, "%s: kind %d, got %d", want[i].config, want[i].kind,
+                 m.quant.kind);
+    cr_assert_eq(m.quant.no_zero_points, want[i].no_zeros, "%s: zero points", want[i].config);
+  }
+  kvsim_model_t m;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_parse("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                                 "\"intermediate_size\": 14336, \"vocab_size\": 128256, "
+                                 "\"quantization_config\": {\"quant_method\": \"modelopt\", "
+                                 "\"quant_algo\": \"NVFP4\"}}",
+                                 "q", "q.json", &m, &err),
+               KVSIM_EUNSUP, "NVFP4 is refused, not planned as bf16");
+  cr_assert(strstr(err.msg, "NVFP4"), "names the algorithm: %s", err.msg);
 }

@@ -851,3 +851,38 @@ Test(plan_version, unmodelled_releases_are_errors_naming_flag_key_and_range) {
     cr_assert_null(kvsim_plan_version_rules(bad[i].e, bad[i].v), "row %zu has no rules", i);
   }
 }
+
+/* ---- checkpoints named by their HF id ---- */
+
+/* The weights a checkpoint id implies: the embedding and lm_head stay in
+ * the model dtype (vLLM quantizes LinearBase layers only), every other
+ * weight takes the quantized layout's bytes. */
+static double expected_weights(const char *name, double bytes_per_linear_param) {
+  kvsim_model_t m = model(name);
+  kvsim_model_params_t pp;
+  kvsim_model_count_params(&m, &pp);
+  double embed = (double)pp.embedding + (double)pp.lm_head;
+  return embed * m.dtype_bytes + ((double)pp.total - embed) * bytes_per_linear_param;
+}
+
+Test(plan_checkpoint, awq_and_fp8_ids_plan_their_quantized_weights) {
+  kvsim_gpu_t l40s = gpu("l40s");
+  kvsim_plan_params_t p = params(KVSIM_PLAN_V1, 8192);
+  kvsim_model_t awq = model("Qwen/Qwen2.5-32B-Instruct-AWQ");
+  kvsim_plan_t pl = plan(&awq, &l40s, &p);
+  /* AWQ group 128: 4-bit weights, a float16 scale and a 4-bit zero per
+   * group (awq.py AWQLinearMethod.create_weights) = 0.5 + 2.5 / 128. */
+  double want = expected_weights("qwen2.5-32b", 0.5 + 2.5 / 128);
+  cr_assert(fabs((double)pl.weights_bytes - want) < 0.01 * want,
+            "Qwen2.5-32B-Instruct-AWQ weights %.3f GB, want ~%.3f GB (about 19)",
+            pl.weights_bytes / 1e9, want / 1e9);
+  cr_assert(pl.fits, "the AWQ checkpoint fits an L40S at 8k: %s", pl.error);
+
+  kvsim_model_t fp8 = model("meta-llama/Llama-3.1-8B-Instruct-FP8");
+  kvsim_gpu_t h100 = gpu("h100-sxm");
+  pl = plan(&fp8, &h100, &p);
+  want = expected_weights("llama-3.1-8b", 1.0);
+  cr_assert(fabs((double)pl.weights_bytes - want) < 0.01 * want,
+            "Llama-3.1-8B-Instruct-FP8 weights %.3f GiB, want ~%.3f GiB",
+            (double)pl.weights_bytes / GIB, want / GIB);
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "engine/replica.h"
 #include "kvsim/engine.h"
 #include "kvsim/perf.h"
@@ -106,9 +107,10 @@ Test(sched_progress, contiguous_int4_block_size_1_reserves_the_whole_request) {
 }
 
 Test(sched_progress, output_length_near_int64_max_is_rejected_not_wrapped) {
-  char dir[] = "kvsim-progress-XXXXXX"; /* beside the test binary */
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/kvsim-progress-XXXXXX", test_tmpdir());
   cr_assert_not_null(mkdtemp(dir), "temporary folder");
-  char path[256];
+  char path[600];
   snprintf(path, sizeof path, "%s/big.csv", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f, "trace file");

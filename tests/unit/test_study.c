@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "kvsim/study.h"
 
 /* A scenario inline in the sweep file, so no file is needed. */
@@ -232,8 +233,8 @@ Test(study, a_tiny_sweep_runs_in_memory_the_same_with_any_jobs) {
 static char tmp_root[512];
 
 static void make_tmp(void) {
-  const char *d = getenv("TMPDIR");
-  snprintf(tmp_root, sizeof tmp_root, "%s/kvsim-study-XXXXXX", d && *d ? d : ".");
+  const char *d = test_tmpdir();
+  snprintf(tmp_root, sizeof tmp_root, "%s/kvsim-study-XXXXXX", d);
   cr_assert_not_null(mkdtemp(tmp_root), "temporary folder %s", tmp_root);
 }
 
@@ -828,6 +829,27 @@ Test(study, an_empty_or_half_slo_item_is_refused_by_name) {
   cr_assert_eq(kvsim_search_parse_slo("ttft_p99=1s,tpot_p99=50ms", &se, &err), KVSIM_OK, "%s",
                err.msg);
   cr_assert_eq(se.ntargets, 2, "two targets (%d)", se.ntargets);
+}
+
+/* Regression: "tpot_p99=50" (meant as 50 ms) was read as 50 s, a target
+ * every run meets; a value without a unit is refused, naming the unit
+ * that is missing, and s, ms and us are read as before. */
+Test(study, an_slo_value_without_a_unit_is_refused) {
+  kvsim_search_t se;
+  memset(&se, 0, sizeof se);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_search_parse_slo("tpot_p99=50", &se, &err), KVSIM_EINVAL,
+               "a bare 50 is refused");
+  cr_assert_str_eq(err.msg, "--slo: tpot_p99=50 has no unit (write 50s, 50ms or 50us)",
+                   "names the missing unit: %s", err.msg);
+  cr_assert_eq(kvsim_search_parse_slo("ttft_p99=2s,tpot_p99=0.5", &se, &err), KVSIM_EINVAL,
+               "the second item too");
+  cr_assert(strstr(err.msg, "tpot_p99=0.5 has no unit"), "names that item: %s", err.msg);
+  cr_assert_eq(kvsim_search_parse_slo("ttft_p99=2s,tpot_p99=50ms,e2e_p50=300000us", &se, &err),
+               KVSIM_OK, "units are read: %s", err.msg);
+  cr_assert_float_eq(se.targets[0].limit_s, 2.0, 1e-12, "2s");
+  cr_assert_float_eq(se.targets[1].limit_s, 0.05, 1e-12, "50ms");
+  cr_assert_float_eq(se.targets[2].limit_s, 0.3, 1e-12, "300000us");
 }
 
 /* Regression: --slo ttft_p99=1s,ttft_p99=2s was taken, both limits held

@@ -1,6 +1,7 @@
 /* Workload: trace readers, the workload object, and what applies to any
  * source (ids, skip_bad_rows, time_scale, limit, max_total_tokens). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,7 +502,7 @@ Test(workload, a_trace_from_the_command_line_is_named_by_its_file_alone) {
   cr_assert(f, "rewrite %s", p);
   fputc('\0', f);
   fclose(f);
-  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false};
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false, false};
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_err err = {0};
   cr_assert_lt(kvsim_workload_for_trace(p, &o, &cfg, &err), 0, "a NUL byte is refused");
@@ -519,12 +520,51 @@ Test(workload, a_trace_from_the_command_line_is_named_by_its_file_alone) {
             "a scenario's names its key: %s", err.msg);
 }
 
+/* Regression: trace stats refused a length table ("has lengths but no
+ * arrival times"); it now reads its lengths and marks the timing figures
+ * as not known. A run (and any reader without allow_lengths) still refuses
+ * it, and prefix reuse, which needs prompt content, is refused by name. */
+Test(workload, trace_stats_reads_a_length_table_and_says_what_it_lacks) {
+  const char *p = tmp_write("len.csv", "prompt_tokens,output_tokens\n100,20\n300,40\n50,5\n");
+  kvsim_trace_opts_t o = {"auto", 1.0, 0, 0, 512, false, false, false};
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), KVSIM_EINVAL, "refused for a run");
+  cr_assert(strstr(err.msg, "has lengths but no arrival times"), "says why: %s", err.msg);
+  o.allow_lengths = true;
+  cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), 0, "read for stats: %s", err.msg);
+  kvsim_source_t *src;
+  cr_assert_eq(kvsim_source_open(cfg, 1, &src, &err), 0, "open: %s", err.msg);
+  kvsim_trace_stats_t st;
+  memset(&st, 0, sizeof st);
+  cr_assert_eq(kvsim_trace_stats(src, true, &st, &err), 0, "stats: %s", err.msg);
+  kvsim_source_close(src);
+  cr_assert_eq(st.requests, 3, "three rows (%lld)", (long long)st.requests);
+  cr_assert_not(st.arrivals, "no arrival times");
+  cr_assert(isnan(st.rate_rps) && isnan(st.duration_s) && st.peak_1s == -1,
+            "timing not known, not 0");
+  cr_assert_float_eq(st.prompt.mean, 150.0, 1e-9, "prompt mean");
+  cr_assert_float_eq(st.output.max, 40.0, 1e-9, "output max");
+  cJSON *j = kvsim_trace_stats_json(&st, p, "lengths");
+  cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "arrival_times")), "JSON says so");
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "rate_rps")), "rate is null");
+  cJSON_Delete(j);
+  cr_assert_eq(kvsim_source_open(cfg, 1, &src, &err), 0, "open: %s", err.msg);
+  memset(&st, 0, sizeof st);
+  st.prefix_block = 16;
+  cr_assert_eq(kvsim_trace_stats(src, true, &st, &err), KVSIM_EINVAL, "no prefix reuse");
+  cr_assert(strstr(err.msg, "--prefix-block-size: a length table has no prompt content"), "%s",
+            err.msg);
+  kvsim_source_close(src);
+  kvsim_workload_cfg_free(cfg);
+}
+
 /* --time-scale is checked against the workload's own bound, by its flag
  * (1e30 was "workload.time_scale: bad value"); --seed given for a trace
  * was silently ignored. */
 Test(workload, the_trace_flags_are_named_as_flags) {
   const char *p = tmp_write("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,5\n");
-  kvsim_trace_opts_t o = {"auto", 1e30, 0, 0, 512, false, false};
+  kvsim_trace_opts_t o = {"auto", 1e30, 0, 0, 512, false, false, false};
   kvsim_workload_cfg_t *cfg = NULL;
   kvsim_err err = {0};
   cr_assert_eq(kvsim_workload_for_trace(p, &o, &cfg, &err), KVSIM_EINVAL, "1e30 is refused");

@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef int64_t kvsim_time_ns;
 
 #define KVSIM_NS_PER_S INT64_C(1000000000)
@@ -22,5 +26,9 @@ static inline kvsim_time_ns kvsim_time_from_s(double s) {
   double ns = s * 1e9;
   return (kvsim_time_ns)(ns < 0 ? ns - 0.5 : ns + 0.5);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 #include "kvsim/clock.h"
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_cpu_tier {
   int64_t num_blocks;      /* capacity */
   int64_t swap_used;       /* blocks owned by swapped requests */
@@ -66,5 +70,9 @@ static inline double kvsim_cpu_tier_usage(const kvsim_cpu_tier_t *t) {
 
 /* Used + cached + free = capacity; LRU list and map agree. */
 int kvsim_cpu_tier_check(const kvsim_cpu_tier_t *t, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

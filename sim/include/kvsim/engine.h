@@ -14,6 +14,10 @@
 #include "kvsim/request.h"
 #include "kvsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One time-series row (timeseries.csv, README.md "Simulating: kvsim run"). */
 typedef struct kvsim_sample {
   kvsim_time_ns time;
@@ -125,5 +129,9 @@ int64_t kvsim_memory_budget(void);
  * returned by the sink. */
 int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
               kvsim_run_stats_t *stats, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -3,6 +3,10 @@
 #ifndef KVSIM_ERROR_H
 #define KVSIM_ERROR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_ERRNO_MAP(X)                                                     \
   X(EINVAL, -1, "invalid value")                                               \
   X(ENOENT, -2, "not found")                                                   \
@@ -37,5 +41,9 @@ int kvsim_err_set(kvsim_err *err, int code, const char *fmt, ...)
 /* Prepends "prefix: " to an error already set (adds context as it unwinds). */
 int kvsim_err_prefix(kvsim_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 
 #include "kvsim/clock.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_event {
   kvsim_time_ns time;
   uint64_t seq;
@@ -35,5 +39,9 @@ static inline kvsim_time_ns kvsim_eventq_now(const kvsim_eventq_t *q) { return q
 static inline kvsim_time_ns kvsim_eventq_peek_time(const kvsim_eventq_t *q) {
   return q->len ? q->heap[0].time : KVSIM_TIME_NEVER;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -40,6 +40,10 @@
 #include "kvsim/scenario.h"
 #include "kvsim/stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ======================= latency samples ======================= */
 
 /* Per-request latencies of one run, seconds. Both sides (measured and
@@ -732,5 +736,9 @@ char *kvsim_fidelity_logo_to_text(const kvsim_fid_logo_t *l);
 /* Runs the protocol and returns its text (json: its JSON); NULL with err
  * set on error. */
 char *kvsim_fidelity_logo_report(const kvsim_fid_logo_opts_t *opts, bool json, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

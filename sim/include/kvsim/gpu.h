@@ -9,6 +9,10 @@
 
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What a GPU's step times rest on (summary.json latency.calibration.status). */
 typedef enum kvsim_cal_status {
   KVSIM_CAL_SPEC_ONLY = 0,        /* "spec-only": another architecture's tables, scaled by spec figures */
@@ -165,5 +169,9 @@ int kvsim_gpu_use_kernels(kvsim_gpu_t *g, const char *kernels, kvsim_err *err);
 /* Maps loose names ("H100 80GB", "h100_sxm", "RTX 4090", "NVIDIA GeForce
  * RTX 4090") onto a catalog name. Returns 1 if found. */
 int kvsim_gpu_catalog_name(const char *loose, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include "kvsim/pool.h"
 #include "kvsim/request.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_kvcache {
   kvsim_pool_t pool;
   int32_t block_size;
@@ -112,7 +116,6 @@ void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
  * they need cannot be made. */
 int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
 
-
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);
 
@@ -123,5 +126,9 @@ static inline int64_t kvsim_kvcache_blocks_for(const kvsim_kvcache_t *kv, int64_
   return (int64_t)kv->num_groups * ((tokens + kv->block_size - 1) / kv->block_size) +
          kv->residual_blocks;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_MAX_LAYERS 512
 
 /* The longest context a model or an engine setting may name, in tokens
@@ -37,6 +41,7 @@ typedef struct kvsim_quant {
   int group_size;      /* int4: elements per scale group (default 128) */
   int block_size;      /* fp8 block-wise scales: square block edge (DeepSeek 128), 0 = per-channel */
   bool experts_only;   /* only MoE expert weights are quantized (mxfp4) */
+  bool no_zero_points; /* int4/int8 groups carry a scale only (symmetric compressed-tensors) */
 } kvsim_quant_t;
 
 typedef struct kvsim_model {
@@ -108,6 +113,27 @@ const char *kvsim_model_hf_id(const char *catalog_name);
  * is in the catalog. */
 int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap);
 
+/* What a Hugging Face checkpoint id says beyond its architecture. */
+typedef struct kvsim_checkpoint {
+  char catalog[64];                /* the catalog model holding the architecture */
+  kvsim_quant_t quant;             /* declared by a precision suffix; kind NONE if none */
+  char dtype[16];                  /* the checkpoint's dtype when its kernel needs one ("float16"), else "" */
+  int64_t max_position_embeddings; /* the variant's own when it differs from the catalog's, else 0 */
+  char note[320];                  /* the assumption made, "" when the id resolved exactly */
+} kvsim_checkpoint_t;
+
+/* Resolves "Qwen/Qwen2.5-32B-Instruct-AWQ" (organisation optional, any
+ * case) into *c. KVSIM_ENOENT when no catalog architecture matches,
+ * KVSIM_EUNSUP for a precision kvsim does not model (NVFP4), KVSIM_EINVAL
+ * for two precisions in one name. */
+int kvsim_model_resolve_checkpoint(const char *hf_id, kvsim_checkpoint_t *c, kvsim_err *err);
+
+/* Where kvsim_model_load sends the assumption it made to load an id it
+ * could not resolve exactly (one line, no trailing newline). NULL (the
+ * default) drops it. The callback may be called from several threads. */
+typedef void (*kvsim_model_note_fn)(const char *note);
+void kvsim_model_set_note_fn(kvsim_model_note_fn fn);
+
 /* Counts the parameters of `m` into *p. The arithmetic is overflow-checked:
  * returns KVSIM_EINVAL, with "where: ..." naming the fields, when the
  * count overflows int64 or exceeds KVSIM_MODEL_MAX_PARAMS (*p is then
@@ -130,5 +156,9 @@ int64_t kvsim_model_kv_head_size(const kvsim_model_t *m);
 int kvsim_model_kv_factor(const kvsim_model_t *m); /* 2 (K and V) or 1 (MLA) */
 
 bool kvsim_model_is_hybrid(const kvsim_model_t *m); /* mixes sliding and full layers */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -35,6 +35,10 @@
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What the step-time model needs to know of a batch. The engine fills it
  * in O(batch) per step. "Context" of a sequence = tokens already in its KV
  * cache before this step; "new" = tokens it computes this step. */
@@ -231,5 +235,9 @@ double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens);
  * At most KVSIM_PERF_MAX_STEP_NS (cost->total_s keeps the unclamped value). */
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b,
                                    kvsim_step_cost_t *cost /* may be NULL */);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum kvsim_plan_engine {
   KVSIM_PLAN_V1 = 1, /* vLLM V1 (>= 0.9.2 memory profiling; null block; hybrid allocator) */
   KVSIM_PLAN_V0 = 0, /* vLLM V0 (0.6.5 .. end of V0) */
@@ -407,5 +411,9 @@ int kvsim_plan_compare(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
                        int *n, kvsim_err *err);
 
 #define KVSIM_GIB 1073741824.0
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef int32_t kvsim_block_id;
 #define KVSIM_NULL_BLOCK 0
 /* The hash of a block cached for a request whose content nobody else can
@@ -75,5 +79,9 @@ static inline void kvsim_pool_cache_anon(kvsim_pool_t *p, kvsim_block_id b) {
 /* Checks used + cached + free = total and the queue links; returns 0 or a
  * negative code with the first broken rule in err. */
 int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

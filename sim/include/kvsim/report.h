@@ -16,6 +16,10 @@
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Adds the memory plan's keys (those of `kvsim calc --json`) to obj. */
 void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, const kvsim_gpu_t *g,
                             cJSON *obj);
@@ -114,6 +118,15 @@ char *kvsim_report_json_string(const cJSON *j);
  * naming the folder that could not be made. */
 int kvsim_report_mkdirs(const char *dir, kvsim_err *err);
 
+/* Checks, without creating anything, that dir can become an output folder
+ * holding the files `names` (NULL-terminated, may be NULL): each part of
+ * its path that exists is a folder, the deepest existing one is writable,
+ * and none of the names is a folder there. For commands that work for
+ * minutes before they write (compare): a bad --out is refused first.
+ * Errors: KVSIM_EIO "PATH: cannot create folder: Not a directory" (the
+ * words kvsim_report_mkdirs and the writers use). */
+int kvsim_report_check_out_dir(const char *dir, const char *const *names, kvsim_err *err);
+
 /* The folders of dir that do not exist yet, noted before a command
  * creates them, so that a failure (kvsim_report_new_dirs_undo) or a signal
  * (kvsim_report_cleanup_on_signals) removes them again: only those, and
@@ -148,5 +161,9 @@ void kvsim_report_cleanup_on_signals(void);
  * Returns the slot, -1 when all are taken. */
 int kvsim_report_track(const char *path);
 void kvsim_report_untrack(int slot);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 #include "kvsim/pool.h"
 #include "kvsim/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_MAX_KV_GROUPS 16
 
 typedef enum kvsim_req_status {
@@ -77,5 +81,9 @@ typedef struct kvsim_request {
 /* prompt + output tokens, saturated at INT64_MAX: an output length near
  * 2^63 must fail the max_model_len check, not wrap below it. */
 int64_t kvsim_request_total_tokens(const kvsim_request_t *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

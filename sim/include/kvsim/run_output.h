@@ -13,6 +13,10 @@
 #include "kvsim/scenario.h"
 #include "kvsim/summary.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_run_output kvsim_run_output_t;
 
 /* dir may be NULL (no files). The folder is created if missing. */
@@ -56,5 +60,9 @@ void kvsim_run_output_close(kvsim_run_output_t *o);
 /* Header lines (stable contract: README.md, "Simulating: kvsim run"). */
 extern const char *const kvsim_timeseries_header;
 extern const char *const kvsim_requests_header;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,6 +17,10 @@
 #include "kvsim/sched.h"
 #include "kvsim/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* hardware.router: how requests are spread over the replicas (the rules
  * are sim/src/engine/router.h's). */
 typedef enum {
@@ -184,5 +188,9 @@ int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err 
 int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err);
 /* Sets a.b.c to v (taken over, also on error), creating objects on the way. */
 int kvsim_json_set_value(cJSON *root, const char *key_path, cJSON *v, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

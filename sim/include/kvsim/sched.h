@@ -16,6 +16,10 @@
 #include "kvsim/kvcache.h"
 #include "kvsim/request.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { KVSIM_POLICY_FCFS = 0, KVSIM_POLICY_PRIORITY } kvsim_policy;
 typedef enum { KVSIM_PREEMPT_RECOMPUTE = 0, KVSIM_PREEMPT_SWAP } kvsim_preempt_mode;
 
@@ -231,5 +235,9 @@ bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns 
  * caller takes r out of `running` after a success; on KVSIM_ENOMEM
  * (the queue or r's hashes cannot grow) nothing has changed. */
 int kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_DIST_EXACT_MAX 65536
 
 typedef struct kvsim_dist {
@@ -25,5 +29,9 @@ double kvsim_dist_mean(const kvsim_dist_t *d);
 /* q in [0, 1]; 0 when empty. Sorts in place on first use. */
 double kvsim_dist_quantile(kvsim_dist_t *d, double q);
 static inline bool kvsim_dist_exact(const kvsim_dist_t *d) { return !d->folded; }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,10 @@
 #include "kvsim/scenario.h"
 #include "kvsim/summary.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- One run ------------------------------------------------------------ */
 
 typedef struct kvsim_study_run_opts {
@@ -456,6 +460,8 @@ typedef struct kvsim_compare {
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s; /* 0: no target */
   double target_rate;        /* req/s */
   const cJSON *costs;        /* root's cost_per_gpu_hour or NULL */
+  cJSON *prices;             /* owned: those prices keyed by the GPU names the candidates
+                                load ("h100" -> "h100-sxm"), or NULL */
   int ncandidates;
   struct {
     char label[128];
@@ -467,7 +473,9 @@ typedef struct kvsim_compare {
  * path is relative to). Every candidate is built once, so a bad key, value
  * or workload is one error before any run. Errors (KVSIM_EINVAL,
  * "where: key: ..."): unknown keys, no candidates, a label given twice, a
- * target_rate <= 0, no SLO, a bad price; or the scenario's own error. */
+ * target_rate <= 0, no SLO, a bad price, a price for a name that is no
+ * GPU (nor a candidate's) or for one GPU twice ("h100" and "h100-sxm");
+ * or the scenario's own error. */
 int kvsim_compare_parse(const char *json_text, const char *where, const char *dir,
                         kvsim_compare_t *c, kvsim_err *err);
 int kvsim_compare_load(const char *path, kvsim_compare_t *c, kvsim_err *err);
@@ -582,5 +590,9 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
  * reproducing command. */
 int kvsim_report_md_sweep_write(const kvsim_sweep_t *sw, const kvsim_sweep_result_t *res,
                                 const char *dir, const char *sweep_file, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 #include "kvsim/plan.h"
 #include "kvsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KVSIM_SUMMARY_MAX_REASONS 16    /* distinct rejection reasons kept */
 #define KVSIM_SUMMARY_MAX_PRIORITIES 8  /* priority levels reported separately */
 #define KVSIM_SUMMARY_MAX_DIAGNOSES 8   /* diagnosis rules (report/diagnosis.c) */
@@ -266,5 +270,9 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
  * and GPU of the memory plan; everything else comes from s. Returns NULL
  * when out of memory. */
 cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

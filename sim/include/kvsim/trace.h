@@ -15,6 +15,10 @@
 #include "kvsim/error.h"
 #include "kvsim/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The trace format of a source ("azure", "mooncake", ...), or "synthetic". */
 const char *kvsim_source_format_name(const kvsim_source_t *s);
 
@@ -26,6 +30,8 @@ typedef struct kvsim_len_stats {
 } kvsim_len_stats_t;
 typedef struct kvsim_trace_stats {
   int64_t requests, skipped, clipped;
+  bool arrivals; /* false for a length table: duration, rate, inter-arrival and peak are
+                    not known (NAN, peak_1s -1) */
   double first_s, last_s, duration_s, rate_rps;
   double interarrival_mean_s, interarrival_cv, max_gap_s;
   int64_t peak_1s; /* most arrivals in one second, bins from the first arrival */
@@ -55,6 +61,8 @@ typedef struct kvsim_trace_opts {
   int64_t limit, max_total_tokens, hash_block_tokens; /* 0: unset (limit, max) */
   bool skip_bad_rows;
   bool seed_given; /* --seed was given: an error, a trace is not drawn */
+  bool allow_lengths; /* a length table (no arrival times) is read too, every arrival at 0
+                         (trace stats); otherwise refused */
 } kvsim_trace_opts_t;
 
 /* A trace workload for file with the flags o; errors name the flag
@@ -84,5 +92,9 @@ int kvsim_trace_gen(const kvsim_workload_cfg_t *cfg, const char *input, kvsim_so
                     const char *out, kvsim_time_ns latency, int64_t *n, kvsim_err *err);
 /* The statistics as the JSON of `trace stats --json` (caller deletes). */
 cJSON *kvsim_trace_stats_json(const kvsim_trace_stats_t *st, const char *file, const char *format);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

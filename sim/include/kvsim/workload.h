@@ -23,6 +23,10 @@
 #include "kvsim/clock.h"
 #include "kvsim/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_segment {
   uint64_t id;
   int64_t len; /* tokens */
@@ -136,5 +140,9 @@ int64_t kvsim_source_skipped(const kvsim_source_t *s);
 int64_t kvsim_source_clipped(const kvsim_source_t *s);
 
 void kvsim_source_close(kvsim_source_t *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -108,10 +108,31 @@ static bool in_list(const char *const *keys, const char *k) {
  * (an engine key under hardware) or is a typo of one, "did you mean
  * `hardware.tensor_parallel_size`?". A near miss in the key's own section
  * keeps the usual suggestion. */
+const char *kvsim__json_file_kind(const cJSON *root, const char **key) {
+  static const struct {
+    const char *key, *kind;
+  } tells[] = {{"candidates", "study"}, {"target_rate", "study"}, {"grid", "sweep"},
+               {"model", "scenario"},   {"hardware", "scenario"}, {"engine", "scenario"},
+               {"workload", "scenario"}};
+  for (size_t i = 0; cJSON_IsObject(root) && i < sizeof tells / sizeof *tells; i++)
+    if (cJSON_GetObjectItemCaseSensitive(root, tells[i].key)) {
+      if (key)
+        *key = tells[i].key;
+      return tells[i].kind;
+    }
+  return NULL;
+}
+
 int kvsim__scenario_check_keys(const cJSON *o, const char *self, const char *w, kvsim_err *err) {
   const char *const *allowed = kvsim__scenario_keys(self);
   if (!cJSON_IsObject(o))
     return kvsim__json_only_keys(o, allowed, w, err);
+  const char *tell = NULL, *kind = *self ? NULL : kvsim__json_file_kind(o, &tell);
+  if (kind && strcmp(kind, "scenario"))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: this is a %s file, not a scenario (it has `%s`): run it with "
+                         "kvsim %s",
+                         w, kind, tell, !strcmp(kind, "study") ? "compare" : "sweep");
   size_t n;
   const section_keys *t = sections(&n);
   for (const cJSON *c = o->child; c; c = c->next) {

@@ -23,6 +23,13 @@ const char *kvsim__scenario_section_of(const char *key);
  * near miss of one) of another section. */
 int kvsim__scenario_check_keys(const cJSON *o, const char *self, const char *w, kvsim_err *err);
 
+/* What kind of kvsim input file `root` is, by a key only that kind has:
+ * "study" (candidates, target_rate), "sweep" (grid) or "scenario" (model,
+ * hardware, engine, workload); NULL when none is present. *key names the
+ * key that told. So a study passed to `kvsim run` (or a scenario to
+ * `kvsim compare`) is named for what it is, not as its first unknown key. */
+const char *kvsim__json_file_kind(const cJSON *root, const char **key);
+
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */
 int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err);

@@ -77,8 +77,12 @@ double kvsim__linear_bytes_per_param(const kvsim_quant_t *q, int64_t in, int dty
   case KVSIM_QUANT_INT8:
     return 1.0 + 4.0 / (double)in;
   case KVSIM_QUANT_INT4:
-    /* GPTQ/AWQ: an fp16 scale and a packed 4-bit zero per group. */
-    return 0.5 + 2.5 / (q->group_size > 0 ? q->group_size : 128);
+    /* GPTQ/AWQ: an fp16 scale and a packed 4-bit zero per group
+     * (vllm/model_executor/layers/quantization/awq.py and gptq.py,
+     * create_weights: qweight, qzeros, scales); symmetric compressed-tensors
+     * W4A16 stores the scale only (compressed_tensors_wNa16.py
+     * CompressedTensorsWNA16.create_weights). */
+    return 0.5 + (q->no_zero_points ? 2.0 : 2.5) / (q->group_size > 0 ? q->group_size : 128);
   case KVSIM_QUANT_MXFP4:
     /* OCP MX: 32 fp4 elements share one 8-bit exponent scale. */
     return 0.5 + 1.0 / 32.0;

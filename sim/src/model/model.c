@@ -139,6 +139,25 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
              !strcasecmp(method, "awq_marlin") || !strcasecmp(method, "gptq_marlin")) {
     m->quant.kind = bits == 8 ? KVSIM_QUANT_INT8 : KVSIM_QUANT_INT4;
     m->quant.group_size = group > 0 ? (int)group : 128;
+  } else if (!strcasecmp(method, "fbgemm_fp8") || !strcasecmp(method, "modelopt")) {
+    /* Meta's Llama-3.1-405B-Instruct-FP8 (fbgemm_fp8: fp8 weights, one
+     * scale per output channel, vllm/model_executor/layers/quantization/
+     * fbgemm_fp8.py); NVIDIA ModelOpt checkpoints name their algorithm. */
+    char algo[32] = "FP8";
+    if (!strcasecmp(method, "modelopt") &&
+        kvsim__json_str(q, "quant_algo", algo, sizeof algo, qw, err) < 0)
+      return err->code;
+    if (strcasecmp(algo, "FP8"))
+      return kvsim_err_set(err, KVSIM_EUNSUP, "%s.quant_algo '%s' not supported (FP8 is)", qw,
+                           algo);
+    m->quant.kind = KVSIM_QUANT_FP8;
+  } else if (!strcasecmp(method, "bitsandbytes")) {
+    /* load_in_4bit: NF4 codes and one absmax per 64 weights (8-bit with
+     * double quantization), about the 128-group int4 layout; else 8-bit. */
+    const cJSON *four = cJSON_GetObjectItemCaseSensitive(q, "load_in_4bit");
+    m->quant.kind = cJSON_IsTrue(four) ? KVSIM_QUANT_INT4 : KVSIM_QUANT_INT8;
+    if (m->quant.kind == KVSIM_QUANT_INT4)
+      m->quant.group_size = 128;
   } else if (!strcasecmp(method, "compressed-tensors")) {
     /* w8a8 int8 or fp8; the weight type sits in config_groups.*.weights. */
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
@@ -157,6 +176,9 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
         return err->code;
       if (r2 > 0)
         m->quant.group_size = (int)gs;
+      /* Symmetric schemes carry no zero point
+       * (compressed_tensors_wNa16.py: "No zero-point"). */
+      m->quant.no_zero_points = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "symmetric"));
     }
     if (nb == 4)
       m->quant.kind = KVSIM_QUANT_INT4;
@@ -482,38 +504,6 @@ out:
   return rc;
 }
 
-int kvsim_model_catalog_name(const char *hf_id, char *out, size_t cap) {
-  const char *exact = kvsim__model_of_hf_id(hf_id);
-  if (exact) {
-    snprintf(out, cap, "%s", exact);
-    return 1;
-  }
-  const char *base = strrchr(hf_id, '/');
-  base = base ? base + 1 : hf_id;
-  char s[128];
-  size_t n = 0;
-  for (; base[n] && n + 1 < sizeof s; n++)
-    s[n] = (char)tolower((unsigned char)base[n]);
-  s[n] = '\0';
-  /* Strip release tags and precision suffixes, repeatedly
-   * ("Llama-3.1-8B-Instruct-FP8" -> "llama-3.1-8b"). */
-  static const char *suffixes[] = {"-instruct", "-fp8", "-fp8-dynamic", "-it", "-chat", "-hf",
-                                   "-base", "-awq", "-gptq", "-int4", "-int8", "-w8a8",
-                                   "-2507", "-instruct-2507", "-thinking-2507", "-fp4", "-nvfp4"};
-  for (int changed = 1; changed;) {
-    changed = 0;
-    for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++)
-      if (kvsim__ends_with(s, suffixes[k])) {
-        s[strlen(s) - strlen(suffixes[k])] = '\0';
-        changed = 1;
-      }
-  }
-  /* "meta-llama-3-8b" (Meta-Llama-3-8B) -> "llama-3-8b". */
-  const char *name = !strncmp(s, "meta-llama-", 11) ? s + 5 : s;
-  snprintf(out, cap, "%s", name);
-  return kvsim__catalog_find(KVSIM_CATALOG_MODEL, out) != NULL;
-}
-
 /* True for a 40-digit hex folder: a Hugging Face cache snapshot
  * (models--org--name/snapshots/<commit>/config.json). */
 static bool is_commit(const char *s, size_t n) {
@@ -560,6 +550,35 @@ static void model_name(const char *path, const char *text, char *out, size_t cap
   cJSON_Delete(j);
 }
 
+static _Atomic(kvsim_model_note_fn) note_fn;
+
+void kvsim_model_set_note_fn(kvsim_model_note_fn fn) { note_fn = fn; }
+
+/* The catalog architecture of a resolved checkpoint, with the precision,
+ * dtype and context its id declares. A precision suffix names another
+ * checkpoint than the catalog's, so it replaces the catalog config's own
+ * quantization_config (DeepSeek-V3's fp8 under "DeepSeek-V3-AWQ"). */
+static int load_checkpoint(const kvsim_checkpoint_t *c, kvsim_model_t *m, kvsim_err *err) {
+  const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, c->catalog);
+  char where[96];
+  snprintf(where, sizeof where, "configs/models/%s.json", e->name);
+  int rc = kvsim_model_parse(e->json, e->name, where, m, err);
+  if (rc < 0)
+    return rc;
+  if (c->quant.kind != KVSIM_QUANT_NONE)
+    m->quant = c->quant;
+  if (c->dtype[0]) {
+    snprintf(m->dtype, sizeof m->dtype, "%s", c->dtype);
+    m->dtype_bytes = 2;
+  }
+  if (c->max_position_embeddings > 0)
+    m->max_position_embeddings = c->max_position_embeddings;
+  kvsim_model_note_fn fn = note_fn;
+  if (c->note[0] && fn)
+    fn(c->note);
+  return KVSIM_OK;
+}
+
 int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err) {
   const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, name_or_path);
   if (e) {
@@ -582,15 +601,15 @@ int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err)
     free(text);
     return rc;
   }
-  char mapped[128];
-  if (kvsim_model_catalog_name(name_or_path, mapped, sizeof mapped)) {
-    e = kvsim__catalog_find(KVSIM_CATALOG_MODEL, mapped);
-    char where[96];
-    snprintf(where, sizeof where, "configs/models/%s.json", e->name);
-    return kvsim_model_parse(e->json, e->name, where, m, err);
-  }
+  kvsim_checkpoint_t c;
+  kvsim_err ce = {0};
+  int rc = kvsim_model_resolve_checkpoint(name_or_path, &c, &ce);
+  if (rc == KVSIM_OK)
+    return load_checkpoint(&c, m, err);
+  if (rc != KVSIM_ENOENT)
+    return kvsim_err_set(err, rc, "%s", ce.msg);
   char near[256];
-  kvsim__catalog_suggest(KVSIM_CATALOG_MODEL, mapped, near, sizeof near, 3);
+  kvsim__catalog_suggest(KVSIM_CATALOG_MODEL, c.catalog, near, sizeof near, 3);
   return kvsim_err_set(err, KVSIM_ENOENT,
                        "unknown model '%s' (not a catalog name or a readable file); closest: %s",
                        name_or_path, near);

@@ -197,6 +197,47 @@ int kvsim_report_mkdirs(const char *dir, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+int kvsim_report_check_out_dir(const char *dir, const char *const *names, kvsim_err *err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return kvsim_err_set(err, KVSIM_EIO, "%.64s...: cannot create folder: path too long", dir);
+  size_t n = strlen(buf);
+  while (n > 1 && buf[n - 1] == '/')
+    buf[--n] = '\0';
+  /* Walk down: every existing part is a folder; stop at the first missing. */
+  struct stat st;
+  char last[4096] = ".";
+  bool missing = false;
+  for (char *p = buf + (buf[0] == '/'); !missing; p++)
+    if (*p == '/' || !*p) {
+      char c = *p;
+      *p = '\0';
+      if (stat(buf, &st) != 0) {
+        if (errno != ENOENT)
+          return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
+        missing = true;
+      } else if (!S_ISDIR(st.st_mode)) {
+        return kvsim_err_set(err, KVSIM_EIO, "%s: cannot create folder: %s", buf, strerror(ENOTDIR));
+      } else {
+        snprintf(last, sizeof last, "%s", buf[0] ? buf : "/");
+      }
+      *p = c;
+      if (!c)
+        break;
+    }
+  /* The folder that will hold the outputs, or the one new folders go in. */
+  if (access(last, W_OK | X_OK) != 0)
+    return kvsim_err_set(err, KVSIM_EIO, "%s: cannot write: %s", missing ? buf : last,
+                         strerror(errno));
+  for (const char *const *f = names; !missing && f && *f; f++) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", buf, *f);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      return kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(EISDIR));
+  }
+  return KVSIM_OK;
+}
+
 void kvsim_report_new_dirs(const char *dir, kvsim_new_dirs_t *m) {
   memset(m, 0, sizeof *m);
   m->slot = -1;

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/util.h"
 #include "kvsim/report.h"
@@ -177,10 +178,16 @@ void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
                                 const kvsim_gpu_t *g, const char *to_fit, FILE *out) {
   const kvsim_plan_params_t *p = &pl->p;
   char a[32], c[32];
-  fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s\n",
+  /* The weights' precision when they are quantized (by the flag, the
+   * config.json or the checkpoint's name): what makes the weights line. */
+  const char *wq = p->quantization[0] ? p->quantization : m->quant.method;
+  bool quantized = p->quantization[0] ? strcasecmp(wq, "none") != 0
+                                      : m->quant.kind != KVSIM_QUANT_NONE;
+  fprintf(out, "Model %s on %s: TP %d, PP %d, engine %s, max_model_len %s, block_size %d, kv_cache_dtype %s%s%s\n",
           m->name, g->name, p->tp, p->pp, kvsim_plan_engine_name(p->engine),
           kvsim__commas(p->max_model_len, a, sizeof a), p->block_size,
-          kvsim_kv_dtype_name(p->kv_dtype));
+          kvsim_kv_dtype_name(p->kv_dtype), quantized ? ", quantization " : "",
+          quantized ? wq : "");
   per_token_line(pl, m, out);
   fprintf(out,
           "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "

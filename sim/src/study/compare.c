@@ -8,7 +8,9 @@
 
 #include "core/catalog.h"
 #include "core/util.h"
+#include "engine/scenario_keys.h"
 #include "kvsim/clock.h"
+#include "kvsim/gpu.h"
 #include "kvsim/study.h"
 
 static void stem(const char *path, char *out, size_t cap) {
@@ -145,6 +147,44 @@ static int parse_costs(kvsim_compare_t *c, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+/* The prices by the GPU name a candidate's row carries. A key may be any
+ * name kvsim_gpu_load takes ("h100", "H100 80GB"): hardware.gpu accepted
+ * "h100" while the price under that key was looked up as "h100-sxm" and
+ * silently dropped. A key that names no GPU, or a GPU priced twice, is an
+ * error naming the key. */
+static int resolve_prices(kvsim_compare_t *c, char gpus[][64], int ngpus, kvsim_err *err) {
+  c->prices = c->costs ? cJSON_CreateObject() : NULL;
+  if (c->costs && !c->prices)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", c->where);
+  for (const cJSON *k = c->costs ? c->costs->child : NULL; k; k = k->next) {
+    char name[128] = "";
+    for (int i = 0; i < ngpus && !name[0]; i++)
+      if (!strcmp(gpus[i], k->string))
+        snprintf(name, sizeof name, "%s", gpus[i]);
+    if (!name[0] && !kvsim_gpu_catalog_name(k->string, name, sizeof name)) {
+      char list[512] = "";
+      for (int i = 0; i < ngpus; i++)
+        if (!strstr(list, gpus[i]))
+          snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                   gpus[i]);
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s: cost_per_gpu_hour.%s: not a GPU name (the candidates run on %s)",
+                           c->where, k->string, list);
+    }
+    for (const cJSON *o = c->costs->child; o != k; o = o->next) {
+      char other[128] = "";
+      if (!strcmp(o->string, name) ||
+          (kvsim_gpu_catalog_name(o->string, other, sizeof other) && !strcmp(other, name)))
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s: cost_per_gpu_hour.%s: %s is priced twice (also as '%s')",
+                             c->where, k->string, name, o->string);
+    }
+    if (!cJSON_AddNumberToObject(c->prices, name, k->valuedouble))
+      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", c->where);
+  }
+  return KVSIM_OK;
+}
+
 /* A candidate's error, "FILE: candidate 'a': ...". An inline scenario's
  * message begins with the study file already ("FILE: scenario: seed: ..."),
  * which is named once. */
@@ -165,12 +205,29 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   static const char *const keys[] = {"name", "description", "scenario", "slo", "target_rate",
                                      "candidates", "cost_per_gpu_hour", NULL};
   int rc = KVSIM_OK;
+  const char *tell = NULL, *kind = kvsim__json_file_kind(c->root, &tell);
+  if (kind && strcmp(kind, "study")) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: this is a %s file, not a study (it has `%s`): run it with kvsim %s%s",
+                       where, kind, tell, !strcmp(kind, "scenario") ? "run" : "sweep",
+                       !strcmp(kind, "scenario") ? ", or name it as a study's \"scenario\"" : "");
+    goto fail;
+  }
   if ((rc = kvsim__json_only_keys(c->root, keys, where, err)) < 0 ||
       (rc = kvsim__json_str(c->root, "name", c->name, sizeof c->name, where, err)) < 0 ||
       (rc = kvsim__json_str(c->root, "description", c->description, sizeof c->description, where,
                             err)) < 0 ||
       (rc = kvsim__json_num(c->root, "target_rate", &c->target_rate, where, err)) < 0)
     goto fail;
+  /* Absent, it read as 0 and was refused as "(got 0)", a value nobody
+   * wrote. */
+  if (rc == 0) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: missing key 'target_rate' (the rate in req/s the candidates must "
+                       "carry)",
+                       where);
+    goto fail;
+  }
   if (!c->name[0])
     stem(where, c->name, sizeof c->name);
   if ((rc = kvsim__check_name(c->name, where, err)) < 0)
@@ -184,14 +241,18 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
       (rc = parse_candidates(c, err)) < 0 || (rc = parse_costs(c, err)) < 0)
     goto fail;
   /* Every candidate must build (and take the target rate) before any run. */
+  char gpus[KVSIM_COMPARE_MAX_CANDIDATES][64];
   for (int i = 0; i < c->ncandidates; i++) {
     kvsim_scenario_t probe;
     if ((rc = kvsim_compare_scenario(c, i, &probe, err)) < 0) {
       candidate_error(c, i, err);
       goto fail;
     }
+    snprintf(gpus[i], sizeof gpus[i], "%s", probe.gpu.name);
     kvsim_scenario_fini(&probe);
   }
+  if ((rc = resolve_prices(c, gpus, c->ncandidates, err)) < 0)
+    goto fail;
   return KVSIM_OK;
 fail:
   kvsim_compare_fini(c);
@@ -222,6 +283,7 @@ int kvsim_compare_load_default(kvsim_compare_t *c, kvsim_err *err) {
 }
 
 void kvsim_compare_fini(kvsim_compare_t *c) {
+  cJSON_Delete(c->prices);
   cJSON_Delete(c->root);
   cJSON_Delete(c->scenario);
   memset(c, 0, sizeof *c);

@@ -132,7 +132,7 @@ static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum
 }
 
 static void cost(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_compare_row_t *r) {
-  const cJSON *p = c->costs ? cJSON_GetObjectItemCaseSensitive(c->costs, r->gpu) : NULL;
+  const cJSON *p = c->prices ? cJSON_GetObjectItemCaseSensitive(c->prices, r->gpu) : NULL;
   r->cost_per_gpu_hour = NAN;
   if (p) {
     r->cost_per_gpu_hour = p->valuedouble;

@@ -349,7 +349,15 @@ static struct {
   int candidates;
   bool erase; /* a progress line on a terminal to clear first */
   volatile sig_atomic_t done, writing;
+  volatile sig_atomic_t kept; /* finished candidates in compare.partial.csv */
 } stop;
+
+/* What a stopped compare keeps: the rows of the candidates that finished,
+ * rewritten (atomically) each time one does, so that Ctrl-C after an hour
+ * loses the candidate that was running, not the hour. Not a result (no
+ * REPORT.md, no answer): a name of its own, removed when the compare
+ * completes. */
+static const char partial_name[] = "compare.partial.csv";
 
 /* kill, waitpid and write are async-signal-safe; the output module has
  * removed the files before this runs, and removes the folders after. */
@@ -367,7 +375,16 @@ static void on_stop(int sig) {
   m = kvsim__put_s(m, end, " of ");
   m = kvsim__put_n(m, end, stop.candidates, 1);
   m = kvsim__put_s(m, end, stop.candidates == 1 ? " candidate; " : " candidates; ");
-  m = kvsim__put_s(m, end, stop.writing ? "removed the files it had written" : "nothing written");
+  if (stop.writing)
+    m = kvsim__put_s(m, end, "removed the files it had written");
+  if (stop.kept > 0) {
+    m = kvsim__put_s(m, end, stop.writing ? "; kept the " : "kept the ");
+    m = kvsim__put_n(m, end, stop.kept, 1);
+    m = kvsim__put_s(m, end, stop.kept == 1 ? " finished one in " : " finished ones in ");
+    m = kvsim__put_s(m, end, partial_name);
+  } else if (!stop.writing) {
+    m = kvsim__put_s(m, end, "nothing written");
+  }
   m = kvsim__put_s(m, end, " (no compare.csv)\n");
   ssize_t w = write(2, msg, (size_t)(m - msg));
   (void)w;
@@ -377,7 +394,43 @@ typedef struct ctx {
   const kvsim_compare_t *c;
   const kvsim_compare_opts_t *o;
   kvsim_compare_result_t *res;
+  bool *finished; /* per candidate */
+  char partial[4400];
 } ctx_t;
+
+/* compare.csv's header and the rows of the finished candidates (a label
+ * is one line: no control characters). */
+static char *partial_csv(const ctx_t *x) {
+  char *all = kvsim_compare_csv(x->c, x->res->rows, x->res->n);
+  if (!all)
+    return NULL;
+  char *out = malloc(strlen(all) + 1), *o = out;
+  const char *line = all;
+  for (int i = -1; out && *line; i++) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+    if (i < 0 || x->finished[i]) {
+      memcpy(o, line, len);
+      o += len;
+    }
+    line += len;
+  }
+  if (out)
+    *o = '\0';
+  free(all);
+  return out;
+}
+
+/* Rewrites compare.partial.csv with one more finished candidate. A failure
+ * here costs only what a stop would keep: the compare goes on. */
+static void keep_partial(ctx_t *x) {
+  kvsim_err e = {0};
+  char *text = partial_csv(x);
+  if (text && kvsim_report_mkdirs(x->o->out, &e) == KVSIM_OK &&
+      kvsim_report_write_atomic(x->partial, text, strlen(text), &e) == KVSIM_OK)
+    stop.kept++;
+  free(text);
+}
 
 static int job(void *p, int64_t i, void *out, kvsim_err *err) {
   const ctx_t *x = p;
@@ -394,6 +447,9 @@ static int done(void *p, int64_t i, int rc, const void *out, const kvsim_err *e)
     snprintf(r->error, sizeof r->error, "%s", e->msg[0] ? e->msg : "run failed");
   }
   stop.done++;
+  x->finished[i] = true;
+  if (x->o->out)
+    keep_partial(x);
   x->res->failed += r->rc < 0 && r->rc != KVSIM_ENOFIT;
   x->res->no_fit += r->rc == KVSIM_ENOFIT;
   kvsim_progress_step(x->o->progress, x->c->cand[i].label,
@@ -438,6 +494,7 @@ static void stop_signals(sigset_t *set) {
  * one stay as they were (unless a rename itself fails half-way). */
 static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o,
                          const kvsim_compare_result_t *res, kvsim_err *err) {
+  stop.writing = 1;
   char *text[NOUT] = {kvsim_compare_csv(c, res->rows, res->n),
                       kvsim_compare_sweep_csv(c, res->rows, res->n),
                       kvsim_report_md_compare(c, res, o->command)};
@@ -450,11 +507,8 @@ static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o
     if (!text[k] && rc == KVSIM_OK)
       rc = kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path[k]);
   }
-  kvsim_new_dirs_t made;
-  kvsim_report_new_dirs(o->out, &made);
   if (rc == KVSIM_OK)
     rc = kvsim_report_mkdirs(o->out, err);
-  stop.writing = rc == KVSIM_OK;
   for (; rc == KVSIM_OK && staged < NOUT; staged++) {
     slot[staged] = kvsim__tmp_track(tmp[staged]);
     rc = stage(path[staged], tmp[staged], text[staged], err);
@@ -487,10 +541,6 @@ static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o
     kvsim__tmp_forget(slot[k]);
     free(text[k]);
   }
-  if (rc < 0)
-    kvsim_report_new_dirs_undo(&made);
-  else
-    kvsim_report_new_dirs_keep(&made);
   return rc;
 }
 
@@ -503,13 +553,30 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
         (opts->tolerance >= KVSIM_SEARCH_MIN_TOLERANCE && opts->tolerance < 1)))
     return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in [%g, 1)", opts->tolerance,
                          KVSIM_SEARCH_MIN_TOLERANCE);
+  /* A bad --out (a file on its path, /dev/null, a folder where REPORT.md
+   * goes) is refused before the candidates run, not after minutes of
+   * work that then cannot be written. */
+  static const char *const names[] = {"compare.csv", "compare_sweep.csv", "REPORT.md", NULL};
+  _Static_assert(sizeof names / sizeof *names == NOUT + 1, "the outputs, NULL-terminated");
+  int rc0 = opts->out ? kvsim_report_check_out_dir(opts->out, names, err) : KVSIM_OK;
+  if (rc0 < 0)
+    return rc0;
   res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
   if (!res->rows)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
   res->n = c->ncandidates;
-  ctx_t x = {c, opts, res};
-  stop.done = stop.writing = 0;
+  ctx_t x = {c, opts, res, calloc((size_t)c->ncandidates, sizeof(bool)), ""};
+  if (!x.finished)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
+  stop.done = stop.writing = stop.kept = 0;
+  /* The folders this compare makes (the partial table's, then the
+   * results'): removed again, while empty, if it fails or is stopped with
+   * nothing kept. */
+  kvsim_new_dirs_t made;
   if (opts->out) {
+    snprintf(x.partial, sizeof x.partial, "%s/%s", opts->out, partial_name);
+    remove(x.partial); /* an older compare's, stopped: not this one's */
+    kvsim_report_new_dirs(opts->out, &made);
     stop.out = opts->out;
     stop.candidates = c->ncandidates;
     stop.erase = opts->progress && opts->progress->mode == KVSIM_PROGRESS_LINE;
@@ -520,8 +587,23 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
     kvsim_compare_answer(c, res->rows, res->n, false, res->answer, sizeof res->answer);
   if (rc == KVSIM_OK && opts->out)
     rc = write_outputs(c, opts, res, err);
-  if (opts->out)
+  if (opts->out) {
+    /* Complete (or failed for good): the partial table has no more use,
+     * and is removed with the signals held, so a stop in between finds it
+     * or the finished outputs. */
+    sigset_t held, old;
+    stop_signals(&held);
+    sigprocmask(SIG_BLOCK, &held, &old);
+    remove(x.partial);
+    stop.kept = 0;
+    if (rc < 0)
+      kvsim_report_new_dirs_undo(&made);
+    else
+      kvsim_report_new_dirs_keep(&made);
     kvsim__signal_hook(NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+  }
+  free(x.finished);
   return rc;
 }
 

@@ -38,15 +38,23 @@ static int parse_target(char *tok, kvsim_search_t *se, kvsim_err *err) {
                            metric_names[t->metric], stat_names[t->stat]);
   char *end;
   double v = strtod(eq + 1, &end);
-  double unit = !strcmp(end, "ms")             ? 1e-3
-                : !strcmp(end, "us")           ? 1e-6
-                : (!*end || !strcmp(end, "s")) ? 1
-                                               : -1;
+  double unit = !strcmp(end, "ms")  ? 1e-3
+                : !strcmp(end, "us") ? 1e-6
+                : !strcmp(end, "s")  ? 1
+                : !*end              ? 0
+                                     : -1;
   /* isfinite: strtod reads "inf" and overflows 1e400 to it, a target
    * every run meets. */
   if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--slo: bad value '%s' (a positive finite number with s, ms or us)",
+                         eq + 1);
+  /* A bare number was read as seconds: "tpot_p99=50", meant as 50 ms,
+   * became a 50 s target that every run meets. The unit is required. */
+  if (unit == 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--slo: %s_%s=%s has no unit (write %ss, %sms or %sus)",
+                         metric_names[t->metric], stat_names[t->stat], eq + 1, eq + 1, eq + 1,
                          eq + 1);
   t->limit_s = v * unit;
   /* Past the simulator's time limit every run meets it: no target. */

@@ -373,7 +373,7 @@ static void synth_free(kvsim__synth_cfg_t *c) {
 /* trace_key: errors about the trace file name where's "trace" key (a
  * scenario's); false: the file alone (a path from the command line). */
 static int parse(const cJSON *obj, const char *base_dir, const char *where, bool trace_key,
-                 kvsim_workload_cfg_t **out, kvsim_err *err) {
+                 bool allow_lengths, kvsim_workload_cfg_t **out, kvsim_err *err) {
   *out = NULL;
   if (!where)
     where = "workload";
@@ -447,7 +447,11 @@ static int parse(const cJSON *obj, const char *base_dir, const char *where, bool
         kvsim_err_prefix(err, "%s.trace", where);
       goto fail;
     }
-    if (!kvsim__format_has_arrivals(c->format)) {
+    /* trace stats reads a length table for its lengths (and says what it
+     * cannot compute without arrival times); a run cannot. */
+    if (!kvsim__format_has_arrivals(c->format) && allow_lengths) {
+      c->lengths_only = true;
+    } else if (!kvsim__format_has_arrivals(c->format)) {
       rc = kvsim_err_set(err, KVSIM_EINVAL,
                          "%s%s%s has lengths but no arrival times; use it as "
                          "synthetic.lengths_from with an arrival process",
@@ -478,11 +482,12 @@ fail:
 
 int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
                          kvsim_workload_cfg_t **out, kvsim_err *err) {
-  return parse(obj, base_dir, where, true, out, err);
+  return parse(obj, base_dir, where, true, false, out, err);
 }
 
-int kvsim__workload_parse_file(const cJSON *obj, kvsim_workload_cfg_t **out, kvsim_err *err) {
-  return parse(obj, NULL, "workload", false, out, err);
+int kvsim__workload_parse_file(const cJSON *obj, bool allow_lengths, kvsim_workload_cfg_t **out,
+                               kvsim_err *err) {
+  return parse(obj, NULL, "workload", false, allow_lengths, out, err);
 }
 
 void kvsim_workload_cfg_free(kvsim_workload_cfg_t *cfg) {

@@ -193,6 +193,11 @@ const kvsim__format_t *kvsim__source_format(const kvsim_source_t *s) {
   return s->rd ? kvsim__reader_format(s->rd) : NULL;
 }
 
+bool kvsim__source_has_arrivals(const kvsim_source_t *s) {
+  const kvsim__format_t *f = kvsim__source_format(s);
+  return !f || kvsim__format_has_arrivals(f);
+}
+
 const char *kvsim_source_format_name(const kvsim_source_t *s) {
   const kvsim__format_t *f = kvsim__source_format(s);
   return f ? kvsim__format_name(f) : "synthetic";

@@ -52,7 +52,7 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
   cJSON_AddNumberToObject(w, "time_scale", o->time_scale);
   cJSON_AddBoolToObject(w, "skip_bad_rows", o->skip_bad_rows);
   cJSON_AddNumberToObject(w, "hash_block_tokens", (double)o->hash_block_tokens);
-  int rc = kvsim__workload_parse_file(w, out, err);
+  int rc = kvsim__workload_parse_file(w, o->allow_lengths, out, err);
   cJSON_Delete(w);
   /* Integers straight from the flags: through a JSON double they would
    * lose their low bits (and INT64_MAX would not come back). */
@@ -316,12 +316,22 @@ cJSON *kvsim_trace_stats_json(const kvsim_trace_stats_t *st, const char *file, c
   cJSON_AddNumberToObject(j, "requests", (double)st->requests);
   cJSON_AddNumberToObject(j, "skipped_rows", (double)st->skipped);
   cJSON_AddNumberToObject(j, "clipped_requests", (double)st->clipped);
-  cJSON_AddNumberToObject(j, "duration_s", st->duration_s);
-  cJSON_AddNumberToObject(j, "rate_rps", st->rate_rps);
-  cJSON_AddNumberToObject(j, "interarrival_mean_s", st->interarrival_mean_s);
-  cJSON_AddNumberToObject(j, "interarrival_cv", st->interarrival_cv);
-  cJSON_AddNumberToObject(j, "max_gap_s", st->max_gap_s);
-  cJSON_AddNumberToObject(j, "peak_requests_in_1s", (double)st->peak_1s);
+  /* A length table's timing figures are not known: null, and
+   * "arrival_times": false says why. */
+  if (!st->arrivals) {
+    cJSON_AddFalseToObject(j, "arrival_times");
+    static const char *const timing[] = {"duration_s",      "rate_rps",  "interarrival_mean_s",
+                                         "interarrival_cv", "max_gap_s", "peak_requests_in_1s"};
+    for (size_t k = 0; k < sizeof timing / sizeof *timing; k++)
+      cJSON_AddNullToObject(j, timing[k]);
+  } else {
+    cJSON_AddNumberToObject(j, "duration_s", st->duration_s);
+    cJSON_AddNumberToObject(j, "rate_rps", st->rate_rps);
+    cJSON_AddNumberToObject(j, "interarrival_mean_s", st->interarrival_mean_s);
+    cJSON_AddNumberToObject(j, "interarrival_cv", st->interarrival_cv);
+    cJSON_AddNumberToObject(j, "max_gap_s", st->max_gap_s);
+    cJSON_AddNumberToObject(j, "peak_requests_in_1s", (double)st->peak_1s);
+  }
   cJSON_AddItemToObject(j, "prompt_tokens", len_json(&st->prompt));
   cJSON_AddItemToObject(j, "output_tokens", len_json(&st->output));
   if (st->prefix_block) {

@@ -217,6 +217,12 @@ int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st
   int64_t *toks = NULL;
   int32_t kcap = 0, nk = 0;
   int rc = 0;
+  st->arrivals = kvsim__source_has_arrivals(src);
+  /* A length table has no prompt content: no reuse to count. */
+  if (pb > 0 && !st->arrivals)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--prefix-block-size: a length table has no prompt content (no hash ids "
+                         "or text): prefix reuse cannot be computed");
   if (pb > 0) {
     if (kvsim__u64map_init(&seen, 1 << 16) < 0)
       goto oom;
@@ -297,6 +303,11 @@ int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st
     }
     len_stats(prv.v, n, &st->prompt);
     len_stats(outv.v, n, &st->output);
+  }
+  if (!st->arrivals) {
+    st->first_s = st->last_s = st->duration_s = st->rate_rps = NAN;
+    st->interarrival_mean_s = st->interarrival_cv = st->max_gap_s = NAN;
+    st->peak_1s = -1;
   }
   if (pb > 0) {
     st->distinct_blocks = seen.count;

@@ -140,6 +140,7 @@ struct kvsim_workload_cfg {
   int64_t limit;       /* -1: all */
   bool skip_bad_rows;
   int64_t hash_block_tokens;
+  bool lengths_only;   /* a length table read as a trace (trace stats): every arrival at 0 */
   /* Any source. */
   int64_t max_total_tokens; /* 0: no clipping */
   double rate;              /* workload.rate, req/s; 0: not given */
@@ -152,7 +153,12 @@ struct kvsim_workload_cfg {
 /* kvsim_workload_parse for a trace named on the command line (obj holds
  * "trace" and the trace flags as keys): errors about the file name the
  * file alone, with no "workload.trace: " of a scenario's. */
-int kvsim__workload_parse_file(const cJSON *obj, kvsim_workload_cfg_t **out, kvsim_err *err);
+int kvsim__workload_parse_file(const cJSON *obj, bool allow_lengths, kvsim_workload_cfg_t **out,
+                               kvsim_err *err);
+
+/* Whether src's requests carry arrival times (not a length table read by
+ * trace stats). */
+bool kvsim__source_has_arrivals(const kvsim_source_t *src);
 
 /* workload.rate (rate.c): the trace's own mean rate (rows / (last - first
  * arrival), as `trace stats`), and applying a rate to a parsed workload
