@@ -123,14 +123,19 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, i
     const kvsim_request_t *r = st->reqs.v[i];
     kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
   }
-  kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, NULL);
-  if (rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0) {
+  const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
+  kvsim_step_cost_t cost;
+  kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
+  if (scaled_run) {
     /* The prefill tokens' share of the step at its own scale (the band's
-     * TTFT edge), the rest at the step's; held at the model's longest
-     * step, as kvsim_perf_step_time is, so that a scaled step cannot
-     * overflow the clock. */
+     * TTFT edge), the rest at the step's; never below the step's roofline
+     * at the GPU's spec peaks (a fast edge cannot beat physics); held at
+     * the model's longest step, as kvsim_perf_step_time is, so that a
+     * scaled step cannot overflow the clock. */
     const double f = shape.new_tokens > 0 ? (double)shape.prefill_tokens / (double)shape.new_tokens : 0;
-    const double scaled = (double)dt * ((1 - f) * rep->step_time_scale + f * rep->prefill_time_scale);
+    double scaled = (double)dt * ((1 - f) * rep->step_time_scale + f * rep->prefill_time_scale);
+    if (scaled < cost.roofline_s * 1e9)
+      scaled = cost.roofline_s * 1e9;
     dt = scaled < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)scaled : KVSIM_PERF_MAX_STEP_NS;
   }
   if (st->extra_ns > 0) {
