@@ -722,8 +722,8 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
 int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double range_ratio);
 
 /* The held-out targets of a latency group (percent median |error| of
- * mean TTFT, TPOT, E2E; NAN: none), issue 10's: dense TTFT 20 and TPOT
- * 10, MoE 30 and 20; a per-request run also within 5 on TPOT and E2E.
+ * mean TTFT, TPOT, E2E; NAN: none): dense TTFT 15 and TPOT 7; a
+ * per-request run TTFT 10, TPOT and E2E 5; MoE TTFT 20 and TPOT 12.
  * Returns how many of the group's held-out errors miss them (into
  * miss[0..2] when not NULL). */
 int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3], bool miss[3]);

@@ -199,7 +199,7 @@ typedef struct kvsim_perf {
  * schedules asynchronously (vllm#27614). SGLang, TGI and HF take vLLM's
  * synchronous figures until rows of their own are fitted. */
 #define KVSIM_HOST_US_VLLM_SYNC 1480.0
-#define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.2
+#define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.5
 #define KVSIM_HOST_US_VLLM_ASYNC 1273.0
 #define KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 35.3
 

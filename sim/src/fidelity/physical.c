@@ -63,6 +63,39 @@ int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_r
   return rc;
 }
 
+/* The GPU time one round of the closed loop needs by the kernel tables:
+ * every client's prompt prefilled (as one batch, the cheapest way the
+ * tables allow) and the output's decode steps at the whole batch (the
+ * engine's host time left out). A row that measured a shorter round
+ * (TTFT + (osl - 1) TPOT) did less work than it claims. */
+static int tables_round(const kvsim_fid_sil_row_t *r, double range_ratio, double *round_ms, kvsim_err *err) {
+  kvsim_scenario_t sc;
+  int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, range_ratio, &sc, err);
+  if (rc < 0)
+    return rc;
+  kvsim_resolved_t res;
+  kvsim_perf_t pf;
+  if ((rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
+      (rc = kvsim_perf_init(&pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
+    pf.host_us = pf.host_per_seq_us = 0;
+    const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
+    int64_t seqs = r->batch;
+    if (res.sched.max_num_seqs > 0 && seqs > res.sched.max_num_seqs)
+      seqs = res.sched.max_num_seqs;
+    kvsim_batch_shape_t pre, dec;
+    memset(&pre, 0, sizeof pre);
+    memset(&dec, 0, sizeof dec);
+    for (int64_t i = 0; i < seqs; i++) {
+      kvsim_batch_shape_add(&pre, 0, (int64_t)in, sc.model.sliding_window);
+      kvsim_batch_shape_add(&dec, (int64_t)(in + out / 2), 1, sc.model.sliding_window);
+    }
+    const double p = (double)kvsim_perf_step_time(&pf, &pre, NULL), d = (double)kvsim_perf_step_time(&pf, &dec, NULL);
+    *round_ms = (p + (out - 1) * d) * 1e-6;
+  }
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
+
 bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_ratio, char *why, size_t cap) {
   const char *prec = r->precision[0] ? r->precision : "bf16";
   const double f = kvsim_fidelity_logo_peak_frac(r);
@@ -83,6 +116,15 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
              r->tpot_ms, floor_ms, bytes / 1e9, prec, r->gpu);
     return false;
   }
+  double round_ms;
+  const double osl = (double)r->osl * (1 + range_ratio) / 2, measured = r->ttft_ms + (osl - 1) * r->tpot_ms;
+  if (r->tpot_ms > 0 && tables_round(r, range_ratio, &round_ms, &e) == KVSIM_OK && measured < round_ms) {
+    snprintf(why, cap,
+             "a request cycle of %.0f ms (TTFT + output x TPOT) is shorter than the %.0f ms the %s kernel tables "
+             "need for %lld prompts of %lld tokens and their decode steps",
+             measured, round_ms, r->gpu, (long long)r->batch, (long long)r->isl);
+    return false;
+  }
   return true;
 }
 
@@ -96,7 +138,7 @@ int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double r
     /* One reason for all, so that they count together; kvsim validate
      * --all prints each row's figures. */
     r->skipped = true;
-    snprintf(r->reason, sizeof r->reason, "beyond what the GPU can do (TPOT below its HBM floor or > 80 %% of peak)");
+    snprintf(r->reason, sizeof r->reason, "beyond what the GPU can do (TPOT below its HBM floor, > 80 %% of peak, or a request cycle shorter than its kernel tables allow)");
     n++;
   }
   return n;
