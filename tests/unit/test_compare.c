@@ -183,7 +183,7 @@ Test(compare, a_candidate_has_goodput_replicas_ranges_and_cost) {
                      1e-9, "per million output tokens");
   cr_assert_eq(r->nsweep, KVSIM_COMPARE_SWEEP, "the plot's sweep");
   cr_assert(strstr(r->plan_text, "GPU KV cache size:"), "the plan in the engine's words");
-  cr_assert_str_eq(kvsim_cal_status_name(r->cal_status), "generation-default", "L4's status");
+  cr_assert_str_eq(kvsim_cal_status_name(r->cal_status), "kernels-borrowed", "L4's status: the L40S's tables");
 
   cr_assert_eq(kvsim_compare_candidate(&c, 1, 0.05, r, &err), KVSIM_OK, "candidate 1");
   cr_assert_eq(r->gpus_per_replica, 2, "TP2: two GPUs a replica");

@@ -1,6 +1,7 @@
 /* Coverage of measured means by the band (fidelity room, kvsim/fidelity.h):
  * each dev run simulated at nominal and at the band's edges, the measured
- * mean checked against [min, max], in-sample and held-out apart. */
+ * mean checked against [min, max], in-sample and held-out apart (kernel
+ * tables are measured, never fitted on a run: every item is held out). */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ static void assert_consistent(const kvsim_fid_band_mean_t *b, const char *what) 
                what, b->meas);
 }
 
-Test(coverage, a_measured_run_with_its_own_fit_is_in_sample_and_its_ranges_hold_the_nominal) {
+Test(coverage, a_run_on_its_own_kernel_tables_is_held_out_and_its_ranges_hold_the_nominal) {
   kvsim_fid_measured_t m;
   kvsim_scenario_t sc;
   load(NULL, 0, &m, &sc);
@@ -37,51 +38,49 @@ Test(coverage, a_measured_run_with_its_own_fit_is_in_sample_and_its_ranges_hold_
   cr_assert_eq(kvsim_fidelity_coverage_measured(&m, &sc, NULL, &c, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(c.n, 1, "one item");
   const kvsim_fid_cover_item_t *it = &c.items[0];
-  cr_assert(it->ok && it->in_sample, "h100-sxm's own fit: in-sample");
+  /* Kernel tables are measured, not fitted on the run: never in-sample. */
+  cr_assert(it->ok && !it->in_sample, "h100-sxm's own tables: held out");
+  cr_assert(strstr(it->coefficients, "(kernels)") != NULL, "labelled with its status: %s", it->coefficients);
   double lo, hi;
   kvsim_gpu_band_scales(&sc.gpu.perf, &lo, &hi);
   cr_assert(it->scale_lo == lo && it->scale_hi == hi, "the GPU's band edges");
+  cr_assert_float_eq(it->scale_hi, 1 + KVSIM_GPU_BAND_KERNELS_TPOT, 1e-12, "the kernels band (%g)", it->scale_hi);
+  cr_assert_float_eq(it->prefill_hi, 1 + KVSIM_GPU_BAND_KERNELS_TTFT, 1e-12, "prefill edge (%g)", it->prefill_hi);
   assert_consistent(&it->mean[KVSIM_FID_TTFT], "ttft");
   assert_consistent(&it->mean[KVSIM_FID_TPOT], "tpot");
   assert_consistent(&it->mean[KVSIM_FID_E2E], "e2e");
   cr_assert_lt(it->mean[KVSIM_FID_TPOT].lo, it->mean[KVSIM_FID_TPOT].hi, "a band, not a point");
   for (int k = 0; k < KVSIM_FID_COVER_NLAT; k++) {
-    cr_assert_eq(c.compared[1][k], 1, "counted in-sample");
-    cr_assert_eq(c.compared[0][k], 0, "nothing held out");
-    cr_assert_eq(c.inside[1][k], it->mean[k].inside, "tallied");
+    cr_assert_eq(c.compared[0][k], 1, "counted held out");
+    cr_assert_eq(c.compared[1][k], 0, "nothing in-sample");
+    cr_assert_eq(c.inside[0][k], it->mean[k].inside, "tallied");
   }
   kvsim_fidelity_coverage_fini(&c);
   kvsim_fidelity_measured_fini(&m);
   kvsim_scenario_fini(&sc);
 }
 
-Test(coverage, another_gpus_coefficients_are_held_out_with_a_borrowed_fits_band) {
+Test(coverage, another_gpus_tables_are_labelled_held_out_with_the_borrowed_band) {
   kvsim_fid_measured_t m;
   kvsim_scenario_t sc;
   load(NULL, 0, &m, &sc);
-  kvsim_gpu_t b200;
   kvsim_err err = {0};
-  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
-  sc.gpu.perf = b200.perf;
+  cr_assert_eq(kvsim_gpu_use_kernels(&sc.gpu, "h200", &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(sc.gpu.perf.status, KVSIM_CAL_KERNELS_BORROWED, "h100-sxm on h200's tables borrows them");
   kvsim_fid_coverage_t c = {0};
-  cr_assert_eq(kvsim_fidelity_coverage_measured(&m, &sc, "b200", &c, &err), KVSIM_OK, "%s",
-               err.msg);
+  cr_assert_eq(kvsim_fidelity_coverage_measured(&m, &sc, "h200", &c, &err), KVSIM_OK, "%s", err.msg);
   const kvsim_fid_cover_item_t *it = &c.items[0];
-  cr_assert(!it->in_sample, "b200's coefficients on an h100-sxm run are held out");
-  cr_assert(strstr(it->coefficients, "held out") != NULL, "labelled: %s", it->coefficients);
-  /* Not b200's own (in-sample) band: the band of borrowed coefficients. */
-  kvsim_gpu_perf_t p = b200.perf;
-  double flo, fhi, blo, bhi;
-  kvsim_gpu_band_scales(&p, &flo, &fhi);
-  p.status = KVSIM_CAL_GENERATION_DEFAULT;
-  p.ttft_rel_sigma = p.tpot_rel_sigma = 0;
-  p.band_ttft_rel = p.band_tpot_rel = 0;
-  kvsim_gpu_band_scales(&p, &blo, &bhi);
-  cr_assert(it->scale_lo == blo && it->scale_hi == bhi, "scales %g %g, want %g %g", it->scale_lo,
-            it->scale_hi, blo, bhi);
-  cr_assert_gt(bhi, fhi, "wider than b200's own band");
+  cr_assert(!it->in_sample, "held out");
+  cr_assert(strstr(it->coefficients, "h200's kernel tables, held out from h100-sxm (kernels-borrowed band)") != NULL,
+            "labelled: %s", it->coefficients);
+  cr_assert_float_eq(it->scale_lo, 1 - KVSIM_GPU_BAND_BORROWED_TPOT, 1e-12, "borrowed band lo (%g)", it->scale_lo);
+  cr_assert_float_eq(it->scale_hi, 1 + KVSIM_GPU_BAND_BORROWED_TPOT, 1e-12, "borrowed band hi (%g)", it->scale_hi);
+  cr_assert_float_eq(it->prefill_hi, 1 + KVSIM_GPU_BAND_BORROWED_TTFT, 1e-12, "borrowed prefill edge");
   cr_assert_eq(c.compared[0][KVSIM_FID_TPOT], 1, "counted held out");
   kvsim_fidelity_coverage_fini(&c);
+  /* An unknown profile is refused, naming it. */
+  cr_assert_eq(kvsim_gpu_use_kernels(&sc.gpu, "no-such-gpu", &err), KVSIM_ENOENT, "unknown profile");
+  cr_assert(strstr(err.msg, "no-such-gpu") != NULL, "named: %s", err.msg);
   kvsim_fidelity_measured_fini(&m);
   kvsim_scenario_fini(&sc);
 }
@@ -105,7 +104,7 @@ Test(coverage, a_mean_outside_every_run_is_reported_outside) {
                      "lo edge relative to the scenario's own scale");
   cr_assert_float_eq(c.items[0].scale_hi, 8 * ghi, 1e-12,
                      "hi edge relative to the scenario's own scale");
-  cr_assert_eq(c.inside[1][KVSIM_FID_TPOT], 0, "none inside");
+  cr_assert_eq(c.inside[0][KVSIM_FID_TPOT], 0, "none inside");
   kvsim_fidelity_coverage_fini(&c);
   kvsim_fidelity_measured_fini(&m);
   kvsim_scenario_fini(&sc);

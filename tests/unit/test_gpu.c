@@ -1,5 +1,7 @@
-/* GPU loader: the catalog parses, and every number of a GPU file is
- * range-checked where it is read (values a fuzzer found accepted). */
+/* GPU loader: the catalog parses, every number of a GPU file is
+ * range-checked where it is read (values a fuzzer found accepted), each
+ * GPU names the kernel tables its step times rest on and the band of that
+ * status. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -8,6 +10,7 @@
 
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
+#include "kvsim/kernels.h"
 
 /* A minimal GPU file with `key` set to `value` (replacing the base field of
  * that name). */
@@ -79,19 +82,77 @@ Test(gpu_ranges, every_number_is_range_checked) {
   }
 }
 
-Test(gpu_ranges, perf_coefficients_name_key_and_range) {
+/* A "perf" object names a kernel profile, a status and the host time;
+ * anything else is an error naming the file and the key. */
+Test(gpu_ranges, perf_parse_errors_name_file_and_key) {
+  static const struct {
+    const char *perf, *msg;
+  } bad[] = {
+      {"{\"mfu\": 0.5}", "t.json: perf"},
+      {"{\"kernels\": \"no-such-gpu\"}", "perf.kernels: 'no-such-gpu' is not a kernel profile"},
+      {"{\"kernels\": \"h100-sxm\", \"collectives\": \"l4\"}", "perf.collectives: 'l4' is not a kernel profile"},
+      {"{\"kernels\": \"h100-sxm\", \"status\": \"fitted\"}", "perf.status: 'fitted'"},
+      {"{\"kernels\": \"h100-sxm\", \"status\": \"generation-default\"}", "perf.status: 'generation-default'"},
+      {"{\"kernels\": \"h100-sxm\", \"host_us\": -5}", "perf.host_us"},
+      {"{\"kernels\": \"h100-sxm\", \"host_per_seq_us\": 1e300}", "perf.host_per_seq_us"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[512];
+    gpu_with("perf", bad[i].perf, text, sizeof text);
+    kvsim_gpu_t g;
+    kvsim_err err = {0};
+    int rc = kvsim_gpu_parse(text, "t.json", &g, &err);
+    cr_assert_eq(rc, KVSIM_EINVAL, "%s must fail, got %d", bad[i].perf, rc);
+    cr_assert(strstr(err.msg, bad[i].msg) != NULL, "%s: message %s", bad[i].perf, err.msg);
+    cr_assert(strstr(err.msg, "t.json") != NULL, "names the file: %s", err.msg);
+  }
+  /* The unknown key is named. */
   char text[512];
-  gpu_with("perf", "{\"mfu\": 2}", text, sizeof text);
+  gpu_with("perf", "{\"mfu\": 0.5}", text, sizeof text);
   kvsim_gpu_t g;
   kvsim_err err = {0};
-  int rc = kvsim_gpu_parse(text, "t.json", &g, &err);
-  cr_assert_eq(rc, KVSIM_EINVAL, "mfu 2 must fail, got %d", rc);
-  cr_assert(strstr(err.msg, "perf.mfu: 2 is out of range [0.001, 1]") != NULL, "message: %s",
-            err.msg);
-  gpu_with("perf", "{\"per_token_us\": 1e300}", text, sizeof text);
-  rc = kvsim_gpu_parse(text, "t.json", &g, &err);
-  cr_assert_eq(rc, KVSIM_EINVAL, "per_token_us 1e300 must fail, got %d", rc);
-  cr_assert(strstr(err.msg, "perf.per_token_us") != NULL, "message: %s", err.msg);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_EINVAL, "unknown key");
+  cr_assert(strstr(err.msg, "mfu") != NULL, "names the key: %s", err.msg);
+  /* A valid perf: another profile, its status inferred, host time read. */
+  gpu_with("perf", "{\"kernels\": \"h200\", \"host_us\": 900, \"host_per_seq_us\": 12}", text, sizeof text);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_str_eq(g.perf.kernels, "h200", "kernels read");
+  cr_assert_eq(g.perf.status, KVSIM_CAL_KERNELS_BORROWED, "another GPU's tables: borrowed");
+  cr_assert(g.perf.host_us == 900 && g.perf.host_per_seq_us == 12, "host time read");
+  cr_assert(strstr(g.perf.source, "h200") != NULL, "source names the tables: %s", g.perf.source);
+  /* Without a perf the host time is the engine's (< 0). */
+  gpu_with("name", "\"t\"", text, sizeof text);
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert(g.perf.host_us < 0 && g.perf.host_per_seq_us < 0, "the engine's host time");
+}
+
+/* A hopper GPU file with spec 1,000 TFLOPS / 2,000 GB/s and `extra` keys. */
+static int parse_with(const char *extra, kvsim_gpu_t *g, kvsim_err *err) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"name\": \"t\", \"generation\": \"hopper\", \"memory_total_bytes\": 85045477376, "
+           "\"hbm_bandwidth_GBps\": 2000, \"bf16_tflops\": 1000%s%s}",
+           *extra ? ", " : "", extra);
+  return kvsim_gpu_parse(text, "t.json", g, err);
+}
+
+/* Measured peaks (the ratio a borrowed table is carried over by, perf.c)
+ * are a share of their spec figure: one far from it is refused. */
+Test(gpu_ranges, a_measured_peak_far_from_its_spec_is_refused_with_key_and_file) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 1300", &g, &err), KVSIM_EINVAL, "above 125 %%");
+  cr_assert(strstr(err.msg, "t.json: achieved_bf16_tflops") && strstr(err.msg, "[50, 1250]"), "%s", err.msg);
+  cr_assert_eq(parse_with("\"achieved_bf16_tflops\": 1e-300", &g, &err), KVSIM_EINVAL, "a denormal peak");
+  cr_assert(strstr(err.msg, "out of range [50, 1250]") != NULL, "%s", err.msg);
+  cr_assert_eq(parse_with("\"achieved_copy_GBps\": 0", &g, &err), KVSIM_OK, "0 = not measured: %s", err.msg);
+  cr_assert_eq(parse_with("\"achieved_copy_GBps\": -1", &g, &err), KVSIM_EINVAL, "negative");
+  cr_assert(strstr(err.msg, "achieved_copy_GBps") != NULL, "%s", err.msg);
+  cr_assert_eq(parse_with("\"achieved_fp8_tflops\": 700", &g, &err), KVSIM_EINVAL, "no fp8_tflops");
+  cr_assert(strstr(err.msg, "fp8_tflops is 0") != NULL, "%s", err.msg);
+  cr_assert_eq(parse_with("\"fp8_tflops\": 2000, \"achieved_fp8_tflops\": 1400", &g, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert(g.achieved_fp8_tflops == 1400, "read: %g", g.achieved_fp8_tflops);
 }
 
 Test(gpu_loader, links_default_to_the_spec_link_and_link_kind_is_checked) {
@@ -113,101 +174,133 @@ Test(gpu_loader, links_default_to_the_spec_link_and_link_kind_is_checked) {
   cr_assert(strstr(err.msg, "link_kind") != NULL, "names the key: %s", err.msg);
 }
 
-Test(gpu_loader, calibration_status_by_what_the_coefficients_rest_on) {
-  struct {
+Test(gpu_loader, catalog_status_is_what_its_step_times_rest_on) {
+  static const struct {
     const char *gpu, *status;
-  } want[] = {{"h100-sxm", "fitted"}, {"b200", "fitted"}, {"h200", "generation-default"},
-              {"l40s", "generation-default"}, {"a100-80g", "spec-only"}, {"mi300x", "spec-only"}};
+  } want[] = {{"a100-80g", "kernels"},         {"h100-sxm", "kernels"},         {"h200", "kernels"},
+              {"b200", "kernels"},             {"l40s", "kernels"},             {"rtx-pro-6000", "kernels"},
+              {"rtx4090", "kernels-borrowed"}, {"l4", "kernels-borrowed"},      {"a10", "kernels-borrowed"},
+              {"gb200", "kernels-borrowed"},   {"h100-pcie", "kernels-borrowed"}, {"h20", "kernels-borrowed"},
+              {"rtx5090", "kernels-borrowed"}, {"a100-40g", "kernels-borrowed"}, {"mi300x", "spec-only"},
+              {"mi325x", "spec-only"}};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     kvsim_gpu_t g;
     kvsim_err err = {0};
-    cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "load %s: %s", want[i].gpu, err.msg);
+    cr_assert_eq(kvsim_gpu_load(want[i].gpu, &g, &err), KVSIM_OK, "%s: %s", want[i].gpu, err.msg);
     cr_assert_str_eq(kvsim_cal_status_name(g.perf.status), want[i].status, "%s", want[i].gpu);
+    /* Its own tables exactly when the profile is named after it. */
+    cr_assert_eq(!strcmp(g.perf.kernels, g.name), g.perf.status == KVSIM_CAL_KERNELS, "%s: kernels '%s'",
+                 want[i].gpu, g.perf.kernels);
+    /* The profile it names loads, and was measured on the GPU it names. */
+    const kvsim_kernels_t *k;
+    cr_assert_eq(kvsim_kernels_get(g.perf.kernels, &k, &err), KVSIM_OK, "%s: profile %s: %s", want[i].gpu,
+                 g.perf.kernels, err.msg);
+    cr_assert_str_eq(kvsim_kernels_gpu(k), g.perf.kernels, "%s: profile of its GPU", want[i].gpu);
+    if (g.perf.collectives[0])
+      cr_assert_eq(kvsim_kernels_get(g.perf.collectives, &k, &err), KVSIM_OK, "%s: collectives %s: %s",
+                   want[i].gpu, g.perf.collectives, err.msg);
+    cr_assert(g.perf.source[0] != '\0', "%s: a source", want[i].gpu);
   }
-  kvsim_gpu_perf_t fitted = {.status = KVSIM_CAL_FITTED, .ttft_rel_sigma = 0.1, .tpot_rel_sigma = 0.06};
-  kvsim_gpu_perf_t borrowed = fitted;
-  borrowed.status = KVSIM_CAL_GENERATION_DEFAULT;
-  double ft, fd, bt, bd;
-  kvsim_gpu_band(&fitted, &ft, &fd);
-  kvsim_gpu_band(&borrowed, &bt, &bd);
-  cr_assert(bt > ft && bd > fd, "a borrowed fit has a wider band (%g > %g, %g > %g)", bt, ft, bd, fd);
-  fitted.band_tpot_rel = 0.08;
-  kvsim_gpu_band(&fitted, &ft, &fd);
-  cr_assert_eq(fd, 0.08, "a measured held-out band is used as is");
-  double lo, hi;
-  kvsim_gpu_band_scales(&fitted, &lo, &hi);
-  cr_assert(fabs(lo - 0.92) < 1e-12 && fabs(hi - 1.08) < 1e-12, "edges at 1 -/+ the TPOT band (%g, %g)", lo, hi);
-  /* The prefill share takes the TTFT band, its fast edge held at 0.05. */
-  fitted.band_ttft_rel = 0.3;
-  kvsim_band_edge_t l, h;
-  kvsim_gpu_band_edges(&fitted, &l, &h);
-  cr_assert(fabs(l.step - 0.92) < 1e-12 && fabs(h.step - 1.08) < 1e-12, "step edges (%g, %g)", l.step, h.step);
-  cr_assert(fabs(l.prefill - 0.7) < 1e-12 && fabs(h.prefill - 1.3) < 1e-12, "prefill edges at 1 -/+ TTFT (%g, %g)",
-            l.prefill, h.prefill);
-  fitted.band_ttft_rel = 1.2;
-  kvsim_gpu_band_edges(&fitted, &l, &h);
-  cr_assert(fabs(l.prefill - 0.05) < 1e-12 && fabs(h.prefill - 2.2) < 1e-12, "held at 0.05 (%g, %g)", l.prefill,
-            h.prefill);
+  /* Parse and name round trip; an unknown status is refused. */
+  static const kvsim_cal_status all[] = {KVSIM_CAL_KERNELS, KVSIM_CAL_KERNELS_BORROWED, KVSIM_CAL_SPEC_ONLY};
+  for (size_t i = 0; i < 3; i++) {
+    kvsim_cal_status st;
+    cr_assert_eq(kvsim_cal_status_parse(kvsim_cal_status_name(all[i]), &st), 0, "parse %d", (int)all[i]);
+    cr_assert_eq(st, all[i], "round trip");
+  }
+  kvsim_cal_status st;
+  cr_assert_eq(kvsim_cal_status_parse("fitted", &st), -1, "removed status refused");
 }
 
-/* Compute capability 12.0 takes the fused-MoE kernel's measured
- * streaming rate as its default moe_efficiency; other classes and a GPU
- * with its own fit keep theirs. */
-Test(gpu_loader, sm120_defaults_take_the_fused_moe_streaming_rate) {
-  kvsim_gpu_t g5090, b200, pro, h200;
-  kvsim_err err = {0};
-  cr_assert_eq(kvsim_gpu_load("rtx5090", &g5090, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(kvsim_gpu_load("rtx-pro-6000", &pro, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(kvsim_gpu_load("h200", &h200, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_float_eq(g5090.perf.moe_efficiency * g5090.perf.mbu, KVSIM_GPU_SM120_MOE_STREAM, 1e-12,
-                     "rtx5090 streams experts at the measured share of its HBM (%g x %g)",
-                     g5090.perf.moe_efficiency, g5090.perf.mbu);
-  cr_assert_eq(h200.perf.moe_efficiency, 1.0, "hopper keeps 1.0");
-  cr_assert_eq(pro.perf.moe_efficiency, 0.7166, "a fitted value is kept (configs/gpus/rtx-pro-6000.json)");
-  kvsim_gpu_perf_t p;
-  kvsim_gpu_default_perf(b200.generation, &p);
-  kvsim_gpu_class_perf(&b200, &p);
-  cr_assert_eq(p.moe_efficiency, 1.0, "compute capability 10.0 keeps 1.0");
-  kvsim_gpu_default_perf(pro.generation, &p);
-  kvsim_gpu_class_perf(&pro, &p);
-  cr_assert(p.moe_efficiency < 1.0, "the rtx-pro-6000 held out gets the SM120 default (%g)", p.moe_efficiency);
-}
-
-/* A GPU that borrows its coefficients gets a band at least as wide as
- * every fitted GPU's held-out one, and spec-only figures a wider one
- * still: refitting a GPU (new band figures in its file) cannot leave the
- * borrowed default narrower than the evidence. */
-Test(gpu_loader, a_borrowed_band_is_at_least_the_widest_fitted_band) {
-  static const char *const names[] = {"a10",  "a100-40g", "a100-80g", "b200",   "gb200",
-                                      "h100-pcie", "h100-sxm", "h20", "h200", "l4", "l40s",
-                                      "mi300x", "mi325x", "rtx-pro-6000", "rtx3090", "rtx4090",
-                                      "rtx5090"};
-  double fit_t = 0, fit_d = 0, gen_t = 1e9, gen_d = 1e9, spec_t = 1e9, spec_d = 1e9;
-  int nfit = 0;
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+Test(gpu_loader, a_gpu_file_without_perf_borrows_by_compute_capability) {
+  static const struct {
+    const char *cc, *kernels, *status;
+  } want[] = {{"8.0", "a100-80g", "kernels-borrowed"}, {"8.6", "a100-80g", "kernels-borrowed"},
+              {"8.9", "l40s", "kernels-borrowed"},     {"9.0", "h100-sxm", "kernels-borrowed"},
+              {"10.0", "b200", "kernels-borrowed"},    {"12.0", "rtx-pro-6000", "kernels-borrowed"},
+              {"0", "h100-sxm", "spec-only"},          {"7.5", "h100-sxm", "spec-only"}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    char text[512];
+    gpu_with("compute_capability", want[i].cc, text, sizeof text);
     kvsim_gpu_t g;
     kvsim_err err = {0};
-    cr_assert_eq(kvsim_gpu_load(names[i], &g, &err), KVSIM_OK, "load %s: %s", names[i], err.msg);
-    double t, d;
-    kvsim_gpu_band(&g.perf, &t, &d);
-    if (g.perf.status == KVSIM_CAL_FITTED) {
-      nfit++;
-      fit_t = t > fit_t ? t : fit_t;
-      fit_d = d > fit_d ? d : fit_d;
-    } else if (g.perf.status == KVSIM_CAL_GENERATION_DEFAULT) {
-      gen_t = t < gen_t ? t : gen_t;
-      gen_d = d < gen_d ? d : gen_d;
-    } else {
-      spec_t = t < spec_t ? t : spec_t;
-      spec_d = d < spec_d ? d : spec_d;
-    }
+    cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+    cr_assert_str_eq(g.perf.kernels, want[i].kernels, "cc %s", want[i].cc);
+    cr_assert_str_eq(kvsim_cal_status_name(g.perf.status), want[i].status, "cc %s", want[i].cc);
   }
-  cr_assert(nfit >= 2, "the catalog has fitted GPUs (%d)", nfit);
-  cr_assert(gen_t >= fit_t && gen_d >= fit_d, "borrowed band %g / %g below the widest fitted %g / %g", gen_t,
-            gen_d, fit_t, fit_d);
-  cr_assert(spec_t > gen_t && spec_d > gen_d, "spec-only %g / %g not wider than borrowed %g / %g", spec_t, spec_d,
-            gen_t, gen_d);
+  /* A GPU named after a profile uses its own tables. */
+  char text[512];
+  gpu_with("name", "\"h100-sxm\"", text, sizeof text);
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_parse(text, "t.json", &g, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(g.perf.status, KVSIM_CAL_KERNELS, "own tables");
+  /* PCIe cards take a PCIe GPU's collectives, by PCIe generation. */
+  cr_assert_eq(kvsim_gpu_load("l4", &g, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(g.perf.collectives, "l40s", "l4: Gen4 PCIe collectives");
+  cr_assert_eq(kvsim_gpu_load("rtx5090", &g, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(g.perf.collectives, "rtx-pro-6000", "rtx5090: Gen5 PCIe collectives");
+  cr_assert_eq(kvsim_gpu_load("h20", &g, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(g.perf.collectives, "", "NVLink: the donor's own");
+}
+
+Test(gpu_loader, the_band_of_each_status_is_its_constant) {
+  static const struct {
+    kvsim_cal_status st;
+    double ttft, tpot;
+  } want[] = {{KVSIM_CAL_KERNELS, KVSIM_GPU_BAND_KERNELS_TTFT, KVSIM_GPU_BAND_KERNELS_TPOT},
+              {KVSIM_CAL_KERNELS_BORROWED, KVSIM_GPU_BAND_BORROWED_TTFT, KVSIM_GPU_BAND_BORROWED_TPOT},
+              {KVSIM_CAL_SPEC_ONLY, KVSIM_GPU_BAND_SPEC_TTFT, KVSIM_GPU_BAND_SPEC_TPOT}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    kvsim_gpu_perf_t p;
+    memset(&p, 0, sizeof p);
+    p.status = want[i].st;
+    double t, d;
+    kvsim_gpu_band(&p, &t, &d);
+    cr_assert(t == want[i].ttft && d == want[i].tpot, "%s: %g / %g", kvsim_cal_status_name(p.status), t, d);
+    kvsim_gpu_band_moe(&p, false, &t, &d);
+    cr_assert(t == want[i].ttft && d == want[i].tpot, "dense: the status's band");
+    double mt, md;
+    kvsim_gpu_band_moe(&p, true, &mt, &md);
+    cr_assert(mt >= t && md >= d, "%s: MoE %g / %g at least the dense band", kvsim_cal_status_name(p.status), mt, md);
+    cr_assert(mt >= KVSIM_GPU_BAND_MOE_TTFT && md >= KVSIM_GPU_BAND_MOE_TPOT, "at least the MoE figures");
+    /* Edges: step by the TPOT half-width, prefill by the TTFT one. */
+    kvsim_band_edge_t lo, hi;
+    kvsim_gpu_band_edges(&p, &lo, &hi);
+    cr_assert_float_eq(lo.step, 1 - d, 1e-12, "low step edge");
+    cr_assert_float_eq(hi.step, 1 + d, 1e-12, "high step edge");
+    cr_assert_float_eq(lo.prefill, 1 - t, 1e-12, "low prefill edge");
+    cr_assert_float_eq(hi.prefill, 1 + t, 1e-12, "high prefill edge");
+    double slo, shi;
+    kvsim_gpu_band_scales(&p, &slo, &shi);
+    cr_assert(slo == lo.step && shi == hi.step, "scales are the step edges");
+    kvsim_gpu_band_edges_moe(&p, true, &lo, &hi);
+    cr_assert_float_eq(lo.step, fmax(1 - md, 0.05), 1e-12, "MoE low edge held at >= 0.05 (%g)", lo.step);
+    cr_assert_float_eq(hi.step, 1 + md, 1e-12, "MoE high edge");
+    cr_assert(lo.step >= 0.05 && lo.prefill >= 0.05, "low edges never below 0.05");
+  }
+  /* The bands widen (or stay) as what the times rest on weakens. */
+  cr_assert(KVSIM_GPU_BAND_BORROWED_TTFT >= KVSIM_GPU_BAND_KERNELS_TTFT &&
+                KVSIM_GPU_BAND_SPEC_TTFT >= KVSIM_GPU_BAND_BORROWED_TTFT,
+            "TTFT bands ordered");
+  cr_assert(KVSIM_GPU_BAND_BORROWED_TPOT >= KVSIM_GPU_BAND_KERNELS_TPOT &&
+                KVSIM_GPU_BAND_SPEC_TPOT >= KVSIM_GPU_BAND_BORROWED_TPOT,
+            "TPOT bands ordered");
+}
+
+Test(gpu_loader, use_kernels_switches_the_profile_and_the_status) {
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_gpu_load("h100-sxm", &g, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_use_kernels(&g, "h200", &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(g.perf.kernels, "h200", "switched");
+  cr_assert_eq(g.perf.status, KVSIM_CAL_KERNELS_BORROWED, "borrowed");
+  cr_assert(strstr(g.perf.source, "held out") != NULL, "source says so: %s", g.perf.source);
+  cr_assert_eq(kvsim_gpu_use_kernels(&g, "h100-sxm", &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(g.perf.status, KVSIM_CAL_KERNELS, "its own again");
+  cr_assert_eq(kvsim_gpu_use_kernels(&g, "rtx4090", &err), KVSIM_ENOENT, "a GPU without a profile");
+  cr_assert(strstr(err.msg, "rtx4090") != NULL, "named: %s", err.msg);
+  cr_assert_str_eq(g.perf.kernels, "h100-sxm", "unchanged on error");
 }
 
 /* Every catalog GPU carries measured (or explicitly borrowed) collective
@@ -257,37 +350,4 @@ Test(gpu_loader, catalog_links_are_sourced_and_pcie_is_slower_than_nvlink) {
             pcie_bw_max, fast_bw_min);
   cr_assert(pcie_lat_min > fast_lat_max, "PCIe small-message time (min %g us) above NVLink/xGMI (max %g us)",
             pcie_lat_min, fast_lat_max);
-}
-
-/* kvsim validate --perf: a GPU's name gives its own coefficients;
- * default:GEN the generation default a GPU without data gets, with the
- * target's class (SM120's moe_efficiency), as kvsim validate --all holds
- * a GPU out; an unknown generation is an error that lists the known. */
-Test(gpu_loader, perf_named_gives_a_gpus_fit_or_a_generation_default) {
-  kvsim_gpu_t pro, b200;
-  kvsim_err err = {0};
-  cr_assert_eq(kvsim_gpu_load("rtx-pro-6000", &pro, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(kvsim_gpu_load("b200", &b200, &err), KVSIM_OK, "%s", err.msg);
-  kvsim_gpu_perf_t p, d;
-  char label[96];
-  cr_assert_eq(kvsim_gpu_perf_named("b200", &pro, &p, label, sizeof label, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(p.mbu, b200.perf.mbu);
-  cr_assert_eq(p.status, KVSIM_CAL_FITTED);
-  cr_assert_str_eq(label, "b200");
-
-  cr_assert_eq(kvsim_gpu_perf_named("default:Blackwell", &pro, &p, label, sizeof label, &err), KVSIM_OK, "%s",
-               err.msg);
-  kvsim_gpu_default_perf("blackwell", &d);
-  cr_assert_eq(p.mbu, d.mbu, "the generation's default, not the b200 fit");
-  cr_assert_eq(p.status, KVSIM_CAL_GENERATION_DEFAULT);
-  cr_assert_float_eq(p.moe_efficiency * p.mbu, KVSIM_GPU_SM120_MOE_STREAM, 1e-12, "the target's class applies");
-  cr_assert(strstr(label, "blackwell default") != NULL, "%s", label);
-  cr_assert_eq(kvsim_gpu_perf_named("default:blackwell", NULL, &p, label, sizeof label, &err), KVSIM_OK);
-  cr_assert_eq(p.moe_efficiency, 1.0, "no target, no class");
-
-  cr_assert_eq(kvsim_gpu_perf_named("default:hoper", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
-  cr_assert(strstr(err.msg, "hoper") && strstr(err.msg, "hopper") && strstr(err.msg, "blackwell"), "%s", err.msg);
-  cr_assert_eq(kvsim_gpu_perf_named("default:", NULL, &p, label, sizeof label, &err), KVSIM_EINVAL);
-  cr_assert(strstr(err.msg, "hopper") != NULL, "an empty generation lists the known: %s", err.msg);
-  cr_assert_lt(kvsim_gpu_perf_named("no-such-gpu", NULL, &p, label, sizeof label, &err), 0);
 }

@@ -1,6 +1,7 @@
 /* The leave-one-group-out protocol's pieces (kvsim/fidelity.h): the
  * physical exclusion rule on hand-made silicon rows, the band quantiles
- * on hand-made groups, and the protocol's error without data. */
+ * and their report per status, the host term's fit on hand-made items,
+ * and the protocol's error without data. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -10,6 +11,9 @@
 #include "core/alloc.h"
 #include "fidelity/logo.h"
 #include "kvsim/fidelity.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
 
 static kvsim_fid_sil_row_t sil_row(const char *gpu, const char *model, const char *prec, int64_t tp,
                                    int64_t batch, int64_t isl, double ttft_ms, double tpot_ms) {
@@ -45,42 +49,113 @@ Test(logo, logo_peak_fraction_flags_impossible_rows) {
   cr_assert(isnan(kvsim_fidelity_logo_peak_frac(&unk)), "unknown model: NAN");
 }
 
-Test(logo, logo_band_is_the_quantile_of_the_gpus_held_out_rows) {
-  kvsim_fid_logo_group_t g[3];
-  memset(g, 0, sizeof g);
-  /* h100-sxm: a 9-row group at 10 % TTFT (1 % TPOT) and a 1-row group at
-   * 50 % (-20 %); b200: one group of rows at 1..10 %. */
-  const double a_t[9] = {10, 10, 10, 10, 10, 10, 10, 10, 10}, a_d[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-  const double b_t[1] = {50}, b_d[1] = {-20};
-  const double c_t[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, c_d[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  for (int i = 0; i < 3; i++)
-    snprintf(g[i].gpu, sizeof g[i].gpu, "%s", i < 2 ? "h100-sxm" : "b200");
-  cr_assert_eq(kvsim__logo_set_rows(&g[0], a_t, a_d, 9), KVSIM_OK, "rows");
-  cr_assert_eq(kvsim__logo_set_rows(&g[1], b_t, b_d, 1), KVSIM_OK, "rows");
-  cr_assert_eq(kvsim__logo_set_rows(&g[2], c_t, c_d, 10), KVSIM_OK, "rows");
-  kvsim_fid_logo_t l = {.groups = g, .ngroups = 3};
-  double t, d;
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.9, &t, &d), 2, "two groups on h100-sxm");
-  /* 10 rows pooled: the 90th percentile sits 1/10 of the way from the
-   * 9th row (10 %) to the 10th (50 %). */
-  cr_assert_float_eq(t, 0.14, 1e-12, "pooled rows, linear interpolation (%g)", t);
-  cr_assert_float_eq(d, 0.029, 1e-12, "|error|, the sign dropped (%g)", d);
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.5, &t, &d), 2, "two groups");
-  cr_assert_float_eq(t, 0.10, 1e-12, "the median row (%g)", t);
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, "b200", 0.9, &t, &d), 1, "one group on b200");
-  cr_assert_float_eq(t, 0.091, 1e-12, "its rows' 90th percentile, not their median (%g)", t);
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, "a100-80g", 0.9, &t, &d), 0, "no group");
-  cr_assert(isnan(t) && isnan(d), "no band without groups");
-  /* A MoE group no fit saw speaks for the borrowed band, not its GPU's;
-   * so do the groups held out by GPU. */
-  g[1].moe = true;
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, "h100-sxm", 0.9, &t, &d), 1, "the MoE group left out");
-  cr_assert_float_eq(t, 0.10, 1e-12, "%g", t);
-  g[2].by_gpu = true;
-  cr_assert_eq(kvsim_fidelity_logo_band(&l, NULL, 0.9, &t, &d), 2, "borrowed: held out by GPU + unseen MoE");
-  cr_assert_float_eq(t, 0.10, 1e-12, "11 rows, 1..10 and 50: the 10th (%g)", t);
-  for (int i = 0; i < 3; i++)
-    kvsim__free(g[i].row_err);
+Test(logo, logo_quantile_interpolates_between_rows) {
+  /* 10 rows: the 90th percentile sits 1/10 of the way from the 9th row
+   * (10 %) to the 10th (50 %); the median between the 5th and 6th. */
+  double x[10] = {50, 10, 10, 10, 10, 10, 10, 10, 10, 10};
+  cr_assert_float_eq(kvsim__logo_quantile(x, 10, 0.9), 14.0, 1e-12, "linear interpolation (%g)",
+                     kvsim__logo_quantile(x, 10, 0.9));
+  double y[10] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  cr_assert_float_eq(kvsim__logo_quantile(y, 10, 0.9), 9.1, 1e-12, "sorted first (%g)", y[0]);
+  cr_assert_float_eq(kvsim__logo_quantile(y, 10, 0.5), 5.5, 1e-12, "the median");
+  double one[1] = {7};
+  cr_assert_float_eq(kvsim__logo_quantile(one, 1, 0.9), 7.0, 1e-12, "one row is its own quantile");
+}
+
+Test(logo, logo_rows_keep_ttft_and_tpot_errors_interleaved) {
+  kvsim_fid_logo_group_t g;
+  memset(&g, 0, sizeof g);
+  const double t[3] = {1, 2, 3}, d[3] = {-4, 5, -6};
+  cr_assert_eq(kvsim__logo_set_rows(&g, t, d, 3), KVSIM_OK, "rows");
+  cr_assert_eq(g.nrow_err, 3, "three rows (%d)", g.nrow_err);
+  for (int i = 0; i < 3; i++) {
+    cr_assert_float_eq(g.row_err[2 * i], fabs(t[i]), 1e-12, "ttft of row %d", i);
+    cr_assert_float_eq(g.row_err[2 * i + 1], fabs(d[i]), 1e-12, "tpot of row %d, |error| (fidelity.h)", i);
+  }
+  kvsim__free(g.row_err);
+}
+
+Test(logo, logo_bands_are_named_per_status) {
+  /* The band names are the statuses of gpu.h, and MoE apart. */
+  cr_assert_str_eq(kvsim_fidelity_band_name(KVSIM_FID_BAND_KERNELS), kvsim_cal_status_name(KVSIM_CAL_KERNELS),
+                   "kernels");
+  cr_assert_str_eq(kvsim_fidelity_band_name(KVSIM_FID_BAND_BORROWED),
+                   kvsim_cal_status_name(KVSIM_CAL_KERNELS_BORROWED), "kernels-borrowed");
+  cr_assert_str_eq(kvsim_fidelity_band_name(KVSIM_FID_BAND_SPEC), kvsim_cal_status_name(KVSIM_CAL_SPEC_ONLY),
+                   "spec-only");
+  cr_assert_str_eq(kvsim_fidelity_band_name(KVSIM_FID_BAND_MOE), "moe", "moe");
+  cr_assert_str_eq(kvsim_fidelity_band_name(KVSIM_FID_NBAND), "?", "out of range");
+  cr_assert_str_eq(kvsim_fidelity_band_name(-1), "?", "out of range");
+}
+
+Test(logo, logo_json_and_text_print_the_band_of_each_status) {
+  kvsim_fid_logo_t l;
+  memset(&l, 0, sizeof l);
+  for (int b = 0; b < KVSIM_FID_NBAND; b++) {
+    l.band[b][0] = 0.1 * (b + 1);
+    l.band[b][1] = 0.01 * (b + 1);
+    l.band_rows[b] = 10 + b;
+  }
+  l.band[KVSIM_FID_BAND_SPEC][0] = l.band[KVSIM_FID_BAND_SPEC][1] = NAN;
+  char *j = kvsim_fidelity_logo_to_json(&l);
+  cr_assert_not_null(j, "json");
+  cJSON *o = cJSON_Parse(j);
+  cr_assert_not_null(o, "valid JSON: %s", j);
+  const cJSON *bands = cJSON_GetObjectItemCaseSensitive(o, "bands");
+  cr_assert_not_null(bands, "bands: %s", j);
+  for (int b = 0; b < KVSIM_FID_NBAND; b++) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(bands, kvsim_fidelity_band_name(b));
+    cr_assert_not_null(e, "band %s", kvsim_fidelity_band_name(b));
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "ttft");
+    if (b == KVSIM_FID_BAND_SPEC) {
+      cr_assert(cJSON_IsNull(t), "a band without rows is null");
+    } else {
+      cr_assert(cJSON_IsNumber(t), "%s ttft", kvsim_fidelity_band_name(b));
+      cr_assert_float_eq(t->valuedouble, 0.1 * (b + 1), 1e-9, "%s ttft", kvsim_fidelity_band_name(b));
+      cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(e, "tpot")->valuedouble, 0.01 * (b + 1), 1e-9, "tpot");
+    }
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(e, "rows")->valueint, 10 + b, "rows");
+  }
+  cJSON_Delete(o);
+  free(j);
+  char *t = kvsim_fidelity_logo_to_text(&l);
+  cr_assert_not_null(t, "text");
+  cr_assert(strstr(t, "band per status") != NULL, "the band table: %s", t);
+  cr_assert(strstr(t, "kernels-borrowed") != NULL, "each status named: %s", t);
+  cr_assert(strstr(t, "20.0% /") != NULL, "the borrowed band in percent: %s", t);
+  free(t);
+}
+
+Test(logo, logo_host_fit_recovers_planted_host_times_and_leaves_out_the_held_gpu) {
+  /* Items whose latencies are linear in the host times: at0 with none,
+   * at1 with KVSIM__LOGO_H1 fixed, at2 with KVSIM__LOGO_S1 per request.
+   * Measured at host 1000 us, 30 us per request; a third GPU's item says
+   * otherwise and is left out as the held-out GPU. */
+  kvsim__logo_item_t it[5];
+  memset(it, 0, sizeof it);
+  const char *gpus[5] = {"a", "a", "b", "b", "c"};
+  for (int i = 0; i < 5; i++) {
+    snprintf(it[i].gpu, sizeof it[i].gpu, "%s", gpus[i]);
+    for (int k = 0; k < 3; k++) {
+      it[i].at0[k] = 10.0 * (i + 1) * (k + 1);
+      it[i].at1[k] = it[i].at0[k] + 4.0 * (i + 1); /* fixed host time weighs more on later items */
+      it[i].at2[k] = it[i].at0[k] + 4.0 * (5 - i); /* per-request time on earlier ones */
+    }
+  }
+  kvsim__logo_par_t truth = {.host_us = {1000, 1000}, .per_seq_us = {30, 30}};
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 3; k++)
+      it[i].meas[k] = kvsim__logo_linear(&it[i], k, &truth);
+  for (int k = 0; k < 3; k++)
+    it[4].meas[k] = 3 * it[4].at0[k]; /* far off: would pull the fit */
+  kvsim__logo_par_t p;
+  cr_assert_eq(kvsim__logo_fit(it, 5, "c", &p), 4, "four items used");
+  cr_assert_float_eq(p.host_us[0], 1000, 30, "host recovered: %g", p.host_us[0]);
+  cr_assert_float_eq(p.per_seq_us[0], 30, 3, "per request recovered: %g", p.per_seq_us[0]);
+  cr_assert_float_eq(p.host_us[1], p.host_us[0], 1e-9, "no async rows: the sync figures");
+  kvsim__logo_par_t all;
+  cr_assert_eq(kvsim__logo_fit(it, 5, NULL, &all), 5, "every item without a GPU held out");
+  cr_assert_eq(kvsim__logo_fit(it, 5, "a", &all), 3, "GPU a's two items held out");
 }
 
 Test(logo, logo_without_data_is_one_error) {

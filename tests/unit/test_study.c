@@ -507,11 +507,14 @@ Test(study, the_band_edges_scale_the_scenarios_own_step_time_scale) {
 }
 
 Test(study, near_saturation_the_range_is_asymmetric) {
-  /* A rate that a step 1.4x slower cannot serve while the nominal one
-   * can: the p99's upper end runs away, its lower end barely moves. The
-   * rates span 16x so that a change of the step model moves the
-   * saturation point within them, not out of them. */
-  static const double rates[] = {5, 10, 20, 40, 80};
+  /* A rate that a step at the band's slow edge (1.15x on the L4's
+   * kernels-borrowed band) cannot serve while the nominal one can: the
+   * p99's upper end runs away, its lower end barely moves. The rates span
+   * 16x in steps of 10 %, finer than the band, so that a change of the
+   * step model moves the saturation point within them, not between them. */
+  double rates[30];
+  for (int i = 0; i < 30; i++)
+    rates[i] = 5 * pow(1.1, i);
   bool asymmetric = false;
   kvsim_summary_t *s = malloc(sizeof *s);
   for (size_t i = 0; i < sizeof rates / sizeof *rates && !asymmetric; i++) {
