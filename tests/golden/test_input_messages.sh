@@ -114,7 +114,18 @@ expect "calc: error: --gpu: g.json: link_kind: 'x' (expected nvlink" calc --gpu 
 echo "{$g, \"achieved_bf16_tflops\": 1}" >g.json
 expect "calc: error: --gpu: g.json: achieved_bf16_tflops: 1 is out of range [49.45, 1236.25]" calc --gpu g.json
 echo "{$g, \"perf\": {\"status\": \"x\"}}" >g.json
-expect "calc: error: --gpu: g.json: perf.status: 'x' (expected fitted" calc --gpu g.json
+expect "calc: error: --gpu: g.json: perf.status: 'x' (expected kernels, kernels-borrowed or spec-only)" calc --gpu g.json
+# The fitted statuses and coefficients of the old step model are gone: a
+# GPU file that still carries them is told so, not silently read.
+echo "{$g, \"perf\": {\"status\": \"fitted\"}}" >g.json
+expect "calc: error: --gpu: g.json: perf.status: 'fitted' (expected kernels" calc --gpu g.json
+echo "{$g, \"perf\": {\"mfu\": 0.5}}" >g.json
+expect "calc: error: --gpu: g.json: perf.mfu: unknown key" calc --gpu g.json
+echo "{$g, \"perf\": {\"kernels\": \"h999\"}}" >g.json
+expect "calc: error: --gpu: g.json: perf.kernels: 'h999' is not a kernel profile" calc --gpu g.json
+echo "{$g, \"perf\": {\"kernels\": \"h100-sxm\", \"host_us\": -1}}" >g.json
+expect "calc: error: --gpu: g.json: perf.host_us: -1 is out of range" calc --gpu g.json
+echo "{$g, \"perf\": {\"status\": \"x\"}}" >g.json
 expect "hardware.gpu: g.json: perf.status: 'x'" "${run[@]}" base.json --set 'hardware.gpu="g.json"'
 sed 's/"target_rate": 5/"target_rate": 5, "grid": 1/' study.json >grid.json
 expect "compare: error: grid.json: grid: unknown key" compare grid.json --out o

@@ -44,15 +44,21 @@ f=$("$kvsim" validate --silicon "$d/silicon.csv" --filter model=llama-3.1-8b --f
 grep -Eq '"simulated":[[:space:]]+2,' <<<"$f" && grep -Eq '"skipped":[[:space:]]+2,' <<<"$f" \
   || fail "llama-3.1-8b on h100 or b300: 2 simulated, b300 and disagg skipped: $f"
 
-# --gpu FILE replaces the catalog GPU of the same name: halving the
-# bandwidth efficiency must slow the decode (TPOT) down.
+# --gpu FILE replaces the catalog GPU of the same name: a host term of
+# 5 ms per step on the H100's own kernel tables must slow the decode (TPOT)
+# down.
 tpot() { awk '$1 == "\"simulated\":" { on = 1 } on && $1 == "\"tpot_ms\":" { print $2 + 0; exit }'; }
 base=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --json | tpot)
-jq '.perf = {"mfu": 0.6, "mbu": 0.4, "attn_efficiency": 0.5}' "$2/configs/gpus/h100-sxm.json" >"$tmp/h100-slow.json"
+jq '.perf = {"kernels": "h100-sxm", "host_us": 5000}' "$2/configs/gpus/h100-sxm.json" >"$tmp/h100-slow.json"
 slow=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --gpu "$tmp/h100-slow.json" --json | tpot)
-awk -v a="$base" -v b="$slow" 'BEGIN { exit !(b > 1.2 * a) }' || fail "--gpu mbu 0.4: TPOT $slow vs $base ms"
-via=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --perf "$tmp/h100-slow.json" --json | tpot)
-[ "$via" = "$slow" ] || fail "--perf FILE gives the same coefficients as --gpu FILE: $via vs $slow"
+awk -v a="$base" -v b="$slow" 'BEGIN { exit !(a > 0 && b > 1.2 * a) }' || fail "--gpu host_us 5000: TPOT $slow vs $base ms"
+# --perf NAME replaces the H100's kernel tables with another profile's (a
+# change in the simulated TPOT), and --perf FILE with a profile file gives
+# the same tables as its name.
+h200=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --perf h200 --json | tpot)
+[ -n "$h200" ] && [ "$h200" != "$base" ] || fail "--perf h200 left TPOT at $base ms"
+via=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --perf "$2/configs/kernels/h200.json" --json | tpot)
+[ "$via" = "$h200" ] || fail "--perf FILE gives the same tables as --perf NAME: $via vs $h200"
 
 # Bad input: exit 2 and one line naming the file or flag.
 expect2() {
@@ -83,4 +89,6 @@ expect2 "no row passes the filter" "$kvsim" validate --silicon "$d/silicon.csv" 
 grep -q "no row could be compared (0 skipped; 0 failed; check --filter)$" "$tmp/err" || fail "filter: $(cat "$tmp/err")"
 expect2 "bad range ratio" "$kvsim" validate --silicon "$d/silicon.csv" --range-ratio 0
 expect2 "--filter without --silicon" "$kvsim" validate --startup "$d/silicon.csv" --filter model=x
+expect2 "unknown kernel profile" "$kvsim" validate --silicon "$d/silicon.csv" --perf default:hopper
+grep -q "unknown kernel profile 'default:hopper'" "$tmp/err" || fail "the bad profile is named: $(cat "$tmp/err")"
 exit 0

@@ -36,6 +36,7 @@
 #include "kvsim/engine.h"
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
+#include "kvsim/perf.h"
 #include "kvsim/plan.h"
 #include "kvsim/scenario.h"
 #include "kvsim/stats.h"
@@ -655,11 +656,11 @@ typedef struct kvsim_fid_logo_opts {
  * silicon row (`kvsim validate --all` prints it as frontend_us). */
 #define KVSIM_FID_CLIENT_US 35200.0
 
-/* The engine's host time per step, fixed and per scheduled request, of
- * vLLM's synchronous [0] and asynchronous [1] schedulers, and the benchmark
- * client's latency (us): what kvsim validate --all fits. */
+/* The engine's host time per step, fixed and per scheduled request, per
+ * family (perf.h KVSIM_HOST_*: vLLM synchronous, asynchronous, SGLang), and
+ * the benchmark client's latency (us): what kvsim validate --all fits. */
 typedef struct kvsim_fid_host {
-  double host_us[2], per_seq_us[2], frontend_us;
+  double host_us[KVSIM_HOST_FAMILIES], per_seq_us[KVSIM_HOST_FAMILIES], frontend_us;
 } kvsim_fid_host_t;
 
 /* Bands measured per status (gpu.h KVSIM_GPU_BAND_*): kernels (a GPU's own

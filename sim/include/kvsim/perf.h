@@ -196,12 +196,17 @@ typedef struct kvsim_perf {
  * fitted across GPUs on dense models (host.c; `kvsim validate --all`
  * prints the fit and holds each GPU out of it): vLLM before 0.14, which
  * schedules a step after the last one ends, and from 0.14, which
- * schedules asynchronously (vllm#27614). SGLang, TGI and HF take vLLM's
- * synchronous figures until rows of their own are fitted. */
+ * schedules asynchronously (vllm#27614); SGLang's from its own rows
+ * (silicon_sglang, H100 Qwen3-32B). TGI and HF take vLLM's synchronous
+ * figures: no rows of their own. */
+/* The families, in that order. */
+enum { KVSIM_HOST_VLLM_SYNC = 0, KVSIM_HOST_VLLM_ASYNC = 1, KVSIM_HOST_SGLANG = 2, KVSIM_HOST_FAMILIES = 3 };
 #define KVSIM_HOST_US_VLLM_SYNC 1480.0
 #define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.5
 #define KVSIM_HOST_US_VLLM_ASYNC 1273.0
 #define KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 35.3
+#define KVSIM_HOST_US_SGLANG 0.0
+#define KVSIM_HOST_PER_SEQ_US_SGLANG 0.0
 
 /* Time of one TP all-reduce of `bytes` for a step of `tokens` tokens (s):
  * vLLM's all-reduce measured for this TP size, in a CUDA graph when the

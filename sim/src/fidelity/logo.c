@@ -113,8 +113,9 @@ static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t
       if (it->run >= 0)
         g->held_signed[k] = v[k][m];
     }
+    static const char *const fam[KVSIM_HOST_FAMILIES] = {"vLLM sync", "vLLM async", "SGLang"};
     snprintf(g->held_from, sizeof g->held_from, "host %.0f us + %.1f us/req (%s), client %.1f ms; without %s",
-             it->par.host_us[it->async], it->par.per_seq_us[it->async], it->async ? "async" : "sync",
+             it->par.host_us[it->family], it->par.per_seq_us[it->family], fam[it->family],
              it->client ? it->par.frontend_us / 1e3 : 0.0, g->gpu);
     m++;
   }
@@ -139,11 +140,11 @@ static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t
 }
 
 static int latency(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_err *err) {
-  kvsim_fid_sil_table_t t;
-  memset(&t, 0, sizeof t);
+  kvsim_fid_sil_table_t t[2];
+  memset(t, 0, sizeof t);
   kvsim__logo_item_t *items = NULL;
   int n = 0, first = l->ngroups;
-  int rc = kvsim__logo_collect(o, l, &t, &items, &n, err);
+  int rc = kvsim__logo_collect(o, l, t, &items, &n, err);
   errs_t e;
   memset(&e, 0, sizeof e);
   for (int b = 0; b < KVSIM_FID_NBAND; b++)
@@ -173,7 +174,8 @@ static int latency(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_er
     }
   }
   kvsim__free(items);
-  kvsim_fidelity_silicon_free(&t);
+  kvsim_fidelity_silicon_free(&t[0]);
+  kvsim_fidelity_silicon_free(&t[1]);
   return rc;
 }
 

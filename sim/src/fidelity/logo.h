@@ -31,7 +31,7 @@ typedef struct kvsim__logo_item {
   int group;
   bool client;                      /* TTFT and E2E measured by a benchmark client */
   bool moe;                         /* a MoE model: predicted, not fitted */
-  int async;                        /* 1: a vLLM release that schedules asynchronously */
+  int family;                       /* its engine's host-term family (perf.h KVSIM_HOST_*) */
   double meas[3];                   /* mean TTFT, TPOT, E2E (ms) */
   /* Simulated with no host time, with KVSIM__LOGO_H1 fixed, and with
    * KVSIM__LOGO_S1 per request (frontend 0): the linear model. */
@@ -53,9 +53,9 @@ double kvsim__logo_linear(const kvsim__logo_item_t *it, int k, const kvsim__logo
 int kvsim__logo_simulate(const kvsim_fid_logo_opts_t *o, const kvsim__logo_item_t *it, const char *kernels,
                          const kvsim__logo_par_t *p, double out[3], kvsim_err *err);
 /* The items of the dev data into *items (owned by the caller, kvsim__free),
- * the excluded rows and the groups into l. t holds the silicon rows the
- * items point into. */
-int kvsim__logo_collect(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_fid_sil_table_t *t,
+ * the excluded rows and the groups into l. t[0] and t[1] hold the vLLM and
+ * SGLang silicon rows the items point into. */
+int kvsim__logo_collect(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_fid_sil_table_t t[2],
                         kvsim__logo_item_t **items, int *n, kvsim_err *err);
 
 /* The host times and client latency that fit the items not on GPU `skip`

@@ -170,6 +170,8 @@ char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
   cJSON_AddNumberToObject(h, "sync_per_seq_us", l->all.per_seq_us[0]);
   cJSON_AddNumberToObject(h, "async_us", l->all.host_us[1]);
   cJSON_AddNumberToObject(h, "async_per_seq_us", l->all.per_seq_us[1]);
+  cJSON_AddNumberToObject(h, "sglang_us", l->all.host_us[2]);
+  cJSON_AddNumberToObject(h, "sglang_per_seq_us", l->all.per_seq_us[2]);
   cJSON_AddNumberToObject(h, "frontend_us", l->all.frontend_us);
   cJSON *bands = cJSON_AddObjectToObject(o, "bands");
   for (int k = 0; bands && k < KVSIM_FID_NBAND; k++) {

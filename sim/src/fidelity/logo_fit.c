@@ -54,18 +54,18 @@ int kvsim__logo_fit(const kvsim__logo_item_t *items, int n, const char *skip, kv
   /* The client latency stays below half the smallest client-side TTFT of
    * the items fitted: it can never be all of one. */
   double cap = 0;
-  int used = 0, family[2] = {0, 0};
+  int used = 0, family[KVSIM_HOST_FAMILIES] = {0, 0, 0};
   for (int i = 0; i < n; i++) {
     if (items[i].moe || (skip && !strcmp(items[i].gpu, skip)))
       continue;
     used++;
-    family[items[i].async]++;
+    family[items[i].family]++;
     if (items[i].client && items[i].meas[0] > 0 && (cap == 0 || 0.5e3 * items[i].meas[0] < cap))
       cap = 0.5e3 * items[i].meas[0];
   }
   memset(p, 0, sizeof *p);
   for (int pass = 0; pass < PASSES; pass++) {
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < KVSIM_HOST_FAMILIES; f++) {
       if (!family[f])
         continue;
       line(items, n, skip, p, &p->host_us[f], 0, HOST_MAX_US);
@@ -74,11 +74,18 @@ int kvsim__logo_fit(const kvsim__logo_item_t *items, int n, const char *skip, kv
     if (cap > 0)
       line(items, n, skip, p, &p->frontend_us, 0, cap);
   }
-  /* A scheduler with no rows left takes the other's figures. */
-  for (int f = 0; f < 2; f++)
-    if (!family[f]) {
-      p->host_us[f] = p->host_us[!f];
-      p->per_seq_us[f] = p->per_seq_us[!f];
-    }
+  /* A family with no rows left takes the nearest one's figures: vLLM's
+   * two schedulers each other's, SGLang vLLM's asynchronous one (both
+   * overlap scheduling with the GPU). */
+  static const int nearest[KVSIM_HOST_FAMILIES][2] = {{KVSIM_HOST_VLLM_ASYNC, KVSIM_HOST_SGLANG},
+                                                       {KVSIM_HOST_VLLM_SYNC, KVSIM_HOST_SGLANG},
+                                                       {KVSIM_HOST_VLLM_ASYNC, KVSIM_HOST_VLLM_SYNC}};
+  for (int f = 0; f < KVSIM_HOST_FAMILIES; f++)
+    for (int k = 0; !family[f] && k < 2; k++)
+      if (family[nearest[f][k]]) {
+        p->host_us[f] = p->host_us[nearest[f][k]];
+        p->per_seq_us[f] = p->per_seq_us[nearest[f][k]];
+        break;
+      }
   return used;
 }

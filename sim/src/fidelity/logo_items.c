@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/alloc.h"
 #include "fidelity/logo.h"
@@ -29,16 +30,16 @@ static double row_e2e(const kvsim_fid_sil_row_t *r, double ttft, double tpot) {
   return ttft + tpot * (osl - 1);
 }
 
-static void coefs(kvsim_gpu_perf_t *g, const kvsim__logo_par_t *p, bool client, int async) {
-  g->host_us = p->host_us[async];
-  g->host_per_seq_us = p->per_seq_us[async];
+static void coefs(kvsim_gpu_perf_t *g, const kvsim__logo_par_t *p, bool client, int family) {
+  g->host_us = p->host_us[family];
+  g->host_per_seq_us = p->per_seq_us[family];
   g->frontend_us = client ? p->frontend_us : 0; /* the runs' timestamps are the engine's */
   g->frontend_per_token_us = 0;
 }
 
 double kvsim__logo_linear(const kvsim__logo_item_t *it, int k, const kvsim__logo_par_t *p) {
-  const double v = it->at0[k] + (it->at1[k] - it->at0[k]) * p->host_us[it->async] / KVSIM__LOGO_H1 +
-                   (it->at2[k] - it->at0[k]) * p->per_seq_us[it->async] / KVSIM__LOGO_S1;
+  const double v = it->at0[k] + (it->at1[k] - it->at0[k]) * p->host_us[it->family] / KVSIM__LOGO_H1 +
+                   (it->at2[k] - it->at0[k]) * p->per_seq_us[it->family] / KVSIM__LOGO_S1;
   return it->client && k != 1 ? v + p->frontend_us * 1e-3 : v;
 }
 
@@ -60,7 +61,7 @@ static int simulate_run(const kvsim_fid_logo_opts_t *o, int i, const char *kerne
   }
   if (kernels)
     rc = kvsim_gpu_use_kernels(&sc.gpu, kernels, err);
-  coefs(&sc.gpu.perf, p, false, 1); /* vLLM 0.19 */
+  coefs(&sc.gpu.perf, p, false, KVSIM_HOST_VLLM_ASYNC); /* vLLM 0.19 */
   kvsim_fid_measured_cmp_t c;
   if (rc == KVSIM_OK)
     rc = kvsim_fidelity_measured_compare(&m, &sc, &c, err);
@@ -74,9 +75,13 @@ static int simulate_run(const kvsim_fid_logo_opts_t *o, int i, const char *kerne
   return rc;
 }
 
-static int row_async(const kvsim_fid_sil_row_t *r) {
+static int row_family(const kvsim_fid_sil_row_t *r) {
   int v;
-  return !(r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK && v < KVSIM_VLLM_VERSION(0, 14, 0));
+  if (!strcasecmp(r->backend, "sglang"))
+    return KVSIM_HOST_SGLANG;
+  if (r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK && v < KVSIM_VLLM_VERSION(0, 14, 0))
+    return KVSIM_HOST_VLLM_SYNC;
+  return KVSIM_HOST_VLLM_ASYNC;
 }
 
 static int simulate_row(const kvsim_fid_sil_row_t *r, const char *kernels, const kvsim__logo_par_t *p, double out[3],
@@ -87,7 +92,7 @@ static int simulate_row(const kvsim_fid_sil_row_t *r, const char *kernels, const
     return rc;
   if (kernels)
     rc = kvsim_gpu_use_kernels(&sc.gpu, kernels, err);
-  coefs(&sc.gpu.perf, p, true, row_async(r));
+  coefs(&sc.gpu.perf, p, true, row_family(r));
   kvsim_fid_lat_t lat;
   kvsim_fidelity_lat_init(&lat);
   if (rc == KVSIM_OK)
@@ -113,8 +118,9 @@ int kvsim__logo_simulate(const kvsim_fid_logo_opts_t *o, const kvsim__logo_item_
 
 /* Simulates an item at the three points of the linear model. */
 static int linearize(const kvsim_fid_logo_opts_t *o, kvsim__logo_item_t *it, kvsim_err *err) {
-  const kvsim__logo_par_t p0 = {{0, 0}, {0, 0}, 0}, p1 = {{KVSIM__LOGO_H1, KVSIM__LOGO_H1}, {0, 0}, 0},
-                          p2 = {{0, 0}, {KVSIM__LOGO_S1, KVSIM__LOGO_S1}, 0};
+  const kvsim__logo_par_t p0 = {{0, 0, 0}, {0, 0, 0}, 0},
+                          p1 = {{KVSIM__LOGO_H1, KVSIM__LOGO_H1, KVSIM__LOGO_H1}, {0, 0, 0}, 0},
+                          p2 = {{0, 0, 0}, {KVSIM__LOGO_S1, KVSIM__LOGO_S1, KVSIM__LOGO_S1}, 0};
   int rc = kvsim__logo_simulate(o, it, NULL, &p0, it->at0, err);
   if (rc == KVSIM_OK)
     rc = kvsim__logo_simulate(o, it, NULL, &p1, it->at1, err);
@@ -130,8 +136,8 @@ static int collect_runs(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
     memset(it, 0, sizeof *it);
     it->run = i;
     snprintf(it->gpu, sizeof it->gpu, "%s", runs[i].gpu);
-    const kvsim__logo_par_t p0 = {{0, 0}, {0, 0}, 0};
-    it->async = 1;
+    const kvsim__logo_par_t p0 = {{0, 0, 0}, {0, 0, 0}, 0};
+    it->family = KVSIM_HOST_VLLM_ASYNC;
     int rc = simulate_run(o, i, NULL, &p0, it->at0, it->meas, err);
     if (rc == KVSIM_OK)
       rc = linearize(o, it, err);
@@ -170,7 +176,7 @@ static int collect_rows(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
     it->run = -1;
     it->row = r;
     it->client = true;
-    it->async = row_async(r);
+    it->family = row_family(r);
     snprintf(it->gpu, sizeof it->gpu, "%s", r->gpu);
     it->meas[0] = r->ttft_ms, it->meas[1] = r->tpot_ms, it->meas[2] = row_e2e(r, r->ttft_ms, r->tpot_ms);
     kvsim_err e = {0};
@@ -189,18 +195,21 @@ static int collect_rows(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
   return KVSIM_OK;
 }
 
-int kvsim__logo_collect(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_fid_sil_table_t *t,
+int kvsim__logo_collect(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsim_fid_sil_table_t t[2],
                         kvsim__logo_item_t **items, int *n, kvsim_err *err) {
   *n = 0;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/aiconfigurator/silicon_vllm.csv", o->validation_dir);
-  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, t, err);
-  if (rc < 0)
-    return rc;
-  *items = kvsim__calloc((size_t)(t->n + NRUNS + 1), sizeof **items);
+  static const char *const files[2] = {"silicon_vllm.csv", "silicon_sglang.csv"};
+  int rc;
+  for (int f = 0; f < 2; f++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/aiconfigurator/%s", o->validation_dir, files[f]);
+    if ((rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t[f], err)) < 0)
+      return rc;
+  }
+  *items = kvsim__calloc((size_t)(t[0].n + t[1].n + NRUNS + 1), sizeof **items);
   if (!*items)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-  if ((rc = collect_runs(o, l, *items, n, err)) < 0)
+  if ((rc = collect_runs(o, l, *items, n, err)) < 0 || (rc = collect_rows(o, l, &t[0], *items, n, err)) < 0)
     return rc;
-  return collect_rows(o, l, t, *items, n, err);
+  return collect_rows(o, l, &t[1], *items, n, err);
 }

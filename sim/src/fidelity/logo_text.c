@@ -55,8 +55,10 @@ char *kvsim_fidelity_logo_to_text(const kvsim_fid_logo_t *l) {
   }
   fprintf(f,
           "\nhost term fitted on every dense row (in-sample; what perf.h ships): vLLM synchronous (< 0.14) %.0f us + "
-          "%.1f us per request, asynchronous %.0f us + %.1f us per request; benchmark client %.1f ms\n",
-          l->all.host_us[0], l->all.per_seq_us[0], l->all.host_us[1], l->all.per_seq_us[1], l->all.frontend_us / 1e3);
+          "%.1f us per request, asynchronous %.0f us + %.1f us per request, SGLang %.0f us + %.1f us per request; "
+          "benchmark client %.1f ms\n",
+          l->all.host_us[0], l->all.per_seq_us[0], l->all.host_us[1], l->all.per_seq_us[1], l->all.host_us[2],
+          l->all.per_seq_us[2], l->all.frontend_us / 1e3);
   fprintf(f, "band per status (90th percentile of the held-out |error|, TTFT / TPOT, rows):\n");
   for (int b = 0; b < KVSIM_FID_NBAND; b++)
     fprintf(f, "  %-17s %5.1f%% / %5.1f%%  (%d rows)\n", kvsim_fidelity_band_name(b), 100 * l->band[b][0],

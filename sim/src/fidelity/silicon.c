@@ -83,8 +83,8 @@ static void resolve(kvsim_fid_sil_row_t *w) {
   /* Names first, so that filters on model / gpu see skipped rows too. */
   bool model_ok = kvsim_model_catalog_name(w->model_path, w->model, sizeof w->model) == 1;
   bool gpu_ok = map_gpu(w->system, w->gpu, sizeof w->gpu);
-  if (strcasecmp(w->backend, "vllm")) {
-    snprintf(w->reason, sizeof w->reason, "backend '%s' is not vLLM", w->backend);
+  if (strcasecmp(w->backend, "vllm") && strcasecmp(w->backend, "sglang")) {
+    snprintf(w->reason, sizeof w->reason, "backend '%s' is neither vLLM nor SGLang", w->backend);
     return;
   }
   if (strcasecmp(w->mode, "agg")) {

@@ -30,22 +30,24 @@ int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gp
   /* The release the row ran (its host time per step differs: perf.h); a
    * nightly or an empty version runs as the newest. */
   int v;
-  if (r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK)
+  const bool sglang = !strcasecmp(r->backend, "sglang");
+  if (!sglang && r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK)
     snprintf(ver, sizeof ver, ", \"vllm_version\": \"%s\"", r->version);
   length_json(r->isl, range_ratio, in, sizeof in);
   length_json(r->osl, range_ratio, out, sizeof out);
-  /* vLLM's own defaults for everything the row does not say (engine
-   * profile vllm-v1: chunked prefill, the GPU's default max_num_seqs and
-   * max_num_batched_tokens, gpu_memory_utilization 0.9, the model's
-   * max_model_len). The benchmark's random prompts share no prefix. */
+  /* The engine's own defaults for everything the row does not say (vLLM
+   * rows: profile vllm-v1, chunked prefill, the GPU's default max_num_seqs
+   * and max_num_batched_tokens, gpu_memory_utilization 0.9, the model's
+   * max_model_len; SGLang rows: profile sglang and its defaults). The
+   * benchmark's random prompts share no prefix. */
   snprintf(text, sizeof text,
            "{\"name\": \"silicon-%d\", \"seed\": 1, \"model\": \"%s\","
            " \"hardware\": {\"gpu\": \"%s\", \"tensor_parallel_size\": %lld, \"pipeline_parallel_size\": %lld},"
-           " \"engine\": {\"profile\": \"vllm-v1\"%s%s},"
+           " \"engine\": {\"profile\": \"%s\"%s%s},"
            " \"workload\": {\"synthetic\": {\"requests\": %lld,"
            " \"arrival\": {\"process\": \"closed_loop\", \"clients\": %lld, \"think_s\": 0},"
            " \"prompt_tokens\": %s, \"output_tokens\": %s}}}",
-           r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp,
+           r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp, sglang ? "sglang" : "vllm-v1",
            fp8 ? ", \"quantization\": \"fp8\", \"kv_cache_dtype\": \"fp8\"" : "", ver,
            (long long)(10 * r->batch), (long long)r->batch, in, out);
   int rc = kvsim_scenario_parse(text, r->id, ".", NULL, 0, sc, err);

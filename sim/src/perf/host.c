@@ -8,13 +8,20 @@
  * by default (vllm#27614): the host work of step n + 1 overlaps step n. */
 #include "perf/terms.h"
 
-bool kvsim__perf_host_async(kvsim_plan_engine engine, int vllm_version) {
-  return (engine == KVSIM_PLAN_V1 || engine == KVSIM_PLAN_V0) &&
-         (vllm_version == 0 || vllm_version >= KVSIM_VLLM_VERSION(0, 14, 0));
+int kvsim__perf_host_family(kvsim_plan_engine engine, int vllm_version) {
+  if (engine == KVSIM_PLAN_SGLANG)
+    return KVSIM_HOST_SGLANG;
+  if ((engine == KVSIM_PLAN_V1 || engine == KVSIM_PLAN_V0) &&
+      (vllm_version == 0 || vllm_version >= KVSIM_VLLM_VERSION(0, 14, 0)))
+    return KVSIM_HOST_VLLM_ASYNC;
+  return KVSIM_HOST_VLLM_SYNC;
 }
 
 void kvsim__perf_host(kvsim_plan_engine engine, int vllm_version, double *fixed_us, double *per_seq_us) {
-  const bool async = kvsim__perf_host_async(engine, vllm_version);
-  *fixed_us = async ? KVSIM_HOST_US_VLLM_ASYNC : KVSIM_HOST_US_VLLM_SYNC;
-  *per_seq_us = async ? KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC : KVSIM_HOST_PER_SEQ_US_VLLM_SYNC;
+  static const double fixed[3] = {KVSIM_HOST_US_VLLM_SYNC, KVSIM_HOST_US_VLLM_ASYNC, KVSIM_HOST_US_SGLANG};
+  static const double per_seq[3] = {KVSIM_HOST_PER_SEQ_US_VLLM_SYNC, KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC,
+                                    KVSIM_HOST_PER_SEQ_US_SGLANG};
+  const int f = kvsim__perf_host_family(engine, vllm_version);
+  *fixed_us = fixed[f];
+  *per_seq_us = per_seq[f];
 }

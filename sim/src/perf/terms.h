@@ -45,8 +45,7 @@ double kvsim__perf_elementwise(const kvsim_perf_t *pf, const kvsim_batch_shape_t
 /* The engine's host time per step, fixed and per scheduled request, us
  * (host.c). */
 void kvsim__perf_host(kvsim_plan_engine engine, int vllm_version, double *fixed_us, double *per_seq_us);
-/* Whether the engine's release schedules asynchronously (vLLM >= 0.14; 0:
- * the newest modelled). */
-bool kvsim__perf_host_async(kvsim_plan_engine engine, int vllm_version);
+/* The host term's family of an engine release (perf.h KVSIM_HOST_*). */
+int kvsim__perf_host_family(kvsim_plan_engine engine, int vllm_version);
 
 #endif
