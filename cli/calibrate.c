@@ -124,9 +124,9 @@ int cmd_calibrate(int argc, char **argv) {
       {"--range-ratio", ARG_NUM, &range_ratio, "with --silicon: length spread (as kvsim validate; default 0.8)",
        &range_seen},
       {"--fit", ARG_STR, &fit,
-       "coefficients to fit, comma-separated (default: mfu,mbu,per_seq_us,per_layer_us,attn_efficiency, plus "
-       "mfu_fp8 with fp8 rows, step_overhead_us with models of different depths, frontend_us with client-side "
-       "latencies); the others keep the GPU's values",
+       "coefficients to fit, comma-separated, of host_us, host_per_seq_us, frontend_us, frontend_per_token_us "
+       "(default: host_us,host_per_seq_us, plus frontend_us with client-side latencies); the step times are the "
+       "GPU's kernel tables'",
        NULL},
       {"--loss", ARG_STR, &loss, "soft_l1 (default, robust to a few rows the model cannot reproduce) or linear",
        NULL},

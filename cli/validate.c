@@ -191,7 +191,7 @@ int cmd_validate(int argc, char **argv) {
        &range_seen},
       {"--band", ARG_FLAG, &band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
       {"--all", ARG_FLAG, &all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
-      {"--no-refit", ARG_FLAG, &no_refit, "with --all: held-out silicon groups take the generation default that never saw their GPU (no refit)", NULL},
+      {"--no-refit", ARG_FLAG, &no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
       {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
       {"--max-error", ARG_NUM, &max_error,
        "exit 1 when the error exceeds this many percent (--startup, --silicon: median absolute error; "

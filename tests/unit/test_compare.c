@@ -88,7 +88,7 @@ Test(compare, a_scenario_or_sweep_is_named_and_a_missing_rate_is_missing) {
                      "[{\"label\": \"a\"}]",
                      &c, &err),
                KVSIM_EINVAL, "a written 0");
-  cr_assert(strstr(err.msg, "(got 0)"), "a 0 that was written is shown: %s", err.msg);
+  cr_assert(strstr(err.msg, "target_rate: 0 req/s"), "a 0 that was written is shown: %s", err.msg);
 }
 
 /* Regression: the study's SLO stopped below 1e9 s, with words of its own,

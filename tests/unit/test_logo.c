@@ -172,8 +172,10 @@ Test(logo, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
    * the mean decode step reads the fp8 weights (~32.8 GB) and 24 fp8 KV
    * caches at the mean context 0.9 x 4000 + 0.9 x 1000 / 2 = 4050 tokens
    * of 64 layers x 2 x 8 heads x 128 x 1 B = 128 KiB each (~12.7 GB):
-   * ~45.5 GB at 3.35 TB/s is ~13.6 ms. */
-  kvsim_fid_sil_row_t slow = sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85);
+   * ~45.5 GB at 3.35 TB/s is ~13.6 ms. A TTFT of 10 s leaves the request
+   * cycle (10 s + 899 x 16.85 ms = 25.1 s) above what the kernel tables
+   * need for 24 prefills of 4000 tokens and the decode steps (~24 s). */
+  kvsim_fid_sil_row_t slow = sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 10000, 16.85);
   slow.pp = 1;
   double bytes = 0, floor_ms = 0;
   kvsim_err e = {0};
@@ -194,6 +196,13 @@ Test(logo, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
   peak.pp = 1;
   cr_assert_not(kvsim_fidelity_sil_physical(&peak, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why), "past the peak");
   cr_assert(strstr(why, "dense fp8 peak"), "%s", why);
+  /* The tables rule: the same row with a 300 ms TTFT claims a request
+   * cycle of 15.4 s, shorter than the ~24 s of GPU time the tables need. */
+  kvsim_fid_sil_row_t quick = slow;
+  quick.ttft_ms = 300;
+  cr_assert_not(kvsim_fidelity_sil_physical(&quick, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why),
+                "a cycle shorter than the tables allow");
+  cr_assert(strstr(why, "kernel tables") && strstr(why, "request cycle"), "the reason names the tables: %s", why);
 }
 
 /* validate --silicon and its --band leave out what the rule refuses, as
@@ -201,9 +210,9 @@ Test(logo, physical_rule_excludes_a_tpot_below_the_bandwidth_floor) {
  * stay as they were. */
 Test(logo, silicon_tables_skip_the_rows_the_physical_rule_refuses) {
   kvsim_fid_sil_row_t rows[3] = {
-      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 16.85),
-      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
-      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 300, 12.0),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 10000, 16.85),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 10000, 12.0),
+      sil_row("h100-sxm", "qwen3-32b", "fp8", 1, 24, 4000, 10000, 12.0),
   };
   for (int i = 0; i < 3; i++)
     rows[i].pp = 1;
@@ -221,20 +230,20 @@ Test(logo, targets_are_the_issues_and_a_per_request_run_is_held_to_five_percent)
   memset(&g, 0, sizeof g);
   double t[3];
   bool m[3];
-  /* A dense silicon group: TTFT 20, TPOT 10, no E2E target. */
+  /* A dense silicon group: TTFT 15, TPOT 7, no E2E target. */
   snprintf(g.source, sizeof g.source, "silicon");
-  g.held[0] = 25, g.held[1] = 9.9, g.held[2] = 50;
+  g.held[0] = 16, g.held[1] = 6.9, g.held[2] = 50;
   cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 1, "only TTFT misses");
-  cr_assert(t[0] == 20 && t[1] == 10 && isnan(t[2]), "dense targets %g %g %g", t[0], t[1], t[2]);
-  cr_assert(m[0] && !m[1] && !m[2], "TTFT 25 > 20; E2E has no target");
-  /* MoE: 30 / 20. */
+  cr_assert(t[0] == 15 && t[1] == 7 && isnan(t[2]), "dense targets %g %g %g", t[0], t[1], t[2]);
+  cr_assert(m[0] && !m[1] && !m[2], "TTFT 16 > 15; E2E has no target");
+  /* MoE: 20 / 12. */
   g.moe = true;
-  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, NULL), 0, "25 / 9.9 within 30 / 20");
-  cr_assert(t[0] == 30 && t[1] == 20, "MoE targets %g %g", t[0], t[1]);
-  /* A per-request run: TPOT and E2E within 5 %, the TTFT target its kind's. */
+  cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, NULL), 0, "16 / 6.9 within 20 / 12");
+  cr_assert(t[0] == 20 && t[1] == 12, "MoE targets %g %g", t[0], t[1]);
+  /* A per-request run: TPOT and E2E within 5 %, TTFT within 10 %. */
   snprintf(g.source, sizeof g.source, "per-request");
   g.moe = false;
-  g.held[0] = 12.4, g.held[1] = 5.0, g.held[2] = 5.1;
+  g.held[0] = 9.4, g.held[1] = 5.0, g.held[2] = 5.1;
   cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 1, "E2E 5.1 misses, TPOT 5.0 does not");
   cr_assert(t[1] == 5 && t[2] == 5 && !m[1] && m[2], "per-request 5 %% / 5 %%");
   /* No figure, no miss. */

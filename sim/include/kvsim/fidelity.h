@@ -495,7 +495,7 @@ typedef enum kvsim_fid_coef {
   KVSIM_FID_HOST, KVSIM_FID_HOST_PER_SEQ, KVSIM_FID_FRONTEND, KVSIM_FID_FRONTEND_PER_TOKEN, KVSIM_FID_NCOEF
 } kvsim_fid_coef_t;
 
-/* Its name in a GPU's "perf" object ("mfu", "step_overhead_us", ...). */
+/* Its name in a GPU's "perf" object ("host_us", "host_per_seq_us", ...). */
 const char *kvsim_fidelity_coef_name(int k);
 /* The field of p holding coefficient k. */
 double *kvsim_fidelity_coef(kvsim_gpu_perf_t *p, int k);
@@ -632,7 +632,7 @@ typedef struct kvsim_fid_logo_group {
   char held_from[96];       /* what the held-out coefficients were fitted on */
   /* For a per-request group: the held-out run's mean errors (signed, %). */
   double held_signed[3];
-  bool by_gpu;              /* held out by GPU: a generation default that never saw the GPU */
+  bool by_gpu;              /* held out by GPU: the host term fitted without the GPU's rows */
 } kvsim_fid_logo_group_t;
 
 /* A row left out of the fits and the table, and why. */
@@ -645,7 +645,7 @@ typedef struct kvsim_fid_logo_opts {
   const char *validation_dir; /* ../shared/validation */
   const char *scenario_dir;   /* configs/scenarios: the per-request runs' replays */
   int max_iter;               /* of each held-out fit (>= 1) */
-  bool no_refit;              /* held-out silicon groups take the generation default that never saw their GPU, no fit on the rest */
+  bool no_refit;              /* skip the borrowed and spec-only passes (the bands of those statuses stay empty) */
   /* Called as each group is done (may be NULL). */
   void (*progress)(void *ctx, const kvsim_fid_logo_group_t *g);
   void *ctx;
@@ -684,12 +684,12 @@ typedef struct kvsim_fid_logo {
   int band_rows[KVSIM_FID_NBAND];
 } kvsim_fid_logo_t;
 
-/* Leave-one-group-out over every dev source under opts->validation_dir:
- * the per-request runs (held out by GPU: the generation default a GPU
- * without data gets, built from another GPU's fit), the silicon rows
- * (each group predicted by a fit of its GPU's other groups, or that
- * default when it has none), the start-up logs (the memory plan has no fitted
- * coefficient: its error is the same held out and in-sample). Rows whose
+/* Leave-one-GPU-out over every dev source under opts->validation_dir:
+ * the per-request runs and the silicon rows (vLLM and SGLang), each group
+ * predicted by its GPU's kernel tables and the host term fitted on the
+ * other GPUs' dense rows (logo.c), and the start-up logs (the memory plan
+ * has no fitted coefficient: its error is the same held out and
+ * in-sample). Rows whose
  * implied throughput exceeds what the GPU can do (kvsim_fidelity_sil_physical) are excluded
  * with the reason. KVSIM_EIO when the directory lacks the data. out is
  * always initialised: call _fini even on error. */

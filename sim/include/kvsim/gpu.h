@@ -1,5 +1,5 @@
 /* GPU catalog entry: memory as the runtime reports it, bandwidths, peak
- * FLOPs, links, and the step-time model's efficiency coefficients. */
+ * FLOPs, links, and which kernel tables its step times come from. */
 #ifndef KVSIM_GPU_H
 #define KVSIM_GPU_H
 
@@ -75,10 +75,9 @@ typedef struct kvsim_gpu {
   double bf16_tflops, fp8_tflops, fp4_tflops; /* dense */
   /* Measured peaks, with their source (0: not measured): the best dense
    * bf16 and fp8 matmul rates and the device-to-device copy bandwidth
-   * (read + write bytes) published for this part. A borrowed fit's bf16
-   * GEMM and streaming efficiencies are re-expressed against them
-   * (kvsim_gpu_borrow_perf); kvsim calibrate holds a fitted GEMM
-   * efficiency at or below its precision's measured matmul share. */
+   * (read + write bytes) published for this part. Borrowed kernel tables
+   * are carried to this part by the ratio of its rates to the donor's
+   * (perf/perf.c set_hw). */
   double achieved_bf16_tflops, achieved_fp8_tflops, achieved_copy_GBps;
   char achieved_source[512];
   double host_link_GBps;      /* one direction */

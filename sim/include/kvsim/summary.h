@@ -247,8 +247,8 @@ int kvsim_stat_parse(const char *name, kvsim_stat *out);
 void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st);
 
 /* Fills the calibration fields of s from the GPU (its name, perf.status,
- * perf.rows, perf.source, kvsim_gpu_band, and the GPU a default borrows
- * from, gpu.h kvsim_gpu_default_perf_origin) and latency.uncertainty from
+ * perf.kernels, perf.source, kvsim_gpu_band, and the GPU whose tables it
+ * borrows) and latency.uncertainty from
  * the band alone (no ranges yet). */
 void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, bool moe);
 

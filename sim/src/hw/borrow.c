@@ -90,11 +90,35 @@ void kvsim__gpu_default_kernels(const kvsim_gpu_t *g, kvsim_gpu_perf_t *p) {
                                                      : ", another architecture, scaled by spec figures");
 }
 
+/* The architecture a compute capability belongs to: Ampere (8.0-8.7),
+ * Ada (8.9), Hopper (9.x), Blackwell datacenter (10.x), Blackwell
+ * workstation and consumer (12.x); 0 for a part that is not CUDA. */
+static int arch(double cc) {
+  if (cc >= 12)
+    return 12;
+  if (cc >= 10)
+    return 10;
+  if (cc >= 9)
+    return 9;
+  if (cc >= 8.85)
+    return 89;
+  return cc >= 8 ? 8 : 0;
+}
+
 int kvsim_gpu_use_kernels(kvsim_gpu_t *g, const char *kernels, kvsim_err *err) {
   if (!kvsim__catalog_find(KVSIM_CATALOG_KERNELS, kernels) && !strchr(kernels, '/'))
     return kvsim_err_set(err, KVSIM_ENOENT, "unknown kernel profile '%s'", kernels);
   snprintf(g->perf.kernels, sizeof g->perf.kernels, "%s", kernels);
-  g->perf.status = strcmp(kernels, g->name) ? KVSIM_CAL_KERNELS_BORROWED : KVSIM_CAL_KERNELS;
+  /* Its own, a neighbour's of the same architecture, or another's. */
+  kvsim_gpu_t donor;
+  kvsim_err e = {0};
+  if (!strcmp(kernels, g->name))
+    g->perf.status = KVSIM_CAL_KERNELS;
+  else if (kvsim_gpu_load(kernels, &donor, &e) == KVSIM_OK && arch(donor.compute_capability) != 0 &&
+           arch(donor.compute_capability) == arch(g->compute_capability))
+    g->perf.status = KVSIM_CAL_KERNELS_BORROWED;
+  else
+    g->perf.status = KVSIM_CAL_SPEC_ONLY;
   snprintf(g->perf.source, sizeof g->perf.source, "kernel tables of %s (held out)", kernels);
   return KVSIM_OK;
 }

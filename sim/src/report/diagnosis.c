@@ -356,7 +356,7 @@ void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t
     snprintf(from, sizeof from, " (those of %s, scaled by spec figures)", cal->borrowed_from);
   add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
       "%s has no measured kernel tables of its own: its step times are %s%s, so its band is "
-      "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, wider than a GPU with its own tables; kernel "
+      "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, at least a GPU with its own tables; kernel "
       "tables of this GPU (configs/kernels) would narrow it.",
       cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
 }
