@@ -24,6 +24,7 @@ j=$("$kvsim" validate --all --json) || { echo "FAIL: validate --all --json"; exi
 n() { jq "$1" <<<"$j"; }
 [ "$(n '[.groups[] | select(.source == "per-request")] | length')" = 3 ] || { echo "FAIL: 3 per-request groups"; fail=1; }
 [ "$(n '[.groups[] | select(.source == "silicon")] | length')" -ge 4 ] || { echo "FAIL: silicon groups"; fail=1; }
+[ "$(n '[.groups[] | select(.source == "sglang")] | length')" -ge 1 ] || { echo "FAIL: SGLang groups"; fail=1; }
 [ "$(n '[.groups[] | select(.source == "startup")] | length')" -ge 3 ] || { echo "FAIL: start-up groups"; fail=1; }
 bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
           | select(.held_out.ttft == null or .held_out.tpot == null or .shipped.tpot == null)] | length')
@@ -38,7 +39,8 @@ bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|HBM bandwidth|kerne
 const() { sed -n "s/^#define $1 \\([0-9.]*\\).*/\\1/p" "$2"; }
 h=sim/include/kvsim/perf.h
 for pair in "sync_us KVSIM_HOST_US_VLLM_SYNC 1" "sync_per_seq_us KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 0.1" \
-            "async_us KVSIM_HOST_US_VLLM_ASYNC 1" "async_per_seq_us KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 0.1"; do
+            "async_us KVSIM_HOST_US_VLLM_ASYNC 1" "async_per_seq_us KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 0.1" \
+            "sglang_us KVSIM_HOST_US_SGLANG 1" "sglang_per_seq_us KVSIM_HOST_PER_SEQ_US_SGLANG 0.1"; do
   set -- $pair
   c=$(const "$2" $h); f=$(n ".host.$1")
   awk -v c="$c" -v f="$f" -v t="$3" 'BEGIN { exit !(c - f <= t && f - c <= t) }' ||

@@ -205,7 +205,7 @@ enum { KVSIM_HOST_VLLM_SYNC = 0, KVSIM_HOST_VLLM_ASYNC = 1, KVSIM_HOST_SGLANG = 
 #define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.5
 #define KVSIM_HOST_US_VLLM_ASYNC 1273.0
 #define KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 35.3
-#define KVSIM_HOST_US_SGLANG 0.0
+#define KVSIM_HOST_US_SGLANG 1217.0
 #define KVSIM_HOST_PER_SEQ_US_SGLANG 0.0
 
 /* Time of one TP all-reduce of `bytes` for a step of `tokens` tokens (s):

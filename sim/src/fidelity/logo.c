@@ -82,9 +82,12 @@ static int predict_gpu(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
     if (getenv("KVSIM_LOGO_DEBUG"))
       fprintf(stderr, "DBG %s %s %s ttft %.1f/%.1f tpot %.2f/%.2f at0 %.2f at1 %.2f\n", it->gpu, g->model,
               it->row ? it->row->id : "run", it->held[0], it->meas[0], it->held[1], it->meas[1], it->at0[1], it->at2[1]);
-    errs_add(e, own_band(it, g->moe), kvsim_fidelity_err_pct(it->held[0], it->meas[0]),
-             kvsim_fidelity_err_pct(it->held[1], it->meas[1]));
-    for (size_t a = 0; !g->moe && !o->no_refit && a < sizeof ALSO / sizeof *ALSO; a++) {
+    /* The bands are vLLM's: the SGLang rows are their own groups. */
+    if (it->family != KVSIM_HOST_SGLANG)
+      errs_add(e, own_band(it, g->moe), kvsim_fidelity_err_pct(it->held[0], it->meas[0]),
+               kvsim_fidelity_err_pct(it->held[1], it->meas[1]));
+    for (size_t a = 0; !g->moe && !o->no_refit && it->family != KVSIM_HOST_SGLANG && a < sizeof ALSO / sizeof *ALSO;
+         a++) {
       double v[3];
       if (strcmp(ALSO[a].gpu, gpu) || kvsim__logo_simulate(o, it, ALSO[a].kernels, &par, v, err) < 0)
         continue;
@@ -134,8 +137,6 @@ static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t
   }
   g->shipped_in_sample = true;
   g->by_gpu = true;
-  if (isnan(g->held[2]) || g->source[0] == 's') /* silicon E2E is derived from the means */
-    g->held[2] = g->held[2];
   return rc;
 }
 
