@@ -90,7 +90,7 @@ int cmd_run(int argc, char **argv) {
     return cli_fail("run", "--openmetrics-start goes with --openmetrics FILE");
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  /* --check-invariants, and debug builds always (README.md, "Layout"):
+  /* --check-invariants, and debug builds always (CONTRIBUTING.md, "Layout"):
    * each step checks what it touched, the whole pool when sampled (2). */
   kvsim_study_run_opts_t opts = {NULL, !quiet && (progress || isatty(2)), check ? 2 : 0};
 #ifdef KVSIM_CHECK_INVARIANTS

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The band through the queue, end to end (README.md, "Uncertainty"):
+# The band through the queue, end to end (docs/GUIDE.md, "Ranges through the queue"):
 # - kvsim run re-runs at the band's edges and every range holds the
 #   nominal figure; --no-band leaves no *_range key and the same CSVs;
 # - a GPU with kernel tables of its own (h100-sxm, h200, l40s, a100-80g)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kvsim calc --model <Hugging Face checkpoint id>: the precision and variant
-# suffixes of the id decide the weights and the context (README.md, "The
-# memory plan: kvsim calc"); what the id cannot settle is a note on stderr
+# suffixes of the id decide the weights and the context (docs/engines.md,
+# "Checkpoints: what the HF id says"); what the id cannot settle is a note on stderr
 # or an error, never a silent bf16 base model.
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kvsim calc --json: the keys of the stable contract (summary.json's memory
-# plan carries the same, README.md "Simulating: kvsim run").
+# plan carries the same, docs/scenario.md "Outputs").
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$1

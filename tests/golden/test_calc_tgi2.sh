@@ -4,7 +4,7 @@
 # launcher's 4096-token defaults, the warmup's prefill-logprob logits),
 # the golden text for Meta-Llama-3.1-8B-Instruct on an A10(G) with TGI
 # 2.2.0's defaults (a public log of that setup reads "Setting max batch
-# total tokens to 19056"; see the README's accuracy section), the JSON
+# total tokens to 19056"; see docs/ACCURACY.md, "TGI and SGLang start-up logs"), the JSON
 # keys and the errors. $1 = kvsim binary, $2 = source dir.
 set -u
 command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The memory budget (README "Sweeps and capacity plans"): under `ulimit -v`
+# The memory budget (docs/GUIDE.md, "Sweeps and capacity plans"): under `ulimit -v`
 # (so that a regression cannot take the machine down) a replica search of
 # requests that no replica holds stops at its first point with the reason,
 # and compare's study of them ends at once; a run, plan, sweep or compare

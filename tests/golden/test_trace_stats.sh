@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$src/workloads"
 
 # 1. Text output on the tiny Mooncake trace, checked line by line. The
-# prefix figures were worked out by hand (README's definitions): 16 blocks,
+# prefix figures were worked out by hand (workloads/README.md's definitions): 16 blocks,
 # 8 hits ideal (4,096 of 6,700 tokens), LRU(2) 1 hit, LRU(4) 6 hits.
 "$kvsim" trace stats tiny_mooncake.jsonl --prefix-block-size 512 --lru-blocks 2,4 >"$tmp/out.txt"
 cat >"$tmp/want.txt" <<'TXT'

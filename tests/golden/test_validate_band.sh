@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kvsim validate --band (README.md, "Uncertainty"): per measured run or
+# kvsim validate --band (docs/GUIDE.md, "Ranges through the queue"): per measured run or
 # silicon row, is the measured mean inside the range of the runs at the
 # band's edge step times; the coverage fractions, in-sample and held-out;
 # --perf NAME swaps in another GPU's kernel tables (held out), and a host

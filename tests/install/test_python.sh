@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The Python module (python/) over the installed library, as README.md's
+# The Python module (python/) over the installed library, as docs/library.md's
 # "Using kvsim from Python" installs it: cmake --install into a temporary
 # prefix, pip install of python/ (offline: Debian's setuptools, no build
-# isolation) into a temporary folder, the one-line use of the README, then
+# isolation) into a temporary folder, the one-line use of docs/library.md, then
 # python/tests with pytest. Pytest's exit 5 (no test collected) fails.
 # Skipped (77) under the sanitizers (an ASan library cannot be loaded into
 # an uninstrumented python) and when no python3 has pytest.
@@ -29,7 +29,7 @@ cp -r "$src/python" "$tmp/python-src" # pip builds in the folder it is given
 export PYTHONPATH=$tmp/site KVSIM_PREFIX=$tmp/prefix KVSIM_BIN=$kvsim KVSIM_SRC=$src
 unset KVSIM_LIB
 
-# The README's line, from the checkout, against the binary's own summary.
+# docs/library.md's line, from the checkout, against the binary's own summary.
 cd "$src"
 got=$("$py" -c "import kvsim; s = kvsim.run('configs/scenarios/shared-system-prompt.json'); print(s['latency']['ttft_s']['p99'])")
 "$kvsim" run configs/scenarios/shared-system-prompt.json --quiet --no-band --no-verify-advice --out "$tmp/run"

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-/* One time-series row (timeseries.csv, README.md "Simulating: kvsim run"). */
+/* One time-series row (timeseries.csv, docs/scenario.md "Outputs"). */
 typedef struct kvsim_sample {
   kvsim_time_ns time;
   int32_t replica;

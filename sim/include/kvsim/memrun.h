@@ -12,7 +12,7 @@
 #include "kvsim/scenario.h"
 
 typedef struct kvsim_memrun {
-  char *summary_json;   /* summary.json's text (README.md, "Simulating: kvsim run") */
+  char *summary_json;   /* summary.json's text (docs/scenario.md, "Outputs") */
   char *timeseries_csv; /* timeseries.csv's, header line first */
   char *requests_csv;   /* requests.csv's */
 } kvsim_memrun_t;

@@ -30,7 +30,7 @@ typedef struct kvsim_openmetrics_opts {
 } kvsim_openmetrics_opts_t;
 
 /* Writes the OpenMetrics text of the run whose timeseries.csv and
- * requests.csv (README.md, "Simulating: kvsim run") are given to out,
+ * requests.csv (docs/scenario.md, "Outputs") are given to out,
  * through a temporary file renamed into place: on error nothing is left
  * at out. Errors: KVSIM_EIO (a file cannot be read or written),
  * KVSIM_EINVAL naming file, line and column for bad content, KVSIM_ENOMEM. */

@@ -57,7 +57,7 @@ const kvsim_summary_t *kvsim_run_output_summary(const kvsim_run_output_t *o);
 /* Removes temporary files of a run that failed, frees everything. */
 void kvsim_run_output_close(kvsim_run_output_t *o);
 
-/* Header lines (stable contract: README.md, "Simulating: kvsim run"). */
+/* Header lines (stable contract: docs/scenario.md, "Outputs"). */
 extern const char *const kvsim_timeseries_header;
 extern const char *const kvsim_requests_header;
 

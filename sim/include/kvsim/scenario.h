@@ -1,5 +1,5 @@
 /* A scenario: model x hardware x engine settings x workload x SLO, read
- * from JSON (keys in README.md, "Simulating: kvsim run"). Unknown keys and
+ * from JSON (keys in docs/scenario.md). Unknown keys and
  * wrong types are errors naming the key path; missing keys take the engine
  * profile's defaults. */
 #ifndef KVSIM_SCENARIO_H

@@ -204,7 +204,7 @@ void kvsim_report_plan_text_fit(const kvsim_plan_t *pl, const kvsim_model_t *m,
   /* V0 logs the block count (executor_base.py "# cuda blocks: N, # CPU
    * blocks: M"; the CPU part needs --swap-space and is printed by calc).
    * The three lines below are V1's own words and kvsim's contract for both
-   * engines (README.md, "The memory plan: kvsim calc"). */
+   * engines (docs/GUIDE.md, "The memory plan: kvsim calc"). */
   if (p->engine == KVSIM_PLAN_V0)
     fprintf(out, "# cuda blocks: %lld\n", (long long)pl->num_gpu_blocks);
   fprintf(out, "Available KV cache memory: %.2f GiB\n", gib(pl->available_kv_bytes));

@@ -296,7 +296,8 @@ int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st
           st->max_gap_s = arr[i];
       }
       st->interarrival_mean_s = gsl_stats_mean(arr, 1, (size_t)(n - 1));
-      /* Population standard deviation over the mean (the README's CV). */
+      /* Population standard deviation over the mean (the CV of workloads/README.md,
+       * "kvsim trace"). */
       double sd = sqrt(gsl_stats_variance_with_fixed_mean(arr, 1, (size_t)(n - 1),
                                                           st->interarrival_mean_s));
       st->interarrival_cv = st->interarrival_mean_s > 0 ? sd / st->interarrival_mean_s : 0;

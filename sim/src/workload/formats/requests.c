@@ -1,5 +1,5 @@
 /* kvsim's own per-request output (requests.csv of `kvsim run`, columns
- * in README.md "Simulating: kvsim run").
+ * in docs/scenario.md, "Outputs").
  * - Read as a trace: arrival_s, prompt_tokens and output_tokens of every
  *   request, whatever its status. The file is written as requests
  *   finish, so its rows are read whole and handed out by (arrival,
