@@ -805,3 +805,37 @@ Test(compare, a_range_end_none_or_inf_reads_the_same_with_its_note) {
   free(rows);
   kvsim_compare_fini(&c);
 }
+
+/* Regression (issue 28, sustained rates): the target run kept the
+ * scenario's 150 requests, so at 300 req/s they all arrived within half
+ * a second and "5 x L4" met a rate five L4s cannot carry: 5 replicas x a
+ * goodput of at most 23 req/s. At the workload's duration the replicas
+ * found carry the target at the band's fast edge at least. */
+Test(compare, the_replicas_found_can_carry_the_target_rate) {
+  static const char *text =
+      "{ \"name\": \"t300\", \"scenario\": { \"name\": \"tiny\", \"seed\": 3, \"model\": "
+      "\"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+      "  \"engine\": { \"max_model_len\": 4096, \"max_num_seqs\": 32 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 150, \"arrival\": { \"process\": "
+      "\"poisson\", \"rate\": 10 },"
+      "  \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": 500, \"sigma\": 0.5, \"max\": 3000 },"
+      "  \"output_tokens\": { \"dist\": \"uniform\", \"min\": 20, \"max\": 200 } } } },"
+      " \"slo\": { \"ttft_p99_s\": 1.0, \"tpot_p99_s\": 0.05 }, \"target_rate\": 300,"
+      " \"candidates\": [ { \"label\": \"L4\" } ] }";
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_compare_parse(text, "t.json", NULL, &c, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_not_null(r, "row allocated");
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate 0");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert(isfinite(r->replicas) && isfinite(r->goodput_range[1]), "answers (%g replicas, %g)",
+            r->replicas, r->goodput_range[1]);
+  cr_assert_geq(r->replicas * r->goodput_range[1], 300,
+                "%g replicas x at most %g req/s each carry 300 req/s", r->replicas,
+                r->goodput_range[1]);
+  cr_assert_gt(r->requests, 150, "the target run lasts the workload's 15 s: %lld requests",
+               (long long)r->requests);
+  free(r);
+  kvsim_compare_fini(&c);
+}

@@ -68,6 +68,23 @@ void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi)
 int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                          kvsim_summary_t *out, kvsim_err *err);
 
+/* ---- A rate at the workload's duration -------------------------------- */
+
+/* The most requests kvsim_study_set_rate gives a workload: past it a
+ * point's duration shrinks (its summary's requests_total says so). */
+#define KVSIM_STUDY_MAX_SUSTAINED_REQUESTS 1000000.0
+
+/* Sets sc's mean arrival rate to `rate` req/s through the workload key
+ * `key` ("rate" or "synthetic.arrival.rate", kvsim_scenario_set_workload)
+ * keeping the workload's duration: a synthetic workload bounded by its
+ * request count gets ceil(requests x rate / its rate) requests at a higher
+ * rate (at most KVSIM_STUDY_MAX_SUSTAINED_REQUESTS), never fewer at a
+ * lower one (its p99s keep their samples). A duration_s bound holds by
+ * itself; a trace is compressed as before. Every rate a search or a
+ * compare tries goes through here, so a short workload is not answered
+ * with its warm-up. Errors: kvsim_scenario_set_workload's. */
+int kvsim_study_set_rate(kvsim_scenario_t *sc, const char *key, double rate, kvsim_err *err);
+
 /* ---- Verified advice ---------------------------------------------------- */
 
 /* For each change advised by s's diagnosis (kvsim_advice_t: FP8 KV, one

@@ -61,7 +61,7 @@ static int run_at(const kvsim_scenario_t *base, double replicas, double rate, bo
   if (rc == KVSIM_OK && replicas >= 1)
     rc = kvsim_scenario_set_replicas(&sc, llround(replicas), err);
   if (rc == KVSIM_OK && rate > 0)
-    rc = kvsim_scenario_set_workload(&sc, "rate", rate, err);
+    rc = kvsim_study_set_rate(&sc, "rate", rate, err);
   if (rc == KVSIM_OK)
     rc = kvsim_study_run_band(&sc, NULL, band, sum, err);
   kvsim_scenario_fini(&sc);
