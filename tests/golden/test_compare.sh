@@ -33,6 +33,30 @@ diff <(strip "$src/tests/golden/compare/tiny-study.REPORT.md") <(strip "$tmp/a/R
 grep -q '^- Reproduce: `kvsim compare tests/golden/compare/tiny-study.json --out ' "$tmp/a/REPORT.md" ||
   { echo "no reproducing command"; exit 1; }
 
+# The decision is REPORT.md's first line, and the study's order cannot
+# move it: the candidates listed the other way round buy the same.
+head -1 "$tmp/a/REPORT.md" | grep -Eq '^\*\*Buy [0-9]+ x \(.*\) on [0-9]+ GPUs?.*\*\*: goodput [0-9.]+ req/s \[[0-9.]+, [0-9.]+\].* headroom at the slow edge' ||
+  { echo "REPORT.md does not open with the decision:"; head -1 "$tmp/a/REPORT.md"; exit 1; }
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["candidates"].reverse(); json.dump(s, open(sys.argv[2], "w"))' \
+  "$study" "$tmp/reversed.json"
+"$kvsim" compare "$tmp/reversed.json" --out "$tmp/rev" --quiet
+[ "$(head -1 "$tmp/a/REPORT.md")" = "$(head -1 "$tmp/rev/REPORT.md")" ] ||
+  { echo "the decision depends on the study's order:"; head -1 "$tmp/a/REPORT.md" "$tmp/rev/REPORT.md"; exit 1; }
+
+# Feasibility first: at p99 TTFT 30 ms the L4 cannot meet the SLO even
+# unloaded; it gets one line with the nearest changes, not a replica count.
+sed 's/"ttft_p99_s": 1.0/"ttft_p99_s": 0.03/' "$study" >"$tmp/tight.json"
+"$kvsim" compare "$tmp/tight.json" --out "$tmp/tight" >"$tmp/tight.out"
+grep -Eq '^  L4 +cannot meet p99 TTFT 0.03 s at any load \(unloaded p99 TTFT [0-9.]+ s\); TP2 unloaded: [0-9.]+ s; FP8 weights unloaded: [0-9.]+ s' "$tmp/tight.out" ||
+  { echo "no feasibility line for the L4:"; cat "$tmp/tight.out"; exit 1; }
+grep -q '; L4 cannot meet p99 TTFT 0.03 s at any load' "$tmp/tight/REPORT.md" ||
+  { echo "REPORT.md's answer lacks the feasibility line"; sed -n '/## Answer/,+3p' "$tmp/tight/REPORT.md"; exit 1; }
+python3 - "$tmp/tight/compare.csv" <<'PY' || exit 1
+import csv, sys
+row = next(r for r in csv.DictReader(open(sys.argv[1])) if r["label"] == "L4")
+assert row["feasible"] == "false" and row["replicas"] == "" and row["gpus"] == "", row
+PY
+
 # A bad study: one line, exit 2, no folder.
 bad() {  # JSON EXPECTED-WORDS
   echo "$1" >"$tmp/bad.json"

@@ -670,7 +670,10 @@ Test(study, a_tpot_target_with_no_second_token_meets_without_a_figure) {
   cr_assert_gt(se->npoints, 0, "points were tried");
   for (int i = 0; i < se->npoints; i++) {
     const kvsim_search_point_t *p = &se->points[i];
-    cr_assert(p->ran && p->meets, "point %d (%g req/s) meets", i, p->value);
+    /* Only its TTFT decides: at the workload's duration a high rate's
+     * queue misses 2 s (4 requests all at once once met at any rate). */
+    cr_assert(p->ran && p->meets == (p->actual[0] <= 2), "point %d (%g req/s) meets by its TTFT (%g s)",
+              i, p->value, p->actual[0]);
     cr_assert(isfinite(p->actual[0]) && p->actual[0] > 0, "point %d: a p99 TTFT (%g)", i,
               p->actual[0]);
     cr_assert(isnan(p->actual[1]), "point %d: no p99 TPOT, not 0 s (%g)", i, p->actual[1]);

@@ -543,6 +543,17 @@ typedef struct kvsim_compare_row {
   double sweep_rate[KVSIM_COMPARE_SWEEP], sweep_ttft_p99[KVSIM_COMPARE_SWEEP],
       sweep_tpot_p99[KVSIM_COMPARE_SWEEP], sweep_kv_peak[KVSIM_COMPARE_SWEEP];
   int simulations;
+  /* Feasibility, measured before any search: the deployment unloaded
+   * (target_rate / 1000, at most 200 requests): its p99s (NAN: none). A
+   * candidate whose unloaded p99 is at or within 10 % of a target meets the
+   * SLO at no load or only near zero load: infeasible, answered by
+   * `feasibility` (the one line, with the nearest changes measured
+   * unloaded: TP x 2, FP8 weights, the next larger GPU of the study),
+   * never by a replica count. */
+  double unloaded_rate, unloaded_ttft_p99, unloaded_tpot_p99, unloaded_e2e_p99;
+  bool infeasible;
+  bool infeasible_any_load;  /* past the target even unloaded */
+  char feasibility[768];
 } kvsim_compare_row_t;
 
 typedef struct kvsim_compare_opts {
@@ -581,6 +592,16 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
  * Markdown (REPORT.md's), else as given (the terminal's). */
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap);
+/* The decision in one line, REPORT.md's first: what to buy and why, with
+ * its goodput range and headroom at the band's slow edge ("Buy 2 x (H100
+ * FP8 KV) on 2 GPUs for $5.00/h: goodput 18.5 req/s [16.9, 20.1] per
+ * replica, 16 % headroom at the slow edge; the cheapest that ..."). Ties
+ * on cost go to the higher goodput per GPU, then the more headroom; a tie
+ * on all of them is said, never settled by the study's order; a winner
+ * that another candidate would replace at an edge of the band is said to
+ * flip there. md: labels and prices escaped for Markdown. */
+void kvsim_compare_decision(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
+                            char *buf, size_t cap);
 /* The answer, one line per candidate and (dir not NULL) where the files
  * are, for a terminal. */
 void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,

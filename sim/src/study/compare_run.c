@@ -10,6 +10,7 @@
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "study/compare_int.h"
 
 static void slo_targets(const kvsim_compare_t *c, kvsim_search_t *se) {
   const double lim[] = {c->slo_ttft_p99_s, c->slo_tpot_p99_s, c->slo_e2e_p99_s};
@@ -157,7 +158,8 @@ void kvsim_compare_row_init(kvsim_compare_row_t *r) {
                    &r->e2e_p99,        &r->e2e_p99_range[0],    &r->e2e_p99_range[1],
                    &r->kv_peak,        &r->output_tokens_per_s, &r->cost_per_gpu_hour,
                    &r->cost_per_hour,  &r->cost_per_mtok,       &r->goodput_per_dollar,
-                   &r->max_concurrency};
+                   &r->max_concurrency,    &r->unloaded_rate,       &r->unloaded_ttft_p99,
+                   &r->unloaded_tpot_p99,  &r->unloaded_e2e_p99};
   for (size_t k = 0; k < sizeof nan / sizeof *nan; k++)
     *nan[k] = NAN;
 }
@@ -184,17 +186,24 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
     se->base = &sc;
     se->tolerance = tolerance > 0 ? tolerance : 0.02;
     slo_targets(c, se);
-    se->kind = KVSIM_SEARCH_RATE;
-    if ((rc = kvsim_search_run(se, err)) < 0)
+    /* Feasibility first: unloaded, then the nearest changes. */
+    if ((rc = kvsim__compare_probe(c, &sc, r, err)) < 0)
       goto done;
-    r->simulations += se->npoints + se->range_points;
-    r->goodput = se->best;
-    r->goodput_range[0] = se->range[0];
-    r->goodput_range[1] = se->range[1];
-    r->goodput_lower_bound[0] = se->lower_bound;
-    r->goodput_lower_bound[1] = se->range_lower_bound[0];
-    r->goodput_lower_bound[2] = se->range_lower_bound[1];
-    if ((rc = at_target(c, &sc, se, sum, r, err)) < 0 ||
+    se->kind = KVSIM_SEARCH_RATE;
+    if (!r->infeasible_any_load) {
+      if ((rc = kvsim_search_run(se, err)) < 0)
+        goto done;
+      r->simulations += se->npoints + se->range_points;
+      r->goodput = se->best;
+      r->goodput_range[0] = se->range[0];
+      r->goodput_range[1] = se->range[1];
+      r->goodput_lower_bound[0] = se->lower_bound;
+      r->goodput_lower_bound[1] = se->range_lower_bound[0];
+      r->goodput_lower_bound[2] = se->range_lower_bound[1];
+    }
+    /* Infeasible: one line, never a replica count. */
+    kvsim__compare_feasibility_line(c, r);
+    if ((!r->infeasible && (rc = at_target(c, &sc, se, sum, r, err)) < 0) ||
         (rc = sweep(&sc, isnan(r->goodput) ? c->target_rate : r->goodput, sum, r, err)) < 0)
       goto done;
     cost(c, &sc, r);

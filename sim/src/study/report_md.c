@@ -68,10 +68,13 @@ static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
 /* Why a cell of the table is "-": one note per reason that occurs, with
  * how many candidates it names (the sweep's table says it the same way). */
 static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
-  enum { NOFIT, FAILED, NO_RATE, NO_REPLICAS, NONE_FINISHED, NO_TPOT, NO_PRICE, NREASONS };
+  enum { NOFIT, FAILED, INFEASIBLE, NO_RATE, NO_REPLICAS, NONE_FINISHED, NO_TPOT, NO_PRICE, NREASONS };
   static const char *const said[NREASONS] = {
       "does not fit (%d candidate%s): nothing ran",
       "failed (%d candidate%s): nothing measured (its error is under its memory plan)",
+      "meets the SLO at no load or only near zero load (%d candidate%s): no replica count "
+      "answers it (the Answer gives its unloaded p99 and the nearest changes, measured "
+      "unloaded)",
       "meets the SLO at no rate tried (%d candidate%s): no goodput",
       "no replica count tried meets the target (%d candidate%s): no run at the target, so no "
       "replicas, GPUs, latency, KV or cost figures",
@@ -83,6 +86,10 @@ static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
     const kvsim_compare_row_t *r = &rows[i];
     if (r->rc < 0) {
       count[r->rc == KVSIM_ENOFIT ? NOFIT : FAILED]++;
+      continue;
+    }
+    if (r->infeasible) {
+      count[INFEASIBLE]++;
       continue;
     }
     count[NO_RATE] += isnan(r->goodput);
@@ -310,7 +317,10 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return NULL;
-  fputs("# Capacity review: ", f);
+  /* The first line is the decision: what to buy, and why. */
+  char decision[sizeof res->answer * 2];
+  kvsim_compare_decision(c, res->rows, res->n, true, decision, sizeof decision);
+  fprintf(f, "%s\n\n# Capacity review: ", decision);
   kvsim__md_text(f, c->name);
   fputs("\n\n", f);
   question(f, c, res->rows);
