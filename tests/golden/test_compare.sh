@@ -27,7 +27,8 @@ head -1 "$tmp/a/compare.csv" | grep -q '^label,gpu,model,tp,pp,gpus_per_replica,
 grep -q '^L4 util 0.1,l4,.*,false,.*To fit: gpu_memory_utilization' "$tmp/a/compare.csv" ||
   { echo "the no-fit row lacks fits=false or the advice:"; cat "$tmp/a/compare.csv"; exit 1; }
 # The golden report, without the lines that name the version and folders.
-strip() { grep -Ev '^- (kvsim [0-9]|Reproduce)' "$1"; }
+# The Plots section depends on gnuplot being here: checked on its own below.
+strip() { grep -Ev '^- (kvsim [0-9]|Reproduce)' "$1" | awk '/^## Plots/ { p = 1; next } /^## / { p = 0 } !p'; }
 diff <(strip "$src/tests/golden/compare/tiny-study.REPORT.md") <(strip "$tmp/a/REPORT.md") >"$tmp/diff" ||
   { echo "REPORT.md differs from the golden one:"; head -30 "$tmp/diff"; exit 1; }
 grep -q '^- Reproduce: `kvsim compare tests/golden/compare/tiny-study.json --out ' "$tmp/a/REPORT.md" ||
@@ -56,6 +57,27 @@ import csv, sys
 row = next(r for r in csv.DictReader(open(sys.argv[1])) if r["label"] == "L4")
 assert row["feasible"] == "false" and row["replicas"] == "" and row["gpus"] == "", row
 PY
+
+# The plots are drawn by compare itself: an older PNG goes, every linked
+# PNG exists and is one; without gnuplot none is linked and the report
+# says why.
+touch "$tmp/a/stale.png"
+"$kvsim" compare "$study" --jobs 2 --out "$tmp/a" --quiet
+[ ! -e "$tmp/a/stale.png" ] || { echo "an older PNG stayed beside the new report"; exit 1; }
+if command -v gnuplot >/dev/null; then
+  links=$(sed -n 's/^!\[.*\](\(.*\.png\))$/\1/p' "$tmp/a/REPORT.md")
+  [ "$(echo "$links" | wc -w)" -ge 3 ] || { echo "REPORT.md links $links"; exit 1; }
+  for p in $links; do
+    head -c 8 "$tmp/a/$p" | grep -q PNG || { echo "REPORT.md links $p, not drawn"; exit 1; }
+  done
+  for p in compare_ttft compare_tpot compare_goodput_per_dollar; do
+    echo "$links" | grep -qx "$p.png" || { echo "no $p.png linked"; exit 1; }
+  done
+fi
+PATH=/nonexistent "$kvsim" compare "$study" --out "$tmp/a" --quiet
+grep -qx 'No plots: gnuplot was not found on PATH.' "$tmp/a/REPORT.md" &&
+  ! grep -q '\.png)' "$tmp/a/REPORT.md" && ! ls "$tmp/a"/*.png >/dev/null 2>&1 ||
+  { echo "without gnuplot: PNGs linked or left"; sed -n '/## Plots/,+3p' "$tmp/a/REPORT.md"; exit 1; }
 
 # A bad study: one line, exit 2, no folder.
 bad() {  # JSON EXPECTED-WORDS

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/catalog.h"
+#include "tmpdir.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
@@ -227,8 +228,10 @@ Test(compare, rows_tables_and_report_do_not_depend_on_jobs) {
     snprintf(p, sizeof p, "%s/REPORT.md", dir[k]);
     md[k] = slurp(p);
     kvsim_compare_result_fini(&res);
-    static const char *const files[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
-    for (int f = 0; f < 3; f++) {
+    static const char *const files[] = {"compare.csv",      "compare_sweep.csv", "REPORT.md",
+                                        "compare_ttft.png", "compare_tpot.png",  "compare_kv.png",
+                                        "compare_goodput_per_dollar.png"};
+    for (int f = 0; f < 7; f++) {
       snprintf(p, sizeof p, "%s/%s", dir[k], files[f]);
       remove(p);
     }
@@ -968,5 +971,64 @@ Test(compare, a_deployment_that_meets_only_near_zero_load_gets_one_line_not_repl
   cr_assert(strstr(r->feasibility, " only below ") && strstr(r->feasibility, " req/s (unloaded p99 TTFT "),
             "says below which rate it meets: %s", r->feasibility);
   free(r);
+  kvsim_compare_fini(&c);
+}
+
+/* Regression (issue 28, item 6): REPORT.md linked PNGs that only a
+ * separate script drew, and a compare into an older folder kept its
+ * stale PNGs. The compare draws its figures, removes older ones first,
+ * and links only what it drew; without gnuplot it links none and says
+ * why. */
+Test(compare, the_compare_draws_its_plots_and_links_only_those) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  char dir[256], p[400];
+  snprintf(dir, sizeof dir, "%s/kvsim_plots_%ld", test_tmpdir(), (long)getpid());
+  mkdir(dir, 0700);
+  snprintf(p, sizeof p, "%s/old.png", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert(f, "a stale PNG");
+  fclose(f);
+  const char *path = getenv("PATH");
+  char saved[4096];
+  snprintf(saved, sizeof saved, "%s", path ? path : "");
+  for (int k = 0; k < 2; k++) {
+    if (k == 1)
+      setenv("PATH", "/nonexistent", 1); /* no gnuplot */
+    kvsim_compare_opts_t o = {dir, 1, 0.05, NULL, "kvsim compare t.json"};
+    kvsim_compare_result_t res;
+    cr_assert_eq(kvsim_compare_run(&c, &o, &res, &err), KVSIM_OK, "%s", err.msg);
+    cr_assert(access(p, F_OK) != 0, "the older PNG was removed");
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    char *md = slurp(p);
+    cr_assert(md, "REPORT.md");
+    if (k == 0 && res.plots[0]) {
+      cr_assert(strstr(res.plots, "compare_ttft.png\n"), "the TTFT figure: %s", res.plots);
+      for (const char *l = res.plots; *l; l += strcspn(l, "\n") + 1) {
+        char png[300], link[320];
+        snprintf(png, sizeof png, "%s/%.*s", dir, (int)strcspn(l, "\n"), l);
+        cr_assert(access(png, F_OK) == 0, "%s drawn", png);
+        snprintf(link, sizeof link, "](%.*s)", (int)strcspn(l, "\n"), l);
+        cr_assert(strstr(md, link), "REPORT.md links %s", link);
+      }
+    } else {
+      cr_assert(k == 1 || strstr(res.plots_note, "not found"), "only gnuplot's absence: %s",
+                res.plots_note);
+      cr_assert_str_eq(res.plots, "", "nothing drawn without gnuplot");
+      cr_assert(strstr(md, "No plots: gnuplot was not found on PATH.") && !strstr(md, ".png)"),
+                "says why and links none");
+    }
+    free(md);
+    kvsim_compare_result_fini(&res);
+    snprintf(p, sizeof p, "%s/compare_ttft.png", dir);
+  }
+  setenv("PATH", saved, 1);
+  static const char *const files[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[k]);
+    remove(p);
+  }
+  rmdir(dir);
   kvsim_compare_fini(&c);
 }

@@ -542,6 +542,8 @@ typedef struct kvsim_compare_row {
   int nsweep;
   double sweep_rate[KVSIM_COMPARE_SWEEP], sweep_ttft_p99[KVSIM_COMPARE_SWEEP],
       sweep_tpot_p99[KVSIM_COMPARE_SWEEP], sweep_kv_peak[KVSIM_COMPARE_SWEEP];
+  /* Each sweep rate's p99s over the band (the run again at its edges). */
+  double sweep_ttft_range[KVSIM_COMPARE_SWEEP][2], sweep_tpot_range[KVSIM_COMPARE_SWEEP][2];
   int simulations;
   /* Feasibility, measured before any search: the deployment unloaded
    * (target_rate / 1000, at most 200 requests): its p99s (NAN: none). A
@@ -570,6 +572,9 @@ typedef struct kvsim_compare_result {
   int n;
   int failed, no_fit;
   char answer[2048];         /* the one-sentence answer */
+  /* The figures drawn into out (file names, one a line), or why none
+   * ("gnuplot was not found on PATH"); both "" without out. */
+  char plots[1024], plots_note[512];
 } kvsim_compare_result_t;
 
 /* Evaluates every candidate (in parallel with opts->jobs; the rows and

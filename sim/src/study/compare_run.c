@@ -117,17 +117,23 @@ static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum
                  kvsim_compare_row_t *r, kvsim_err *err) {
   static const double f[KVSIM_COMPARE_SWEEP] = {0.5, 0.7, 0.85, 1.0, 1.1, 1.25, 1.5};
   for (int k = 0; k < KVSIM_COMPARE_SWEEP; k++) {
-    int rc = run_at(sc, 0, centre * f[k], false, sum, err);
+    /* With the band's edges: the plots draw each p99's range. */
+    int rc = run_at(sc, 0, centre * f[k], true, sum, err);
     if (rc == KVSIM_ENOMEM || rc == KVSIM_EIO)
       return rc;
     /* No request finished: no p99 (an empty cell), not 0 s. */
     bool lat = rc == KVSIM_OK && sum->requests_finished > 0;
-    r->sweep_rate[r->nsweep] = centre * f[k];
-    r->sweep_ttft_p99[r->nsweep] = lat ? sum->ttft.p99 : NAN;
-    r->sweep_tpot_p99[r->nsweep] = lat ? sum->tpot.p99 : NAN;
+    int j = r->nsweep;
+    r->sweep_rate[j] = centre * f[k];
+    r->sweep_ttft_p99[j] = lat ? sum->ttft.p99 : NAN;
+    r->sweep_tpot_p99[j] = lat && sum->tpot.count > 0 ? sum->tpot.p99 : NAN;
+    r->sweep_ttft_range[j][0] = lat ? sum->ttft_range.p99.lo : NAN;
+    r->sweep_ttft_range[j][1] = lat ? sum->ttft_range.p99.hi : NAN;
+    r->sweep_tpot_range[j][0] = lat && sum->tpot.count > 0 ? sum->tpot_range.p99.lo : NAN;
+    r->sweep_tpot_range[j][1] = lat && sum->tpot.count > 0 ? sum->tpot_range.p99.hi : NAN;
     r->sweep_kv_peak[r->nsweep] = rc == KVSIM_OK ? sum->kv_usage_peak : NAN;
     r->nsweep++;
-    r->simulations++;
+    r->simulations += 3;
   }
   return KVSIM_OK;
 }

@@ -14,6 +14,7 @@
 #include "study/compare_int.h"
 #include "report/tmpfiles.h"
 #include "study/md.h"
+#include "study/plot.h"
 #include "study/run.h"
 
 /* A figure in a table: 6 significant digits, empty when not known, inf
@@ -117,14 +118,21 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return NULL;
-  fputs("label,rate,ttft_p99_s,tpot_p99_s,kv_usage_peak\n", f);
+  fputs("label,rate,ttft_p99_s,tpot_p99_s,kv_usage_peak,ttft_p99_lo,ttft_p99_hi,tpot_p99_lo,"
+        "tpot_p99_hi\n",
+        f);
   for (int i = 0; i < n; i++)
     for (int k = 0; k < rows[i].nsweep; k++) {
       field(f, c->cand[i].label, false);
       num(f, rows[i].sweep_rate[k], false);
       num(f, rows[i].sweep_ttft_p99[k], false);
       num(f, rows[i].sweep_tpot_p99[k], false);
-      num(f, rows[i].sweep_kv_peak[k], true);
+      num(f, rows[i].sweep_kv_peak[k], false);
+      /* The band's range at that rate (the plots' error bars), last. */
+      num(f, rows[i].sweep_ttft_range[k][0], false);
+      num(f, rows[i].sweep_ttft_range[k][1], false);
+      num(f, rows[i].sweep_tpot_range[k][0], false);
+      num(f, rows[i].sweep_tpot_range[k][1], true);
     }
   return finish(f, &text);
 }
@@ -541,6 +549,48 @@ static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o
   return rc;
 }
 
+/* The figures, drawn by this command once its tables are in place (an
+ * older compare's PNGs removed first), and REPORT.md written again to
+ * link what was drawn or say why nothing was. A figure that cannot be
+ * drawn is a line of the report, not an error. */
+static int draw_plots(const kvsim_compare_t *c, const kvsim_compare_opts_t *o,
+                      kvsim_compare_result_t *res, kvsim_err *err) {
+  kvsim__plots_clear(o->out);
+  char why[512] = "";
+  if (!kvsim__plots_available(why, sizeof why)) {
+    snprintf(res->plots_note, sizeof res->plots_note, "%s", why);
+  } else {
+    char name[200], ttft[64] = "KVSIM_PLOT_TTFT_SLO=", tpot[64] = "KVSIM_PLOT_TPOT_SLO=";
+    snprintf(name, sizeof name, "KVSIM_PLOT_NAME=%s", c->name);
+    if (c->slo_ttft_p99_s > 0)
+      snprintf(ttft, sizeof ttft, "KVSIM_PLOT_TTFT_SLO=%g", c->slo_ttft_p99_s);
+    if (c->slo_tpot_p99_s > 0)
+      snprintf(tpot, sizeof tpot, "KVSIM_PLOT_TPOT_SLO=%g", c->slo_tpot_p99_s);
+    const char *env[] = {name, ttft, tpot, NULL};
+    if (!kvsim__plots_draw("plot_compare.sh", o->out, env, why, sizeof why)) {
+      kvsim__plots_clear(o->out); /* none rather than some */
+      snprintf(res->plots_note, sizeof res->plots_note, "the plot script failed: %s", why);
+    } else if (kvsim__plots_list(o->out, res->plots, sizeof res->plots) == 0) {
+      snprintf(res->plots_note, sizeof res->plots_note, "nothing to draw");
+    }
+  }
+  char path[4400], tmp[4500];
+  snprintf(path, sizeof path, "%s/REPORT.md", o->out);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  char *text = kvsim_report_md_compare(c, res, o->command);
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+  int slot = kvsim__tmp_track(tmp);
+  int rc = stage(path, tmp, text, err);
+  if (rc == KVSIM_OK && rename(tmp, path) != 0)
+    rc = kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(errno));
+  if (rc < 0)
+    remove(tmp);
+  kvsim__tmp_forget(slot);
+  free(text);
+  return rc;
+}
+
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err) {
   _Static_assert(sizeof(kvsim_compare_row_t) <= KVSIM_STUDY_RECORD_MAX, "a row is a record");
@@ -582,8 +632,12 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
   int rc = kvsim_study_parallel_records(0, c->ncandidates, 1, opts->jobs, job, done, &x, err);
   if (rc == KVSIM_OK)
     kvsim_compare_answer(c, res->rows, res->n, false, res->answer, sizeof res->answer);
-  if (rc == KVSIM_OK && opts->out)
+  if (rc == KVSIM_OK && opts->out) {
+    snprintf(res->plots_note, sizeof res->plots_note, "not drawn yet");
     rc = write_outputs(c, opts, res, err);
+    if (rc == KVSIM_OK)
+      rc = draw_plots(c, opts, res, err);
+  }
   if (opts->out) {
     /* Complete (or failed for good): the partial table has no more use,
      * and is removed with the signals held, so a stop in between finds it
