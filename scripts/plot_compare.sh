@@ -107,7 +107,10 @@ done <"$tmp/cands"
 any_p99=$(awk -F'\t' '$2 > 0 { n++ } END { print n + 0 }' "$tmp/cands")
 # How many distinct values a column of sweep.dat takes (NaN left out): a
 # plot of one constant says nothing, and is not drawn.
-distinct() { awk -v c="$1" 'NF && $c != "NaN" && !seen[$c]++ { n++ } END { print n + 0 }' "$tmp/sweep.dat"; }
+distinct() {
+  [ -f "$tmp/sweep.dat" ] || { echo 0; return; }
+  awk -v c="$1" 'NF && $c != "NaN" && !seen[$c]++ { n++ } END { print n + 0 }' "$tmp/sweep.dat"
+}
 tpot_values=$(distinct 6) kv_values=$(distinct 3)
 # Bars: goodput per dollar-hour, with a note where there is none (no fit,
 # no rate met, no price).
@@ -143,6 +146,10 @@ $no_p99
 # reaches it, else said in the title (the replicas it takes are in REPORT.md).
 stats '$tmp/sweep.dat' using 1 nooutput
 $no_p99_x
+# Every rate swept on the axis (a candidate without any p99 too), and a
+# target below them all.
+lo = STATS_min < $target ? STATS_min : $target
+set xrange [lo * 0.95 : STATS_max * 1.05]
 if ($target <= STATS_max * 1.05) {
   set arrow from first $target, graph 0 to first $target, graph 1 nohead dt 3 lw 2 lc rgb "black"
   set label "target $target req/s" at first $target, graph 0.95 offset 0.5,0

@@ -108,6 +108,26 @@ for h in '## Question' '## Answer' '## Table' '## Plots' '## Memory plan' '## Di
 done
 grep -Eq '^Misses the SLO: p99 TTFT [0-9.]+ s \[[0-9.]+, [0-9.]+\]' "$tmp/r/REPORT.md" ||
   { echo "run REPORT.md: no answer with a range"; sed -n '/## Answer/,+3p' "$tmp/r/REPORT.md"; exit 1; }
+# run --report draws its own figures too: an older PNG goes, each linked
+# one exists; without gnuplot none is linked and the report says why.
+touch "$tmp/r/stale.png"
+"$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 --out "$tmp/r" --report --quiet
+[ ! -e "$tmp/r/stale.png" ] || { echo "run --report kept an older PNG"; exit 1; }
+if command -v gnuplot >/dev/null; then
+  links=$(sed -n 's/^!\[.*\](\(.*\.png\))$/\1/p' "$tmp/r/REPORT.md")
+  for p in kv_cache.png queue.png latency_cdf.png; do
+    echo "$links" | grep -qx "$p" || { echo "run REPORT.md does not link $p"; exit 1; }
+  done
+  for p in $links; do
+    head -c 8 "$tmp/r/$p" | grep -q PNG || { echo "run REPORT.md links $p, not drawn"; exit 1; }
+  done
+  # No preemption in this run: no plot of a constant 0.
+  ! echo "$links" | grep -q preemptions.png || { echo "a preemptions plot of nothing"; exit 1; }
+fi
+PATH=/nonexistent "$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 \
+  --out "$tmp/r" --report --quiet
+grep -qx 'No plots: gnuplot was not found on PATH.' "$tmp/r/REPORT.md" && ! ls "$tmp/r"/*.png >/dev/null 2>&1 ||
+  { echo "run --report without gnuplot:"; sed -n '/## Plots/,+3p' "$tmp/r/REPORT.md"; exit 1; }
 # A run in which no request finished: its REPORT.md says so, as its run line
 # does, instead of 0 s percentiles.
 "$kvsim" run tests/golden/data/small-synthetic.json --set output.max_time_s=0.001 \
