@@ -217,7 +217,7 @@ set ylabel \"goodput per dollar-hour ((req/s) / (\\\$/h))\"
 set xlabel 'candidate'
 set autoscale x
 set xrange [0.3:*]
-set offsets 0, 0.7, 0, 0
+set offsets 0, 0.7, graph 0.1, 0
 set autoscale y
 set yrange [0:*]
 set ytics autofreq
