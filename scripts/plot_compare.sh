@@ -92,14 +92,17 @@ while IFS=$'\t' read -r label ok all; do
     *) note=" (no requests finished at $((all - ok)) of $all rates)" ;;
   esac
   style="with linespoints lw 2 lt $((i + 1))"
-  # The band's range at each rate as error bars (yerrorlines: y, low, high).
+  # The band's range at each rate as error bars (yerrorlines: y, low, high),
+  # each candidate's rates nudged by up to +-1.5 % so that equal lines and
+  # their bars stay apart.
   ranged="with yerrorlines lw 2 lt $((i + 1))"
+  x=$(awk -v i="$i" -v n="$n" 'BEGIN { printf "($1 * %.4f)", 1 + (n > 1 ? 0.03 * (i / (n - 1) - 0.5) : 0) }')
   if [ "$ok" = 0 ]; then
     ttft_plot+="${ttft_plot:+, }keyentry $style title '$(gq "$label$note")'"
     tpot_plot+="${tpot_plot:+, }keyentry $style title '$(gq "$label$note")'"
   else
-    ttft_plot+="${ttft_plot:+, }'$tmp/sweep.dat' index $i using 1:2:4:5 $ranged title '$(gq "$label$note")'"
-    tpot_plot+="${tpot_plot:+, }'$tmp/sweep.dat' index $i using 1:6:7:8 $ranged title '$(gq "$label$note")'"
+    ttft_plot+="${ttft_plot:+, }'$tmp/sweep.dat' index $i using $x:2:4:5 $ranged title '$(gq "$label$note")'"
+    tpot_plot+="${tpot_plot:+, }'$tmp/sweep.dat' index $i using $x:6:7:8 $ranged title '$(gq "$label$note")'"
   fi
   kv_plot+="${kv_plot:+, }'$tmp/sweep.dat' index $i using 1:3 $style title '$(gq "$label")'"
   i=$((i + 1))

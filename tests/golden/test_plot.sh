@@ -90,7 +90,7 @@ for f in compare.csv compare_sweep.csv; do
   sed -i 's/^L4,/"L4, ""big"" one",/' "$tmp/gap/$f"
 done
 cmp_plot "$tmp/gap"
-grep -q "index 0 using 1:2:4:5 .* title 'L4, \"big\" one (no requests finished at 2 of 7 rates)'" "$tmp/gp.log" ||
+grep -q "index 0 using (\$1 \* [0-9.]*):2:4:5 .* title 'L4, \"big\" one (no requests finished at 2 of 7 rates)'" "$tmp/gp.log" ||
   { echo "plot_compare: the partly missing candidate is not drawn with its gaps said"; fail=1; }
 # No p99 at any rate, and no candidate swept at all (none fits): figures that say so.
 cp -R "$tmp/cmp" "$tmp/nop99"
