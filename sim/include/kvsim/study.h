@@ -581,8 +581,12 @@ typedef struct kvsim_compare_result {
  * files do not depend on it) and, with opts->out, writes compare.csv,
  * compare_sweep.csv and REPORT.md there: all three or, on an error or a
  * stop signal (which ends the workers and says so in one line on stderr),
- * none, and no folder it made. A candidate that does not fit or fails is a
- * row, not an error. Errors: KVSIM_EIO (folders, fork, files).
+ * none, and no folder it made. Then the folder's older PNGs are removed
+ * and the plots drawn there (the compiled-in scripts/plot_compare.sh, when
+ * gnuplot and bash are on PATH), and REPORT.md is written again to link
+ * what was drawn (res->plots) or say why nothing was (res->plots_note).
+ * A candidate that does not fit or fails is a row, not an error; so is a
+ * plot that cannot be drawn. Errors: KVSIM_EIO (folders, fork, files).
  * Free res with kvsim_compare_result_fini. */
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err);
@@ -622,8 +626,10 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
 
 /* REPORT.md of one run (`kvsim run --report`) into dir: the question,
  * the answer with p99 ranges (the run again at the band's two edges:
- * two more simulations), the figures, the plots of scripts/plot.sh
- * (relative links), the memory plan, the diagnosis, what it rests on.
+ * two more simulations), the figures, the plots (drawn here by the
+ * compiled-in scripts/plot.sh on the run's outputs in dir, after removing
+ * older PNGs; relative links to what was drawn, or why none), the memory
+ * plan, the diagnosis, what it rests on.
  * Errors: the edge runs' own, KVSIM_EIO writing the file. */
 int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
                               const char *command, kvsim_err *err);
