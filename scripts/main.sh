@@ -15,9 +15,6 @@ echo "== memory plan (kvsim calc)"
 ./build/kvsim calc --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192
 echo
 echo "== default study (kvsim compare)"
+# compare draws the plots itself (when gnuplot is present; REPORT.md says
+# why not otherwise).
 ./build/kvsim compare --jobs 2 --out results/default "$@"
-if command -v gnuplot >/dev/null; then
-  scripts/plot_compare.sh results/default
-else
-  echo "gnuplot not found: no plots (results/default/compare.csv and REPORT.md are written)"
-fi

@@ -8,7 +8,8 @@
 #   queue.png        running and waiting requests (the sum over replicas,
 #                    and a thin line per replica up to 4)
 #   replicas.png     more than 4 replicas: one panel per replica (first 16)
-#   preemptions.png  cumulative preemptions (the title says when none)
+#   preemptions.png  cumulative preemptions (not drawn when none: a plot of
+#                    a constant 0 says nothing)
 #   latency_cdf.png  CDFs of TTFT, TPOT and end-to-end latency with their
 #                    p50 and p99 marked and the SLO targets as lines
 # On a sweep folder (sweep.csv) it draws each summary figure against the
@@ -128,7 +129,7 @@ fi
 
 preempt=$(json_get "$sum" preemptions total)
 if [ "${preempt:-0}" = 0 ]; then
-  empty_plot "$out/preemptions.png" "Preemptions: none in this run - $label"
+  rm -f "$out/preemptions.png" # an older run's
 else
   gnuplot <<GP
 $(gp_head "$out/preemptions.png")
@@ -140,8 +141,8 @@ set grid
 set key below
 plot $(series 6 'preemptions' '#9467bd' sum | sed 's/with lines/with steps/g')
 GP
+  check_png "$out/preemptions.png"
 fi
-check_png "$out/preemptions.png"
 
 # CDFs of finished requests: sorted latencies with their rank.
 cdf() { # COLUMN FILE
@@ -187,6 +188,7 @@ plot $plots
 GP
 fi
 check_png "$out/latency_cdf.png"
-pngs="kv_cache.png queue.png preemptions.png latency_cdf.png"
+pngs="kv_cache.png queue.png latency_cdf.png"
+[ "${preempt:-0}" = 0 ] || pngs+=" preemptions.png"
 [ "$replicas" -gt 4 ] && pngs+=" replicas.png"
 echo "plots in $out: $pngs"

@@ -27,11 +27,57 @@ head -1 "$tmp/a/compare.csv" | grep -q '^label,gpu,model,tp,pp,gpus_per_replica,
 grep -q '^L4 util 0.1,l4,.*,false,.*To fit: gpu_memory_utilization' "$tmp/a/compare.csv" ||
   { echo "the no-fit row lacks fits=false or the advice:"; cat "$tmp/a/compare.csv"; exit 1; }
 # The golden report, without the lines that name the version and folders.
-strip() { grep -Ev '^- (kvsim [0-9]|Reproduce)' "$1"; }
+# The Plots section depends on gnuplot being here: checked on its own below.
+strip() { grep -Ev '^- (kvsim [0-9]|Reproduce)' "$1" | awk '/^## Plots/ { p = 1; next } /^## / { p = 0 } !p'; }
 diff <(strip "$src/tests/golden/compare/tiny-study.REPORT.md") <(strip "$tmp/a/REPORT.md") >"$tmp/diff" ||
   { echo "REPORT.md differs from the golden one:"; head -30 "$tmp/diff"; exit 1; }
 grep -q '^- Reproduce: `kvsim compare tests/golden/compare/tiny-study.json --out ' "$tmp/a/REPORT.md" ||
   { echo "no reproducing command"; exit 1; }
+
+# The decision is REPORT.md's first line, and the study's order cannot
+# move it: the candidates listed the other way round buy the same.
+head -1 "$tmp/a/REPORT.md" | grep -Eq '^\*\*Buy [0-9]+ x \(.*\) on [0-9]+ GPUs?.*\*\*: goodput [0-9.]+ req/s \[[0-9.]+, [0-9.]+\].* headroom at the slow edge' ||
+  { echo "REPORT.md does not open with the decision:"; head -1 "$tmp/a/REPORT.md"; exit 1; }
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["candidates"].reverse(); json.dump(s, open(sys.argv[2], "w"))' \
+  "$study" "$tmp/reversed.json"
+"$kvsim" compare "$tmp/reversed.json" --out "$tmp/rev" --quiet
+[ "$(head -1 "$tmp/a/REPORT.md")" = "$(head -1 "$tmp/rev/REPORT.md")" ] ||
+  { echo "the decision depends on the study's order:"; head -1 "$tmp/a/REPORT.md" "$tmp/rev/REPORT.md"; exit 1; }
+
+# Feasibility first: at p99 TTFT 30 ms the L4 cannot meet the SLO even
+# unloaded; it gets one line with the nearest changes, not a replica count.
+sed 's/"ttft_p99_s": 1.0/"ttft_p99_s": 0.03/' "$study" >"$tmp/tight.json"
+"$kvsim" compare "$tmp/tight.json" --out "$tmp/tight" >"$tmp/tight.out"
+grep -Eq '^  L4 +cannot meet p99 TTFT 0.03 s at any load \(unloaded p99 TTFT [0-9.]+ s\); TP2 unloaded: [0-9.]+ s; FP8 weights unloaded: [0-9.]+ s' "$tmp/tight.out" ||
+  { echo "no feasibility line for the L4:"; cat "$tmp/tight.out"; exit 1; }
+grep -q '; L4 cannot meet p99 TTFT 0.03 s at any load' "$tmp/tight/REPORT.md" ||
+  { echo "REPORT.md's answer lacks the feasibility line"; sed -n '/## Answer/,+3p' "$tmp/tight/REPORT.md"; exit 1; }
+python3 - "$tmp/tight/compare.csv" <<'PY' || exit 1
+import csv, sys
+row = next(r for r in csv.DictReader(open(sys.argv[1])) if r["label"] == "L4")
+assert row["feasible"] == "false" and row["replicas"] == "" and row["gpus"] == "", row
+PY
+
+# The plots are drawn by compare itself: an older PNG goes, every linked
+# PNG exists and is one; without gnuplot none is linked and the report
+# says why.
+touch "$tmp/a/stale.png"
+"$kvsim" compare "$study" --jobs 2 --out "$tmp/a" --quiet
+[ ! -e "$tmp/a/stale.png" ] || { echo "an older PNG stayed beside the new report"; exit 1; }
+if command -v gnuplot >/dev/null; then
+  links=$(sed -n 's/^!\[.*\](\(.*\.png\))$/\1/p' "$tmp/a/REPORT.md")
+  [ "$(echo "$links" | wc -w)" -ge 3 ] || { echo "REPORT.md links $links"; exit 1; }
+  for p in $links; do
+    head -c 8 "$tmp/a/$p" | grep -q PNG || { echo "REPORT.md links $p, not drawn"; exit 1; }
+  done
+  for p in compare_ttft compare_tpot compare_goodput_per_dollar; do
+    echo "$links" | grep -qx "$p.png" || { echo "no $p.png linked"; exit 1; }
+  done
+fi
+PATH=/nonexistent "$kvsim" compare "$study" --out "$tmp/a" --quiet
+grep -qx 'No plots: gnuplot was not found on PATH.' "$tmp/a/REPORT.md" &&
+  ! grep -q '\.png)' "$tmp/a/REPORT.md" && ! ls "$tmp/a"/*.png >/dev/null 2>&1 ||
+  { echo "without gnuplot: PNGs linked or left"; sed -n '/## Plots/,+3p' "$tmp/a/REPORT.md"; exit 1; }
 
 # A bad study: one line, exit 2, no folder.
 bad() {  # JSON EXPECTED-WORDS
@@ -62,6 +108,26 @@ for h in '## Question' '## Answer' '## Table' '## Plots' '## Memory plan' '## Di
 done
 grep -Eq '^Misses the SLO: p99 TTFT [0-9.]+ s \[[0-9.]+, [0-9.]+\]' "$tmp/r/REPORT.md" ||
   { echo "run REPORT.md: no answer with a range"; sed -n '/## Answer/,+3p' "$tmp/r/REPORT.md"; exit 1; }
+# run --report draws its own figures too: an older PNG goes, each linked
+# one exists; without gnuplot none is linked and the report says why.
+touch "$tmp/r/stale.png"
+"$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 --out "$tmp/r" --report --quiet
+[ ! -e "$tmp/r/stale.png" ] || { echo "run --report kept an older PNG"; exit 1; }
+if command -v gnuplot >/dev/null; then
+  links=$(sed -n 's/^!\[.*\](\(.*\.png\))$/\1/p' "$tmp/r/REPORT.md")
+  for p in kv_cache.png queue.png latency_cdf.png; do
+    echo "$links" | grep -qx "$p" || { echo "run REPORT.md does not link $p"; exit 1; }
+  done
+  for p in $links; do
+    head -c 8 "$tmp/r/$p" | grep -q PNG || { echo "run REPORT.md links $p, not drawn"; exit 1; }
+  done
+  # No preemption in this run: no plot of a constant 0.
+  ! echo "$links" | grep -q preemptions.png || { echo "a preemptions plot of nothing"; exit 1; }
+fi
+PATH=/nonexistent "$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 \
+  --out "$tmp/r" --report --quiet
+grep -qx 'No plots: gnuplot was not found on PATH.' "$tmp/r/REPORT.md" && ! ls "$tmp/r"/*.png >/dev/null 2>&1 ||
+  { echo "run --report without gnuplot:"; sed -n '/## Plots/,+3p' "$tmp/r/REPORT.md"; exit 1; }
 # A run in which no request finished: its REPORT.md says so, as its run line
 # does, instead of 0 s percentiles.
 "$kvsim" run tests/golden/data/small-synthetic.json --set output.max_time_s=0.001 \

@@ -150,7 +150,7 @@ cat >"$tmp/e2e-study.json" <<'JSON'
 JSON
 "$kvsim" compare "$tmp/e2e-study.json" --out "$tmp/e2e-cmp" >"$tmp/e2e-cmp.out"
 cc=$tmp/e2e-cmp/compare.csv
-head -1 "$cc" | grep -q ',e2e_p99_s,kv_usage_peak,.*,simulations,error,e2e_p99_lo,e2e_p99_hi$' ||
+head -1 "$cc" | grep -q ',e2e_p99_s,kv_usage_peak,.*,simulations,error,e2e_p99_lo,e2e_p99_hi,unloaded_rate,' ||
   fail "compare.csv: the E2E range is not appended after the old columns" "$cc"
 # The verdict follows the E2E range: past the target at the slow edge here.
 python3 - "$cc" <<'PY' || fail "compare.csv: no E2E range past the target at the slow edge" "$cc"

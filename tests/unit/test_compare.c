@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/catalog.h"
+#include "tmpdir.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 
@@ -227,8 +228,10 @@ Test(compare, rows_tables_and_report_do_not_depend_on_jobs) {
     snprintf(p, sizeof p, "%s/REPORT.md", dir[k]);
     md[k] = slurp(p);
     kvsim_compare_result_fini(&res);
-    static const char *const files[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
-    for (int f = 0; f < 3; f++) {
+    static const char *const files[] = {"compare.csv",      "compare_sweep.csv", "REPORT.md",
+                                        "compare_ttft.png", "compare_tpot.png",  "compare_kv.png",
+                                        "compare_goodput_per_dollar.png"};
+    for (int f = 0; f < 7; f++) {
       snprintf(p, sizeof p, "%s/%s", dir[k], files[f]);
       remove(p);
     }
@@ -606,11 +609,13 @@ Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
 
   char *csv = kvsim_compare_csv(&c, rows, 3);
   cr_assert(csv, "csv");
-  cr_assert(strstr(csv, ",simulations,error,e2e_p99_lo,e2e_p99_hi\n"), "the E2E range last: %.300s",
-            csv);
-  cr_assert(strstr(csv, "\nedge,l4,") && strstr(strstr(csv, "\nedge,l4,"), ",0,,1,4\n"),
+  /* The unloaded figures and the feasibility line came later still. */
+  cr_assert(strstr(csv, ",simulations,error,e2e_p99_lo,e2e_p99_hi,unloaded_rate,unloaded_ttft_p99_s,"
+                        "unloaded_tpot_p99_s,unloaded_e2e_p99_s,feasible,feasibility\n"),
+            "the E2E range after error, the feasibility columns last: %.300s", csv);
+  cr_assert(strstr(csv, "\nedge,l4,") && strstr(strstr(csv, "\nedge,l4,"), ",0,,1,4,,,,,,\n"),
             "edge's E2E range: %s", csv);
-  cr_assert(strstr(csv, "\ncut,l4,") && strstr(strstr(csv, "\ncut,l4,"), ",0,,,\n"),
+  cr_assert(strstr(csv, "\ncut,l4,") && strstr(strstr(csv, "\ncut,l4,"), ",0,,,,,,,,,\n"),
             "cut: no E2E range, empty not 0: %s", csv);
   free(csv);
 
@@ -803,5 +808,227 @@ Test(compare, a_range_end_none_or_inf_reads_the_same_with_its_note) {
   cr_assert(!strstr(out, "  none:") && !strstr(out, "  inf:"), "no notes: %s", out);
   free(out);
   free(rows);
+  kvsim_compare_fini(&c);
+}
+
+/* Regression (issue 28, sustained rates): the target run kept the
+ * scenario's 150 requests, so at 300 req/s they all arrived within half
+ * a second and "5 x L4" met a rate five L4s cannot carry: 5 replicas x a
+ * goodput of at most 23 req/s. At the workload's duration the replicas
+ * found carry the target at the band's fast edge at least. */
+Test(compare, the_replicas_found_can_carry_the_target_rate) {
+  static const char *text =
+      "{ \"name\": \"t300\", \"scenario\": { \"name\": \"tiny\", \"seed\": 3, \"model\": "
+      "\"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+      "  \"engine\": { \"max_model_len\": 4096, \"max_num_seqs\": 32 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 150, \"arrival\": { \"process\": "
+      "\"poisson\", \"rate\": 10 },"
+      "  \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": 500, \"sigma\": 0.5, \"max\": 3000 },"
+      "  \"output_tokens\": { \"dist\": \"uniform\", \"min\": 20, \"max\": 200 } } } },"
+      " \"slo\": { \"ttft_p99_s\": 1.0, \"tpot_p99_s\": 0.05 }, \"target_rate\": 300,"
+      " \"candidates\": [ { \"label\": \"L4\" } ] }";
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_compare_parse(text, "t.json", NULL, &c, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert_not_null(r, "row allocated");
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate 0");
+  cr_assert_eq(r->rc, KVSIM_OK, "runs: %s", r->error);
+  cr_assert(isfinite(r->replicas) && isfinite(r->goodput_range[1]), "answers (%g replicas, %g)",
+            r->replicas, r->goodput_range[1]);
+  cr_assert_geq(r->replicas * r->goodput_range[1], 300,
+                "%g replicas x at most %g req/s each carry 300 req/s", r->replicas,
+                r->goodput_range[1]);
+  cr_assert_gt(r->requests, 150, "the target run lasts the workload's 15 s: %lld requests",
+               (long long)r->requests);
+  free(r);
+  kvsim_compare_fini(&c);
+}
+
+/* Two candidates at one price, as the study lists them in `order`: the
+ * decision and the answer for rows a and b (copied into that order). */
+static void decide(const char *order, const kvsim_compare_row_t *a, const kvsim_compare_row_t *b,
+                   char *decision, char *answer, size_t cap) {
+  char rest[512];
+  bool ab = !strcmp(order, "ab");
+  snprintf(rest, sizeof rest,
+           "\"slo\": { \"ttft_p99_s\": 1 }, \"target_rate\": 12, \"candidates\": [ { \"label\": "
+           "\"%s\" }, { \"label\": \"%s\" } ]",
+           ab ? "a" : "b", ab ? "b" : "a");
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(rest, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_compare_row_t *rows = calloc(2, sizeof *rows);
+  cr_assert(rows, "rows");
+  rows[0] = ab ? *a : *b;
+  rows[1] = ab ? *b : *a;
+  kvsim_compare_decision(&c, rows, 2, false, decision, cap);
+  kvsim_compare_answer(&c, rows, 2, false, answer, cap);
+  free(rows);
+  kvsim_compare_fini(&c);
+}
+
+/* Regression (issue 28, item 5): a cost tie went to whichever candidate
+ * the study listed first, so swapping two equal-cost candidates flipped
+ * the answer while one carried 26.6 req/s and the other 24.7. */
+Test(compare, a_cost_tie_goes_to_goodput_whatever_the_study_order) {
+  kvsim_compare_row_t *ab = calloc(2, sizeof *ab);
+  cr_assert(ab, "rows");
+  met_row(&ab[0], 2.9, 1.0);
+  met_row(&ab[1], 2.9, 1.0);
+  ab[0].goodput = 26.6, ab[0].goodput_range[0] = 20, ab[0].goodput_range[1] = 30;
+  ab[1].goodput = 24.7, ab[1].goodput_range[0] = 19, ab[1].goodput_range[1] = 29;
+  char d1[2048], a1[2048], d2[2048], a2[2048];
+  decide("ab", &ab[0], &ab[1], d1, a1, sizeof d1);
+  decide("ba", &ab[0], &ab[1], d2, a2, sizeof d2);
+  cr_assert(!strncmp(a1, "2 x (a) meets", 13) && !strncmp(a2, "2 x (a) meets", 13),
+            "the higher goodput in either order: '%.60s' / '%.60s'", a1, a2);
+  cr_assert_str_eq(d1, d2, "the decision does not depend on the study's order");
+  cr_assert(strstr(d1, "Buy 2 x (a) on 2 GPUs for $2.00/h: goodput 26.6 req/s [20, 30] per replica, "
+                       "233 % headroom at the slow edge; tied on cost, it has the higher goodput "
+                       "per GPU"),
+            "what to buy, its goodput range, its headroom (2 x 20 / 12 - 1) and why: %s", d1);
+
+  /* Equal on cost, goodput and headroom: a tie, said, and the same pick
+   * in either order. */
+  ab[1] = ab[0];
+  decide("ab", &ab[0], &ab[1], d1, a1, sizeof d1);
+  decide("ba", &ab[0], &ab[1], d2, a2, sizeof d2);
+  cr_assert_str_eq(d1, d2, "a full tie reads the same in either order");
+  cr_assert(strstr(d1, "a tie with (b) on cost, goodput and headroom: either will do"),
+            "the tie is said: %s", d1);
+  free(ab);
+}
+
+/* A verdict that another candidate takes at an edge of the band says so. */
+Test(compare, a_verdict_that_flips_inside_the_band_says_so) {
+  kvsim_compare_row_t *ab = calloc(2, sizeof *ab);
+  cr_assert(ab, "rows");
+  met_row(&ab[0], 2.9, 1.0); /* a: $2.00/h, 3 replicas ($3.00/h) at the slow edge */
+  met_row(&ab[1], 2.9, 1.2); /* b: $2.40/h, and still 2 replicas there */
+  ab[1].replicas_range[0] = ab[1].replicas_range[1] = 2;
+  char d[2048], a[2048];
+  decide("ab", &ab[0], &ab[1], d, a, sizeof d);
+  cr_assert(!strncmp(d, "Buy 2 x (a) on 2 GPUs for $2.00/h", 33), "a is cheaper nominally: %s", d);
+  cr_assert(strstr(d, "; the verdict flips inside the band: at its slow edge buy 2 x (b) on 2 GPUs "
+                      "for $2.40/h."),
+            "b is cheaper at the slow edge, and the line says so: %s", d);
+  free(ab);
+}
+
+/* Regression (issue 28, item 2): a deployment whose unloaded p99 is at
+ * its target was answered with a replica count (162 replicas = 324 GPUs
+ * for a 32B model at TTFT 1 s). Feasibility comes first: the unloaded
+ * run, and the nearest changes measured the same way. */
+Test(compare, a_deployment_that_meets_only_near_zero_load_gets_one_line_not_replicas) {
+  kvsim_compare_row_t *r = malloc(sizeof *r);
+  cr_assert(r, "row");
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  /* Its unloaded p99 TTFT, from a generous SLO. */
+  cr_assert_eq(study("\"slo\": { \"ttft_p99_s\": 5 }, \"target_rate\": 12, \"candidates\": [ { "
+                     "\"label\": \"L4\" } ]",
+                     &c, &err),
+               KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert(!r->infeasible && isfinite(r->replicas), "5 s: feasible, a replica count (%g)",
+            r->replicas);
+  double u = r->unloaded_ttft_p99;
+  cr_assert(u > 0 && isfinite(u), "an unloaded p99 TTFT (%g)", u);
+  cr_assert_float_eq(r->unloaded_rate, 12.0 / 1000, 1e-12, "measured at 1/1000 of the target");
+  kvsim_compare_fini(&c);
+
+  /* Below it: no load meets. */
+  char rest[512];
+  snprintf(rest, sizeof rest,
+           "\"slo\": { \"ttft_p99_s\": %.6g }, \"target_rate\": 12, \"candidates\": [ { \"label\": "
+           "\"L4\" } ]",
+           0.8 * u);
+  cr_assert_eq(study(rest, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert(r->infeasible && r->infeasible_any_load, "infeasible at any load");
+  cr_assert(isnan(r->replicas) && isnan(r->cost_per_hour), "no replica count (%g)", r->replicas);
+  cr_assert(!strncmp(r->feasibility, "cannot meet p99 TTFT ", 21) &&
+                strstr(r->feasibility, "at any load (unloaded p99 TTFT ") &&
+                strstr(r->feasibility, "; TP2 unloaded: ") &&
+                strstr(r->feasibility, "; FP8 weights unloaded: "),
+            "one line with the nearest changes: %s", r->feasibility);
+  char answer[4096];
+  kvsim_compare_answer(&c, r, 1, false, answer, sizeof answer);
+  cr_assert(strstr(answer, r->feasibility) && !strstr(answer, " x (L4)"),
+            "the answer gives the line, not a replica count: %s", answer);
+  kvsim_compare_fini(&c);
+
+  /* Just above it (within 10 %): meets only near zero load. */
+  snprintf(rest, sizeof rest,
+           "\"slo\": { \"ttft_p99_s\": %.6g }, \"target_rate\": 12, \"candidates\": [ { \"label\": "
+           "\"L4\" } ]",
+           u / 0.95);
+  cr_assert_eq(study(rest, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_compare_candidate(&c, 0, 0.05, r, &err), KVSIM_OK, "candidate");
+  cr_assert(r->infeasible && !r->infeasible_any_load, "infeasible, but not at any load");
+  cr_assert(isnan(r->replicas), "no replica count (%g)", r->replicas);
+  cr_assert(strstr(r->feasibility, " only below ") && strstr(r->feasibility, " req/s (unloaded p99 TTFT "),
+            "says below which rate it meets: %s", r->feasibility);
+  free(r);
+  kvsim_compare_fini(&c);
+}
+
+/* Regression (issue 28, item 6): REPORT.md linked PNGs that only a
+ * separate script drew, and a compare into an older folder kept its
+ * stale PNGs. The compare draws its figures, removes older ones first,
+ * and links only what it drew; without gnuplot it links none and says
+ * why. */
+Test(compare, the_compare_draws_its_plots_and_links_only_those) {
+  kvsim_compare_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(study(GOOD, &c, &err), KVSIM_OK, "parse: %s", err.msg);
+  char dir[256], p[400];
+  snprintf(dir, sizeof dir, "%s/kvsim_plots_%ld", test_tmpdir(), (long)getpid());
+  mkdir(dir, 0700);
+  snprintf(p, sizeof p, "%s/old.png", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert(f, "a stale PNG");
+  fclose(f);
+  const char *path = getenv("PATH");
+  char saved[4096];
+  snprintf(saved, sizeof saved, "%s", path ? path : "");
+  for (int k = 0; k < 2; k++) {
+    if (k == 1)
+      setenv("PATH", "/nonexistent", 1); /* no gnuplot */
+    kvsim_compare_opts_t o = {dir, 1, 0.05, NULL, "kvsim compare t.json"};
+    kvsim_compare_result_t res;
+    cr_assert_eq(kvsim_compare_run(&c, &o, &res, &err), KVSIM_OK, "%s", err.msg);
+    cr_assert(access(p, F_OK) != 0, "the older PNG was removed");
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    char *md = slurp(p);
+    cr_assert(md, "REPORT.md");
+    if (k == 0 && res.plots[0]) {
+      cr_assert(strstr(res.plots, "compare_ttft.png\n"), "the TTFT figure: %s", res.plots);
+      for (const char *l = res.plots; *l; l += strcspn(l, "\n") + 1) {
+        char png[300], link[320];
+        snprintf(png, sizeof png, "%s/%.*s", dir, (int)strcspn(l, "\n"), l);
+        cr_assert(access(png, F_OK) == 0, "%s drawn", png);
+        snprintf(link, sizeof link, "](%.*s)", (int)strcspn(l, "\n"), l);
+        cr_assert(strstr(md, link), "REPORT.md links %s", link);
+      }
+    } else {
+      cr_assert(k == 1 || strstr(res.plots_note, "not found"), "only gnuplot's absence: %s",
+                res.plots_note);
+      cr_assert_str_eq(res.plots, "", "nothing drawn without gnuplot");
+      cr_assert(strstr(md, "No plots: gnuplot was not found on PATH.") && !strstr(md, ".png)"),
+                "says why and links none");
+    }
+    free(md);
+    kvsim_compare_result_fini(&res);
+    snprintf(p, sizeof p, "%s/compare_ttft.png", dir);
+  }
+  setenv("PATH", saved, 1);
+  static const char *const files[] = {"compare.csv", "compare_sweep.csv", "REPORT.md"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[k]);
+    remove(p);
+  }
+  rmdir(dir);
   kvsim_compare_fini(&c);
 }

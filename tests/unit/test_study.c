@@ -673,7 +673,10 @@ Test(study, a_tpot_target_with_no_second_token_meets_without_a_figure) {
   cr_assert_gt(se->npoints, 0, "points were tried");
   for (int i = 0; i < se->npoints; i++) {
     const kvsim_search_point_t *p = &se->points[i];
-    cr_assert(p->ran && p->meets, "point %d (%g req/s) meets", i, p->value);
+    /* Only its TTFT decides: at the workload's duration a high rate's
+     * queue misses 2 s (4 requests all at once once met at any rate). */
+    cr_assert(p->ran && p->meets == (p->actual[0] <= 2), "point %d (%g req/s) meets by its TTFT (%g s)",
+              i, p->value, p->actual[0]);
     cr_assert(isfinite(p->actual[0]) && p->actual[0] > 0, "point %d: a p99 TTFT (%g)", i,
               p->actual[0]);
     cr_assert(isnan(p->actual[1]), "point %d: no p99 TPOT, not 0 s (%g)", i, p->actual[1]);
@@ -871,4 +874,40 @@ Test(study, an_slo_target_given_twice_is_refused) {
   cr_assert_eq(kvsim_search_parse_slo("ttft_p99=1s,ttft_p50=500ms", &se, &err), KVSIM_OK,
                "two statistics of one metric are two targets: %s", err.msg);
   cr_assert_eq(se.ntargets, 2, "both kept (%d)", se.ntargets);
+}
+
+/* Regression (issue 28, sustained rates): a search point at a higher rate
+ * ran the scenario's request count, so 150 requests at 1,000 req/s all
+ * arrived within 0.15 s and a study answered "5 x L4 meet 1,000 req/s"
+ * with its warm-up. A point keeps the workload's duration instead. */
+Test(study, a_higher_rate_keeps_the_workload_duration_not_its_count) {
+  static const char *text =
+      "{ \"name\": \"d\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 150, \"arrival\": { \"process\": "
+      "\"poisson\", \"rate\": 10 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 100 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 8 } } } }";
+  kvsim_err err = {0};
+  kvsim_scenario_t sc, up, down;
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_copy(&sc, &up, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_set_rate(&up, "synthetic.arrival.rate", 1000, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_summary_t *s = malloc(sizeof *s);
+  cr_assert_not_null(s, "summary allocated");
+  cr_assert_eq(kvsim_study_run(&up, NULL, s, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(s->requests_total, 15000, "15 s at 1,000 req/s: 15,000 requests (got %lld)",
+               (long long)s->requests_total);
+  /* A lower rate keeps its request count (and its p99's samples). */
+  cr_assert_eq(kvsim_scenario_copy(&sc, &down, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_set_rate(&down, "rate", 2, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_run(&down, NULL, s, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(s->requests_total, 150, "a lower rate keeps 150 requests (got %lld)",
+               (long long)s->requests_total);
+  double r = 0;
+  cr_assert_eq(kvsim_workload_mean_rate(down.workload, &r, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_float_eq(r, 2, 1e-12, "at the rate asked");
+  free(s);
+  kvsim_scenario_fini(&down);
+  kvsim_scenario_fini(&up);
+  kvsim_scenario_fini(&sc);
 }

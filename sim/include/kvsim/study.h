@@ -68,6 +68,23 @@ void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi)
 int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                          kvsim_summary_t *out, kvsim_err *err);
 
+/* ---- A rate at the workload's duration -------------------------------- */
+
+/* The most requests kvsim_study_set_rate gives a workload: past it a
+ * point's duration shrinks (its summary's requests_total says so). */
+#define KVSIM_STUDY_MAX_SUSTAINED_REQUESTS 1000000.0
+
+/* Sets sc's mean arrival rate to `rate` req/s through the workload key
+ * `key` ("rate" or "synthetic.arrival.rate", kvsim_scenario_set_workload)
+ * keeping the workload's duration: a synthetic workload bounded by its
+ * request count gets ceil(requests x rate / its rate) requests at a higher
+ * rate (at most KVSIM_STUDY_MAX_SUSTAINED_REQUESTS), never fewer at a
+ * lower one (its p99s keep their samples). A duration_s bound holds by
+ * itself; a trace is compressed as before. Every rate a search or a
+ * compare tries goes through here, so a short workload is not answered
+ * with its warm-up. Errors: kvsim_scenario_set_workload's. */
+int kvsim_study_set_rate(kvsim_scenario_t *sc, const char *key, double rate, kvsim_err *err);
+
 /* ---- Verified advice ---------------------------------------------------- */
 
 /* For each change advised by s's diagnosis (kvsim_advice_t: FP8 KV, one
@@ -525,7 +542,20 @@ typedef struct kvsim_compare_row {
   int nsweep;
   double sweep_rate[KVSIM_COMPARE_SWEEP], sweep_ttft_p99[KVSIM_COMPARE_SWEEP],
       sweep_tpot_p99[KVSIM_COMPARE_SWEEP], sweep_kv_peak[KVSIM_COMPARE_SWEEP];
+  /* Each sweep rate's p99s over the band (the run again at its edges). */
+  double sweep_ttft_range[KVSIM_COMPARE_SWEEP][2], sweep_tpot_range[KVSIM_COMPARE_SWEEP][2];
   int simulations;
+  /* Feasibility, measured before any search: the deployment unloaded
+   * (target_rate / 1000, at most 200 requests): its p99s (NAN: none). A
+   * candidate whose unloaded p99 is at or within 10 % of a target meets the
+   * SLO at no load or only near zero load: infeasible, answered by
+   * `feasibility` (the one line, with the nearest changes measured
+   * unloaded: TP x 2, FP8 weights, the next larger GPU of the study),
+   * never by a replica count. */
+  double unloaded_rate, unloaded_ttft_p99, unloaded_tpot_p99, unloaded_e2e_p99;
+  bool infeasible;
+  bool infeasible_any_load;  /* past the target even unloaded */
+  char feasibility[768];
 } kvsim_compare_row_t;
 
 typedef struct kvsim_compare_opts {
@@ -542,14 +572,21 @@ typedef struct kvsim_compare_result {
   int n;
   int failed, no_fit;
   char answer[2048];         /* the one-sentence answer */
+  /* The figures drawn into out (file names, one a line), or why none
+   * ("gnuplot was not found on PATH"); both "" without out. */
+  char plots[1024], plots_note[512];
 } kvsim_compare_result_t;
 
 /* Evaluates every candidate (in parallel with opts->jobs; the rows and
  * files do not depend on it) and, with opts->out, writes compare.csv,
  * compare_sweep.csv and REPORT.md there: all three or, on an error or a
  * stop signal (which ends the workers and says so in one line on stderr),
- * none, and no folder it made. A candidate that does not fit or fails is a
- * row, not an error. Errors: KVSIM_EIO (folders, fork, files).
+ * none, and no folder it made. Then the folder's older PNGs are removed
+ * and the plots drawn there (the compiled-in scripts/plot_compare.sh, when
+ * gnuplot and bash are on PATH), and REPORT.md is written again to link
+ * what was drawn (res->plots) or say why nothing was (res->plots_note).
+ * A candidate that does not fit or fails is a row, not an error; so is a
+ * plot that cannot be drawn. Errors: KVSIM_EIO (folders, fork, files).
  * Free res with kvsim_compare_result_fini. */
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err);
@@ -564,6 +601,16 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
  * Markdown (REPORT.md's), else as given (the terminal's). */
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
                           char *buf, size_t cap);
+/* The decision in one line, REPORT.md's first: what to buy and why, with
+ * its goodput range and headroom at the band's slow edge ("Buy 2 x (H100
+ * FP8 KV) on 2 GPUs for $5.00/h: goodput 18.5 req/s [16.9, 20.1] per
+ * replica, 16 % headroom at the slow edge; the cheapest that ..."). Ties
+ * on cost go to the higher goodput per GPU, then the more headroom; a tie
+ * on all of them is said, never settled by the study's order; a winner
+ * that another candidate would replace at an edge of the band is said to
+ * flip there. md: labels and prices escaped for Markdown. */
+void kvsim_compare_decision(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
+                            char *buf, size_t cap);
 /* The answer, one line per candidate and (dir not NULL) where the files
  * are, for a terminal. */
 void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,
@@ -579,8 +626,10 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
 
 /* REPORT.md of one run (`kvsim run --report`) into dir: the question,
  * the answer with p99 ranges (the run again at the band's two edges:
- * two more simulations), the figures, the plots of scripts/plot.sh
- * (relative links), the memory plan, the diagnosis, what it rests on.
+ * two more simulations), the figures, the plots (drawn here by the
+ * compiled-in scripts/plot.sh on the run's outputs in dir, after removing
+ * older PNGs; relative links to what was drawn, or why none), the memory
+ * plan, the diagnosis, what it rests on.
  * Errors: the edge runs' own, KVSIM_EIO writing the file. */
 int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
                               const char *command, kvsim_err *err);

@@ -311,8 +311,9 @@ int kvsim_compare_scenario(const kvsim_compare_t *c, int i, kvsim_scenario_t *sc
   rc = kvsim_scenario_from_json(root, c->scenario_where, c->base_dir, sc, err);
   if (rc == KVSIM_OK && !c->scenario_inline)
     snprintf(sc->path, sizeof sc->path, "%s", c->scenario_where);
-  /* Every figure of a compare is at (or around) the target rate. */
+  /* Every figure of a compare is at (or around) the target rate, for as
+   * long as the scenario's workload lasts. */
   if (rc == KVSIM_OK)
-    rc = kvsim_scenario_set_workload(sc, "rate", c->target_rate, err);
+    rc = kvsim_study_set_rate(sc, "rate", c->target_rate, err);
   return rc;
 }

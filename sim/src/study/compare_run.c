@@ -10,6 +10,7 @@
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "study/compare_int.h"
 
 static void slo_targets(const kvsim_compare_t *c, kvsim_search_t *se) {
   const double lim[] = {c->slo_ttft_p99_s, c->slo_tpot_p99_s, c->slo_e2e_p99_s};
@@ -61,7 +62,7 @@ static int run_at(const kvsim_scenario_t *base, double replicas, double rate, bo
   if (rc == KVSIM_OK && replicas >= 1)
     rc = kvsim_scenario_set_replicas(&sc, llround(replicas), err);
   if (rc == KVSIM_OK && rate > 0)
-    rc = kvsim_scenario_set_workload(&sc, "rate", rate, err);
+    rc = kvsim_study_set_rate(&sc, "rate", rate, err);
   if (rc == KVSIM_OK)
     rc = kvsim_study_run_band(&sc, NULL, band, sum, err);
   kvsim_scenario_fini(&sc);
@@ -116,17 +117,23 @@ static int sweep(const kvsim_scenario_t *sc, double centre, kvsim_summary_t *sum
                  kvsim_compare_row_t *r, kvsim_err *err) {
   static const double f[KVSIM_COMPARE_SWEEP] = {0.5, 0.7, 0.85, 1.0, 1.1, 1.25, 1.5};
   for (int k = 0; k < KVSIM_COMPARE_SWEEP; k++) {
-    int rc = run_at(sc, 0, centre * f[k], false, sum, err);
+    /* With the band's edges: the plots draw each p99's range. */
+    int rc = run_at(sc, 0, centre * f[k], true, sum, err);
     if (rc == KVSIM_ENOMEM || rc == KVSIM_EIO)
       return rc;
     /* No request finished: no p99 (an empty cell), not 0 s. */
     bool lat = rc == KVSIM_OK && sum->requests_finished > 0;
-    r->sweep_rate[r->nsweep] = centre * f[k];
-    r->sweep_ttft_p99[r->nsweep] = lat ? sum->ttft.p99 : NAN;
-    r->sweep_tpot_p99[r->nsweep] = lat ? sum->tpot.p99 : NAN;
+    int j = r->nsweep;
+    r->sweep_rate[j] = centre * f[k];
+    r->sweep_ttft_p99[j] = lat ? sum->ttft.p99 : NAN;
+    r->sweep_tpot_p99[j] = lat && sum->tpot.count > 0 ? sum->tpot.p99 : NAN;
+    r->sweep_ttft_range[j][0] = lat ? sum->ttft_range.p99.lo : NAN;
+    r->sweep_ttft_range[j][1] = lat ? sum->ttft_range.p99.hi : NAN;
+    r->sweep_tpot_range[j][0] = lat && sum->tpot.count > 0 ? sum->tpot_range.p99.lo : NAN;
+    r->sweep_tpot_range[j][1] = lat && sum->tpot.count > 0 ? sum->tpot_range.p99.hi : NAN;
     r->sweep_kv_peak[r->nsweep] = rc == KVSIM_OK ? sum->kv_usage_peak : NAN;
     r->nsweep++;
-    r->simulations++;
+    r->simulations += 3;
   }
   return KVSIM_OK;
 }
@@ -157,7 +164,8 @@ void kvsim_compare_row_init(kvsim_compare_row_t *r) {
                    &r->e2e_p99,        &r->e2e_p99_range[0],    &r->e2e_p99_range[1],
                    &r->kv_peak,        &r->output_tokens_per_s, &r->cost_per_gpu_hour,
                    &r->cost_per_hour,  &r->cost_per_mtok,       &r->goodput_per_dollar,
-                   &r->max_concurrency};
+                   &r->max_concurrency,    &r->unloaded_rate,       &r->unloaded_ttft_p99,
+                   &r->unloaded_tpot_p99,  &r->unloaded_e2e_p99};
   for (size_t k = 0; k < sizeof nan / sizeof *nan; k++)
     *nan[k] = NAN;
 }
@@ -184,17 +192,24 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
     se->base = &sc;
     se->tolerance = tolerance > 0 ? tolerance : 0.02;
     slo_targets(c, se);
-    se->kind = KVSIM_SEARCH_RATE;
-    if ((rc = kvsim_search_run(se, err)) < 0)
+    /* Feasibility first: unloaded, then the nearest changes. */
+    if ((rc = kvsim__compare_probe(c, &sc, r, err)) < 0)
       goto done;
-    r->simulations += se->npoints + se->range_points;
-    r->goodput = se->best;
-    r->goodput_range[0] = se->range[0];
-    r->goodput_range[1] = se->range[1];
-    r->goodput_lower_bound[0] = se->lower_bound;
-    r->goodput_lower_bound[1] = se->range_lower_bound[0];
-    r->goodput_lower_bound[2] = se->range_lower_bound[1];
-    if ((rc = at_target(c, &sc, se, sum, r, err)) < 0 ||
+    se->kind = KVSIM_SEARCH_RATE;
+    if (!r->infeasible_any_load) {
+      if ((rc = kvsim_search_run(se, err)) < 0)
+        goto done;
+      r->simulations += se->npoints + se->range_points;
+      r->goodput = se->best;
+      r->goodput_range[0] = se->range[0];
+      r->goodput_range[1] = se->range[1];
+      r->goodput_lower_bound[0] = se->lower_bound;
+      r->goodput_lower_bound[1] = se->range_lower_bound[0];
+      r->goodput_lower_bound[2] = se->range_lower_bound[1];
+    }
+    /* Infeasible: one line, never a replica count. */
+    kvsim__compare_feasibility_line(c, r);
+    if ((!r->infeasible && (rc = at_target(c, &sc, se, sum, r, err)) < 0) ||
         (rc = sweep(&sc, isnan(r->goodput) ? c->target_rate : r->goodput, sum, r, err)) < 0)
       goto done;
     cost(c, &sc, r);

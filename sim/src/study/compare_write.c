@@ -11,8 +11,10 @@
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "study/compare_int.h"
 #include "report/tmpfiles.h"
 #include "study/md.h"
+#include "study/plot.h"
 #include "study/run.h"
 
 /* A figure in a table: 6 significant digits, empty when not known, inf
@@ -64,7 +66,8 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
       "tpot_p99_s,tpot_p99_lo,tpot_p99_hi,e2e_p99_s,kv_usage_peak,preemptions,output_tokens_per_s,"
       "cost_per_gpu_hour,cost_source,cost_per_hour,cost_per_million_output_tokens,"
       "goodput_per_dollar,calibration,band_ttft_rel,band_tpot_rel,simulations,error,"
-      "e2e_p99_lo,e2e_p99_hi\n",
+      "e2e_p99_lo,e2e_p99_hi,unloaded_rate,unloaded_ttft_p99_s,unloaded_tpot_p99_s,"
+      "unloaded_e2e_p99_s,feasible,feasibility\n",
       f);
   for (int i = 0; i < n; i++) {
     const kvsim_compare_row_t *r = &rows[i];
@@ -98,7 +101,13 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
     /* Columns added later go last: a script reading by position keeps its
      * columns. */
     num(f, r->e2e_p99_range[0], false);
-    num(f, r->e2e_p99_range[1], true);
+    num(f, r->e2e_p99_range[1], false);
+    const double u[] = {r->unloaded_rate, r->unloaded_ttft_p99, r->unloaded_tpot_p99,
+                        r->unloaded_e2e_p99};
+    for (size_t k = 0; k < sizeof u / sizeof *u; k++)
+      num(f, u[k], false);
+    fputs(r->rc != KVSIM_OK || isnan(r->unloaded_rate) ? "," : r->infeasible ? "false," : "true,", f);
+    field(f, r->feasibility, true);
   }
   return finish(f, &text);
 }
@@ -109,14 +118,21 @@ char *kvsim_compare_sweep_csv(const kvsim_compare_t *c, const kvsim_compare_row_
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return NULL;
-  fputs("label,rate,ttft_p99_s,tpot_p99_s,kv_usage_peak\n", f);
+  fputs("label,rate,ttft_p99_s,tpot_p99_s,kv_usage_peak,ttft_p99_lo,ttft_p99_hi,tpot_p99_lo,"
+        "tpot_p99_hi\n",
+        f);
   for (int i = 0; i < n; i++)
     for (int k = 0; k < rows[i].nsweep; k++) {
       field(f, c->cand[i].label, false);
       num(f, rows[i].sweep_rate[k], false);
       num(f, rows[i].sweep_ttft_p99[k], false);
       num(f, rows[i].sweep_tpot_p99[k], false);
-      num(f, rows[i].sweep_kv_peak[k], true);
+      num(f, rows[i].sweep_kv_peak[k], false);
+      /* The band's range at that rate (the plots' error bars), last. */
+      num(f, rows[i].sweep_ttft_range[k][0], false);
+      num(f, rows[i].sweep_ttft_range[k][1], false);
+      num(f, rows[i].sweep_tpot_range[k][0], false);
+      num(f, rows[i].sweep_tpot_range[k][1], true);
     }
   return finish(f, &text);
 }
@@ -142,21 +158,11 @@ static fig_t fig(double v) {
   return f;
 }
 
-static bool meets(const kvsim_compare_row_t *r) { return r->rc == KVSIM_OK && !isnan(r->replicas); }
-
 /* Requests finished at the target (a TTFT) but none had a second token:
  * no TPOT at all, which no request missed (summary.json's slo says met,
  * with a reason), not a TPOT of 0 s nor one that misses. */
 static bool no_tpot(const kvsim_compare_row_t *r) {
   return isfinite(r->ttft_p99) && isnan(r->tpot_p99) && isnan(r->tpot_p99_range[1]);
-}
-
-/* Meets the target also with every step at the band's slow edge: each
- * target the study gives (the searches' own), E2E as TTFT and TPOT. */
-static bool robust(const kvsim_compare_t *c, const kvsim_compare_row_t *r) {
-  return meets(r) && !(c->slo_ttft_p99_s > 0 && !(r->ttft_p99_range[1] <= c->slo_ttft_p99_s)) &&
-         !(c->slo_tpot_p99_s > 0 && !no_tpot(r) && !(r->tpot_p99_range[1] <= c->slo_tpot_p99_s)) &&
-         !(c->slo_e2e_p99_s > 0 && !(r->e2e_p99_range[1] <= c->slo_e2e_p99_s));
 }
 
 /* ", E2E 1.23 s [lo, hi]" when the study has an E2E target (the figure it
@@ -197,16 +203,6 @@ static void tpot_text(const kvsim_compare_row_t *r, bool ranged, char *buf, size
     snprintf(buf, cap, "TPOT %.3g s", r->tpot_p99);
 }
 
-/* One that holds across the band first, then cheaper when both have a
- * price, else fewer GPUs, else study order. */
-static bool better(const kvsim_compare_t *c, const kvsim_compare_row_t *a, const kvsim_compare_row_t *b) {
-  if (robust(c, a) != robust(c, b))
-    return robust(c, a);
-  if (isfinite(a->cost_per_hour) && isfinite(b->cost_per_hour) && a->cost_per_hour != b->cost_per_hour)
-    return a->cost_per_hour < b->cost_per_hour;
-  return a->replicas * a->gpus_per_replica < b->replicas * b->gpus_per_replica;
-}
-
 /* Candidate i's label, escaped into tmp for Markdown when md. */
 static const char *label(const kvsim_compare_t *c, int i, bool md, char *tmp, size_t cap) {
   if (!md)
@@ -215,13 +211,10 @@ static const char *label(const kvsim_compare_t *c, int i, bool md, char *tmp, si
   return tmp;
 }
 
-/* The candidate the answer names, or -1 when none meets the target. */
+/* The candidate the answer names, or -1 when none meets the target
+ * (compare_rank.c). */
 static int best_row(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
-  int best = -1;
-  for (int i = 0; i < n; i++)
-    if (meets(&rows[i]) && (best < 0 || better(c, &rows[i], &rows[best])))
-      best = i;
-  return best;
+  return kvsim__compare_best(c, rows, n, KVSIM__AT_NOMINAL, NULL, NULL);
 }
 
 void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, bool md,
@@ -246,7 +239,7 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
         r->replicas * r->gpus_per_replica == 1 ? "" : "s");
     if (isfinite(r->cost_per_hour))
       PUT(" for %s", PRICE(r->cost_per_hour));
-    if (!robust(c, r))
+    if (!kvsim__compare_robust(c, r))
       PUT(" (but misses the SLO at the band's slow edge)");
   }
   for (int i = 0; i < n; i++) {
@@ -257,16 +250,21 @@ void kvsim_compare_answer(const kvsim_compare_t *c, const kvsim_compare_row_t *r
       PUT("; %s does not fit", LABEL(i));
     else if (r->rc < 0)
       PUT("; %s failed", LABEL(i));
-    else if (isnan(r->goodput))
+    else if (r->infeasible) {
+      char line[2 * sizeof r->feasibility];
+      if (md)
+        kvsim__md_escape(line, sizeof line, r->feasibility);
+      PUT("; %s %s", LABEL(i), md ? line : r->feasibility);
+    } else if (isnan(r->goodput))
       PUT("; %s meets the SLO at no rate tried", LABEL(i));
-    else if (meets(r)) {
+    else if (kvsim__compare_meets(r)) {
       PUT("; %s reaches %s%.3g req/s [%s%s, %s%s] per deployment (%.0f x for the target", LABEL(i),
           ge(r->goodput_lower_bound[0]), r->goodput, ge(r->goodput_lower_bound[1]),
           fig(r->goodput_range[0]).s, ge(r->goodput_lower_bound[2]), fig(r->goodput_range[1]).s,
           r->replicas);
       if (isfinite(r->cost_per_hour))
         PUT(", %s", PRICE(r->cost_per_hour));
-      PUT(robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
+      PUT(kvsim__compare_robust(c, r) ? ")" : "; misses the SLO at the band's slow edge)");
     } else {
       PUT("; %s reaches %s%.3g req/s [%s%s, %s%s]", LABEL(i), ge(r->goodput_lower_bound[0]),
           r->goodput, ge(r->goodput_lower_bound[1]), fig(r->goodput_range[0]).s,
@@ -306,12 +304,19 @@ static void end_notes(const kvsim_compare_t *c, const kvsim_compare_result_t *re
 
 void kvsim_compare_print(const kvsim_compare_t *c, const kvsim_compare_result_t *res, const char *dir,
                          FILE *out) {
-  fprintf(out, "%s\n", res->answer);
+  char decision[sizeof res->answer];
+  kvsim_compare_decision(c, res->rows, res->n, false, decision, sizeof decision);
+  fprintf(out, "%s\n%s\n", decision, res->answer);
   for (int i = 0; i < res->n; i++) {
     const kvsim_compare_row_t *r = &res->rows[i];
     if (r->rc < 0) {
       fprintf(out, "  %-28s %s: %s\n", c->cand[i].label, r->rc == KVSIM_ENOFIT ? "does not fit" : "failed",
              r->error);
+      continue;
+    }
+    if (r->infeasible) {
+      fprintf(out, "  %-28s %s (%s)\n", c->cand[i].label, r->feasibility,
+              kvsim_cal_status_name(r->cal_status));
       continue;
     }
     fprintf(out, "  %-28s goodput %s%s req/s [%s%s, %s%s]; ", c->cand[i].label,
@@ -455,7 +460,7 @@ static int done(void *p, int64_t i, int rc, const void *out, const kvsim_err *e)
   kvsim_progress_step(x->o->progress, x->c->cand[i].label,
                       r->rc == KVSIM_ENOFIT ? "does not fit"
                       : r->rc < 0           ? NULL
-                      : meets(r)            ? "meets the target"
+                      : kvsim__compare_meets(r)            ? "meets the target"
                                             : "misses the target",
                       r->rc < 0 && r->rc != KVSIM_ENOFIT);
   return KVSIM_OK;
@@ -544,6 +549,48 @@ static int write_outputs(const kvsim_compare_t *c, const kvsim_compare_opts_t *o
   return rc;
 }
 
+/* The figures, drawn by this command once its tables are in place (an
+ * older compare's PNGs removed first), and REPORT.md written again to
+ * link what was drawn or say why nothing was. A figure that cannot be
+ * drawn is a line of the report, not an error. */
+static int draw_plots(const kvsim_compare_t *c, const kvsim_compare_opts_t *o,
+                      kvsim_compare_result_t *res, kvsim_err *err) {
+  kvsim__plots_clear(o->out);
+  char why[512] = "";
+  if (!kvsim__plots_available(why, sizeof why)) {
+    snprintf(res->plots_note, sizeof res->plots_note, "%s", why);
+  } else {
+    char name[200], ttft[64] = "KVSIM_PLOT_TTFT_SLO=", tpot[64] = "KVSIM_PLOT_TPOT_SLO=";
+    snprintf(name, sizeof name, "KVSIM_PLOT_NAME=%s", c->name);
+    if (c->slo_ttft_p99_s > 0)
+      snprintf(ttft, sizeof ttft, "KVSIM_PLOT_TTFT_SLO=%g", c->slo_ttft_p99_s);
+    if (c->slo_tpot_p99_s > 0)
+      snprintf(tpot, sizeof tpot, "KVSIM_PLOT_TPOT_SLO=%g", c->slo_tpot_p99_s);
+    const char *env[] = {name, ttft, tpot, NULL};
+    if (!kvsim__plots_draw("plot_compare.sh", o->out, env, why, sizeof why)) {
+      kvsim__plots_clear(o->out); /* none rather than some */
+      snprintf(res->plots_note, sizeof res->plots_note, "the plot script failed: %s", why);
+    } else if (kvsim__plots_list(o->out, res->plots, sizeof res->plots) == 0) {
+      snprintf(res->plots_note, sizeof res->plots_note, "nothing to draw");
+    }
+  }
+  char path[4400], tmp[4500];
+  snprintf(path, sizeof path, "%s/REPORT.md", o->out);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  char *text = kvsim_report_md_compare(c, res, o->command);
+  if (!text)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+  int slot = kvsim__tmp_track(tmp);
+  int rc = stage(path, tmp, text, err);
+  if (rc == KVSIM_OK && rename(tmp, path) != 0)
+    rc = kvsim_err_set(err, KVSIM_EIO, "%s: write failed: %s", path, strerror(errno));
+  if (rc < 0)
+    remove(tmp);
+  kvsim__tmp_forget(slot);
+  free(text);
+  return rc;
+}
+
 int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                       kvsim_compare_result_t *res, kvsim_err *err) {
   _Static_assert(sizeof(kvsim_compare_row_t) <= KVSIM_STUDY_RECORD_MAX, "a row is a record");
@@ -585,8 +632,12 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
   int rc = kvsim_study_parallel_records(0, c->ncandidates, 1, opts->jobs, job, done, &x, err);
   if (rc == KVSIM_OK)
     kvsim_compare_answer(c, res->rows, res->n, false, res->answer, sizeof res->answer);
-  if (rc == KVSIM_OK && opts->out)
+  if (rc == KVSIM_OK && opts->out) {
+    snprintf(res->plots_note, sizeof res->plots_note, "not drawn yet");
     rc = write_outputs(c, opts, res, err);
+    if (rc == KVSIM_OK)
+      rc = draw_plots(c, opts, res, err);
+  }
   if (opts->out) {
     /* Complete (or failed for good): the partial table has no more use,
      * and is removed with the signals held, so a stop in between finds it

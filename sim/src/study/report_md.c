@@ -3,6 +3,7 @@
  * candidate's memory plan in the engine's words, the diagnosis, and what
  * the figures rest on). Markdown with relative image links. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,13 @@ static void question(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
 /* Why a cell of the table is "-": one note per reason that occurs, with
  * how many candidates it names (the sweep's table says it the same way). */
 static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
-  enum { NOFIT, FAILED, NO_RATE, NO_REPLICAS, NONE_FINISHED, NO_TPOT, NO_PRICE, NREASONS };
+  enum { NOFIT, FAILED, INFEASIBLE, NO_RATE, NO_REPLICAS, NONE_FINISHED, NO_TPOT, NO_PRICE, NREASONS };
   static const char *const said[NREASONS] = {
       "does not fit (%d candidate%s): nothing ran",
       "failed (%d candidate%s): nothing measured (its error is under its memory plan)",
+      "meets the SLO at no load or only near zero load (%d candidate%s): no replica count "
+      "answers it (the Answer gives its unloaded p99 and the nearest changes, measured "
+      "unloaded)",
       "meets the SLO at no rate tried (%d candidate%s): no goodput",
       "no replica count tried meets the target (%d candidate%s): no run at the target, so no "
       "replicas, GPUs, latency, KV or cost figures",
@@ -83,6 +87,10 @@ static void dash_notes(FILE *f, const kvsim_compare_row_t *rows, int n) {
     const kvsim_compare_row_t *r = &rows[i];
     if (r->rc < 0) {
       count[r->rc == KVSIM_ENOFIT ? NOFIT : FAILED]++;
+      continue;
+    }
+    if (r->infeasible) {
+      count[INFEASIBLE]++;
       continue;
     }
     count[NO_RATE] += isnan(r->goodput);
@@ -222,13 +230,43 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
   fputs("\n\n", f);
 }
 
-static void plots(FILE *f) {
-  fputs("## Plots\n\n"
-        "![p99 TTFT against offered rate](compare_ttft.png)\n\n"
-        "![KV cache usage against offered rate](compare_kv.png)\n\n"
-        "![Goodput per dollar](compare_goodput_per_dollar.png)\n\n"
-        "Drawn from compare_sweep.csv and compare.csv by scripts/plot_compare.sh (gnuplot); the "
-        "tables do not need it.\n\n",
+/* The figures this compare drew (res->plots), or why there are none. */
+static void plots(FILE *f, const kvsim_compare_result_t *res) {
+  static const char *const known[][2] = {
+      {"compare_ttft.png", "p99 TTFT against offered rate"},
+      {"compare_tpot.png", "p99 TPOT against offered rate"},
+      {"compare_kv.png", "KV cache usage against offered rate"},
+      {"compare_goodput_per_dollar.png", "Goodput per dollar"}};
+  fputs("## Plots\n\n", f);
+  if (!res->plots[0]) {
+    fprintf(f, "No plots: %s.\n\n",
+            res->plots_note[0] ? res->plots_note : "the report was written without a folder");
+    return;
+  }
+  /* The known figures in reading order (TTFT, TPOT, KV, cost), then any
+   * other the script drew. */
+  for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+    size_t len = strlen(known[k][0]);
+    for (const char *p = strstr(res->plots, known[k][0]); p; p = strstr(p + 1, known[k][0]))
+      if ((p == res->plots || p[-1] == '\n') && p[len] == '\n') {
+        fprintf(f, "![%s](%s)\n\n", known[k][1], known[k][0]);
+        break;
+      }
+  }
+  for (const char *p = res->plots; *p;) {
+    size_t n = strcspn(p, "\n");
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)n, p);
+    bool listed = false;
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+      listed |= !strcmp(known[k][0], name);
+    if (!listed)
+      fprintf(f, "![%s](%s)\n\n", name, name);
+    p += n + (p[n] == '\n');
+  }
+  fputs("Drawn by this command with gnuplot from compare_sweep.csv and compare.csv (the script is "
+        "scripts/plot_compare.sh); error bars: the band's range at each rate. A figure of one "
+        "constant is not drawn.\n\n",
         f);
 }
 
@@ -310,7 +348,10 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return NULL;
-  fputs("# Capacity review: ", f);
+  /* The first line is the decision: what to buy, and why. */
+  char decision[sizeof res->answer * 2];
+  kvsim_compare_decision(c, res->rows, res->n, true, decision, sizeof decision);
+  fprintf(f, "%s\n\n# Capacity review: ", decision);
   kvsim__md_text(f, c->name);
   fputs("\n\n", f);
   question(f, c, res->rows);
@@ -320,7 +361,7 @@ char *kvsim_report_md_compare(const kvsim_compare_t *c, const kvsim_compare_resu
   kvsim_compare_answer(c, res->rows, res->n, true, answer, sizeof answer);
   fprintf(f, "## Answer\n\n%s\n\n", answer);
   table(f, c, res->rows, res->n);
-  plots(f);
+  plots(f, res);
   plans(f, c, res->rows, res->n);
   diagnosis(f, c, res->rows, res->n);
   rests_on(f, c, res->rows, res->n, command);

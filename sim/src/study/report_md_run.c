@@ -11,6 +11,7 @@
 
 #include "kvsim/report.h"
 #include "kvsim/study.h"
+#include "study/plot.h"
 #include "study/md.h"
 
 /* s's ranges, or those of the scenario run again with its band. */
@@ -134,6 +135,43 @@ static int write_text(const char *dir, char *text, size_t len, kvsim_err *err) {
   return rc;
 }
 
+/* The run's figures, drawn here by the plot script compiled into the
+ * binary (scripts/plot.sh) on the outputs already in dir, after removing
+ * an older run's PNGs; linked as drawn, or the reason there are none. */
+static void run_plots(FILE *f, const char *dir) {
+  static const char *const known[][2] = {{"kv_cache.png", "KV cache usage"},
+                                         {"queue.png", "Queue"},
+                                         {"replicas.png", "Replicas"},
+                                         {"preemptions.png", "Preemptions"},
+                                         {"latency_cdf.png", "Latency"}};
+  char why[512] = "", list[1024] = "";
+  kvsim__plots_clear(dir);
+  if (kvsim__plots_available(why, sizeof why) &&
+      !kvsim__plots_draw("plot.sh", dir, NULL, why, sizeof why)) {
+    kvsim__plots_clear(dir);
+    char failed[600];
+    snprintf(failed, sizeof failed, "the plot script failed: %s", why);
+    snprintf(why, sizeof why, "%s", failed);
+  }
+  fputs("## Plots\n\n", f);
+  if (kvsim__plots_list(dir, list, sizeof list) == 0) {
+    fprintf(f, "No plots: %s.\n\n", why[0] ? why : "nothing to draw");
+    return;
+  }
+  for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+    char line[64];
+    snprintf(line, sizeof line, "%s\n", known[k][0]);
+    for (const char *p = strstr(list, line); p; p = strstr(p + 1, line))
+      if (p == list || p[-1] == '\n') {
+        fprintf(f, "![%s](%s)\n\n", known[k][1], known[k][0]);
+        break;
+      }
+  }
+  fputs("Drawn by this command with gnuplot (the script is scripts/plot.sh); a figure of one "
+        "constant (no preemptions) is not drawn.\n\n",
+        f);
+}
+
 int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
                               const char *command, kvsim_err *err) {
   kvsim_summary_t *e = malloc(sizeof *e);
@@ -226,8 +264,7 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
           (long long)s->preemptions, e->preemptions_range.lo, e->preemptions_range.hi,
           100 * s->prefix_hit_rate, 100 * s->slo_attainment, 100 * e->slo_attainment_range.lo,
           100 * e->slo_attainment_range.hi);
-  fputs("## Plots\n\n![KV cache usage](kv_cache.png)\n\n![Queue](queue.png)\n\n![Preemptions](preemptions.png)\n\n"
-        "![Latency](latency_cdf.png)\n\nDrawn by scripts/plot.sh on this folder (gnuplot).\n\n", f);
+  run_plots(f, dir);
   bool planned = plan_block(f, sc, &s->plan);
   fputs("## Diagnosis\n\n", f);
   if (!s->ndiagnosis)

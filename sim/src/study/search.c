@@ -115,8 +115,8 @@ static int apply(const kvsim_search_t *se, kvsim_scenario_t *sc, double v, kvsim
   case KVSIM_SEARCH_UTIL:
     return kvsim_scenario_set_memory_fraction(sc, digits9(v), err);
   default:
-    return kvsim_scenario_set_workload(sc, se->trace ? "rate" : "synthetic.arrival.rate",
-                                       digits9(v), err);
+    /* At the workload's duration, not its request count. */
+    return kvsim_study_set_rate(sc, se->trace ? "rate" : "synthetic.arrival.rate", digits9(v), err);
   }
 }
 
