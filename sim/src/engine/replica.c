@@ -147,10 +147,12 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   rep->stalled = 0;
   kvsim_batch_shape_t shape;
   memset(&shape, 0, sizeof shape);
+  /* With speculative decoding, a request scheduled past its known tokens
+   * verifies drafts (static batches schedule padding rows past theirs). */
+  const bool spec = rep->sched->cfg.num_spec_tokens > 0;
   for (int32_t i = 0; i < st->reqs.n; i++) {
     const kvsim_request_t *r = st->reqs.v[i];
-    /* A request scheduled past its known tokens verifies drafts. */
-    if (r->num_computed + r->step_new > r->num_tokens)
+    if (spec && r->num_computed + r->step_new > r->num_tokens)
       kvsim_batch_shape_add_verify(&shape, r->num_computed, r->step_new, window);
     else
       kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);

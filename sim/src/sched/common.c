@@ -82,7 +82,7 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
     }
     /* Drafts verified this step: what was scheduled past the request's
      * known tokens. */
-    int64_t drafts = r->num_computed + r->step_new - r->num_tokens;
+    int64_t drafts = s->cfg.num_spec_tokens > 0 ? r->num_computed + r->step_new - r->num_tokens : 0;
     r->num_spec = 0;
     if (drafts > 0) {
       if (verify_drafts(s, r, (int)drafts, now)) {
