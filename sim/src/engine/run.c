@@ -610,6 +610,8 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
   for (int32_t i = 0; i < r.nrep; i++) {
     const kvsim__replica_t *rep = &r.reps[i];
     stats->preemptions += rep->sched->num_preemptions;
+    stats->spec_drafts += rep->sched->spec_drafts_total;
+    stats->spec_accepted += rep->sched->spec_accepted_total;
     stats->prefix_queries += rep->kv.queries;
     stats->prefix_hits += rep->kv.hits;
     stats->prefix_preempted_queries += rep->kv.preempted_queries;
