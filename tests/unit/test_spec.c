@@ -278,3 +278,34 @@ Test(spec, v1_rejected_drafts) {
   gsl_rng_free(g);
   teardown_env(&e);
 }
+
+/* Prefix caching with drafts: blocks of 4, 3 drafts all accepted, so
+ * num_computed jumps 9 -> 12 -> 16 past every block end. The block the
+ * accepted drafts filled is cached by the next step, as vLLM's
+ * cache_blocks goes on from num_cached_block; without the look-back no
+ * output block would ever be cached. */
+Test(spec, v1_accepted_blocks_are_cached) {
+  env_t e;
+  env_setup(&e, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = 64, .budget = 64,
+                             .max_seqs = 4, .chunked = true, .prefix = true});
+  kvsim_err err = {0};
+  double one = 1.0;
+  e.s->cfg.num_spec_tokens = 3;
+  e.s->cfg.num_lookahead_tokens = 3;
+  e.kv.spec_backoff = 4;
+  cr_assert_eq(kvsim_spec_accept_set(&e.s->cfg.accept, 3, &one, 1, "r", &err), KVSIM_OK, "%s", err.msg);
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+  e.s->spec_rng = g;
+  kvsim_request_t *r = add(&e, 0, 8, 40);
+  for (int step = 0; step < 3; step++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(r->num_computed, 16, "8 + 1 + 3, then + 4");
+  schedule(&e); /* allocate_slots caches what the last verify filled */
+  for (int b = 2; b < 4; b++)
+    cr_assert_neq(e.kv.pool.hash[r->blocks[0].ids[b]], 0, "output block %d cached", b);
+  finish_step(&e);
+  gsl_rng_free(g);
+  teardown_env(&e);
+}

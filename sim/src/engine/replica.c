@@ -28,6 +28,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   if (rc < 0)
     return rc;
   rep->sched->cpu = &rep->cpu;
+  if (res->sched.num_spec_tokens > 0)
+    rep->kv.spec_backoff = res->sched.num_spec_tokens + 1;
   rep->overlap_transfers = sc->offload.overlap;
   rep->step_time_scale = sc->step_time_scale > 0 ? sc->step_time_scale : 1.0;
   rep->prefill_time_scale = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : rep->step_time_scale;

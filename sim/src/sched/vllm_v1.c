@@ -83,6 +83,9 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
    * allocate_slots(num_lookahead_tokens=self.num_lookahead_tokens). A
    * budget cut drops the drafts past it. */
   const int64_t lookahead = s->cfg.num_lookahead_tokens;
+  /* Every speculative step goes through allocate_slots, which also caches
+   * the blocks accepted drafts filled (ngram has no lookahead). */
+  const bool spec = s->cfg.num_spec_tokens > 0;
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
     int64_t n = r->num_tokens + r->num_spec - r->num_computed;
@@ -97,7 +100,7 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       continue;
     }
     bool self_preempted = false;
-    while ((rc = lookahead ? kvsim_kvcache_allocate(kv, r, 0, n, lookahead)
+    while ((rc = spec ? kvsim_kvcache_allocate(kv, r, 0, n, lookahead)
                            : kvsim_kvcache_allocate_running(kv, r, n)) <= 0) {
       if (rc < 0)
         return rc;
