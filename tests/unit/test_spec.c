@@ -309,3 +309,28 @@ Test(spec, v1_accepted_blocks_are_cached) {
   gsl_rng_free(g);
   teardown_env(&e);
 }
+
+/* An EAGLE-style drafter gives back the last block of a prefix hit
+ * (find_longest_cache_hit with use_eagle): a preempted 16-token prompt
+ * with one output token finds 4 blocks of 4 again without it, 3 with. */
+static int64_t resumed_hit(bool eagle) {
+  env_t e;
+  env_setup(&e, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = 64, .budget = 64,
+                             .max_seqs = 4, .chunked = true, .prefix = true});
+  e.kv.drop_last_hit = eagle;
+  kvsim_request_t *r = add(&e, 0, 16, 10);
+  schedule(&e);
+  finish_step(&e);
+  cr_assert_eq(r->num_tokens, 17, "prompt and one output token");
+  cr_assert_eq(kvsim_sched_preempt(e.s, r), KVSIM_OK, "preempted");
+  e.s->running.n = 0;
+  schedule(&e);
+  int64_t hit = r->num_computed; /* the hit, before this step's tokens */
+  teardown_env(&e);
+  return hit;
+}
+
+Test(spec, eagle_drops_the_last_hit_block) {
+  cr_assert_eq(resumed_hit(false), 16, "every full block found");
+  cr_assert_eq(resumed_hit(true), 12, "the last one recomputed");
+}

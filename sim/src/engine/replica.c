@@ -30,6 +30,10 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   rep->sched->cpu = &rep->cpu;
   if (res->sched.num_spec_tokens > 0)
     rep->kv.spec_backoff = res->sched.num_spec_tokens + 1;
+  /* SpeculativeConfig.use_eagle(): the drafters that read the target's
+   * hidden states (the KVCacheManager's use_eagle). */
+  const kvsim_spec_method sm = res->plan.p.spec.method;
+  rep->kv.drop_last_hit = sm == KVSIM_SPEC_EAGLE || sm == KVSIM_SPEC_EAGLE3 || sm == KVSIM_SPEC_MTP;
   rep->overlap_transfers = sc->offload.overlap;
   rep->step_time_scale = sc->step_time_scale > 0 ? sc->step_time_scale : 1.0;
   rep->prefill_time_scale = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : rep->step_time_scale;

@@ -222,6 +222,12 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
       break;
     L++;
   }
+  /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
+   * state of the last hit position, so the hit gives back its last block
+   * to be recomputed (FullAttentionManager.find_longest_cache_hit:
+   * "if use_eagle and computed_blocks[0]: ... pop()"). */
+  if (kv->drop_last_hit && L > 0)
+    L--;
   /* Sliding groups: shrink L until each has its window's blocks cached. */
   for (int g = 0; g < kv->num_groups; g++) {
     if (!kv->sliding[g])
