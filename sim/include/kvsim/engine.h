@@ -74,6 +74,9 @@ typedef struct kvsim_run_stats {
   int64_t requests_arrived, requests_finished, requests_rejected, requests_in_flight;
   int64_t rejected_too_long, rejected_admission, rejected_no_fit;
   int64_t preemptions, requests_preempted;
+  /* Speculative decoding: drafts verified and accepted (vLLM's
+   * spec_decode_num_draft_tokens / num_accepted_tokens). */
+  int64_t spec_drafts, spec_accepted;
   int64_t prefix_queries, prefix_hits, prefix_preempted_queries, prefix_preempted_hits;
   int64_t prefix_isolation_lost;
   int64_t prompt_tokens, generation_tokens, cached_tokens;

@@ -35,6 +35,13 @@ typedef struct kvsim_kvcache {
    * holds this many extra blocks while it has KV (plan's residual bytes
    * rounded up to blocks), in the table after its groups'. */
   int32_t residual_blocks;
+  /* Speculative decoding: num_speculative_tokens + 1, how far a verify
+   * step can move num_computed; a step caches the blocks that far back
+   * that accepted drafts filled (kvcache.c first_to_cache). 0 without. */
+  int32_t spec_backoff;
+  /* vLLM's use_eagle (EAGLE, EAGLE-3, MTP drafters): a prefix hit drops
+   * its last block. */
+  bool drop_last_hit;
   /* V1 offloading connector (vllm/distributed/kv_transfer/kv_connector/v1/
    * offloading_connector.py, vLLM PR #22595): full blocks are stored to the
    * CPU tier as they fill (after store_threshold lookups when >= 2); a prefix

@@ -75,6 +75,14 @@ typedef struct kvsim_model {
   int num_moe_layers;
 
   kvsim_quant_t quant;
+
+  /* Speculative decoding. num_nextn_predict_layers: the multi-token
+   * prediction layers a checkpoint ships beside its decoder (DeepSeek-V3:
+   * 1), which vLLM's "mtp" method loads as the drafter; 0 = none.
+   * draft_vocab_size: an EAGLE-3 head's own lm_head vocabulary (its
+   * config's draft_vocab_size, 32000 for the yuhuili heads); 0 = none. */
+  int64_t num_nextn_predict_layers;
+  int64_t draft_vocab_size;
 } kvsim_model_t;
 
 /* Parameters of one piece of the model, split the way tensor parallelism

@@ -60,6 +60,14 @@ typedef struct kvsim_batch_shape {
    * to: sum of context + 1, and of min(context + 1, window). Their pairs
    * are part of attn_full / attn_sliding; the rest is the prefills'. */
   double decode_keys_full, decode_keys_sliding;
+  /* Speculative decoding's verify sequences (kvsim_batch_shape_add_verify):
+   * a decode whose query is its last token and its drafts. The pairs of
+   * its queries other than the last are in attn_* and here, so that no
+   * prefill takes them; its drafts are rows of the lm_head and the sampler
+   * beside one per sequence (vLLM computes logits at every draft position
+   * to verify it). 0 without speculation. */
+  double verify_pairs_full, verify_pairs_sliding;
+  int64_t spec_rows;
 } kvsim_batch_shape_t;
 
 /* Adds one sequence with `context` cached tokens computing `new_tokens`
@@ -101,6 +109,34 @@ static inline void kvsim_batch_shape_add(kvsim_batch_shape_t *b, int64_t context
     if (!prefill)
       b->decode_keys_sliding += c + n;
   }
+}
+
+/* Adds a verify sequence: `context` cached tokens, its last sampled token
+ * and new_tokens - 1 drafts computed this step (vLLM V1 schedules 1 + k
+ * tokens of a running request with k drafts and runs them as one
+ * decode-like query of 1 + k rows, FlashAttention / FlashInfer with
+ * max_query_len 1 + k). Counted as a decode sequence reading its KV once;
+ * its pairs count toward the FLOPs. O(1). */
+static inline void kvsim_batch_shape_add_verify(kvsim_batch_shape_t *b, int64_t context,
+                                                int64_t new_tokens, int64_t window) {
+  const double c = (double)context, n = (double)new_tokens;
+  b->num_seqs++;
+  b->new_tokens += new_tokens;
+  b->spec_rows += new_tokens - 1;
+  const double pairs = n * c + n * (n + 1) / 2;
+  b->attn_full += pairs;
+  b->kv_read_full += c + n;
+  b->decode_keys_full += c + n;
+  b->verify_pairs_full += pairs - (c + n);
+  double w = window > 0 ? (double)window : c + n, keys = c + n < w ? c + n : w;
+  /* Sliding layers: every query sees at most the window. */
+  double sp = 0;
+  for (int64_t i = 1; i <= new_tokens; i++)
+    sp += c + (double)i < w ? c + (double)i : w;
+  b->attn_sliding += sp;
+  b->kv_read_sliding += (c < w ? c : w) + n;
+  b->decode_keys_sliding += keys;
+  b->verify_pairs_sliding += sp - keys;
 }
 
 typedef struct kvsim_step_cost {

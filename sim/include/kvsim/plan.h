@@ -161,6 +161,31 @@ typedef struct kvsim_plan_lora_params {
   bool fully_sharded;       /* --fully-sharded-loras: A (column) and B (row) split over TP */
 } kvsim_plan_lora_params_t;
 
+/* vLLM speculative decoding (--speculative-config; vllm/config/speculative.py
+ * SpeculativeConfig). The drafter's weights load with the model, its
+ * attention layers join the KV cache, and the scheduler reserves
+ * lookahead slots (kvsim/spec.h). */
+typedef enum kvsim_spec_method {
+  KVSIM_SPEC_NONE = 0,
+  KVSIM_SPEC_EAGLE,       /* "eagle": EAGLE-1/2 head, target's embedding and lm_head */
+  KVSIM_SPEC_EAGLE3,      /* "eagle3": EAGLE-3 head with its own lm_head (draft_vocab_size) */
+  KVSIM_SPEC_MTP,         /* "mtp": the checkpoint's num_nextn_predict_layers */
+  KVSIM_SPEC_NGRAM,       /* "ngram": prompt lookup, no drafter on the GPU */
+  KVSIM_SPEC_DRAFT_MODEL, /* "draft_model": a whole smaller model */
+} kvsim_spec_method;
+
+/* The most draft tokens per step kvsim models (vLLM has no bound; real
+ * deployments use 1-8). */
+#define KVSIM_SPEC_MAX_TOKENS 16
+
+typedef struct kvsim_plan_spec_params {
+  kvsim_spec_method method;
+  int num_speculative_tokens;     /* k; 0 = the drafter's n_predict (mtp) */
+  char model[256];                /* the drafter: catalog name, HF id or config path */
+  int draft_tensor_parallel_size; /* 0 = the target's (the only value modelled) */
+  int prompt_lookup_min, prompt_lookup_max; /* ngram (default 5, 5); no memory */
+} kvsim_plan_spec_params_t;
+
 /* Everything the plan depends on. Zero / negative means "engine default"
  * or "predict" as noted; kvsim_plan_params_default() fills the defaults. */
 typedef struct kvsim_plan_params {
@@ -202,6 +227,7 @@ typedef struct kvsim_plan_params {
   double swap_space_gib, kv_offloading_gib;
   kvsim_plan_sglang_params_t sglang; /* engine KVSIM_PLAN_SGLANG only */
   kvsim_plan_lora_params_t lora;     /* vLLM engines only */
+  kvsim_plan_spec_params_t spec;     /* vllm-v1 only */
   /* Engines other than vLLM: their own settings (read by their plan). */
   kvsim_plan_tgi_params_t tgi;
   kvsim_plan_hf_params_t hf;
@@ -278,6 +304,15 @@ typedef struct kvsim_plan {
       non_torch_bytes, cuda_graph_bytes, available_kv_bytes;
   bool cuda_graph_subtracted;
   int64_t lora_bytes;         /* --enable-lora: the adapter slots, inside weights_bytes */
+  /* --speculative-config: the drafter's weights (inside weights_bytes),
+   * its attention layers on this rank, their bytes per block (inside
+   * block_bytes) and per token (inside per_token_kv_bytes), and the slots
+   * the scheduler reserves past each running request. */
+  int64_t spec_weights_bytes;
+  int spec_draft_layers;
+  int64_t spec_block_bytes, spec_per_token_bytes;
+  int num_lookahead_tokens;
+  bool spec_embed_shared, spec_lm_head_shared;
   /* Pool. */
   int64_t num_gpu_blocks;     /* as logged; V1 includes the null block 0 */
   int64_t kv_cache_tokens;    /* "GPU KV cache size: N tokens" */

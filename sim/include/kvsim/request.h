@@ -46,6 +46,9 @@ typedef struct kvsim_request {
   int64_t num_cached_tokens; /* prefix-cache hit of the first schedule */
   int32_t num_preemptions;
   int32_t step_new;          /* tokens scheduled in the current step */
+  /* Speculative decoding: draft tokens proposed at the end of the last
+   * step, verified in the next (vLLM request.spec_token_ids); 0 without. */
+  int32_t num_spec;
 
   /* KV: one block table per KV cache group; hashes of the full blocks
    * (same for every group; the pool key mixes the group in). */

@@ -87,6 +87,10 @@ typedef struct kvsim_scenario {
    * (1 - f) x step_time_scale + f x prefill_time_scale of its modelled
    * time); 0 = not given, step_time_scale throughout. */
   double prefill_time_scale;
+  /* engine.speculative.acceptance_rate: one rate, or one per position
+   * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
+  double spec_rates[KVSIM_SPEC_MAX_TOKENS];
+  int spec_nrates;
   kvsim_workload_cfg_t *workload; /* owned */
   /* SLO targets (seconds); 0 = none. */
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s;

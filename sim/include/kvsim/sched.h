@@ -15,6 +15,7 @@
 #include "kvsim/error.h"
 #include "kvsim/kvcache.h"
 #include "kvsim/request.h"
+#include "kvsim/spec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,11 @@ typedef struct kvsim_sched_cfg {
   kvsim_policy policy;
   kvsim_preempt_mode preemption_mode;
   kvsim_sched_opts_t opts;              /* the profile's own options (parse_opts) */
+  /* Speculative decoding (vllm-v1; kvsim/spec.h): drafts per running
+   * request and step (0: off), the slots reserved past them
+   * (num_lookahead_tokens), and how many the target accepts. */
+  int32_t num_spec_tokens, num_lookahead_tokens;
+  kvsim_spec_accept_t accept;
 } kvsim_sched_cfg_t;
 
 /* A growable array of requests (running list, step list); the layout of
@@ -184,6 +190,12 @@ struct kvsim_sched {
   int64_t num_preemptions;   /* cumulative (vllm:num_preemptions) */
   int64_t num_swapped;       /* requests whose KV is in the CPU tier now */
   int64_t prompt_tokens_total, generation_tokens_total;
+  /* Speculative decoding: the run's generator of accepted-token draws (a
+   * gsl_rng, not owned; set when cfg.num_spec_tokens > 0), and the drafts
+   * verified and accepted (vllm:spec_decode_num_draft_tokens,
+   * vllm:spec_decode_num_accepted_tokens). */
+  void *spec_rng;
+  int64_t spec_drafts_total, spec_accepted_total;
 };
 
 /* The profile's options of a scheduler (the struct its parse_opts filled). */
@@ -220,7 +232,10 @@ void kvsim_sched_free(kvsim_sched_t *s);
 /* Token accounting after a step, identical for every profile: computed
  * tokens advance; a request whose computed tokens catch up with its known
  * tokens samples one; requests done are removed from running (order kept),
- * their KV freed, and appended to `finished`. KVSIM_ENOMEM, with nothing
+ * their KV freed, and appended to `finished`. With speculative decoding a
+ * request that verified d drafts keeps the a accepted (cfg.accept, one
+ * draw from spec_rng) and samples a + 1 tokens, then holds
+ * cfg.num_spec_tokens new drafts for its next step. KVSIM_ENOMEM, with nothing
  * changed, when `finished` cannot take every request of the step. */
 int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
                                kvsim_reqvec_t *finished);

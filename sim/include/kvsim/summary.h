@@ -196,6 +196,11 @@ typedef struct kvsim_summary {
   /* SGLang's preemptions are retractions (kind "retraction", and their own
    * "retractions" section with the engine's num_retractions). */
   bool preemptions_are_retractions;
+  /* Speculative decoding (spec_method "" without): k, drafts verified and
+   * accepted, and their ratio (vLLM's "Draft acceptance rate"). */
+  char spec_method[16];
+  int spec_tokens;
+  int64_t spec_drafts, spec_accepted;
 
   /* Prefix cache (tokens). */
   bool prefix_caching;

@@ -28,6 +28,12 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   if (rc < 0)
     return rc;
   rep->sched->cpu = &rep->cpu;
+  if (res->sched.num_spec_tokens > 0)
+    rep->kv.spec_backoff = res->sched.num_spec_tokens + 1;
+  /* SpeculativeConfig.use_eagle(): the drafters that read the target's
+   * hidden states (the KVCacheManager's use_eagle). */
+  const kvsim_spec_method sm = res->plan.p.spec.method;
+  rep->kv.drop_last_hit = sm == KVSIM_SPEC_EAGLE || sm == KVSIM_SPEC_EAGLE3 || sm == KVSIM_SPEC_MTP;
   rep->overlap_transfers = sc->offload.overlap;
   rep->step_time_scale = sc->step_time_scale > 0 ? sc->step_time_scale : 1.0;
   rep->prefill_time_scale = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : rep->step_time_scale;
@@ -92,8 +98,36 @@ static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
                        rep->stalled, sc->waiting.n, sc->ops->name);
 }
 
-int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, int64_t window,
-                              kvsim_time_ns now, kvsim_time_ns *out_dt, kvsim_err *err) {
+/* The drafter's share of a step (vllm/v1/spec_decode/eagle.py
+ * EagleProposer.propose; the draft-model proposer alike): a first forward
+ * over the step's tokens (`first`, the target's shape), then k - 1
+ * forwards of one token for every request that sampled, each a position
+ * further. The drafter runs inside the engine step, so the host time is
+ * the target step's alone. */
+static double draft_seconds(const kvsim_perf_t *draft, int k, const kvsim_step_t *st,
+                            const kvsim_batch_shape_t *first) {
+  kvsim_step_cost_t c;
+  kvsim_perf_step_time(draft, first, &c);
+  double s = c.total_s - c.host_s;
+  for (int j = 1; j < k; j++) {
+    kvsim_batch_shape_t b;
+    memset(&b, 0, sizeof b);
+    for (int32_t i = 0; i < st->reqs.n; i++) {
+      const kvsim_request_t *r = st->reqs.v[i];
+      if (r->num_computed + r->step_new >= r->num_tokens)
+        kvsim_batch_shape_add(&b, r->num_computed + r->step_new + j - 1, 1, 0);
+    }
+    if (!b.num_seqs)
+      break;
+    kvsim_perf_step_time(draft, &b, &c);
+    s += c.total_s - c.host_s;
+  }
+  return s;
+}
+
+int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
+                              const kvsim_perf_t *draft, int64_t window, kvsim_time_ns now,
+                              kvsim_time_ns *out_dt, kvsim_err *err) {
   kvsim_step_t *st = &rep->step;
   st->reqs.n = 0;
   st->num_preempted = 0;
@@ -119,13 +153,23 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, i
   rep->stalled = 0;
   kvsim_batch_shape_t shape;
   memset(&shape, 0, sizeof shape);
+  /* With speculative decoding, a request scheduled past its known tokens
+   * verifies drafts (static batches schedule padding rows past theirs). */
+  const bool spec = rep->sched->cfg.num_spec_tokens > 0;
   for (int32_t i = 0; i < st->reqs.n; i++) {
     const kvsim_request_t *r = st->reqs.v[i];
-    kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
+    if (spec && r->num_computed + r->step_new > r->num_tokens)
+      kvsim_batch_shape_add_verify(&shape, r->num_computed, r->step_new, window);
+    else
+      kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
   }
   const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
   kvsim_step_cost_t cost;
   kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
+  if (draft && rep->sched->cfg.num_spec_tokens > 0) {
+    double total = (double)dt + draft_seconds(draft, rep->sched->cfg.num_spec_tokens, st, &shape) * 1e9;
+    dt = total < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)total : KVSIM_PERF_MAX_STEP_NS;
+  }
   if (scaled_run) {
     /* The prefill tokens' share of the step at its own scale (the band's
      * TTFT edge), the rest at the step's; never below the step's roofline

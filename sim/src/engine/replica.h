@@ -54,11 +54,13 @@ bool kvsim__replica_fits(const kvsim__replica_t *rep, const kvsim_plan_t *pl, in
  * request is not queued; the caller still owns it). */
 int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns now, kvsim_err *err);
 
-/* Builds the next step; sets *dt to its duration, or -1 when there is
+/* Builds the next step; sets *dt to its duration (the drafter's forwards
+ * included when `draft` is given), or -1 when there is
  * nothing to run (the replica goes idle). Errors: KVSIM_ENOMEM (the
  * partial step is discarded, no request lost), KVSIM_ETHRESH from the
  * progress guard (KVSIM__STALL_LIMIT attempts without progress). */
-int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf, int64_t window,
+int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
+                              const kvsim_perf_t *draft /* NULL: no drafter */, int64_t window,
                               kvsim_time_ns now, kvsim_time_ns *dt, kvsim_err *err);
 
 /* The step in flight ended at now: requests done go to `finished`.

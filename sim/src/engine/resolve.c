@@ -1,9 +1,11 @@
 /* Scenario -> the configuration a run uses (scenario.h kvsim_resolved_t).
  * Pure: the run and the report read the result, never the scenario's
  * scheduler settings as the plan left them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "kvsim/scenario.h"
+#include "kvsim/spec.h"
 
 int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
   memset(out, 0, sizeof *out);
@@ -20,6 +22,21 @@ int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kv
   out->sched.max_model_len = pl->p.max_model_len;
   out->sched.block_size = pl->p.block_size;
   out->sched.enable_chunked_prefill = pl->p.enable_chunked_prefill;
+  /* Speculative decoding: k as the plan resolved it (MTP's n_predict),
+   * the lookahead the scheduler reserves, and the acceptance process. */
+  if (pl->p.spec.method != KVSIM_SPEC_NONE) {
+    out->sched.num_spec_tokens = pl->p.spec.num_speculative_tokens;
+    out->sched.num_lookahead_tokens = pl->num_lookahead_tokens;
+    char where[4200];
+    snprintf(where, sizeof where, "%s%sengine.speculative.acceptance_rate", sc->path,
+             sc->path[0] ? ": " : "");
+    if (!sc->spec_nrates)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a run needs it)", where);
+    int rc2 = kvsim_spec_accept_set(&out->sched.accept, out->sched.num_spec_tokens, sc->spec_rates,
+                                    sc->spec_nrates, where, err);
+    if (rc2 < 0)
+      return rc2;
+  }
   /* V1's pool counts the null block, and TGI's its health-check block 0
    * (backends/v3/src/block_allocator.rs); V0's plan does not, so add one. */
   out->pool_blocks = pl->num_gpu_blocks +

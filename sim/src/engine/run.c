@@ -12,7 +12,10 @@
 #include "engine/router.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
+#include <gsl/gsl_rng.h>
+
 #include "kvsim/perf.h"
+#include "kvsim/spec.h"
 
 enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_DEADLINE = 5 };
 
@@ -34,6 +37,11 @@ typedef struct run {
   kvsim_resolved_t res;  /* the configuration this run uses */
   kvsim_plan_t plan;
   kvsim_perf_t perf;
+  /* Speculative decoding: the drafter's step model (has_draft) and the
+   * run's generator of accepted-token draws. */
+  kvsim_perf_t draft_perf;
+  bool has_draft;
+  gsl_rng *spec_rng;
   int64_t window;
   int64_t pool_usable;
   kvsim__replica_t *reps;
@@ -340,7 +348,8 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
 
 /* Builds one replica's next step; returns its duration or -1 (idle). */
 static int build_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, kvsim_time_ns *dt) {
-  int rc = kvsim__replica_start_step(rep, &r->perf, r->window, now, dt, r->err);
+  int rc = kvsim__replica_start_step(rep, &r->perf, r->has_draft ? &r->draft_perf : NULL, r->window,
+                                     now, dt, r->err);
   if (rc < 0)
     return rc;
   /* A time-series row at every preemption. */
@@ -426,6 +435,41 @@ static int on_step_end(run_t *r, int32_t ri, kvsim_time_ns now) {
 
 static bool active(const run_t *r) { return r->in_flight > 0 || !r->src_end; }
 
+/* Speculative decoding: the drafter's step model on its own config (an
+ * EAGLE head: its decoder layer and lm_head; MTP: the target's layer kind;
+ * a draft model: all of it) at the target's TP, unquantized
+ * (SpeculativeConfig.quantization defaults to None); and one generator for
+ * the accepted-token draws, seeded from the scenario's seed. It is a
+ * stream of its own rather than the workload's, so that a scenario draws
+ * the same requests with and without speculation. */
+static int setup_spec(run_t *r) {
+  const kvsim_scenario_t *sc = r->sc;
+  if (r->res.sched.num_spec_tokens <= 0)
+    return KVSIM_OK;
+  r->spec_rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!r->spec_rng)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the speculative-decoding generator");
+  /* A fixed offset keeps it apart from the workload's mt19937 on the same seed. */
+  gsl_rng_set(r->spec_rng, (unsigned long)(sc->seed ^ UINT64_C(0x5bd1e995)));
+  for (int32_t i = 0; i < r->nrep; i++)
+    r->reps[i].sched->spec_rng = r->spec_rng;
+  kvsim_model_t draft;
+  kvsim_err scratch;
+  if (kvsim_spec_draft_model(&sc->model, &r->plan.p.spec, &draft, &scratch) < 0)
+    return KVSIM_OK; /* ngram: no drafter on the GPU */
+  /* An EAGLE-3 head's lm_head is its own, over draft_vocab_size tokens
+   * (llama_eagle3.py: ParallelLMHead(draft_vocab_size, hidden)). */
+  if (r->plan.p.spec.method == KVSIM_SPEC_EAGLE3 && draft.draft_vocab_size > 0)
+    draft.vocab_size = draft.draft_vocab_size;
+  kvsim_plan_t dpl = r->plan;
+  dpl.p.quantization[0] = 0;
+  int rc = kvsim_perf_init(&r->draft_perf, &draft, &sc->gpu, &dpl, r->err);
+  if (rc < 0)
+    return kvsim_err_prefix(r->err, "the drafter's step model");
+  r->has_draft = true;
+  return KVSIM_OK;
+}
+
 static int setup(run_t *r) {
   const kvsim_scenario_t *sc = r->sc;
   kvsim_err *err = r->err;
@@ -456,6 +500,8 @@ static int setup(run_t *r) {
   for (int32_t i = 0; i < r->nrep; i++)
     if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->res, err)) < 0)
       return rc;
+  if ((rc = setup_spec(r)) < 0)
+    return rc;
   return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
 }
 
@@ -472,6 +518,8 @@ static void teardown(run_t *r) {
   kvsim_eventq_fini(&r->q);
   kvsim_reqvec_fini(&r->finished);
   kvsim__vec_free(&r->dl);
+  if (r->spec_rng)
+    gsl_rng_free(r->spec_rng);
 }
 
 /* Requests still inside the system when the run stops are reported as
@@ -562,6 +610,8 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
   for (int32_t i = 0; i < r.nrep; i++) {
     const kvsim__replica_t *rep = &r.reps[i];
     stats->preemptions += rep->sched->num_preemptions;
+    stats->spec_drafts += rep->sched->spec_drafts_total;
+    stats->spec_accepted += rep->sched->spec_accepted_total;
     stats->prefix_queries += rep->kv.queries;
     stats->prefix_hits += rep->kv.hits;
     stats->prefix_preempted_queries += rep->kv.preempted_queries;

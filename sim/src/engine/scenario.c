@@ -1,6 +1,7 @@
 /* Scenario JSON -> kvsim_scenario_t. Every section checks its keys, so a
  * typo is an error naming the path instead of a silently ignored knob. */
 #include "kvsim/scenario.h"
+#include "kvsim/spec.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,6 +142,50 @@ static int parse_lora(const cJSON *o, kvsim_plan_lora_params_t *l, const char *w
   return KVSIM_OK;
 }
 
+/* engine.speculative: vLLM's --speculative-config object (kvsim/spec.h)
+ * and kvsim's acceptance_rate, a number or a list of per-position rates,
+ * which a run needs (the plan does not). */
+static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, kvsim_err *err) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(engine, "speculative");
+  if (!o || cJSON_IsNull(o))
+    return KVSIM_OK;
+  char where[600];
+  snprintf(where, sizeof where, "%s%sspeculative", w, kvsim__json_sep(w));
+  static const char *const extra[] = {"acceptance_rate", NULL};
+  int rc = kvsim_spec_parse_object(o, extra, &sc->plan.spec, where, err);
+  if (rc < 0)
+    return rc;
+  char aw[640];
+  snprintf(aw, sizeof aw, "%s.acceptance_rate", where);
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "acceptance_rate");
+  if (cJSON_IsNumber(a)) {
+    sc->spec_rates[0] = a->valuedouble;
+    sc->spec_nrates = 1;
+  } else if (cJSON_IsArray(a) && cJSON_GetArraySize(a) >= 1 &&
+             cJSON_GetArraySize(a) <= KVSIM_SPEC_MAX_TOKENS) {
+    int n = 0;
+    for (const cJSON *c = a->child; c; c = c->next) {
+      if (!cJSON_IsNumber(c))
+        return kvsim_err_set(err, KVSIM_EINVAL, "%s[%d]: expected a number", aw, n);
+      sc->spec_rates[n++] = c->valuedouble;
+    }
+    sc->spec_nrates = n;
+  } else {
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: %s; give one rate in [0, 1] or a list of 1 to %d per-position rates",
+                         aw, a ? "expected a number or a list of numbers" : "missing (a run needs it)",
+                         KVSIM_SPEC_MAX_TOKENS);
+  }
+  /* Checked against k here when k is given; MTP's default k when the plan
+   * resolves it (resolve.c). */
+  kvsim_spec_accept_t chk;
+  if (sc->plan.spec.num_speculative_tokens &&
+      (rc = kvsim_spec_accept_set(&chk, sc->plan.spec.num_speculative_tokens, sc->spec_rates,
+                                  sc->spec_nrates, aw, err)) < 0)
+    return rc;
+  return KVSIM_OK;
+}
+
 static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
   if ((rc = kvsim__scenario_check_keys(o, "engine", w, err)) < 0)
@@ -202,7 +247,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   if ((rc = kvsim__json_bool(o, "enable_chunked_prefill", &b, w, err)) < 0)
     return rc;
   p->enable_chunked_prefill = rc > 0 ? b : -1;
-  if ((rc = parse_lora(o, &p->lora, w, err)) < 0 ||
+  if ((rc = parse_lora(o, &p->lora, w, err)) < 0 || (rc = parse_spec(sc, o, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "enforce_eager", &p->enforce_eager, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "estimate_cudagraphs", &p->estimate_cudagraphs, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "disable_hybrid_kv_cache_manager",

@@ -52,6 +52,7 @@ static const char *const engine_shared_keys[] = {"profile",
                                                  "max_lora_rank",
                                                  "max_cpu_loras",
                                                  "fully_sharded_loras",
+                                                 "speculative",
                                                  NULL};
 
 /* The shared keys followed by every profile's options, NULL-terminated;

@@ -222,6 +222,12 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
       break;
     L++;
   }
+  /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
+   * state of the last hit position, so the hit gives back its last block
+   * to be recomputed (FullAttentionManager.find_longest_cache_hit:
+   * "if use_eagle and computed_blocks[0]: ... pop()"). */
+  if (kv->drop_last_hit && L > 0)
+    L--;
   /* Sliding groups: shrink L until each has its window's blocks cached. */
   for (int g = 0; g < kv->num_groups; g++) {
     if (!kv->sliding[g])
@@ -328,6 +334,28 @@ static void remove_skipped(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t comp
 
 /* Caches the blocks of group g in [first, full) that are full once this
  * step's tokens are computed. */
+/* The first block a step caches: the one holding num_computed, or with
+ * speculative decoding an earlier one still uncached. A verify step moves
+ * num_computed by up to k + 1 tokens, past the end of a block its
+ * accepted drafts filled; vLLM caches that block at the next allocate
+ * (cache_blocks goes on from num_cached_block), so the step looks back
+ * over at most spec_backoff tokens for blocks without a hash. */
+static int32_t first_to_cache(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {
+  int32_t first = (int32_t)(r->num_computed / kv->block_size);
+  if (!kv->spec_backoff)
+    return first;
+  const int64_t from = r->num_computed > kv->spec_backoff ? r->num_computed - kv->spec_backoff : 0;
+  const int32_t lo = (int32_t)(from / kv->block_size);
+  if (r->anon) { /* cached unhashed: cached_blocks says how far */
+    const int32_t c = r->cached_blocks > lo ? r->cached_blocks : lo;
+    return c < first ? c : first;
+  }
+  const kvsim_blocks_t *t = &r->blocks[0];
+  while (first > lo && first - 1 < t->len && t->ids[first - 1] > 0 && kv->pool.hash[t->ids[first - 1]] == 0)
+    first--;
+  return first;
+}
+
 static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t first, int32_t full) {
   if (r->anon) {
     for (int g = 0; g < kv->num_groups; g++) {
@@ -393,7 +421,7 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
         upto = r->num_tokens;
       if (kv->cache_prompt_only && upto > r->num_prompt)
         upto = r->num_prompt;
-      int32_t first = (int32_t)(r->num_computed / bs), full = (int32_t)(upto / bs);
+      int32_t first = first_to_cache(kv, r), full = (int32_t)(upto / bs);
       if (full > first)
         cache_full_blocks(kv, r, first, full);
     }
@@ -510,7 +538,7 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
     if (kv->cache_prompt_only && upto_tokens > r->num_prompt)
       upto_tokens = r->num_prompt;
     int32_t full = (int32_t)(upto_tokens / bs);
-    int32_t first = (int32_t)(r->num_computed / bs);
+    int32_t first = first_to_cache(kv, r);
     if (hits > first)
       first = hits;
     if (full > first)

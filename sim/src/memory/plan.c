@@ -21,6 +21,7 @@
  *   context) by default; vllm_version 0.6.4 also charges the context;
  *   <= 0.6.3 measured total - free after the profile run; not modelled. */
 #include "kvsim/plan.h"
+#include "kvsim/spec.h"
 
 #include "core/arith.h"
 #include "core/util.h"
@@ -31,6 +32,7 @@
 #include <strings.h>
 
 #include "memory/lora.h"
+#include "memory/spec.h"
 #include "memory/overheads.h"
 #include "memory/plan_sglang.h"
 #include "memory/plan_engines.h"
@@ -191,9 +193,12 @@ static int64_t stage_available(const kvsim_model_t *m, const kvsim_gpu_t *g,
   /* The LoRA slots are allocated while the model loads (lora.c): a
    * measured "Model loading took" already holds them. */
   pl->lora_bytes = kvsim__lora_bytes(m, p, stage);
+  /* The drafter loads in the same load_model (gpu_model_runner.py:
+   * "Loading drafter model..." inside the memory profiler of "Model
+   * loading took"), so a measured figure holds it too. */
   pl->weights_bytes = p->weights_gib >= 0 ? gib_round(p->weights_gib)
                                           : kvsim__weights_bytes_ep(m, q, p->tp, p->ep, p->pp, stage) +
-                                                pl->lora_bytes;
+                                                pl->lora_bytes + pl->spec_weights_bytes;
   /* The profiling batch: max_num_batched_tokens (V1; V0 with chunked
    * prefill), or max(max_model_len, 2048) in V0 without it (resolved in
    * resolve_defaults). Only the last pipeline stage samples (V1
@@ -423,6 +428,37 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
 
 static void fmt_gib(char *buf, size_t cap, double bytes) { snprintf(buf, cap, "%.2f", bytes / KVSIM_GIB); }
 
+/* The drafter in the plan (spec.c): its weights, and its attention layers
+ * in the KV cache. vLLM registers the drafter's layers in the same
+ * forward context, so get_kv_cache_spec returns them with the target's
+ * (gpu_model_runner.py get_kv_cache_spec) and every block holds them: a
+ * layer of the target's page joins its group
+ * (_get_kv_cache_groups_uniform_spec), one of another page size makes a
+ * UniformTypeKVCacheSpecs group whose page is the sum
+ * (kv_cache_utils.py); either way a block costs the target's layers plus
+ * the drafter's. */
+static int plan_spec(const kvsim_model_t *m, kvsim_plan_t *pl, kvsim_err *err) {
+  kvsim_plan_params_t *p = &pl->p;
+  kvsim_model_t draft;
+  int rc = kvsim__spec_resolve(m, p, &draft, err);
+  if (rc < 0)
+    return rc;
+  pl->num_lookahead_tokens = kvsim_spec_lookahead_tokens(&p->spec);
+  if (p->spec.method == KVSIM_SPEC_NONE || p->spec.method == KVSIM_SPEC_NGRAM)
+    return KVSIM_OK;
+  pl->spec_weights_bytes =
+      kvsim__spec_weights_bytes(m, &draft, p, &pl->spec_embed_shared, &pl->spec_lm_head_shared);
+  pl->spec_draft_layers = draft.num_layers;
+  double elem;
+  int64_t vec = head_vector_bytes(&draft, p, kvsim_model_kv_head_size(&draft), &elem), per_layer;
+  if (!mul3(kvsim_model_kv_heads_per_rank(&draft, p->tp), vec, kvsim_model_kv_factor(&draft),
+            &per_layer) ||
+      !kvsim__mul_i64(per_layer, draft.num_layers, &pl->spec_per_token_bytes) ||
+      !kvsim__mul_i64(pl->spec_per_token_bytes, p->block_size, &pl->spec_block_bytes))
+    return overflow(err, "the drafter's KV bytes per block");
+  return KVSIM_OK;
+}
+
 /* Computes the plan for the resolved parameters, without max_model_len_fit. */
 int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *pin,
                      kvsim_plan_t *pl, kvsim_err *err) {
@@ -450,6 +486,8 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   if (!mul3(pl->kv_heads_per_rank, vec, kvsim_model_kv_factor(m), &per_layer_token) ||
       !kvsim__mul_i64(per_layer_token, p->block_size, &pl->page_bytes))
     return overflow(err, "one KV page (KV heads x head bytes x block_size)");
+  if ((rc = plan_spec(m, pl, err)) < 0)
+    return rc;
   pl->total_memory_bytes = p->total_memory_bytes;
   /* V1 request_memory: ceil(total x utilization); V0 a plain product. */
   double req = (double)p->total_memory_bytes * p->gpu_memory_utilization;
@@ -477,7 +515,8 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
     int64_t avail = stage_available(m, g, p, &q, s, &st);
     st.available_kv_bytes = avail;
     int64_t per_block;
-    if (!kvsim__mul_i64(pl->page_bytes, st.group_size, &per_block))
+    if (!kvsim__mul_i64(pl->page_bytes, st.group_size, &per_block) ||
+        !kvsim__add_i64(per_block, pl->spec_block_bytes, &per_block))
       return overflow(err, "one KV block (page bytes x layers per group)");
     int64_t blocks = avail > 0 ? avail / per_block : 0;
     if (pl->num_gpu_blocks < 0 || blocks < pl->num_gpu_blocks ||
@@ -496,7 +535,8 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
                          "can hold (raise --block-size)",
                          (long long)pl->num_gpu_blocks, (long long)pl->block_bytes,
                          (long long)KVSIM_PLAN_MAX_BLOCKS);
-  if (!kvsim__mul_i64(per_layer_token, pl->num_layers, &pl->per_token_kv_bytes))
+  if (!kvsim__mul_i64(per_layer_token, pl->num_layers, &pl->per_token_kv_bytes) ||
+      !kvsim__add_i64(pl->per_token_kv_bytes, pl->spec_per_token_bytes, &pl->per_token_kv_bytes))
     return overflow(err, "KV bytes per token");
   /* CPU tiers: V0 CacheEngine num_cpu_blocks = int(swap_space x GiB) //
    * block bytes, per GPU; V1 CPUOffloadingSpec: kv_offloading_size //
@@ -579,6 +619,11 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
           !kvsim__add_i64(need, group_need, &need))
         return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
     }
+    /* The drafter's layers are full-attention layers of the same check. */
+    int64_t draft_need;
+    if (!kvsim__mul_i64(blocks_of(p->max_model_len, p->block_size), pl->spec_block_bytes, &draft_need) ||
+        !kvsim__add_i64(need, draft_need, &need))
+      return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
     if (pl->available_kv_bytes <= 0) {
       pl->fits = false;
       snprintf(pl->error, sizeof pl->error,
@@ -620,6 +665,11 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--enable-lora (engine.enable_lora): vLLM's LoRA slots are modelled for "
                          "the vllm-v1 and vllm-v0 engines only, not %s",
+                         kvsim_plan_engine_name(p->engine));
+  if (p->engine != KVSIM_PLAN_V1 && p->spec.method != KVSIM_SPEC_NONE)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--speculative-config (engine.speculative): speculative decoding is "
+                         "modelled for the vllm-v1 engine only, not %s",
                          kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);

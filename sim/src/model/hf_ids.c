@@ -9,6 +9,7 @@
 static const char *const ids[][2] = {
     {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"},
     {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+    {"eagle3-llama3.3-instruct-70b", "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"},
     {"gemma-2-27b", "google/gemma-2-27b-it"},
     {"gemma-2-9b", "google/gemma-2-9b"},
     {"gemma-3-27b", "google/gemma-3-27b-it"},

@@ -497,6 +497,14 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
   }
   if (!m->num_sliding_layers)
     m->sliding_window = 0;
+  /* Speculative decoding fields (vllm/config/speculative.py reads
+   * num_nextn_predict_layers as the MTP drafter's n_predict; vLLM's
+   * llama_eagle3.py sizes the head's lm_head by draft_vocab_size). */
+  if ((rc = get_int(tc, top, "num_nextn_predict_layers", 0, KVSIM_MAX_LAYERS,
+                    &m->num_nextn_predict_layers, where, err)) < 0 ||
+      (rc = get_int(tc, top, "draft_vocab_size", 0, MAX_VOCAB, &m->draft_vocab_size, where, err)) <
+          0)
+    goto out;
   kvsim_model_params_t params;
   rc = kvsim_model_count_params_checked(m, &params, where, err);
 out:

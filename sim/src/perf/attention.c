@@ -75,9 +75,12 @@ double kvsim__perf_attention(const kvsim_perf_t *pf, const kvsim_batch_shape_t *
   const double P = (double)b->num_prefill_seqs, D = (double)(b->num_seqs - b->num_prefill_seqs);
   double us = 0;
   if (pf->full_layer_frac > 0)
-    us += pf->full_layer_frac * layer_us(pf, D, b->decode_keys_full, P, b->attn_full - b->decode_keys_full);
+    us += pf->full_layer_frac * layer_us(pf, D, b->decode_keys_full, P,
+                                         b->attn_full - b->decode_keys_full - b->verify_pairs_full);
   if (pf->sliding_layer_frac > 0)
-    us += pf->sliding_layer_frac * layer_us(pf, D, b->decode_keys_sliding, P, b->attn_sliding - b->decode_keys_sliding);
+    us += pf->sliding_layer_frac * layer_us(pf, D, b->decode_keys_sliding, P,
+                                            b->attn_sliding - b->decode_keys_sliding -
+                                                b->verify_pairs_sliding);
   us *= pf->num_layers;
   const double flops = pf->attn_flops_per_pair *
                        (pf->full_layer_frac * b->attn_full + pf->sliding_layer_frac * b->attn_sliding);

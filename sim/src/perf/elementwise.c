@@ -36,7 +36,7 @@ void kvsim__perf_init_elementwise(kvsim_perf_t *pf, const kvsim_model_t *m, cons
 }
 
 double kvsim__perf_elementwise(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, kvsim_step_cost_t *k) {
-  const double bytes = (double)b->new_tokens * pf->elem_bytes_per_token + (double)b->num_seqs * pf->sample_bytes_per_seq;
+  const double bytes = (double)b->new_tokens * pf->elem_bytes_per_token + (double)(b->num_seqs + b->spec_rows) * pf->sample_bytes_per_seq;
   k->bytes += bytes;
   const double stream = bytes / pf->stream_bw, floor = pf->elem_kernels * pf->min_kernel_us * 1e-6;
   return stream > floor ? stream : floor;

@@ -119,7 +119,8 @@ int kvsim__perf_init_gemms(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim
 }
 
 double kvsim__perf_gemms(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, kvsim_step_cost_t *k) {
-  const double T = (double)b->new_tokens, S = (double)b->num_seqs;
+  /* The lm_head's rows: one per sequence, and every verified draft. */
+  const double T = (double)b->new_tokens, S = (double)(b->num_seqs + b->spec_rows);
   double us = 0;
   for (int i = 0; i < pf->ngemm; i++) {
     const kvsim_perf_gemm_t *g = &pf->gemm[i];

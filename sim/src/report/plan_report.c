@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "kvsim/report.h"
+#include "kvsim/spec.h"
 
 /* The engine's own names beside the common keys (kv_cache_tokens is
  * TGI's max_batch_total_tokens; HF's cache bytes by part). */
@@ -76,6 +77,14 @@ void kvsim_report_plan_json(const kvsim_plan_t *pl, const kvsim_model_t *m, cons
   cJSON_AddNumberToObject(o, "total_memory_bytes", (double)pl->total_memory_bytes);
   cJSON_AddNumberToObject(o, "requested_bytes", (double)pl->requested_bytes);
   cJSON_AddNumberToObject(o, "weights_bytes", (double)pl->weights_bytes);
+  if (pl->p.spec.method != KVSIM_SPEC_NONE) { /* only then: other plans' JSON is unchanged */
+    cJSON_AddStringToObject(o, "speculative_method", kvsim_spec_method_name(pl->p.spec.method));
+    cJSON_AddNumberToObject(o, "num_speculative_tokens", pl->p.spec.num_speculative_tokens);
+    cJSON_AddNumberToObject(o, "spec_weights_bytes", (double)pl->spec_weights_bytes);
+    cJSON_AddNumberToObject(o, "spec_draft_layers", pl->spec_draft_layers);
+    cJSON_AddNumberToObject(o, "spec_kv_bytes_per_token", (double)pl->spec_per_token_bytes);
+    cJSON_AddNumberToObject(o, "num_lookahead_tokens", pl->num_lookahead_tokens);
+  }
   if (pl->p.lora.enable) { /* only then, so that other plans' JSON is unchanged */
     cJSON_AddNumberToObject(o, "lora_bytes", (double)pl->lora_bytes);
     cJSON_AddNumberToObject(o, "max_loras", pl->p.lora.max_loras);
@@ -121,7 +130,9 @@ static void per_token_line(const kvsim_plan_t *pl, const kvsim_model_t *m, FILE 
   char a[32], b[32];
   int factor = m->mla ? 1 : 2;
   const char *kv = m->mla ? "1 (latent)" : "2 (K,V)";
-  int64_t per_head = pl->per_token_kv_bytes / (pl->num_layers * pl->kv_heads_per_rank * factor);
+  /* The target's layers; a drafter's follow ("+ N drafter bytes"). */
+  int64_t per_head = (pl->per_token_kv_bytes - pl->spec_per_token_bytes) /
+                     (pl->num_layers * pl->kv_heads_per_rank * factor);
   fprintf(out, "KV cache per token: %s bytes (%d layers x ",
           kvsim__commas(pl->per_token_kv_bytes, a, sizeof a), pl->num_layers);
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
@@ -144,7 +155,12 @@ static void per_token_line(const kvsim_plan_t *pl, const kvsim_model_t *m, FILE 
     int64_t elem = (int64_t)pl->kv_bytes_per_element, width = per_head / (elem ? elem : 1);
     if (width != pl->head_dim)
       fprintf(out, " padded to %lld", (long long)width);
-    fprintf(out, " x %s x %lld byte%s)", kv, (long long)elem, elem == 1 ? "" : "s");
+    fprintf(out, " x %s x %lld byte%s", kv, (long long)elem, elem == 1 ? "" : "s");
+    if (pl->spec_per_token_bytes)
+      fprintf(out, " + %s bytes of %d drafter layer%s",
+              kvsim__commas(pl->spec_per_token_bytes, b, sizeof b), pl->spec_draft_layers,
+              pl->spec_draft_layers == 1 ? "" : "s");
+    fprintf(out, ")");
   }
   fprintf(out, "; block: %s bytes\n", kvsim__commas(pl->block_bytes, b, sizeof b));
 }

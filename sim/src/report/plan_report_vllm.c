@@ -6,11 +6,12 @@
 
 #include "core/util.h"
 #include "kvsim/sched.h"
+#include "kvsim/spec.h"
 #include "plan_report_calc.h"
 
 typedef struct {
   kvsim_calc_common_t c;
-  const char *kv_dtype, *dtype, *quant, *vllm_version, *mml_s, *seq_len_s;
+  const char *kv_dtype, *dtype, *quant, *vllm_version, *mml_s, *seq_len_s, *spec;
   double util, mem_gib, w, act, nt, cg, swap, offload;
   int64_t bs, tp, pp, seqs, mbt, kvbytes, blocks_override, target, kv_group, kv_residual;
   int64_t max_loras, max_lora_rank, max_cpu_loras;
@@ -52,6 +53,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--max-lora-rank", INT, max_lora_rank, "slot rank: 1, 8, 16 (default), 32, 64, 128, 256, 320, 512"),
     F("--max-cpu-loras", INT, max_cpu_loras, "adapters cached in host memory (default: max_loras)"),
     F("--fully-sharded-loras", FLAG, lora_sharded, "shard LoRA A and B over TP"),
+    F("--speculative-config", STR, spec, "vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", \"num_speculative_tokens\": 3}' (methods eagle, eagle3, mtp, ngram, draft_model)"),
     F("--weights-gib", NUM, w, "measured weights (GiB) instead of the prediction"),
     F("--activation-gib", NUM, act, "measured activation peak (GiB)"),
     F("--non-torch-gib", NUM, nt, "measured non-torch memory (GiB)"),
@@ -210,6 +212,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (check(args, mml, seq_len, err) < 0)
     return err->code;
   fill(a, mml, &p);
+  if (a->spec && kvsim_spec_parse_text(a->spec, &p.spec, "--speculative-config", err) < 0)
+    return err->code;
   if (kvsim__calc_quant(args, flags, offsetof(vllm_args, quant), p.quantization,
                         sizeof p.quantization, err) < 0)
     return err->code;
@@ -293,6 +297,37 @@ static void print_reverse(const vllm_args *a, const kvsim_calc_t *c, FILE *out) 
   }
 }
 
+/* Speculative decoding: the start-up lines vLLM logs while it loads the
+ * drafter (gpu_model_runner.py load_model "Loading drafter model...";
+ * eagle.py EagleProposer.load_model on sharing the target's embedding and
+ * lm_head), then what the drafter costs. */
+static void print_spec(const kvsim_plan_t *pl, FILE *out) {
+  const kvsim_plan_spec_params_t *sp = &pl->p.spec;
+  const bool eagle = sp->method == KVSIM_SPEC_EAGLE || sp->method == KVSIM_SPEC_EAGLE3;
+  if (sp->method != KVSIM_SPEC_NGRAM)
+    fprintf(out, "Loading drafter model...\n");
+  if (eagle)
+    fprintf(out, "%s\n", pl->spec_embed_shared
+                             ? "Assuming the EAGLE head shares the same vocab embedding with the target model."
+                             : "The EAGLE head's vocab embedding will be loaded separately from the target model.");
+  if (eagle && pl->spec_lm_head_shared)
+    fprintf(out, "Loading EAGLE LM head weights from the target model.\n");
+  char a[32], b[32];
+  const int64_t target = pl->per_token_kv_bytes - pl->spec_per_token_bytes;
+  fprintf(out, "Speculative decoding: %s%s%s%s, %d draft tokens per step", kvsim_spec_method_name(sp->method),
+          sp->model[0] ? " (" : "", sp->model, sp->model[0] ? ")" : "", sp->num_speculative_tokens);
+  if (sp->method == KVSIM_SPEC_NGRAM) {
+    fprintf(out, ": prompt lookup %d-%d on the host, nothing on the GPU, no lookahead slots\n",
+            sp->prompt_lookup_min, sp->prompt_lookup_max);
+    return;
+  }
+  fprintf(out, ": drafter weights %.2f GiB per GPU (in the model weights); %d drafter layer%s in every KV "
+          "block (KV per token %s -> %s bytes, +%.2f %%); %d lookahead slots per running request\n",
+          (double)pl->spec_weights_bytes / KVSIM_GIB, pl->spec_draft_layers, pl->spec_draft_layers == 1 ? "" : "s",
+          kvsim__commas(target, a, sizeof a), kvsim__commas(pl->per_token_kv_bytes, b, sizeof b),
+          target > 0 ? 100.0 * (double)pl->spec_per_token_bytes / (double)target : 0.0, pl->num_lookahead_tokens);
+}
+
 static void print(const kvsim_calc_args_t *args, const kvsim_calc_t *c, FILE *out) {
   const vllm_args *a = (const vllm_args *)args->bytes;
   const kvsim_plan_t *pl = &c->pl;
@@ -309,6 +344,8 @@ static void print(const kvsim_calc_args_t *args, const kvsim_calc_t *c, FILE *ou
             "per GPU, loaded with the weights (max_cpu_loras %d in host memory)\n",
             pl->p.lora.max_loras, pl->p.lora.max_lora_rank, (double)pl->lora_bytes / KVSIM_GIB,
             pl->p.lora.max_cpu_loras);
+  if (pl->p.spec.method != KVSIM_SPEC_NONE)
+    print_spec(pl, out);
   if (a->swap > 0)
     fprintf(out, "# CPU blocks: %lld (swap space %.2f GiB)\n", (long long)pl->swap_blocks, a->swap);
   if (a->offload > 0)

@@ -1,4 +1,5 @@
 #include "kvsim/run_output.h"
+#include "kvsim/spec.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -446,6 +447,12 @@ static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   s->preemptions = st->preemptions;
   s->requests_preempted = st->requests_preempted;
   s->preemptions_are_retractions = sc->sched_ops && sc->sched_ops->defaults.retracts;
+  if (st->plan.p.spec.method != KVSIM_SPEC_NONE) {
+    snprintf(s->spec_method, sizeof s->spec_method, "%s", kvsim_spec_method_name(st->plan.p.spec.method));
+    s->spec_tokens = st->plan.p.spec.num_speculative_tokens;
+    s->spec_drafts = st->spec_drafts;
+    s->spec_accepted = st->spec_accepted;
+  }
 
   s->prefix_caching = st->resolved.sched.enable_prefix_caching;
   s->prefix_queries = st->prefix_queries;

@@ -290,6 +290,16 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
     add_num(ret, "requests_retracted", (double)s->requests_preempted, r ? &s->requests_preempted_range : NULL);
   }
 
+  if (s->spec_method[0]) { /* only then: other runs' summaries are unchanged */
+    cJSON *sp = cJSON_AddObjectToObject(j, "speculative");
+    cJSON_AddStringToObject(sp, "method", s->spec_method);
+    cJSON_AddNumberToObject(sp, "num_speculative_tokens", s->spec_tokens);
+    cJSON_AddNumberToObject(sp, "num_draft_tokens", (double)s->spec_drafts);
+    cJSON_AddNumberToObject(sp, "num_accepted_tokens", (double)s->spec_accepted);
+    cJSON_AddNumberToObject(sp, "draft_acceptance_rate",
+                            s->spec_drafts ? (double)s->spec_accepted / (double)s->spec_drafts : 0);
+  }
+
   cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
   cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);
   cJSON_AddNumberToObject(pc, "queries_tokens", (double)s->prefix_queries);

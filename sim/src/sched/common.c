@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "core/alloc.h"
 #include "kvsim/sched.h"
 
@@ -49,6 +51,23 @@ bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns 
   return true;
 }
 
+/* A step that verified `drafts` drafts of r: the target computed r's last
+ * sampled token and the drafts, accepted a of them and sampled one token
+ * more. The rejected drafts' slots are given back to the computed count
+ * (scheduler.py update_from_output: num_computed_tokens -= num_rejected).
+ * Returns true when r finished among the a + 1 tokens. */
+static bool verify_drafts(kvsim_sched_t *s, kvsim_request_t *r, int drafts, kvsim_time_ns now) {
+  const int a = kvsim_spec_accepted(&s->cfg.accept, drafts, gsl_rng_uniform((gsl_rng *)s->spec_rng));
+  s->spec_drafts_total += drafts;
+  s->spec_accepted_total += a;
+  r->num_computed = r->num_tokens + a;
+  r->step_new = 0;
+  for (int j = 0; j <= a; j++)
+    if (kvsim_sched_emit_token(s, r, now))
+      return true;
+  return false;
+}
+
 int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
                               kvsim_reqvec_t *finished) {
   /* Room for every request of the step first: nothing below can fail. */
@@ -61,11 +80,30 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
       int64_t prompt_left = r->num_prompt - r->num_computed;
       s->prompt_tokens_total += r->step_new < prompt_left ? r->step_new : prompt_left;
     }
+    /* Drafts verified this step: what was scheduled past the request's
+     * known tokens. */
+    int64_t drafts = s->cfg.num_spec_tokens > 0 ? r->num_computed + r->step_new - r->num_tokens : 0;
+    r->num_spec = 0;
+    if (drafts > 0) {
+      if (verify_drafts(s, r, (int)drafts, now)) {
+        kvsim_kvcache_free(s->kv, r);
+        finished->v[finished->n++] = r;
+        any_done = true;
+      } else {
+        r->num_spec = s->cfg.num_spec_tokens;
+      }
+      continue;
+    }
     r->num_computed += r->step_new;
     r->step_new = 0;
     if (r->num_computed < r->num_tokens)
       continue; /* a prefill chunk: nothing sampled yet */
+    /* The drafter proposes for every request that sampled (its first
+     * drafts come right after the prefill: EagleProposer.propose runs on
+     * the step's sampled tokens). */
+    r->num_spec = s->cfg.num_spec_tokens;
     if (kvsim_sched_emit_token(s, r, now)) {
+      r->num_spec = 0;
       kvsim_kvcache_free(s->kv, r);
       finished->v[finished->n++] = r;
       any_done = true;
@@ -89,6 +127,7 @@ int kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {
     return rc;
   r->status = KVSIM_REQ_WAITING;
   r->num_computed = 0;
+  r->num_spec = 0; /* _preempt_request: request.spec_token_ids.clear() */
   r->num_preemptions++;
   s->num_preemptions++;
   rc = kvsim_waitq_push_front(&s->waiting, r);

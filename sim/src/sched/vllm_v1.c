@@ -77,9 +77,18 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     return KVSIM_ENOMEM;
 
   /* Running requests first, in order. */
+  /* Speculative decoding: a running request computes its drafts with its
+   * last token (num_tokens_with_spec - num_computed_tokens), and EAGLE /
+   * MTP / draft models have the next step's drafts written past them:
+   * allocate_slots(num_lookahead_tokens=self.num_lookahead_tokens). A
+   * budget cut drops the drafts past it. */
+  const int64_t lookahead = s->cfg.num_lookahead_tokens;
+  /* Every speculative step goes through allocate_slots, which also caches
+   * the blocks accepted drafts filled (ngram has no lookahead). */
+  const bool spec = s->cfg.num_spec_tokens > 0;
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
-    int64_t n = r->num_tokens - r->num_computed;
+    int64_t n = r->num_tokens + r->num_spec - r->num_computed;
     if (threshold > 0 && n > threshold)
       n = threshold;
     if (n > budget)
@@ -91,7 +100,8 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       continue;
     }
     bool self_preempted = false;
-    while ((rc = kvsim_kvcache_allocate_running(kv, r, n)) <= 0) {
+    while ((rc = spec ? kvsim_kvcache_allocate(kv, r, 0, n, lookahead)
+                           : kvsim_kvcache_allocate_running(kv, r, n)) <= 0) {
       if (rc < 0)
         return rc;
       int32_t v = pick_victim(s);
@@ -138,6 +148,8 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       break;
     if (n > budget)
       n = budget;
+    /* effective_lookahead_tokens is 0 for a request with nothing
+     * computed: its drafts come after its prefill. */
     if ((rc = kvsim_kvcache_allocate(s->kv, r, hit, n, 0)) < 0)
       return rc;
     if (!rc)
