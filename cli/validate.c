@@ -1,14 +1,12 @@
-/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> a report (validate_print.c,
- * or the library's text and JSON). Modes: --startup (the start-up log table), --measured FILE
+/* kvsim validate: flags -> the fidelity library (kvsim/fidelity.h) -> its text or JSON report. Modes: --startup (the start-up log table), --measured FILE
  * SCENARIO.json (a measured run against its simulation), --silicon (fixed-concurrency rows), --all
- * (leave-one-group-out over every dev source). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
+ * (leave-one-GPU-out over every dev source). Exit codes: 0 ok, 1 --max-error exceeded, 2 bad input. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "args.h"
 #include "commands.h"
 #include "kvsim/fidelity.h"
-#include "validate.h"
 
 /* Prints a library JSON text; false when there is none (out of memory). */
 static bool put_json(char *s) {
@@ -54,7 +52,7 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
                 : kvsim_fidelity_measured_compare(&m, &sc, &c, &err);
   if (rc == KVSIM_OK && !band) {
     if (!json)
-      validate_print_measured(&m, &sc, &c);
+      kvsim_fidelity_measured_print(stdout, &m, &sc, &c);
     else if (!put_json(kvsim_fidelity_measured_to_json(&m, &sc, &c)))
       rc = kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
   }
@@ -100,7 +98,7 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
   if (json)
     ok = put_json(kvsim_fidelity_silicon_to_json(&s, file));
   else
-    validate_print_silicon(&s);
+    kvsim_fidelity_silicon_print(stdout, &s);
   int n = s.compared;
   double mt = s.ttft_med, mp = s.tpot_med;
   kvsim_fidelity_silicon_fini(&s);
@@ -140,7 +138,7 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
   if (!rc && json && !put_json(kvsim_fidelity_startup_to_json(&t, file)))
     rc = cli_fail("validate", "out of memory");
   else if (!rc && !json)
-    validate_print_startup(&t, file);
+    kvsim_fidelity_startup_print(stdout, &t, file);
   double med = t.median_abs_err;
   kvsim_fidelity_startup_fini(&t);
   if (rc)

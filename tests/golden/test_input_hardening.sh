@@ -104,7 +104,7 @@ M='"input_toks": 5, "output_toks": 2, "queued_ts": 1, "scheduled_ts": 1, "first_
 printf '{%s, "last_token_ts": 3}\n{%s, "last_token_ts": 4},\n' "$M" "$M" >meas.jsonl
 expect "meas.jsonl:2: trailing characters after the JSON object" validate --measured meas.jsonl base.json
 printf '{"ttfts": [1], "e2els": [2]}\n{"ttfts": [5]}\n' >bench.json
-expect "bench.json:2: invalid JSON" validate --measured bench.json base.json
+expect "bench.json:2: neither per-request lists" validate --measured bench.json base.json
 
 # 4. Numbers beyond a double (cJSON reads 1e400 as inf): a measured file
 # with one was accepted, a trace's message quoted 'null'.

@@ -597,7 +597,7 @@ Test(compare, an_e2e_target_is_judged_at_the_band_slow_edge) {
   for (int k = 0; k < 2; k++)
     rows[2].ttft_p99_range[k] = rows[2].tpot_p99_range[k] = rows[2].e2e_p99_range[k] = NAN;
 
-  kvsim_compare_result_t res = {rows, 3, 0, 0, ""};
+  kvsim_compare_result_t res = {rows, 3, 0, 0, "", "", ""};
   kvsim_compare_answer(&c, rows, 3, false, res.answer, sizeof res.answer);
   cr_assert(strstr(res.answer,
                    "2 x (held) meets 12 req/s at p99 TTFT 0.3 s [0.1, 0.6], TPOT 0.02 s "
@@ -656,7 +656,7 @@ Test(compare, a_report_escapes_prices_and_errors_and_says_what_dash_means) {
   snprintf(rows[5].error, sizeof rows[5].error, "my_gpu*x*.json: cannot read `it`");
   met_row(&rows[6], 2.9, NAN); /* free: no price */
   rows[6].cost_per_hour = rows[6].cost_per_mtok = NAN;
-  kvsim_compare_result_t res = {rows, 7, 1, 0, ""};
+  kvsim_compare_result_t res = {rows, 7, 1, 0, "", "", ""};
   kvsim_compare_answer(&c, rows, 7, false, res.answer, sizeof res.answer);
   cr_assert(strstr(res.answer, " for $2.00/h; ") && strstr(res.answer, "target, $4.00/h)"),
             "the terminal's prices as they were: %s", res.answer);
@@ -711,7 +711,7 @@ Test(compare, a_report_says_where_each_price_came_from) {
   met_row(&rows[3], 2.9, NAN); /* no price: not named */
   snprintf(rows[3].gpu, sizeof rows[3].gpu, "a10");
   rows[3].cost_per_hour = rows[3].cost_per_mtok = NAN;
-  kvsim_compare_result_t res = {rows, 4, 0, 0, ""};
+  kvsim_compare_result_t res = {rows, 4, 0, 0, "", "", ""};
   char *md = kvsim_report_md_compare(&c, &res, NULL);
   cr_assert(md, "REPORT.md");
   cr_assert(strstr(md, "a lower bound. Prices per GPU-hour: the study's `cost_per_gpu_hour` for "
@@ -766,7 +766,7 @@ Test(compare, a_range_end_none_or_inf_reads_the_same_with_its_note) {
   met_row(&rows[1], 2.9, 2.0); /* edge: no rate or replica count met at an edge */
   rows[1].goodput_range[0] = rows[1].replicas_range[1] = NAN;
   rows[1].ttft_p99_range[1] = 2; /* past the target too: the cheaper one is named */
-  kvsim_compare_result_t res = {rows, 2, 0, 0, ""};
+  kvsim_compare_result_t res = {rows, 2, 0, 0, "", "", ""};
   kvsim_compare_answer(&c, rows, 2, false, res.answer, sizeof res.answer);
   cr_assert(strstr(res.answer, "at p99 TTFT 0.3 s [0.1, inf], TPOT 0.02 s [0.01, inf] on 2 GPUs"),
             "the answer's open tops: %s", res.answer);

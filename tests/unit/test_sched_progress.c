@@ -168,7 +168,7 @@ Test(sched_progress, stalled_replica_stops_with_the_request_and_why) {
   int attempts = 0;
   while (rc == KVSIM_OK && attempts < 10 * KVSIM__STALL_LIMIT) {
     kvsim_time_ns dt;
-    rc = kvsim__replica_start_step(&rep, &perf, 0, attempts, &dt, &err);
+    rc = kvsim__replica_start_step(&rep, &perf, NULL, 0, attempts, &dt, &err);
     if (rc == KVSIM_OK)
       cr_assert_eq(dt, -1, "nothing can run");
     attempts++;

@@ -33,11 +33,13 @@ groups=$(awk '
 # The figures, as printed by
 #   kvsim validate --silicon ../shared/validation/aiconfigurator/silicon_vllm.csv \
 #     --filter model=qwen3-32b --filter model=llama-3.1-70b --filter model=llama-3.1-8b
-# with the kernel-table step model (in-sample for the host term):
+# with the kernel-table step model (in-sample for the host term; the two
+# Qwen3-32B fp8 rows whose request cycle is shorter than the tables allow
+# are excluded since):
 # system model rows ttft% tpot%
 expected='b200_sxm llama-3.1-70b 60 16.9 4.9
 h100_sxm llama-3.1-70b 45 13.4 5.0
-h100_sxm qwen3-32b 93 23.1 2.5'
+h100_sxm qwen3-32b 91 22.3 2.5'
 fail=0
 n=0
 while read -r sys model rows t p; do

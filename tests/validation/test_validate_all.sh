@@ -24,7 +24,7 @@ j=$("$kvsim" validate --all --json) || { echo "FAIL: validate --all --json"; exi
 n() { jq "$1" <<<"$j"; }
 [ "$(n '[.groups[] | select(.source == "per-request")] | length')" = 3 ] || { echo "FAIL: 3 per-request groups"; fail=1; }
 [ "$(n '[.groups[] | select(.source == "silicon")] | length')" -ge 4 ] || { echo "FAIL: silicon groups"; fail=1; }
-[ "$(n '[.groups[] | select(.source == "sglang")] | length')" -ge 1 ] || { echo "FAIL: SGLang groups"; fail=1; }
+[ "$(n '[.groups[] | select(.source == "silicon-sglang")] | length')" -ge 1 ] || { echo "FAIL: SGLang groups"; fail=1; }
 [ "$(n '[.groups[] | select(.source == "startup")] | length')" -ge 3 ] || { echo "FAIL: start-up groups"; fail=1; }
 bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
           | select(.held_out.ttft == null or .held_out.tpot == null or .shipped.tpot == null)] | length')

@@ -729,6 +729,13 @@ int64_t kvsim_fidelity_sil_exclude_unphysical(kvsim_fid_sil_table_t *t, double r
  * miss[0..2] when not NULL). */
 int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3], bool miss[3]);
 
+/* The text reports of kvsim validate --measured, --silicon and --startup,
+ * to f (report_text.c). */
+void kvsim_fidelity_measured_print(FILE *f, const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+                                   const kvsim_fid_measured_cmp_t *c);
+void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s);
+void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const char *file);
+
 /* As `kvsim validate --all --json` prints it. */
 char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l);
 /* As `kvsim validate --all` prints it: the table, the memory side, the

@@ -11,6 +11,10 @@
 #include "kvsim/error.h"
 #include "kvsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kvsim_memrun {
   char *summary_json;   /* summary.json's text (docs/scenario.md, "Outputs") */
   char *timeseries_csv; /* timeseries.csv's, header line first */
@@ -37,5 +41,9 @@ void kvsim_memrun_free(kvsim_memrun_t *r);
 char *kvsim_memrun_calc_json(const char *const *flags, const char *const *values, int n,
                              char *errbuf, size_t cap);
 void kvsim_memrun_text_free(char *text);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 #include "kvsim/error.h"
 #include "kvsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The start of a simulated run on the wall clock when none is given:
  * 2025-01-01T00:00:00Z. Fixed, so the same run writes the same file. */
 #define KVSIM_OPENMETRICS_DEFAULT_START 1735689600.0
@@ -41,5 +45,9 @@ int kvsim_openmetrics_write(const char *timeseries_csv, const char *requests_csv
  * model's Hugging Face id where the catalog knows it, else its name. */
 int kvsim_openmetrics_write_run(const char *dir, const kvsim_scenario_t *sc, double start_unix_s,
                                 const char *out, kvsim_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -108,7 +108,7 @@ int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3
   /* Issue 27's "must show", held out: dense TPOT <= 7 %, TTFT <= 15 %; a
    * per-request run TPOT and E2E <= 5 %, TTFT <= 10 %; MoE TPOT <= 12 %,
    * TTFT <= 20 %; SGLang's rows TPOT <= 10 %, TTFT <= 20 %. */
-  const bool run = !strcmp(g->source, "per-request"), sglang = !strcmp(g->source, "sglang");
+  const bool run = !strcmp(g->source, "per-request"), sglang = !strcmp(g->source, "silicon-sglang");
   target[0] = g->moe || sglang ? 20 : run ? 10 : 15;
   target[1] = g->moe ? 12 : sglang ? 10 : run ? 5 : 7;
   target[2] = run ? 5 : NAN;

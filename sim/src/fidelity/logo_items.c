@@ -163,7 +163,7 @@ static int collect_rows(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
       continue;
     const bool sglang = !strcasecmp(r->backend, "sglang");
     kvsim_fid_logo_group_t *g =
-        kvsim__logo_group(l, r->gpu, r->model, precision_of(r), sglang ? "sglang" : "silicon");
+        kvsim__logo_group(l, r->gpu, r->model, precision_of(r), sglang ? "silicon-sglang" : "silicon");
     if (!g)
       return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
     char why[256];

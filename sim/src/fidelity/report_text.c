@@ -1,14 +1,15 @@
-/* The text reports of kvsim validate: --measured, --silicon, --startup. */
+/* The text reports of kvsim validate: --measured, --silicon, --startup
+ * (kvsim/fidelity.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "validate.h"
+#include "kvsim/fidelity.h"
 
 /* ---- --measured ---- */
 
-static void print_row(const char *name, const char *q, double meas, double sim, double scale,
+static void print_row(FILE *f, const char *name, const char *q, double meas, double sim, double scale,
                       const char *unit) {
   char e[16];
   double p = kvsim_fidelity_err_pct(sim, meas);
@@ -17,70 +18,70 @@ static void print_row(const char *name, const char *q, double meas, double sim, 
   else
     snprintf(e, sizeof e, "n/a");
   if (isfinite(meas))
-    printf("%-6s %-5s %12.3f %-2s %12.3f %-2s %8s\n", name, q, meas * scale, unit, sim * scale, unit, e);
+    fprintf(f, "%-6s %-5s %12.3f %-2s %12.3f %-2s %8s\n", name, q, meas * scale, unit, sim * scale, unit, e);
   else /* not in the measured file (a benchmark's aggregates) */
-    printf("%-6s %-5s %12s %-2s %12.3f %-2s %8s\n", name, q, "-", "", sim * scale, unit, e);
+    fprintf(f, "%-6s %-5s %12s %-2s %12.3f %-2s %8s\n", name, q, "-", "", sim * scale, unit, e);
 }
 
-static void print_series(const kvsim_fid_measured_t *m, const kvsim_fid_series_cmp_t *s) {
-  printf("\ntime series (%s, %lld ticks): mean measured / simulated, mean |difference|\n",
+static void print_series(FILE *f, const kvsim_fid_measured_t *m, const kvsim_fid_series_cmp_t *s) {
+  fprintf(f, "\ntime series (%s, %lld ticks): mean measured / simulated, mean |difference|\n",
          m->series_path, (long long)s->n);
-  printf("  running   %7.1f / %7.1f   %6.1f requests\n", s->running_mean_meas, s->running_mean_sim,
+  fprintf(f, "  running   %7.1f / %7.1f   %6.1f requests\n", s->running_mean_meas, s->running_mean_sim,
          s->running_mad);
-  printf("  waiting   %7.1f / %7.1f   %6.1f requests\n", s->waiting_mean_meas, s->waiting_mean_sim,
+  fprintf(f, "  waiting   %7.1f / %7.1f   %6.1f requests\n", s->waiting_mean_meas, s->waiting_mean_sim,
          s->waiting_mad);
   if (isfinite(s->kv_mad))
-    printf("  KV usage  %6.1f%% / %6.1f%%   %6.1f points\n", s->kv_mean_meas, s->kv_mean_sim, s->kv_mad);
+    fprintf(f, "  KV usage  %6.1f%% / %6.1f%%   %6.1f points\n", s->kv_mean_meas, s->kv_mean_sim, s->kv_mad);
   else
-    printf("  KV usage  not recorded in the measured series\n");
+    fprintf(f, "  KV usage  not recorded in the measured series\n");
 }
 
-void validate_print_measured(const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
+void kvsim_fidelity_measured_print(FILE *f, const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
                              const kvsim_fid_measured_cmp_t *c) {
   const kvsim_fid_lat_cmp_t *l = &c->lat;
   char b1[32], b2[32];
-  printf("measured:  %s (%s, %lld finished requests)\n", m->path, kvsim_fidelity_fmt_name(m->fmt),
+  fprintf(f, "measured:  %s (%s, %lld finished requests)\n", m->path, kvsim_fidelity_fmt_name(m->fmt),
          (long long)l->n_meas);
   if (m->runs > 1)
-    printf("run:       %d of %d appended (the last)\n", m->run, m->runs);
+    fprintf(f, "run:       %d of %d appended (the last)\n", m->run, m->runs);
   if (m->aggregates_only || m->not_compared[0])
-    printf("compared:  %s; not compared: %s\n", m->aggregates_only ? "the stated aggregates" : "per request",
+    fprintf(f, "compared:  %s; not compared: %s\n", m->aggregates_only ? "the stated aggregates" : "per request",
            m->not_compared[0] ? m->not_compared : "-");
   if (m->replay[0])
-    printf("replay:    %s\n", m->replay);
-  printf("simulated: %s (%lld finished, %s GPU blocks, %s preemptions)\n\n", sc->name,
+    fprintf(f, "replay:    %s\n", m->replay);
+  fprintf(f, "simulated: %s (%lld finished, %s GPU blocks, %s preemptions)\n\n", sc->name,
          (long long)l->n_sim, kvsim__commas(c->st.plan.num_gpu_blocks, b1, sizeof b1),
          kvsim__commas(c->st.preemptions, b2, sizeof b2));
-  printf("%-6s %-5s %15s %15s %8s\n", "", "", "measured", "simulated", "error");
+  fprintf(f, "%-6s %-5s %15s %15s %8s\n", "", "", "measured", "simulated", "error");
   static const char *const names[KVSIM_FID_NLAT] = {"TTFT", "TPOT", "E2E", "queue"};
   for (int k = 0; k < KVSIM_FID_NLAT; k++) {
     if (k == KVSIM_FID_QUEUE && !l->has_queue) {
-      printf("queue  (not in the measured file)\n");
+      fprintf(f, "queue  (not in the measured file)\n");
       continue;
     }
     double scale = k == KVSIM_FID_TPOT ? 1e3 : 1;
     const char *unit = k == KVSIM_FID_TPOT ? "ms" : "s";
-    print_row(names[k], "mean", l->meas[k].mean, l->sim[k].mean, scale, unit);
-    print_row("", "p50", l->meas[k].p50, l->sim[k].p50, scale, unit);
-    print_row("", "p90", l->meas[k].p90, l->sim[k].p90, scale, unit);
-    print_row("", "p99", l->meas[k].p99, l->sim[k].p99, scale, unit);
+    print_row(f, names[k], "mean", l->meas[k].mean, l->sim[k].mean, scale, unit);
+    print_row(f, "", "p50", l->meas[k].p50, l->sim[k].p50, scale, unit);
+    print_row(f, "", "p90", l->meas[k].p90, l->sim[k].p90, scale, unit);
+    print_row(f, "", "p99", l->meas[k].p99, l->sim[k].p99, scale, unit);
   }
-  print_row("makespan", "", l->makespan_meas, l->makespan_sim, 1, "s");
-  print_row("output", "tok/s", l->tput_meas, l->tput_sim, 1, "");
+  print_row(f, "makespan", "", l->makespan_meas, l->makespan_sim, 1, "s");
+  print_row(f, "output", "tok/s", l->tput_meas, l->tput_sim, 1, "");
   if (c->has_series)
-    print_series(m, &c->series);
+    print_series(f, m, &c->series);
   else
-    printf("\ntime series: none measured (give --series FILE)\n");
+    fprintf(f, "\ntime series: none measured (give --series FILE)\n");
 }
 
 /* ---- --silicon ---- */
 
 static const char *prec(const kvsim_fid_sil_row_t *r) { return r->precision[0] ? r->precision : "bf16"; }
 
-static void print_group(const kvsim_fid_silicon_t *s, const kvsim_fid_sil_group_t *g) {
+static void print_group(FILE *f, const kvsim_fid_silicon_t *s, const kvsim_fid_sil_group_t *g) {
   const kvsim_fid_sil_row_t *rows = s->table.rows;
-  printf("%s / %s\n", rows[s->order[g->lo]].system, rows[s->order[g->lo]].model);
-  printf("  %5s %-5s %3s %5s %5s %4s | %10s %10s %7s | %8s %8s %7s\n", "line", "prec", "tp", "isl", "osl",
+  fprintf(f, "%s / %s\n", rows[s->order[g->lo]].system, rows[s->order[g->lo]].model);
+  fprintf(f, "  %5s %-5s %3s %5s %5s %4s | %10s %10s %7s | %8s %8s %7s\n", "line", "prec", "tp", "isl", "osl",
          "conc", "TTFT ms", "sim", "err", "TPOT ms", "sim", "err");
   for (int64_t i = g->lo; i < g->hi; i++) {
     const kvsim_fid_sil_row_t *r = &rows[s->order[i]];
@@ -88,32 +89,32 @@ static void print_group(const kvsim_fid_silicon_t *s, const kvsim_fid_sil_group_
     if (r->skipped)
       continue;
     if (!x->ok) {
-      printf("  %5d %-5s %3lld %5lld %5lld %4lld | %10.1f  not simulated: %s\n", r->line, prec(r),
+      fprintf(f, "  %5d %-5s %3lld %5lld %5lld %4lld | %10.1f  not simulated: %s\n", r->line, prec(r),
              (long long)r->tp, (long long)r->isl, (long long)r->osl, (long long)r->batch, r->ttft_ms, x->error);
       continue;
     }
-    printf("  %5d %-5s %3lld %5lld %5lld %4lld | %10.1f %10.1f %+6.1f%% | %8.2f %8.2f %+6.1f%%\n", r->line,
+    fprintf(f, "  %5d %-5s %3lld %5lld %5lld %4lld | %10.1f %10.1f %+6.1f%% | %8.2f %8.2f %+6.1f%%\n", r->line,
            prec(r), (long long)r->tp, (long long)r->isl, (long long)r->osl, (long long)r->batch, r->ttft_ms,
            x->ttft_ms, x->err_ttft, r->tpot_ms, x->tpot_ms, x->err_tpot);
   }
   if (g->n > 0)
-    printf("  median |error| over %d rows: TTFT %.1f%%, TPOT %.1f%%\n\n", g->n, g->ttft_med, g->tpot_med);
+    fprintf(f, "  median |error| over %d rows: TTFT %.1f%%, TPOT %.1f%%\n\n", g->n, g->ttft_med, g->tpot_med);
   else
-    printf("  no row simulated\n\n");
+    fprintf(f, "  no row simulated\n\n");
 }
 
-void validate_print_silicon(const kvsim_fid_silicon_t *s) {
+void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s) {
   for (int64_t i = 0; i < s->ngroups; i++)
     if (s->groups[i].any)
-      print_group(s, &s->groups[i]);
+      print_group(f, s, &s->groups[i]);
   for (int64_t i = 0; i < s->nreasons; i++)
-    printf("skipped %d row%s: %s\n", s->reasons[i].count, s->reasons[i].count == 1 ? "" : "s",
+    fprintf(f, "skipped %d row%s: %s\n", s->reasons[i].count, s->reasons[i].count == 1 ? "" : "s",
            s->reasons[i].reason);
   if (s->compared > 0)
-    printf("%s%d rows simulated (%d failed, %d skipped): median |error| TTFT %.1f%%, TPOT %.1f%%\n",
+    fprintf(f, "%s%d rows simulated (%d failed, %d skipped): median |error| TTFT %.1f%%, TPOT %.1f%%\n",
            s->skipped ? "\n" : "", s->simulated, s->failed, s->skipped, s->ttft_med, s->tpot_med);
   else
-    printf("%s%d rows simulated (%d failed, %d skipped)\n", s->skipped ? "\n" : "", s->simulated, s->failed,
+    fprintf(f, "%s%d rows simulated (%d failed, %d skipped)\n", s->skipped ? "\n" : "", s->simulated, s->failed,
            s->skipped);
 }
 
@@ -126,7 +127,7 @@ static void pool_text(const kvsim_plan_t *pl, const char *metric, char *buf, siz
            kvsim__commas(tok ? pl->kv_cache_tokens : pl->num_gpu_blocks, n, sizeof n), tok ? "tok" : "blk");
 }
 
-static void print_su_row(const kvsim_fid_su_row_t *r, const kvsim_fid_su_result_t *s) {
+static void print_su_row(FILE *f, const kvsim_fid_su_row_t *r, const kvsim_fid_su_result_t *s) {
   char idx[16], logged[48], a[48] = "-", b[48], ea[16] = "-", eb[16], n1[32];
   snprintf(idx, sizeof idx, r->index ? "%d" : "meta", r->index);
   /* The logged GiB where the log has it, else the pool the logged
@@ -144,25 +145,25 @@ static void print_su_row(const kvsim_fid_su_row_t *r, const kvsim_fid_su_result_
   }
   pool_text(&s->pred, s->metric, b, sizeof b);
   snprintf(eb, sizeof eb, "%+.1f%%", s->err_pred);
-  printf("%-4s %-20s %-3s %-16s %-12s %3d %5.2f | %-26s | %-26s %8s | %-26s %8s\n", idx, r->source, r->engine,
+  fprintf(f, "%-4s %-20s %-3s %-16s %-12s %3d %5.2f | %-26s | %-26s %8s | %-26s %8s\n", idx, r->source, r->engine,
          s->model_name, s->gpu_name, r->tp, r->util, logged, a, ea, b, eb);
 }
 
-void validate_print_startup(const kvsim_fid_startup_t *t, const char *file) {
-  printf("Start-up validation against %s\n", file);
-  printf("%-4s %-20s %-3s %-16s %-12s %3s %5s | %-26s | %-26s %8s | %-26s %8s\n", "row", "source", "eng",
+void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const char *file) {
+  fprintf(f, "Start-up validation against %s\n", file);
+  fprintf(f, "%-4s %-20s %-3s %-16s %-12s %3s %5s | %-26s | %-26s %8s | %-26s %8s\n", "row", "source", "eng",
          "model", "gpu", "tp", "util", "logged", "(a) measured overrides", "err", "(b) predicted", "err");
   for (int64_t i = 0; i < t->n; i++)
     if (!t->res[i].skipped)
-      print_su_row(&t->rows[i], &t->res[i]);
+      print_su_row(f, &t->rows[i], &t->res[i]);
   for (int64_t i = 0; i < t->n; i++)
     if (t->res[i].skipped) {
       char idx[16];
       snprintf(idx, sizeof idx, t->rows[i].index ? "%d" : "meta", t->rows[i].index);
-      printf("skipped row %s (%s): %s\n", idx, t->rows[i].source, t->res[i].reason);
+      fprintf(f, "skipped row %s (%s): %s\n", idx, t->rows[i].source, t->res[i].reason);
     }
   if (t->predicted > 0)
-    printf("Median absolute error of the prediction (b): %.1f%% over %d rows\n", t->median_abs_err, t->predicted);
+    fprintf(f, "Median absolute error of the prediction (b): %.1f%% over %d rows\n", t->median_abs_err, t->predicted);
   else
-    printf("Median absolute error of the prediction (b): n/a (no row with full inputs)\n");
+    fprintf(f, "Median absolute error of the prediction (b): n/a (no row with full inputs)\n");
 }
