@@ -89,7 +89,7 @@ grep -Eq '^\| L4 \| .* \| [0-9.e-]+ \[[^]]*\] \| - \| [0-9.]+ % \|' "$tmp/cmp/RE
   grep -q '^-: no request had a second token (1 candidate): no TPOT\.$' "$tmp/cmp/REPORT.md" ||
   fail "compare REPORT.md: no '-' for the TPOT of none, or no note saying so" "$tmp/cmp/REPORT.md"
 cs=$tmp/cmp/compare_sweep.csv
-[ "$(grep -c '^L4,' "$cs")" -gt 0 ] && ! grep -Evq '^(label,|L4,[0-9.]+,[0-9.]+,,[0-9.]+$)' "$cs" ||
+[ "$(grep -c '^L4,' "$cs")" -gt 0 ] && ! grep -Evq '^(label,|L4,[0-9.]+,[0-9.]+,,[0-9.]+,[0-9.]*,[0-9.inf]*,,$)' "$cs" ||
   fail "compare_sweep.csv: a TPOT where none exists:" "$cs"
 col=$(head -1 "$tmp/cmp/compare.csv" | tr ',' '\n' | grep -n '^tpot_p99_s$' | cut -d: -f1)
 [ -z "$(sed -n 2p "$tmp/cmp/compare.csv" | cut -d, -f"$col")" ] || fail "compare.csv: a TPOT" "$tmp/cmp/compare.csv"

@@ -69,8 +69,14 @@ scen="$src/tests/golden/data/small-synthetic.json"
 "$kvsim" plan "$scen" --slo ttft_p99=0.5s --tolerance 0.05 --json --quiet >"$tmp/plan.json"
 best=$(awk -F: '/"best"/ { gsub(/[ ,\t]/, "", $2); print $2 }' "$tmp/plan.json")
 awk -v b="$best" 'BEGIN { exit !(b > 0) }' || { echo "no rate found"; exit 1; }
+# A search point keeps the workload's duration: the run at a rate r has
+# ceil(requests x r / the scenario's rate) requests (never fewer; study/rate.c), as plan ran it.
+read -r n0 r0 < <(python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["workload"]["synthetic"]
+print(w["requests"], w["arrival"]["rate"])' "$scen")
 p99_at() {
-  "$kvsim" run "$scen" --set workload.synthetic.arrival.rate="$1" --out "$tmp/r" --summary --quiet |
+  local n; n=$(awk -v n="$n0" -v r0="$r0" -v r="$1" 'BEGIN { x = n * r / r0; c = int(x); if (c < x) c++; if (c < n) c = n; printf "%d", c }')
+  "$kvsim" run "$scen" --set workload.synthetic.arrival.rate="$1" --set workload.synthetic.requests="$n" \
+    --out "$tmp/r" --summary --quiet |
     awk '/"ttft_s"/ { t = 1 } t && !done && /"p99"/ { gsub(/[ ,\t]/, "", $0); sub(/.*:/, "", $0); v = $0; done = 1 }
          END { print v }'  # read to the end: an early exit would SIGPIPE kvsim
 }
