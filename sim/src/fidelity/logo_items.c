@@ -86,26 +86,14 @@ static int row_family(const kvsim_fid_sil_row_t *r) {
 
 static int simulate_row(const kvsim_fid_sil_row_t *r, const char *kernels, const kvsim__logo_par_t *p, double out[3],
                         kvsim_err *err) {
-  kvsim_scenario_t sc;
-  int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, KVSIM_FID_SIL_RANGE_RATIO, &sc, err);
-  if (rc < 0)
-    return rc;
+  kvsim_gpu_perf_t perf;
+  memset(&perf, 0, sizeof perf);
   if (kernels)
-    rc = kvsim_gpu_use_kernels(&sc.gpu, kernels, err);
-  coefs(&sc.gpu.perf, p, true, row_family(r));
-  kvsim_fid_lat_t lat;
-  kvsim_fidelity_lat_init(&lat);
+    snprintf(perf.kernels, sizeof perf.kernels, "%s", kernels);
+  coefs(&perf, p, true, row_family(r));
+  int rc = kvsim_fidelity_silicon_simulate(r, NULL, 0, KVSIM_FID_SIL_RANGE_RATIO, &perf, &out[0], &out[1], err);
   if (rc == KVSIM_OK)
-    rc = kvsim_fidelity_simulate_client(&sc, &lat, NULL, NULL, err);
-  if (rc == KVSIM_OK && (lat.ttft.n == 0 || lat.tpot.n == 0))
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no request finished", r->id);
-  if (rc == KVSIM_OK) {
-    out[0] = kvsim_dist_mean(&lat.ttft) * 1e3;
-    out[1] = kvsim_dist_mean(&lat.tpot) * 1e3;
     out[2] = row_e2e(r, out[0], out[1]);
-  }
-  kvsim_fidelity_lat_fini(&lat);
-  kvsim_scenario_fini(&sc);
   return rc;
 }
 

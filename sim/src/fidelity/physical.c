@@ -27,40 +27,58 @@
  * dense peak sustained over the run measured something else. */
 #define PEAK_FRAC_MAX 0.8
 
-int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
-                                    double *floor_ms, kvsim_err *err) {
+/* The step model of a row as kvsim plans it: its perf, the engine's
+ * sequence cap, the model's window and the KV cache's bytes. */
+typedef struct row_model {
+  kvsim_perf_t pf;
+  int64_t max_num_seqs, window;
+  double kv_cap;
+} row_model_t;
+
+static int row_model(const kvsim_fid_sil_row_t *r, double range_ratio, row_model_t *m, kvsim_err *err) {
   kvsim_scenario_t sc;
   int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, range_ratio, &sc, err);
   if (rc < 0)
     return rc;
   kvsim_resolved_t res;
-  kvsim_perf_t pf;
   if ((rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
-      (rc = kvsim_perf_init(&pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
-    /* The mean context of a decode step: the mean prompt (uniform in
-     * [len x ratio, len]) plus half the mean output. KV bytes are linear
-     * in the context, so the mean step reads the KV at that context. */
-    const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
-    const int64_t ctx = (int64_t)(in + out / 2);
-    /* The engine decodes at most max_num_seqs sequences a step, and no
-     * step reads more KV than the cache holds: past either, the clients
-     * queue and the floor must not count them. */
-    int64_t seqs = r->batch;
-    if (res.sched.max_num_seqs > 0 && seqs > res.sched.max_num_seqs)
-      seqs = res.sched.max_num_seqs;
-    kvsim_batch_shape_t b;
-    memset(&b, 0, sizeof b);
-    for (int64_t i = 0; i < seqs; i++)
-      kvsim_batch_shape_add(&b, ctx, 1, sc.model.sliding_window);
-    kvsim_step_cost_t cost;
-    memset(&cost, 0, sizeof cost);
-    (void)kvsim_perf_step_time(&pf, &b, &cost);
-    const double kv_cap = (double)res.plan.available_kv_bytes;
-    *bytes = cost.weight_bytes + (kv_cap > 0 && cost.kv_bytes > kv_cap ? kv_cap : cost.kv_bytes);
-    *floor_ms = *bytes / pf.bandwidth * 1e3;
+      (rc = kvsim_perf_init(&m->pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
+    m->max_num_seqs = res.sched.max_num_seqs;
+    m->window = sc.model.sliding_window;
+    m->kv_cap = (double)res.plan.available_kv_bytes;
   }
   kvsim_scenario_fini(&sc);
   return rc;
+}
+
+/* The engine decodes at most max_num_seqs sequences a step: past it, the
+ * clients queue and a floor must not count them. */
+static int64_t decode_seqs(const kvsim_fid_sil_row_t *r, const row_model_t *m) {
+  return m->max_num_seqs > 0 && r->batch > m->max_num_seqs ? m->max_num_seqs : r->batch;
+}
+
+int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
+                                    double *floor_ms, kvsim_err *err) {
+  row_model_t m;
+  int rc = row_model(r, range_ratio, &m, err);
+  if (rc < 0)
+    return rc;
+  /* The mean context of a decode step: the mean prompt (uniform in
+   * [len x ratio, len]) plus half the mean output. KV bytes are linear in
+   * the context, so the mean step reads the KV at that context; no step
+   * reads more KV than the cache holds. */
+  const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
+  const int64_t ctx = (int64_t)(in + out / 2), seqs = decode_seqs(r, &m);
+  kvsim_batch_shape_t b;
+  memset(&b, 0, sizeof b);
+  for (int64_t i = 0; i < seqs; i++)
+    kvsim_batch_shape_add(&b, ctx, 1, m.window);
+  kvsim_step_cost_t cost;
+  memset(&cost, 0, sizeof cost);
+  (void)kvsim_perf_step_time(&m.pf, &b, &cost);
+  *bytes = cost.weight_bytes + (m.kv_cap > 0 && cost.kv_bytes > m.kv_cap ? m.kv_cap : cost.kv_bytes);
+  *floor_ms = *bytes / m.pf.bandwidth * 1e3;
+  return KVSIM_OK;
 }
 
 /* The GPU time one round of the closed loop needs by the kernel tables:
@@ -69,31 +87,23 @@ int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_r
  * engine's host time left out). A row that measured a shorter round
  * (TTFT + (osl - 1) TPOT) did less work than it claims. */
 static int tables_round(const kvsim_fid_sil_row_t *r, double range_ratio, double *round_ms, kvsim_err *err) {
-  kvsim_scenario_t sc;
-  int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, range_ratio, &sc, err);
+  row_model_t m;
+  int rc = row_model(r, range_ratio, &m, err);
   if (rc < 0)
     return rc;
-  kvsim_resolved_t res;
-  kvsim_perf_t pf;
-  if ((rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
-      (rc = kvsim_perf_init(&pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
-    pf.host_us = pf.host_per_seq_us = 0;
-    const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
-    int64_t seqs = r->batch;
-    if (res.sched.max_num_seqs > 0 && seqs > res.sched.max_num_seqs)
-      seqs = res.sched.max_num_seqs;
-    kvsim_batch_shape_t pre, dec;
-    memset(&pre, 0, sizeof pre);
-    memset(&dec, 0, sizeof dec);
-    for (int64_t i = 0; i < seqs; i++) {
-      kvsim_batch_shape_add(&pre, 0, (int64_t)in, sc.model.sliding_window);
-      kvsim_batch_shape_add(&dec, (int64_t)(in + out / 2), 1, sc.model.sliding_window);
-    }
-    const double p = (double)kvsim_perf_step_time(&pf, &pre, NULL), d = (double)kvsim_perf_step_time(&pf, &dec, NULL);
-    *round_ms = (p + (out - 1) * d) * 1e-6;
+  m.pf.host_us = m.pf.host_per_seq_us = 0;
+  const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
+  const int64_t seqs = decode_seqs(r, &m);
+  kvsim_batch_shape_t pre, dec;
+  memset(&pre, 0, sizeof pre);
+  memset(&dec, 0, sizeof dec);
+  for (int64_t i = 0; i < seqs; i++) {
+    kvsim_batch_shape_add(&pre, 0, (int64_t)in, m.window);
+    kvsim_batch_shape_add(&dec, (int64_t)(in + out / 2), 1, m.window);
   }
-  kvsim_scenario_fini(&sc);
-  return rc;
+  const double p = (double)kvsim_perf_step_time(&m.pf, &pre, NULL), d = (double)kvsim_perf_step_time(&m.pf, &dec, NULL);
+  *round_ms = (p + (out - 1) * d) * 1e-6;
+  return KVSIM_OK;
 }
 
 bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_ratio, char *why, size_t cap) {
