@@ -5,7 +5,9 @@
 # below; `kvsim run --openmetrics` fed back against its own scenario
 # (a round trip: exact for running and waiting, KV usage within the
 # rounding of timeseries.csv); the time origin anchored on aiperf's
-# wall-clock arrivals; the golden series block; input errors.
+# wall-clock arrivals; the golden series block; input errors. With
+# Debian's prometheus package, the round trip also goes through a real
+# store: promtool tsdb dump and a query_range of a Prometheus server.
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -86,6 +88,50 @@ for c in v1-preemption v1-two-replicas sglang-retraction; do
     [ "$(num ticks <<<"$j")" -gt 2 ] || fail "$c round trip: ticks $(num ticks <<<"$j")"
   done
 done
+
+# -- the same through a real Prometheus store, when promtool is installed
+# (Debian package prometheus): backfilled, dumped by promtool tsdb dump
+# (which wants a wal folder), read back.
+if command -v promtool >/dev/null; then
+  c=v1-two-replicas
+  sc=$src/tests/golden/cases/$c/scenario.json
+  promtool tsdb create-blocks-from openmetrics "$tmp/$c.om" "$tmp/tsdb" >/dev/null || fail "promtool backfill"
+  mkdir -p "$tmp/tsdb/wal"
+  promtool tsdb dump --match='{__name__=~"vllm:(num_requests_running|num_requests_waiting|kv_cache_usage_perc)"}' \
+    "$tmp/tsdb" >"$tmp/promtool.dump" || fail "promtool tsdb dump"
+  j=$("$kvsim" validate --measured "$tmp/$c/requests.csv" "$sc" --series "$tmp/promtool.dump" --json) \
+    || fail "promtool dump: validate exited $?"
+  check "promtool dump" "$j" running_mean_abs_diff 0
+  check "promtool dump" "$j" waiting_mean_abs_diff 0
+  near "$(num kv_usage_mean_abs_diff_pct <<<"$j")" 0 5e-5 || fail "promtool dump: KV usage: $j"
+  # And a Prometheus over those blocks asked for /api/v1/query_range
+  # (step 0.5 s, each step the last sample within the lookback: the same
+  # state as the run's rows), for at most 60 s.
+  if command -v prometheus >/dev/null && command -v curl >/dev/null; then
+    port=$((20000 + RANDOM % 20000))
+    timeout 60 prometheus --config.file=/dev/null --storage.tsdb.path="$tmp/tsdb" \
+      --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$port" >"$tmp/prom.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 80); do
+      curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && break
+      sleep 0.25
+    done
+    curl -sf "http://127.0.0.1:$port/api/v1/query_range" \
+      --data-urlencode 'query={__name__=~"vllm:(num_requests_running|num_requests_waiting|kv_cache_usage_perc)"}' \
+      --data-urlencode start=1735689600 --data-urlencode end=1735689610 --data-urlencode step=0.5 \
+      >"$tmp/qr.json" || fail "query_range: $(tail -3 "$tmp/prom.log")"
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    j=$("$kvsim" validate --measured "$tmp/$c/requests.csv" "$sc" --series "$tmp/qr.json" --json) \
+      || fail "query_range: validate exited $?"
+    check "query_range" "$j" ticks 21
+    check "query_range" "$j" running_mean_abs_diff 0
+    check "query_range" "$j" waiting_mean_abs_diff 0
+    near "$(num kv_usage_mean_abs_diff_pct <<<"$j")" 0 5e-5 || fail "query_range: KV usage: $j"
+  fi
+else
+  echo "promtool not installed: the real-store round trip skipped"
+fi
 
 # -- the time origin: aiperf stamps arrivals on the wall clock (first
 # finished request at 1700000000.000 s), so t = 0 is that arrival and the
