@@ -72,6 +72,10 @@ seed() { # TARGET DIR
     fuzz_bench_vllm) cp tests/golden/fidelity/vllm-aggregates.json tests/golden/fidelity/bench.json "$d/" ;;
     fuzz_bench_sglang) cp tests/golden/fidelity/sglang-bench.jsonl "$d/" ;;
     fuzz_aiperf) cp tests/golden/fidelity/aiperf.jsonl "$d/" ;;
+    fuzz_series_prom)
+      cp tests/golden/fidelity/prom-dump.txt tests/golden/fidelity/sglang.om tests/golden/fidelity/timeseries.csv "$d/"
+      printf 'vllm:num_requests_running{engine="a,}b\\"\\\\"} NaN 1000000000000 # {x="y"} 1 2\nvllm:num_requests_waiting 0 1.5e9\n' >"$d/escapes" ;;
+    fuzz_series_promjson) cp tests/golden/fidelity/query-range.json "$d/" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
   esac

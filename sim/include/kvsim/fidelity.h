@@ -56,6 +56,7 @@ typedef struct kvsim_fid_lat {
   double t_first, t_last;   /* first arrival, last finish (s): the makespan */
   int64_t finished;
   int64_t output_tokens, prompt_tokens;
+  double first_arrival_unix_s; /* the first arrival on the wall clock; NAN when the file does not stamp it */
 } kvsim_fid_lat_t;
 
 /* Empty samples (no allocation until the first add). */
@@ -179,9 +180,16 @@ bool kvsim_fidelity_fmt_client(kvsim_fid_fmt_t f);
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt,
                                  kvsim_err *err);
 
-/* Reads a measured time series into s (empty): LLMServingSim's
- * vllm/timeseries.csv (t, running, waiting[, kv_cache_pct]) or kvsim's own
- * timeseries.csv (periodic rows only, replicas summed). Errors as above. */
+/* Reads a measured time series into s (empty), detecting its format from
+ * the content: LLMServingSim's vllm/timeseries.csv (t, running,
+ * waiting[, kv_cache_pct]), kvsim's own timeseries.csv (periodic rows
+ * only, replicas summed), a Prometheus scrape as text with a timestamp on
+ * every sample (promtool tsdb dump, OpenMetrics, kvsim run
+ * --openmetrics) or the JSON of /api/v1/query_range: vLLM's
+ * vllm:num_requests_running / _waiting and vllm:kv_cache_usage_perc (or
+ * vllm:gpu_cache_usage_perc), SGLang's sglang:num_running_reqs /
+ * num_queue_reqs / token_usage, engines (label sets) summed, KV usage
+ * averaged, t = 0 at the first sample. Errors as above. */
 int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err);
 
 /* How a benchmark drove its load, as its result file states it (vLLM's
@@ -217,6 +225,12 @@ typedef struct kvsim_fid_measured {
   int run, runs;            /* appended files: the run read (1-based, the last) of runs */
   char not_compared[256];   /* what the file has that cannot be compared, and why */
   char replay[256];         /* how the arrivals were replayed (kvsim_fidelity_measured_scenario) */
+  /* The series was a Prometheus scrape (text or query_range JSON): its
+   * samples, stamped on the wall clock, are compared with every simulated
+   * row on whole milliseconds; t = 0 at the first request's arrival when
+   * the requests file stamps it on the wall clock too (series_anchored),
+   * else at the scrape's first sample. */
+  bool series_prom, series_anchored;
 } kvsim_fid_measured_t;
 
 /* Loads the per-request file `measured` and its time series: `series`, or

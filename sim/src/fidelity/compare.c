@@ -20,6 +20,7 @@ void kvsim_fidelity_lat_init(kvsim_fid_lat_t *l) {
   kvsim_dist_init(&l->queue);
   l->t_first = INFINITY;
   l->t_last = -INFINITY;
+  l->first_arrival_unix_s = NAN;
 }
 
 void kvsim_fidelity_lat_fini(kvsim_fid_lat_t *l) {

@@ -3,6 +3,9 @@
 #ifndef KVSIM_FIDELITY_FID_H
 #define KVSIM_FIDELITY_FID_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <cJSON.h>
 
 #include "kvsim/error.h"
@@ -24,5 +27,31 @@ int kvsim__fid_recode(int rc, int bad, kvsim_err *err);
  * drive and aggregates (measured.c). */
 struct kvsim_fid_measured;
 int kvsim__fid_read_measured(const char *path, struct kvsim_fid_measured *m, kvsim_err *err);
+
+/* The Prometheus readers of kvsim_fidelity_read_series: text with a
+ * timestamp on every sample (series_prom.c), query_range JSON
+ * (series_promjson.c); o: the time origin (fidelity/series_acc.h). */
+struct kvsim_fid_series;
+struct kvsim__ser_origin;
+int kvsim__fid_read_prom_text(const char *path, struct kvsim__ser_origin *o, struct kvsim_fid_series *s,
+                              kvsim_err *err);
+int kvsim__fid_read_prom_json(const char *path, struct kvsim__ser_origin *o, struct kvsim_fid_series *s,
+                              kvsim_err *err);
+
+/* kvsim_fidelity_read_series with a time origin for the formats stamped
+ * on the wall clock (the Prometheus ones; a CSV series keeps its own
+ * clock and ignores it); o->prom says which it was. */
+int kvsim__fid_read_series_at(const char *path, struct kvsim__ser_origin *o, struct kvsim_fid_series *s,
+                              kvsim_err *err);
+
+/* kvsim_fidelity_simulate (client: _client) with, when every_row, the
+ * simulated series of every row, as a Prometheus scrape of the run would
+ * hold it (simulate.c). */
+struct kvsim_fid_lat;
+struct kvsim_scenario;
+struct kvsim_run_stats;
+int kvsim__fid_simulate(const struct kvsim_scenario *sc, bool client, bool every_row,
+                        struct kvsim_fid_lat *lat, struct kvsim_fid_series *ser,
+                        struct kvsim_run_stats *st, kvsim_err *err);
 
 #endif

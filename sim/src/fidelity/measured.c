@@ -77,6 +77,8 @@ static int read_rows(const char *path, const kvsim__format_t *wf, bool has_queue
   kvsim__row_t row;
   while ((rc = kvsim__reader_next(r, &row, err)) == 1) {
     const kvsim__measured_t *m = &row.measured;
+    if (m->has_unix && !(lat->first_arrival_unix_s <= (double)m->unix_ns / 1e9))
+      lat->first_arrival_unix_s = (double)m->unix_ns / 1e9; /* the replay's t = 0, finished or not */
     if (!m->finished)
       continue; /* rejected or still in flight when the run stopped */
     if ((rc = kvsim_fidelity_lat_add(lat, m->arrival_s, m->scheduled_s, m->first_token_s,

@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "fidelity/fid.h"
+#include "fidelity/series_acc.h"
 #include "kvsim/fidelity.h"
 
 /* ---- comparison ---- */
@@ -38,9 +39,16 @@ int kvsim_fidelity_measured_load(const char *measured, const char *series, kvsim
       m->series_path[0] = '\0';
   }
   if (m->series_path[0]) {
-    if ((rc = kvsim_fidelity_read_series(m->series_path, &m->series, err)) < 0)
+    /* A scrape stamped on the wall clock starts where the requests did,
+     * when the requests file stamps them on it too (aiperf). */
+    double t0 = m->lat.first_arrival_unix_s;
+    kvsim__ser_origin_t o = {isfinite(t0) && t0 > 0 && t0 < 1e11 ? llround(t0 * 1e3) : INT64_MIN, false,
+                             false};
+    if ((rc = kvsim__fid_read_series_at(m->series_path, &o, &m->series, err)) < 0)
       return rc;
     m->has_series = true;
+    m->series_prom = o.prom;
+    m->series_anchored = o.anchored;
   }
   return KVSIM_OK;
 }
@@ -69,9 +77,8 @@ int kvsim_fidelity_measured_compare(kvsim_fid_measured_t *m, const kvsim_scenari
   memset(&ser, 0, sizeof ser);
   /* A benchmark's file times requests at the client; the LLMServingSim
    * and kvsim files on the engine's clock. */
-  int rc = kvsim_fidelity_fmt_client(m->fmt)
-               ? kvsim_fidelity_simulate_client(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err)
-               : kvsim_fidelity_simulate(sc, &sim, m->has_series ? &ser : NULL, &cmp->st, err);
+  int rc = kvsim__fid_simulate(sc, kvsim_fidelity_fmt_client(m->fmt), m->series_prom, &sim,
+                               m->has_series ? &ser : NULL, &cmp->st, err);
   if (rc == KVSIM_OK) {
     kvsim_fidelity_lat_compare(&m->lat, &sim, &cmp->lat);
     if (m->aggregates_only)
@@ -99,6 +106,9 @@ static void add_metric(cJSON *o, const char *key, double meas, double sim) {
 static void add_series(cJSON *o, const kvsim_fid_measured_t *m, const kvsim_fid_series_cmp_t *s) {
   cJSON *ts = cJSON_AddObjectToObject(o, "series");
   cJSON_AddStringToObject(ts, "file", m->series_path);
+  if (m->series_prom)
+    cJSON_AddStringToObject(ts, "time_origin",
+                            m->series_anchored ? "first request's arrival" : "first sample");
   cJSON_AddNumberToObject(ts, "ticks", (double)s->n);
   cJSON_AddItemToObject(ts, "running_mean_abs_diff", kvsim__fid_num_or_null(s->running_mad));
   cJSON_AddItemToObject(ts, "waiting_mean_abs_diff", kvsim__fid_num_or_null(s->waiting_mad));

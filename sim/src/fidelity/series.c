@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "fidelity/fid.h"
+#include "fidelity/series_acc.h"
 #include "kvsim/fidelity.h"
 #include "workload/csvrow.h"
 #include "workload/text.h"
@@ -77,7 +79,7 @@ static int read_rows(kvsim__csvrow_t *r, const int *col, const char *const *name
   return KVSIM_OK;
 }
 
-int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err) {
+static int read_csv(const char *path, kvsim_fid_series_t *s, kvsim_err *err) {
   kvsim__csvrow_t *r;
   int rc = kvsim__csvrow_open(path, true, &r, err);
   if (rc < 0)
@@ -89,8 +91,8 @@ int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_er
     col[k] = kvsim__csvrow_column(r, names[k]);
   if (col[T] < 0 || col[RUNNING] < 0 || col[WAITING] < 0)
     rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s:1: expected columns t,running,waiting[,kv_cache_pct] (LLMServingSim) or "
-                       "kvsim's timeseries.csv header",
+                       "%s:1: expected columns t,running,waiting[,kv_cache_pct] (LLMServingSim), "
+                       "kvsim's timeseries.csv header, a Prometheus text dump or query_range JSON",
                        path);
   else
     rc = read_rows(r, col, names, kvsim, s, err);
@@ -98,4 +100,56 @@ int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_er
   if (rc == KVSIM_OK && s->n == 0)
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: no rows", path);
   return rc;
+}
+
+typedef enum { SER_CSV, SER_PROM_TEXT, SER_PROM_JSON } ser_fmt_t;
+
+/* The format from the first bytes: JSON when they open an array or an
+ * object whose first key is quoted ('{"status"'); Prometheus text when
+ * they are a comment ('#'), a label set ('{__name__="..."', promtool tsdb
+ * dump) or a metric name followed by '{' or a blank; CSV (a header of
+ * comma-separated names) otherwise. */
+static ser_fmt_t detect(const char *path) {
+  char buf[512];
+  size_t n = 0;
+  FILE *f;
+  kvsim_err ignored = {0};
+  /* What cannot be opened is CSV: its reader says why. */
+  if (kvsim__open_input(path, KVSIM_EIO, &f, &ignored) == KVSIM_OK) {
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+  }
+  buf[n] = '\0';
+  const char *p = buf;
+  if (!strncmp(p, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark */
+    p += 3;
+  p += strspn(p, " \t\r\n");
+  if (*p == '[')
+    return SER_PROM_JSON;
+  if (*p == '{')
+    return p[1 + strspn(p + 1, " \t\r\n")] == '"' ? SER_PROM_JSON : SER_PROM_TEXT;
+  if (*p == '#')
+    return SER_PROM_TEXT;
+  size_t name = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:");
+  return name > 0 && (p[name] == '{' || p[name] == ' ' || p[name] == '\t') ? SER_PROM_TEXT : SER_CSV;
+}
+
+int kvsim__fid_read_series_at(const char *path, kvsim__ser_origin_t *o, kvsim_fid_series_t *s,
+                              kvsim_err *err) {
+  ser_fmt_t f = detect(path);
+  o->prom = f != SER_CSV;
+  o->anchored = false;
+  switch (f) {
+  case SER_PROM_TEXT:
+    return kvsim__fid_read_prom_text(path, o, s, err);
+  case SER_PROM_JSON:
+    return kvsim__fid_read_prom_json(path, o, s, err);
+  default:
+    return read_csv(path, s, err);
+  }
+}
+
+int kvsim_fidelity_read_series(const char *path, kvsim_fid_series_t *s, kvsim_err *err) {
+  kvsim__ser_origin_t o = {INT64_MIN, false, false};
+  return kvsim__fid_read_series_at(path, &o, s, err);
 }

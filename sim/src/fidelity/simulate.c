@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "fidelity/fid.h"
 #include "kvsim/fidelity.h"
 
 typedef struct collect {
@@ -14,6 +15,11 @@ typedef struct collect {
    * prompt in the API server before the engine sees the request). */
   double client_s, client_per_token_s;
   kvsim_fid_series_t *ser;
+  /* Every row (the extra rows at preemptions and the closing row too), on
+   * whole milliseconds as Prometheus stores them, each replica's values
+   * held until its next row: the simulated side of a Prometheus scrape,
+   * whose samples fall anywhere (kvsim__fid_simulate). */
+  bool every_row;
   int nrep;
   kvsim_time_ns tick;
   /* The tick being accumulated: one slot per replica, overwritten by a
@@ -34,7 +40,7 @@ static int flush_tick(collect_t *c) {
       w += c->waiting[i];
       k += c->kv[i];
       m++;
-      c->seen[i] = false;
+      c->seen[i] = c->every_row;
     }
   int rc = m ? kvsim_fidelity_series_push(c->ser, kvsim_time_to_s(c->cur), r, w, k / m) : KVSIM_OK;
   c->cur = -1;
@@ -43,13 +49,19 @@ static int flush_tick(collect_t *c) {
 
 static int on_sample(void *ctx, const kvsim_sample_t *s) {
   collect_t *c = ctx;
-  if (!c->ser || c->tick <= 0 || s->time % c->tick != 0)
+  const kvsim_time_ns ms = 1000000;
+  kvsim_time_ns at = s->time;
+  if (!c->ser)
+    return KVSIM_OK;
+  if (c->every_row)
+    at = (s->time + ms / 2) / ms * ms;
+  else if (c->tick <= 0 || s->time % c->tick != 0)
     return KVSIM_OK; /* only the periodic rows, not the extra rows at preemptions */
-  if (s->time != c->cur) {
+  if (at != c->cur) {
     int rc = flush_tick(c);
     if (rc < 0)
       return rc;
-    c->cur = s->time;
+    c->cur = at;
   }
   if (s->replica < 0 || s->replica >= c->nrep)
     return KVSIM_OK;
@@ -70,10 +82,11 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
                                 r->num_prompt, r->num_output);
 }
 
-static int simulate(const kvsim_scenario_t *sc, double client_s, double client_per_token_s, kvsim_fid_lat_t *lat,
-                    kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
+static int simulate(const kvsim_scenario_t *sc, double client_s, double client_per_token_s, bool every_row,
+                    kvsim_fid_lat_t *lat, kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
   collect_t c;
   memset(&c, 0, sizeof c);
+  c.every_row = every_row;
   c.lat = lat;
   c.client_s = client_s;
   c.client_per_token_s = client_per_token_s;
@@ -111,17 +124,24 @@ out:
 
 int kvsim_fidelity_simulate(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat, kvsim_fid_series_t *ser,
                             kvsim_run_stats_t *st, kvsim_err *err) {
-  return simulate(sc, 0, 0, lat, ser, st, err);
+  return kvsim__fid_simulate(sc, false, false, lat, ser, st, err);
 }
 
 int kvsim_fidelity_simulate_client(const kvsim_scenario_t *sc, kvsim_fid_lat_t *lat,
                                    kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
+  return kvsim__fid_simulate(sc, true, false, lat, ser, st, err);
+}
+
+int kvsim__fid_simulate(const kvsim_scenario_t *sc, bool client, bool every_row, kvsim_fid_lat_t *lat,
+                        kvsim_fid_series_t *ser, kvsim_run_stats_t *st, kvsim_err *err) {
+  if (!client)
+    return simulate(sc, 0, 0, every_row, lat, ser, st, err);
   /* The client's latency is a modelled part of the TTFT as the prefill
    * is: a run at a band edge (perf.prefill_time_scale) scales both, or
    * the TTFT's range could not reach a measured TTFT below the fitted
    * client latency. */
   const double step = sc->step_time_scale > 0 ? sc->step_time_scale : 1;
   const double f = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : step;
-  return simulate(sc, f * sc->gpu.perf.frontend_us * 1e-6, f * sc->gpu.perf.frontend_per_token_us * 1e-6, lat, ser,
-                  st, err);
+  return simulate(sc, f * sc->gpu.perf.frontend_us * 1e-6, f * sc->gpu.perf.frontend_per_token_us * 1e-6, every_row,
+                  lat, ser, st, err);
 }

@@ -177,6 +177,8 @@ typedef struct kvsim__measured {
   bool finished;    /* else rejected or in flight when the run stopped: no times read */
   double arrival_s; /* queued (the latencies' anchor) */
   double scheduled_s, first_token_s, finish_s;
+  bool has_unix;    /* the file stamps the arrival on the wall clock: */
+  int64_t unix_ns;  /* then its Unix time, ns (aiperf's request_start_ns) */
 } kvsim__measured_t;
 
 typedef struct kvsim__row {

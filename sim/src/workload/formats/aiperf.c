@@ -166,6 +166,10 @@ static int next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
     m->finished = true;
     m->arrival_s = (double)row->arrival / 1e9;
     m->scheduled_s = -1; /* the client does not see it */
+    /* time.time_ns() of the client (aiperf's request_start_ns): the
+     * anchor of a Prometheus scrape of the same run. */
+    m->has_unix = true;
+    m->unix_ns = q->start_ns;
     m->first_token_s = m->arrival_s + q->ttft_s;
     m->finish_s = m->arrival_s + q->e2e_s;
   }
