@@ -31,7 +31,7 @@ bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
 [ "$bad" = 0 ] || { echo "FAIL: $bad latency groups without errors"; fail=1; }
 # Every latency group is held out by its GPU.
 bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
-          | select(.held_out_from | test("without " + .gpu) | not)] | length')
+          | select(. as $g | $g.held_out_from | test("without " + $g.gpu) | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: $bad groups not held out by GPU"; fail=1; }
 bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|HBM bandwidth|kernel tables|not reproducible") | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: an exclusion without its reason"; fail=1; }
