@@ -36,6 +36,7 @@ static uint64_t block_key(const kvsim_request_t *r, int32_t k, int g) {
 int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,
                        bool prefix_caching, kvsim_err *err) {
   memset(kv, 0, sizeof *kv);
+  kv->fast_shift = -1; /* until the groups are known (below) */
   if (num_blocks > INT32_MAX)
     return kvsim_err_set(err, KVSIM_EUNSUP, "KV pool of %lld blocks is too large", (long long)num_blocks);
   int rc = kvsim_pool_init(&kv->pool, (int32_t)num_blocks, err);
@@ -61,6 +62,7 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
       return kvsim_err_set(err, KVSIM_EUNSUP, "no room for the residual window's block table");
     kv->residual_blocks = (int32_t)cdiv(pl->residual_bytes_per_request, pl->block_bytes);
   }
+  kv->fast_shift = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks ? kv->bs_shift : -1;
   return KVSIM_OK;
 }
 
