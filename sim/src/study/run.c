@@ -88,8 +88,9 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
  * first one, written with the run's other outputs, is replaced whole). */
 int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                              int jobs, kvsim_summary_t *out, kvsim_err *err) {
-  int rc = kvsim_study_run_band(sc, opts, band, out, err);
-  if (rc == KVSIM_OK)
+  int rc = band ? kvsim__study_band_verified(sc, opts, jobs, out, err)
+                : kvsim_study_run_band(sc, opts, band, out, err);
+  if (rc == KVSIM_OK && !band)
     rc = kvsim_study_verify_advice(sc, out, jobs, err);
   if (rc < 0 || !opts || !opts->dir || !out->ndiagnosis)
     return rc;
