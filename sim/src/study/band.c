@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kvsim/run_output.h"
+#include "kvsim/summary.h"
 #include "kvsim/study.h"
 #include "study/run.h"
 
@@ -62,6 +63,21 @@ static int run_nominal(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t 
   return rc;
 }
 
+/* Without files: the nominal run and the edges each through
+ * kvsim_study_run (the study's cache), their ranges merged as
+ * run_nominal merges them. */
+static int run_plain(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
+                     kvsim_summary_t *edges, kvsim_summary_t *out, kvsim_err *err) {
+  int rc = kvsim_study_run(sc, opts, out, err);
+  kvsim_band_edge_t edge[2];
+  kvsim_study_band_edges(sc, edge);
+  for (int i = 0; rc == KVSIM_OK && i < 2; i++)
+    rc = run_edge(sc, &edge[i], opts, &edges[i], err);
+  if (rc == KVSIM_OK)
+    kvsim_summary_merge_ranges(out, edges, 2, &edge[0], &edge[1]);
+  return rc;
+}
+
 int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                          kvsim_summary_t *out, kvsim_err *err) {
   if (!band)
@@ -78,7 +94,8 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
   kvsim_summary_t *edges = malloc(2 * sizeof *edges);
   if (!edges)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-  rc = run_nominal(sc, opts, edges, out, err);
+  rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, opts, edges, out, err)
+                                                      : run_nominal(sc, opts, edges, out, err);
   free(edges);
   return rc;
 }

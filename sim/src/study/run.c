@@ -68,6 +68,9 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   static const kvsim_study_run_opts_t none = {NULL, false, 0};
   if (!opts)
     opts = &none;
+  const bool plain = !opts->dir && !opts->progress && !opts->check;
+  if (plain && kvsim__study_memo_get(sc, out))
+    return KVSIM_OK;
   /* Resolve first (pure and cheap): a plan that is refused must not
    * leave an output folder behind. kvsim_run resolves again. */
   kvsim_resolved_t res;
@@ -81,6 +84,8 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   if (rc == KVSIM_OK)
     *out = *kvsim_run_output_summary(o);
   kvsim_run_output_close(o);
+  if (rc == KVSIM_OK && plain)
+    kvsim__study_memo_put(sc, out);
   return rc;
 }
 

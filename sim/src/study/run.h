@@ -34,6 +34,17 @@ int kvsim__study_verify_advice_with(const kvsim_scenario_t *sc, kvsim_summary_t 
 int kvsim__study_band_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                                int jobs, kvsim_summary_t *out, kvsim_err *err);
 
+/* The study's cache of simulated points (memo.c): between begin and end
+ * (nestable; the cache is dropped at the outermost end), a run without
+ * output files, progress or checks of a scenario already run returns
+ * that run's summary. get: true and *out filled on a hit. */
+void kvsim__study_memo_begin(void);
+void kvsim__study_memo_end(void);
+bool kvsim__study_memo_get(const kvsim_scenario_t *sc, kvsim_summary_t *out);
+void kvsim__study_memo_put(const kvsim_scenario_t *sc, const kvsim_summary_t *s);
+/* Hits since the process started (tests). */
+int64_t kvsim__study_memo_hits(void);
+
 /* Ends the parallel runner's children (SIGTERM, so that each removes its
  * temporary files) and waits for them. Async-signal-safe: for a signal
  * handler (kvsim__signal_hook). */
