@@ -55,22 +55,45 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
   if (kvsim_reqvec_reserve(finished, finished->n + step->reqs.n) < 0)
     return KVSIM_ENOMEM;
   bool any_done = false;
-  for (int32_t i = 0; i < step->reqs.n; i++) {
-    kvsim_request_t *r = step->reqs.v[i];
-    if (r->num_computed < r->num_prompt) {
-      int64_t prompt_left = r->num_prompt - r->num_computed;
-      s->prompt_tokens_total += r->step_new < prompt_left ? r->step_new : prompt_left;
+  /* Counters in locals, written back after the loop: stores through r
+   * would otherwise make the compiler reload them for every request (the
+   * loop runs for every request of every step). The token itself is
+   * kvsim_sched_emit_token's, inlined. */
+  int64_t prompt_total = s->prompt_tokens_total, gen_total = s->generation_tokens_total;
+  kvsim_request_t *const *v = step->reqs.v;
+  kvsim_request_t **fin = finished->v; /* room reserved above */
+  int64_t nfin = finished->n;
+  const int32_t nreq = step->reqs.n;
+  for (int32_t i = 0; i < nreq; i++) {
+    kvsim_request_t *r = v[i];
+    int64_t computed = r->num_computed;
+    const int64_t step_new = r->step_new;
+    if (computed < r->num_prompt) {
+      int64_t prompt_left = r->num_prompt - computed;
+      prompt_total += step_new < prompt_left ? step_new : prompt_left;
     }
-    r->num_computed += r->step_new;
+    computed += step_new;
+    r->num_computed = computed;
     r->step_new = 0;
-    if (r->num_computed < r->num_tokens)
+    if (computed < r->num_tokens)
       continue; /* a prefill chunk: nothing sampled yet */
-    if (kvsim_sched_emit_token(s, r, now)) {
-      kvsim_kvcache_free(s->kv, r);
-      finished->v[finished->n++] = r;
-      any_done = true;
-    }
+    r->num_output++;
+    r->num_tokens++;
+    gen_total++;
+    r->last_token = now;
+    if (r->first_token == KVSIM_TIME_NEVER)
+      r->first_token = now;
+    if (r->num_output < r->spec.output_tokens)
+      continue;
+    r->status = KVSIM_REQ_FINISHED;
+    r->finish = now;
+    kvsim_kvcache_free(s->kv, r);
+    fin[nfin++] = r;
+    any_done = true;
   }
+  s->prompt_tokens_total = prompt_total;
+  s->generation_tokens_total = gen_total;
+  finished->n = nfin;
   if (!any_done)
     return KVSIM_OK;
   /* Drop finished requests from the running list, keeping its order. */
