@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/util.h"
 #include "kvsim/engine.h"
@@ -154,9 +153,4 @@ const char *cli_flag_value(int argc, char **argv, int first, const char *name) {
     else if (!strcmp(argv[i], name))
       v = i + 1 < argc ? argv[i + 1] : "";
   return v;
-}
-
-int cli_cores(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }

@@ -48,9 +48,6 @@ extern bool cli_budget_seen;
   {"--memory-budget", ARG_NUM, &cli_budget_gib,                                                    \
    "GiB one simulation may hold (KV pools, requests; default 4), per process", &cli_budget_seen}
 
-/* The default of --jobs: the machine's online cores, in [1, 256]. */
-int cli_cores(void);
-
 /* Prints "kvsim CMD: error: ..." to stderr; returns 2. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -9,7 +9,7 @@
 #include "kvsim/study.h"
 
 int cmd_compare(int argc, char **argv) {
-  int64_t jobs = cli_cores();
+  int64_t jobs = kvsim_study_cores();
   const char *out = NULL;
   double tol = 0.02;
   bool quiet = false, progress = false;

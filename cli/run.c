@@ -126,7 +126,7 @@ int cmd_run(int argc, char **argv) {
     kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
   /* One process per core runs the band's edges and re-runs the advised changes. */
   if (!s || (no_verify ? kvsim_study_run_band(&sc, &opts, !no_band, s, &err)
-                       : kvsim_study_run_verified(&sc, &opts, !no_band, cli_cores(), s, &err)) < 0) {
+                       : kvsim_study_run_verified(&sc, &opts, !no_band, kvsim_study_cores(), s, &err)) < 0) {
     kvsim_scenario_fini(&sc);
     free(s);
     return fail_undo(&made, paths, slots, NOUT, &err);

@@ -23,7 +23,7 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
 }
 
 int cmd_sweep(int argc, char **argv) {
-  int64_t jobs = cli_cores();
+  int64_t jobs = kvsim_study_cores();
   const char *out = NULL, *shard_s = NULL;
   bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false,
        report = false, jobs_seen = false;

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kvsim/scenario.h"
 #include "kvsim/study.h"
@@ -100,4 +101,11 @@ Test(study_memo, band_edges_in_the_advice_pool_give_the_serial_answer) {
   free(serial);
   free(pooled);
   kvsim_scenario_fini(&sc);
+}
+
+Test(study_memo, jobs_default_to_the_online_cores) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  int want = n < 1 ? 1 : n > 256 ? 256 : (int)n;
+  cr_assert_eq(kvsim_study_cores(), want, "--jobs default %d, cores %ld", kvsim_study_cores(), n);
+  cr_assert(kvsim_study_cores() >= 1 && kvsim_study_cores() <= 256);
 }

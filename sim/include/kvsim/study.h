@@ -95,6 +95,10 @@ int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_o
 
 /* ---- The parallel runner ------------------------------------------------ */
 
+/* The default number of processes (--jobs): the machine's online cores,
+ * in [1, 256]. */
+int kvsim_study_cores(void);
+
 /* Job i: fill *out, return KVSIM_OK or a negative code with err set. It
  * runs in a child process when jobs > 1, so it must not rely on changing
  * the caller's memory. */
