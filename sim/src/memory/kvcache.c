@@ -148,29 +148,43 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   if (upto <= r->num_hashes)
     return upto;
   assert(upto <= r->hashes_cap);
-  while (r->num_hashes < upto) {
-    uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1] : NONE_HASH;
+  /* The cursor in locals, written back on the way out: stores into
+   * r->hashes may alias it, which made the compiler reload it per piece. */
+  int32_t nh = r->num_hashes, seg = r->hash_seg;
+  int64_t off = r->hash_off;
+  const kvsim_segment_t *segs = r->segs;
+  const int32_t nsegs = r->num_segs;
+  uint64_t *hashes = r->hashes;
+  uint64_t x = nh ? hashes[nh - 1] : NONE_HASH;
+  while (nh < upto) {
     int64_t need = bs;
     while (need > 0) {
-      if (r->hash_seg >= r->num_segs)
-        return r->num_hashes; /* past the known tokens: not a full block */
-      const kvsim_segment_t *s = &r->segs[r->hash_seg];
-      int64_t take = s->len - r->hash_off;
+      if (seg >= nsegs) {
+        upto = nh; /* past the known tokens: not a full block */
+        goto out;
+      }
+      const kvsim_segment_t *s = &segs[seg];
+      int64_t take = s->len - off;
       if (take > need)
         take = need;
       /* Fold in (segment id, offset, length) of this piece of the block. */
       x = mix64(x ^ s->id);
-      x = mix64(x ^ ((uint64_t)r->hash_off << 20) ^ (uint64_t)take);
+      x = mix64(x ^ ((uint64_t)off << 20) ^ (uint64_t)take);
       need -= take;
-      r->hash_off += take;
-      if (r->hash_off == s->len) {
-        r->hash_seg++;
-        r->hash_off = 0;
+      off += take;
+      if (off == s->len) {
+        seg++;
+        off = 0;
       }
     }
     /* 0 and 1 are the pool's "no hash" and "anonymous" marks. */
-    r->hashes[r->num_hashes++] = x > KVSIM_ANON_HASH ? x : x + 2;
+    x = x > KVSIM_ANON_HASH ? x : x + 2;
+    hashes[nh++] = x;
   }
+out:
+  r->num_hashes = nh;
+  r->hash_seg = seg;
+  r->hash_off = off;
   return upto;
 }
 
