@@ -9,12 +9,12 @@
 #include "kvsim/study.h"
 
 int cmd_compare(int argc, char **argv) {
-  int64_t jobs = 1;
+  int64_t jobs = kvsim_study_cores();
   const char *out = NULL;
   double tol = 0.02;
   bool quiet = false, progress = false;
   const cli_arg args[] = {
-      {"--jobs", ARG_INT, &jobs, "candidates in parallel (processes; default 1)", NULL},
+      {"--jobs", ARG_INT, &jobs, "candidates in parallel (processes; default: the core count)", NULL},
       {"--out", ARG_PATH, &out, "output folder (default results/<study name>)", NULL},
       {"--tolerance", ARG_NUM, &tol, "relative precision of the goodput search (default 0.02)", NULL},
       {"--progress", ARG_FLAG, &progress, "one line per finished candidate on stderr even when not a terminal", NULL},

@@ -124,9 +124,9 @@ int cmd_run(int argc, char **argv) {
   kvsim_summary_t *s = malloc(sizeof *s);
   if (!s)
     kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
-  /* Two processes re-run the advised changes (kvsim_study_verify_advice). */
+  /* One process per core runs the band's edges and re-runs the advised changes. */
   if (!s || (no_verify ? kvsim_study_run_band(&sc, &opts, !no_band, s, &err)
-                       : kvsim_study_run_verified(&sc, &opts, !no_band, 2, s, &err)) < 0) {
+                       : kvsim_study_run_verified(&sc, &opts, !no_band, kvsim_study_cores(), s, &err)) < 0) {
     kvsim_scenario_fini(&sc);
     free(s);
     return fail_undo(&made, paths, slots, NOUT, &err);

@@ -23,12 +23,12 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
 }
 
 int cmd_sweep(int argc, char **argv) {
-  int64_t jobs = 1;
+  int64_t jobs = kvsim_study_cores();
   const char *out = NULL, *shard_s = NULL;
   bool allow_failures = false, do_merge = false, progress = false, quiet = false, keep = false,
        report = false, jobs_seen = false;
   const cli_arg args[] = {
-      {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default 1)", &jobs_seen},
+      {"--jobs", ARG_INT, &jobs, "runs in parallel (processes; default: the core count)", &jobs_seen},
       {"--out", ARG_PATH, &out, "output folder (default results/<sweep name>)", NULL},
       {"--shard", ARG_STR, &shard_s,
        "I/N: run only runs I, I+N, I+2N, ... (0 <= I < N; for several machines)", NULL},

@@ -6,18 +6,25 @@
 # two edge runs and the re-runs that measure the diagnosis's advice.
 # The scale runs (one repetition each): 100k, 1M and 10M streamed requests
 # (peak RSS must stay flat in the request count) and 64 replicas.
-#   scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m]
+# Whole commands (what a user waits for): `kvsim run` with default flags
+# (nominal, band edges, advice re-runs) against the core run, and the
+# default `kvsim compare` study. --callgrind adds instruction counts of the
+# core run, the default-flags run (all processes) and the compare study
+# (--jobs 1), the stable measure on a shared machine (several minutes).
+#   scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m] [--callgrind]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat=5
 skip_1m=0
 skip_10m=0
+callgrind=0
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
     --skip-1m) skip_1m=1; skip_10m=1; shift ;;
     --skip-10m) skip_10m=1; shift ;;
-    *) echo "usage: scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m]" >&2; exit 2 ;;
+    --callgrind) callgrind=1; shift ;;
+    *) echo "usage: scripts/bench.sh [--repeat N] [--skip-1m] [--skip-10m] [--callgrind]" >&2; exit 2 ;;
   esac
 done
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DKVSIM_TESTS=OFF >/dev/null
@@ -46,11 +53,55 @@ bench() {
             (med < twall && rss < trss) ? "met" : "MISSED" }'
 }
 
+# wall NAME ARGS...: median wall seconds of `kvsim ARGS` over $repeat runs.
+wall() {
+  local name=$1
+  shift
+  local t=()
+  for _ in $(seq "$repeat"); do
+    local a b
+    a=$(date +%s.%N)
+    "$kvsim" "$@" >/dev/null 2>&1
+    b=$(date +%s.%N)
+    t+=("$(echo "$b - $a" | bc)")
+  done
+  printf '%s\n' "${t[@]}" | sort -g | awk -v name="$name" '{ w[NR] = $1 }
+    END { printf "%-22s wall median %7.3f s (min %.3f, max %.3f, %d runs)\n", name, w[int((NR + 1) / 2)], w[1], w[NR], NR }'
+}
+
+# instr NAME ARGS...: instructions of `kvsim ARGS` over all its processes
+# (callgrind). A forked child's count includes its parent's up to the
+# fork; the pools fork after the parent's own runs, so each child's own
+# work is its count less the parent's (final) count.
+instr() {
+  local name=$1
+  shift
+  local d
+  d=$(mktemp -d)
+  valgrind --tool=callgrind --callgrind-out-file="$d/cg.%p" "$kvsim" "$@" >/dev/null 2>"$d/log" || true
+  local parent
+  parent=$(grep -m1 -o '^==[0-9]*==' "$d/log")
+  grep -h "Collected" "$d/log" | awk -v name="$name" -v parent="$parent" '
+    { gsub(",", "", $NF); if (index($0, parent) == 1) p = $NF; else c[++n] = $NF }
+    END { t = p; for (i = 1; i <= n; i++) t += c[i] - p
+          printf "%-22s %8.3f G instructions (parent %.3f G, %d children)\n", name, t / 1e9, p / 1e9, n }'
+  rm -rf "$d"
+}
+
+azure=configs/scenarios/bench-azure-conv.json
 if [ -f ../shared/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv ]; then
-  bench azure-conv-4096 configs/scenarios/bench-azure-conv.json 0.2 64
+  bench azure-conv-4096 "$azure" 0.05 64
+  wall run-core run "$azure" --out "$out/core" --quiet --no-band --no-verify-advice
+  wall run-default-flags run "$azure" --out "$out/full" --quiet
+  if [ "$callgrind" = 1 ]; then
+    instr run-core run "$azure" --out "$out/core" --quiet --no-band --no-verify-advice
+    instr run-default-flags run "$azure" --out "$out/full" --quiet
+  fi
 else
   echo "azure-conv-4096: skipped (../shared/traces is absent)"
 fi
+repeat=1 wall compare-default compare --out "$out/compare"
+[ "$callgrind" = 1 ] && instr compare-default compare --jobs 1 --out "$out/compare"
 if [ "$skip_1m" = 0 ]; then
   repeat=1 bench synthetic-1m configs/scenarios/bench-synthetic-1m.json 600 200
   repeat=1 bench synthetic-100k configs/scenarios/bench-synthetic-1m.json 600 200 \

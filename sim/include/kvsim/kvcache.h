@@ -22,6 +22,10 @@ typedef struct kvsim_kvcache {
   kvsim_pool_t pool;
   int32_t block_size;
   int32_t bs_shift;            /* log2(block_size) when a power of two, else -1 */
+  /* bs_shift when allocate_running's fast path applies (one full-attention
+   * group, no residual blocks), else -1: one load instead of four in a
+   * check that runs for every running request every step. */
+  int32_t fast_shift;
   int32_t num_groups;
   bool sliding[KVSIM_MAX_KV_GROUPS];
   int64_t window[KVSIM_MAX_KV_GROUPS];
@@ -106,11 +110,12 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
  * to kvsim_kvcache_allocate otherwise. */
 static inline int kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_request_t *r,
                                                   int64_t num_new) {
-  if (kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks && kv->bs_shift >= 0) {
+  const int32_t sh = kv->fast_shift;
+  if (sh >= 0) {
     /* Shifts, not divisions: this runs for every running request every step. */
     int64_t end = r->num_computed + num_new;
-    if (end <= ((int64_t)r->blocks[0].len << kv->bs_shift) &&
-        (!kv->prefix_caching || (end >> kv->bs_shift) == (r->num_computed >> kv->bs_shift)))
+    if (end <= ((int64_t)r->blocks[0].len << sh) &&
+        (!kv->prefix_caching || (end >> sh) == (r->num_computed >> sh)))
       return 1;
   }
   return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);

@@ -34,27 +34,31 @@ typedef struct kvsim_blocks {
 } kvsim_blocks_t;
 
 typedef struct kvsim_request {
-  kvsim_req_spec_t spec;     /* spec.segments points into `segs` below */
-  int32_t slot;              /* index in the run's request table */
-  int32_t replica;
-  kvsim_req_status status;
-
-  int64_t num_prompt;        /* = spec.prompt_tokens */
+  /* The fields every step reads or writes for every running request
+   * (schedule, the batch shape, token accounting) first, in the request's
+   * first cache line; the block tables right after. */
   int64_t num_tokens;        /* prompt + generated so far (vLLM request.num_tokens) */
   int64_t num_computed;      /* tokens whose KV is in the cache */
+  int64_t num_prompt;        /* = spec.prompt_tokens */
   int64_t num_output;        /* generated tokens */
-  int64_t num_cached_tokens; /* prefix-cache hit of the first schedule */
-  int32_t num_preemptions;
   int32_t step_new;          /* tokens scheduled in the current step */
   /* Speculative decoding: draft tokens proposed at the end of the last
    * step, verified in the next (vLLM request.spec_token_ids); 0 without. */
   int32_t num_spec;
+  kvsim_req_status status;
+  kvsim_time_ns first_token, last_token; /* KVSIM_TIME_NEVER when not reached */
 
   /* KV: one block table per KV cache group; hashes of the full blocks
    * (same for every group; the pool key mixes the group in). */
   kvsim_blocks_t blocks[KVSIM_MAX_KV_GROUPS];
   uint64_t *hashes;
   int32_t num_hashes, hashes_cap;
+
+  kvsim_req_spec_t spec;     /* spec.segments points into `segs` below */
+  int32_t slot;              /* index in the run's request table */
+  int32_t replica;
+  int64_t num_cached_tokens; /* prefix-cache hit of the first schedule */
+  int32_t num_preemptions;
   /* A prompt with no identity (no segments) can only ever hit its own
    * blocks, after a preemption: its full blocks are cached anonymously and
    * given findable hashes only when it is preempted. cached_blocks is how
@@ -71,7 +75,7 @@ typedef struct kvsim_request {
   int32_t num_segs, segs_cap;
 
   /* Timestamps (ns); KVSIM_TIME_NEVER when not reached. */
-  kvsim_time_ns arrival, first_scheduled, first_token, last_token, finish;
+  kvsim_time_ns arrival, first_scheduled, finish;
   const char *reject_reason; /* static string */
 
   /* A contiguous reservation of this many tokens (contiguous, static

@@ -102,13 +102,19 @@ int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, in
 
 /* kvsim_study_run_band (with or without the band), then
  * kvsim_study_verify_advice with up to `jobs` processes (the advised
- * changes run once each, without a band); with opts->dir, summary.json is
- * written again with the measured advice (atomically, replacing the
- * run's). Errors: those of both. */
+ * changes run once each, without a band); with the band, its two edge
+ * runs go into the same pool as the advised runs, after the nominal run
+ * (the same summary as running them first). With opts->dir, summary.json
+ * is written again with the measured advice (atomically, replacing the
+ * run's). Errors: those of both (a failed edge first). */
 int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                              int jobs, kvsim_summary_t *out, kvsim_err *err);
 
 /* ---- The parallel runner ------------------------------------------------ */
+
+/* The default number of processes (--jobs): the machine's online cores,
+ * in [1, 256]. */
+int kvsim_study_cores(void);
 
 /* Job i: fill *out, return KVSIM_OK or a negative code with err set. It
  * runs in a child process when jobs > 1, so it must not rely on changing

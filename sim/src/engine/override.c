@@ -186,6 +186,12 @@ int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double va
 static const char *closest(const char *const *keys, const char *k, int *dist) {
   const char *best = NULL;
   *dist = 1 << 30;
+  /* A known key is its own match: no edit distances for it. */
+  for (const char *const *a = keys; *a; a++)
+    if (!strcmp(*a, k)) {
+      *dist = 0;
+      return *a;
+    }
   for (const char *const *a = keys; *a; a++) {
     int d = kvsim__edit_distance(*a, k);
     if (d < *dist) {

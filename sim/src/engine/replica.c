@@ -1,5 +1,6 @@
 #include "engine/replica.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -98,6 +99,76 @@ static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
                        rep->stalled, sc->waiting.n, sc->ops->name);
 }
 
+/* The step's batch shape, as kvsim_batch_shape_add summed over its
+ * requests would give it, but in integers: every term of that sum is a
+ * whole number, so while the totals stay below 2^53 the double sums are
+ * exact whatever their order and equal the integer ones converted once.
+ * Each term is at most new x max(context + new) (attention pairs) or
+ * max(context + new) (keys read), which bounds the totals; beyond the
+ * bound (never at real context lengths) the double sum itself runs. The
+ * loop runs for every running request every step. */
+static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape_t *shape) {
+  uint64_t seqs = 0, pseqs = 0, newt = 0, pft = 0, af = 0, as = 0, kf = 0, ks = 0, df = 0, ds = 0;
+  int64_t maxcn = 0;
+  const uint64_t w = window > 0 ? (uint64_t)window : 0;
+  bool big = false;
+  for (int32_t i = 0; i < st->reqs.n; i++) {
+    const kvsim_request_t *r = st->reqs.v[i];
+    const int64_t c64 = r->num_computed, n64 = r->step_new;
+    if (c64 < 0 || n64 < 0 || c64 > INT32_MAX || n64 > INT32_MAX) {
+      big = true;
+      break;
+    }
+    const uint64_t c = (uint64_t)c64, n = (uint64_t)n64;
+    if (c64 + n64 > maxcn)
+      maxcn = c64 + n64;
+    const bool prefill = n > 1 || c == 0;
+    seqs++;
+    newt += n;
+    const uint64_t pairs = n * c + n * (n + 1) / 2;
+    af += pairs;
+    kf += c + n;
+    if (prefill) {
+      pseqs++;
+      pft += n;
+    } else {
+      df += c + n;
+    }
+    if (w) {
+      uint64_t j0 = w > c ? w - c : 0;
+      if (j0 > n)
+        j0 = n;
+      as += j0 * c + j0 * (j0 + 1) / 2 + (n - j0) * w;
+      ks += (c < w ? c : w) + n;
+      if (!prefill)
+        ds += c + n < w ? c + n : w;
+    } else {
+      as += pairs;
+      ks += c + n;
+      if (!prefill)
+        ds += c + n;
+    }
+  }
+  memset(shape, 0, sizeof *shape);
+  if (big || (double)maxcn * ((double)newt + (double)seqs) >= 0x1p52) {
+    for (int32_t i = 0; i < st->reqs.n; i++) {
+      const kvsim_request_t *r = st->reqs.v[i];
+      kvsim_batch_shape_add(shape, r->num_computed, r->step_new, window);
+    }
+    return;
+  }
+  shape->num_seqs = (int64_t)seqs;
+  shape->num_prefill_seqs = (int64_t)pseqs;
+  shape->new_tokens = (int64_t)newt;
+  shape->prefill_tokens = (int64_t)pft;
+  shape->attn_full = (double)af;
+  shape->attn_sliding = (double)as;
+  shape->kv_read_full = (double)kf;
+  shape->kv_read_sliding = (double)ks;
+  shape->decode_keys_full = (double)df;
+  shape->decode_keys_sliding = (double)ds;
+}
+
 /* The drafter's share of a step (vllm/v1/spec_decode/eagle.py
  * EagleProposer.propose; the draft-model proposer alike): a first forward
  * over the step's tokens (`first`, the target's shape), then k - 1
@@ -152,16 +223,20 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   }
   rep->stalled = 0;
   kvsim_batch_shape_t shape;
-  memset(&shape, 0, sizeof shape);
   /* With speculative decoding, a request scheduled past its known tokens
-   * verifies drafts (static batches schedule padding rows past theirs). */
-  const bool spec = rep->sched->cfg.num_spec_tokens > 0;
-  for (int32_t i = 0; i < st->reqs.n; i++) {
-    const kvsim_request_t *r = st->reqs.v[i];
-    if (spec && r->num_computed + r->step_new > r->num_tokens)
-      kvsim_batch_shape_add_verify(&shape, r->num_computed, r->step_new, window);
-    else
-      kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
+   * verifies drafts (static batches schedule padding rows past theirs):
+   * the shape of its rows is summed one by one; without, in integers. */
+  if (rep->sched->cfg.num_spec_tokens > 0) {
+    memset(&shape, 0, sizeof shape);
+    for (int32_t i = 0; i < st->reqs.n; i++) {
+      const kvsim_request_t *r = st->reqs.v[i];
+      if (r->num_computed + r->step_new > r->num_tokens)
+        kvsim_batch_shape_add_verify(&shape, r->num_computed, r->step_new, window);
+      else
+        kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
+    }
+  } else {
+    step_shape(st, window, &shape);
   }
   const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
   kvsim_step_cost_t cost;

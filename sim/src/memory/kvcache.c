@@ -36,6 +36,7 @@ static uint64_t block_key(const kvsim_request_t *r, int32_t k, int g) {
 int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_blocks,
                        bool prefix_caching, kvsim_err *err) {
   memset(kv, 0, sizeof *kv);
+  kv->fast_shift = -1; /* until the groups are known (below) */
   if (num_blocks > INT32_MAX)
     return kvsim_err_set(err, KVSIM_EUNSUP, "KV pool of %lld blocks is too large", (long long)num_blocks);
   int rc = kvsim_pool_init(&kv->pool, (int32_t)num_blocks, err);
@@ -61,6 +62,7 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
       return kvsim_err_set(err, KVSIM_EUNSUP, "no room for the residual window's block table");
     kv->residual_blocks = (int32_t)cdiv(pl->residual_bytes_per_request, pl->block_bytes);
   }
+  kv->fast_shift = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks ? kv->bs_shift : -1;
   return KVSIM_OK;
 }
 
@@ -146,29 +148,43 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   if (upto <= r->num_hashes)
     return upto;
   assert(upto <= r->hashes_cap);
-  while (r->num_hashes < upto) {
-    uint64_t x = r->num_hashes ? r->hashes[r->num_hashes - 1] : NONE_HASH;
+  /* The cursor in locals, written back on the way out: stores into
+   * r->hashes may alias it, which made the compiler reload it per piece. */
+  int32_t nh = r->num_hashes, seg = r->hash_seg;
+  int64_t off = r->hash_off;
+  const kvsim_segment_t *segs = r->segs;
+  const int32_t nsegs = r->num_segs;
+  uint64_t *hashes = r->hashes;
+  uint64_t x = nh ? hashes[nh - 1] : NONE_HASH;
+  while (nh < upto) {
     int64_t need = bs;
     while (need > 0) {
-      if (r->hash_seg >= r->num_segs)
-        return r->num_hashes; /* past the known tokens: not a full block */
-      const kvsim_segment_t *s = &r->segs[r->hash_seg];
-      int64_t take = s->len - r->hash_off;
+      if (seg >= nsegs) {
+        upto = nh; /* past the known tokens: not a full block */
+        goto out;
+      }
+      const kvsim_segment_t *s = &segs[seg];
+      int64_t take = s->len - off;
       if (take > need)
         take = need;
       /* Fold in (segment id, offset, length) of this piece of the block. */
       x = mix64(x ^ s->id);
-      x = mix64(x ^ ((uint64_t)r->hash_off << 20) ^ (uint64_t)take);
+      x = mix64(x ^ ((uint64_t)off << 20) ^ (uint64_t)take);
       need -= take;
-      r->hash_off += take;
-      if (r->hash_off == s->len) {
-        r->hash_seg++;
-        r->hash_off = 0;
+      off += take;
+      if (off == s->len) {
+        seg++;
+        off = 0;
       }
     }
     /* 0 and 1 are the pool's "no hash" and "anonymous" marks. */
-    r->hashes[r->num_hashes++] = x > KVSIM_ANON_HASH ? x : x + 2;
+    x = x > KVSIM_ANON_HASH ? x : x + 2;
+    hashes[nh++] = x;
   }
+out:
+  r->num_hashes = nh;
+  r->hash_seg = seg;
+  r->hash_off = off;
   return upto;
 }
 

@@ -68,8 +68,9 @@ static bool verify_drafts(kvsim_sched_t *s, kvsim_request_t *r, int drafts, kvsi
   return false;
 }
 
-int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
-                              kvsim_reqvec_t *finished) {
+/* kvsim_sched_update_tokens with speculative decoding: a request
+ * scheduled past its known tokens verified drafts (verify_drafts). */
+static int update_tokens_spec(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, kvsim_reqvec_t *finished) {
   /* Room for every request of the step first: nothing below can fail. */
   if (kvsim_reqvec_reserve(finished, finished->n + step->reqs.n) < 0)
     return KVSIM_ENOMEM;
@@ -109,6 +110,64 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
       any_done = true;
     }
   }
+  if (!any_done)
+    return KVSIM_OK;
+  /* Drop finished requests from the running list, keeping its order. */
+  int32_t w = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i]->status != KVSIM_REQ_FINISHED)
+      s->running.v[w++] = s->running.v[i];
+  s->running.n = w;
+  return KVSIM_OK;
+}
+
+int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step,
+                              kvsim_reqvec_t *finished) {
+  if (s->cfg.num_spec_tokens > 0)
+    return update_tokens_spec(s, now, step, finished);
+  /* Room for every request of the step first: nothing below can fail. */
+  if (kvsim_reqvec_reserve(finished, finished->n + step->reqs.n) < 0)
+    return KVSIM_ENOMEM;
+  bool any_done = false;
+  /* Counters in locals, written back after the loop: stores through r
+   * would otherwise make the compiler reload them for every request (the
+   * loop runs for every request of every step). The token itself is
+   * kvsim_sched_emit_token's, inlined. */
+  int64_t prompt_total = s->prompt_tokens_total, gen_total = s->generation_tokens_total;
+  kvsim_request_t *const *v = step->reqs.v;
+  kvsim_request_t **fin = finished->v; /* room reserved above */
+  int64_t nfin = finished->n;
+  const int32_t nreq = step->reqs.n;
+  for (int32_t i = 0; i < nreq; i++) {
+    kvsim_request_t *r = v[i];
+    int64_t computed = r->num_computed;
+    const int64_t step_new = r->step_new;
+    if (computed < r->num_prompt) {
+      int64_t prompt_left = r->num_prompt - computed;
+      prompt_total += step_new < prompt_left ? step_new : prompt_left;
+    }
+    computed += step_new;
+    r->num_computed = computed;
+    r->step_new = 0;
+    if (computed < r->num_tokens)
+      continue; /* a prefill chunk: nothing sampled yet */
+    r->num_output++;
+    r->num_tokens++;
+    gen_total++;
+    r->last_token = now;
+    if (r->first_token == KVSIM_TIME_NEVER)
+      r->first_token = now;
+    if (r->num_output < r->spec.output_tokens)
+      continue;
+    r->status = KVSIM_REQ_FINISHED;
+    r->finish = now;
+    kvsim_kvcache_free(s->kv, r);
+    fin[nfin++] = r;
+    any_done = true;
+  }
+  s->prompt_tokens_total = prompt_total;
+  s->generation_tokens_total = gen_total;
+  finished->n = nfin;
   if (!any_done)
     return KVSIM_OK;
   /* Drop finished requests from the running list, keeping its order. */

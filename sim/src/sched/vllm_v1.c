@@ -76,7 +76,13 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0)
     return KVSIM_ENOMEM;
 
-  /* Running requests first, in order. */
+  /* Running requests first, in order. The step's list and token count
+   * live in locals (stores through `step` would make the compiler reload
+   * everything each iteration), written back before anything else reads
+   * them: a preemption (unschedule), an error (the caller discards the
+   * partial step), the loop's end. */
+  kvsim_request_t **out = step->reqs.v; /* room reserved above; never moves below */
+  int64_t nout = step->reqs.n, ntok = step->num_tokens;
   /* Speculative decoding: a running request computes its drafts with its
    * last token (num_tokens_with_spec - num_computed_tokens), and EAGLE /
    * MTP / draft models have the next step's drafts written past them:
@@ -102,6 +108,8 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     bool self_preempted = false;
     while ((rc = spec ? kvsim_kvcache_allocate(kv, r, 0, n, lookahead)
                            : kvsim_kvcache_allocate_running(kv, r, n)) <= 0) {
+      step->reqs.n = nout;
+      step->num_tokens = ntok;
       if (rc < 0)
         return rc;
       int32_t v = pick_victim(s);
@@ -110,6 +118,8 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
         return rc;
       remove_at(&s->running, v);
       budget += unschedule(step, victim);
+      nout = step->reqs.n;
+      ntok = step->num_tokens;
       step->num_preempted++;
       preempted = true;
       if (victim == r) {
@@ -122,11 +132,13 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     if (self_preempted)
       break;
     r->step_new = (int32_t)n;
-    step->reqs.v[step->reqs.n++] = r; /* room reserved above */
-    step->num_tokens += n;
+    out[nout++] = r;
+    ntok += n;
     budget -= n;
     i++;
   }
+  step->reqs.n = nout;
+  step->num_tokens = ntok;
 
   /* Waiting requests, only if nothing was preempted in this step. */
   if (preempted)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kvsim/study.h"
+#include "study/run.h"
 
 typedef struct change {
   kvsim_advice_kind kind;
@@ -25,6 +26,7 @@ typedef struct verify_ctx {
   const kvsim_scenario_t *sc;
   const change_t *changes;
   result_t *results;
+  const kvsim__study_extra_t *extra; /* jobs 0..extra->n - 1 (NULL: none) */
 } verify_ctx_t;
 
 static int apply(kvsim_scenario_t *sc, const change_t *c, kvsim_err *err) {
@@ -49,6 +51,10 @@ static int apply(kvsim_scenario_t *sc, const change_t *c, kvsim_err *err) {
 
 static int job(void *vctx, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
   verify_ctx_t *ctx = vctx;
+  int64_t nx = ctx->extra ? ctx->extra->n : 0;
+  if (i < nx)
+    return ctx->extra->job(ctx->extra->ctx, i, out, err);
+  i -= nx;
   kvsim_scenario_t copy;
   int rc = kvsim_scenario_copy(ctx->sc, &copy, err);
   if (rc < 0)
@@ -62,6 +68,10 @@ static int job(void *vctx, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
 
 static int done(void *vctx, int64_t i, int rc, const kvsim_summary_t *s, const kvsim_err *job_err) {
   verify_ctx_t *ctx = vctx;
+  int64_t nx = ctx->extra ? ctx->extra->n : 0;
+  if (i < nx)
+    return ctx->extra->done(ctx->extra->ctx, i, rc, s, job_err);
+  i -= nx;
   result_t *r = &ctx->results[i];
   r->rc = rc;
   if (rc == KVSIM_OK)
@@ -205,19 +215,23 @@ static int collect(const kvsim_summary_t *s, change_t *out, int cap) {
   return n;
 }
 
-int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, int jobs,
-                              kvsim_err *err) {
+int kvsim__study_verify_advice_with(const kvsim_scenario_t *sc, kvsim_summary_t *s, int jobs,
+                                    const kvsim__study_extra_t *extra, kvsim_err *err) {
   enum { CAP = KVSIM_SUMMARY_MAX_DIAGNOSES * KVSIM_DIAGNOSIS_MAX_ADVICE };
   change_t changes[CAP];
   int n = collect(s, changes, CAP);
-  if (!n)
+  int nx = extra ? extra->n : 0;
+  if (!n && !nx)
     return KVSIM_OK;
-  result_t *results = calloc((size_t)n, sizeof *results);
+  result_t *results = calloc((size_t)(n ? n : 1), sizeof *results);
   if (!results)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory verifying the advice", s->name);
-  verify_ctx_t ctx = {sc, changes, results};
-  int rc = kvsim_study_parallel(0, n, 1, jobs, job, done, &ctx, err);
-  for (int i = 0; rc == KVSIM_OK && i < s->ndiagnosis; i++) {
+  verify_ctx_t ctx = {sc, changes, results, extra};
+  /* The extra jobs (the band's edges) and the advice share one pool. */
+  int rc = kvsim_study_parallel(0, nx + n, 1, jobs, job, done, &ctx, err);
+  if (rc == KVSIM_OK && extra)
+    rc = extra->finish(extra->ctx, s, err);
+  for (int i = 0; rc == KVSIM_OK && n && i < s->ndiagnosis; i++) {
     kvsim_diagnosis_t *d = &s->diagnosis[i];
     for (int k = 0; k < d->nadvice; k++) {
       int j = 0;
@@ -229,4 +243,9 @@ int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, in
   }
   free(results);
   return rc;
+}
+
+int kvsim_study_verify_advice(const kvsim_scenario_t *sc, kvsim_summary_t *s, int jobs,
+                              kvsim_err *err) {
+  return kvsim__study_verify_advice_with(sc, s, jobs, NULL, err);
 }

@@ -11,6 +11,7 @@
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "study/compare_int.h"
+#include "study/run.h"
 
 static void slo_targets(const kvsim_compare_t *c, kvsim_search_t *se) {
   const double lim[] = {c->slo_ttft_p99_s, c->slo_tpot_p99_s, c->slo_e2e_p99_s};
@@ -173,6 +174,9 @@ void kvsim_compare_row_init(kvsim_compare_row_t *r) {
 int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
                             kvsim_compare_row_t *r, kvsim_err *err) {
   kvsim_compare_row_init(r);
+  /* One cache of simulated points for the candidate's searches, its run
+   * at the target and its sweep (the same point is often asked twice). */
+  kvsim__study_memo_begin();
   kvsim_scenario_t sc;
   int rc = kvsim_compare_scenario(c, i, &sc, err);
   kvsim_search_t *se = rc == KVSIM_OK ? calloc(1, sizeof *se) : NULL;
@@ -215,6 +219,7 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
     cost(c, &sc, r);
   }
 done:
+  kvsim__study_memo_end();
   free(se);
   free(sum);
   kvsim_scenario_fini(&sc);

@@ -216,3 +216,8 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
   kvsim__free(r);
   return rc;
 }
+
+int kvsim_study_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}

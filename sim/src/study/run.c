@@ -68,6 +68,9 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   static const kvsim_study_run_opts_t none = {NULL, false, 0};
   if (!opts)
     opts = &none;
+  const bool plain = !opts->dir && !opts->progress && !opts->check;
+  if (plain && kvsim__study_memo_get(sc, out))
+    return KVSIM_OK;
   /* Resolve first (pure and cheap): a plan that is refused must not
    * leave an output folder behind. kvsim_run resolves again. */
   kvsim_resolved_t res;
@@ -81,6 +84,8 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   if (rc == KVSIM_OK)
     *out = *kvsim_run_output_summary(o);
   kvsim_run_output_close(o);
+  if (rc == KVSIM_OK && plain)
+    kvsim__study_memo_put(sc, out);
   return rc;
 }
 
@@ -88,8 +93,9 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
  * first one, written with the run's other outputs, is replaced whole). */
 int kvsim_study_run_verified(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts, bool band,
                              int jobs, kvsim_summary_t *out, kvsim_err *err) {
-  int rc = kvsim_study_run_band(sc, opts, band, out, err);
-  if (rc == KVSIM_OK)
+  int rc = band ? kvsim__study_band_verified(sc, opts, jobs, out, err)
+                : kvsim_study_run_band(sc, opts, band, out, err);
+  if (rc == KVSIM_OK && !band)
     rc = kvsim_study_verify_advice(sc, out, jobs, err);
   if (rc < 0 || !opts || !opts->dir || !out->ndiagnosis)
     return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kvsim/study.h"
+#include "study/run.h"
 
 int kvsim_search_bisect_up(kvsim_search_pred_fn pred, void *ctx, double lo, double hi, double tol,
                            bool integer, double *best, kvsim_err *err) {
@@ -338,9 +339,12 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
   snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
   se->cal_status = se->base->gpu.perf.status;
+  /* The search's points and its edges' share the study's cache. */
+  kvsim__study_memo_begin();
   int rc = search(se, err);
   if (rc == KVSIM_OK && !se->no_range && (!se->stopped[0] || se->stopped_budget))
     rc = range(se, err);
+  kvsim__study_memo_end();
   return rc;
 }
 
