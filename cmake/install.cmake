@@ -38,11 +38,11 @@ endif()
 add_test(NAME install/test_install
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install/test_install.sh $<TARGET_FILE:kvsim>
                  ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${CMAKE_C_COMPILER} "${KVSIM_CONSUMER_FLAGS}")
-set_tests_properties(install/test_install PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(install/test_install PROPERTIES SKIP_RETURN_CODE 77 LABELS "slow;install")
 
 # The Python module (python/) over the installed library: test_python.sh
 # installs both into temporary folders and runs python/tests with pytest.
 add_test(NAME install/test_python
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install/test_python.sh $<TARGET_FILE:kvsim>
                  ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-set_tests_properties(install/test_python PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(install/test_python PROPERTIES SKIP_RETURN_CODE 77 LABELS "slow;install")

@@ -18,4 +18,15 @@ hits=$(grep -rnE 'strn?cmp\([^)]*"(vllm-v1|vllm-v0|static|contiguous|contiguous-
 [ -z "$hits" ] || fail "profile names compared outside sim/src/sched/: $hits"
 hits=$(grep -rnE 'strstr\([^,]*(\.|->)msg' sim/src cli)
 [ -z "$hits" ] || fail "an error recognised by its text: $hits"
+# Each unit file is its own ctest entry, filtered to the suites it declares
+# at the start of a line (CMakeLists.txt): a suite declared any other way
+# would run in no entry. Every suite the test binary lists must be one of them.
+tests_bin=$(dirname "$(realpath "$1")")/kvsim_tests
+if [ -x "$tests_bin" ]; then
+  declared=$(grep -hoE '^(Test|ParameterizedTest|Theory)\( *[A-Za-z0-9_]+' tests/unit/*.c | sed -E 's/.*\( *//' | sort -u)
+  listed=$("$tests_bin" --list 2>&1 | sed -nE 's/^([A-Za-z0-9_]+): [0-9]+ tests?$/\1/p' | sort -u)
+  [ -n "$listed" ] || fail "$tests_bin --list printed no suite"
+  missed=$(comm -13 <(echo "$declared") <(echo "$listed"))
+  [ -z "$missed" ] || fail "suites no unit/ ctest entry runs: $missed"
+fi
 echo "ok: cli/ $total lines"
