@@ -208,23 +208,10 @@ static int32_t window_blocks(const kvsim_kvcache_t *kv, int g) {
   return (int32_t)cdiv(kv->window[g] - 1, kv->block_size);
 }
 
-int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preempted) {
-  kv->hit_req = r;
-  kv->hit_blocks = 0;
-  if (!kv->prefix_caching)
-    return 0;
-  int32_t bs = kv->block_size;
-  if (r->anon && !preempted) {
-    kv->queries += r->num_tokens; /* a unique prompt: nothing to find */
-    return 0;
-  }
-  /* max_cache_hit_length = num_tokens - 1: the last token is recomputed. */
-  int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
-  if (reserve_hashes(r, max_blocks) < 0 || grow_hits(kv, max_blocks) < 0)
-    return KVSIM_ENOMEM;
-  int32_t avail = ensure_hashes(r, max_blocks, bs);
+/* Full-attention groups walk the chain from the first block: the hit is
+ * the longest run of blocks every full group has cached. */
+static int32_t walk_full_groups(kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t avail) {
   int32_t L = 0;
-  /* Full-attention groups walk the chain from the first block. */
   while (L < avail) {
     bool ok = true;
     for (int g = 0; g < kv->num_groups && ok; g++) {
@@ -238,13 +225,12 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
       break;
     L++;
   }
-  /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
-   * state of the last hit position, so the hit gives back its last block
-   * to be recomputed (FullAttentionManager.find_longest_cache_hit:
-   * "if use_eagle and computed_blocks[0]: ... pop()"). */
-  if (kv->drop_last_hit && L > 0)
-    L--;
-  /* Sliding groups: shrink L until each has its window's blocks cached. */
+  return L;
+}
+
+/* Sliding groups: shrink the hit L until each has its window's blocks
+ * cached before it. */
+static int32_t shrink_for_windows(kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t L) {
   for (int g = 0; g < kv->num_groups; g++) {
     if (!kv->sliding[g])
       continue;
@@ -267,38 +253,69 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
     for (int32_t k = 0; k < from; k++)
       kv->hit_ids[g * kv->hit_cap + k] = KVSIM_NULL_BLOCK;
   }
+  return L;
+}
+
+/* What isolation costs: the blocks after the hit that another tenant's
+ * identical content has cached (group 0, the first full group). An
+ * estimate over the cache as it is. */
+static void tally_isolation(kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t L, int32_t avail) {
+  int32_t X = L;
+  for (; X < avail; X++) {
+    bool any = false;
+    for (int32_t t = 0; t <= kv->max_tenant && !any; t++)
+      any = t != r->spec.tenant && kvsim_pool_lookup(&kv->pool, group_key(r->hashes[X] ^ salt(t), 0)) > 0;
+    if (!any)
+      break;
+  }
+  kv->isolation_lost += (int64_t)(X - L) * kv->block_size;
+}
+
+/* The connector continues where the GPU cache stops (it matches only
+ * blocks the GPU does not have; num_external_computed_tokens). */
+static void lookup_external(kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t L, int32_t avail) {
+  int32_t E = 0;
+  if (kv->seen)
+    for (int32_t k = 0; k < avail; k++)
+      kv->seen[(r->hashes[k] ^ salt(r->spec.tenant)) & (SEEN_SLOTS - 1)]++;
+  while (L + E < avail && kvsim_cpu_tier_lookup(kv->cpu, r->hashes[L + E] ^ salt(r->spec.tenant)))
+    E++;
+  kv->ext_blocks = E;
+  kv->ext_queries += r->num_tokens - (int64_t)L * kv->block_size;
+  kv->ext_hits += (int64_t)E * kv->block_size;
+}
+
+int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preempted) {
+  kv->hit_req = r;
+  kv->hit_blocks = 0;
+  if (!kv->prefix_caching)
+    return 0;
+  int32_t bs = kv->block_size;
+  if (r->anon && !preempted) {
+    kv->queries += r->num_tokens; /* a unique prompt: nothing to find */
+    return 0;
+  }
+  /* max_cache_hit_length = num_tokens - 1: the last token is recomputed. */
+  int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
+  if (reserve_hashes(r, max_blocks) < 0 || grow_hits(kv, max_blocks) < 0)
+    return KVSIM_ENOMEM;
+  int32_t avail = ensure_hashes(r, max_blocks, bs);
+  int32_t L = walk_full_groups(kv, r, avail);
+  /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
+   * state of the last hit position, so the hit gives back its last block
+   * to be recomputed (FullAttentionManager.find_longest_cache_hit:
+   * "if use_eagle and computed_blocks[0]: ... pop()"). */
+  if (kv->drop_last_hit && L > 0)
+    L--;
+  L = shrink_for_windows(kv, r, L);
   kv->hit_blocks = L;
   kv->ext_blocks = 0;
   if (r->spec.tenant > kv->max_tenant)
     kv->max_tenant = r->spec.tenant;
-  if (kv->max_tenant > 0 && !preempted) {
-    /* What isolation costs: the blocks after the hit that another
-     * tenant's identical content has cached (group 0, the first full
-     * group). An estimate over the cache as it is. */
-    int32_t X = L;
-    for (; X < avail; X++) {
-      bool any = false;
-      for (int32_t t = 0; t <= kv->max_tenant && !any; t++)
-        any = t != r->spec.tenant &&
-              kvsim_pool_lookup(&kv->pool, group_key(r->hashes[X] ^ salt(t), 0)) > 0;
-      if (!any)
-        break;
-    }
-    kv->isolation_lost += (int64_t)(X - L) * bs;
-  }
-  if (kv->cpu) {
-    /* The connector continues where the GPU cache stops (it matches only
-     * blocks the GPU does not have; num_external_computed_tokens). */
-    int32_t E = 0;
-    if (kv->seen)
-      for (int32_t k = 0; k < avail; k++)
-        kv->seen[(r->hashes[k] ^ salt(r->spec.tenant)) & (SEEN_SLOTS - 1)]++;
-    while (L + E < avail && kvsim_cpu_tier_lookup(kv->cpu, r->hashes[L + E] ^ salt(r->spec.tenant)))
-      E++;
-    kv->ext_blocks = E;
-    kv->ext_queries += r->num_tokens - (int64_t)L * bs;
-    kv->ext_hits += (int64_t)E * bs;
-  }
+  if (kv->max_tenant > 0 && !preempted)
+    tally_isolation(kv, r, L, avail);
+  if (kv->cpu)
+    lookup_external(kv, r, L, avail);
   /* vllm:prefix_cache_hits counts the GPU cache; the connector's hits go
    * to vllm:external_prefix_cache_hits. Lookups of previously preempted
    * requests are tallied apart (PrefixCacheStats.record, vllm/v1/metrics/
@@ -326,15 +343,21 @@ static int reserve_table(kvsim_blocks_t *t, int64_t need) {
   return grow32((void **)&t->ids, &t->cap, need, sizeof *t->ids);
 }
 
-/* Sliding window: blocks entirely before the window of the next token to
- * compute are released and replaced by the null block. */
+/* Sliding window: how many of group g's first blocks lie wholly before the
+ * window of the token after `computed` (SlidingWindowManager.
+ * remove_skipped_blocks / get_num_skipped_tokens). */
+static int32_t skip_blocks(const kvsim_kvcache_t *kv, int g, int64_t computed) {
+  int64_t skipped_tokens = computed - kv->window[g] + 1;
+  return skipped_tokens > 0 ? (int32_t)(skipped_tokens / kv->block_size) : 0;
+}
+
+/* Those blocks are released and replaced by the null block. */
 static void remove_skipped(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t computed) {
   for (int g = 0; g < kv->num_groups; g++) {
     if (!kv->sliding[g])
       continue;
     kvsim_blocks_t *t = &r->blocks[g];
-    int64_t skipped_tokens = computed - kv->window[g] + 1;
-    int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / kv->block_size) : 0;
+    int32_t skip = skip_blocks(kv, g, computed);
     if (skip > t->len)
       skip = t->len;
     /* Release from the newest skipped block backwards, like a tail-first free. */
@@ -348,8 +371,6 @@ static void remove_skipped(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t comp
   }
 }
 
-/* Caches the blocks of group g in [first, full) that are full once this
- * step's tokens are computed. */
 /* The first block a step caches: the one holding num_computed, or with
  * speculative decoding an earlier one still uncached. A verify step moves
  * num_computed by up to k + 1 tokens, past the end of a block its
@@ -408,41 +429,121 @@ static int reserve_step_hashes(const kvsim_kvcache_t *kv, kvsim_request_t *r, in
   return reserve_hashes(r, (int32_t)(upto_tokens / kv->block_size));
 }
 
+/* Caches the blocks that are full once tokens up to `upto_tokens` are
+ * computed (draft tokens never: at most num_tokens; the prompt only when
+ * the profile caches prompts only), from the first uncached one, and not
+ * below `min_first` (a hit's blocks are cached already). */
+static void cache_step(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens, int32_t min_first) {
+  if (!kv->prefix_caching)
+    return;
+  if (upto_tokens > r->num_tokens)
+    upto_tokens = r->num_tokens;
+  if (kv->cache_prompt_only && upto_tokens > r->num_prompt)
+    upto_tokens = r->num_prompt;
+  int32_t full = (int32_t)(upto_tokens / kv->block_size);
+  int32_t first = first_to_cache(kv, r);
+  if (min_first > first)
+    first = min_first;
+  if (full > first)
+    cache_full_blocks(kv, r, first, full);
+}
+
+/* The common case (one full-attention group, no prefix hit, no residual
+ * blocks): a decode step usually fits in the last block. */
+static int allocate_simple(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t num_new,
+                           int64_t num_lookahead) {
+  const int32_t bs = kv->block_size;
+  kvsim_blocks_t *t = &r->blocks[0];
+  int64_t need = r->num_computed + num_new + num_lookahead;
+  if (need > kv->max_model_len)
+    need = kv->max_model_len;
+  int32_t n = (int32_t)((need + bs - 1) / bs) - t->len;
+  if (n > 0) {
+    if (n > kvsim_pool_num_free(&kv->pool))
+      return 0;
+    /* Reserve first, then commit: nothing below can fail. */
+    if (reserve_table(t, (int64_t)t->len + n) < 0 ||
+        reserve_step_hashes(kv, r, r->num_computed + num_new) < 0)
+      return KVSIM_ENOMEM;
+    kvsim_pool_alloc(&kv->pool, n, t->ids + t->len);
+    t->len += n;
+  } else if (reserve_step_hashes(kv, r, r->num_computed + num_new) < 0) {
+    return KVSIM_ENOMEM;
+  }
+  cache_step(kv, r, r->num_computed + num_new, 0);
+  return 1;
+}
+
+/* Blocks the general path must take off the free queue: each group's new
+ * blocks up to `target` (less those wholly outside a sliding window from
+ * the start, which are never allocated) plus hit blocks that are free
+ * (evictable) right now. */
+static int64_t blocks_to_take(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t hits,
+                              int32_t target, int64_t computed) {
+  int64_t take = 0;
+  for (int g = 0; g < kv->num_groups; g++) {
+    const kvsim_blocks_t *t = &r->blocks[g];
+    int32_t have = t->len > hits ? t->len : hits;
+    if (target > have) {
+      int32_t n = target - have;
+      if (kv->sliding[g]) {
+        int32_t skip = skip_blocks(kv, g, computed);
+        if (skip > have)
+          n -= (skip < target ? skip : target) - have;
+      }
+      take += n;
+    }
+    for (int32_t k = 0; k < hits; k++) {
+      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
+      if (b > 0 && kv->pool.ref_cnt[b] == 0)
+        take++;
+    }
+  }
+  return take;
+}
+
+/* Puts the lookup's hit blocks at the head of each empty table, touched
+ * first so that the allocation that follows cannot evict them. */
+static void take_hits(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t hits) {
+  for (int g = 0; g < kv->num_groups && hits; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    assert(t->len == 0);
+    for (int32_t k = 0; k < hits; k++) {
+      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
+      if (b > 0)
+        kvsim_pool_touch(&kv->pool, b);
+      blocks_push(t, b);
+    }
+    if (kv->sliding[g]) {
+      int32_t from = hits - window_blocks(kv, g);
+      t->num_skipped = from > 0 ? from : 0;
+    }
+  }
+}
+
+/* Grows every table to `target` blocks; a sliding group's blocks before
+ * its window get the null block instead of a real one. */
+static void fill_tables(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t target, int64_t computed) {
+  for (int g = 0; g < kv->num_groups; g++) {
+    kvsim_blocks_t *t = &r->blocks[g];
+    const int32_t skip = kv->sliding[g] ? skip_blocks(kv, g, computed) : 0;
+    while (t->len < target) {
+      kvsim_block_id b = KVSIM_NULL_BLOCK;
+      bool skipped = t->len < skip;
+      if (skipped && t->num_skipped < t->len + 1)
+        t->num_skipped = t->len + 1;
+      if (!skipped)
+        kvsim_pool_alloc(&kv->pool, 1, &b);
+      blocks_push(t, b);
+    }
+  }
+}
+
 int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
                            int64_t num_new, int64_t num_lookahead) {
   const int32_t bs = kv->block_size;
-  if (hit_tokens == 0 && kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks) {
-    /* The common case (one full-attention group, no prefix hit): a decode
-     * step usually fits in the last block. */
-    kvsim_blocks_t *t = &r->blocks[0];
-    int64_t need = r->num_computed + num_new + num_lookahead;
-    if (need > kv->max_model_len)
-      need = kv->max_model_len;
-    int32_t n = (int32_t)((need + bs - 1) / bs) - t->len;
-    if (n > 0) {
-      if (n > kvsim_pool_num_free(&kv->pool))
-        return 0;
-      /* Reserve first, then commit: nothing below can fail. */
-      if (reserve_table(t, (int64_t)t->len + n) < 0 ||
-          reserve_step_hashes(kv, r, r->num_computed + num_new) < 0)
-        return KVSIM_ENOMEM;
-      kvsim_pool_alloc(&kv->pool, n, t->ids + t->len);
-      t->len += n;
-    } else if (reserve_step_hashes(kv, r, r->num_computed + num_new) < 0) {
-      return KVSIM_ENOMEM;
-    }
-    if (kv->prefix_caching) {
-      int64_t upto = r->num_computed + num_new;
-      if (upto > r->num_tokens)
-        upto = r->num_tokens;
-      if (kv->cache_prompt_only && upto > r->num_prompt)
-        upto = r->num_prompt;
-      int32_t first = first_to_cache(kv, r), full = (int32_t)(upto / bs);
-      if (full > first)
-        cache_full_blocks(kv, r, first, full);
-    }
-    return 1;
-  }
+  if (hit_tokens == 0 && kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks)
+    return allocate_simple(kv, r, num_new, num_lookahead);
   int32_t hits = hit_tokens > 0 && kv->hit_req == r ? kv->hit_blocks : 0;
   int32_t ext = hit_tokens > 0 && kv->hit_req == r ? kv->ext_blocks : 0;
   int64_t computed = r->num_computed + (int64_t)(hits + ext) * bs;
@@ -470,73 +571,17 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
   kv->last_loaded = 0;
   if (!hits)
     remove_skipped(kv, r, r->num_computed);
-
-  /* Count what must come off the free queue: new blocks plus hit blocks
-   * that are free (evictable) right now. */
-  int64_t take = 0;
-  for (int g = 0; g < kv->num_groups; g++) {
-    const kvsim_blocks_t *t = &r->blocks[g];
-    int32_t have = t->len > hits ? t->len : hits;
-    if (target > have) {
-      int32_t n = target - have;
-      if (kv->sliding[g]) {
-        /* Blocks wholly outside the window from the start are never allocated. */
-        int64_t skipped_tokens = computed - kv->window[g] + 1;
-        int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / bs) : 0;
-        if (skip > have)
-          n -= (skip < target ? skip : target) - have;
-      }
-      take += n;
-    }
-    for (int32_t k = 0; k < hits; k++) {
-      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
-      if (b > 0 && kv->pool.ref_cnt[b] == 0)
-        take++;
-    }
-  }
-  take += res_new;
-  if (take > kvsim_pool_num_free(&kv->pool))
+  if (blocks_to_take(kv, r, hits, target, computed) + res_new > kvsim_pool_num_free(&kv->pool))
     return 0;
   while (res_new-- > 0) {
     kvsim_block_id b;
     kvsim_pool_alloc(&kv->pool, 1, &b);
     blocks_push(res, b);
   }
-
-  /* Touch the hits first so that allocation cannot evict them. */
-  for (int g = 0; g < kv->num_groups && hits; g++) {
-    kvsim_blocks_t *t = &r->blocks[g];
-    assert(t->len == 0);
-    for (int32_t k = 0; k < hits; k++) {
-      kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
-      if (b > 0)
-        kvsim_pool_touch(&kv->pool, b);
-      blocks_push(t, b);
-    }
-    if (kv->sliding[g]) {
-      int32_t from = hits - window_blocks(kv, g);
-      t->num_skipped = from > 0 ? from : 0;
-    }
-  }
+  take_hits(kv, r, hits);
   if (hits)
     remove_skipped(kv, r, computed);
-  for (int g = 0; g < kv->num_groups; g++) {
-    kvsim_blocks_t *t = &r->blocks[g];
-    while (t->len < target) {
-      kvsim_block_id b = KVSIM_NULL_BLOCK;
-      bool skipped = false;
-      if (kv->sliding[g]) {
-        int64_t skipped_tokens = computed - kv->window[g] + 1;
-        int32_t skip = skipped_tokens > 0 ? (int32_t)(skipped_tokens / bs) : 0;
-        skipped = t->len < skip;
-        if (skipped && t->num_skipped < t->len + 1)
-          t->num_skipped = t->len + 1;
-      }
-      if (!skipped)
-        kvsim_pool_alloc(&kv->pool, 1, &b);
-      blocks_push(t, b);
-    }
-  }
+  fill_tables(kv, r, target, computed);
   kv->hit_req = NULL;
   kv->hit_blocks = 0;
   kv->ext_blocks = 0;
@@ -544,22 +589,7 @@ int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_
     kv->last_loaded = ext;
     kvsim_cpu_tier_load(kv->cpu, ext);
   }
-
-  /* Cache the blocks that are full once this step's tokens are computed
-   * (draft tokens never; here: up to num_tokens). */
-  if (kv->prefix_caching) {
-    int64_t upto_tokens = computed + num_new;
-    if (upto_tokens > r->num_tokens)
-      upto_tokens = r->num_tokens;
-    if (kv->cache_prompt_only && upto_tokens > r->num_prompt)
-      upto_tokens = r->num_prompt;
-    int32_t full = (int32_t)(upto_tokens / bs);
-    int32_t first = first_to_cache(kv, r);
-    if (hits > first)
-      first = hits;
-    if (full > first)
-      cache_full_blocks(kv, r, first, full);
-  }
+  cache_step(kv, r, computed + num_new, hits);
   return 1;
 }
 
