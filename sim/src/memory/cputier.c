@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/u64map.h"
-#include "memory/ilist.h"
+#include "core/ilist.h"
 
 int kvsim_cpu_tier_init(kvsim_cpu_tier_t *t, int64_t capacity_blocks, int64_t block_bytes,
                         double link_GBps, double latency_us, bool offload_cache, kvsim_err *err) {

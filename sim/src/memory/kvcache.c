@@ -2,27 +2,18 @@
 
 #include "core/alloc.h"
 #include "core/arith.h"
+#include "core/blockhash.h"
 #include "core/vec.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* NONE_HASH: the parent of a request's first block. vLLM draws it at
- * random unless PYTHONHASHSEED is set; a constant keeps runs reproducible. */
-#define NONE_HASH 0x6a09e667f3bcc909ull
-
 #define mix64 kvsim__mix64
 
 #define cdiv kvsim__cdiv
 
-/* A tenant's cache salt. vLLM mixes cache_salt into the first block's
- * extra keys, so every hash of the chain differs per tenant; salting each
- * block's key with the tenant is the same isolation, and keeps the
- * unsalted chain at hand to measure what isolation costs. */
-static uint64_t salt(int32_t tenant) {
-  return tenant ? mix64(0x2545f4914f6cdd1dull ^ (uint64_t)(uint32_t)tenant) : 0;
-}
+#define salt kvsim__tenant_salt
 
 static uint64_t group_key(uint64_t hash, int g) {
   /* The prefix cache is keyed by (block hash, KV cache group). */
@@ -155,7 +146,7 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   const kvsim_segment_t *segs = r->segs;
   const int32_t nsegs = r->num_segs;
   uint64_t *hashes = r->hashes;
-  uint64_t x = nh ? hashes[nh - 1] : NONE_HASH;
+  uint64_t x = nh ? hashes[nh - 1] : KVSIM__HASH_NONE;
   while (nh < upto) {
     int64_t need = bs;
     while (need > 0) {
@@ -167,9 +158,7 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
       int64_t take = s->len - off;
       if (take > need)
         take = need;
-      /* Fold in (segment id, offset, length) of this piece of the block. */
-      x = mix64(x ^ s->id);
-      x = mix64(x ^ ((uint64_t)off << 20) ^ (uint64_t)take);
+      x = kvsim__hash_piece(x, s->id, off, take);
       need -= take;
       off += take;
       if (off == s->len) {
@@ -177,8 +166,7 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
         off = 0;
       }
     }
-    /* 0 and 1 are the pool's "no hash" and "anonymous" marks. */
-    x = x > KVSIM_ANON_HASH ? x : x + 2;
+    x = kvsim__hash_seal(x); /* not 0 or KVSIM_ANON_HASH */
     hashes[nh++] = x;
   }
 out:

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "memory/ilist.h"
+#include "core/ilist.h"
 
 #define MAP_EMPTY 0ull
 

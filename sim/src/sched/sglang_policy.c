@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/arith.h"
 #include "sched/sglang.h"
 
 /* A prefix match without the lookup's side effects (LPM's sort key):
@@ -20,12 +21,7 @@ static int64_t probe(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   return hit;
 }
 
-static uint64_t next_rand(sgl_t *v) {
-  uint64_t z = (v->rng += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+static uint64_t next_rand(sgl_t *v) { return kvsim__splitmix64(&v->rng); }
 
 /* Insertion sort by descending key, stable (queues are short for LPM and
  * the order is mostly kept for LOF). */

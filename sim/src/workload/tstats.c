@@ -14,6 +14,8 @@
 
 #include "core/alloc.h"
 #include "core/arith.h"
+#include "core/blockhash.h"
+#include "core/ilist.h"
 #include "core/vec.h"
 #include "workload/wl.h"
 
@@ -43,32 +45,16 @@ void kvsim__lru_fini(kvsim__lru_t *l) {
   memset(l, 0, sizeof *l);
 }
 
-static void lru_unlink(kvsim__lru_t *l, int32_t i) {
-  if (l->prev[i] >= 0)
-    l->next[l->prev[i]] = l->next[i];
-  else
-    l->head = l->next[i];
-  if (l->next[i] >= 0)
-    l->prev[l->next[i]] = l->prev[i];
-  else
-    l->tail = l->prev[i];
-}
-
-static void lru_push_front(kvsim__lru_t *l, int32_t i) {
-  l->prev[i] = -1;
-  l->next[i] = l->head;
-  if (l->head >= 0)
-    l->prev[l->head] = i;
-  l->head = i;
-  if (l->tail < 0)
-    l->tail = i;
+/* The list keeps the most recent slot at its tail and evicts its head. */
+static kvsim__ilist_t lru_list(kvsim__lru_t *l) {
+  return (kvsim__ilist_t){l->prev, l->next, &l->head, &l->tail};
 }
 
 static void lru_touch(kvsim__lru_t *l, int32_t i) {
-  if (l->head == i)
+  if (l->tail == i)
     return;
-  lru_unlink(l, i);
-  lru_push_front(l, i);
+  kvsim__ilist_unlink(lru_list(l), i);
+  kvsim__ilist_push_tail(lru_list(l), i);
 }
 
 int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n) {
@@ -87,15 +73,15 @@ int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n) {
       continue;
     }
     if (l->size == l->cap) {
-      slot = l->tail;
-      lru_unlink(l, slot);
+      slot = l->head;
+      kvsim__ilist_unlink(lru_list(l), slot);
       kvsim__u64map_del(&l->map, l->key[slot]);
     } else {
       slot = (int32_t)l->size++;
     }
     l->key[slot] = ids[i];
     kvsim__u64map_put(&l->map, ids[i], slot);
-    lru_push_front(l, slot);
+    kvsim__ilist_push_tail(lru_list(l), slot);
   }
   l->hits += hits;
   l->lookups += n;
@@ -103,15 +89,6 @@ int64_t kvsim__lru_request(kvsim__lru_t *l, const uint64_t *ids, int32_t n) {
 }
 
 /* ---- prefix blocks ------------------------------------------------------------ */
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-  h ^= h >> 31;
-  h *= UINT64_C(0x7fb5d329728ea185);
-  h ^= h >> 27;
-  h *= UINT64_C(0x81dadef4bc2dd44d);
-  return h ^ (h >> 33);
-}
 
 static int grow_blocks(uint64_t **keys, int64_t **toks, int32_t *cap, int64_t need) {
   if (need <= *cap)
@@ -156,16 +133,17 @@ int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_i
     return KVSIM_EINVAL;
   if (grow_blocks(keys, toks, cap, nblocks) < 0)
     return KVSIM_ENOMEM;
-  /* Each block's key hashes its parent's key and the (segment, offset,
-   * length) pieces it covers: equal keys mean equal prefixes. */
-  uint64_t h = mix(UINT64_C(0x6b7673696d), (uint64_t)(uint32_t)spec->tenant);
+  /* The simulator's chain (core/blockhash.h), the last partial block
+   * included, each key salted with the tenant as the cache keys it. */
+  uint64_t h = KVSIM__HASH_NONE;
+  const uint64_t tenant_salt = kvsim__tenant_salt(spec->tenant);
   int32_t si = 0;
   int64_t off = 0;
   for (int64_t b = 0; b < nblocks; b++) {
     int64_t left = block, used = 0;
     while (left > 0 && si < nseg) {
       int64_t take = seg[si].len - off < left ? seg[si].len - off : left;
-      h = mix(mix(mix(h, seg[si].id), (uint64_t)off), (uint64_t)take);
+      h = kvsim__hash_piece(h, seg[si].id, off, take);
       off += take;
       left -= take;
       used += take;
@@ -174,7 +152,8 @@ int kvsim__prefix_blocks(const kvsim_req_spec_t *spec, int64_t block, bool raw_i
         off = 0;
       }
     }
-    (*keys)[b] = h;
+    h = kvsim__hash_seal(h);
+    (*keys)[b] = h ^ tenant_salt;
     (*toks)[b] = used;
   }
   *n = (int32_t)nblocks;

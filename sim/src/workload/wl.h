@@ -265,7 +265,7 @@ typedef struct kvsim__lru {
   int64_t cap, size;
   kvsim__u64map_t map;
   uint64_t *key;
-  int32_t *prev, *next; /* intrusive list over slots; head = MRU */
+  int32_t *prev, *next; /* core/ilist.h over slots: head = LRU, tail = MRU */
   int32_t head, tail;
   int64_t hits, lookups;
 } kvsim__lru_t;

@@ -1,11 +1,11 @@
-/* One doubly linked list over int32 indices, for the memory room's LRU
- * orders: the block pool's free queue (eviction order, LRU at the head)
- * and the CPU tier's offloaded slots. The links live in the owner's
- * arrays (prev[i], next[i]; -1 = none) and its head and tail (-1 =
- * empty), so the list allocates nothing and the owners' public structs
+/* One doubly linked list over int32 indices, for LRU orders: the block
+ * pool's free queue (eviction order, LRU at the head), the CPU tier's
+ * offloaded slots and `trace stats`' LRU caches. The links live in the
+ * owner's arrays (prev[i], next[i]; -1 = none) and its head and tail (-1
+ * = empty), so the list allocates nothing and the owners' public structs
  * keep their fields. Internal: not part of the public API. */
-#ifndef KVSIM_MEMORY_ILIST_H
-#define KVSIM_MEMORY_ILIST_H
+#ifndef KVSIM_CORE_ILIST_H
+#define KVSIM_CORE_ILIST_H
 
 #include <stdint.h>
 
