@@ -18,6 +18,10 @@ hits=$(grep -rnE 'strn?cmp\([^)]*"(vllm-v1|vllm-v0|static|contiguous|contiguous-
 [ -z "$hits" ] || fail "profile names compared outside sim/src/sched/: $hits"
 hits=$(grep -rnE 'strstr\([^,]*(\.|->)msg' sim/src cli)
 [ -z "$hits" ] || fail "an error recognised by its text: $hits"
+# Every allocation of the library goes through core/alloc.h, so that the
+# failing-allocator tests reach it (cJSON's own buffers aside).
+hits=$(grep -rnE '(^|[^_a-zA-Z])(malloc|calloc|realloc|strdup|strndup)\(' sim/src --include=*.c | grep -v '^sim/src/core/alloc.c:')
+[ -z "$hits" ] || fail "allocations that bypass core/alloc.h: $hits"
 # Each unit file is its own ctest entry, filtered to the suites it declares
 # at the start of a line (CMakeLists.txt): a suite declared any other way
 # would run in no entry. Every suite the test binary lists must be one of them.

@@ -13,6 +13,8 @@ void *kvsim__malloc(size_t n);
 void *kvsim__calloc(size_t count, size_t n);
 void *kvsim__realloc(void *p, size_t n);
 void kvsim__free(void *p);
+/* strdup through the hook. */
+char *kvsim__strdup(const char *s);
 
 /* Test hook: after `n` more successful allocations, every one fails until
  * the hook is reset with a negative n (the default: never fail). */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
+
 static int not_regular(const char *path, const struct stat *st, kvsim_err *err) {
   if (S_ISDIR(st->st_mode))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: is a directory", path);
@@ -52,7 +54,7 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
     return too_large(path, err);
   }
   size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
+  char *buf = kvsim__malloc(cap);
   for (;;) {
     if (!buf) {
       fclose(f);
@@ -68,7 +70,7 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
       return too_large(path, err);
     }
     cap *= 2;
-    char *grown = realloc(buf, cap);
+    char *grown = kvsim__realloc(buf, cap);
     if (!grown)
       free(buf);
     buf = grown;

@@ -14,6 +14,7 @@
 #include "kvsim/events.h"
 #include <gsl/gsl_rng.h>
 
+#include "core/alloc.h"
 #include "kvsim/perf.h"
 #include "kvsim/spec.h"
 
@@ -491,7 +492,7 @@ static int setup(run_t *r) {
     return rc;
   r->fixed_bytes = kvsim__budget_replicas_bytes(sc, &r->res);
   r->lockstep = r->plan.p.ep > 1 && r->nrep > 1;
-  r->reps = calloc((size_t)r->nrep, sizeof *r->reps);
+  r->reps = kvsim__calloc((size_t)r->nrep, sizeof *r->reps);
   r->loads = kvsim__calloc((size_t)r->nrep, sizeof *r->loads);
   if (!r->reps || !r->loads)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);

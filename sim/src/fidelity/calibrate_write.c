@@ -115,7 +115,7 @@ int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, con
   const kvsim__catalog_entry *e = kvsim__catalog_find(KVSIM_CATALOG_GPU, gpu_name);
   int rc;
   if (e && !strchr(gpu_arg, '/') && !kvsim__ends_with(gpu_arg, ".json")) {
-    text = strdup(e->json);
+    text = kvsim__strdup(e->json);
     if (!text)
       return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   } else if ((rc = kvsim__read_file(gpu_arg, &text, NULL, err)) < 0) {

@@ -24,6 +24,7 @@
 
 #include <cJSON.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "fidelity/bench.h"
 #include "fidelity/fid.h"
@@ -120,7 +121,7 @@ static int read_any(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_measured_t
    * a file of NUL bytes or one endless line once took all of its size
    * here. A benchmark JSON may be one line of many MiB; it is read whole
    * below, under the whole-file cap. */
-  char *first = malloc(FIRST_LINE_MAX + 1);
+  char *first = kvsim__malloc(FIRST_LINE_MAX + 1);
   if (!first) {
     fclose(f);
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
@@ -181,7 +182,7 @@ int kvsim__fid_read_measured(const char *path, kvsim_fid_measured_t *m, kvsim_er
 }
 
 int kvsim_fidelity_read_measured(const char *path, kvsim_fid_lat_t *lat, kvsim_fid_fmt_t *fmt, kvsim_err *err) {
-  kvsim_fid_measured_t *m = calloc(1, sizeof *m);
+  kvsim_fid_measured_t *m = kvsim__calloc(1, sizeof *m);
   if (!m)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
   int rc = read_any(path, lat, m, err);

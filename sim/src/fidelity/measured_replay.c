@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/fidelity.h"
 
 /* The --set texts of the benchmark's arrivals (arrival, requests) and its
@@ -79,7 +80,7 @@ int kvsim_fidelity_measured_scenario(kvsim_fid_measured_t *m, const char *path, 
     return rc;
   }
   /* The benchmark's arrivals first, the user's sets after them. */
-  const char **all = malloc(((size_t)nsets + 4) * sizeof *all);
+  const char **all = kvsim__malloc(((size_t)nsets + 4) * sizeof *all);
   if (!all)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   all[0] = arrival;

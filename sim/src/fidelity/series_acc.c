@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 static const struct {
   const char *name;
   int kind;
@@ -44,7 +46,7 @@ static int32_t series_of(kvsim__ser_acc_t *a, int kind, const char *labels, size
       return (int32_t)i;
   if (a->ids.n >= INT32_MAX)
     return -1;
-  char *copy = malloc(len + 1);
+  char *copy = kvsim__malloc(len + 1);
   if (!copy)
     return -1;
   memcpy(copy, labels, len);
@@ -112,7 +114,7 @@ static int group(kvsim__ser_acc_t *a, int64_t **first) {
     s[w++] = s[i];
   }
   a->samples.n = w;
-  *first = calloc((size_t)a->ids.n + 1, sizeof **first);
+  *first = kvsim__calloc((size_t)a->ids.n + 1, sizeof **first);
   if (!*first)
     return KVSIM_ENOMEM;
   int64_t j = 0;
@@ -126,7 +128,7 @@ static int group(kvsim__ser_acc_t *a, int64_t **first) {
 
 /* The distinct sample times at or after origin, ascending. */
 static int times_of(const kvsim__ser_acc_t *a, int64_t origin, int64_t **out, int64_t *n) {
-  int64_t *t = malloc(((size_t)a->samples.n + 1) * sizeof *t);
+  int64_t *t = kvsim__malloc(((size_t)a->samples.n + 1) * sizeof *t);
   if (!t)
     return KVSIM_ENOMEM;
   int64_t m = 0;
@@ -148,7 +150,7 @@ static int times_of(const kvsim__ser_acc_t *a, int64_t origin, int64_t **out, in
  * before the time, and pushes the sums and the mean. */
 static int walk(const kvsim__ser_acc_t *a, const int64_t *first, const int64_t *t, int64_t nt,
                 int64_t origin, kvsim_fid_series_t *s) {
-  int64_t *cur = malloc(((size_t)a->ids.n + 1) * sizeof *cur);
+  int64_t *cur = kvsim__malloc(((size_t)a->ids.n + 1) * sizeof *cur);
   if (!cur)
     return KVSIM_ENOMEM;
   for (int64_t k = 0; k < a->ids.n; k++)

@@ -17,6 +17,7 @@
 
 #include <cJSON.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "fidelity/fid.h"
 #include "fidelity/series_acc.h"
@@ -58,7 +59,7 @@ static char *labels_of(const cJSON *metric) {
     if (is_label(e))
       cap += strlen(e->string) + strlen(e->valuestring) + 4;
   }
-  char *out = malloc(cap);
+  char *out = kvsim__malloc(cap);
   if (!out)
     return NULL;
   size_t o = 0;

@@ -7,6 +7,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "core/alloc.h"
 #include "core/vec.h"
 #include "kvsim/error.h"
 
@@ -41,7 +42,7 @@ static double bucket_value(int64_t b) {
 }
 
 static int fold(kvsim_dist_t *d) {
-  d->hist = calloc(HIST_N, sizeof *d->hist);
+  d->hist = kvsim__calloc(HIST_N, sizeof *d->hist);
   if (!d->hist)
     return KVSIM_ENOMEM;
   for (int64_t i = 0; i < d->n; i++)

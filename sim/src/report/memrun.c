@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/engine.h"
 #include "kvsim/report.h"
 #include "kvsim/run_output.h"
@@ -80,7 +81,7 @@ kvsim_memrun_t *kvsim_memrun_new(const char *path, const char *text, const char 
     put_err(errbuf, cap, &err);
     return NULL;
   }
-  kvsim_memrun_t *r = calloc(1, sizeof *r);
+  kvsim_memrun_t *r = kvsim__calloc(1, sizeof *r);
   if (!r)
     rc = kvsim_err_set(&err, KVSIM_ENOMEM, "out of memory");
   else
@@ -170,8 +171,8 @@ static int calc_args(const char *const *flags, const char *const *values, int n,
 char *kvsim_memrun_calc_json(const char *const *flags, const char *const *values, int n,
                              char *errbuf, size_t cap) {
   kvsim_err err = {0};
-  kvsim_calc_args_t *a = calloc(1, sizeof *a);
-  kvsim_calc_t *c = calloc(1, sizeof *c);
+  kvsim_calc_args_t *a = kvsim__calloc(1, sizeof *a);
+  kvsim_calc_t *c = kvsim__calloc(1, sizeof *c);
   const kvsim_calc_engine_t *e = NULL;
   char *text = NULL;
   size_t len = 0;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/vec.h"
 #include "kvsim/model.h"
 #include "report/tmpfiles.h"
@@ -290,7 +291,7 @@ static void write_columns(FILE *f, const run_t *run, const char *model, double s
 static int write_hist(FILE *f, const run_t *run, int h, const obs_t *o, int64_t no,
                       const char *model, double start) {
   int nle = hists[h].nle;
-  int64_t *cum = calloc((size_t)nle + 1, sizeof *cum);
+  int64_t *cum = kvsim__calloc((size_t)nle + 1, sizeof *cum);
   if (!cum)
     return KVSIM_ENOMEM;
   fprintf(f, "# TYPE %s histogram\n# HELP %s %s\n", hists[h].family, hists[h].family,

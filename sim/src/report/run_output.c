@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/stats.h"
 #include "kvsim/summary.h"
@@ -75,7 +76,7 @@ static FILE *open_tmp(char *tmp, size_t cap, const char *path, char **buf, int *
     return NULL;
   }
   /* Large buffers: these files are written a row at a time. */
-  *buf = malloc(1 << 16);
+  *buf = kvsim__malloc(1 << 16);
   if (*buf)
     setvbuf(f, *buf, _IOFBF, 1 << 16);
   return f;
@@ -110,7 +111,7 @@ int kvsim_run_output_open_streams(const kvsim_scenario_t *sc, FILE *ts, FILE *rq
 
 int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool progress,
                           kvsim_run_output_t **out, kvsim_err *err) {
-  kvsim_run_output_t *o = calloc(1, sizeof *o);
+  kvsim_run_output_t *o = kvsim__calloc(1, sizeof *o);
   if (!o)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   o->sc = sc;

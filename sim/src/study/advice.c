@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/study.h"
 #include "study/run.h"
 
@@ -223,7 +224,7 @@ int kvsim__study_verify_advice_with(const kvsim_scenario_t *sc, kvsim_summary_t 
   int nx = extra ? extra->n : 0;
   if (!n && !nx)
     return KVSIM_OK;
-  result_t *results = calloc((size_t)(n ? n : 1), sizeof *results);
+  result_t *results = kvsim__calloc((size_t)(n ? n : 1), sizeof *results);
   if (!results)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory verifying the advice", s->name);
   verify_ctx_t ctx = {sc, changes, results, extra};

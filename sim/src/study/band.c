@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/run_output.h"
 #include "kvsim/summary.h"
 #include "kvsim/study.h"
@@ -91,7 +92,7 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
   int rc = kvsim_scenario_resolve(sc, &res, err);
   if (rc < 0)
     return rc;
-  kvsim_summary_t *edges = malloc(2 * sizeof *edges);
+  kvsim_summary_t *edges = kvsim__malloc(2 * sizeof *edges);
   if (!edges)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, opts, edges, out, err)
@@ -154,8 +155,8 @@ int kvsim__study_band_verified(const kvsim_scenario_t *sc, const kvsim_study_run
   int rc = kvsim_scenario_resolve(sc, &res, err);
   if (rc < 0)
     return rc;
-  edges_ctx_t *c = calloc(1, sizeof *c);
-  kvsim_summary_t *sums = malloc(2 * sizeof *sums);
+  edges_ctx_t *c = kvsim__calloc(1, sizeof *c);
+  kvsim_summary_t *sums = kvsim__malloc(2 * sizeof *sums);
   if (!c || !sums) {
     free(c);
     free(sums);

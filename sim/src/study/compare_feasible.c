@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/gpu.h"
 #include "study/compare_int.h"
 
@@ -74,7 +75,7 @@ static int probe(const kvsim_scenario_t *sc, const char *key, cJSON *value, doub
   memset(&v, 0, sizeof v);
   int rc = variant(sc, key, value, &v, err);
   bool built = rc == KVSIM_OK;
-  kvsim_summary_t *sum = rc == KVSIM_OK ? malloc(sizeof *sum) : NULL;
+  kvsim_summary_t *sum = rc == KVSIM_OK ? kvsim__malloc(sizeof *sum) : NULL;
   if (rc == KVSIM_OK && !sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   if (rc == KVSIM_OK)

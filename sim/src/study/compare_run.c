@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "study/compare_int.h"
@@ -179,8 +180,8 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
   kvsim__study_memo_begin();
   kvsim_scenario_t sc;
   int rc = kvsim_compare_scenario(c, i, &sc, err);
-  kvsim_search_t *se = rc == KVSIM_OK ? calloc(1, sizeof *se) : NULL;
-  kvsim_summary_t *sum = rc == KVSIM_OK ? malloc(sizeof *sum) : NULL;
+  kvsim_search_t *se = rc == KVSIM_OK ? kvsim__calloc(1, sizeof *se) : NULL;
+  kvsim_summary_t *sum = rc == KVSIM_OK ? kvsim__malloc(sizeof *sum) : NULL;
   kvsim_resolved_t res;
   if (rc == KVSIM_OK && (!se || !sum))
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");

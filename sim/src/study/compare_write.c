@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "study/compare_int.h"
@@ -409,7 +410,7 @@ static char *partial_csv(const ctx_t *x) {
   char *all = kvsim_compare_csv(x->c, x->res->rows, x->res->n);
   if (!all)
     return NULL;
-  char *out = malloc(strlen(all) + 1), *o = out;
+  char *out = kvsim__malloc(strlen(all) + 1), *o = out;
   const char *line = all;
   for (int i = -1; out && *line; i++) {
     const char *nl = strchr(line, '\n');
@@ -608,11 +609,11 @@ int kvsim_compare_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts
   int rc0 = opts->out ? kvsim_report_check_out_dir(opts->out, names, err) : KVSIM_OK;
   if (rc0 < 0)
     return rc0;
-  res->rows = calloc((size_t)c->ncandidates, sizeof *res->rows);
+  res->rows = kvsim__calloc((size_t)c->ncandidates, sizeof *res->rows);
   if (!res->rows)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
   res->n = c->ncandidates;
-  ctx_t x = {c, opts, res, calloc((size_t)c->ncandidates, sizeof(bool)), ""};
+  ctx_t x = {c, opts, res, kvsim__calloc((size_t)c->ncandidates, sizeof(bool)), ""};
   if (!x.finished)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d candidates", c->ncandidates);
   stop.done = stop.writing = stop.kept = 0;

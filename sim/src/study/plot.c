@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/catalog.h"
 #include "study/plot.h"
 
@@ -170,7 +171,7 @@ int kvsim__plots_list(const char *dir, char *list, size_t cap) {
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d)) && n < 64)
-    if (is_png(e->d_name) && (names[n] = strdup(e->d_name)))
+    if (is_png(e->d_name) && (names[n] = kvsim__strdup(e->d_name)))
       n++;
   closedir(d);
   qsort(names, (size_t)n, sizeof *names, by_name);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/study.h"
 #include "study/plot.h"
@@ -174,7 +175,7 @@ static void run_plots(FILE *f, const char *dir) {
 
 int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t *s, const char *dir,
                               const char *command, kvsim_err *err) {
-  kvsim_summary_t *e = malloc(sizeof *e);
+  kvsim_summary_t *e = kvsim__malloc(sizeof *e);
   if (!e)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the report's runs");
   int rc = ranged(sc, s, e, err);

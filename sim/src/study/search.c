@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kvsim/study.h"
 #include "study/run.h"
 
@@ -153,7 +154,7 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc < 0)
     return rc;
-  kvsim_summary_t *sum = malloc(sizeof *sum);
+  kvsim_summary_t *sum = kvsim__malloc(sizeof *sum);
   if (!sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   if (rc == KVSIM_OK && (rc = apply(se, &sc, pt->value, err)) == KVSIM_OK)
@@ -246,7 +247,7 @@ static int rate_key(kvsim_search_t *se, kvsim_err *err) {
 static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double *best, bool *lower_bound,
                 int *npoints, kvsim_err *err) {
   *best = NAN;
-  kvsim_search_t *e = malloc(sizeof *e);
+  kvsim_search_t *e = kvsim__malloc(sizeof *e);
   if (!e)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   *e = *se;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "workload/wl.h"
 
@@ -11,7 +12,7 @@
 #define KVSIM__ZIPF_MAX_N 10000000
 
 static gsl_ran_discrete_t *zipf_table(int64_t n, double s, int64_t first) {
-  double *w = malloc((size_t)n * sizeof *w);
+  double *w = kvsim__malloc((size_t)n * sizeof *w);
   if (!w)
     return NULL;
   for (int64_t k = 0; k < n; k++)

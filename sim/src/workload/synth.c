@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/arith.h"
 #include "core/heap.h"
 #include "core/vec.h"
@@ -294,7 +295,7 @@ static void advance_open(kvsim__synth_t *s) {
 int kvsim__synth_open(const kvsim__synth_cfg_t *c, uint64_t seed, kvsim__synth_t **out,
                       kvsim_err *err) {
   *out = NULL;
-  kvsim__synth_t *s = calloc(1, sizeof *s);
+  kvsim__synth_t *s = kvsim__calloc(1, sizeof *s);
   if (!s)
     return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
   s->c = c;
@@ -307,7 +308,7 @@ int kvsim__synth_open(const kvsim__synth_cfg_t *c, uint64_t seed, kvsim__synth_t
   gsl_rng_set(s->main, (unsigned long)seed);
   if (c->few_shot) {
     /* Template lengths: fixed per source, from their own stream. */
-    s->template_len = malloc((size_t)c->templates * sizeof *s->template_len);
+    s->template_len = kvsim__malloc((size_t)c->templates * sizeof *s->template_len);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
     if (!s->template_len || !r) {
       if (r)
