@@ -86,8 +86,14 @@ typedef struct kvsim_request {
 } kvsim_request_t;
 
 /* prompt + output tokens, saturated at INT64_MAX: an output length near
- * 2^63 must fail the max_model_len check, not wrap below it. */
-int64_t kvsim_request_total_tokens(const kvsim_request_t *r);
+ * 2^63 must fail the max_model_len check, not wrap below it. Inline here,
+ * beside the type, so that the schedulers below the engine need nothing
+ * from it. */
+static inline int64_t kvsim_request_total_tokens(const kvsim_request_t *r) {
+  int64_t total;
+  return __builtin_add_overflow(r->spec.prompt_tokens, r->spec.output_tokens, &total) ? INT64_MAX
+                                                                                     : total;
+}
 
 #ifdef __cplusplus
 }

@@ -3,12 +3,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/arith.h"
-
-int64_t kvsim_request_total_tokens(const kvsim_request_t *r) {
-  int64_t total;
-  return kvsim__add_i64(r->spec.prompt_tokens, r->spec.output_tokens, &total) ? total : INT64_MAX;
-}
 
 static void reset(kvsim_request_t *r) {
   /* Keep the arrays and their capacities; clear everything else. */
