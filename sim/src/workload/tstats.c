@@ -177,6 +177,108 @@ static void len_stats(double *v, int64_t n, kvsim_len_stats_t *o) {
 
 typedef kvsim__vec(double) dvec;
 
+/* Prefix reuse over the trace: every block key seen so far (the ideal,
+ * unbounded cache) and the LRU caches of the asked capacities. */
+typedef struct reuse {
+  int64_t block;
+  kvsim__u64map_t seen;
+  kvsim__lru_t lru[KVSIM_TRACE_MAX_LRU];
+  uint64_t *keys;
+  int64_t *toks;
+  int32_t kcap;
+} reuse_t;
+
+static void reuse_fini(reuse_t *u) {
+  kvsim__free(u->keys);
+  kvsim__free(u->toks);
+  for (int k = 0; k < KVSIM_TRACE_MAX_LRU; k++)
+    if (u->lru[k].key || u->lru[k].map.keys)
+      kvsim__lru_fini(&u->lru[k]);
+  if (u->seen.keys)
+    kvsim__u64map_fini(&u->seen);
+}
+
+static int reuse_init(reuse_t *u, const kvsim_trace_stats_t *st, kvsim_err *err) {
+  if (kvsim__u64map_init(&u->seen, 1 << 16) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
+  for (int i = 0; i < st->nlru; i++) {
+    int rc = kvsim__lru_init(&u->lru[i], st->lru_capacity[i]);
+    if (rc < 0)
+      return kvsim_err_set(err, rc, "--lru-blocks: bad capacity %lld", (long long)st->lru_capacity[i]);
+  }
+  return KVSIM_OK;
+}
+
+/* One request's blocks: the ideal hit (the run of seen keys from the
+ * prompt's start), then every key inserted, then each LRU cache. */
+static int reuse_add(reuse_t *u, const kvsim_req_spec_t *spec, bool raw_ids, kvsim_trace_stats_t *st,
+                     kvsim_err *err) {
+  int32_t nk = 0;
+  int rc = kvsim__prefix_blocks(spec, u->block, raw_ids, &u->keys, &u->toks, &u->kcap, &nk);
+  if (rc == KVSIM_EINVAL)
+    return kvsim_err_set(err, rc, "request %llu: %lld prompt tokens are more than %d prefix blocks of %lld tokens",
+                         (unsigned long long)spec->id, (long long)spec->prompt_tokens,
+                         KVSIM__MAX_PREFIX_BLOCKS, (long long)u->block);
+  if (rc < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
+  int32_t i = 0;
+  bool ok = true;
+  while (i < nk && kvsim__u64map_get(&u->seen, u->keys[i]) >= 0) {
+    st->ideal_hit_blocks++;
+    ok = ok && kvsim__add_i64(st->ideal_hit_tokens, u->toks[i], &st->ideal_hit_tokens);
+    i++;
+  }
+  for (int32_t j = 0; j < nk; j++) {
+    ok = ok && kvsim__add_i64(st->tokens, u->toks[j], &st->tokens);
+    if (kvsim__u64map_get(&u->seen, u->keys[j]) < 0 && kvsim__u64map_put(&u->seen, u->keys[j], 0) < 0)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
+  }
+  if (!ok)
+    return kvsim_err_set(err, KVSIM_EINVAL, "request %llu: the trace's prompt tokens add up to more than %lld",
+                         (unsigned long long)spec->id, (long long)INT64_MAX);
+  st->blocks += nk;
+  for (int k = 0; k < st->nlru; k++)
+    st->lru_hits[k] += kvsim__lru_request(&u->lru[k], u->keys, nk);
+  return KVSIM_OK;
+}
+
+static void reuse_rates(const reuse_t *u, kvsim_trace_stats_t *st) {
+  st->distinct_blocks = u->seen.count;
+  st->ideal_hit_rate_blocks = st->blocks ? (double)st->ideal_hit_blocks / st->blocks : 0;
+  st->ideal_hit_rate_tokens = st->tokens ? (double)st->ideal_hit_tokens / st->tokens : 0;
+  for (int k = 0; k < st->nlru; k++)
+    st->lru_hit_rate[k] = st->blocks ? (double)st->lru_hits[k] / st->blocks : 0;
+}
+
+/* Span, rate, the busiest second and the inter-arrival gaps of n >= 1
+ * sorted arrival times (arr is overwritten with the gaps). */
+static void arrival_stats(double *arr, int64_t n, kvsim_trace_stats_t *st) {
+  st->first_s = arr[0];
+  st->last_s = arr[n - 1];
+  st->duration_s = arr[n - 1] - arr[0];
+  st->rate_rps = st->duration_s > 0 ? (double)n / st->duration_s : 0;
+  int64_t run = 0, bin = -1;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t b = (int64_t)floor(arr[i] - arr[0]);
+    run = b == bin ? run + 1 : 1;
+    bin = b;
+    if (run > st->peak_1s)
+      st->peak_1s = run;
+  }
+  if (n < 2)
+    return;
+  for (int64_t i = 0; i + 1 < n; i++) {
+    arr[i] = arr[i + 1] - arr[i];
+    if (arr[i] > st->max_gap_s)
+      st->max_gap_s = arr[i];
+  }
+  st->interarrival_mean_s = gsl_stats_mean(arr, 1, (size_t)(n - 1));
+  /* Population standard deviation over the mean (the CV of workloads/README.md,
+   * "kvsim trace"). */
+  double sd = sqrt(gsl_stats_variance_with_fixed_mean(arr, 1, (size_t)(n - 1), st->interarrival_mean_s));
+  st->interarrival_cv = st->interarrival_mean_s > 0 ? sd / st->interarrival_mean_s : 0;
+}
+
 int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st, kvsim_err *err) {
   int64_t pb = st->prefix_block;
   int nlru = st->nlru < 0 ? 0 : st->nlru > KVSIM_TRACE_MAX_LRU ? KVSIM_TRACE_MAX_LRU : st->nlru;
@@ -186,134 +288,54 @@ int kvsim_trace_stats(kvsim_source_t *src, bool raw_ids, kvsim_trace_stats_t *st
   st->prefix_block = pb;
   st->nlru = pb > 0 ? nlru : 0;
   memcpy(st->lru_capacity, caps, sizeof caps);
-
-  dvec arrv = {0}, prv = {0}, outv = {0};
-  int64_t n = 0;
-  kvsim__lru_t lru[KVSIM_TRACE_MAX_LRU];
-  memset(lru, 0, sizeof lru);
-  kvsim__u64map_t seen = {0};
-  uint64_t *keys = NULL;
-  int64_t *toks = NULL;
-  int32_t kcap = 0, nk = 0;
-  int rc = 0;
   st->arrivals = kvsim__source_has_arrivals(src);
   /* A length table has no prompt content: no reuse to count. */
   if (pb > 0 && !st->arrivals)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--prefix-block-size: a length table has no prompt content (no hash ids "
                          "or text): prefix reuse cannot be computed");
-  if (pb > 0) {
-    if (kvsim__u64map_init(&seen, 1 << 16) < 0)
-      goto oom;
-    for (int i = 0; i < st->nlru; i++)
-      if ((rc = kvsim__lru_init(&lru[i], caps[i])) < 0) {
-        rc = kvsim_err_set(err, rc, "--lru-blocks: bad capacity %lld", (long long)caps[i]);
-        goto done;
-      }
-  }
+
+  dvec arrv = {0}, prv = {0}, outv = {0};
+  int64_t n = 0;
+  reuse_t u;
+  memset(&u, 0, sizeof u);
+  u.block = pb;
+  int rc = pb > 0 ? reuse_init(&u, st, err) : KVSIM_OK;
   kvsim_req_spec_t spec;
-  while ((rc = kvsim_source_next(src, &spec, err)) == KVSIM_SOURCE_REQUEST) {
+  while (rc == KVSIM_OK && (rc = kvsim_source_next(src, &spec, err)) == KVSIM_SOURCE_REQUEST) {
     if (kvsim__vec_push(&arrv, kvsim_time_to_s(spec.arrival)) < 0 ||
         kvsim__vec_push(&prv, (double)spec.prompt_tokens) < 0 ||
-        kvsim__vec_push(&outv, (double)spec.output_tokens) < 0)
-      goto oom;
+        kvsim__vec_push(&outv, (double)spec.output_tokens) < 0) {
+      rc = kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
+      break;
+    }
     n++;
-    if (pb > 0) {
-      if ((rc = kvsim__prefix_blocks(&spec, pb, raw_ids, &keys, &toks, &kcap, &nk)) < 0) {
-        if (rc != KVSIM_EINVAL)
-          goto oom;
-        rc = kvsim_err_set(err, rc,
-                           "request %llu: %lld prompt tokens are more than %d prefix blocks of "
-                           "%lld tokens",
-                           (unsigned long long)spec.id, (long long)spec.prompt_tokens,
-                           KVSIM__MAX_PREFIX_BLOCKS, (long long)pb);
-        goto done;
-      }
-      int32_t i = 0;
-      while (i < nk && kvsim__u64map_get(&seen, keys[i]) >= 0) {
-        st->ideal_hit_blocks++;
-        if (!kvsim__add_i64(st->ideal_hit_tokens, toks[i], &st->ideal_hit_tokens))
-          goto overflow;
-        i++;
-      }
-      for (int32_t j = 0; j < nk; j++) {
-        if (!kvsim__add_i64(st->tokens, toks[j], &st->tokens))
-          goto overflow;
-        if (kvsim__u64map_get(&seen, keys[j]) < 0 && kvsim__u64map_put(&seen, keys[j], 0) < 0)
-          goto oom;
-      }
-      st->blocks += nk;
-      for (int k = 0; k < st->nlru; k++)
-        st->lru_hits[k] += kvsim__lru_request(&lru[k], keys, nk);
-    }
+    if (pb > 0 && (rc = reuse_add(&u, &spec, raw_ids, st, err)) < 0)
+      break;
     kvsim_source_on_finish(src, &spec, spec.arrival, spec.output_tokens);
+    rc = KVSIM_OK;
   }
-  if (rc < 0)
-    goto done;
-  rc = 0;
-  double *arr = arrv.v;
-  st->requests = n;
-  st->skipped = kvsim_source_skipped(src);
-  st->clipped = kvsim_source_clipped(src);
-  if (n > 0) {
-    st->first_s = arr[0];
-    st->last_s = arr[n - 1];
-    st->duration_s = arr[n - 1] - arr[0];
-    st->rate_rps = st->duration_s > 0 ? (double)n / st->duration_s : 0;
-    int64_t run = 0, bin = -1;
-    for (int64_t i = 0; i < n; i++) {
-      int64_t b = (int64_t)floor(arr[i] - arr[0]);
-      run = b == bin ? run + 1 : 1;
-      bin = b;
-      if (run > st->peak_1s)
-        st->peak_1s = run;
+  if (rc >= 0) {
+    rc = 0;
+    st->requests = n;
+    st->skipped = kvsim_source_skipped(src);
+    st->clipped = kvsim_source_clipped(src);
+    if (n > 0) {
+      arrival_stats(arrv.v, n, st);
+      len_stats(prv.v, n, &st->prompt);
+      len_stats(outv.v, n, &st->output);
     }
-    if (n > 1) {
-      for (int64_t i = 0; i + 1 < n; i++) {
-        arr[i] = arr[i + 1] - arr[i];
-        if (arr[i] > st->max_gap_s)
-          st->max_gap_s = arr[i];
-      }
-      st->interarrival_mean_s = gsl_stats_mean(arr, 1, (size_t)(n - 1));
-      /* Population standard deviation over the mean (the CV of workloads/README.md,
-       * "kvsim trace"). */
-      double sd = sqrt(gsl_stats_variance_with_fixed_mean(arr, 1, (size_t)(n - 1),
-                                                          st->interarrival_mean_s));
-      st->interarrival_cv = st->interarrival_mean_s > 0 ? sd / st->interarrival_mean_s : 0;
+    if (!st->arrivals) {
+      st->first_s = st->last_s = st->duration_s = st->rate_rps = NAN;
+      st->interarrival_mean_s = st->interarrival_cv = st->max_gap_s = NAN;
+      st->peak_1s = -1;
     }
-    len_stats(prv.v, n, &st->prompt);
-    len_stats(outv.v, n, &st->output);
+    if (pb > 0)
+      reuse_rates(&u, st);
   }
-  if (!st->arrivals) {
-    st->first_s = st->last_s = st->duration_s = st->rate_rps = NAN;
-    st->interarrival_mean_s = st->interarrival_cv = st->max_gap_s = NAN;
-    st->peak_1s = -1;
-  }
-  if (pb > 0) {
-    st->distinct_blocks = seen.count;
-    st->ideal_hit_rate_blocks = st->blocks ? (double)st->ideal_hit_blocks / st->blocks : 0;
-    st->ideal_hit_rate_tokens = st->tokens ? (double)st->ideal_hit_tokens / st->tokens : 0;
-    for (int k = 0; k < st->nlru; k++)
-      st->lru_hit_rate[k] = st->blocks ? (double)st->lru_hits[k] / st->blocks : 0;
-  }
-  goto done;
-overflow:
-  rc = kvsim_err_set(err, KVSIM_EINVAL,
-                     "request %llu: the trace's prompt tokens add up to more than %lld",
-                     (unsigned long long)spec.id, (long long)INT64_MAX);
-  goto done;
-oom:
-  rc = kvsim_err_set(err, KVSIM_ENOMEM, "trace stats: out of memory");
-done:
   kvsim__vec_free(&arrv);
   kvsim__vec_free(&prv);
   kvsim__vec_free(&outv);
-  kvsim__free(keys);
-  kvsim__free(toks);
-  for (int k = 0; k < KVSIM_TRACE_MAX_LRU; k++)
-    if (lru[k].key || lru[k].map.keys)
-      kvsim__lru_fini(&lru[k]);
-  if (seen.keys)
-    kvsim__u64map_fini(&seen);
+  reuse_fini(&u);
   return rc;
 }
