@@ -63,9 +63,11 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
   return 0;
 }
 
-static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
-  int64_t budget = s->cfg.max_num_batched_tokens;
-  bool preempted = false;
+/* Running requests first, in order, each its remaining tokens (and its
+ * drafts) within the budget; a request that does not fit preempts the
+ * victim until it does or is the victim itself. Sets *preempted. */
+static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budget_io, bool *preempted) {
+  int64_t budget = *budget_io;
   /* Locals: the loop below runs for every running request every step, and
    * the compiler cannot keep these in registers across its stores. */
   const int64_t last_pos = s->cfg.max_model_len - 1;
@@ -76,11 +78,10 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   if (kvsim_reqvec_reserve(&step->reqs, s->running.n) < 0)
     return KVSIM_ENOMEM;
 
-  /* Running requests first, in order. The step's list and token count
-   * live in locals (stores through `step` would make the compiler reload
-   * everything each iteration), written back before anything else reads
-   * them: a preemption (unschedule), an error (the caller discards the
-   * partial step), the loop's end. */
+  /* The step's list and token count live in locals (stores through `step`
+   * would make the compiler reload everything each iteration), written
+   * back before anything else reads them: a preemption (unschedule), an
+   * error (the caller discards the partial step), the loop's end. */
   kvsim_request_t **out = step->reqs.v; /* room reserved above; never moves below */
   int64_t nout = step->reqs.n, ntok = step->num_tokens;
   /* Speculative decoding: a running request computes its drafts with its
@@ -121,7 +122,7 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
       nout = step->reqs.n;
       ntok = step->num_tokens;
       step->num_preempted++;
-      preempted = true;
+      *preempted = true;
       if (victim == r) {
         self_preempted = true;
         break;
@@ -139,10 +140,16 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   }
   step->reqs.n = nout;
   step->num_tokens = ntok;
+  *budget_io = budget;
+  return KVSIM_OK;
+}
 
-  /* Waiting requests, only if nothing was preempted in this step. */
-  if (preempted)
-    return KVSIM_OK;
+/* Waiting requests in queue order while the budget and max_num_seqs
+ * allow, each with its prefix hit; the first that does not fit stops the
+ * queue (head-of-line). */
+static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, int64_t budget) {
+  const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
+  int rc;
   while (s->waiting.n && budget > 0 && s->running.n < s->cfg.max_num_seqs) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
     /* Reserve first, then commit: r moves to running and the step only
@@ -183,6 +190,16 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     budget -= n;
   }
   return KVSIM_OK;
+}
+
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  int64_t budget = s->cfg.max_num_batched_tokens;
+  bool preempted = false;
+  int rc = schedule_running(s, step, &budget, &preempted);
+  /* Waiting requests, only if nothing was preempted in this step. */
+  if (rc < 0 || preempted)
+    return rc;
+  return schedule_waiting(s, now, step, budget);
 }
 
 static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
