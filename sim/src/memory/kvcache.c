@@ -421,7 +421,7 @@ static int reserve_step_hashes(const kvsim_kvcache_t *kv, kvsim_request_t *r, in
  * computed (draft tokens never: at most num_tokens; the prompt only when
  * the profile caches prompts only), from the first uncached one, and not
  * below `min_first` (a hit's blocks are cached already). */
-static void cache_step(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens, int32_t min_first) {
+static inline void cache_step(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens, int32_t min_first) {
   if (!kv->prefix_caching)
     return;
   if (upto_tokens > r->num_tokens)

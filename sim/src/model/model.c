@@ -372,40 +372,18 @@ static int check_supported(const cJSON *top, const kvsim_model_t *m, const char 
   return KVSIM_OK;
 }
 
-int kvsim_model_parse(const char *json_text, const char *name, const char *where,
-                      kvsim_model_t *m, kvsim_err *err) {
-  memset(m, 0, sizeof *m);
-  snprintf(m->name, sizeof m->name, "%s", name);
-  cJSON *top = kvsim__json_parse(json_text, where, err);
-  if (!top)
-    return err->code;
-  int rc = KVSIM_OK;
-  if (!cJSON_IsObject(top)) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
-    goto out;
-  }
-  /* Multimodal configs (Gemma-3, Llama-4) nest the language model. */
-  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top, "text_config");
-  if (!cJSON_IsObject(tc))
-    tc = top;
-  char tw_buf[4200];
-  const char *tw = tc_where(tc, top, where, tw_buf, sizeof tw_buf);
-  if ((rc = kvsim__json_str(tc, "model_type", m->model_type, sizeof m->model_type, tw, err)) < 0)
-    goto out;
-  if (!rc && (rc = kvsim__json_str(top, "model_type", m->model_type, sizeof m->model_type,
-                                   where, err)) < 0)
-    goto out;
-  if ((rc = check_supported(top, m, where, err)) < 0)
-    goto out;
-  if ((rc = parse_dtype(tc, top, m, where, err)) < 0)
-    goto out;
-
+/* The transformer's shape: layers, widths, heads (a GQA group must divide
+ * the heads), vocabulary, context, head_dim (an explicit one wins: Gemma,
+ * Qwen3 and gpt-oss set it != hidden / heads). */
+static int parse_shape(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                       kvsim_err *err) {
   int64_t layers;
+  int rc;
   /* KVSIM_MAX_LAYERS bounds the per-layer tables [126: Llama-3.1-405B]. */
   if ((rc = need_int(tc, top, "num_hidden_layers", 1, KVSIM_MAX_LAYERS, &layers, where, err)) < 0 ||
       (rc = need_int(tc, top, "hidden_size", 1, MAX_HIDDEN, &m->hidden_size, where, err)) < 0 ||
       (rc = need_int(tc, top, "num_attention_heads", 1, MAX_HEADS, &m->num_heads, where, err)) < 0)
-    goto out;
+    return rc;
   m->num_layers = (int)layers;
 
   /* Gemma-3 text configs omit fields that take transformers' defaults. */
@@ -420,39 +398,38 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
                     &m->max_position_embeddings, where, err)) < 0 ||
       (rc = need_int(tc, top, "intermediate_size", 1, MAX_INTERMEDIATE, &m->intermediate_size,
                      where, err)) < 0)
-    goto out;
-  if (m->vocab_size <= 0) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field 'vocab_size'", where);
-    goto out;
-  }
-  if (m->num_kv_heads < 1 || m->num_heads % m->num_kv_heads) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "%s: num_key_value_heads = %lld does not divide num_attention_heads = %lld",
-                       where, (long long)m->num_kv_heads, (long long)m->num_heads);
-    goto out;
-  }
-  /* Explicit head_dim wins: Gemma, Qwen3 and gpt-oss set it != hidden/heads. */
+    return rc;
+  if (m->vocab_size <= 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing field 'vocab_size'", where);
+  if (m->num_kv_heads < 1 || m->num_heads % m->num_kv_heads)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: num_key_value_heads = %lld does not divide num_attention_heads = %lld",
+                         where, (long long)m->num_kv_heads, (long long)m->num_heads);
   m->head_dim = 0;
   if ((rc = get_int(tc, top, "head_dim", 0, MAX_HEAD_DIM, &m->head_dim, where, err)) < 0)
-    goto out;
+    return rc;
   if (m->head_dim <= 0) {
-    if (m->hidden_size % m->num_heads) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: hidden_size %lld not divisible by num_attention_heads %lld and no head_dim",
-                         where, (long long)m->hidden_size, (long long)m->num_heads);
-      goto out;
-    }
+    if (m->hidden_size % m->num_heads)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s: hidden_size %lld not divisible by num_attention_heads %lld and no head_dim",
+                           where, (long long)m->hidden_size, (long long)m->num_heads);
     m->head_dim = m->hidden_size / m->num_heads;
   }
   m->v_head_dim = m->head_dim;
+  return KVSIM_OK;
+}
 
+/* Tied embeddings, biases and norms, which the parameter count needs. */
+static int parse_layout(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                        const char *tw, kvsim_err *err) {
   /* Embeddings: Gemma ties them by default; others say so explicitly. */
   m->tie_word_embeddings = type_is(m, "gemma");
   bool tie;
+  int rc;
   if ((rc = kvsim__json_bool(tc, "tie_word_embeddings", &tie, tw, err)) < 0)
-    goto out;
+    return rc;
   if (rc == 0 && tc != top && (rc = kvsim__json_bool(top, "tie_word_embeddings", &tie, where, err)) < 0)
-    goto out;
+    return rc;
   if (rc > 0)
     m->tie_word_embeddings = tie;
 
@@ -460,54 +437,98 @@ int kvsim_model_parse(const char *json_text, const char *name, const char *where
    * attention_bias (gpt-oss true: q, k, v and o). */
   bool attn_bias = false;
   if ((rc = kvsim__json_bool(tc, "attention_bias", &attn_bias, tw, err)) < 0)
-    goto out;
+    return rc;
+  bool gemma3 = type_is(m, "gemma3");
   m->qkv_bias = attn_bias || type_is(m, "qwen2");
   m->o_bias = attn_bias;
   m->qk_norm = type_is(m, "qwen3") || gemma3;
   m->norms_per_layer = type_is(m, "gemma2") || gemma3 ? 4 : 2;
+  return KVSIM_OK;
+}
 
-  /* MLA (DeepSeek-V2/V3): kv_lora_rank present and non-null. */
+/* MLA (DeepSeek-V2/V3): kv_lora_rank present and non-null. */
+static int parse_mla(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                     kvsim_err *err) {
+  int rc;
   if ((rc = get_int(tc, top, "kv_lora_rank", 0, MAX_HEAD_DIM, &m->kv_lora_rank, where, err)) < 0)
-    goto out;
-  if (m->kv_lora_rank > 0) {
-    m->mla = true;
-    if ((rc = need_int(tc, top, "qk_rope_head_dim", 1, MAX_HEAD_DIM, &m->qk_rope_head_dim, where,
-                       err)) < 0 ||
-        (rc = need_int(tc, top, "qk_nope_head_dim", 1, MAX_HEAD_DIM, &m->qk_nope_head_dim, where,
-                       err)) < 0 ||
-        (rc = need_int(tc, top, "v_head_dim", 1, MAX_HEAD_DIM, &m->v_head_dim, where, err)) < 0 ||
-        (rc = get_int(tc, top, "q_lora_rank", 0, MAX_HEAD_DIM, &m->q_lora_rank, where, err)) < 0)
-      goto out;
-    m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-  }
+    return rc;
+  if (m->kv_lora_rank <= 0)
+    return KVSIM_OK;
+  m->mla = true;
+  if ((rc = need_int(tc, top, "qk_rope_head_dim", 1, MAX_HEAD_DIM, &m->qk_rope_head_dim, where,
+                     err)) < 0 ||
+      (rc = need_int(tc, top, "qk_nope_head_dim", 1, MAX_HEAD_DIM, &m->qk_nope_head_dim, where,
+                     err)) < 0 ||
+      (rc = need_int(tc, top, "v_head_dim", 1, MAX_HEAD_DIM, &m->v_head_dim, where, err)) < 0 ||
+      (rc = get_int(tc, top, "q_lora_rank", 0, MAX_HEAD_DIM, &m->q_lora_rank, where, err)) < 0)
+    return rc;
+  m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+  return KVSIM_OK;
+}
 
-  /* Sliding window: null or 0 means none; a window is a context length. */
+/* Sliding window (null or 0: none; a window is a context length), the
+ * per-layer attention types, MoE and quantization. */
+static int parse_layers(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                        const char *tw, kvsim_err *err) {
+  int rc;
   if ((rc = kvsim__json_int_in(tc, "sliding_window", 0, KVSIM_MODEL_MAX_CONTEXT, &m->sliding_window,
                                tw, err)) < 0)
-    goto out;
+    return rc;
   if ((rc = parse_layer_types(tc, top, m, where, err)) < 0 ||
       (rc = parse_moe(tc, top, m, where, err)) < 0 || (rc = parse_quant(top, m, where, err)) < 0)
-    goto out;
+    return rc;
   for (int i = 0; i < m->num_layers; i++)
     m->num_sliding_layers += m->layer_sliding[i];
-  if (m->num_sliding_layers && m->sliding_window <= 0) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: layer_types has sliding layers but no sliding_window",
-                       where);
-    goto out;
-  }
+  if (m->num_sliding_layers && m->sliding_window <= 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: layer_types has sliding layers but no sliding_window",
+                         where);
   if (!m->num_sliding_layers)
     m->sliding_window = 0;
+  return KVSIM_OK;
+}
+
+/* The config proper, with text_config (multimodal) already chosen as tc. */
+static int parse_config(const cJSON *tc, const cJSON *top, kvsim_model_t *m, const char *where,
+                        kvsim_err *err) {
+  char tw_buf[4200];
+  const char *tw = tc_where(tc, top, where, tw_buf, sizeof tw_buf);
+  int rc;
+  if ((rc = kvsim__json_str(tc, "model_type", m->model_type, sizeof m->model_type, tw, err)) < 0)
+    return rc;
+  if (!rc && (rc = kvsim__json_str(top, "model_type", m->model_type, sizeof m->model_type,
+                                   where, err)) < 0)
+    return rc;
+  if ((rc = check_supported(top, m, where, err)) < 0 || (rc = parse_dtype(tc, top, m, where, err)) < 0 ||
+      (rc = parse_shape(tc, top, m, where, err)) < 0 ||
+      (rc = parse_layout(tc, top, m, where, tw, err)) < 0 || (rc = parse_mla(tc, top, m, where, err)) < 0 ||
+      (rc = parse_layers(tc, top, m, where, tw, err)) < 0)
+    return rc;
   /* Speculative decoding fields (vllm/config/speculative.py reads
    * num_nextn_predict_layers as the MTP drafter's n_predict; vLLM's
    * llama_eagle3.py sizes the head's lm_head by draft_vocab_size). */
   if ((rc = get_int(tc, top, "num_nextn_predict_layers", 0, KVSIM_MAX_LAYERS,
                     &m->num_nextn_predict_layers, where, err)) < 0 ||
-      (rc = get_int(tc, top, "draft_vocab_size", 0, MAX_VOCAB, &m->draft_vocab_size, where, err)) <
-          0)
-    goto out;
+      (rc = get_int(tc, top, "draft_vocab_size", 0, MAX_VOCAB, &m->draft_vocab_size, where, err)) < 0)
+    return rc;
   kvsim_model_params_t params;
-  rc = kvsim_model_count_params_checked(m, &params, where, err);
-out:
+  return kvsim_model_count_params_checked(m, &params, where, err);
+}
+
+int kvsim_model_parse(const char *json_text, const char *name, const char *where,
+                      kvsim_model_t *m, kvsim_err *err) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->name, sizeof m->name, "%s", name);
+  cJSON *top = kvsim__json_parse(json_text, where, err);
+  if (!top)
+    return err->code;
+  int rc;
+  if (!cJSON_IsObject(top)) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object", where);
+  } else {
+    /* Multimodal configs (Gemma-3, Llama-4) nest the language model. */
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(top, "text_config");
+    rc = parse_config(cJSON_IsObject(tc) ? tc : top, top, m, where, err);
+  }
   cJSON_Delete(top);
   return rc;
 }
