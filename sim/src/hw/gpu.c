@@ -177,44 +177,19 @@ static int parse_links(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_
   return KVSIM_OK;
 }
 
-int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
-  static const char *const keys[] = {"name",
-                                     "description",
-                                     "vendor",
-                                     "generation",
-                                     "memory_total_bytes",
-                                     "memory_total_source",
-                                     "hbm_bandwidth_GBps",
-                                     "bf16_tflops",
-                                     "fp8_tflops",
-                                     "fp4_tflops",
-                                     "host_link",
-                                     "host_link_GBps",
-                                     "host_link_latency_us",
-                                     "gpu_link",
-                                     "gpu_link_GBps",
-                                     "gpu_link_latency_us",
-                                     "link_kind",
-                                     "allreduce_busbw_GBps",
-                                     "allreduce_latency_us",
-                                     "link_source",
-                                     "tdp_w",
-                                     "compute_capability",
-                                     "source",
-                                     "perf",
-                                     "cost_per_gpu_hour",
-                                     "achieved_bf16_tflops",
-                                     "achieved_fp8_tflops",
-                                     "achieved_copy_GBps",
-                                     "achieved_source",
-                                     NULL};
-  memset(g, 0, sizeof *g);
-  cJSON *j = kvsim__json_parse(json_text, where, err);
-  if (!j)
-    return err->code;
+/* Every key a GPU file may have (kvsim__json_only_keys refuses others). */
+static const char *const gpu_keys[] = {
+    "name", "description", "vendor", "generation", "memory_total_bytes", "memory_total_source",
+    "hbm_bandwidth_GBps", "bf16_tflops", "fp8_tflops", "fp4_tflops", "host_link", "host_link_GBps",
+    "host_link_latency_us", "gpu_link", "gpu_link_GBps", "gpu_link_latency_us", "link_kind",
+    "allreduce_busbw_GBps", "allreduce_latency_us", "link_source", "tdp_w", "compute_capability",
+    "source", "perf", "cost_per_gpu_hour", "achieved_bf16_tflops", "achieved_fp8_tflops",
+    "achieved_copy_GBps", "achieved_source", NULL};
+
+/* The fields a GPU file must have: name, generation, memory, bandwidth,
+ * bf16 rate. */
+static int parse_required(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
   int rc;
-  if ((rc = kvsim__json_only_keys(j, keys, where, err)) < 0)
-    goto out;
   if ((rc = kvsim__json_str(j, "name", g->name, sizeof g->name, where, err)) <= 0 ||
       (rc = kvsim__json_str(j, "generation", g->generation, sizeof g->generation, where, err)) <= 0 ||
       (rc = kvsim__json_int_in(j, "memory_total_bytes", MIN_MEMORY_BYTES,
@@ -222,14 +197,19 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       (rc = kvsim__json_num_in(j, "hbm_bandwidth_GBps", 1, MAX_BANDWIDTH_GBPS,
                                &g->hbm_bandwidth_GBps, where, err)) <= 0 ||
       (rc = kvsim__json_num_in(j, "bf16_tflops", 0.1, MAX_TFLOPS, &g->bf16_tflops, where,
-                               err)) <= 0) {
-    if (rc == 0)
-      rc = kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: missing one of name, generation, memory_total_bytes, "
-                         "hbm_bandwidth_GBps, bf16_tflops",
-                         where);
-    goto out;
-  }
+                               err)) <= 0)
+    return rc < 0 ? rc
+                  : kvsim_err_set(err, KVSIM_EINVAL,
+                                  "%s: missing one of name, generation, memory_total_bytes, "
+                                  "hbm_bandwidth_GBps, bf16_tflops",
+                                  where);
+  return KVSIM_OK;
+}
+
+/* Optional figures; the links default to a PCIe Gen4 x16 floor and the
+ * compute capability to the generation's datacenter part. */
+static int parse_optional(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
+  int rc;
   if ((rc = kvsim__json_str(j, "description", g->description, sizeof g->description, where, err)) < 0 ||
       (rc = kvsim__json_str(j, "vendor", g->vendor, sizeof g->vendor, where, err)) < 0 ||
       (rc = kvsim__json_num_in(j, "fp8_tflops", 0, MAX_TFLOPS, &g->fp8_tflops, where, err)) < 0 ||
@@ -246,7 +226,7 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
       (rc = kvsim__json_num_in(j, "cost_per_gpu_hour", 0, 1e6, &g->cost_per_gpu_hour, where, err)) < 0 ||
       (rc = kvsim__json_num_in(j, "compute_capability", 0, 20, &g->compute_capability, where,
                                err)) < 0)
-    goto out;
+    return rc;
   if (rc == 0) {
     /* Not given: the generation's datacenter part (NVIDIA, CUDA GPUs). */
     static const struct {
@@ -266,26 +246,40 @@ int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kv
     g->gpu_link_GBps = g->host_link_GBps;
   if (g->gpu_link_latency_us <= 0)
     g->gpu_link_latency_us = 8;
-  if ((rc = parse_links(j, where, g, err)) < 0)
-    goto out;
-  if ((rc = kvsim__gpu_parse_peaks(j, where, g, err)) < 0)
-    goto out;
-  /* A "perf" of the GPU's own overrides what its architecture names. */
+  return KVSIM_OK;
+}
+
+/* The step-time source: the architecture's kernel tables unless the GPU's
+ * own "perf" names others. */
+static int parse_perf(const cJSON *j, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
   kvsim__gpu_default_kernels(g, &g->perf);
   const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
+  if (!perf || cJSON_IsNull(perf))
+    return KVSIM_OK;
   char pw[4200];
   snprintf(pw, sizeof pw, "%s: perf", where);
-  if (perf && !cJSON_IsNull(perf)) {
-    const bool stated = cJSON_GetObjectItemCaseSensitive(perf, "status") != NULL;
-    if ((rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err)) < 0)
-      goto out;
-    if (!stated)
-      g->perf.status = strcmp(g->perf.kernels, g->name) ? KVSIM_CAL_KERNELS_BORROWED : KVSIM_CAL_KERNELS;
-    if (!cJSON_GetObjectItemCaseSensitive(perf, "source"))
-      snprintf(g->perf.source, sizeof g->perf.source, "kernel tables of %s", g->perf.kernels);
-  }
-  rc = KVSIM_OK;
-out:
+  const bool stated = cJSON_GetObjectItemCaseSensitive(perf, "status") != NULL;
+  int rc = kvsim_gpu_perf_parse(perf, pw, &g->perf, err);
+  if (rc < 0)
+    return rc;
+  if (!stated)
+    g->perf.status = strcmp(g->perf.kernels, g->name) ? KVSIM_CAL_KERNELS_BORROWED : KVSIM_CAL_KERNELS;
+  if (!cJSON_GetObjectItemCaseSensitive(perf, "source"))
+    snprintf(g->perf.source, sizeof g->perf.source, "kernel tables of %s", g->perf.kernels);
+  return KVSIM_OK;
+}
+
+int kvsim_gpu_parse(const char *json_text, const char *where, kvsim_gpu_t *g, kvsim_err *err) {
+  memset(g, 0, sizeof *g);
+  cJSON *j = kvsim__json_parse(json_text, where, err);
+  if (!j)
+    return err->code;
+  int rc;
+  if ((rc = kvsim__json_only_keys(j, gpu_keys, where, err)) >= 0 &&
+      (rc = parse_required(j, where, g, err)) >= 0 && (rc = parse_optional(j, where, g, err)) >= 0 &&
+      (rc = parse_links(j, where, g, err)) >= 0 && (rc = kvsim__gpu_parse_peaks(j, where, g, err)) >= 0 &&
+      (rc = parse_perf(j, where, g, err)) >= 0)
+    rc = KVSIM_OK;
   cJSON_Delete(j);
   return rc;
 }
