@@ -18,7 +18,7 @@ static gsl_ran_discrete_t *zipf_table(int64_t n, double s, int64_t first) {
   for (int64_t k = 0; k < n; k++)
     w[k] = pow((double)(k + first), -s);
   gsl_ran_discrete_t *t = gsl_ran_discrete_preproc((size_t)n, w);
-  free(w);
+  kvsim__free(w);
   return t;
 }
 
@@ -30,6 +30,113 @@ static int need_num(const cJSON *j, const char *key, double *out, const char *wh
   if (rc == 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing (required for this dist)", where,
                          key);
+  return 0;
+}
+
+/* min and max, integers >= 1 when given (has_* = given). */
+typedef struct bounds {
+  int has_min, has_max;
+  double mn, mx;
+} bounds_t;
+
+static int parse_bounds(const cJSON *j, const char *where, kvsim__dist_t *d, bounds_t *b,
+                        kvsim_err *err) {
+  if ((b->has_min = kvsim__json_num(j, "min", &b->mn, where, err)) < 0)
+    return b->has_min;
+  if ((b->has_max = kvsim__json_num(j, "max", &b->mx, where, err)) < 0)
+    return b->has_max;
+  if (b->has_min && (b->mn != floor(b->mn) || b->mn < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.min: bad value %g (expected an integer >= 1)",
+                         where, b->mn);
+  if (b->has_max && (b->mx != floor(b->mx) || b->mx < 1 || b->mx > 1e15))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (expected an integer >= 1)",
+                         where, b->mx);
+  if (b->has_min && b->has_max && b->mx < b->mn)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: %g is below min %g", where, b->mx, b->mn);
+  if (b->has_min)
+    d->lo = (int64_t)b->mn;
+  if (b->has_max)
+    d->hi = (int64_t)b->mx;
+  return 0;
+}
+
+/* One dist's own parameters; *allowed lists every key it takes. */
+static int parse_params(const cJSON *j, const char *name, const bounds_t *b, const char *where,
+                        kvsim__dist_t *d, const char **allowed, kvsim_err *err) {
+  int rc;
+  if (!strcmp(name, "fixed")) {
+    d->kind = KVSIM__DIST_FIXED;
+    *allowed = "value min max";
+    if ((rc = need_num(j, "value", &d->a, where, err)) < 0)
+      return rc;
+    if (d->a != floor(d->a) || d->a < 1 || d->a > 1e15)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.value: bad value %g (expected an integer >= 1)", where, d->a);
+  } else if (!strcmp(name, "uniform")) {
+    d->kind = KVSIM__DIST_UNIFORM;
+    *allowed = "min max";
+    if (!b->has_min || !b->has_max)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: uniform needs min and max", where);
+    d->a = b->mn;
+    d->b = b->mx;
+  } else if (!strcmp(name, "normal")) {
+    d->kind = KVSIM__DIST_NORMAL;
+    *allowed = "mean std min max";
+    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
+        (rc = need_num(j, "std", &d->b, where, err)) < 0)
+      return rc;
+    if (!(d->b >= 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.std: bad value %g (expected >= 0)", where,
+                           d->b);
+  } else if (!strcmp(name, "lognormal")) {
+    d->kind = KVSIM__DIST_LOGNORMAL;
+    *allowed = "mean sigma min max";
+    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
+        (rc = need_num(j, "sigma", &d->b, where, err)) < 0)
+      return rc;
+    if (!(d->a > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.mean: bad value %g (expected > 0)", where,
+                           d->a);
+    if (!(d->b >= 0 && d->b <= 10))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.sigma: bad value %g (expected 0..10)", where,
+                           d->b);
+    /* "mean" is the mean of the lengths, not of the underlying normal:
+     * E[X] = exp(mu + sigma^2 / 2). */
+    d->mu = log(d->a) - d->b * d->b / 2;
+  } else if (!strcmp(name, "zipf")) {
+    d->kind = KVSIM__DIST_ZIPF;
+    *allowed = "s min max";
+    if ((rc = need_num(j, "s", &d->a, where, err)) < 0)
+      return rc;
+    if (!(d->a > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.s: bad value %g (expected > 0)", where, d->a);
+    if (!b->has_max)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: missing (required for zipf)", where);
+    if (b->mx > KVSIM__ZIPF_MAX_N)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (zipf supports <= %d)",
+                           where, b->mx, KVSIM__ZIPF_MAX_N);
+    d->b = b->mx;
+  } else {
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.dist: bad value '%s' (expected fixed, uniform, normal, lognormal "
+                         "or zipf)",
+                         where, name);
+  }
+  return 0;
+}
+
+/* Keys that belong to another dist are errors, so typos do not pass. */
+static int check_keys(const cJSON *j, const char *name, const char *allowed, const char *where,
+                      kvsim_err *err) {
+  for (const cJSON *c = j->child; c; c = c->next) {
+    if (!strcmp(c->string, "dist"))
+      continue;
+    const char *p = strstr(allowed, c->string);
+    size_t l = strlen(c->string);
+    if (!p || (p[l] != ' ' && p[l] != '\0') || (p != allowed && p[-1] != ' '))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: not a parameter of dist '%s' (takes %s)",
+                           where, c->string, name, allowed);
+  }
   return 0;
 }
 
@@ -57,94 +164,12 @@ int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim
   if (rc == 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.dist: missing (fixed, uniform, normal, lognormal or zipf)", where);
-  double mn = 0, mx = 0;
-  int has_min = kvsim__json_num(j, "min", &mn, where, err);
-  if (has_min < 0)
-    return has_min;
-  int has_max = kvsim__json_num(j, "max", &mx, where, err);
-  if (has_max < 0)
-    return has_max;
-  if (has_min && (mn != floor(mn) || mn < 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.min: bad value %g (expected an integer >= 1)",
-                         where, mn);
-  if (has_max && (mx != floor(mx) || mx < 1 || mx > 1e15))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (expected an integer >= 1)",
-                         where, mx);
-  if (has_min && has_max && mx < mn)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: %g is below min %g", where, mx, mn);
-  if (has_min)
-    d->lo = (int64_t)mn;
-  if (has_max)
-    d->hi = (int64_t)mx;
-  /* Keys that belong to another dist are errors, so typos do not pass. */
+  bounds_t b;
   const char *allowed = "";
-  if (!strcmp(name, "fixed")) {
-    d->kind = KVSIM__DIST_FIXED;
-    if ((rc = need_num(j, "value", &d->a, where, err)) < 0)
-      return rc;
-    if (d->a != floor(d->a) || d->a < 1 || d->a > 1e15)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.value: bad value %g (expected an integer >= 1)", where, d->a);
-    allowed = "value min max";
-  } else if (!strcmp(name, "uniform")) {
-    d->kind = KVSIM__DIST_UNIFORM;
-    if (!has_min || !has_max)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: uniform needs min and max", where);
-    d->a = mn;
-    d->b = mx;
-    allowed = "min max";
-  } else if (!strcmp(name, "normal")) {
-    d->kind = KVSIM__DIST_NORMAL;
-    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
-        (rc = need_num(j, "std", &d->b, where, err)) < 0)
-      return rc;
-    if (!(d->b >= 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.std: bad value %g (expected >= 0)", where,
-                           d->b);
-    allowed = "mean std min max";
-  } else if (!strcmp(name, "lognormal")) {
-    d->kind = KVSIM__DIST_LOGNORMAL;
-    if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
-        (rc = need_num(j, "sigma", &d->b, where, err)) < 0)
-      return rc;
-    if (!(d->a > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.mean: bad value %g (expected > 0)", where,
-                           d->a);
-    if (!(d->b >= 0 && d->b <= 10))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.sigma: bad value %g (expected 0..10)", where,
-                           d->b);
-    /* "mean" is the mean of the lengths, not of the underlying normal:
-     * E[X] = exp(mu + sigma^2 / 2). */
-    d->mu = log(d->a) - d->b * d->b / 2;
-    allowed = "mean sigma min max";
-  } else if (!strcmp(name, "zipf")) {
-    d->kind = KVSIM__DIST_ZIPF;
-    if ((rc = need_num(j, "s", &d->a, where, err)) < 0)
-      return rc;
-    if (!(d->a > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.s: bad value %g (expected > 0)", where, d->a);
-    if (!has_max)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: missing (required for zipf)", where);
-    if (mx > KVSIM__ZIPF_MAX_N)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (zipf supports <= %d)",
-                           where, mx, KVSIM__ZIPF_MAX_N);
-    d->b = mx;
-    allowed = "s min max";
-  } else {
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.dist: bad value '%s' (expected fixed, uniform, normal, lognormal "
-                         "or zipf)",
-                         where, name);
-  }
-  for (const cJSON *c = j->child; c; c = c->next) {
-    if (!strcmp(c->string, "dist"))
-      continue;
-    const char *p = strstr(allowed, c->string);
-    size_t l = strlen(c->string);
-    if (!p || (p[l] != ' ' && p[l] != '\0') || (p != allowed && p[-1] != ' '))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: not a parameter of dist '%s' (takes %s)",
-                           where, c->string, name, allowed);
-  }
+  if ((rc = parse_bounds(j, where, d, &b, err)) < 0 ||
+      (rc = parse_params(j, name, &b, where, d, &allowed, err)) < 0 ||
+      (rc = check_keys(j, name, allowed, where, err)) < 0)
+    return rc;
   if (d->kind == KVSIM__DIST_ZIPF) {
     d->table = zipf_table((int64_t)d->b, d->a, 1);
     if (!d->table)
