@@ -102,35 +102,64 @@ found:
   return KVSIM_OK;
 }
 
-static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kvsim_err *err) {
-  const cJSON *q = cJSON_GetObjectItemCaseSensitive(top, "quantization_config");
-  if (!q || cJSON_IsNull(q))
+/* fp8 checkpoints: a block scale's size when weight_block_size says so. */
+static int quant_fp8(const cJSON *q, kvsim_model_t *m, const char *qw, kvsim_err *err) {
+  m->quant.kind = KVSIM_QUANT_FP8;
+  const cJSON *wbs = cJSON_GetObjectItemCaseSensitive(q, "weight_block_size");
+  if (!cJSON_IsArray(wbs) || cJSON_GetArraySize(wbs) < 1)
     return KVSIM_OK;
-  if (!cJSON_IsObject(q))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: quantization_config: expected an object", where);
-  char method[32] = "", qw[4200];
-  snprintf(qw, sizeof qw, "%s: quantization_config", where);
-  int r = kvsim__json_str(q, "quant_method", method, sizeof method, qw, err);
-  if (r < 0)
-    return r;
-  int64_t bits = 0, group = 0;
-  if (kvsim__json_int_in(q, "bits", 2, 8, &bits, qw, err) < 0 ||
-      kvsim__json_int_in(q, "group_size", -1, MAX_QUANT_GROUP, &group, qw, err) < 0)
-    return err->code;
-  snprintf(m->quant.method, sizeof m->quant.method, "%s", method);
-  if (!strcasecmp(method, "fp8")) {
+  const cJSON *e = cJSON_GetArrayItem(wbs, 0);
+  double d = cJSON_IsNumber(e) ? e->valuedouble : 0;
+  if (!(d >= 1 && d <= MAX_QUANT_BLOCK && d == (int)d))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.weight_block_size[0]: expected an integer in [1, %d]",
+                         qw, MAX_QUANT_BLOCK);
+  m->quant.block_size = (int)d;
+  return KVSIM_OK;
+}
+
+/* compressed-tensors: w8a8 int8 or fp8, or wNa16 int4; the weight type
+ * sits in config_groups.*.weights. */
+static int quant_compressed(const cJSON *q, kvsim_model_t *m, const char *qw, kvsim_err *err) {
+  const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
+  const cJSON *g = groups ? groups->child : NULL;
+  const cJSON *w = g ? cJSON_GetObjectItemCaseSensitive(g, "weights") : NULL;
+  int64_t nb = 8;
+  char type[16] = "int";
+  if (w) {
+    char ww[4400];
+    snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string ? g->string : "0");
+    int64_t gs = 0;
+    int r2;
+    if (kvsim__json_int_in(w, "num_bits", 2, 8, &nb, ww, err) < 0 ||
+        kvsim__json_str(w, "type", type, sizeof type, ww, err) < 0 ||
+        (r2 = kvsim__json_int_in(w, "group_size", -1, MAX_QUANT_GROUP, &gs, ww, err)) < 0)
+      return err->code;
+    if (r2 > 0)
+      m->quant.group_size = (int)gs;
+    /* Symmetric schemes carry no zero point
+     * (compressed_tensors_wNa16.py: "No zero-point"). */
+    m->quant.no_zero_points = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "symmetric"));
+  }
+  if (nb == 4)
+    m->quant.kind = KVSIM_QUANT_INT4;
+  else if (!strcmp(type, "float"))
     m->quant.kind = KVSIM_QUANT_FP8;
-    const cJSON *wbs = cJSON_GetObjectItemCaseSensitive(q, "weight_block_size");
-    if (cJSON_IsArray(wbs) && cJSON_GetArraySize(wbs) >= 1) {
-      const cJSON *e = cJSON_GetArrayItem(wbs, 0);
-      double d = cJSON_IsNumber(e) ? e->valuedouble : 0;
-      if (!(d >= 1 && d <= MAX_QUANT_BLOCK && d == (int)d))
-        return kvsim_err_set(err, KVSIM_EINVAL,
-                             "%s.weight_block_size[0]: expected an integer in [1, %d]", qw,
-                             MAX_QUANT_BLOCK);
-      m->quant.block_size = (int)d;
-    }
-  } else if (!strcasecmp(method, "mxfp4")) {
+  else
+    m->quant.kind = KVSIM_QUANT_INT8;
+  if (m->quant.kind == KVSIM_QUANT_INT4 && m->quant.group_size <= 0)
+    m->quant.group_size = 128;
+  return KVSIM_OK;
+}
+
+/* The weight precision by quant_method, as vLLM's quantization registry
+ * (vllm/model_executor/layers/quantization/) maps it. */
+static int quant_method(const cJSON *q, const char *method, int64_t bits, int64_t group,
+                        kvsim_model_t *m, const char *where, const char *qw, kvsim_err *err) {
+  if (!strcasecmp(method, "fp8"))
+    return quant_fp8(q, m, qw, err);
+  if (!strcasecmp(method, "compressed-tensors"))
+    return quant_compressed(q, m, qw, err);
+  if (!strcasecmp(method, "mxfp4")) {
     /* gpt-oss: MoE expert weights in MXFP4; attention, router, embeddings
      * and lm_head stay bf16 (OpenAI model card). */
     m->quant.kind = KVSIM_QUANT_MXFP4;
@@ -158,41 +187,30 @@ static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kv
     m->quant.kind = cJSON_IsTrue(four) ? KVSIM_QUANT_INT4 : KVSIM_QUANT_INT8;
     if (m->quant.kind == KVSIM_QUANT_INT4)
       m->quant.group_size = 128;
-  } else if (!strcasecmp(method, "compressed-tensors")) {
-    /* w8a8 int8 or fp8; the weight type sits in config_groups.*.weights. */
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
-    const cJSON *g = groups ? groups->child : NULL;
-    const cJSON *w = g ? cJSON_GetObjectItemCaseSensitive(g, "weights") : NULL;
-    int64_t nb = 8;
-    char type[16] = "int";
-    if (w) {
-      char ww[4400];
-      snprintf(ww, sizeof ww, "%s.config_groups.%s.weights", qw, g->string ? g->string : "0");
-      int64_t gs = 0;
-      int r2;
-      if (kvsim__json_int_in(w, "num_bits", 2, 8, &nb, ww, err) < 0 ||
-          kvsim__json_str(w, "type", type, sizeof type, ww, err) < 0 ||
-          (r2 = kvsim__json_int_in(w, "group_size", -1, MAX_QUANT_GROUP, &gs, ww, err)) < 0)
-        return err->code;
-      if (r2 > 0)
-        m->quant.group_size = (int)gs;
-      /* Symmetric schemes carry no zero point
-       * (compressed_tensors_wNa16.py: "No zero-point"). */
-      m->quant.no_zero_points = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "symmetric"));
-    }
-    if (nb == 4)
-      m->quant.kind = KVSIM_QUANT_INT4;
-    else if (!strcmp(type, "float"))
-      m->quant.kind = KVSIM_QUANT_FP8;
-    else
-      m->quant.kind = KVSIM_QUANT_INT8;
-    if (m->quant.kind == KVSIM_QUANT_INT4 && m->quant.group_size <= 0)
-      m->quant.group_size = 128;
   } else {
     return kvsim_err_set(err, KVSIM_EUNSUP, "%s: quantization_config.quant_method '%s' not supported",
                          where, method);
   }
   return KVSIM_OK;
+}
+
+static int parse_quant(const cJSON *top, kvsim_model_t *m, const char *where, kvsim_err *err) {
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(top, "quantization_config");
+  if (!q || cJSON_IsNull(q))
+    return KVSIM_OK;
+  if (!cJSON_IsObject(q))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: quantization_config: expected an object", where);
+  char method[32] = "", qw[4200];
+  snprintf(qw, sizeof qw, "%s: quantization_config", where);
+  int r = kvsim__json_str(q, "quant_method", method, sizeof method, qw, err);
+  if (r < 0)
+    return r;
+  int64_t bits = 0, group = 0;
+  if (kvsim__json_int_in(q, "bits", 2, 8, &bits, qw, err) < 0 ||
+      kvsim__json_int_in(q, "group_size", -1, MAX_QUANT_GROUP, &group, qw, err) < 0)
+    return err->code;
+  snprintf(m->quant.method, sizeof m->quant.method, "%s", method);
+  return quant_method(q, method, bits, group, m, where, qw, err);
 }
 
 static int parse_layer_types(const cJSON *tc, const cJSON *top, kvsim_model_t *m,
