@@ -158,44 +158,65 @@ static int64_t hit_unlocks(const kvsim_kvcache_t *kv) {
   return n * kv->block_size;
 }
 
+/* PrefillAdder's budgets: rem_chunk_tokens, rem_input_tokens and
+ * rem_total_tokens (available + evictable - the running reservation). */
+typedef struct adder {
+  int64_t rem_chunk, rem_input, rem_total, pool_tokens;
+} adder_t;
+
+static adder_t prefill_budget(const sgl_t *v) {
+  const kvsim_sched_t *s = &v->s;
+  const int64_t page = s->kv->block_size;
+  adder_t a;
+  a.rem_chunk = s->cfg.enable_chunked_prefill ? s->cfg.max_num_batched_tokens : INT64_MAX;
+  a.rem_input = !s->cfg.enable_chunked_prefill ? s->cfg.max_num_batched_tokens
+                : kvsim__sgl_opts(s)->max_prefill_tokens > 0 ? kvsim__sgl_opts(s)->max_prefill_tokens
+                                                             : 16384;
+  double reserve = 0;
+  for (int32_t i = 0; i < s->running.n; i++)
+    if (s->running.v[i] != v->chunked)
+      reserve += (double)clip_left(s->running.v[i]) * v->ratio;
+  a.rem_total = (int64_t)kvsim_pool_num_free(&s->kv->pool) * page - (int64_t)reserve;
+  a.pool_tokens = (int64_t)kvsim_pool_usable(&s->kv->pool) * page;
+  return a;
+}
+
+/* PrefillAdder.add_chunked_req: the chunked request's next chunk. 1 when
+ * the step may go on to waiting requests, 0 when it may not, < 0 on error. */
+static int add_chunked(sgl_t *v, kvsim_step_t *step, adder_t *a) {
+  kvsim_kvcache_t *kv = v->s.kv;
+  const int64_t page = kv->block_size;
+  kvsim_request_t *r = v->chunked;
+  int64_t left = r->num_tokens - r->num_computed, n = left < a->rem_chunk ? left : a->rem_chunk;
+  if (n < left)
+    n = n / page * page;
+  int rc = kvsim_kvcache_allocate(kv, r, 0, n, 0);
+  if (rc < 0)
+    return rc;
+  if (!rc || n <= 0)
+    return 0; /* no room for its next chunk: decode frees some */
+  add_to_step(step, r, n);
+  a->rem_chunk -= n, a->rem_input -= n, a->rem_total -= n;
+  if (n < left)
+    return 0;
+  v->chunked = NULL;
+  a->rem_total -= clip_left(r);
+  return 1;
+}
+
 /* get_new_batch_prefill: the chunked request's next chunk, then waiting
  * requests in policy order while PrefillAdder.add_one_req accepts them. */
 static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   kvsim_sched_t *s = &v->s;
   kvsim_kvcache_t *kv = s->kv;
   const int64_t page = kv->block_size;
-  const int64_t max_prefill = s->cfg.enable_chunked_prefill ? INT64_MAX : s->cfg.max_num_batched_tokens;
-  int64_t rem_chunk = s->cfg.enable_chunked_prefill ? s->cfg.max_num_batched_tokens : INT64_MAX;
-  int64_t rem_input = kvsim__sgl_opts(s)->max_prefill_tokens > 0 ? kvsim__sgl_opts(s)->max_prefill_tokens : 16384;
-  if (!s->cfg.enable_chunked_prefill)
-    rem_input = max_prefill;
-  /* rem_total_tokens: available + evictable - the running reservation. */
-  double reserve = 0;
-  for (int32_t i = 0; i < s->running.n; i++)
-    if (s->running.v[i] != v->chunked)
-      reserve += (double)clip_left(s->running.v[i]) * v->ratio;
-  int64_t rem_total = (int64_t)kvsim_pool_num_free(&kv->pool) * page - (int64_t)reserve;
-  const int64_t pool_tokens = (int64_t)kvsim_pool_usable(&kv->pool) * page;
+  adder_t a = prefill_budget(v);
   int rc;
   if (kvsim_reqvec_reserve(&step->reqs, s->running.n + s->waiting.n + 1) < 0 ||
       kvsim_reqvec_reserve(&s->running, s->running.n + s->waiting.n + 1) < 0)
     return KVSIM_ENOMEM;
-  if (v->chunked) { /* PrefillAdder.add_chunked_req */
-    kvsim_request_t *r = v->chunked;
-    int64_t left = r->num_tokens - r->num_computed, n = left < rem_chunk ? left : rem_chunk;
-    if (n < left)
-      n = n / page * page;
-    if ((rc = kvsim_kvcache_allocate(kv, r, 0, n, 0)) < 0)
-      return rc;
-    if (!rc || n <= 0)
-      return KVSIM_OK; /* no room for its next chunk: decode frees some */
-    add_to_step(step, r, n);
-    rem_chunk -= n, rem_input -= n, rem_total -= n;
-    if (n < left)
-      return KVSIM_OK;
-    v->chunked = NULL;
-    rem_total -= clip_left(r);
-  }
+  if (v->chunked && (rc = add_chunked(v, step, &a)) <= 0)
+    return rc;
   int policy;
   if ((rc = kvsim__sgl_policy_order(v, &policy)) < 0)
     return rc;
@@ -204,7 +225,7 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
     if (!fcfs && i >= v->order.n)
       break;
     kvsim_request_t *r = fcfs ? kvsim_waitq_peek(&s->waiting) : v->order.v[i];
-    if (s->running.n >= s->cfg.max_num_seqs || rem_chunk <= 0 || rem_input <= 0 || v->chunked)
+    if (s->running.n >= s->cfg.max_num_seqs || a.rem_chunk <= 0 || a.rem_input <= 0 || v->chunked)
       break;
     int64_t hit = kvsim_kvcache_lookup(kv, r, r->num_preemptions > 0);
     if (hit < 0)
@@ -217,17 +238,17 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
      * max_req_len = min(context_len, max_total_num_tokens) - 1
      * (Scheduler.handle_generate_request): alone in the pool it is
      * always admitted. */
-    int64_t cap = pool_tokens - extend - page - 1;
+    int64_t cap = a.pool_tokens - extend - page - 1;
     if (est > cap)
       est = cap > 0 ? cap : 0;
-    if (extend + est + page >= rem_total - hit_unlocks(kv))
+    if (extend + est + page >= a.rem_total - hit_unlocks(kv))
       break;
     /* Without chunking only the first request may pass max_prefill_tokens. */
-    if (extend > rem_input && step->reqs.n > 0 && !s->cfg.enable_chunked_prefill)
+    if (extend > a.rem_input && step->reqs.n > 0 && !s->cfg.enable_chunked_prefill)
       break;
     int64_t n = extend;
-    if (extend > rem_chunk) { /* truncated to a page-aligned chunk, charged no output */
-      n = rem_chunk / page * page;
+    if (extend > a.rem_chunk) { /* truncated to a page-aligned chunk, charged no output */
+      n = a.rem_chunk / page * page;
       est = 0;
       if (n <= 0)
         break;
@@ -239,7 +260,7 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
     admit(s, r, hit, n, now, step, fcfs);
     if (n < extend)
       v->chunked = r;
-    rem_total -= n + est, rem_input -= n, rem_chunk -= n;
+    a.rem_total -= n + est, a.rem_input -= n, a.rem_chunk -= n;
   }
   return KVSIM_OK;
 }
