@@ -345,6 +345,78 @@ static int oom(kvsim_err *err) {
   return kvsim_err_set(err, KVSIM_ENOMEM, "synthetic workload: out of memory");
 }
 
+/* The next turn of a session or closed-loop client from the heap of
+ * their due times: 1 emitted, 0 none (the stream ended past the run's
+ * duration or its context), < 0 out of memory. */
+static int next_from_heap(kvsim__synth_t *s, bool closed, kvsim_req_spec_t *spec) {
+  hentry_t e = h_pop(s);
+  if (e.t > s->dur_ns) {
+    if (!closed)
+      stream_release(s, e.slot);
+    return 0;
+  }
+  int rc = stream_request(s, e.slot, e.t, spec);
+  if (rc < 0)
+    return rc;
+  if (rc == 0) {
+    /* The session would outgrow max_context: it ends here. */
+    if (!closed) {
+      stream_release(s, e.slot);
+      return 0;
+    }
+    s->st[e.slot].active = false;
+    s->st[e.slot].session = -1;
+    if ((rc = stream_request(s, e.slot, e.t, spec)) < 0)
+      return rc;
+  }
+  if (closed)
+    spec->client = e.slot;
+  s->busy++;
+  return 1;
+}
+
+/* A new session opens with its first turn. */
+static int open_session(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
+  kvsim_time_ns t = s->next_open;
+  advance_open(s);
+  int32_t slot = stream_alloc(s);
+  if (slot < 0)
+    return KVSIM_ENOMEM;
+  stream_t *st = &s->st[slot];
+  st->active = false;
+  st->session = s->next_session++;
+  gsl_rng_set(st->r, stream_seed(s->seed, 2, (uint64_t)st->session));
+  if (kvsim__u64map_put(&s->sess_map, (uint64_t)st->session, slot) < 0)
+    return KVSIM_ENOMEM;
+  if (stream_request(s, slot, t, spec) < 0)
+    return KVSIM_ENOMEM;
+  s->busy++;
+  return 1;
+}
+
+/* An open-loop arrival with a fresh prompt. */
+static int open_arrival(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
+  kvsim_time_ns t = s->next_open;
+  advance_open(s);
+  int32_t n = 0;
+  int64_t prompt, output;
+  int32_t tenant, prio;
+  if (fresh_prompt(s, s->main, &s->out, &n, &s->outcap, &tenant, &prio, &prompt, &output) < 0)
+    return KVSIM_ENOMEM;
+  spec->arrival = t;
+  spec->prompt_tokens = prompt;
+  spec->output_tokens = output;
+  spec->tenant = tenant;
+  spec->priority = prio;
+  /* A prompt of only its own text needs no segments. */
+  bool shared = n > 1;
+  spec->segments = shared ? s->out : NULL;
+  spec->num_segments = shared ? n : 0;
+  if (!shared)
+    s->next_user_seg--;
+  return 1;
+}
+
 int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err) {
   const kvsim__synth_cfg_t *c = s->c;
   bool closed = c->arrival == KVSIM__ARR_CLOSED;
@@ -363,67 +435,13 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
     memset(spec, 0, sizeof *spec);
     spec->client = -1;
     spec->session = -1;
-    int rc;
-    if (from_heap) {
-      hentry_t e = h_pop(s);
-      if (e.t > s->dur_ns) {
-        if (!closed)
-          stream_release(s, e.slot);
-        continue;
-      }
-      rc = stream_request(s, e.slot, e.t, spec);
-      if (rc < 0)
-        return oom(err);
-      if (rc == 0) {
-        /* The session would outgrow max_context: it ends here. */
-        if (!closed) {
-          stream_release(s, e.slot);
-          continue;
-        }
-        s->st[e.slot].active = false;
-        s->st[e.slot].session = -1;
-        if ((rc = stream_request(s, e.slot, e.t, spec)) < 0)
-          return oom(err);
-      }
-      if (closed)
-        spec->client = e.slot;
-      s->busy++;
-    } else if (c->sessions) {
-      kvsim_time_ns t = s->next_open;
-      advance_open(s);
-      int32_t slot = stream_alloc(s);
-      if (slot < 0)
-        return oom(err);
-      stream_t *st = &s->st[slot];
-      st->active = false;
-      st->session = s->next_session++;
-      gsl_rng_set(st->r, stream_seed(s->seed, 2, (uint64_t)st->session));
-      if (kvsim__u64map_put(&s->sess_map, (uint64_t)st->session, slot) < 0)
-        return oom(err);
-      if ((rc = stream_request(s, slot, t, spec)) < 0)
-        return oom(err);
-      s->busy++;
-    } else {
-      kvsim_time_ns t = s->next_open;
-      advance_open(s);
-      int32_t n = 0;
-      int64_t prompt, output;
-      int32_t tenant, prio;
-      if (fresh_prompt(s, s->main, &s->out, &n, &s->outcap, &tenant, &prio, &prompt, &output) <
-          0)
-        return oom(err);
-      spec->arrival = t;
-      spec->prompt_tokens = prompt;
-      spec->output_tokens = output;
-      spec->tenant = tenant;
-      spec->priority = prio;
-      /* A prompt of only its own text needs no segments. */
-      bool shared = n > 1;
-      spec->segments = shared ? s->out : NULL;
-      spec->num_segments = shared ? n : 0;
-      if (!shared)
-        s->next_user_seg--;
-    }
+    int rc = from_heap ? next_from_heap(s, closed, spec)
+             : c->sessions ? open_session(s, spec)
+                           : open_arrival(s, spec);
+    if (rc < 0)
+      return oom(err);
+    if (rc == 0)
+      continue;
     s->emitted++;
     return KVSIM_SOURCE_REQUEST;
   }
