@@ -99,6 +99,76 @@ static double row_error(const kvsim_fid_su_row_t *r, const kvsim_plan_t *pl, cha
   return pct((double)pl->available_kv_bytes / KVSIM_GIB, r->avail_gib.v);
 }
 
+/* Why a row cannot be reproduced (written to reason), or false when it can. */
+static bool row_unusable(const kvsim_fid_su_row_t *r, char *reason, size_t cap) {
+  if (strcmp(r->engine, "V0") && strcmp(r->engine, "V1"))
+    snprintf(reason, cap, "engine '%s' not V0 or V1", r->engine);
+  else if (r->tp <= 0)
+    snprintf(reason, cap, "tensor-parallel size not logged");
+  else if (r->util <= 0)
+    snprintf(reason, cap, "gpu_memory_utilization not logged");
+  else if (r->blocks <= 0 && r->tokens <= 0 && !r->avail_gib.set)
+    snprintf(reason, cap, "no KV figure in the log (blocks, tokens or GiB)");
+  else
+    return false;
+  return true;
+}
+
+/* The plan's inputs as the log states them. 0, or -1 with the reason. */
+static int row_params(const kvsim_fid_su_row_t *r, const char *quant, kvsim_plan_params_t *p,
+                      char *reason, size_t cap) {
+  kvsim_plan_params_default(p);
+  p->engine = !strcmp(r->engine, "V0") ? KVSIM_PLAN_V0 : KVSIM_PLAN_V1;
+  /* The release the log names, where its sizing rules are modelled; a
+   * leading '~' marks an era read from the log format ("~0.6.5"). Others
+   * keep the newest release's rules. */
+  const char *ver = r->vllm_version[0] == '~' ? r->vllm_version + 1 : r->vllm_version;
+  int v;
+  if (ver[0] && kvsim_vllm_version_parse(ver, &v) == KVSIM_OK && kvsim_plan_version_rules(p->engine, v))
+    p->vllm_version = v;
+  p->tp = r->tp;
+  p->gpu_memory_utilization = r->util;
+  p->max_model_len = r->max_model_len;
+  p->block_size = r->block_size;
+  p->max_num_seqs = r->max_num_seqs;
+  p->max_num_batched_tokens = r->max_num_batched_tokens;
+  p->enable_chunked_prefill = r->chunked;
+  p->enforce_eager = r->enforce_eager;
+  p->total_memory_bytes = r->total_bytes;
+  snprintf(p->quantization, sizeof p->quantization, "%s", quant);
+  if (r->kv_dtype[0] && kvsim_kv_dtype_parse(r->kv_dtype, &p->kv_dtype) < 0) {
+    snprintf(reason, cap, "kv_cache_dtype '%s' unknown", r->kv_dtype);
+    return -1;
+  }
+  return 0;
+}
+
+/* (a) the plan with what the log measured (weights, activations, non-torch
+ * memory, the total), where it measured any. */
+static void row_with_overrides(const kvsim_fid_su_row_t *r, const kvsim_model_t *m, const kvsim_gpu_t *g,
+                               const kvsim_plan_params_t *p, kvsim_fid_su_result_t *res) {
+  res->has_overrides = r->weights.set || r->activation.set || r->non_torch.set || r->total_gib.set;
+  if (!res->has_overrides)
+    return;
+  kvsim_plan_params_t q = *p;
+  if (r->total_gib.set)
+    q.total_memory_bytes = (int64_t)llround(r->total_gib.v * KVSIM_GIB);
+  q.weights_gib = r->weights.set ? r->weights.v : -1;
+  q.activation_gib = r->activation.set ? r->activation.v : -1;
+  q.non_torch_gib = r->non_torch.set ? r->non_torch.v : -1;
+  kvsim_err err = {0};
+  if (kvsim_plan_compute(m, g, &q, &res->with, &err) < 0) {
+    res->has_overrides = false;
+  } else if (r->avail_gib.set) {
+    /* The overheads and the GiB figure come from the same worker's log
+     * line; blocks and tokens are the minimum over workers. */
+    res->err_with = pct((double)res->with.available_kv_bytes / KVSIM_GIB, r->avail_gib.v);
+  } else {
+    char metric[8];
+    res->err_with = row_error(r, &res->with, metric, sizeof metric);
+  }
+}
+
 static void startup_row(const kvsim_fid_su_row_t *r, kvsim_fid_su_result_t *res) {
   memset(res, 0, sizeof *res);
   res->err_with = res->err_pred = NAN;
@@ -112,48 +182,9 @@ static void startup_row(const kvsim_fid_su_row_t *r, kvsim_fid_su_result_t *res)
   }
   snprintf(res->model_name, sizeof res->model_name, "%s", m.name);
   snprintf(res->gpu_name, sizeof res->gpu_name, "%s", g.name);
-  if (strcmp(r->engine, "V0") && strcmp(r->engine, "V1")) {
-    snprintf(res->reason, sizeof res->reason, "engine '%s' not V0 or V1", r->engine);
-    res->skipped = true;
-    return;
-  }
-  if (r->tp <= 0) {
-    snprintf(res->reason, sizeof res->reason, "tensor-parallel size not logged");
-    res->skipped = true;
-    return;
-  }
-  if (r->util <= 0) {
-    snprintf(res->reason, sizeof res->reason, "gpu_memory_utilization not logged");
-    res->skipped = true;
-    return;
-  }
-  if (r->blocks <= 0 && r->tokens <= 0 && !r->avail_gib.set) {
-    snprintf(res->reason, sizeof res->reason, "no KV figure in the log (blocks, tokens or GiB)");
-    res->skipped = true;
-    return;
-  }
   kvsim_plan_params_t p;
-  kvsim_plan_params_default(&p);
-  p.engine = !strcmp(r->engine, "V0") ? KVSIM_PLAN_V0 : KVSIM_PLAN_V1;
-  /* The release the log names, where its sizing rules are modelled; a
-   * leading '~' marks an era read from the log format ("~0.6.5"). Others
-   * keep the newest release's rules. */
-  const char *ver = r->vllm_version[0] == '~' ? r->vllm_version + 1 : r->vllm_version;
-  int v;
-  if (ver[0] && kvsim_vllm_version_parse(ver, &v) == KVSIM_OK && kvsim_plan_version_rules(p.engine, v))
-    p.vllm_version = v;
-  p.tp = r->tp;
-  p.gpu_memory_utilization = r->util;
-  p.max_model_len = r->max_model_len;
-  p.block_size = r->block_size;
-  p.max_num_seqs = r->max_num_seqs;
-  p.max_num_batched_tokens = r->max_num_batched_tokens;
-  p.enable_chunked_prefill = r->chunked;
-  p.enforce_eager = r->enforce_eager;
-  p.total_memory_bytes = r->total_bytes;
-  snprintf(p.quantization, sizeof p.quantization, "%s", quant);
-  if (r->kv_dtype[0] && kvsim_kv_dtype_parse(r->kv_dtype, &p.kv_dtype) < 0) {
-    snprintf(res->reason, sizeof res->reason, "kv_cache_dtype '%s' unknown", r->kv_dtype);
+  if (row_unusable(r, res->reason, sizeof res->reason) ||
+      row_params(r, quant, &p, res->reason, sizeof res->reason) < 0) {
     res->skipped = true;
     return;
   }
@@ -165,26 +196,7 @@ static void startup_row(const kvsim_fid_su_row_t *r, kvsim_fid_su_result_t *res)
     return;
   }
   res->err_pred = row_error(r, &res->pred, res->metric, sizeof res->metric);
-  /* (a) with what the log measured. */
-  res->has_overrides = r->weights.set || r->activation.set || r->non_torch.set || r->total_gib.set;
-  if (res->has_overrides) {
-    kvsim_plan_params_t q = p;
-    if (r->total_gib.set)
-      q.total_memory_bytes = (int64_t)llround(r->total_gib.v * KVSIM_GIB);
-    q.weights_gib = r->weights.set ? r->weights.v : -1;
-    q.activation_gib = r->activation.set ? r->activation.v : -1;
-    q.non_torch_gib = r->non_torch.set ? r->non_torch.v : -1;
-    if (kvsim_plan_compute(&m, &g, &q, &res->with, &err) < 0) {
-      res->has_overrides = false;
-    } else if (r->avail_gib.set) {
-      /* The overheads and the GiB figure come from the same worker's log
-       * line; blocks and tokens are the minimum over workers. */
-      res->err_with = pct((double)res->with.available_kv_bytes / KVSIM_GIB, r->avail_gib.v);
-    } else {
-      char metric[8];
-      res->err_with = row_error(r, &res->with, metric, sizeof metric);
-    }
-  }
+  row_with_overrides(r, &m, &g, &p, res);
   /* The logged pool in GiB, for the table. */
   if (r->blocks > 0)
     res->logged_gib = (double)r->blocks * (double)res->pred.block_bytes / KVSIM_GIB;
