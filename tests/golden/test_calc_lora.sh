@@ -4,7 +4,7 @@
 # of rank 64, the slots' bytes by hand, the pool they take, the JSON keys
 # and the errors. $1 = kvsim binary, $2 = source dir.
 set -u
-command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed (scripts/deps.sh --test installs it)"; exit 77; }
 kvsim=$1
 src=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }

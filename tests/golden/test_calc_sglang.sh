@@ -6,7 +6,7 @@
 # keys, the measured overrides and the errors; and for a 4 x L4 (TP 4) log.
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
-command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed (scripts/deps.sh --test installs it)"; exit 77; }
 kvsim=$1
 src=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -7,7 +7,7 @@
 # total tokens to 19056"; see docs/ACCURACY.md, "TGI and SGLang start-up logs"), the JSON
 # keys and the errors. $1 = kvsim binary, $2 = source dir.
 set -u
-command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed (scripts/deps.sh --test installs it)"; exit 77; }
 kvsim=$1
 src=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }

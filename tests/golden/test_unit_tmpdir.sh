@@ -6,7 +6,7 @@
 set -u
 tests=$(cd "$(dirname "$1")" && pwd)/kvsim_tests
 fail() { echo "FAIL: $*" >&2; exit 1; }
-[ -x "$tests" ] || { echo "skip: no $tests (unit tests not built)"; exit 0; }
+[ -x "$tests" ] || { echo "SKIP: no $tests (unit tests not built)"; exit 77; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Run from a folder that is removed under them: nothing can be created
