@@ -121,7 +121,7 @@ int cmd_calibrate(int argc, char **argv) {
       {"--scenario", ARG_LIST, &scenarios, "the scenario that replays the n-th --measured file", NULL},
       {"--silicon", ARG_PATH, &silicon, "fixed-concurrency table (AIConfigurator silicon CSV)", NULL},
       {"--filter", ARG_LIST, &filters, "with --silicon: keep rows with KEY=VALUE (as kvsim validate)", NULL},
-      {"--range-ratio", ARG_NUM, &range_ratio, "with --silicon: length spread (as kvsim validate; default 0.8)",
+      {"--range-ratio", ARG_NUM, &range_ratio, "with --silicon: length spread (as kvsim validate; default the row's own)",
        &range_seen},
       {"--fit", ARG_STR, &fit,
        "coefficients to fit, comma-separated, of host_us, host_per_seq_us, frontend_us, frontend_per_token_us "
@@ -152,8 +152,10 @@ int cmd_calibrate(int argc, char **argv) {
     return cli_fail("calibrate", "no data: give --measured FILE --scenario S and/or --silicon FILE");
   if ((filters.n || range_seen) && !silicon)
     return cli_fail("calibrate", "--filter and --range-ratio go with --silicon");
-  if (!(range_ratio > 0 && range_ratio <= 1))
+  if (range_seen && !(range_ratio > 0 && range_ratio <= 1))
     return cli_fail("calibrate", "--range-ratio: %g must be in (0, 1]", range_ratio);
+  if (!range_seen)
+    range_ratio = KVSIM_FID_SIL_RANGE_AUTO;
   if (max_iter < 1 || max_iter > 1000)
     return cli_fail("calibrate", "--max-iter: %lld must be in [1, 1000]", (long long)max_iter);
 

@@ -185,7 +185,7 @@ int cmd_validate(int argc, char **argv) {
        NULL},
       {"--range-ratio", ARG_NUM, &range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
-       "benchmark's random dataset (default 0.8; 1 = fixed lengths)",
+       "benchmark's random dataset (default the row's own: 0.8 for vLLM rows, 1 = fixed lengths for SGLang's)",
        &range_seen},
       {"--band", ARG_FLAG, &band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
       {"--all", ARG_FLAG, &all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
@@ -232,8 +232,10 @@ int cmd_validate(int argc, char **argv) {
   if (sets.n || series)
     return cli_fail("validate", "--set and --series go with --measured");
   if (silicon) {
-    if (!(range_ratio > 0 && range_ratio <= 1))
+    if (range_seen && !(range_ratio > 0 && range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", range_ratio);
+    if (!range_seen)
+      range_ratio = KVSIM_FID_SIL_RANGE_AUTO;
     return run_silicon(silicon, &filters, &gpus, range_ratio, perf_file ? &perf : NULL, perf_file ? perf_label : NULL,
                        json, max_error, band);
   }

@@ -301,6 +301,17 @@ void kvsim_fidelity_silicon_free(kvsim_fid_sil_table_t *t);
  * `--random-range-ratio` semantics, as used by InferenceX's fixed_seq_len
  * runs; AIConfigurator's replay of these rows uses 0.8). 1 = fixed. */
 #define KVSIM_FID_SIL_RANGE_RATIO 0.8
+/* The SGLang rows ran fixed lengths: their clients move in lockstep, every
+ * wave's prompts prefilled together before its decodes (TTFT the wave's
+ * whole prefill, TPOT without prefill interference). Replayed at 0.8 they
+ * came out 84 % fast on TTFT and 32 % slow on TPOT with E2E within 4 %;
+ * at 1, within 15 % and 4 % (H100 Qwen3-32B, TP 2; docs/ACCURACY.md). */
+#define KVSIM_FID_SIL_RANGE_RATIO_SGLANG 1.0
+/* A row's own spread (the two above by its backend), where a caller
+ * passes this instead of a ratio. */
+#define KVSIM_FID_SIL_RANGE_AUTO (-1.0)
+/* range_ratio, or the row's own for KVSIM_FID_SIL_RANGE_AUTO. */
+double kvsim_fidelity_sil_range_ratio(const kvsim_fid_sil_row_t *r, double range_ratio);
 
 /* The scenario that reproduces a row (sc is the caller's, _fini it): a
  * closed loop of `batch` clients with think time 0 and 10 x batch requests

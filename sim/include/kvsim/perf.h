@@ -241,8 +241,8 @@ enum { KVSIM_HOST_VLLM_SYNC = 0, KVSIM_HOST_VLLM_ASYNC = 1, KVSIM_HOST_SGLANG = 
 #define KVSIM_HOST_PER_SEQ_US_VLLM_SYNC 56.5
 #define KVSIM_HOST_US_VLLM_ASYNC 1273.0
 #define KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC 35.3
-#define KVSIM_HOST_US_SGLANG 1217.0
-#define KVSIM_HOST_PER_SEQ_US_SGLANG 0.0
+#define KVSIM_HOST_US_SGLANG 1104.0
+#define KVSIM_HOST_PER_SEQ_US_SGLANG 17.1
 
 /* Time of one TP all-reduce of `bytes` for a step of `tokens` tokens (s):
  * vLLM's all-reduce measured for this TP size, in a CUDA graph when the

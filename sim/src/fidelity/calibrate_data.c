@@ -79,7 +79,7 @@ const char *kvsim_fidelity_run_metric_name(int j) {
 void kvsim_fidelity_calib_init(kvsim_fid_calib_t *c, const kvsim_gpu_t *gpu) {
   memset(c, 0, sizeof *c);
   c->gpu = *gpu;
-  c->range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
+  c->range_ratio = KVSIM_FID_SIL_RANGE_AUTO;
 }
 
 void kvsim_fidelity_calib_fini(kvsim_fid_calib_t *c) {

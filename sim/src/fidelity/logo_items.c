@@ -26,7 +26,7 @@ static const char *precision_of(const kvsim_fid_sil_row_t *r) { return r->precis
 
 /* E2E of a row from its means: TTFT + TPOT x (mean output - 1). */
 static double row_e2e(const kvsim_fid_sil_row_t *r, double ttft, double tpot) {
-  const double osl = (double)r->osl * (1 + KVSIM_FID_SIL_RANGE_RATIO) / 2;
+  const double osl = (double)r->osl * (1 + kvsim_fidelity_sil_range_ratio(r, KVSIM_FID_SIL_RANGE_AUTO)) / 2;
   return ttft + tpot * (osl - 1);
 }
 
@@ -91,7 +91,7 @@ static int simulate_row(const kvsim_fid_sil_row_t *r, const char *kernels, const
   if (kernels)
     snprintf(perf.kernels, sizeof perf.kernels, "%s", kernels);
   coefs(&perf, p, true, row_family(r));
-  int rc = kvsim_fidelity_silicon_simulate(r, NULL, 0, KVSIM_FID_SIL_RANGE_RATIO, &perf, &out[0], &out[1], err);
+  int rc = kvsim_fidelity_silicon_simulate(r, NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, &perf, &out[0], &out[1], err);
   if (rc == KVSIM_OK)
     out[2] = row_e2e(r, out[0], out[1]);
   return rc;
@@ -155,7 +155,7 @@ static int collect_rows(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
     if (!g)
       return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
     char why[256];
-    if (!kvsim_fidelity_sil_physical(r, KVSIM_FID_SIL_RANGE_RATIO, why, sizeof why)) {
+    if (!kvsim_fidelity_sil_physical(r, KVSIM_FID_SIL_RANGE_AUTO, why, sizeof why)) {
       if (kvsim__logo_exclude(l, r->id, why) < 0)
         return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
       g->excluded++;

@@ -67,6 +67,7 @@ int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_r
    * [len x ratio, len]) plus half the mean output. KV bytes are linear in
    * the context, so the mean step reads the KV at that context; no step
    * reads more KV than the cache holds. */
+  range_ratio = kvsim_fidelity_sil_range_ratio(r, range_ratio);
   const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
   const int64_t ctx = (int64_t)(in + out / 2), seqs = decode_seqs(r, &m);
   kvsim_batch_shape_t b;
@@ -92,6 +93,7 @@ static int tables_round(const kvsim_fid_sil_row_t *r, double range_ratio, double
   if (rc < 0)
     return rc;
   m.pf.host_us = m.pf.host_per_seq_us = 0;
+  range_ratio = kvsim_fidelity_sil_range_ratio(r, range_ratio);
   const double in = (double)r->isl * (1 + range_ratio) / 2, out = (double)r->osl * (1 + range_ratio) / 2;
   const int64_t seqs = decode_seqs(r, &m);
   kvsim_batch_shape_t pre, dec;
@@ -127,7 +129,8 @@ bool kvsim_fidelity_sil_physical(const kvsim_fid_sil_row_t *r, double range_rati
     return false;
   }
   double round_ms;
-  const double osl = (double)r->osl * (1 + range_ratio) / 2, measured = r->ttft_ms + (osl - 1) * r->tpot_ms;
+  const double rr = kvsim_fidelity_sil_range_ratio(r, range_ratio);
+  const double osl = (double)r->osl * (1 + rr) / 2, measured = r->ttft_ms + (osl - 1) * r->tpot_ms;
   if (r->tpot_ms > 0 && tables_round(r, range_ratio, &round_ms, &e) == KVSIM_OK && measured < round_ms) {
     snprintf(why, cap,
              "a request cycle of %.0f ms (TTFT + output x TPOT) is shorter than the %.0f ms the %s kernel tables "

@@ -23,8 +23,15 @@ static void length_json(int64_t len, double ratio, char *out, size_t cap) {
              (long long)len);
 }
 
+double kvsim_fidelity_sil_range_ratio(const kvsim_fid_sil_row_t *r, double range_ratio) {
+  if (range_ratio >= 0)
+    return range_ratio;
+  return !strcasecmp(r->backend, "sglang") ? KVSIM_FID_SIL_RANGE_RATIO_SGLANG : KVSIM_FID_SIL_RANGE_RATIO;
+}
+
 int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
                                     double range_ratio, kvsim_scenario_t *sc, kvsim_err *err) {
+  range_ratio = kvsim_fidelity_sil_range_ratio(r, range_ratio);
   bool fp8 = !strcasecmp(r->precision, "fp8");
   char text[2048], in[128], out[128], ver[96] = "";
   /* The release the row ran (its host time per step differs: perf.h); a
