@@ -98,25 +98,38 @@ int kvsim__read_file(const char *path, char **out, size_t *len, kvsim_err *err) 
   return KVSIM_OK;
 }
 
+/* Puts seg in front of the path found below it: "name" then ".rest", or
+ * "[i]" then the rest as it is. */
+static void path_prepend(char *path, size_t cap, const char *seg) {
+  char tail[4096];
+  snprintf(tail, sizeof tail, "%s", path);
+  const char *sep = tail[0] && tail[0] != '[' ? "." : "";
+  snprintf(path, cap, "%s%s%s", seg, sep, tail);
+}
+
 /* Whether an object anywhere below j has two members of one name; path
- * gets the dotted path of the second (arrays as [i]). */
+ * gets the dotted path of the second (arrays as [i]). The path is built
+ * on the way back from a duplicate only: a clean file of a few hundred
+ * thousand nodes (a kernel profile) costs no formatting. */
 static bool duplicate_key(const cJSON *j, char *path, size_t cap) {
-  size_t len = strlen(path);
+  const bool object = cJSON_IsObject(j);
   int i = 0;
   for (const cJSON *c = j->child; c; c = c->next, i++) {
-    if (cJSON_IsObject(j))
+    if (object)
       for (const cJSON *d = j->child; d != c; d = d->next)
         if (c->string && d->string && !strcmp(c->string, d->string)) {
-          snprintf(path + len, cap - len, "%s%s", len ? "." : "", c->string);
+          snprintf(path, cap, "%s", c->string);
           return true;
         }
-    if (cJSON_IsObject(j))
-      snprintf(path + len, cap - len, "%s%s", len ? "." : "", c->string ? c->string : "");
-    else
-      snprintf(path + len, cap - len, "[%d]", i);
-    if (duplicate_key(c, path, cap))
+    if (c->child && duplicate_key(c, path, cap)) {
+      char seg[256];
+      if (object)
+        snprintf(seg, sizeof seg, "%s", c->string ? c->string : "");
+      else
+        snprintf(seg, sizeof seg, "[%d]", i);
+      path_prepend(path, cap, seg);
       return true;
-    path[len] = '\0';
+    }
   }
   return false;
 }
