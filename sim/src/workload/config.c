@@ -165,6 +165,184 @@ static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *
 
 /* ---- synthetic ----------------------------------------------------------------- */
 
+/* Lengths: from a file of (prompt, output) pairs, or two distributions. */
+static int parse_lengths(const cJSON *s, const char *base_dir, const char *where, kvsim__synth_cfg_t *c,
+                         kvsim_err *err) {
+  const cJSON *lf = get(s, "lengths_from");
+  const cJSON *pt = get(s, "prompt_tokens"), *ot = get(s, "output_tokens");
+  char w[WHERE_MAX];
+  int rc;
+  if (!lf) {
+    if (!pt || !ot)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing (or give lengths_from)", where,
+                           pt ? "output_tokens" : "prompt_tokens");
+    path_join(w, sizeof w, where, "prompt_tokens");
+    if ((rc = kvsim__dist_parse(pt, w, &c->prompt, err)) < 0)
+      return rc;
+    path_join(w, sizeof w, where, "output_tokens");
+    return kvsim__dist_parse(ot, w, &c->output, err);
+  }
+  if (pt || ot)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.lengths_from: give either lengths_from or prompt_tokens and "
+                         "output_tokens, not both",
+                         where);
+  path_join(w, sizeof w, where, "lengths_from");
+  char file[KVSIM__WL_PATH_MAX] = "";
+  if (cJSON_IsString(lf)) {
+    snprintf(file, sizeof file, "%s", lf->valuestring);
+  } else {
+    static const char *const lkeys[] = {"file", NULL};
+    if ((rc = kvsim__json_only_keys(lf, lkeys, w, err)) < 0 ||
+        (rc = kvsim__json_str(lf, "file", file, sizeof file, w, err)) < 0)
+      return rc;
+    if (rc == 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.file: missing", w);
+  }
+  resolve_path(c->lengths_path, sizeof c->lengths_path, base_dir, file);
+  c->lengths_file = true;
+  if ((rc = kvsim__load_lengths(c->lengths_path, &c->lengths, &c->num_lengths, err)) < 0)
+    return kvsim_err_prefix(err, "%s.file", w);
+  return 0;
+}
+
+/* A shared system prompt (w = its path). */
+static int parse_prefix(const cJSON *pf, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const pkeys[] = {"shared_tokens", "groups", "popularity", "zipf_s",
+                                      "fraction", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(pf, pkeys, w, err)) < 0)
+    return rc;
+  c->prefix = true;
+  c->groups = 1;
+  c->prefix_fraction = 1;
+  if ((rc = req_int(pf, "shared_tokens", 1, &c->shared_tokens, true, w, err)) < 0 ||
+      (rc = req_int(pf, "groups", 1, &c->groups, false, w, err)) < 0 ||
+      (rc = req_num(pf, "fraction", 0, false, 1, &c->prefix_fraction, false, w, err)) < 0)
+    return rc;
+  if (c->prefix_fraction > 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
+                         c->prefix_fraction);
+  return kvsim__pick_parse(pf, w, c->groups, &c->group_pick, err);
+}
+
+/* Few-shot templates (w = its path). */
+static int parse_few_shot(const cJSON *fs, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const fkeys[] = {"templates", "tokens", "popularity", "zipf_s",
+                                      "fraction", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(fs, fkeys, w, err)) < 0)
+    return rc;
+  c->few_shot = true;
+  c->few_shot_fraction = 1;
+  if ((rc = req_int(fs, "templates", 1, &c->templates, true, w, err)) < 0 ||
+      (rc = req_num(fs, "fraction", 0, false, 1, &c->few_shot_fraction, false, w, err)) < 0)
+    return rc;
+  if (c->few_shot_fraction > 1)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
+                         c->few_shot_fraction);
+  if (c->templates > 10000000)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.templates: bad value %lld (expected <= 1e7)",
+                         w, (long long)c->templates);
+  const cJSON *tt = get(fs, "tokens");
+  char w2[WHERE_MAX];
+  path_join(w2, sizeof w2, w, "tokens");
+  if (!tt)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
+  if ((rc = kvsim__dist_parse(tt, w2, &c->template_tokens, err)) < 0)
+    return rc;
+  return kvsim__pick_parse(fs, w, c->templates, &c->template_pick, err);
+}
+
+/* Multi-turn sessions (w = its path). */
+static int parse_sessions(const cJSON *se, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const skeys[] = {"turns", "think_s", "user_tokens", "max_context", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(se, skeys, w, err)) < 0)
+    return rc;
+  c->sessions = true;
+  char w2[WHERE_MAX];
+  const cJSON *tu = get(se, "turns");
+  path_join(w2, sizeof w2, w, "turns");
+  if (!tu)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
+  if ((rc = kvsim__dist_parse(tu, w2, &c->turns, err)) < 0)
+    return rc;
+  if ((rc = req_num(se, "think_s", 0, false, MAX_S, &c->session_think_s, false, w, err)) < 0 ||
+      (rc = req_int(se, "max_context", 2, &c->max_context, false, w, err)) < 0)
+    return rc;
+  const cJSON *ut = get(se, "user_tokens");
+  if (!ut)
+    return 0;
+  path_join(w2, sizeof w2, w, "user_tokens");
+  if ((rc = kvsim__dist_parse(ut, w2, &c->user, err)) < 0)
+    return rc;
+  c->user_set = true;
+  return 0;
+}
+
+/* Tenants, each its own cache salt (w = its path). */
+static int parse_tenants(const cJSON *te, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const tkeys[] = {"count", "popularity", "zipf_s", NULL};
+  int rc;
+  if ((rc = kvsim__json_only_keys(te, tkeys, w, err)) < 0 ||
+      (rc = req_int(te, "count", 1, &c->tenants, true, w, err)) < 0)
+    return rc;
+  if (c->tenants > INT32_MAX)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.count: bad value %lld", w, (long long)c->tenants);
+  return kvsim__pick_parse(te, w, c->tenants, &c->tenant_pick, err);
+}
+
+/* Priority levels and their weights (w = its path). */
+static int parse_priority(const cJSON *pr, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const rkeys[] = {"levels", "weights", NULL};
+  int64_t levels = 0;
+  int rc;
+  if ((rc = kvsim__json_only_keys(pr, rkeys, w, err)) < 0 ||
+      (rc = req_int(pr, "levels", 1, &levels, true, w, err)) < 0)
+    return rc;
+  if (levels > KVSIM__MAX_PRIORITY_LEVELS)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.levels: bad value %lld (expected <= %d)", w,
+                         (long long)levels, KVSIM__MAX_PRIORITY_LEVELS);
+  c->priority_levels = (int32_t)levels;
+  const cJSON *wt = get(pr, "weights");
+  for (int i = 0; i < levels; i++)
+    c->priority_weights[i] = 1;
+  if (wt) {
+    if (!cJSON_IsArray(wt) || cJSON_GetArraySize(wt) != levels)
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.weights: bad value (expected an array of %lld numbers)", w,
+                           (long long)levels);
+    int i = 0;
+    double sum = 0;
+    for (const cJSON *x = wt->child; x; x = x->next, i++) {
+      if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble))
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "%s.weights[%d]: bad value (expected a number >= 0)", w, i);
+      c->priority_weights[i] = x->valuedouble;
+      sum += x->valuedouble;
+    }
+    if (!(sum > 0))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.weights: all zero", w);
+  }
+  c->priority_table = gsl_ran_discrete_preproc((size_t)levels, c->priority_weights);
+  if (!c->priority_table)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", w);
+  return 0;
+}
+
+/* An optional block: parsed by fn when present, at where.key. */
+static int parse_block(const cJSON *s, const char *key, const char *where, kvsim__synth_cfg_t *c,
+                       int (*fn)(const cJSON *, const char *, kvsim__synth_cfg_t *, kvsim_err *),
+                       kvsim_err *err) {
+  const cJSON *b = get(s, key);
+  if (!b)
+    return 0;
+  char w[WHERE_MAX];
+  path_join(w, sizeof w, where, key);
+  return fn(b, w, c, err);
+}
+
 static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
                        kvsim__synth_cfg_t *c, kvsim_err *err) {
   static const char *const keys[] = {"requests", "duration_s", "arrival", "prompt_tokens",
@@ -187,170 +365,13 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
   path_join(w, sizeof w, where, "arrival");
   if (!a)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w);
-  if ((rc = parse_arrival(a, w, c, err)) < 0)
+  if ((rc = parse_arrival(a, w, c, err)) < 0 || (rc = parse_lengths(s, base_dir, where, c, err)) < 0 ||
+      (rc = parse_block(s, "prefix", where, c, parse_prefix, err)) < 0 ||
+      (rc = parse_block(s, "few_shot", where, c, parse_few_shot, err)) < 0 ||
+      (rc = parse_block(s, "sessions", where, c, parse_sessions, err)) < 0 ||
+      (rc = parse_block(s, "tenants", where, c, parse_tenants, err)) < 0 ||
+      (rc = parse_block(s, "priority", where, c, parse_priority, err)) < 0)
     return rc;
-
-  const cJSON *lf = get(s, "lengths_from");
-  const cJSON *pt = get(s, "prompt_tokens"), *ot = get(s, "output_tokens");
-  if (lf) {
-    if (pt || ot)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.lengths_from: give either lengths_from or prompt_tokens and "
-                           "output_tokens, not both",
-                           where);
-    path_join(w, sizeof w, where, "lengths_from");
-    char file[KVSIM__WL_PATH_MAX] = "";
-    if (cJSON_IsString(lf)) {
-      snprintf(file, sizeof file, "%s", lf->valuestring);
-    } else {
-      static const char *const lkeys[] = {"file", NULL};
-      if ((rc = kvsim__json_only_keys(lf, lkeys, w, err)) < 0 ||
-          (rc = kvsim__json_str(lf, "file", file, sizeof file, w, err)) < 0)
-        return rc;
-      if (rc == 0)
-        return kvsim_err_set(err, KVSIM_EINVAL, "%s.file: missing", w);
-    }
-    resolve_path(c->lengths_path, sizeof c->lengths_path, base_dir, file);
-    c->lengths_file = true;
-    if ((rc = kvsim__load_lengths(c->lengths_path, &c->lengths, &c->num_lengths, err)) < 0)
-      return kvsim_err_prefix(err, "%s.file", w);
-  } else {
-    if (!pt || !ot)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing (or give lengths_from)", where,
-                           pt ? "output_tokens" : "prompt_tokens");
-    path_join(w, sizeof w, where, "prompt_tokens");
-    if ((rc = kvsim__dist_parse(pt, w, &c->prompt, err)) < 0)
-      return rc;
-    path_join(w, sizeof w, where, "output_tokens");
-    if ((rc = kvsim__dist_parse(ot, w, &c->output, err)) < 0)
-      return rc;
-  }
-
-  const cJSON *pf = get(s, "prefix");
-  if (pf) {
-    path_join(w, sizeof w, where, "prefix");
-    static const char *const pkeys[] = {"shared_tokens", "groups", "popularity", "zipf_s",
-                                        "fraction", NULL};
-    if ((rc = kvsim__json_only_keys(pf, pkeys, w, err)) < 0)
-      return rc;
-    c->prefix = true;
-    c->groups = 1;
-    c->prefix_fraction = 1;
-    if ((rc = req_int(pf, "shared_tokens", 1, &c->shared_tokens, true, w, err)) < 0 ||
-        (rc = req_int(pf, "groups", 1, &c->groups, false, w, err)) < 0 ||
-        (rc = req_num(pf, "fraction", 0, false, 1, &c->prefix_fraction, false, w, err)) < 0)
-      return rc;
-    if (c->prefix_fraction > 1)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
-                           c->prefix_fraction);
-    if ((rc = kvsim__pick_parse(pf, w, c->groups, &c->group_pick, err)) < 0)
-      return rc;
-  }
-
-  const cJSON *fs = get(s, "few_shot");
-  if (fs) {
-    path_join(w, sizeof w, where, "few_shot");
-    static const char *const fkeys[] = {"templates", "tokens", "popularity", "zipf_s",
-                                        "fraction", NULL};
-    if ((rc = kvsim__json_only_keys(fs, fkeys, w, err)) < 0)
-      return rc;
-    c->few_shot = true;
-    c->few_shot_fraction = 1;
-    if ((rc = req_int(fs, "templates", 1, &c->templates, true, w, err)) < 0 ||
-        (rc = req_num(fs, "fraction", 0, false, 1, &c->few_shot_fraction, false, w, err)) < 0)
-      return rc;
-    if (c->few_shot_fraction > 1)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
-                           c->few_shot_fraction);
-    if (c->templates > 10000000)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.templates: bad value %lld (expected <= 1e7)",
-                           w, (long long)c->templates);
-    const cJSON *tt = get(fs, "tokens");
-    char w2[WHERE_MAX];
-    path_join(w2, sizeof w2, w, "tokens");
-    if (!tt)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
-    if ((rc = kvsim__dist_parse(tt, w2, &c->template_tokens, err)) < 0 ||
-        (rc = kvsim__pick_parse(fs, w, c->templates, &c->template_pick, err)) < 0)
-      return rc;
-  }
-
-  const cJSON *se = get(s, "sessions");
-  if (se) {
-    path_join(w, sizeof w, where, "sessions");
-    static const char *const skeys[] = {"turns", "think_s", "user_tokens", "max_context", NULL};
-    if ((rc = kvsim__json_only_keys(se, skeys, w, err)) < 0)
-      return rc;
-    c->sessions = true;
-    char w2[WHERE_MAX];
-    const cJSON *tu = get(se, "turns");
-    path_join(w2, sizeof w2, w, "turns");
-    if (!tu)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
-    if ((rc = kvsim__dist_parse(tu, w2, &c->turns, err)) < 0)
-      return rc;
-    if ((rc = req_num(se, "think_s", 0, false, MAX_S, &c->session_think_s, false, w, err)) < 0 ||
-        (rc = req_int(se, "max_context", 2, &c->max_context, false, w, err)) < 0)
-      return rc;
-    const cJSON *ut = get(se, "user_tokens");
-    if (ut) {
-      path_join(w2, sizeof w2, w, "user_tokens");
-      if ((rc = kvsim__dist_parse(ut, w2, &c->user, err)) < 0)
-        return rc;
-      c->user_set = true;
-    }
-  }
-
-  const cJSON *te = get(s, "tenants");
-  if (te) {
-    path_join(w, sizeof w, where, "tenants");
-    static const char *const tkeys[] = {"count", "popularity", "zipf_s", NULL};
-    if ((rc = kvsim__json_only_keys(te, tkeys, w, err)) < 0 ||
-        (rc = req_int(te, "count", 1, &c->tenants, true, w, err)) < 0)
-      return rc;
-    if (c->tenants > INT32_MAX)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.count: bad value %lld", w,
-                           (long long)c->tenants);
-    if ((rc = kvsim__pick_parse(te, w, c->tenants, &c->tenant_pick, err)) < 0)
-      return rc;
-  }
-
-  const cJSON *pr = get(s, "priority");
-  if (pr) {
-    path_join(w, sizeof w, where, "priority");
-    static const char *const rkeys[] = {"levels", "weights", NULL};
-    int64_t levels = 0;
-    if ((rc = kvsim__json_only_keys(pr, rkeys, w, err)) < 0 ||
-        (rc = req_int(pr, "levels", 1, &levels, true, w, err)) < 0)
-      return rc;
-    if (levels > KVSIM__MAX_PRIORITY_LEVELS)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.levels: bad value %lld (expected <= %d)", w,
-                           (long long)levels, KVSIM__MAX_PRIORITY_LEVELS);
-    c->priority_levels = (int32_t)levels;
-    const cJSON *wt = get(pr, "weights");
-    for (int i = 0; i < levels; i++)
-      c->priority_weights[i] = 1;
-    if (wt) {
-      if (!cJSON_IsArray(wt) || cJSON_GetArraySize(wt) != levels)
-        return kvsim_err_set(err, KVSIM_EINVAL,
-                             "%s.weights: bad value (expected an array of %lld numbers)", w,
-                             (long long)levels);
-      int i = 0;
-      double sum = 0;
-      for (const cJSON *x = wt->child; x; x = x->next, i++) {
-        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble))
-          return kvsim_err_set(err, KVSIM_EINVAL,
-                               "%s.weights[%d]: bad value (expected a number >= 0)", w, i);
-        c->priority_weights[i] = x->valuedouble;
-        sum += x->valuedouble;
-      }
-      if (!(sum > 0))
-        return kvsim_err_set(err, KVSIM_EINVAL, "%s.weights: all zero", w);
-    }
-    c->priority_table = gsl_ran_discrete_preproc((size_t)levels, c->priority_weights);
-    if (!c->priority_table)
-      return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", w);
-  }
   return 0;
 }
 
