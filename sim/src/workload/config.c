@@ -391,6 +391,79 @@ static void synth_free(kvsim__synth_cfg_t *c) {
 
 /* ---- workload -------------------------------------------------------------------- */
 
+/* A synthetic workload: none of the trace's keys apply. */
+static int parse_synthetic(const cJSON *obj, const cJSON *sy, const char *base_dir, const char *where,
+                           kvsim_workload_cfg_t *c, kvsim_err *err) {
+  static const char *const trace_only[] = {"format", "time_scale", "limit", "skip_bad_rows",
+                                           "hash_block_tokens", NULL};
+  for (const char *const *k = trace_only; *k; k++)
+    if (get(obj, *k))
+      return kvsim_err_set(err, KVSIM_EINVAL,
+                           "%s.%s: applies to traces only (synthetic workloads set requests "
+                           "and arrival.rate)",
+                           where, *k);
+  c->synthetic = true;
+  char w[WHERE_MAX];
+  path_join(w, sizeof w, where, "synthetic");
+  return parse_synth(sy, base_dir, w, &c->syn, err);
+}
+
+/* Where the trace's format comes from: found by content (a length table
+ * only where allowed), or named, and then the file must open. */
+static int check_trace_file(kvsim_workload_cfg_t *c, bool autodetect, const char *where, bool trace_key,
+                            bool allow_lengths, kvsim_err *err) {
+  int rc;
+  if (!autodetect) {
+    /* Fail early when the file cannot be opened, or is not a file (a pipe
+     * would block here, a device never end). */
+    FILE *f = NULL;
+    if ((rc = kvsim__open_input(c->path, KVSIM_ENOENT, &f, err)) < 0)
+      return trace_key ? kvsim_err_prefix(err, "%s.trace", where) : rc;
+    fclose(f);
+    return 0;
+  }
+  if ((rc = kvsim__detect_format(c->path, &c->format, err)) < 0)
+    return trace_key ? kvsim_err_prefix(err, "%s.trace", where) : rc;
+  /* trace stats reads a length table for its lengths (and says what it
+   * cannot compute without arrival times); a run cannot. */
+  if (kvsim__format_has_arrivals(c->format))
+    return 0;
+  if (allow_lengths) {
+    c->lengths_only = true;
+    return 0;
+  }
+  return kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s%s%s has lengths but no arrival times; use it as "
+                       "synthetic.lengths_from with an arrival process",
+                       trace_key ? where : "", trace_key ? ".trace: " : "", c->path);
+}
+
+/* A trace file and its reading options. */
+static int parse_trace(const cJSON *obj, const cJSON *tr, const char *base_dir, const char *where,
+                       bool trace_key, bool allow_lengths, kvsim_workload_cfg_t *c, kvsim_err *err) {
+  if (!cJSON_IsString(tr))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.trace: expected a path (string)", where);
+  snprintf(c->given_path, sizeof c->given_path, "%s", tr->valuestring);
+  resolve_path(c->path, sizeof c->path, base_dir, tr->valuestring);
+  char fmt[32] = "auto";
+  int rc;
+  if ((rc = kvsim__json_str(obj, "format", fmt, sizeof fmt, where, err)) < 0)
+    return rc;
+  bool autodetect = !strcmp(fmt, "auto");
+  c->format = autodetect ? NULL : kvsim__format_find(fmt);
+  if (!autodetect && !c->format) {
+    char esc[KVSIM__ESCAPE_MAX];
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.format: bad value '%s' (expected %s)", where,
+                         kvsim__escape(fmt, strlen(fmt), esc, sizeof esc), kvsim__format_choices());
+  }
+  if ((rc = req_num(obj, "time_scale", 0, true, MAX_TIME_SCALE, &c->time_scale, false, where, err)) < 0 ||
+      (rc = req_int(obj, "limit", 1, &c->limit, false, where, err)) < 0 ||
+      (rc = kvsim__json_bool(obj, "skip_bad_rows", &c->skip_bad_rows, where, err)) < 0 ||
+      (rc = req_int(obj, "hash_block_tokens", 1, &c->hash_block_tokens, false, where, err)) < 0)
+    return rc;
+  return check_trace_file(c, autodetect, where, trace_key, allow_lengths, err);
+}
+
 /* trace_key: errors about the trace file name where's "trace" key (a
  * scenario's); false: the file alone (a path from the command line). */
 static int parse(const cJSON *obj, const char *base_dir, const char *where, bool trace_key,
@@ -411,94 +484,23 @@ static int parse(const cJSON *obj, const char *base_dir, const char *where, bool
   c->limit = -1;
   c->hash_block_tokens = 512;
   const cJSON *tr = get(obj, "trace"), *sy = get(obj, "synthetic");
-  if (!tr == !sy) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: give exactly one of \"trace\" or \"synthetic\"",
-                       where);
-    goto fail;
-  }
   double rate = 0;
-  if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) < 0 ||
-      (rc = req_num(obj, "rate", MIN_RATE, false, MAX_RATE, &rate, false, where, err)) < 0)
-    goto fail;
-  if (sy) {
-    static const char *const trace_only[] = {"format", "time_scale", "limit", "skip_bad_rows",
-                                             "hash_block_tokens", NULL};
-    for (const char *const *k = trace_only; *k; k++)
-      if (get(obj, *k)) {
-        rc = kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.%s: applies to traces only (synthetic workloads set requests "
-                           "and arrival.rate)",
-                           where, *k);
-        goto fail;
-      }
-    c->synthetic = true;
-    char w[WHERE_MAX];
-    path_join(w, sizeof w, where, "synthetic");
-    if ((rc = parse_synth(sy, base_dir, w, &c->syn, err)) < 0 ||
-        (rate > 0 && (rc = kvsim__workload_apply_rate(c, rate, where, err)) < 0))
-      goto fail;
-    *out = c;
-    return 0;
-  }
-  if (!cJSON_IsString(tr)) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.trace: expected a path (string)", where);
-    goto fail;
-  }
-  snprintf(c->given_path, sizeof c->given_path, "%s", tr->valuestring);
-  resolve_path(c->path, sizeof c->path, base_dir, tr->valuestring);
-  char fmt[32] = "auto";
-  if ((rc = kvsim__json_str(obj, "format", fmt, sizeof fmt, where, err)) < 0)
-    goto fail;
-  bool autodetect = !strcmp(fmt, "auto");
-  c->format = autodetect ? NULL : kvsim__format_find(fmt);
-  if (!autodetect && !c->format) {
-    char esc[KVSIM__ESCAPE_MAX];
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.format: bad value '%s' (expected %s)", where,
-                       kvsim__escape(fmt, strlen(fmt), esc, sizeof esc), kvsim__format_choices());
-    goto fail;
-  }
-  if ((rc = req_num(obj, "time_scale", 0, true, MAX_TIME_SCALE, &c->time_scale, false, where, err)) < 0 ||
-      (rc = req_int(obj, "limit", 1, &c->limit, false, where, err)) < 0 ||
-      (rc = kvsim__json_bool(obj, "skip_bad_rows", &c->skip_bad_rows, where, err)) < 0 ||
-      (rc = req_int(obj, "hash_block_tokens", 1, &c->hash_block_tokens, false, where, err)) < 0)
-    goto fail;
-  if (autodetect) {
-    if ((rc = kvsim__detect_format(c->path, &c->format, err)) < 0) {
-      if (trace_key)
-        kvsim_err_prefix(err, "%s.trace", where);
-      goto fail;
-    }
-    /* trace stats reads a length table for its lengths (and says what it
-     * cannot compute without arrival times); a run cannot. */
-    if (!kvsim__format_has_arrivals(c->format) && allow_lengths) {
-      c->lengths_only = true;
-    } else if (!kvsim__format_has_arrivals(c->format)) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s%s%s has lengths but no arrival times; use it as "
-                         "synthetic.lengths_from with an arrival process",
-                         trace_key ? where : "", trace_key ? ".trace: " : "", c->path);
-      goto fail;
-    }
-  } else {
-    /* Fail early when the file cannot be opened, or is not a file (a pipe
-     * would block here, a device never end). */
-    FILE *f = NULL;
-    if ((rc = kvsim__open_input(c->path, KVSIM_ENOENT, &f, err)) < 0) {
-      if (trace_key)
-        kvsim_err_prefix(err, "%s.trace", where);
-      goto fail;
-    }
-    fclose(f);
-  }
+  if (!tr == !sy)
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: give exactly one of \"trace\" or \"synthetic\"", where);
+  else if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) >= 0 &&
+           (rc = req_num(obj, "rate", MIN_RATE, false, MAX_RATE, &rate, false, where, err)) >= 0)
+    rc = sy ? parse_synthetic(obj, sy, base_dir, where, c, err)
+            : parse_trace(obj, tr, base_dir, where, trace_key, allow_lengths, c, err);
   /* A rate replaces any time_scale given (--set workload.rate=10 on a
    * scenario that has one means the rate). */
-  if (rate > 0 && (rc = kvsim__workload_apply_rate(c, rate, where, err)) < 0)
-    goto fail;
+  if (rc >= 0 && rate > 0)
+    rc = kvsim__workload_apply_rate(c, rate, where, err);
+  if (rc < 0) {
+    kvsim_workload_cfg_free(c);
+    return rc;
+  }
   *out = c;
   return 0;
-fail:
-  kvsim_workload_cfg_free(c);
-  return rc;
 }
 
 int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
