@@ -526,31 +526,8 @@ static const char *arrival_name(int k) {
   return n[k];
 }
 
-cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
-  cJSON *o = cJSON_CreateObject();
-  if (cfg->max_total_tokens > 0)
-    cJSON_AddNumberToObject(o, "max_total_tokens", (double)cfg->max_total_tokens);
-  if (cfg->rate > 0)
-    cJSON_AddNumberToObject(o, "rate", cfg->rate);
-  if (!cfg->synthetic && cfg->rate > 0)
-    cJSON_AddNumberToObject(o, "trace_rate", cfg->trace_rate);
-  if (!cfg->synthetic) {
-    cJSON_AddStringToObject(o, "trace", cfg->path);
-    cJSON_AddStringToObject(o, "format", kvsim__format_name(cfg->format));
-    cJSON_AddNumberToObject(o, "time_scale", cfg->time_scale);
-    if (cfg->limit > 0)
-      cJSON_AddNumberToObject(o, "limit", (double)cfg->limit);
-    cJSON_AddBoolToObject(o, "skip_bad_rows", cfg->skip_bad_rows);
-    if (kvsim__format_uses_hash_block(cfg->format))
-      cJSON_AddNumberToObject(o, "hash_block_tokens", (double)cfg->hash_block_tokens);
-    return o;
-  }
-  const kvsim__synth_cfg_t *c = &cfg->syn;
-  cJSON *s = cJSON_AddObjectToObject(o, "synthetic");
-  if (c->requests > 0)
-    cJSON_AddNumberToObject(s, "requests", (double)c->requests);
-  if (c->duration_s > 0)
-    cJSON_AddNumberToObject(s, "duration_s", c->duration_s);
+/* The arrival process with the parameters its kind takes. */
+static void arrival_json(const kvsim__synth_cfg_t *c, cJSON *s) {
   cJSON *a = cJSON_AddObjectToObject(s, "arrival");
   cJSON_AddStringToObject(a, "process", arrival_name(c->arrival));
   switch (c->arrival) {
@@ -578,13 +555,11 @@ cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
     cJSON_AddNumberToObject(a, "rate", c->rate);
     break;
   }
-  if (c->lengths_file) {
-    cJSON *l = cJSON_AddObjectToObject(s, "lengths_from");
-    cJSON_AddStringToObject(l, "file", c->lengths_path);
-  } else {
-    cJSON_AddItemToObject(s, "prompt_tokens", kvsim__dist_json(&c->prompt));
-    cJSON_AddItemToObject(s, "output_tokens", kvsim__dist_json(&c->output));
-  }
+}
+
+/* The optional blocks that are set: prefix, few_shot, sessions, tenants,
+ * priority. */
+static void blocks_json(const kvsim__synth_cfg_t *c, cJSON *s) {
   if (c->prefix) {
     cJSON *p = cJSON_AddObjectToObject(s, "prefix");
     cJSON_AddNumberToObject(p, "shared_tokens", (double)c->shared_tokens);
@@ -620,6 +595,42 @@ cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
     for (int i = 0; i < c->priority_levels; i++)
       cJSON_AddItemToArray(w, cJSON_CreateNumber(c->priority_weights[i]));
   }
+}
+
+cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
+  cJSON *o = cJSON_CreateObject();
+  if (cfg->max_total_tokens > 0)
+    cJSON_AddNumberToObject(o, "max_total_tokens", (double)cfg->max_total_tokens);
+  if (cfg->rate > 0)
+    cJSON_AddNumberToObject(o, "rate", cfg->rate);
+  if (!cfg->synthetic && cfg->rate > 0)
+    cJSON_AddNumberToObject(o, "trace_rate", cfg->trace_rate);
+  if (!cfg->synthetic) {
+    cJSON_AddStringToObject(o, "trace", cfg->path);
+    cJSON_AddStringToObject(o, "format", kvsim__format_name(cfg->format));
+    cJSON_AddNumberToObject(o, "time_scale", cfg->time_scale);
+    if (cfg->limit > 0)
+      cJSON_AddNumberToObject(o, "limit", (double)cfg->limit);
+    cJSON_AddBoolToObject(o, "skip_bad_rows", cfg->skip_bad_rows);
+    if (kvsim__format_uses_hash_block(cfg->format))
+      cJSON_AddNumberToObject(o, "hash_block_tokens", (double)cfg->hash_block_tokens);
+    return o;
+  }
+  const kvsim__synth_cfg_t *c = &cfg->syn;
+  cJSON *s = cJSON_AddObjectToObject(o, "synthetic");
+  if (c->requests > 0)
+    cJSON_AddNumberToObject(s, "requests", (double)c->requests);
+  if (c->duration_s > 0)
+    cJSON_AddNumberToObject(s, "duration_s", c->duration_s);
+  arrival_json(c, s);
+  if (c->lengths_file) {
+    cJSON *l = cJSON_AddObjectToObject(s, "lengths_from");
+    cJSON_AddStringToObject(l, "file", c->lengths_path);
+  } else {
+    cJSON_AddItemToObject(s, "prompt_tokens", kvsim__dist_json(&c->prompt));
+    cJSON_AddItemToObject(s, "output_tokens", kvsim__dist_json(&c->output));
+  }
+  blocks_json(c, s);
   return o;
 }
 
