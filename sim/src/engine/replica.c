@@ -284,6 +284,67 @@ int kvsim__replica_end_step(kvsim__replica_t *rep, kvsim_time_ns now, kvsim_reqv
   return KVSIM_OK;
 }
 
+/* Allocation waste (the vLLM paper's accounting): bytes allocated to
+ * requests against bytes holding their tokens, split into reservation
+ * beyond the blocks the tokens need and the unused tail of each last
+ * block. A block of one group spans group_size layers; sliding groups
+ * hold only their window's tokens. */
+typedef struct waste {
+  int64_t token_bytes, alloc_bytes, unused_bytes, frag_bytes;
+} waste_t;
+
+/* A request that reserved its tokens up front (TGI, static batches, HF). */
+static void waste_reserved(const kvsim__replica_t *rep, const kvsim_plan_t *pl, const kvsim_request_t *r,
+                           int64_t computed, waste_t *w) {
+  const double per_tok = (double)pl->block_bytes / (double)pl->p.block_size;
+  int64_t tokens = computed < r->reserved_tokens ? computed : r->reserved_tokens;
+  w->alloc_bytes += (int64_t)((double)r->reserved_tokens * per_tok);
+  w->token_bytes += (int64_t)((double)tokens * per_tok);
+  w->unused_bytes += (int64_t)((double)(r->reserved_tokens - tokens) * per_tok);
+  /* An HF quantized row: its scales and zero points are overhead
+   * beside its tokens' bits, and its residual window's blocks too. */
+  if (pl->p.engine == KVSIM_PLAN_HF && pl->kv_scale_bytes_per_token > 0) {
+    int64_t scales = tokens * pl->kv_scale_bytes_per_token;
+    w->token_bytes -= scales;
+    w->frag_bytes += scales;
+  }
+  if (pl->p.engine == KVSIM_PLAN_HF && rep->kv.residual_blocks) {
+    int64_t rb = (int64_t)r->blocks[rep->kv.num_groups].len * pl->block_bytes;
+    w->alloc_bytes += rb;
+    w->frag_bytes += rb;
+  }
+}
+
+/* A request of a paged pool: each group's live blocks, and the residual
+ * window of an int8/int4 cache, which holds real tokens too. */
+static void waste_paged(const kvsim__replica_t *rep, const kvsim_plan_t *pl, const kvsim_request_t *r,
+                        int64_t computed, waste_t *w) {
+  const int64_t bs = pl->p.block_size;
+  const double per_tok = (double)pl->block_bytes / (double)bs;
+  for (int g = 0; g < rep->kv.num_groups; g++) {
+    const kvsim_blocks_t *t = &r->blocks[g];
+    int64_t live = t->len - t->num_skipped;
+    int64_t tokens = computed - (int64_t)t->num_skipped * bs;
+    if (tokens > live * bs)
+      tokens = live * bs;
+    if (tokens < 0)
+      tokens = 0;
+    int64_t needed = (tokens + bs - 1) / bs;
+    w->alloc_bytes += live * pl->block_bytes;
+    w->token_bytes += (int64_t)((double)tokens * per_tok);
+    w->unused_bytes += (live - needed) * pl->block_bytes;
+    w->frag_bytes += (int64_t)((double)(needed * bs - tokens) * per_tok);
+  }
+  if (rep->kv.residual_blocks) {
+    int64_t rb = (int64_t)r->blocks[rep->kv.num_groups].len * pl->block_bytes;
+    int64_t rt = computed < pl->p.kv_residual_tokens ? computed : pl->p.kv_residual_tokens;
+    int64_t used = pl->residual_bytes_per_request / (pl->p.kv_residual_tokens ? pl->p.kv_residual_tokens : 1) * rt;
+    w->alloc_bytes += rb;
+    w->token_bytes += used;
+    w->frag_bytes += rb - used;
+  }
+}
+
 int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now, bool tick,
                           kvsim_sample_t *s, kvsim_err *err) {
   const kvsim_pool_t *pool = &rep->kv.pool;
@@ -304,67 +365,22 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
   s->prompt_tokens_total = sc->prompt_tokens_total;
   s->generation_tokens_total = sc->generation_tokens_total;
   s->cpu_kv_cache_usage = kvsim_cpu_tier_usage(&rep->cpu);
-  /* Allocation waste (the vLLM paper's accounting): bytes allocated to
-   * requests against bytes holding their tokens, split into reservation
-   * beyond the blocks the tokens need and the unused tail of each last
-   * block. A block of one group spans group_size layers; sliding groups
-   * hold only their window's tokens. */
-  int64_t bs = pl->p.block_size;
-  int64_t token_bytes = 0, alloc_bytes = 0, unused_bytes = 0, frag_bytes = 0;
-  double per_tok = (double)pl->block_bytes / (double)bs;
   /* Holders outside `running` (V0 swapped, static batch slots) count too. */
   kvsim_request_t *const *held = NULL;
   int32_t nheld = sc->ops->held ? sc->ops->held(sc, &held) : 0;
+  waste_t w = {0, 0, 0, 0};
   for (int32_t i = 0; i < sc->running.n + nheld; i++) {
     const kvsim_request_t *r = i < sc->running.n ? sc->running.v[i] : held[i - sc->running.n];
     int64_t computed = r->num_computed + r->step_new;
-    if (r->reserved_tokens > 0) {
-      int64_t tokens = computed < r->reserved_tokens ? computed : r->reserved_tokens;
-      alloc_bytes += (int64_t)((double)r->reserved_tokens * per_tok);
-      token_bytes += (int64_t)((double)tokens * per_tok);
-      unused_bytes += (int64_t)((double)(r->reserved_tokens - tokens) * per_tok);
-      /* An HF quantized row: its scales and zero points are overhead
-       * beside its tokens' bits, and its residual window's blocks too. */
-      if (pl->p.engine == KVSIM_PLAN_HF && pl->kv_scale_bytes_per_token > 0) {
-        int64_t scales = tokens * pl->kv_scale_bytes_per_token;
-        token_bytes -= scales;
-        frag_bytes += scales;
-      }
-      if (pl->p.engine == KVSIM_PLAN_HF && rep->kv.residual_blocks) {
-        int64_t rb = (int64_t)r->blocks[rep->kv.num_groups].len * pl->block_bytes;
-        alloc_bytes += rb;
-        frag_bytes += rb;
-      }
-      continue;
-    }
-    for (int g = 0; g < rep->kv.num_groups; g++) {
-      const kvsim_blocks_t *t = &r->blocks[g];
-      int64_t live = t->len - t->num_skipped;
-      int64_t tokens = computed - (int64_t)t->num_skipped * bs;
-      if (tokens > live * bs)
-        tokens = live * bs;
-      if (tokens < 0)
-        tokens = 0;
-      int64_t needed = (tokens + bs - 1) / bs;
-      alloc_bytes += live * pl->block_bytes;
-      token_bytes += (int64_t)((double)tokens * per_tok);
-      unused_bytes += (live - needed) * pl->block_bytes;
-      frag_bytes += (int64_t)((double)(needed * bs - tokens) * per_tok);
-    }
-    /* The residual window of an int8/int4 cache holds real tokens too. */
-    if (rep->kv.residual_blocks) {
-      int64_t rb = (int64_t)r->blocks[rep->kv.num_groups].len * pl->block_bytes;
-      int64_t rt = computed < pl->p.kv_residual_tokens ? computed : pl->p.kv_residual_tokens;
-      int64_t used = pl->residual_bytes_per_request / (pl->p.kv_residual_tokens ? pl->p.kv_residual_tokens : 1) * rt;
-      alloc_bytes += rb;
-      token_bytes += used;
-      frag_bytes += rb - used;
-    }
+    if (r->reserved_tokens > 0)
+      waste_reserved(rep, pl, r, computed, &w);
+    else
+      waste_paged(rep, pl, r, computed, &w);
   }
-  s->kv_reserved_unused_bytes = unused_bytes;
-  s->kv_internal_frag_bytes = frag_bytes;
-  s->kv_token_bytes = token_bytes;
-  s->kv_allocated_bytes = alloc_bytes;
+  s->kv_reserved_unused_bytes = w.unused_bytes;
+  s->kv_internal_frag_bytes = w.frag_bytes;
+  s->kv_token_bytes = w.token_bytes;
+  s->kv_allocated_bytes = w.alloc_bytes;
   /* A tick of an idle replica with requests waiting is one more attempt
    * without progress (a busy replica has a step in flight). */
   return tick && !rep->busy ? guard(rep, false, err) : KVSIM_OK;
