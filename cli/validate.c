@@ -150,51 +150,94 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
   return 0;
 }
 
+/* The parsed flags of kvsim validate. */
+typedef struct vopts {
+  const char *startup, *measured, *silicon, *series, *perf_file;
+  cli_list metas, sets, filters, gpus;
+  bool json, band, all, no_refit, range_seen, max_error_seen;
+  double max_error, range_ratio;
+} vopts_t;
+
+/* One mode of the four, with the flags that go with it. */
+static int dispatch(vopts_t *o, const char *const *pos, int npos) {
+  if (o->max_error_seen && !(o->max_error >= 0)) /* -1 is "no threshold", not a value to give */
+    return cli_fail("validate", "--max-error: %g must be >= 0", o->max_error);
+  int modes = (o->startup != NULL) + (o->measured != NULL) + (o->silicon != NULL) + o->all;
+  kvsim_gpu_perf_t perf;
+  if (o->perf_file) {
+    kvsim_err err = {0};
+    if (o->startup || o->all)
+      return cli_fail("validate", "--perf goes with --measured or --silicon");
+    if (kvsim_fidelity_perf_of_kernels(o->perf_file, &perf, &err) < 0)
+      return cli_fail("validate", "--perf: %s", err.msg);
+  }
+  if (modes == 0)
+    return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "
+                                "see kvsim validate --help)");
+  if (modes > 1)
+    return cli_fail("validate", "give only one of --startup, --measured, --silicon, --all");
+  if (o->measured) {
+    if (npos != 1)
+      return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
+    return run_measured(o->measured, pos[0], &o->sets, o->series, o->perf_file, o->json, o->max_error, o->band);
+  }
+  if (npos)
+    return cli_fail("validate", "unexpected argument '%s'", pos[0]);
+  if (o->sets.n || o->series)
+    return cli_fail("validate", "--set and --series go with --measured");
+  if (o->silicon) {
+    if (o->range_seen && !(o->range_ratio > 0 && o->range_ratio <= 1))
+      return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", o->range_ratio);
+    return run_silicon(o->silicon, &o->filters, &o->gpus, o->range_seen ? o->range_ratio : KVSIM_FID_SIL_RANGE_AUTO,
+                       o->perf_file ? &perf : NULL, o->perf_file, o->json, o->max_error, o->band);
+  }
+  if (o->filters.n || o->gpus.n || o->range_seen || o->band)
+    return cli_fail("validate", "%s", o->band ? "--band goes with --measured or --silicon"
+                                              : "--filter, --gpu and --range-ratio go with --silicon");
+  return o->all ? run_all(o->no_refit, o->json) : run_startup(o->startup, &o->metas, o->json, o->max_error);
+}
+
 int cmd_validate(int argc, char **argv) {
-  const char *startup = NULL, *measured = NULL, *silicon = NULL, *series = NULL, *perf_file = NULL;
-  cli_list metas = {0}, sets = {0}, filters = {0}, gpus = {0};
-  bool json = false, band = false, all = false, no_refit = false, range_seen = false;
-  bool max_error_seen = false;
-  double max_error = -1, range_ratio = KVSIM_FID_SIL_RANGE_RATIO;
+  vopts_t o = {.max_error = -1, .range_ratio = KVSIM_FID_SIL_RANGE_RATIO};
   const cli_arg args[] = {
-      {"--startup", ARG_PATH, &startup,
+      {"--startup", ARG_PATH, &o.startup,
        "start-up log table (vllm_startup_logs.csv): logged vs kvsim KV budget per row", NULL},
-      {"--meta", ARG_LIST, &metas,
+      {"--meta", ARG_LIST, &o.metas,
        "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable",
        NULL},
-      {"--measured", ARG_PATH, &measured,
+      {"--measured", ARG_PATH, &o.measured,
        "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark "
        "JSON); the scenario that replays it is the positional argument",
        NULL},
-      {"--set", ARG_LIST, &sets, "with --measured: override a scenario key (repeatable)", NULL},
-      {"--series", ARG_PATH, &series,
+      {"--set", ARG_LIST, &o.sets, "with --measured: override a scenario key (repeatable)", NULL},
+      {"--series", ARG_PATH, &o.series,
        "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
-      {"--silicon", ARG_PATH, &silicon,
+      {"--silicon", ARG_PATH, &o.silicon,
        "fixed-concurrency table (AIConfigurator silicon CSV): each row reproduced by a closed-loop run", NULL},
-      {"--filter", ARG_LIST, &filters,
+      {"--filter", ARG_LIST, &o.filters,
        "with --silicon: keep rows with KEY=VALUE (model, gpu, or a column such as system, precision, "
        "tp_size); repeatable, the same key twice = either value",
        NULL},
-      {"--gpu", ARG_LIST, &gpus,
+      {"--gpu", ARG_LIST, &o.gpus,
        "with --silicon: a GPU JSON file replacing the catalog GPU of the same name (e.g. calibrated "
        "coefficients); repeatable",
        NULL},
-      {"--perf", ARG_STR, &perf_file,
+      {"--perf", ARG_STR, &o.perf_file,
        "with --measured or --silicon: this kernel profile (configs/kernels NAME, e.g. h200) replaces every "
        "GPU's own tables, scaled to the GPU by its spec figures, as a GPU without tables of its own runs",
        NULL},
-      {"--range-ratio", ARG_NUM, &range_ratio,
+      {"--range-ratio", ARG_NUM, &o.range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
        "benchmark's random dataset (default the row's own: 0.8 for vLLM rows, 1 = fixed lengths for SGLang's)",
-       &range_seen},
-      {"--band", ARG_FLAG, &band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
-      {"--all", ARG_FLAG, &all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
-      {"--no-refit", ARG_FLAG, &no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
-      {"--json", ARG_FLAG, &json, "print one JSON object", NULL},
-      {"--max-error", ARG_NUM, &max_error,
+       &o.range_seen},
+      {"--band", ARG_FLAG, &o.band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
+      {"--all", ARG_FLAG, &o.all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
+      {"--no-refit", ARG_FLAG, &o.no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
+      {"--json", ARG_FLAG, &o.json, "print one JSON object", NULL},
+      {"--max-error", ARG_NUM, &o.max_error,
        "exit 1 when the error exceeds this many percent (--startup, --silicon: median absolute error; "
        "--measured: any of TTFT/TPOT/E2E mean, p50, p99)",
-       &max_error_seen},
+       &o.max_error_seen},
       {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
@@ -203,43 +246,5 @@ int cmd_validate(int argc, char **argv) {
                      "[--series FILE] [--perf GPU] | --silicon FILE [--filter K=V]... [--gpu FILE]... "
                      "[--perf GPU] [--range-ratio R] [--band] | --all  [--json] [--max-error PCT]",
                      args, argc, argv, 2, pos, 1, &npos);
-  if (rc)
-    return rc == 1 ? 0 : rc;
-  if (max_error_seen && !(max_error >= 0)) /* -1 is "no threshold", not a value to give */
-    return cli_fail("validate", "--max-error: %g must be >= 0", max_error);
-  int modes = (startup != NULL) + (measured != NULL) + (silicon != NULL) + all;
-  kvsim_gpu_perf_t perf;
-  const char *perf_label = perf_file;
-  if (perf_file) {
-    kvsim_err err = {0};
-    if (startup || all)
-      return cli_fail("validate", "--perf goes with --measured or --silicon");
-    if (kvsim_fidelity_perf_of_kernels(perf_file, &perf, &err) < 0)
-      return cli_fail("validate", "--perf: %s", err.msg);
-  }
-  if (modes == 0)
-    return cli_fail("validate", "--startup FILE is required (or --measured FILE SCENARIO.json, or --silicon FILE; "
-                                "see kvsim validate --help)");
-  if (modes > 1)
-    return cli_fail("validate", "give only one of --startup, --measured, --silicon, --all");
-  if (measured) {
-    if (npos != 1)
-      return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
-    return run_measured(measured, pos[0], &sets, series, perf_file, json, max_error, band);
-  }
-  if (npos)
-    return cli_fail("validate", "unexpected argument '%s'", pos[0]);
-  if (sets.n || series)
-    return cli_fail("validate", "--set and --series go with --measured");
-  if (silicon) {
-    if (range_seen && !(range_ratio > 0 && range_ratio <= 1))
-      return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", range_ratio);
-    if (!range_seen)
-      range_ratio = KVSIM_FID_SIL_RANGE_AUTO;
-    return run_silicon(silicon, &filters, &gpus, range_ratio, perf_file ? &perf : NULL, perf_file ? perf_label : NULL,
-                       json, max_error, band);
-  }
-  if (filters.n || gpus.n || range_seen || band)
-    return cli_fail("validate", "%s", band ? "--band goes with --measured or --silicon" : "--filter, --gpu and --range-ratio go with --silicon");
-  return all ? run_all(no_refit, json) : run_startup(startup, &metas, json, max_error);
+  return rc ? (rc == 1 ? 0 : rc) : dispatch(&o, pos, npos);
 }
