@@ -48,8 +48,9 @@ static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *er
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
   char w[4200];
   snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
-  if (n < 1 || n > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)n);
+  if (n < 1 || n > KVSIM_MAX_REPLICAS)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, %d]", w, (long long)n,
+                         KVSIM_MAX_REPLICAS);
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   int rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err);
   if (rc < 0)

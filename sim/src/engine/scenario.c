@@ -63,10 +63,11 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   /* Ranges first: the expert-parallel rule below divides by tp; the EP
    * group is tp x at most all replicas. */
   if ((rc = gib_given) < 0 ||
-      (rc = kvsim__json_int_in(o, "tensor_parallel_size", 1, 1024, &tp, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "pipeline_parallel_size", 1, 1024, &pp, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "replicas", 1, 4096, &rep, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "expert_parallel_size", 1, 1024 * 4096, &ep, w, err)) < 0)
+      (rc = kvsim__json_int_in(o, "tensor_parallel_size", 1, KVSIM_MAX_PARALLEL, &tp, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "pipeline_parallel_size", 1, KVSIM_MAX_PARALLEL, &pp, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "replicas", 1, KVSIM_MAX_REPLICAS, &rep, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "expert_parallel_size", 1,
+                                     (int64_t)KVSIM_MAX_PARALLEL * KVSIM_MAX_REPLICAS, &ep, w, err)) < 0)
     return rc;
   if ((rc = kvsim__scenario_check_ep(ep, tp, rep, w, err)) < 0)
     return rc;
@@ -132,9 +133,9 @@ static int parse_lora(const cJSON *o, kvsim_plan_lora_params_t *l, const char *w
   int rc;
   if ((rc = kvsim__json_bool(o, "enable_lora", &l->enable, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "fully_sharded_loras", &l->fully_sharded, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_loras", 1, 4096, DEFAULT_NOTE, &loras, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_lora_rank", 1, 512, DEFAULT_NOTE, &rank, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_cpu_loras", 1, 4096, DEFAULT_NOTE, &cpu, w, err)) < 0)
+      (rc = kvsim__json_int_min(o, "max_loras", 1, KVSIM_MAX_LORAS, DEFAULT_NOTE, &loras, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_lora_rank", 1, KVSIM_MAX_LORA_RANK, DEFAULT_NOTE, &rank, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "max_cpu_loras", 1, KVSIM_MAX_LORAS, DEFAULT_NOTE, &cpu, w, err)) < 0)
     return rc;
   l->max_loras = (int)loras;
   l->max_lora_rank = (int)rank;
@@ -208,7 +209,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
       (rc = max_model_len(o, &mml, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "block_size", 1, 4096, DEFAULT_NOTE, &bs, w, err)) < 0 ||
+      (rc = kvsim__json_int_min(o, "block_size", 1, KVSIM_MAX_BLOCK_SIZE, DEFAULT_NOTE, &bs, w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "max_num_seqs", 1, KVSIM_PLAN_MAX_SEQS, DEFAULT_NOTE, &seqs, w,
                                 err)) < 0 ||
       (rc = kvsim__json_int_min(o, "max_num_batched_tokens", 1, tok, DEFAULT_NOTE, &mbt, w, err)) <
@@ -217,7 +218,7 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
                                 DEFAULT_NOTE, &blocks, w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "kv_cache_memory_bytes", 1, KVSIM_GPU_MAX_MEMORY_BYTES,
                                 DEFAULT_NOTE, &kvb, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "kv_quant_group", 1, 1 << 20, &grp, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(o, "kv_quant_group", 1, KVSIM_MAX_QUANT_GROUP, &grp, w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "kv_residual_tokens", 0, tok, NULL, &res, w, err)) < 0 ||
       (rc = kvsim__json_int_min(o, "offload_store_threshold", 0, UINT32_MAX, NULL, &store, w,
                                 err)) < 0)

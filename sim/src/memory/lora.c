@@ -30,9 +30,8 @@
 /* vllm/config/lora.py MaxLoRARanks. */
 static const int ranks[] = {1, 8, 16, 32, 64, 128, 256, 320, 512};
 
-/* vllm/config/lora.py has no upper bound on max_loras; every slot is
- * preallocated on every layer, so 4096 is far above what fits a GPU. */
-#define MAX_LORAS 4096
+/* The slot bound is the registry's (kvsim/params.h KVSIM_MAX_LORAS). */
+#define MAX_LORAS KVSIM_MAX_LORAS
 
 int kvsim__lora_resolve(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim_err *err) {
   kvsim_plan_lora_params_t *l = &p->lora;

@@ -280,14 +280,14 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
       {p->tp, 1, max_par, "--tensor-parallel-size", "hardware.tensor_parallel_size"},
       {p->pp, 1, max_par, "--pipeline-parallel-size", "hardware.pipeline_parallel_size"},
       /* ep = tp x data-parallel ranks. */
-      {p->ep, 0, max_par * max_par, "expert parallelism", "hardware.expert_parallel_size"},
+      {p->ep, 0, max_par * KVSIM_MAX_REPLICAS, "expert parallelism", "hardware.expert_parallel_size"},
       {p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len"},
-      {p->block_size, 0, 4096, "--block-size", "engine.block_size"},
+      {p->block_size, 0, KVSIM_MAX_BLOCK_SIZE, "--block-size", "engine.block_size"},
       {p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
        "engine.max_num_batched_tokens"},
       {p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs"},
       /* A scale group wider than any head vector is one group per head. */
-      {p->kv_quant_group, 1, 1 << 20, "--kv-quant-group", "engine.kv_quant_group"},
+      {p->kv_quant_group, 1, KVSIM_MAX_QUANT_GROUP, "--kv-quant-group", "engine.kv_quant_group"},
       {p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens", "engine.kv_residual_tokens"},
       {p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes",
        "engine.kv_cache_memory_bytes"},
@@ -366,8 +366,9 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
       p->block_size = major == 10 ? 128 : major == 9 ? 64 : 16;
     }
   }
-  if (p->block_size < 1 || p->block_size > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, 4096]", p->block_size);
+  if (p->block_size < 1 || p->block_size > KVSIM_MAX_BLOCK_SIZE)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, %d]", p->block_size,
+                         KVSIM_MAX_BLOCK_SIZE);
   if (p->total_memory_bytes <= 0)
     p->total_memory_bytes = g->memory_total_bytes;
   if (p->max_model_len <= 0)

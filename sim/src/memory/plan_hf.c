@@ -62,10 +62,10 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     if (h->nbits != 2 && h->nbits != 4)
       return kvsim_err_set(err, KVSIM_EINVAL, "--nbits (engine.nbits): %d (quanto takes 2 or 4)",
                            h->nbits);
-    if (h->q_group_size < 1 || h->q_group_size > 1 << 20)
+    if (h->q_group_size < 1 || h->q_group_size > KVSIM_MAX_QUANT_GROUP)
       return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--q-group-size (engine.q_group_size): %d is out of range [1, 1048576]",
-                           h->q_group_size);
+                           "--q-group-size (engine.q_group_size): %d is out of range [1, %d]",
+                           h->q_group_size, KVSIM_MAX_QUANT_GROUP);
     if (h->residual_length < 0 || h->residual_length > KVSIM_MODEL_MAX_CONTEXT)
       return kvsim_err_set(err, KVSIM_EINVAL,
                            "--residual-length (engine.residual_length): %d is out of range",

@@ -124,7 +124,7 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
     int64_t v, lo, hi;
     const char *what;
   } ints[] = {
-      {p->block_size, 0, 4096, "--page-size (engine.page_size)"},
+      {p->block_size, 0, KVSIM_MAX_BLOCK_SIZE, "--page-size (engine.page_size)"},
       {p->max_model_len, 0, tok, "--context-length (engine.max_model_len)"},
       {s->max_total_tokens, 0, tok, "--max-total-tokens (engine.max_total_tokens)"},
       {s->max_running_requests, 0, KVSIM_PLAN_MAX_SEQS,

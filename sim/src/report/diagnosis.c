@@ -53,7 +53,7 @@ static int gpus_per_replica(const kvsim_summary_t *s) {
 
 static void advise_replicas(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int to) {
   int n = s->replicas > 0 ? s->replicas : 1, g = gpus_per_replica(s);
-  if (to <= n || to > 4096)
+  if (to <= n || to > KVSIM_MAX_REPLICAS)
     return;
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_REPLICAS, to);
   if (!a)
@@ -76,7 +76,7 @@ static void advise_replica(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
 static void advise_replicas_for(kvsim_diagnosis_t *d, const kvsim_summary_t *s, double offered) {
   int n = s->replicas > 0 ? s->replicas : 1;
   double need = s->requests_per_s > 0 ? ceil(1.15 * n * offered / s->requests_per_s - 1e-9) : n + 1;
-  advise_replicas(d, s, need > n + 1 ? (int)fmin(need, 4096) : n + 1);
+  advise_replicas(d, s, need > n + 1 ? (int)fmin(need, KVSIM_MAX_REPLICAS) : n + 1);
 }
 
 /* Twice the tensor parallelism, within one 8-GPU node (NVLink). */

@@ -70,7 +70,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     const char *flag;
   } ints[] = {
       {kvsim__calc_given(args, flags, offsetof(hf_args, len)), a->len, 1, tok, "--max-cache-len"},
-      {true, a->group, 1, 1 << 20, "--q-group-size"},
+      {true, a->group, 1, KVSIM_MAX_QUANT_GROUP, "--q-group-size"},
       {true, a->residual, 0, tok, "--residual-length"},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)

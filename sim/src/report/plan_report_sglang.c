@@ -70,13 +70,13 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
   if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > 1024) /* named as typed: --tp-size is SGLang's own spelling */
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be in [1, 1024]",
+  if (a->tp < 1 || a->tp > KVSIM_MAX_PARALLEL) /* named as typed: --tp-size is SGLang's own spelling */
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be in [1, %d]",
                          kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
-                         (long long)a->tp);
-  if (a->pp < 1 || a->pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]",
-                         (long long)a->pp);
+                         (long long)a->tp, KVSIM_MAX_PARALLEL);
+  if (a->pp < 1 || a->pp > KVSIM_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, %d]",
+                         (long long)a->pp, KVSIM_MAX_PARALLEL);
   /* -1 is "automatic" / "not measured", never a value to give. */
   if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
@@ -103,7 +103,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     const char *flag;
   } ints[] = {
       {offsetof(sglang_args, ctx), a->ctx, 1, tok, "--context-length"},
-      {offsetof(sglang_args, page), a->page, 1, 4096, "--page-size"},
+      {offsetof(sglang_args, page), a->page, 1, KVSIM_MAX_BLOCK_SIZE, "--page-size"},
       {offsetof(sglang_args, mtt), a->mtt, 1, tok, "--max-total-tokens"},
       {offsetof(sglang_args, mrr), a->mrr, 1, KVSIM_PLAN_MAX_SEQS, "--max-running-requests"},
       {offsetof(sglang_args, mpt), a->mpt, 1, tok, "--max-prefill-tokens"},
@@ -125,7 +125,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                         sizeof p.quantization, err) < 0)
     return err->code;
   p.max_model_len = a->ctx;
-  p.block_size = a->page > 4096 ? 4097 : (int)a->page; /* the plan names the range */
+  p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1 : (int)a->page; /* the plan names the range */
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;

@@ -96,10 +96,12 @@ static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
 static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kvsim_err *err) {
   const vllm_args *a = (const vllm_args *)args->bytes;
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(vllm_args, field))
-  if (a->tp < 1 || a->tp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]", (long long)a->tp);
-  if (a->pp < 1 || a->pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]", (long long)a->pp);
+  if (a->tp < 1 || a->tp > KVSIM_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, %d]", (long long)a->tp,
+                         KVSIM_MAX_PARALLEL);
+  if (a->pp < 1 || a->pp > KVSIM_MAX_PARALLEL)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, %d]", (long long)a->pp,
+                         KVSIM_MAX_PARALLEL);
   const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;
   const struct {
     bool given;
@@ -108,22 +110,22 @@ static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kv
   } ints[] = {
       {GIVEN(mml_s), mml, 1, max_tokens, "--max-model-len"},
       /* The plan's bound; vLLM's CacheConfig has no block size 0. */
-      {GIVEN(bs), a->bs, 1, 4096, "--block-size"},
+      {GIVEN(bs), a->bs, 1, KVSIM_MAX_BLOCK_SIZE, "--block-size"},
       {GIVEN(seqs), a->seqs, 1, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs"},
       {GIVEN(mbt), a->mbt, 1, max_tokens, "--max-num-batched-tokens"},
       {GIVEN(kvbytes), a->kvbytes, 1, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes"},
       /* vLLM's block ids are int32 (KVSIM_PLAN_MAX_BLOCKS). */
       {GIVEN(blocks_override), a->blocks_override, 1, KVSIM_PLAN_MAX_BLOCKS,
        "--num-gpu-blocks-override"},
-      {true, a->kv_group, 1, 1 << 20, "--kv-quant-group"},
+      {true, a->kv_group, 1, KVSIM_MAX_QUANT_GROUP, "--kv-quant-group"},
       {true, a->kv_residual, 0, max_tokens, "--kv-residual-tokens"},
       /* kvsim_plan_reverse's bounds. */
       {GIVEN(target), a->target, 1, INT64_C(1) << 30, "--target-concurrency"},
       {GIVEN(seq_len_s), seq_len, 1, max_tokens, "--seq-len"},
       /* Narrowed to int: the plan checks vLLM's own rules (lora.c). */
-      {GIVEN(max_loras), a->max_loras, 1, 4096, "--max-loras"},
-      {GIVEN(max_lora_rank), a->max_lora_rank, 1, 512, "--max-lora-rank"},
-      {GIVEN(max_cpu_loras), a->max_cpu_loras, 1, 4096, "--max-cpu-loras"},
+      {GIVEN(max_loras), a->max_loras, 1, KVSIM_MAX_LORAS, "--max-loras"},
+      {GIVEN(max_lora_rank), a->max_lora_rank, 1, KVSIM_MAX_LORA_RANK, "--max-lora-rank"},
+      {GIVEN(max_cpu_loras), a->max_cpu_loras, 1, KVSIM_MAX_LORAS, "--max-cpu-loras"},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
     if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <

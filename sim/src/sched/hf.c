@@ -52,7 +52,7 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
        * max_position_embeddings); a written 0 was silently that default. */
       (rc = kvsim__json_int_in(engine, "max_cache_len", 1, hi, &len, w, err)) < 0 ||
       (rc = kvsim__json_int(engine, "nbits", &nbits, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "q_group_size", 1, 1 << 20, &group, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(engine, "q_group_size", 1, KVSIM_MAX_QUANT_GROUP, &group, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "residual_length", 0, hi, &res, w, err)) < 0)
     return rc;
   if (kvsim_hf_cache_parse(cache, &c) < 0)

@@ -57,7 +57,7 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
                                &o->schedule_conservativeness, w, err)) < 0 ||
       (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024, KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0,
                                &o->gpu_memory_capacity_mib, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "page_size", 1, 4096, &page, w, err)) < 0 ||
+      (rc = kvsim__json_int_in(e, "page_size", 1, KVSIM_MAX_BLOCK_SIZE, &page, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_total_tokens", 1, tok, &o->max_total_tokens, w, err)) < 0 ||
       (rc = kvsim__json_int_in(e, "max_running_requests", 1, KVSIM_PLAN_MAX_SEQS,
                                &o->max_running_requests, w, err)) < 0 ||

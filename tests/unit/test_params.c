@@ -1,0 +1,96 @@
+/* The parameter registry (kvsim/params.h): every row complete, bounds
+ * ordered, flags and keys unique and mapping both ways, and the range
+ * check's wording and parameter id. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "kvsim/params.h"
+
+Test(params, every_row_is_complete_and_at_its_id) {
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    cr_assert_not_null(p, "row %d", id);
+    cr_assert_eq((int)p->id, id, "row %d holds id %d", id, (int)p->id);
+    cr_assert(p->key && *p->key, "row %d has a key", id);
+    cr_assert(p->doc && *p->doc, "%s has a doc line", p->key);
+    cr_assert(p->dflt && *p->dflt, "%s has a default rule", p->key);
+    cr_assert(p->profiles && *p->profiles, "%s names its profiles", p->key);
+    cr_assert(!strchr(p->doc, '|') && !strchr(p->dflt, '|'), "%s: no table separator in its text",
+              p->key);
+  }
+  cr_assert_null(kvsim_param_get(KVSIM_PARAM_NONE), "no row for NONE");
+  cr_assert_null(kvsim_param_get(KVSIM_PARAM_COUNT), "no row past the end");
+}
+
+Test(params, bounds_are_ordered_and_integers_exact) {
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (p->type != KVSIM_PARAM_INT && p->type != KVSIM_PARAM_NUM) {
+      cr_assert(p->min == 0 && p->max == 0, "%s: a %d has no bounds", p->key, (int)p->type);
+      continue;
+    }
+    cr_assert(isfinite(p->min) && isfinite(p->max), "%s: finite bounds", p->key);
+    cr_assert(p->min < p->max, "%s: min %g < max %g", p->key, p->min, p->max);
+    if (p->type == KVSIM_PARAM_INT) {
+      cr_assert(p->min == floor(p->min) && p->max == floor(p->max), "%s: integer bounds", p->key);
+      cr_assert(p->max <= 9007199254740992.0, "%s: max %g exact as a double", p->key, p->max);
+    }
+  }
+}
+
+Test(params, keys_and_flags_map_both_ways) {
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    cr_assert_eq(kvsim_param_by_key(p->key), p, "%s found by its key", p->key);
+    if (!p->flag)
+      continue;
+    cr_assert(!strncmp(p->flag, "--", 2), "%s: flag %s", p->key, p->flag);
+    const kvsim_param_t *back = kvsim_param_by_flag(p->flag);
+    cr_assert_eq(back, p, "%s -> %s -> %s", p->key, p->flag, back ? back->key : "(none)");
+    cr_assert_eq(kvsim_param_by_key(back->key), p, "%s round-trips", p->flag);
+  }
+  cr_assert_null(kvsim_param_by_key("engine.no_such_key"), "unknown key");
+  cr_assert_null(kvsim_param_by_flag("--no-such-flag"), "unknown flag");
+  cr_assert_str_eq(kvsim_param_leaf(kvsim_param_get(KVSIM_PARAM_BLOCK_SIZE)), "block_size", "leaf");
+  cr_assert_str_eq(kvsim_param_leaf(kvsim_param_get(KVSIM_PARAM_SEED)), "seed", "top-level leaf");
+}
+
+Test(params, the_shared_limits_are_the_rows_bounds) {
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_TENSOR_PARALLEL_SIZE)->max, KVSIM_MAX_PARALLEL, "TP");
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE)->max, KVSIM_MAX_PARALLEL, "PP");
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_REPLICAS)->max, KVSIM_MAX_REPLICAS, "replicas");
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_BLOCK_SIZE)->max, KVSIM_MAX_BLOCK_SIZE, "block size");
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_PAGE_SIZE)->max, KVSIM_MAX_BLOCK_SIZE, "page size");
+  cr_assert_eq(kvsim_param_get(KVSIM_PARAM_EXPERT_PARALLEL_SIZE)->max,
+               (double)KVSIM_MAX_PARALLEL * KVSIM_MAX_REPLICAS, "EP: TP x replicas");
+}
+
+Test(params, a_range_error_carries_the_id_and_what) {
+  kvsim_err e = {0};
+  cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 16, "x", &e), KVSIM_OK, "in range");
+  cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 5000, "--block-size", &e), KVSIM_EINVAL,
+               "out of range");
+  cr_assert_str_eq(e.msg, "--block-size: 5000 is out of range [1, 4096]", "message");
+  cr_assert_eq(e.param, KVSIM_PARAM_BLOCK_SIZE, "id");
+  cr_assert_str_eq(kvsim_err_what(&e), "5000 is out of range [1, 4096]", "what");
+  kvsim_err_prefix(&e, "file.json");
+  cr_assert_str_eq(e.msg, "file.json: --block-size: 5000 is out of range [1, 4096]", "prefixed");
+  cr_assert_str_eq(kvsim_err_what(&e), "5000 is out of range [1, 4096]", "what kept");
+  cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, 0, "u", &e), KVSIM_EINVAL,
+               "0 is outside (0, 1]");
+  cr_assert_str_eq(kvsim_err_what(&e), "0 is out of range (0, 1]", "open bound shown");
+  cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, 1, "u", &e), KVSIM_OK,
+               "1 is inside (0, 1]");
+  kvsim_err_set(&e, KVSIM_EINVAL, "plain %d", 1);
+  cr_assert_eq(e.param, 0, "a plain error names no parameter");
+  cr_assert_str_eq(kvsim_err_what(&e), "plain 1", "its what is the message");
+}
+
+Test(params, calc_name_is_flag_and_key) {
+  char b[128];
+  cr_assert_str_eq(kvsim_param_calc_name(KVSIM_PARAM_MAX_NUM_SEQS, b, sizeof b),
+                   "--max-num-seqs (engine.max_num_seqs)", "flag and key");
+  cr_assert_str_eq(kvsim_param_calc_name(KVSIM_PARAM_REPLICAS, b, sizeof b), "hardware.replicas",
+                   "no flag: the key");
+}
