@@ -79,12 +79,23 @@ Test(params, a_range_error_carries_the_id_and_what) {
   cr_assert_str_eq(kvsim_err_what(&e), "5000 is out of range [1, 4096]", "what kept");
   cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, 0, "u", &e), KVSIM_EINVAL,
                "0 is outside (0, 1]");
-  cr_assert_str_eq(kvsim_err_what(&e), "0 is out of range (0, 1]", "open bound shown");
+  cr_assert_str_eq(kvsim_err_what(&e), "0 is outside (0, 1]", "open bound shown");
   cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, 1, "u", &e), KVSIM_OK,
                "1 is inside (0, 1]");
   kvsim_err_set(&e, KVSIM_EINVAL, "plain %d", 1);
   cr_assert_eq(e.param, 0, "a plain error names no parameter");
   cr_assert_str_eq(kvsim_err_what(&e), "plain 1", "its what is the message");
+}
+
+Test(params, the_plan_also_takes_zero_for_a_default) {
+  kvsim_err e = {0};
+  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 0, "b", &e), KVSIM_OK, "0: default");
+  cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 0, "b", &e), KVSIM_EINVAL,
+               "a given 0 is refused");
+  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 4097, "b", &e), KVSIM_EINVAL, "past max");
+  cr_assert_str_eq(e.msg, "b: 4097 is out of range [0, 4096]", "the plan's range");
+  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_KV_QUANT_GROUP, 0, "g", &e), KVSIM_EINVAL,
+               "no default of 0 for the group");
 }
 
 Test(params, calc_name_is_flag_and_key) {

@@ -135,16 +135,23 @@ typedef enum kvsim_param_type {
 
 /* kvsim_param_t.flags */
 enum {
-  /* The plan takes 0 for "the engine's default", so a given value must be
-   * >= min and a 0 below it reads "leave the key out for the default". */
+  /* The plan takes 0 for "the engine's default" (or "off"), so a given
+   * value must be >= min while the plan also accepts 0. */
   KVSIM_PARAM_ZERO_DEFAULT = 1,
+  /* A given value below min reads "must be >= MIN (leave the key out for
+   * the default)": a 0 written would otherwise silently be the default. */
+  KVSIM_PARAM_DEFAULT_NOTE = 2,
   /* A value below min reads "must be >= MIN" rather than "out of range". */
-  KVSIM_PARAM_MIN_WORDING = 2,
+  KVSIM_PARAM_MIN_WORDING = 4,
   /* One profile's own option: its profile parses it (sched/), so it is not
    * among the engine keys every profile shares. */
-  KVSIM_PARAM_PROFILE_OPTION = 4,
+  KVSIM_PARAM_PROFILE_OPTION = 8,
   /* min is excluded from the range: (min, max]. */
-  KVSIM_PARAM_MIN_OPEN = 8,
+  KVSIM_PARAM_MIN_OPEN = 16,
+  /* 0 means no limit: said after the range, "(0: no limit)". */
+  KVSIM_PARAM_ZERO_NO_LIMIT = 32,
+  /* A size in GiB: "NAME: V GiB is out of range [MIN, MAX]". */
+  KVSIM_PARAM_UNIT_GIB = 64,
 };
 
 typedef struct kvsim_param {
@@ -171,7 +178,7 @@ const kvsim_param_t *kvsim_param_by_flag(const char *flag);
 /* The last part of the row's key ("block_size"). */
 const char *kvsim_param_leaf(const kvsim_param_t *p);
 /* How a given value below min is told apart: " (leave the key out for the
- * default)" for ZERO_DEFAULT rows, "" otherwise. */
+ * default)" for DEFAULT_NOTE rows, "" otherwise. */
 const char *kvsim_param_note(const kvsim_param_t *p);
 
 /* Whether v lies in the row's bounds. */
@@ -181,8 +188,13 @@ bool kvsim_param_in_range(const kvsim_param_t *p, double v);
  * file, or the flag): KVSIM_EINVAL "NAME: V is out of range [MIN, MAX]"
  * with the parameter's id (kvsim/error.h), else KVSIM_OK. */
 int kvsim_param_check_int(int id, int64_t v, const char *name, kvsim_err *err);
-/* The same for a number: "NAME: V is out of range [MIN, MAX]" ("(MIN, MAX]"
- * for MIN_OPEN rows). */
+/* The memory plan's range of the same integer: a ZERO_DEFAULT row also
+ * takes 0 (the engine's default), and names its range [0, MAX]. */
+int kvsim_param_check_plan_int(int id, int64_t v, const char *name, kvsim_err *err);
+/* The same for a number: "NAME: V is outside [MIN, MAX]" ("(MIN, MAX]" for
+ * MIN_OPEN rows, then " (0: no limit)" for ZERO_NO_LIMIT rows; "V GiB is
+ * out of range [MIN, MAX]" for UNIT_GIB rows), or for MIN_WORDING rows
+ * below min "NAME: V must be >= MIN". */
 int kvsim_param_check_num(int id, double v, const char *name, kvsim_err *err);
 
 /* The calc context's name of a parameter: "FLAG (KEY)", or KEY without a

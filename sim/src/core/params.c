@@ -19,7 +19,9 @@
 #define B KVSIM_PARAM_BOOL
 #define S KVSIM_PARAM_STR
 #define O KVSIM_PARAM_OBJECT
-#define ZD KVSIM_PARAM_ZERO_DEFAULT
+#define ZD (KVSIM_PARAM_ZERO_DEFAULT | KVSIM_PARAM_DEFAULT_NOTE)
+#define ZNL KVSIM_PARAM_ZERO_NO_LIMIT
+#define GIB (KVSIM_PARAM_MIN_WORDING | KVSIM_PARAM_UNIT_GIB)
 #define MW KVSIM_PARAM_MIN_WORDING
 #define PO KVSIM_PARAM_PROFILE_OPTION
 #define MO KVSIM_PARAM_MIN_OPEN
@@ -52,7 +54,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "prefix_affinity leaves a replica more than this many requests above the least loaded"),
     /* ep = tp x data-parallel ranks, and the ranks are replicas. */
     P(EXPERT_PARALLEL_SIZE, "hardware.expert_parallel_size", NULL, NULL, I, 1,
-      (double)KVSIM_MAX_PARALLEL * KVSIM_MAX_REPLICAS, 0, "1 (off)", V01,
+      (double)KVSIM_MAX_PARALLEL * KVSIM_MAX_REPLICAS, KVSIM_PARAM_ZERO_DEFAULT, "1 (off)", V01,
       "experts spread over tensor_parallel_size x some replicas (--enable-expert-parallel)"),
     P(PROFILE, "engine.profile", "--engine", NULL, S, 0, 0, 0, "vllm-v1", ALL,
       "the engine profile (docs/engines.md)"),
@@ -99,10 +101,10 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "fcfs or priority"),
     P(PREEMPTION_MODE, "engine.preemption_mode", NULL, NULL, S, 0, 0, 0, "recompute", V01,
       "recompute or swap (V0)"),
-    P(SWAP_SPACE, "engine.swap_space", "--swap-space", NULL, N, 0, KVSIM_PLAN_MAX_GIB, 0,
+    P(SWAP_SPACE, "engine.swap_space", "--swap-space", NULL, N, 0, KVSIM_PLAN_MAX_GIB, GIB,
       "the profile's", "vllm-v0", "V0: CPU swap space in GiB per GPU (reports # CPU blocks)"),
     P(KV_OFFLOADING_SIZE, "engine.kv_offloading_size", "--kv-offloading-size", NULL, N, 0,
-      KVSIM_PLAN_MAX_HOST_GIB, 0, "0 (off)", "vllm-v1",
+      KVSIM_PLAN_MAX_HOST_GIB, GIB, "0 (off)", "vllm-v1",
       "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)"),
     /* Compared with 32-bit lookup counts (memory/kvcache.c). */
     P(OFFLOAD_STORE_THRESHOLD, "engine.offload_store_threshold", NULL, NULL, I, 0, UINT32_MAX, MW,
@@ -111,14 +113,14 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "whether a step's KV transfers overlap its compute"),
     P(QUANT_STEP_FACTOR, "engine.quant_step_factor", NULL, NULL, N, KVSIM_STEP_SCALE_MIN,
       KVSIM_STEP_SCALE_MAX, 0, "1", ALL, "step-time factor for a quantized KV cache"),
-    P(WEIGHTS_GIB, "engine.weights_gib", "--weights-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB, 0,
+    P(WEIGHTS_GIB, "engine.weights_gib", "--weights-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB, GIB,
       "predicted", V01, "measured weights (GiB) instead of the prediction"),
     P(ACTIVATION_GIB, "engine.activation_gib", "--activation-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB,
-      0, "predicted", V01, "measured activation peak (GiB)"),
-    P(NON_TORCH_GIB, "engine.non_torch_gib", "--non-torch-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB, 0,
+      GIB, "predicted", V01, "measured activation peak (GiB)"),
+    P(NON_TORCH_GIB, "engine.non_torch_gib", "--non-torch-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB, GIB,
       "predicted", V01, "measured non-torch memory (GiB)"),
     P(CUDA_GRAPH_GIB, "engine.cuda_graph_gib", "--cuda-graph-gib", NULL, N, 0, KVSIM_PLAN_MAX_GIB,
-      0, "predicted", V01,
+      GIB, "predicted", V01,
       "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs"),
     P(VLLM_VERSION, "engine.vllm_version", "--vllm-version", NULL, S, 0, 0, 0,
       "the newest modelled", V01,
@@ -180,7 +182,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "p99 end-to-end latency target, seconds"),
     P(SAMPLE_INTERVAL_S, "output.sample_interval_s", NULL, NULL, N, 1e-3, 86400, 0, "1", ALL,
       "time-series period, seconds"),
-    P(MAX_TIME_S, "output.max_time_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, 0, "0 (no limit)", ALL,
+    P(MAX_TIME_S, "output.max_time_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, ZNL, "0 (no limit)", ALL,
       "stop simulating at this time, seconds"),
     P(MAX_PROMPT_TOKENS, "admission.max_prompt_tokens", NULL, NULL, I, 0, JMAX, MW, "0 (no limit)",
       ALL, "longer prompts are rejected"),
@@ -188,7 +190,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       ALL, "requests asking for more output are rejected"),
     P(MAX_QUEUE_LENGTH, "admission.max_queue_length", NULL, NULL, I, 0, JMAX, MW, "0 (no limit)",
       ALL, "waiting requests per replica before new ones are rejected"),
-    P(MAX_WAIT_S, "admission.max_wait_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, 0, "0 (no limit)", ALL,
+    P(MAX_WAIT_S, "admission.max_wait_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, ZNL, "0 (no limit)", ALL,
       "a request still waiting after this long is rejected, seconds"),
     P(STEP_TIME_SCALE, "perf.step_time_scale", NULL, NULL, N, KVSIM_STEP_SCALE_MIN,
       KVSIM_STEP_SCALE_MAX, 0, "1", ALL, "every step's duration is multiplied by it"),
@@ -222,7 +224,7 @@ const char *kvsim_param_leaf(const kvsim_param_t *p) {
 
 const char *kvsim_param_note(const kvsim_param_t *p) {
   /* 0 is the plan's "the engine's default" (memory/plan.c), never a value to give. */
-  return p->flags & KVSIM_PARAM_ZERO_DEFAULT ? " (leave the key out for the default)" : "";
+  return p->flags & KVSIM_PARAM_DEFAULT_NOTE ? " (leave the key out for the default)" : "";
 }
 
 bool kvsim_param_in_range(const kvsim_param_t *p, double v) {
@@ -238,12 +240,28 @@ int kvsim_param_check_int(int id, int64_t v, const char *name, kvsim_err *err) {
                              (long long)v, (long long)p->min, (long long)p->max);
 }
 
+int kvsim_param_check_plan_int(int id, int64_t v, const char *name, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  if (!(p->flags & KVSIM_PARAM_ZERO_DEFAULT))
+    return kvsim_param_check_int(id, v, name, err);
+  if (v >= 0 && (double)v <= p->max)
+    return KVSIM_OK;
+  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%lld is out of range [0, %lld]",
+                             (long long)v, (long long)p->max);
+}
+
 int kvsim_param_check_num(int id, double v, const char *name, kvsim_err *err) {
   const kvsim_param_t *p = kvsim_param_get(id);
   if (kvsim_param_in_range(p, v))
     return KVSIM_OK;
-  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g is out of range %c%g, %g]", v,
-                             p->flags & KVSIM_PARAM_MIN_OPEN ? '(' : '[', p->min, p->max);
+  if (p->flags & KVSIM_PARAM_MIN_WORDING && v < p->min)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g must be >= %g", v, p->min);
+  if (p->flags & KVSIM_PARAM_UNIT_GIB)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g GiB is out of range [%g, %g]", v,
+                               p->min, p->max);
+  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g is outside %c%g, %g]%s", v,
+                             p->flags & KVSIM_PARAM_MIN_OPEN ? '(' : '[', p->min, p->max,
+                             p->flags & KVSIM_PARAM_ZERO_NO_LIMIT ? " (0: no limit)" : "");
 }
 
 const char *kvsim_param_calc_name(int id, char *buf, size_t cap) {

@@ -1,81 +1,60 @@
 /* The keys of each scenario section, and the check that names a typo by
  * its path, with a suggestion from any section (scenario.c, override.c). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "engine/scenario_keys.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name",     "description", "seed",     "model",
                                        "hardware", "engine",      "workload", "slo",
                                        "output",   "admission",   "perf",     NULL};
-static const char *const hardware_keys[] = {
-    "gpu",      "gpu_memory_gib", "tensor_parallel_size", "pipeline_parallel_size",
-    "replicas", "router",         "router_imbalance",     "expert_parallel_size",
-    NULL};
-/* The engine keys every profile shares; each profile adds its own
- * options (kvsim_sched_option_keys), see engine_keys(). */
-static const char *const engine_shared_keys[] = {"profile",
-                                                 "gpu_memory_utilization",
-                                                 "max_model_len",
-                                                 "block_size",
-                                                 "max_num_seqs",
-                                                 "max_num_batched_tokens",
-                                                 "enable_prefix_caching",
-                                                 "enable_chunked_prefill",
-                                                 "kv_cache_dtype",
-                                                 "kv_quant_group",
-                                                 "kv_residual_tokens",
-                                                 "dtype",
-                                                 "quantization",
-                                                 "num_gpu_blocks_override",
-                                                 "kv_cache_memory_bytes",
-                                                 "enforce_eager",
-                                                 "estimate_cudagraphs",
-                                                 "disable_hybrid_kv_cache_manager",
-                                                 "scheduling_policy",
-                                                 "preemption_mode",
-                                                 "swap_space",
-                                                 "kv_offloading_size",
-                                                 "offload_store_threshold",
-                                                 "transfer_overlap",
-                                                 "quant_step_factor",
-                                                 "weights_gib",
-                                                 "activation_gib",
-                                                 "non_torch_gib",
-                                                 "cuda_graph_gib",
-                                                 "vllm_version",
-                                                 "enable_lora",
-                                                 "max_loras",
-                                                 "max_lora_rank",
-                                                 "max_cpu_loras",
-                                                 "fully_sharded_loras",
-                                                 "speculative",
-                                                 NULL};
+/* The keys of a section ("hardware.", "engine.", ...) in the registry's
+ * order, NULL-terminated, without the profiles' own options: those come
+ * from each profile's ops table (kvsim_sched_option_keys). Built once (the
+ * registry is fixed at compile time). */
+static void registry_keys(const char *prefix, const char **keys, size_t *n) {
+  const size_t len = strlen(prefix);
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (!strncmp(p->key, prefix, len) && !(p->flags & KVSIM_PARAM_PROFILE_OPTION))
+      keys[(*n)++] = p->key + len;
+  }
+  keys[*n] = NULL;
+}
 
-/* The shared keys followed by every profile's options, NULL-terminated;
- * built once (the registry is fixed at compile time). */
+#define SECTION_KEYS(name, prefix)                                                                 \
+  static const char *const *name(void) {                                                          \
+    static const char *keys[KVSIM_PARAM_COUNT + 1];                                               \
+    if (!keys[0]) {                                                                                \
+      size_t n = 0;                                                                                \
+      registry_keys(prefix, keys, &n);                                                             \
+    }                                                                                              \
+    return keys;                                                                                   \
+  }
+SECTION_KEYS(hardware_keys, "hardware.")
+SECTION_KEYS(slo_keys, "slo.")
+SECTION_KEYS(output_keys, "output.")
+SECTION_KEYS(admission_keys, "admission.")
+#undef SECTION_KEYS
+
+/* The shared keys followed by every profile's options, NULL-terminated. */
 static const char *const *engine_keys(void) {
   static const char *keys[128];
   if (!keys[0]) {
     size_t n = 0;
-    while (engine_shared_keys[n]) {
-      keys[n] = engine_shared_keys[n];
-      n++;
-    }
-    keys[n] = NULL;
+    registry_keys("engine.", keys, &n);
     /* The registry's options fit: a profile adding past 128 keys fails here loudly. */
     if (kvsim_sched_option_keys(keys, &n, sizeof keys / sizeof *keys) < 0)
       abort();
   }
   return keys;
 }
-static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
-static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
-static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
-                                             "max_queue_length", "max_wait_s", NULL};
 
 /* The sections whose keys are known here, for cross-section suggestions
  * and kvsim__scenario_keys. */
@@ -88,11 +67,11 @@ static const section_keys *sections(size_t *n) {
   static section_keys t[6];
   if (!t[0].keys) {
     t[0] = (section_keys){"", top_keys};
-    t[1] = (section_keys){"hardware", hardware_keys};
+    t[1] = (section_keys){"hardware", hardware_keys()};
     t[2] = (section_keys){"engine", engine_keys()};
-    t[3] = (section_keys){"slo", slo_keys};
-    t[4] = (section_keys){"output", output_keys};
-    t[5] = (section_keys){"admission", admission_keys};
+    t[3] = (section_keys){"slo", slo_keys()};
+    t[4] = (section_keys){"output", output_keys()};
+    t[5] = (section_keys){"admission", admission_keys()};
   }
   *n = sizeof t / sizeof *t;
   return t;
@@ -187,4 +166,45 @@ const char *kvsim__scenario_section_of(const char *key) {
     if (in_list(t[i].keys, key))
       return t[i].name;
   return NULL;
+}
+
+/* "W.leaf" (or "W: leaf" for a section's own where, "leaf" at the top). */
+static void param_name(const kvsim_param_t *p, const char *w, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s%s%s", w, kvsim__json_sep(w), kvsim_param_leaf(p));
+}
+
+int kvsim__json_param_int(const cJSON *o, int id, int64_t *out, const char *w, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim_param_leaf(p));
+  if (!v || cJSON_IsNull(v))
+    return 0;
+  char name[1024];
+  param_name(p, w, name, sizeof name);
+  const double d = v->valuedouble;
+  if (!cJSON_IsNumber(v) || d != floor(d))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "expected an integer");
+  if (d < p->min && p->flags & (KVSIM_PARAM_DEFAULT_NOTE | KVSIM_PARAM_MIN_WORDING))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%.16g must be >= %lld%s", d,
+                               (long long)p->min, kvsim_param_note(p));
+  if (!(d >= p->min && d <= p->max))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%.16g is out of range [%lld, %lld]", d,
+                               (long long)p->min, (long long)p->max);
+  *out = (int64_t)d;
+  return 1;
+}
+
+int kvsim__json_param_num(const cJSON *o, int id, double *out, const char *w, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim_param_leaf(p));
+  if (!v || cJSON_IsNull(v))
+    return 0;
+  char name[1024];
+  param_name(p, w, name, sizeof name);
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "expected a number");
+  int rc = kvsim_param_check_num(id, v->valuedouble, name, err);
+  if (rc < 0)
+    return rc;
+  *out = v->valuedouble;
+  return 1;
 }

@@ -246,78 +246,78 @@ int kvsim__plan_check_int(int64_t v, int64_t lo, int64_t hi, const char *flag, c
                        (long long)lo, (long long)hi);
 }
 
-/* A size in GiB: finite, within [0, hi], or negative for "predict" when
- * `predict_ok`. */
-static int check_gib(double v, double hi, bool predict_ok, const char *flag, const char *key,
-                     kvsim_err *err) {
-  if ((predict_ok && v < 0 && isfinite(v)) || (v >= 0 && v <= hi))
-    return KVSIM_OK;
-  return kvsim_err_set(err, KVSIM_EINVAL, "%s (%s): %g GiB is out of range [0, %g]", flag, key, v,
-                       hi);
+/* One parameter's error named as calc names it, "--flag (key)" (the
+ * registry's); a scenario caller names the key itself from the id. */
+static int param_range_int(int id, int64_t v, kvsim_err *err) {
+  char name[160];
+  return kvsim_param_check_plan_int(id, v, kvsim_param_calc_name(id, name, sizeof name), err);
+}
+static int param_range_num(int id, double v, kvsim_err *err) {
+  char name[160];
+  return kvsim_param_check_num(id, v, kvsim_param_calc_name(id, name, sizeof name), err);
 }
 
 static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
-  if (!(p->gpu_memory_utilization > 0 && p->gpu_memory_utilization <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
-                         p->gpu_memory_utilization);
+  int rc;
+  if ((rc = kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, p->gpu_memory_utilization,
+                                  "--gpu-memory-utilization", err)) < 0)
+    return rc;
   if (p->tp < 1 || p->pp < 1)
     return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
   /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
    * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
+  char gname[160];
+  kvsim_param_calc_name(KVSIM_PARAM_GPU_MEMORY_GIB, gname, sizeof gname);
   if (p->total_memory_bytes < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): outside " KVSIM_GPU_MEMORY_RANGE
-                         " GiB (the value overflowed its byte count)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB, gname,
+                               "outside " KVSIM_GPU_MEMORY_RANGE
+                               " GiB (the value overflowed its byte count)");
   if (p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
-                         (double)p->total_memory_bytes / KVSIM_GIB);
-  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT, max_par = KVSIM_PLAN_MAX_PARALLEL;
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB, gname,
+                               "%.6g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                               (double)p->total_memory_bytes / KVSIM_GIB);
+  /* The registry's ranges (kvsim/params.h); the plan also takes 0 for a
+   * ZERO_DEFAULT row, the engine's default (or off). */
   const struct {
-    int64_t v, lo, hi;
-    const char *flag, *key;
+    int id;
+    int64_t v;
   } ints[] = {
-      {p->tp, 1, max_par, "--tensor-parallel-size", "hardware.tensor_parallel_size"},
-      {p->pp, 1, max_par, "--pipeline-parallel-size", "hardware.pipeline_parallel_size"},
-      /* ep = tp x data-parallel ranks. */
-      {p->ep, 0, max_par * KVSIM_MAX_REPLICAS, "expert parallelism", "hardware.expert_parallel_size"},
-      {p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len"},
-      {p->block_size, 0, KVSIM_MAX_BLOCK_SIZE, "--block-size", "engine.block_size"},
-      {p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
-       "engine.max_num_batched_tokens"},
-      {p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs"},
-      /* A scale group wider than any head vector is one group per head. */
-      {p->kv_quant_group, 1, KVSIM_MAX_QUANT_GROUP, "--kv-quant-group", "engine.kv_quant_group"},
-      {p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens", "engine.kv_residual_tokens"},
-      {p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes",
-       "engine.kv_cache_memory_bytes"},
-      {p->num_gpu_blocks_override, 0, KVSIM_PLAN_MAX_BLOCKS, "--num-gpu-blocks-override",
-       "engine.num_gpu_blocks_override"},
+      {KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp},
+      {KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, p->pp},
+      {KVSIM_PARAM_EXPERT_PARALLEL_SIZE, p->ep},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len},
+      {KVSIM_PARAM_BLOCK_SIZE, p->block_size},
+      {KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS, p->max_num_batched_tokens},
+      {KVSIM_PARAM_MAX_NUM_SEQS, p->max_num_seqs},
+      {KVSIM_PARAM_KV_QUANT_GROUP, p->kv_quant_group},
+      {KVSIM_PARAM_KV_RESIDUAL_TOKENS, p->kv_residual_tokens},
+      {KVSIM_PARAM_KV_CACHE_MEMORY_BYTES, p->kv_cache_memory_bytes},
+      {KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE, p->num_gpu_blocks_override},
   };
+  /* Measured sizes may be negative, "predict". */
   const struct {
-    double v, hi;
+    int id;
+    double v;
     bool predict_ok;
-    const char *flag, *key;
   } gibs[] = {
-      {p->weights_gib, KVSIM_PLAN_MAX_GIB, true, "--weights-gib", "engine.weights_gib"},
-      {p->activation_gib, KVSIM_PLAN_MAX_GIB, true, "--activation-gib", "engine.activation_gib"},
-      {p->non_torch_gib, KVSIM_PLAN_MAX_GIB, true, "--non-torch-gib", "engine.non_torch_gib"},
-      {p->cuda_graph_gib, KVSIM_PLAN_MAX_GIB, true, "--cuda-graph-gib", "engine.cuda_graph_gib"},
-      {p->swap_space_gib, KVSIM_PLAN_MAX_GIB, false, "--swap-space", "engine.swap_space"},
-      {p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
-       "engine.kv_offloading_size"},
+      {KVSIM_PARAM_WEIGHTS_GIB, p->weights_gib, true},
+      {KVSIM_PARAM_ACTIVATION_GIB, p->activation_gib, true},
+      {KVSIM_PARAM_NON_TORCH_GIB, p->non_torch_gib, true},
+      {KVSIM_PARAM_CUDA_GRAPH_GIB, p->cuda_graph_gib, true},
+      {KVSIM_PARAM_SWAP_SPACE, p->swap_space_gib, false},
+      {KVSIM_PARAM_KV_OFFLOADING_SIZE, p->kv_offloading_gib, false},
   };
-  int rc = kvsim__plan_check_version(p->engine, p->vllm_version, err);
-  if (rc < 0)
+  if ((rc = kvsim__plan_check_version(p->engine, p->vllm_version, err)) < 0)
     return rc;
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if ((rc = kvsim__plan_check_int(ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, ints[i].key,
-                                    err)) < 0)
+    if ((rc = param_range_int(ints[i].id, ints[i].v, err)) < 0)
       return rc;
-  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++)
-    if ((rc = check_gib(gibs[i].v, gibs[i].hi, gibs[i].predict_ok, gibs[i].flag, gibs[i].key,
-                        err)) < 0)
+  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++) {
+    const double v = gibs[i].v;
+    if (!(gibs[i].predict_ok && v < 0 && isfinite(v)) &&
+        (rc = param_range_num(gibs[i].id, v, err)) < 0)
       return rc;
+  }
   return KVSIM_OK;
 }
 

@@ -25,7 +25,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8"),
     F("--quantization", STR, quant, "weight quantization: fp8, awq, gptq, ..."),
     F("--json", FLAG, c.json, "print one JSON object"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
 
 static void defaults(kvsim_calc_args_t *a) {

@@ -31,7 +31,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--non-torch-gib", NUM, nt, "measured CUDA context and non-torch memory (GiB)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the cache does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
 
 static void defaults(kvsim_calc_args_t *a) {

@@ -39,7 +39,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--gpu-memory-utilization", NUM, util, "vLLM's fraction for the side-by-side (default 0.9)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
 
 static void defaults(kvsim_calc_args_t *a) {
@@ -70,13 +70,12 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
   if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > KVSIM_MAX_PARALLEL) /* named as typed: --tp-size is SGLang's own spelling */
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be in [1, %d]",
-                         kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
-                         (long long)a->tp, KVSIM_MAX_PARALLEL);
-  if (a->pp < 1 || a->pp > KVSIM_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, %d]",
-                         (long long)a->pp, KVSIM_MAX_PARALLEL);
+  /* The registry's ranges, named as typed: --tp-size is SGLang's own spelling. */
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp,
+                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)), err) < 0 ||
+      kvsim_param_check_int(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, a->pp,
+                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, pp)), err) < 0)
+    return err->code;
   /* -1 is "automatic" / "not measured", never a value to give. */
   if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
     return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);

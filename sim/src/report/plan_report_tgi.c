@@ -35,7 +35,7 @@ static const kvsim_calc_flag_t flags[] = {
     F("--non-torch-gib", NUM, nt, "measured CUDA context and non-torch memory (GiB)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
 
 static void defaults(kvsim_calc_args_t *a) {
@@ -72,9 +72,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(tgi_args, mem_gib)), a->mem_gib,
                          &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->shard < 1 || a->shard > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %lld must be in [1, %d]", (long long)a->shard,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  /* TGI's name for the TP degree, the registry's range. */
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->shard, "--num-shard", err) < 0)
+    return err->code;
   const double gibs[] = {a->w, a->act, a->nt};
   const bool given[] = {kvsim__calc_given(args, flags, offsetof(tgi_args, w)),
                         kvsim__calc_given(args, flags, offsetof(tgi_args, act)),
