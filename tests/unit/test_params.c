@@ -3,6 +3,8 @@
  * check's wording and parameter id. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvsim/params.h"
@@ -104,4 +106,101 @@ Test(params, calc_name_is_flag_and_key) {
                    "--max-num-seqs (engine.max_num_seqs)", "flag and key");
   cr_assert_str_eq(kvsim_param_calc_name(KVSIM_PARAM_REPLICAS, b, sizeof b), "hardware.replicas",
                    "no flag: the key");
+}
+
+/* ---- one parameter, one wording: scenario, --set and calc ---- */
+
+#include "kvsim/report.h"
+#include "kvsim/scenario.h"
+
+#define WORKLOAD                                                                                   \
+  "\"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", "    \
+  "\"rate\": 1 }, \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 10 }, \"output_tokens\": { " \
+  "\"dist\": \"fixed\", \"value\": 10 } } }"
+
+static kvsim_calc_t calc; /* large: one per process */
+
+/* calc with one flag set (as the command line sets it); the error. */
+static kvsim_err calc_error(const char *name, const char *value) {
+  const kvsim_calc_engine_t *e = kvsim_calc_engine_find(NULL, false);
+  static kvsim_calc_args_t a;
+  e->defaults(&a);
+  const kvsim_calc_flag_t *f = e->flags;
+  while (f->name && strcmp(f->name, name))
+    f++;
+  cr_assert_not_null(f->name, "%s is in vLLM's calc table", name);
+  a.given[f - e->flags] = true;
+  if (f->kind == KVSIM_CALC_INT)
+    *(int64_t *)(a.bytes + f->offset) = strtoll(value, NULL, 10);
+  else
+    *(const char **)(a.bytes + f->offset) = value;
+  kvsim_err err = {0};
+  cr_assert_eq(e->compute(&a, &calc, &err), KVSIM_EINVAL, "calc %s %s is refused", name, value);
+  return err;
+}
+
+static kvsim_err scenario_error(const char *text, const char *set) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  const char *sets[] = {set};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, set ? 1 : 0, &sc, &err), KVSIM_EINVAL,
+               "the scenario (--set %s) is refused", set ? set : "none");
+  return err;
+}
+
+static void same_wording(int id, const kvsim_err *a, const kvsim_err *b, const char *what) {
+  cr_assert_eq(a->param, id, "%s: '%s' carries the parameter", what, a->msg);
+  cr_assert_eq(b->param, id, "%s: '%s' carries the parameter", what, b->msg);
+  cr_assert_str_eq(kvsim_err_what(a), kvsim_err_what(b), "%s: one wording", what);
+}
+
+Test(params, a_bad_value_reads_alike_in_the_scenario_set_and_calc) {
+  /* A range the scenario parser checks. */
+  kvsim_err file = scenario_error("{ \"model\": \"llama-3.1-8b\", \"engine\": { \"block_size\": 5000 }, " WORKLOAD " }", NULL);
+  kvsim_err set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.block_size=5000");
+  kvsim_err flag = calc_error("--block-size", "5000");
+  cr_assert_str_eq(file.msg, "s.json: engine.block_size: 5000 is out of range [1, 4096]", "by key");
+  cr_assert_str_eq(set.msg, file.msg, "--set reads as the file");
+  cr_assert_str_eq(flag.msg, "--block-size: 5000 is out of range [1, 4096]", "by flag");
+  same_wording(KVSIM_PARAM_BLOCK_SIZE, &file, &flag, "block size");
+  /* A rule only the plan checks: named by key in the scenario, by flag in calc. */
+  set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }",
+                       "hardware.tensor_parallel_size=3");
+  flag = calc_error("--tensor-parallel-size", "3");
+  cr_assert_str_eq(set.msg,
+                   "s.json: hardware.tensor_parallel_size: 3 does not divide the model's 32 "
+                   "attention heads",
+                   "the plan's error by key");
+  cr_assert_str_eq(flag.msg, "--tensor-parallel-size: 3 does not divide the model's 32 attention heads",
+                   "the plan's error by flag");
+  same_wording(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, &set, &flag, "TP");
+  /* The plan's length check against the model. */
+  set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.max_model_len=999999");
+  flag = calc_error("--max-model-len", "999999");
+  cr_assert(!strncmp(set.msg, "s.json: engine.max_model_len: 999999 is greater", 47), "by key: %s",
+            set.msg);
+  same_wording(KVSIM_PARAM_MAX_MODEL_LEN, &set, &flag, "max_model_len");
+}
+
+Test(params, engine_dtype_and_calc_dtype_take_the_same_names) {
+  static const char *const names[] = {"auto", "bfloat16", "float16", "half", "float32", "float"};
+  static const char *const stored[] = {"bfloat16", "bfloat16", "float16", "float16", "float32", "float32"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char set[64];
+    snprintf(set, sizeof set, "engine.dtype=%s", names[i]);
+    const char *sets[] = {set};
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim_scenario_parse("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "s.json", ".",
+                                      sets, 1, &sc, &err),
+                 KVSIM_OK, "engine.dtype %s: %s", names[i], err.msg);
+    cr_assert_str_eq(sc.model.dtype, stored[i], "engine.dtype %s is stored as its one name", names[i]);
+    kvsim_scenario_fini(&sc);
+    kvsim_model_t m = {.dtype = "bfloat16", .dtype_bytes = 2};
+    cr_assert_eq(kvsim_model_set_dtype(&m, names[i]), KVSIM_OK, "calc --dtype %s", names[i]);
+    cr_assert_str_eq(m.dtype, stored[i], "--dtype %s is stored as engine.dtype's", names[i]);
+  }
+  kvsim_err e1 = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.dtype=fp7");
+  cr_assert_str_eq(e1.msg, "s.json: engine.dtype: 'fp7' (expected auto, bfloat16, float16, float32)",
+                   "unknown dtype");
 }

@@ -389,38 +389,24 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
   return rc;
 }
 
-/* The plan checks its parameters in vLLM's words ("--max-num-seqs
+/* The plan checks its parameters as calc names them ("--max-num-seqs
  * (engine.max_num_seqs): 1e+08 is out of range ..."). For a scenario the
  * same check, run at load, names the file and the key instead
- * ("scen.json: engine.max_num_seqs: ..."). */
+ * ("scen.json: engine.max_num_seqs: ..."): the error carries the
+ * parameter's id and where its text after the name starts (kvsim/error.h),
+ * so the key is the registry's, never read back from the message. */
 static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   kvsim_plan_t pl;
   kvsim_err e = {0};
   int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
   if (rc == KVSIM_OK)
     return KVSIM_OK;
-  const char *msg = e.msg;
-  if (strncmp(msg, "--", 2) != 0)
-    return kvsim_err_set(err, rc, "%s: %s", where, msg);
-  size_t n = strcspn(msg, " :");
-  const char *rest = msg + n;
-  char key[64];
-  if (!strncmp(rest, " (", 2) && strchr(rest, ')')) {
-    /* "--flag (section.key): ..." */
-    size_t k = (size_t)(strchr(rest, ')') - rest) - 2;
-    snprintf(key, sizeof key, "%.*s", (int)k, rest + 2);
-    rest = strchr(rest, ')') + 1;
-  } else {
-    /* "--flag: ..." : the key is the flag with underscores. */
-    snprintf(key, sizeof key, "%.*s", (int)(n - 2), msg + 2);
-    for (char *c = key; *c; c++)
-      if (*c == '-')
-        *c = '_';
-  }
-  const char *sec = strchr(key, '.') ? NULL : kvsim__scenario_section_of(key);
-  if (!sec && !strchr(key, '.'))
-    return kvsim_err_set(err, rc, "%s: %s", where, msg);
-  return kvsim_err_set(err, rc, "%s: %s%s%s%s", where, sec ? sec : "", sec ? "." : "", key, rest);
+  const kvsim_param_t *p = kvsim_param_get(e.param);
+  if (!p)
+    return kvsim_err_set(err, rc, "%s: %s", where, e.msg);
+  char name[4300];
+  snprintf(name, sizeof name, "%s: %s", where, p->key);
+  return kvsim_err_set_param(err, rc, p->id, name, "%s", kvsim_err_what(&e));
 }
 
 static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,

@@ -159,15 +159,6 @@ const char *const *kvsim__scenario_keys(const char *section) {
   return NULL;
 }
 
-const char *kvsim__scenario_section_of(const char *key) {
-  size_t n;
-  const section_keys *t = sections(&n);
-  for (size_t i = 1; i < n; i++)
-    if (in_list(t[i].keys, key))
-      return t[i].name;
-  return NULL;
-}
-
 /* "W.leaf" (or "W: leaf" for a section's own where, "leaf" at the top). */
 static void param_name(const kvsim_param_t *p, const char *w, char *buf, size_t cap) {
   snprintf(buf, cap, "%s%s%s", w, kvsim__json_sep(w), kvsim_param_leaf(p));

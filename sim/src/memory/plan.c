@@ -331,17 +331,17 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
    * scenario loader turns into the key). */
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size";
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                         "%d does not divide the model's %lld attention heads",  p->tp,
                          (long long)m->num_heads);
   if (!m->mla && p->tp < m->num_kv_heads && m->num_kv_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d does not divide the model's %lld KV heads",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d does not divide the model's %lld KV heads",
+                          p->tp, (long long)m->num_kv_heads);
   if (!m->mla && p->tp > m->num_kv_heads && p->tp % m->num_kv_heads)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is not a multiple of the model's %lld KV heads",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d is not a multiple of the model's %lld KV heads",
+                          p->tp, (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, "--pipeline-parallel-size", "%d exceeds the %d layers",
                          p->pp, m->num_layers);
   int lrc = kvsim__lora_resolve(m, p, err);
   if (lrc < 0)
@@ -367,26 +367,26 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
     }
   }
   if (p->block_size < 1 || p->block_size > KVSIM_MAX_BLOCK_SIZE)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, %d]", p->block_size,
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_BLOCK_SIZE, "--block-size", "%d is outside [1, %d]", p->block_size,
                          KVSIM_MAX_BLOCK_SIZE);
   if (p->total_memory_bytes <= 0)
     p->total_memory_bytes = g->memory_total_bytes;
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--max-model-len: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len", "required (the model config has no max_position_embeddings)");
   if (m->max_position_embeddings > 0 && p->max_model_len > m->max_position_embeddings)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-model-len: %lld is greater than the model's max_position_embeddings (%lld)",
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len",
+                         "%lld is greater than the model's max_position_embeddings (%lld)",
                          (long long)p->max_model_len, (long long)m->max_position_embeddings);
   if (p->kv_quant_group < 1 || p->kv_residual_tokens < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "kv cache quantization group must be >= 1 and residual >= 0");
   if (p->kv_cache_memory_bytes > 0 && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-memory-bytes: not available in vllm-v0 (a V1 option, vllm#21489)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES, "--kv-cache-memory-bytes",
+                         "not available in vllm-v0 (a V1 option, vllm#21489)");
   if (p->estimate_cudagraphs && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--estimate-cudagraphs: vllm-v0 never charges CUDA graphs to the KV budget");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ESTIMATE_CUDAGRAPHS, "--estimate-cudagraphs",
+                         "vllm-v0 never charges CUDA graphs to the KV budget");
   if (p->enable_chunked_prefill < 0) {
     /* V1 always chunks. V0 (EngineArgs.create_engine_config, v0.6-v0.8)
      * turns chunked prefill on by default for long-context models
@@ -420,8 +420,8 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->max_num_seqs > p->max_num_batched_tokens)
     p->max_num_seqs = p->max_num_batched_tokens;
   if (!p->enable_chunked_prefill && p->max_num_batched_tokens < p->max_model_len)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-num-batched-tokens: %lld is smaller than max_model_len (%lld) "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS, "--max-num-batched-tokens",
+                         "%lld is smaller than max_model_len (%lld) "
                          "without chunked prefill",
                          (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
   return KVSIM_OK;
@@ -458,6 +458,52 @@ static int plan_spec(const kvsim_model_t *m, kvsim_plan_t *pl, kvsim_err *err) {
       !kvsim__mul_i64(pl->spec_per_token_bytes, p->block_size, &pl->spec_block_bytes))
     return overflow(err, "the drafter's KV bytes per block");
   return KVSIM_OK;
+}
+
+/* V1's check_enough_kv_cache_memory need: kv_cache_utils.
+ * _check_enough_kv_cache_memory runs on the profiled (or
+ * --kv-cache-memory-bytes) budget before num_gpu_blocks_override replaces
+ * the block count, so the override does not rescue a budget that is too
+ * small. It sums max_memory_usage_bytes over the real layers (padding
+ * layers of a hybrid group do not count); the drafter's layers are
+ * full-attention layers of the same check. false on int64 overflow. */
+static bool v1_need_bytes(const kvsim_plan_t *pl, int64_t *need) {
+  const kvsim_plan_params_t *p = &pl->p;
+  *need = 0;
+  for (int gi = 0; gi < pl->num_groups; gi++) {
+    kvsim_plan_t one = *pl;
+    one.num_groups = 1;
+    one.groups[0] = pl->groups[gi];
+    int64_t group_need;
+    if (!mul3(kvsim_plan_blocks_for_tokens(&one, p->max_model_len), pl->page_bytes,
+              pl->groups[gi].num_layers, &group_need) ||
+        !kvsim__add_i64(*need, group_need, need))
+      return false;
+  }
+  int64_t draft_need;
+  return kvsim__mul_i64(blocks_of(p->max_model_len, p->block_size), pl->spec_block_bytes,
+                        &draft_need) &&
+         kvsim__add_i64(*need, draft_need, need);
+}
+
+/* V1's error when one max_model_len request needs more than the budget,
+ * in the engine's words; with the estimated maximum length when
+ * `estimate` >= 0, as the engine's message goes on once it has searched
+ * (kv_cache_utils.py estimate_max_model_len). Composed whole each time. */
+static void v1_need_error(kvsim_plan_t *pl, int64_t need, int64_t estimate) {
+  char n[32], a[32], est[128] = "";
+  fmt_gib(n, sizeof n, (double)need);
+  fmt_gib(a, sizeof a, (double)pl->available_kv_bytes);
+  if (estimate >= 0)
+    snprintf(est, sizeof est,
+             " Based on the available memory, the estimated maximum model length is %lld.",
+             (long long)estimate);
+  snprintf(pl->error, sizeof pl->error,
+           "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
+           "cache is needed, which is larger than the available KV cache memory (%s GiB).%s "
+           "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+           "initializing the engine.",
+           (long long)pl->p.max_model_len, n, a, est);
 }
 
 /* Computes the plan for the resolved parameters, without max_model_len_fit. */
@@ -554,14 +600,14 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
      * connector would be turned on (prefix caching, no hybrid allocator)
      * and then store nothing, without a word. 0 is no tier. */
     if (p->swap_space_gib > 0 && pl->swap_blocks < 1)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--swap-space (engine.swap_space): %g GiB is smaller than the one KV "
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SWAP_SPACE, "--swap-space (engine.swap_space)",
+                           "%g GiB is smaller than the one KV "
                            "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
                            p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
                            (double)pl->block_bytes / KVSIM_GIB);
     if (p->kv_offloading_gib > 0 && pl->offload_blocks < 1)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--kv-offloading-size (engine.kv_offloading_size): %g GiB is smaller "
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_OFFLOADING_SIZE, "--kv-offloading-size (engine.kv_offloading_size)",
+                           "%g GiB is smaller "
                            "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
                            "%d x PP %d ranks, %.3g GiB)",
                            p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
@@ -601,29 +647,10 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   }
 
   /* Verdict, in the engine's words. */
-  char a[32], n[32];
   pl->fits = true;
   if (p->engine == KVSIM_PLAN_V1) {
-    /* kv_cache_utils._check_enough_kv_cache_memory runs on the profiled
-     * (or --kv-cache-memory-bytes) budget before num_gpu_blocks_override
-     * replaces the block count, so the override does not rescue a budget
-     * that is too small. It sums max_memory_usage_bytes over the real
-     * layers (padding layers of a hybrid group do not count). */
-    int64_t need = 0;
-    for (int gi = 0; gi < pl->num_groups; gi++) {
-      kvsim_plan_t one = *pl;
-      one.num_groups = 1;
-      one.groups[0] = pl->groups[gi];
-      int64_t group_need;
-      if (!mul3(kvsim_plan_blocks_for_tokens(&one, p->max_model_len), pl->page_bytes,
-                pl->groups[gi].num_layers, &group_need) ||
-          !kvsim__add_i64(need, group_need, &need))
-        return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
-    }
-    /* The drafter's layers are full-attention layers of the same check. */
-    int64_t draft_need;
-    if (!kvsim__mul_i64(blocks_of(p->max_model_len, p->block_size), pl->spec_block_bytes, &draft_need) ||
-        !kvsim__add_i64(need, draft_need, &need))
+    int64_t need;
+    if (!v1_need_bytes(pl, &need))
       return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
     if (pl->available_kv_bytes <= 0) {
       pl->fits = false;
@@ -632,14 +659,7 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
                "`gpu_memory_utilization` when initializing the engine.");
     } else if (need > pl->available_kv_bytes) {
       pl->fits = false;
-      fmt_gib(n, sizeof n, (double)need);
-      fmt_gib(a, sizeof a, (double)pl->available_kv_bytes);
-      snprintf(pl->error, sizeof pl->error,
-               "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
-               "cache is needed, which is larger than the available KV cache memory (%s GiB). "
-               "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-               "initializing the engine.",
-               (long long)p->max_model_len, n, a);
+      v1_need_error(pl, need, -1); /* kvsim_plan_compute adds the estimate */
     }
   } else if (pl->num_gpu_blocks <= 0) {
     /* V0 worker.raise_if_cache_size_invalid, on the block count after
@@ -663,13 +683,13 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
                        kvsim_plan_t *out, kvsim_err *err) {
   if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_V0 &&
       (p->lora.enable || p->lora.max_loras || p->lora.max_lora_rank))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--enable-lora (engine.enable_lora): vLLM's LoRA slots are modelled for "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA, "--enable-lora (engine.enable_lora)",
+                         "vLLM's LoRA slots are modelled for "
                          "the vllm-v1 and vllm-v0 engines only, not %s",
                          kvsim_plan_engine_name(p->engine));
   if (p->engine != KVSIM_PLAN_V1 && p->spec.method != KVSIM_SPEC_NONE)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--speculative-config (engine.speculative): speculative decoding is "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, "--speculative-config (engine.speculative)",
+                         "speculative decoding is "
                          "modelled for the vllm-v1 engine only, not %s",
                          kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
@@ -710,16 +730,9 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
       hi = mid - 1;
   }
   out->max_model_len_fit = lo;
-  if (!out->fits && out->p.engine == KVSIM_PLAN_V1 && out->available_kv_bytes > 0) {
-    /* The V1 message goes on with the estimate, as the engine's does. */
-    char *cut = strstr(out->error, " Try increasing");
-    if (cut) {
-      char tail[256];
-      snprintf(tail, sizeof tail, "%s", cut);
-      snprintf(cut, sizeof out->error - (size_t)(cut - out->error),
-               " Based on the available memory, the estimated maximum model length is %lld.%s",
-               (long long)lo, tail);
-    }
-  }
+  int64_t need;
+  if (!out->fits && out->p.engine == KVSIM_PLAN_V1 && out->available_kv_bytes > 0 &&
+      v1_need_bytes(out, &need))
+    v1_need_error(out, need, lo); /* the message goes on with the estimate, as the engine's does */
   return KVSIM_OK;
 }

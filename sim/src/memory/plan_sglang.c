@@ -89,12 +89,12 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          "--tensor-parallel-size and --pipeline-parallel-size must be in [1, %d]",
                          KVSIM_PLAN_MAX_PARALLEL);
   if (isnan(s->mem_fraction_static) || s->mem_fraction_static >= 1) /* <= 0: automatic */
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--mem-fraction-static (engine.mem_fraction_static): %g is outside (0, 1)",
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MEM_FRACTION_STATIC, "--mem-fraction-static (engine.mem_fraction_static)",
+                         "%g is outside (0, 1)",
                          s->mem_fraction_static);
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: %s is not an SGLang KV cache dtype (auto, bfloat16, "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                         "%s is not an SGLang KV cache dtype (auto, bfloat16, "
                          "float16, fp8_e4m3, fp8_e5m2)",
                          kvsim_kv_dtype_name(p->kv_dtype));
   /* vLLM's pool overrides, which SGLang has no flag for and this plan once
@@ -107,8 +107,8 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
    * switched to the sglang profile would keep vLLM's measured block count
    * as SGLang's. The error names the option that does exist. */
   if (p->num_gpu_blocks_override > 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--num-gpu-blocks-override (engine.num_gpu_blocks_override): %lld is "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE, "--num-gpu-blocks-override (engine.num_gpu_blocks_override)",
+                         "%lld is "
                          "vLLM's; SGLang has no such option: cap the pool with "
                          "engine.max_total_tokens (--max-total-tokens, in tokens), which can lower "
                          "the profiled pool but not raise it",
@@ -120,22 +120,30 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                                         err) < 0)
     return err->code;
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  /* 0 (-1 for the chunk) is SGLang's automatic value here. */
   const struct {
+    int id;
     int64_t v, lo, hi;
     const char *what;
   } ints[] = {
-      {p->block_size, 0, KVSIM_MAX_BLOCK_SIZE, "--page-size (engine.page_size)"},
-      {p->max_model_len, 0, tok, "--context-length (engine.max_model_len)"},
-      {s->max_total_tokens, 0, tok, "--max-total-tokens (engine.max_total_tokens)"},
-      {s->max_running_requests, 0, KVSIM_PLAN_MAX_SEQS,
+      {KVSIM_PARAM_PAGE_SIZE, p->block_size, 0, KVSIM_MAX_BLOCK_SIZE,
+       "--page-size (engine.page_size)"},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, 0, tok,
+       "--context-length (engine.max_model_len)"},
+      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, 0, tok,
+       "--max-total-tokens (engine.max_total_tokens)"},
+      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, 0, KVSIM_PLAN_MAX_SEQS,
        "--max-running-requests (engine.max_running_requests)"},
-      {s->chunked_prefill_size, -1, tok, "--chunked-prefill-size (engine.chunked_prefill_size)"},
-      {s->max_prefill_tokens, 0, tok, "--max-prefill-tokens (engine.max_prefill_tokens)"},
+      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, -1, tok,
+       "--chunked-prefill-size (engine.chunked_prefill_size)"},
+      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, 0, tok,
+       "--max-prefill-tokens (engine.max_prefill_tokens)"},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
     if (ints[i].v < ints[i].lo || ints[i].v > ints[i].hi)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [%lld, %lld]", ints[i].what,
-                           (long long)ints[i].v, (long long)ints[i].lo, (long long)ints[i].hi);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, ints[i].id, ints[i].what,
+                                 "%lld is out of range [%lld, %lld]", (long long)ints[i].v,
+                                 (long long)ints[i].lo, (long long)ints[i].hi);
   double b = s->avail_gib_before_load, a = s->avail_gib_after_load;
   if ((b >= 0) != (a >= 0))
     return kvsim_err_set(err, KVSIM_EINVAL,
@@ -148,12 +156,12 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          a, b, KVSIM_PLAN_MAX_GIB);
   double cap = s->gpu_memory_capacity_mib;
   if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib): %g is out of "
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB, "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib)",
+                         "%g is out of "
                          "range (0, %g]",
                          cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
   if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib (hardware.gpu_memory_gib): out of range");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB, "--gpu-memory-gib (hardware.gpu_memory_gib)", "out of range");
   return KVSIM_OK;
 }
 
@@ -252,14 +260,14 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
    * (QKVParallelLinear); KV heads divide TP or TP divides them. */
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size"; /* as typed */
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                         "%d does not divide the model's %lld attention heads",  p->tp,
                          (long long)m->num_heads);
   if (!m->mla && (p->tp < m->num_kv_heads ? m->num_kv_heads % p->tp : p->tp % m->num_kv_heads))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d and the model's %lld KV heads do not divide",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d and the model's %lld KV heads do not divide",
+                          p->tp, (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, "--pipeline-parallel-size", "%d exceeds the %d layers",
                          p->pp, m->num_layers);
   kvsim_quant_t q;
   if ((rc = kvsim__quant_resolve(m, p->quantization, &q, err)) < 0)
@@ -273,8 +281,8 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--context-length: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--context-length",
+                         "required (the model config has no max_position_embeddings)");
   o->context_len = p->max_model_len;
   o->max_prefill_tokens = p->sglang.max_prefill_tokens > 0 ? p->sglang.max_prefill_tokens
                                                              : SGL_MAX_PREFILL_TOKENS;
