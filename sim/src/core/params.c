@@ -45,7 +45,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "sglang --tp-size, tgi --num-shard", I, 1, KVSIM_MAX_PARALLEL, 0, "1", ALL,
       "TP degree (default 1)"),
     P(PIPELINE_PARALLEL_SIZE, "hardware.pipeline_parallel_size", "--pipeline-parallel-size",
-      "sglang --pp-size", I, 1, KVSIM_MAX_PARALLEL, 0, "1", ALL, "PP degree (default 1)"),
+      NULL, I, 1, KVSIM_MAX_PARALLEL, 0, "1", ALL, "PP degree (default 1)"),
     P(REPLICAS, "hardware.replicas", NULL, NULL, I, 1, KVSIM_MAX_REPLICAS, 0, "1", ALL,
       "engine instances (data-parallel replicas) behind the router"),
     P(ROUTER, "hardware.router", NULL, NULL, S, 0, 0, 0, "round_robin", ALL,
