@@ -679,8 +679,13 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   return KVSIM_OK;
 }
 
+static _Atomic int64_t plans_computed;
+
+int64_t kvsim__plan_count(void) { return plans_computed; }
+
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                        kvsim_plan_t *out, kvsim_err *err) {
+  plans_computed++;
   if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_V0 &&
       (p->lora.enable || p->lora.max_loras || p->lora.max_lora_rank))
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA, "--enable-lora (engine.enable_lora)",
