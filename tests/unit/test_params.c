@@ -204,3 +204,28 @@ Test(params, engine_dtype_and_calc_dtype_take_the_same_names) {
   cr_assert_str_eq(e1.msg, "s.json: engine.dtype: 'fp7' (expected auto, bfloat16, float16, float32)",
                    "unknown dtype");
 }
+
+/* calc's tables: a row of a registry parameter shows the registry's flag
+ * and doc; in vLLM's table no registry flag is spelled out by hand but
+ * calc's common arguments, whose help names calc's own defaults (the
+ * scenario has no default model), and --speculative-config's example. */
+Test(params, calc_tables_take_flag_and_help_from_the_registry) {
+  static const char *const engines[] = {"vllm-v1", "sglang", "tgi", "hf-transformers"};
+  int rows = 0;
+  for (size_t i = 0; i < sizeof engines / sizeof *engines; i++) {
+    const kvsim_calc_engine_t *e = kvsim_calc_engine_find(engines[i], false);
+    for (const kvsim_calc_flag_t *f = e->flags; f->name; f++) {
+      const kvsim_param_t *p = kvsim_param_get(f->param);
+      if (p) {
+        rows++;
+        cr_assert_str_eq(f->name, p->flag, "%s: row of %s", engines[i], p->key);
+        cr_assert_str_eq(f->help, p->doc, "%s %s: the registry's doc", engines[i], f->name);
+      } else if (i == 0 && strcmp(f->name, "--model") && strcmp(f->name, "--gpu") &&
+                 strcmp(f->name, "--engine") && strcmp(f->name, "--speculative-config")) {
+        cr_assert_null(kvsim_param_by_flag(f->name), "vLLM's %s is the registry's: a registry row",
+                       f->name);
+      }
+    }
+  }
+  cr_assert_geq(rows, 40, "the tables read the registry (%d rows)", rows);
+}
