@@ -229,3 +229,23 @@ Test(params, calc_tables_take_flag_and_help_from_the_registry) {
   }
   cr_assert_geq(rows, 40, "the tables read the registry (%d rows)", rows);
 }
+
+/* A profile's own option of the registry is one its profile parses (the
+ * profiles' option lists, kvsim/sched.h), and a shared engine key is none. */
+Test(params, profile_options_are_the_profiles_own) {
+  const char *keys[256];
+  size_t n = 0;
+  cr_assert_eq(kvsim_sched_option_keys(keys, &n, 256), KVSIM_OK, "the profiles' options fit");
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (strncmp(p->key, "engine.", 7))
+      continue;
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+      found = found || !strcmp(keys[i], kvsim_param_leaf(p));
+    if (p->flags & KVSIM_PARAM_PROFILE_OPTION)
+      cr_assert(found, "%s is a profile's own option: some profile parses it", p->key);
+    else
+      cr_assert(!found, "%s is shared by every profile: no profile lists it as its own", p->key);
+  }
+}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/catalog.h"
+#include "core/params_json.h"
 #include "core/util.h"
 #include "engine/router.h"
 #include "engine/scenario_keys.h"

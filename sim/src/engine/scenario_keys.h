@@ -26,14 +26,6 @@ int kvsim__scenario_check_keys(const cJSON *o, const char *self, const char *w, 
  * `kvsim compare`) is named for what it is, not as its first unknown key. */
 const char *kvsim__json_file_kind(const cJSON *root, const char **key);
 
-/* The registry's parameter `id` (kvsim/params.h) under object o, by the
- * last part of its key, held to the row's bounds in the row's wording
- * ("W.block_size: 5000 is out of range [1, 4096]"); an error carries the
- * id. 0 when absent or null (out untouched), 1 when read, < 0 on error. */
-int kvsim__json_param_int(const cJSON *o, int id, int64_t *out, const char *w, kvsim_err *err);
-/* A number: kvsim_param_check_num's wording ("W.key: 1.5 is outside (0, 1]"). */
-int kvsim__json_param_num(const cJSON *o, int id, double *out, const char *w, kvsim_err *err);
-
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */
 int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err);
