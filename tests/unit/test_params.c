@@ -249,3 +249,37 @@ Test(params, profile_options_are_the_profiles_own) {
       cr_assert(!found, "%s is shared by every profile: no profile lists it as its own", p->key);
   }
 }
+
+/* The plans of SGLang and TGI check their own options by the registry's
+ * range, 0 being the engine's automatic value. */
+Test(params, the_plans_check_profile_options_by_the_registry) {
+  kvsim_model_t m;
+  kvsim_gpu_t g;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_model_load("llama-3.1-8b", &m, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_gpu_load("h100-sxm", &g, &err), KVSIM_OK, "%s", err.msg);
+  static kvsim_plan_t pl;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_SGLANG;
+  p.block_size = KVSIM_MAX_BLOCK_SIZE + 1;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "page past the bound");
+  cr_assert_str_eq(err.msg, "--page-size (engine.page_size): 4097 is out of range [0, 4096]", "SGLang");
+  cr_assert_eq(err.param, KVSIM_PARAM_PAGE_SIZE, "the id");
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_SGLANG;
+  p.sglang.chunked_prefill_size = -2;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "chunk below -1");
+  cr_assert_str_eq(err.msg,
+                   "--chunked-prefill-size (engine.chunked_prefill_size): -2 is out of range [-1, "
+                   "1073741824]",
+                   "the chunk's own range");
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_TGI;
+  p.tgi.max_input_tokens = -1;
+  cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "negative input tokens");
+  cr_assert_str_eq(err.msg,
+                   "--max-input-tokens (engine.max_input_tokens): -1 is out of range [0, 1073741824]",
+                   "TGI");
+  cr_assert_eq(err.param, KVSIM_PARAM_MAX_INPUT_TOKENS, "the id");
+}

@@ -24,6 +24,8 @@
 #define GIB (KVSIM_PARAM_MIN_WORDING | KVSIM_PARAM_UNIT_GIB)
 #define MW KVSIM_PARAM_MIN_WORDING
 #define PO KVSIM_PARAM_PROFILE_OPTION
+/* A profile's option whose 0 the plan takes for the engine's automatic value. */
+#define POZ (KVSIM_PARAM_PROFILE_OPTION | KVSIM_PARAM_ZERO_DEFAULT)
 #define MO KVSIM_PARAM_MIN_OPEN
 #define CTX ((double)KVSIM_MODEL_MAX_CONTEXT)
 #define JMAX ((double)KVSIM__JSON_INT_MAX)
@@ -140,18 +142,18 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(MEM_FRACTION_STATIC, "engine.mem_fraction_static", "--mem-fraction-static", NULL, N, 0, 1,
       MO | PO, "SGLang's for the GPU", "sglang",
       "weights + KV pool as a fraction of the free memory (default: automatic)"),
-    P(PAGE_SIZE, "engine.page_size", "--page-size", NULL, I, 1, KVSIM_MAX_BLOCK_SIZE, PO, "1",
+    P(PAGE_SIZE, "engine.page_size", "--page-size", NULL, I, 1, KVSIM_MAX_BLOCK_SIZE, POZ, "1",
       "sglang",
       "tokens per page (default 1)"),
-    P(MAX_TOTAL_TOKENS, "engine.max_total_tokens", "--max-total-tokens", NULL, I, 1, CTX, PO,
+    P(MAX_TOTAL_TOKENS, "engine.max_total_tokens", "--max-total-tokens", NULL, I, 1, CTX, POZ,
       "the engine's", "sglang, tgi", "cap of the KV pool (SGLang) or of one request (TGI), tokens"),
     P(MAX_RUNNING_REQUESTS, "engine.max_running_requests", "--max-running-requests", NULL, I, 1,
-      (double)KVSIM_PLAN_MAX_SEQS, PO, "the engine's", "sglang",
+      (double)KVSIM_PLAN_MAX_SEQS, POZ, "the engine's", "sglang",
       "default: min(pool // 2, req_to_token pool)"),
     P(CHUNKED_PREFILL_SIZE, "engine.chunked_prefill_size", "--chunked-prefill-size", NULL, I, -1,
       CTX, PO, "the engine's for the GPU", "sglang",
       "default: by GPU memory; -1 disables chunking"),
-    P(MAX_PREFILL_TOKENS, "engine.max_prefill_tokens", "--max-prefill-tokens", NULL, I, 1, CTX, PO,
+    P(MAX_PREFILL_TOKENS, "engine.max_prefill_tokens", "--max-prefill-tokens", NULL, I, 1, CTX, POZ,
       "16384", "sglang",
       "prefill budget per batch (default 16384)"),
     P(GPU_MEMORY_CAPACITY_MIB, "engine.gpu_memory_capacity_mib", "--gpu-memory-capacity-mib", NULL,
@@ -164,14 +166,14 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "TGI release: 2.0.0-2.4.1 (room x free memory; 4096-token launcher defaults to 2.4.0), 3.0 (wiggle room 0.95), 3.1-3.2 (0.93), 3.3+ (0.90; default)"),
     P(ATTENTION, "engine.attention", "--attention", NULL, S, 0, 0, PO, "the release's", "tgi",
       "flashinfer (default from 2.3, BLOCK_SIZE 1), flashdecoding (256), paged (16; default before 2.3)"),
-    P(MAX_INPUT_TOKENS, "engine.max_input_tokens", "--max-input-tokens", NULL, I, 1, CTX, PO,
+    P(MAX_INPUT_TOKENS, "engine.max_input_tokens", "--max-input-tokens", NULL, I, 1, CTX, POZ,
       "the server's", "tgi",
       "default: max_total_tokens - 1"),
     P(MAX_BATCH_PREFILL_TOKENS, "engine.max_batch_prefill_tokens", "--max-batch-prefill-tokens",
-      NULL, I, 1, CTX, PO, "the server's", "tgi",
+      NULL, I, 1, CTX, POZ, "the server's", "tgi",
       "warmup prefill budget (default 4096)"),
     P(MAX_BATCH_TOTAL_TOKENS, "engine.max_batch_total_tokens", "--max-batch-total-tokens", NULL, I,
-      1, CTX, PO, "from the warmup", "tgi",
+      1, CTX, POZ, "from the warmup", "tgi",
       "ignored by flash models (as TGI warns)"),
     P(BATCH, "engine.batch", "--batch", NULL, I, 1, (double)KVSIM_PLAN_MAX_SEQS, PO, "1",
       "hf-transformers",

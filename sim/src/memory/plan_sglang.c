@@ -119,31 +119,31 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                                         "engine.max_total_tokens (--max-total-tokens)",
                                         err) < 0)
     return err->code;
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
-  /* 0 (-1 for the chunk) is SGLang's automatic value here. */
+  /* The registry's ranges, 0 being SGLang's automatic value here (the
+   * chunk's row takes -1, off, and refuses 0 itself). The context length
+   * is named by SGLang's flag. */
   const struct {
     int id;
-    int64_t v, lo, hi;
-    const char *what;
+    int64_t v;
+    const char *flag; /* NULL: the registry's */
   } ints[] = {
-      {KVSIM_PARAM_PAGE_SIZE, p->block_size, 0, KVSIM_MAX_BLOCK_SIZE,
-       "--page-size (engine.page_size)"},
-      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, 0, tok,
-       "--context-length (engine.max_model_len)"},
-      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, 0, tok,
-       "--max-total-tokens (engine.max_total_tokens)"},
-      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, 0, KVSIM_PLAN_MAX_SEQS,
-       "--max-running-requests (engine.max_running_requests)"},
-      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, -1, tok,
-       "--chunked-prefill-size (engine.chunked_prefill_size)"},
-      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, 0, tok,
-       "--max-prefill-tokens (engine.max_prefill_tokens)"},
+      {KVSIM_PARAM_PAGE_SIZE, p->block_size, NULL},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, "--context-length"},
+      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, NULL},
+      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, NULL},
+      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, NULL},
+      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, NULL},
   };
-  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (ints[i].v < ints[i].lo || ints[i].v > ints[i].hi)
-      return kvsim_err_set_param(err, KVSIM_EINVAL, ints[i].id, ints[i].what,
-                                 "%lld is out of range [%lld, %lld]", (long long)ints[i].v,
-                                 (long long)ints[i].lo, (long long)ints[i].hi);
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+    const kvsim_param_t *row = kvsim_param_get(ints[i].id);
+    char name[160];
+    snprintf(name, sizeof name, "%s (%s)", ints[i].flag ? ints[i].flag : row->flag, row->key);
+    int rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
+                 ? kvsim_param_check_plan_int(row->id, ints[i].v, name, err)
+                 : kvsim_param_check_int(row->id, ints[i].v, name, err);
+    if (rc < 0)
+      return rc;
+  }
   double b = s->avail_gib_before_load, a = s->avail_gib_after_load;
   if ((b >= 0) != (a >= 0))
     return kvsim_err_set(err, KVSIM_EINVAL,

@@ -116,14 +116,13 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
                       KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS};
   const int64_t vals[] = {t->max_input_tokens, t->max_total_tokens, t->max_batch_prefill_tokens,
                           t->max_batch_total_tokens};
-  for (size_t i = 0; i < sizeof toks / sizeof *toks; i++)
-    if (vals[i] < 0 || vals[i] > KVSIM_MODEL_MAX_CONTEXT) {
-      char name[160];
-      return kvsim_err_set_param(err, KVSIM_EINVAL, toks[i],
-                                 kvsim_param_calc_name(toks[i], name, sizeof name),
-                                 "%lld is out of range [0, %lld]", (long long)vals[i],
-                                 (long long)KVSIM_MODEL_MAX_CONTEXT);
-    }
+  for (size_t i = 0; i < sizeof toks / sizeof *toks; i++) {
+    char name[160];
+    int rc = kvsim_param_check_plan_int(toks[i], vals[i],
+                                        kvsim_param_calc_name(toks[i], name, sizeof name), err);
+    if (rc < 0)
+      return rc;
+  }
   if (kvsim__plan_refuse_kv_cache_bytes(p, "TGI",
                                         "size the pool with engine.cuda_memory_fraction "
                                         "(--cuda-memory-fraction) or engine.max_batch_total_tokens",
