@@ -84,6 +84,9 @@ Test(params, a_range_error_carries_the_id_and_what) {
   cr_assert_str_eq(kvsim_err_what(&e), "0 is outside (0, 1]", "open bound shown");
   cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, 1, "u", &e), KVSIM_OK,
                "1 is inside (0, 1]");
+  cr_assert_eq(kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, 1, "f", &e), KVSIM_EINVAL,
+               "1 is outside SGLang's (0, 1)");
+  cr_assert_str_eq(e.msg, "f: 1 is outside (0, 1)", "both bounds open");
   kvsim_err_set(&e, KVSIM_EINVAL, "plain %d", 1);
   cr_assert_eq(e.param, 0, "a plain error names no parameter");
   cr_assert_str_eq(kvsim_err_what(&e), "plain 1", "its what is the message");

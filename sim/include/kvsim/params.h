@@ -152,6 +152,8 @@ enum {
   KVSIM_PARAM_ZERO_NO_LIMIT = 32,
   /* A size in GiB: "NAME: V GiB is out of range [MIN, MAX]". */
   KVSIM_PARAM_UNIT_GIB = 64,
+  /* max is excluded from the range: [min, max) or (min, max). */
+  KVSIM_PARAM_MAX_OPEN = 128,
 };
 
 typedef struct kvsim_param {
@@ -160,7 +162,7 @@ typedef struct kvsim_param {
   const char *flag;     /* the calc flag (vLLM's spelling where vLLM has one), NULL if none */
   const char *flags_other; /* other engines' calc flags for it, "sglang --tp-size", or NULL */
   kvsim_param_type type;
-  /* Bounds of a given INT or NUM value, inclusive (see MIN_OPEN); exact
+  /* Bounds of a given INT or NUM value, inclusive (see MIN_OPEN, MAX_OPEN); exact
    * as doubles (every integer bound is below 2^53). */
   double min, max;
   unsigned flags;
@@ -191,8 +193,8 @@ int kvsim_param_check_int(int id, int64_t v, const char *name, kvsim_err *err);
 /* The memory plan's range of the same integer: a ZERO_DEFAULT row also
  * takes 0 (the engine's default), and names its range [0, MAX]. */
 int kvsim_param_check_plan_int(int id, int64_t v, const char *name, kvsim_err *err);
-/* The same for a number: "NAME: V is outside [MIN, MAX]" ("(MIN, MAX]" for
- * MIN_OPEN rows, then " (0: no limit)" for ZERO_NO_LIMIT rows; "V GiB is
+/* The same for a number: "NAME: V is outside [MIN, MAX]" ("(MIN" and "MAX)" for
+ * MIN_OPEN and MAX_OPEN rows, then " (0: no limit)" for ZERO_NO_LIMIT rows; "V GiB is
  * out of range [MIN, MAX]" for UNIT_GIB rows), or for MIN_WORDING rows
  * below min "NAME: V must be >= MIN". */
 int kvsim_param_check_num(int id, double v, const char *name, kvsim_err *err);

@@ -140,7 +140,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(SPECULATIVE, "engine.speculative", "--speculative-config", NULL, O, 0, 0, 0, "none",
       "vllm-v1", "vLLM's --speculative-config, plus acceptance_rate (a run needs it)"),
     P(MEM_FRACTION_STATIC, "engine.mem_fraction_static", "--mem-fraction-static", NULL, N, 0, 1,
-      MO | PO, "SGLang's for the GPU", "sglang",
+      MO | KVSIM_PARAM_MAX_OPEN | PO, "SGLang's for the GPU", "sglang",
       "weights + KV pool as a fraction of the free memory (default: automatic)"),
     P(PAGE_SIZE, "engine.page_size", "--page-size", NULL, I, 1, KVSIM_MAX_BLOCK_SIZE, POZ, "1",
       "sglang",
@@ -244,7 +244,8 @@ const char *kvsim_param_note(const kvsim_param_t *p) {
 
 bool kvsim_param_in_range(const kvsim_param_t *p, double v) {
   bool lo = p->flags & KVSIM_PARAM_MIN_OPEN ? v > p->min : v >= p->min;
-  return lo && v <= p->max;
+  bool hi = p->flags & KVSIM_PARAM_MAX_OPEN ? v < p->max : v <= p->max;
+  return lo && hi;
 }
 
 int kvsim_param_check_int(int id, int64_t v, const char *name, kvsim_err *err) {
@@ -274,8 +275,9 @@ int kvsim_param_check_num(int id, double v, const char *name, kvsim_err *err) {
   if (p->flags & KVSIM_PARAM_UNIT_GIB)
     return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g GiB is out of range [%g, %g]", v,
                                p->min, p->max);
-  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g is outside %c%g, %g]%s", v,
+  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "%g is outside %c%g, %g%c%s", v,
                              p->flags & KVSIM_PARAM_MIN_OPEN ? '(' : '[', p->min, p->max,
+                             p->flags & KVSIM_PARAM_MAX_OPEN ? ')' : ']',
                              p->flags & KVSIM_PARAM_ZERO_NO_LIMIT ? " (0: no limit)" : "");
 }
 
@@ -299,8 +301,8 @@ static void range_text(const kvsim_param_t *p, char *buf, size_t cap) {
     buf[0] = '\0';
     return;
   }
-  snprintf(buf, cap, "%c%.16g, %.16g]", p->flags & KVSIM_PARAM_MIN_OPEN ? '(' : '[', p->min,
-           p->max);
+  snprintf(buf, cap, "%c%.16g, %.16g%c", p->flags & KVSIM_PARAM_MIN_OPEN ? '(' : '[', p->min,
+           p->max, p->flags & KVSIM_PARAM_MAX_OPEN ? ')' : ']');
 }
 
 /* The calc flag column: "`--tensor-parallel-size`; sglang --tp-size". */

@@ -262,8 +262,6 @@ static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
   if ((rc = kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, p->gpu_memory_utilization,
                                   "--gpu-memory-utilization", err)) < 0)
     return rc;
-  if (p->tp < 1 || p->pp < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
   /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
    * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
   char gname[160];
@@ -366,9 +364,9 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
       p->block_size = major == 10 ? 128 : major == 9 ? 64 : 16;
     }
   }
-  if (p->block_size < 1 || p->block_size > KVSIM_MAX_BLOCK_SIZE)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_BLOCK_SIZE, "--block-size", "%d is outside [1, %d]", p->block_size,
-                         KVSIM_MAX_BLOCK_SIZE);
+  /* The resolved size, given or the default: the registry's range. */
+  if ((rc = kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, p->block_size, "--block-size", err)) < 0)
+    return rc;
   if (p->total_memory_bytes <= 0)
     p->total_memory_bytes = g->memory_total_bytes;
   if (p->max_model_len <= 0)

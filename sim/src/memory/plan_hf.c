@@ -62,10 +62,12 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
     if (h->nbits != 2 && h->nbits != 4)
       return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_NBITS, "--nbits (engine.nbits)", "%d (quanto takes 2 or 4)",
                            h->nbits);
-    if (h->q_group_size < 1 || h->q_group_size > KVSIM_MAX_QUANT_GROUP)
-      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_Q_GROUP_SIZE, "--q-group-size (engine.q_group_size)",
-                           "%d is out of range [1, %d]",
-                           h->q_group_size, KVSIM_MAX_QUANT_GROUP);
+    char name[160];
+    int rc = kvsim_param_check_int(KVSIM_PARAM_Q_GROUP_SIZE, h->q_group_size,
+                                   kvsim_param_calc_name(KVSIM_PARAM_Q_GROUP_SIZE, name, sizeof name),
+                                   err);
+    if (rc < 0)
+      return rc;
     if (h->residual_length < 0 || h->residual_length > KVSIM_MODEL_MAX_CONTEXT)
       return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_RESIDUAL_LENGTH, "--residual-length (engine.residual_length)",
                            "%d is out of range",

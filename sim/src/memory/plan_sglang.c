@@ -84,10 +84,17 @@ double kvsim_plan_sglang_auto_fraction(double gpu_mem_mb, int tp, int pp,
 
 static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_sglang_params_t *s = &p->sglang;
-  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL || p->pp < 1 || p->pp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size and --pipeline-parallel-size must be in [1, %d]",
-                         KVSIM_PLAN_MAX_PARALLEL);
+  char tp_name[160], pp_name[160];
+  int rc;
+  if ((rc = kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp,
+                                  kvsim_param_calc_name(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_name,
+                                                        sizeof tp_name),
+                                  err)) < 0 ||
+      (rc = kvsim_param_check_int(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, p->pp,
+                                  kvsim_param_calc_name(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, pp_name,
+                                                        sizeof pp_name),
+                                  err)) < 0)
+    return rc;
   if (isnan(s->mem_fraction_static) || s->mem_fraction_static >= 1) /* <= 0: automatic */
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MEM_FRACTION_STATIC, "--mem-fraction-static (engine.mem_fraction_static)",
                          "%g is outside (0, 1)",
@@ -138,7 +145,7 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
     const kvsim_param_t *row = kvsim_param_get(ints[i].id);
     char name[160];
     snprintf(name, sizeof name, "%s (%s)", ints[i].flag ? ints[i].flag : row->flag, row->key);
-    int rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
+    rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
                  ? kvsim_param_check_plan_int(row->id, ints[i].v, name, err)
                  : kvsim_param_check_int(row->id, ints[i].v, name, err);
     if (rc < 0)

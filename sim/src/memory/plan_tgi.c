@@ -75,11 +75,12 @@ static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB);
 
 static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_tgi_params_t *t = &p->tgi;
-  if (!(t->cuda_memory_fraction > 0 && t->cuda_memory_fraction <= 1))
-    return kvsim_err_set_param(
-        err, KVSIM_EINVAL, KVSIM_PARAM_CUDA_MEMORY_FRACTION, "--cuda-memory-fraction (engine.cuda_memory_fraction)",
-        "%g is outside (0, 1]",
-        t->cuda_memory_fraction);
+  char name[160];
+  int rc = kvsim_param_check_num(
+      KVSIM_PARAM_CUDA_MEMORY_FRACTION, t->cuda_memory_fraction,
+      kvsim_param_calc_name(KVSIM_PARAM_CUDA_MEMORY_FRACTION, name, sizeof name), err);
+  if (rc < 0)
+    return rc;
   int major = t->version_major ? t->version_major : 3;
   if ((major != 2 && major != 3) || t->version_minor < 0 || t->version_minor > 99 ||
       t->version_patch < 0 || t->version_patch > 99 ||
@@ -100,9 +101,8 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
                          "cache is in the model's dtype",
                          major, t->version_minor);
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--num-shard (hardware.tensor_parallel_size)";
-  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d is out of range [1, %d]",  p->tp,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  if ((rc = kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp, tp_flag, err)) < 0)
+    return rc;
   if (p->pp != 1)
     return kvsim_err_set(
         err, KVSIM_EINVAL,
@@ -116,13 +116,10 @@ static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err
                       KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS};
   const int64_t vals[] = {t->max_input_tokens, t->max_total_tokens, t->max_batch_prefill_tokens,
                           t->max_batch_total_tokens};
-  for (size_t i = 0; i < sizeof toks / sizeof *toks; i++) {
-    char name[160];
-    int rc = kvsim_param_check_plan_int(toks[i], vals[i],
-                                        kvsim_param_calc_name(toks[i], name, sizeof name), err);
-    if (rc < 0)
+  for (size_t i = 0; i < sizeof toks / sizeof *toks; i++)
+    if ((rc = kvsim_param_check_plan_int(toks[i], vals[i],
+                                         kvsim_param_calc_name(toks[i], name, sizeof name), err)) < 0)
       return rc;
-  }
   if (kvsim__plan_refuse_kv_cache_bytes(p, "TGI",
                                         "size the pool with engine.cuda_memory_fraction "
                                         "(--cuda-memory-fraction) or engine.max_batch_total_tokens",

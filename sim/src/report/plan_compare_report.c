@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "plan_report_calc.h"
 
 typedef struct {
@@ -50,9 +51,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(compare_args, mem_gib)),
                          a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, %d]", (long long)a->tp,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp, "--tensor-parallel-size", err) < 0)
+    return err->code;
   p.tp = (int)a->tp;
   /* Every engine's row names the flag typed (TGI's own is --num-shard). */
   p.tp_flag = "--tensor-parallel-size";

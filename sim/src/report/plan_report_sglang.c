@@ -80,13 +80,14 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                             kvsim__calc_flag_name(args, flags, offsetof(sglang_args, pp)), err) < 0)
     return err->code;
   /* -1 is "automatic" / "not measured", never a value to give. */
-  if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
+  if (GIVEN(mfs) &&
+      kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, a->mfs, "--mem-fraction-static", err) < 0)
+    return err->code;
   /* vLLM's own range: outside it the side-by-side plan failed and was
    * silently left out. */
-  if (!(a->util > 0 && a->util <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
-                         a->util);
+  if (kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, a->util, "--gpu-memory-utilization",
+                            err) < 0)
+    return err->code;
   if (kvsim__calc_gib(GIVEN(before), a->before, "--avail-gib-before-load", err) < 0 ||
       kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
     return err->code;
