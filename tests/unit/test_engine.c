@@ -741,13 +741,15 @@ Test(engine, a_closed_loop_ending_by_duration_ends_the_run, .timeout = 30) {
  * run of the scenario alone computes one; a study run (which resolves
  * first, to refuse a plan before any output) computes one in all. */
 Test(engine, a_run_computes_the_memory_plan_once) {
-  const char *text =
-      "{ \"model\": \"llama-3.1-8b\", \"seed\": 7,"
-      "  \"workload\": { \"synthetic\": { \"requests\": 20, \"arrival\": { \"process\": \"poisson\", \"rate\": 5 },"
-      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 100 }, \"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
+  const char *text = "{ \"model\": \"llama-3.1-8b\", \"seed\": 7,"
+                     "  \"workload\": { \"synthetic\": { \"requests\": 20, \"arrival\": { "
+                     "\"process\": \"poisson\", \"rate\": 5 },"
+                     "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 100 }, "
+                     "\"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
   kvsim_scenario_t sc;
   kvsim_err err = {0};
-  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
   kvsim_resolved_t res;
   int64_t n0 = kvsim__plan_count();
   cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "resolve: %s", err.msg);
@@ -759,8 +761,9 @@ Test(engine, a_run_computes_the_memory_plan_once) {
   int64_t n2 = kvsim__plan_count();
   cr_assert_eq(kvsim_run(&sc, NULL, NULL, &b, &err), KVSIM_OK, "run: %s", err.msg);
   cr_assert_eq(kvsim__plan_count() - n2, 1, "a run of the scenario alone computes one");
-  cr_assert_eq(a.requests_finished, b.requests_finished, "the same run either way (%lld, %lld finished)",
-               (long long)a.requests_finished, (long long)b.requests_finished);
+  cr_assert_eq(a.requests_finished, b.requests_finished,
+               "the same run either way (%lld, %lld finished)", (long long)a.requests_finished,
+               (long long)b.requests_finished);
   cr_assert_gt(a.requests_finished, 0, "the run served requests");
   cr_assert_eq(a.resolved.pool_blocks, b.resolved.pool_blocks, "the same pool either way");
   kvsim_summary_t s;

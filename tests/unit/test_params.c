@@ -71,8 +71,8 @@ Test(params, the_shared_limits_are_the_rows_bounds) {
 Test(params, a_range_error_carries_the_id_and_what) {
   kvsim_err e = {0};
   cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 16, "x", &e), KVSIM_OK, "in range");
-  cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 5000, "--block-size", &e), KVSIM_EINVAL,
-               "out of range");
+  cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 5000, "--block-size", &e),
+               KVSIM_EINVAL, "out of range");
   cr_assert_str_eq(e.msg, "--block-size: 5000 is out of range [1, 4096]", "message");
   cr_assert_eq(e.param, KVSIM_PARAM_BLOCK_SIZE, "id");
   cr_assert_str_eq(kvsim_err_what(&e), "5000 is out of range [1, 4096]", "what");
@@ -94,10 +94,12 @@ Test(params, a_range_error_carries_the_id_and_what) {
 
 Test(params, the_plan_also_takes_zero_for_a_default) {
   kvsim_err e = {0};
-  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 0, "b", &e), KVSIM_OK, "0: default");
+  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 0, "b", &e), KVSIM_OK,
+               "0: default");
   cr_assert_eq(kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, 0, "b", &e), KVSIM_EINVAL,
                "a given 0 is refused");
-  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 4097, "b", &e), KVSIM_EINVAL, "past max");
+  cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_BLOCK_SIZE, 4097, "b", &e), KVSIM_EINVAL,
+               "past max");
   cr_assert_str_eq(e.msg, "b: 4097 is out of range [0, 4096]", "the plan's range");
   cr_assert_eq(kvsim_param_check_plan_int(KVSIM_PARAM_KV_QUANT_GROUP, 0, "g", &e), KVSIM_EINVAL,
                "no default of 0 for the group");
@@ -118,7 +120,8 @@ Test(params, calc_name_is_flag_and_key) {
 
 #define WORKLOAD                                                                                   \
   "\"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", "    \
-  "\"rate\": 1 }, \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 10 }, \"output_tokens\": { " \
+  "\"rate\": 1 }, \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 10 }, \"output_tokens\": "  \
+  "{ "                                                                                             \
   "\"dist\": \"fixed\", \"value\": 10 } } }"
 
 static kvsim_calc_t calc; /* large: one per process */
@@ -146,8 +149,8 @@ static kvsim_err scenario_error(const char *text, const char *set) {
   kvsim_scenario_t sc;
   kvsim_err err = {0};
   const char *sets[] = {set};
-  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, set ? 1 : 0, &sc, &err), KVSIM_EINVAL,
-               "the scenario (--set %s) is refused", set ? set : "none");
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", sets, set ? 1 : 0, &sc, &err),
+               KVSIM_EINVAL, "the scenario (--set %s) is refused", set ? set : "none");
   return err;
 }
 
@@ -159,8 +162,10 @@ static void same_wording(int id, const kvsim_err *a, const kvsim_err *b, const c
 
 Test(params, a_bad_value_reads_alike_in_the_scenario_set_and_calc) {
   /* A range the scenario parser checks. */
-  kvsim_err file = scenario_error("{ \"model\": \"llama-3.1-8b\", \"engine\": { \"block_size\": 5000 }, " WORKLOAD " }", NULL);
-  kvsim_err set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.block_size=5000");
+  kvsim_err file = scenario_error(
+      "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"block_size\": 5000 }, " WORKLOAD " }", NULL);
+  kvsim_err set =
+      scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.block_size=5000");
   kvsim_err flag = calc_error("--block-size", "5000");
   cr_assert_str_eq(file.msg, "s.json: engine.block_size: 5000 is out of range [1, 4096]", "by key");
   cr_assert_str_eq(set.msg, file.msg, "--set reads as the file");
@@ -174,11 +179,13 @@ Test(params, a_bad_value_reads_alike_in_the_scenario_set_and_calc) {
                    "s.json: hardware.tensor_parallel_size: 3 does not divide the model's 32 "
                    "attention heads",
                    "the plan's error by key");
-  cr_assert_str_eq(flag.msg, "--tensor-parallel-size: 3 does not divide the model's 32 attention heads",
+  cr_assert_str_eq(flag.msg,
+                   "--tensor-parallel-size: 3 does not divide the model's 32 attention heads",
                    "the plan's error by flag");
   same_wording(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, &set, &flag, "TP");
   /* The plan's length check against the model. */
-  set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.max_model_len=999999");
+  set = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }",
+                       "engine.max_model_len=999999");
   flag = calc_error("--max-model-len", "999999");
   cr_assert(!strncmp(set.msg, "s.json: engine.max_model_len: 999999 is greater", 47), "by key: %s",
             set.msg);
@@ -187,24 +194,28 @@ Test(params, a_bad_value_reads_alike_in_the_scenario_set_and_calc) {
 
 Test(params, engine_dtype_and_calc_dtype_take_the_same_names) {
   static const char *const names[] = {"auto", "bfloat16", "float16", "half", "float32", "float"};
-  static const char *const stored[] = {"bfloat16", "bfloat16", "float16", "float16", "float32", "float32"};
+  static const char *const stored[] = {"bfloat16", "bfloat16", "float16",
+                                       "float16",  "float32",  "float32"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char set[64];
     snprintf(set, sizeof set, "engine.dtype=%s", names[i]);
     const char *sets[] = {set};
     kvsim_scenario_t sc;
     kvsim_err err = {0};
-    cr_assert_eq(kvsim_scenario_parse("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "s.json", ".",
-                                      sets, 1, &sc, &err),
+    cr_assert_eq(kvsim_scenario_parse("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "s.json",
+                                      ".", sets, 1, &sc, &err),
                  KVSIM_OK, "engine.dtype %s: %s", names[i], err.msg);
-    cr_assert_str_eq(sc.model.dtype, stored[i], "engine.dtype %s is stored as its one name", names[i]);
+    cr_assert_str_eq(sc.model.dtype, stored[i], "engine.dtype %s is stored as its one name",
+                     names[i]);
     kvsim_scenario_fini(&sc);
     kvsim_model_t m = {.dtype = "bfloat16", .dtype_bytes = 2};
     cr_assert_eq(kvsim_model_set_dtype(&m, names[i]), KVSIM_OK, "calc --dtype %s", names[i]);
     cr_assert_str_eq(m.dtype, stored[i], "--dtype %s is stored as engine.dtype's", names[i]);
   }
-  kvsim_err e1 = scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.dtype=fp7");
-  cr_assert_str_eq(e1.msg, "s.json: engine.dtype: 'fp7' (expected auto, bfloat16, float16, float32)",
+  kvsim_err e1 =
+      scenario_error("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", "engine.dtype=fp7");
+  cr_assert_str_eq(e1.msg,
+                   "s.json: engine.dtype: 'fp7' (expected auto, bfloat16, float16, float32)",
                    "unknown dtype");
 }
 
@@ -267,7 +278,8 @@ Test(params, the_plans_check_profile_options_by_the_registry) {
   p.engine = KVSIM_PLAN_SGLANG;
   p.block_size = KVSIM_MAX_BLOCK_SIZE + 1;
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "page past the bound");
-  cr_assert_str_eq(err.msg, "--page-size (engine.page_size): 4097 is out of range [0, 4096]", "SGLang");
+  cr_assert_str_eq(err.msg, "--page-size (engine.page_size): 4097 is out of range [0, 4096]",
+                   "SGLang");
   cr_assert_eq(err.param, KVSIM_PARAM_PAGE_SIZE, "the id");
   kvsim_plan_params_default(&p);
   p.engine = KVSIM_PLAN_SGLANG;
@@ -281,8 +293,8 @@ Test(params, the_plans_check_profile_options_by_the_registry) {
   p.engine = KVSIM_PLAN_TGI;
   p.tgi.max_input_tokens = -1;
   cr_assert_eq(kvsim_plan_compute(&m, &g, &p, &pl, &err), KVSIM_EINVAL, "negative input tokens");
-  cr_assert_str_eq(err.msg,
-                   "--max-input-tokens (engine.max_input_tokens): -1 is out of range [0, 1073741824]",
-                   "TGI");
+  cr_assert_str_eq(
+      err.msg, "--max-input-tokens (engine.max_input_tokens): -1 is out of range [0, 1073741824]",
+      "TGI");
   cr_assert_eq(err.param, KVSIM_PARAM_MAX_INPUT_TOKENS, "the id");
 }

@@ -158,8 +158,8 @@ enum {
 
 typedef struct kvsim_param {
   kvsim_param_id id;
-  const char *key;      /* scenario key path, "engine.block_size" */
-  const char *flag;     /* the calc flag (vLLM's spelling where vLLM has one), NULL if none */
+  const char *key;         /* scenario key path, "engine.block_size" */
+  const char *flag;        /* the calc flag (vLLM's spelling where vLLM has one), NULL if none */
   const char *flags_other; /* other engines' calc flags for it, "sglang --tp-size", or NULL */
   kvsim_param_type type;
   /* Bounds of a given INT or NUM value, inclusive (see MIN_OPEN, MAX_OPEN); exact

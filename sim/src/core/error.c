@@ -66,7 +66,8 @@ int kvsim_err_set(kvsim_err *err, int code, const char *fmt, ...) {
   return code;
 }
 
-int kvsim_err_set_param(kvsim_err *err, int code, int param, const char *name, const char *fmt, ...) {
+int kvsim_err_set_param(kvsim_err *err, int code, int param, const char *name, const char *fmt,
+                        ...) {
   if (!err)
     return code;
   char what[sizeof err->msg], shown[sizeof err->msg];

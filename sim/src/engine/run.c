@@ -549,8 +549,9 @@ static int report_leftovers(run_t *r) {
   return KVSIM_OK;
 }
 
-static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, const kvsim_run_opts_t *opts,
-               const kvsim_sink_t *sink, kvsim_run_stats_t *stats, kvsim_err *err);
+static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+               const kvsim_run_opts_t *opts, const kvsim_sink_t *sink, kvsim_run_stats_t *stats,
+               kvsim_err *err);
 
 int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
               kvsim_run_stats_t *stats, kvsim_err *err) {
@@ -563,8 +564,9 @@ int kvsim_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
   return run(sc, res, opts, sink, stats, err);
 }
 
-static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, const kvsim_run_opts_t *opts,
-               const kvsim_sink_t *sink, kvsim_run_stats_t *stats, kvsim_err *err) {
+static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+               const kvsim_run_opts_t *opts, const kvsim_sink_t *sink, kvsim_run_stats_t *stats,
+               kvsim_err *err) {
   run_t r;
   memset(&r, 0, sizeof r);
   memset(stats, 0, sizeof *stats);

@@ -247,7 +247,8 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   if ((rc = get_str(o, "dtype", s, sizeof s, w, err)) < 0)
     return rc;
   if (kvsim_model_set_dtype(&sc->model, s) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected " KVSIM_MODEL_DTYPES ")", w, s);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected " KVSIM_MODEL_DTYPES ")", w,
+                         s);
   if ((rc = get_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
     return rc;
   /* "" is what the plan takes for the model's own quantization: written,
@@ -347,8 +348,8 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
                                   err)) < 0 ||
       (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_OUTPUT_TOKENS, &a->max_output_tokens, w,
                                   err)) < 0 ||
-      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_QUEUE_LENGTH, &a->max_queue_length, w,
-                                  err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_QUEUE_LENGTH, &a->max_queue_length, w, err)) <
+          0 ||
       (rc = kvsim__json_param_num(o, KVSIM_PARAM_MAX_WAIT_S, &a->max_wait_s, w, err)) < 0)
     return rc;
   return KVSIM_OK;
@@ -373,7 +374,8 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
   /* step_time_scale and prefill_time_scale belong to the scenario, not
    * to the GPU; the other keys and ranges are a GPU file's "perf" (gpu.c). */
   int a = parse_scale(o, KVSIM_PARAM_STEP_TIME_SCALE, w, &sc->step_time_scale, err);
-  int b = a < 0 ? a : parse_scale(o, KVSIM_PARAM_PREFILL_TIME_SCALE, w, &sc->prefill_time_scale, err);
+  int b =
+      a < 0 ? a : parse_scale(o, KVSIM_PARAM_PREFILL_TIME_SCALE, w, &sc->prefill_time_scale, err);
   if (a < 0 || b < 0)
     return a < 0 ? a : b;
   /* Taken out even when null (left out), which the GPU's keys know not. */

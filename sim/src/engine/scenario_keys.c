@@ -27,8 +27,8 @@ static void registry_keys(const char *prefix, const char **keys, size_t *n) {
 }
 
 #define SECTION_KEYS(name, prefix)                                                                 \
-  static const char *const *name(void) {                                                          \
-    static const char *keys[KVSIM_PARAM_COUNT + 1];                                               \
+  static const char *const *name(void) {                                                           \
+    static const char *keys[KVSIM_PARAM_COUNT + 1];                                                \
     if (!keys[0]) {                                                                                \
       size_t n = 0;                                                                                \
       registry_keys(prefix, keys, &n);                                                             \

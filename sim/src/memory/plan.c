@@ -330,17 +330,20 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size";
   if (m->num_heads % p->tp)
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
-                         "%d does not divide the model's %lld attention heads",  p->tp,
-                         (long long)m->num_heads);
+                               "%d does not divide the model's %lld attention heads", p->tp,
+                               (long long)m->num_heads);
   if (!m->mla && p->tp < m->num_kv_heads && m->num_kv_heads % p->tp)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d does not divide the model's %lld KV heads",
-                          p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d does not divide the model's %lld KV heads", p->tp,
+                               (long long)m->num_kv_heads);
   if (!m->mla && p->tp > m->num_kv_heads && p->tp % m->num_kv_heads)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag, "%d is not a multiple of the model's %lld KV heads",
-                          p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d is not a multiple of the model's %lld KV heads", p->tp,
+                               (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, "--pipeline-parallel-size", "%d exceeds the %d layers",
-                         p->pp, m->num_layers);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE,
+                               "--pipeline-parallel-size", "%d exceeds the %d layers", p->pp,
+                               m->num_layers);
   int lrc = kvsim__lora_resolve(m, p, err);
   if (lrc < 0)
     return lrc;
@@ -372,19 +375,22 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len", "required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len",
+                               "required (the model config has no max_position_embeddings)");
   if (m->max_position_embeddings > 0 && p->max_model_len > m->max_position_embeddings)
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len",
-                         "%lld is greater than the model's max_position_embeddings (%lld)",
-                         (long long)p->max_model_len, (long long)m->max_position_embeddings);
+                               "%lld is greater than the model's max_position_embeddings (%lld)",
+                               (long long)p->max_model_len, (long long)m->max_position_embeddings);
   if (p->kv_quant_group < 1 || p->kv_residual_tokens < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "kv cache quantization group must be >= 1 and residual >= 0");
   if (p->kv_cache_memory_bytes > 0 && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES, "--kv-cache-memory-bytes",
-                         "not available in vllm-v0 (a V1 option, vllm#21489)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES,
+                               "--kv-cache-memory-bytes",
+                               "not available in vllm-v0 (a V1 option, vllm#21489)");
   if (p->estimate_cudagraphs && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ESTIMATE_CUDAGRAPHS, "--estimate-cudagraphs",
-                         "vllm-v0 never charges CUDA graphs to the KV budget");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ESTIMATE_CUDAGRAPHS,
+                               "--estimate-cudagraphs",
+                               "vllm-v0 never charges CUDA graphs to the KV budget");
   if (p->enable_chunked_prefill < 0) {
     /* V1 always chunks. V0 (EngineArgs.create_engine_config, v0.6-v0.8)
      * turns chunked prefill on by default for long-context models
@@ -418,10 +424,11 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->max_num_seqs > p->max_num_batched_tokens)
     p->max_num_seqs = p->max_num_batched_tokens;
   if (!p->enable_chunked_prefill && p->max_num_batched_tokens < p->max_model_len)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS, "--max-num-batched-tokens",
-                         "%lld is smaller than max_model_len (%lld) "
-                         "without chunked prefill",
-                         (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS,
+                               "--max-num-batched-tokens",
+                               "%lld is smaller than max_model_len (%lld) "
+                               "without chunked prefill",
+                               (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
   return KVSIM_OK;
 }
 
@@ -598,18 +605,21 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
      * connector would be turned on (prefix caching, no hybrid allocator)
      * and then store nothing, without a word. 0 is no tier. */
     if (p->swap_space_gib > 0 && pl->swap_blocks < 1)
-      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SWAP_SPACE, "--swap-space (engine.swap_space)",
-                           "%g GiB is smaller than the one KV "
-                           "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
-                           p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
-                           (double)pl->block_bytes / KVSIM_GIB);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SWAP_SPACE,
+                                 "--swap-space (engine.swap_space)",
+                                 "%g GiB is smaller than the one KV "
+                                 "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
+                                 p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
+                                 (double)pl->block_bytes / KVSIM_GIB);
     if (p->kv_offloading_gib > 0 && pl->offload_blocks < 1)
-      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_OFFLOADING_SIZE, "--kv-offloading-size (engine.kv_offloading_size)",
-                           "%g GiB is smaller "
-                           "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
-                           "%d x PP %d ranks, %.3g GiB)",
-                           p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
-                           (double)per_world / KVSIM_GIB);
+      return kvsim_err_set_param(
+          err, KVSIM_EINVAL, KVSIM_PARAM_KV_OFFLOADING_SIZE,
+          "--kv-offloading-size (engine.kv_offloading_size)",
+          "%g GiB is smaller "
+          "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
+          "%d x PP %d ranks, %.3g GiB)",
+          p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
+          (double)per_world / KVSIM_GIB);
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The per-group scales and zero points inside each head vector. */
@@ -686,15 +696,17 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   plans_computed++;
   if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_V0 &&
       (p->lora.enable || p->lora.max_loras || p->lora.max_lora_rank))
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA, "--enable-lora (engine.enable_lora)",
-                         "vLLM's LoRA slots are modelled for "
-                         "the vllm-v1 and vllm-v0 engines only, not %s",
-                         kvsim_plan_engine_name(p->engine));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA,
+                               "--enable-lora (engine.enable_lora)",
+                               "vLLM's LoRA slots are modelled for "
+                               "the vllm-v1 and vllm-v0 engines only, not %s",
+                               kvsim_plan_engine_name(p->engine));
   if (p->engine != KVSIM_PLAN_V1 && p->spec.method != KVSIM_SPEC_NONE)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, "--speculative-config (engine.speculative)",
-                         "speculative decoding is "
-                         "modelled for the vllm-v1 engine only, not %s",
-                         kvsim_plan_engine_name(p->engine));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE,
+                               "--speculative-config (engine.speculative)",
+                               "speculative decoding is "
+                               "modelled for the vllm-v1 engine only, not %s",
+                               kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);
   /* Engines other than vLLM size their pools by their own rules. */

@@ -665,8 +665,11 @@ int kvsim_model_set_dtype(kvsim_model_t *m, const char *name) {
   static const struct {
     const char *name, *dtype;
     int bytes;
-  } dtypes[] = {{"bfloat16", "bfloat16", 2}, {"float16", "float16", 2}, {"half", "float16", 2},
-                {"float32", "float32", 4},   {"float", "float32", 4}};
+  } dtypes[] = {{"bfloat16", "bfloat16", 2},
+                {"float16", "float16", 2},
+                {"half", "float16", 2},
+                {"float32", "float32", 4},
+                {"float", "float32", 4}};
   if (!strcmp(name, "auto"))
     return KVSIM_OK;
   for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)

@@ -93,7 +93,8 @@ static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
     snprintf(a->label, sizeof a->label, "TP %d -> %d (%d -> %d GPUs)", tp, tp * 2,
              gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1),
              2 * gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1));
-    snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE), tp * 2);
+    snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE),
+             tp * 2);
   }
 }
 
@@ -132,7 +133,8 @@ static void advise_seqs(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int64_t 
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_MAX_NUM_SEQS, (double)n);
   if (a) {
     snprintf(a->label, sizeof a->label, "max_num_seqs %lld -> %lld", (long long)cur, (long long)n);
-    snprintf(a->change, sizeof a->change, "%s=%lld", key_of(KVSIM_PARAM_MAX_NUM_SEQS), (long long)n);
+    snprintf(a->change, sizeof a->change, "%s=%lld", key_of(KVSIM_PARAM_MAX_NUM_SEQS),
+             (long long)n);
   }
 }
 

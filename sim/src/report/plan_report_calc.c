@@ -20,8 +20,9 @@ static void fill_table(const kvsim_calc_flag_t *table) {
 }
 
 static void fill_tables(void) {
-  const kvsim_calc_engine_t *const all[] = {&kvsim__calc_vllm, &kvsim__calc_sglang, &kvsim__calc_tgi,
-                                            &kvsim__calc_hf, &kvsim__calc_compare};
+  const kvsim_calc_engine_t *const all[] = {&kvsim__calc_vllm, &kvsim__calc_sglang,
+                                            &kvsim__calc_tgi, &kvsim__calc_hf,
+                                            &kvsim__calc_compare};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     fill_table(all[i]->flags);
 }

@@ -34,7 +34,8 @@ static kvsim_calc_flag_t flags[] = {
     R(MAX_RUNNING_REQUESTS, INT, mrr),
     R(CHUNKED_PREFILL_SIZE, INT, cps),
     R(MAX_PREFILL_TOKENS, INT, mpt),
-    F("--schedule-policy", STR, policy, "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
+    F("--schedule-policy", STR, policy,
+      "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
     F("--avail-gib-before-load", NUM, before, "measured: the \"avail mem\" GB before weights"),
     F("--avail-gib-after-load", NUM, after, "measured: the \"Load weight end. avail mem\" GB"),
     R(GPU_MEMORY_CAPACITY_MIB, NUM, cap_mib),
@@ -75,13 +76,14 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     return err->code;
   /* The registry's ranges, named as typed: --tp-size is SGLang's own spelling. */
   if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp,
-                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)), err) < 0 ||
+                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
+                            err) < 0 ||
       kvsim_param_check_int(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, a->pp,
                             kvsim__calc_flag_name(args, flags, offsetof(sglang_args, pp)), err) < 0)
     return err->code;
   /* -1 is "automatic" / "not measured", never a value to give. */
-  if (GIVEN(mfs) &&
-      kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, a->mfs, "--mem-fraction-static", err) < 0)
+  if (GIVEN(mfs) && kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, a->mfs,
+                                          "--mem-fraction-static", err) < 0)
     return err->code;
   /* vLLM's own range: outside it the side-by-side plan failed and was
    * silently left out. */
@@ -129,7 +131,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                         sizeof p.quantization, err) < 0)
     return err->code;
   p.max_model_len = a->ctx;
-  p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1 : (int)a->page; /* the plan names the range */
+  p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1
+                                                : (int)a->page; /* the plan names the range */
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;

@@ -25,7 +25,9 @@ static kvsim_calc_flag_t flags[] = {
     F("--model", STR, c.model, "catalog name, HF id or path to config.json (default llama-3.1-8b)"),
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     R(GPU_MEMORY_GIB, NUM, mem_gib),
-    F("--engine", STR, c.engine, "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); --compare-engines"),
+    F("--engine", STR, c.engine,
+      "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); "
+      "--compare-engines"),
     R(VLLM_VERSION, STR, vllm_version),
     R(GPU_MEMORY_UTILIZATION, NUM, util),
     R(MAX_MODEL_LEN, STR, mml_s),
@@ -55,7 +57,10 @@ static kvsim_calc_flag_t flags[] = {
     R(MAX_LORA_RANK, INT, max_lora_rank),
     R(MAX_CPU_LORAS, INT, max_cpu_loras),
     R(FULLY_SHARDED_LORAS, FLAG, lora_sharded),
-    F("--speculative-config", STR, spec, "vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", \"num_speculative_tokens\": 3}' (methods eagle, eagle3, mtp, ngram, draft_model)"),
+    F("--speculative-config", STR, spec,
+      "vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": "
+      "\"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", \"num_speculative_tokens\": 3}' (methods eagle, "
+      "eagle3, mtp, ngram, draft_model)"),
     R(WEIGHTS_GIB, NUM, w),
     R(ACTIVATION_GIB, NUM, act),
     R(NON_TORCH_GIB, NUM, nt),
@@ -80,8 +85,8 @@ static void defaults(kvsim_calc_args_t *a) {
 /* --dtype onto the model (weights and an auto KV cache), as engine.dtype. */
 static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
   if (kvsim_model_set_dtype(m, dtype) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--dtype: unknown dtype '%s' (expected " KVSIM_MODEL_DTYPES ")",
-                         dtype);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--dtype: unknown dtype '%s' (expected " KVSIM_MODEL_DTYPES ")", dtype);
   return KVSIM_OK;
 }
 
@@ -118,8 +123,8 @@ static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kv
       {GIVEN(max_cpu_loras), a->max_cpu_loras, KVSIM_PARAM_MAX_CPU_LORAS},
   };
   for (size_t i = 0; i < sizeof params / sizeof *params; i++)
-    if (params[i].given &&
-        kvsim_param_check_int(params[i].id, params[i].v, kvsim_param_get(params[i].id)->flag, err) < 0)
+    if (params[i].given && kvsim_param_check_int(params[i].id, params[i].v,
+                                                 kvsim_param_get(params[i].id)->flag, err) < 0)
       return err->code;
   /* calc's own flags: kvsim_plan_reverse's bounds. */
   const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;

@@ -55,8 +55,9 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
                                err)) < 0 ||
       (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
                                &o->schedule_conservativeness, w, err)) < 0 ||
-      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024, KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0,
-                               &o->gpu_memory_capacity_mib, w, err)) < 0 ||
+      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024,
+                               KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0, &o->gpu_memory_capacity_mib,
+                               w, err)) < 0 ||
       /* The registry's ranges (kvsim/params.h). */
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_PAGE_SIZE, &page, w, err)) < 0 ||
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_TOTAL_TOKENS, &o->max_total_tokens, w, err)) <

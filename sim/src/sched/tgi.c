@@ -82,7 +82,8 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
        * null, they keep the server's default. */
       (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_INPUT_TOKENS, &in, w, err)) < 0 ||
       (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_TOTAL_TOKENS, &tot, w, err)) < 0 ||
-      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, &pre, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, &pre, w, err)) <
+          0 ||
       (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS, &btot, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_waiting_tokens", 0, hi, &wait, w, err)) < 0 ||
       (rc = kvsim__json_str(engine, "attention", attn, sizeof attn, w, err)) < 0 ||

@@ -96,7 +96,7 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
   if (!edges)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, opts, edges, out, err)
-                                                      : run_nominal(sc, &res, opts, edges, out, err);
+                                                     : run_nominal(sc, &res, opts, edges, out, err);
   free(edges);
   return rc;
 }

@@ -56,7 +56,8 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *re
   kvsim_sink_t sink = kvsim_run_output_sink(*o);
   kvsim_run_opts_t ro = {.check_invariants = opts->check > 0, .check_period = opts->check == 2 ? -1 : 0};
   kvsim_run_stats_t st;
-  rc = res ? kvsim_run_resolved(sc, res, &ro, &sink, &st, err) : kvsim_run(sc, &ro, &sink, &st, err);
+  rc =
+      res ? kvsim_run_resolved(sc, res, &ro, &sink, &st, err) : kvsim_run(sc, &ro, &sink, &st, err);
   if (opts->progress)
     fputs("\r\033[K", stderr);
   if (rc < 0 && kvsim_run_output_failed(*o, err) < 0)
