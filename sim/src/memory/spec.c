@@ -132,7 +132,9 @@ int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan
       (rc = kvsim__json_str(o, "model", p->model, sizeof p->model, where, err)) < 0 ||
       (rc = kvsim__json_int_in(o, "num_speculative_tokens", 1, KVSIM_SPEC_MAX_TOKENS, &k, where,
                                err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "draft_tensor_parallel_size", 1, 1024, &dtp, where, err)) < 0 ||
+      /* A TP degree: the registry's bound (kvsim/params.h). */
+      (rc = kvsim__json_int_in(o, "draft_tensor_parallel_size", 1, KVSIM_MAX_PARALLEL, &dtp, where,
+                               err)) < 0 ||
       (rc = kvsim__json_int_in(o, "prompt_lookup_min", 1, 1 << 20, &lo, where, err)) < 0 ||
       (rc = kvsim__json_int_in(o, "prompt_lookup_max", 1, 1 << 20, &hi, where, err)) < 0)
     return rc;

@@ -27,6 +27,7 @@
 #include "core/alloc.h"
 #include "core/params_json.h"
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 #include "sched/sglang.h"
 
@@ -51,13 +52,14 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
   *o = (sgl_opts_t){.schedule_conservativeness = 1.0};
   int64_t page = 0;
   int rc, chunk_given = 0;
+  /* The registry's range of the capacity (kvsim/params.h). */
+  const kvsim_param_t *cap = kvsim_param_get(KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB);
   if ((rc = kvsim__json_num_in(e, "mem_fraction_static", 1e-9, 1 - 1e-9, &o->mem_fraction_static, w,
                                err)) < 0 ||
       (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
                                &o->schedule_conservativeness, w, err)) < 0 ||
-      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024,
-                               KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0, &o->gpu_memory_capacity_mib,
-                               w, err)) < 0 ||
+      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", cap->min, cap->max,
+                               &o->gpu_memory_capacity_mib, w, err)) < 0 ||
       /* The registry's ranges (kvsim/params.h). */
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_PAGE_SIZE, &page, w, err)) < 0 ||
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_TOTAL_TOKENS, &o->max_total_tokens, w, err)) <
