@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "kvsim/params.h"
+#include "kvsim/report.h"
+#include "kvsim/scenario.h"
 
 Test(params, every_row_is_complete_and_at_its_id) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
@@ -114,9 +116,6 @@ Test(params, calc_name_is_flag_and_key) {
 }
 
 /* ---- one parameter, one wording: scenario, --set and calc ---- */
-
-#include "kvsim/report.h"
-#include "kvsim/scenario.h"
 
 #define WORKLOAD                                                                                   \
   "\"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", "    \

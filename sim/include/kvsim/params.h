@@ -23,10 +23,10 @@ extern "C" {
 /* TP and PP degrees: 128 nodes of 8 GPUs. */
 #define KVSIM_MAX_PARALLEL 1024
 /* Replicas (data-parallel engines) of one deployment, and so the largest
- * replica count a plan search or diagnosis proposes. */
+ * replica count a diagnosis proposes. */
 #define KVSIM_MAX_REPLICAS 4096
-/* Tokens per KV block or page: vLLM's largest block size is 256 (CUDA);
- * 4096 is far above any engine's and keeps a page's bytes exact. */
+/* Tokens per KV block or page: far above any engine's default (vLLM 16,
+ * its MLA backends 64 or 128) while a page's bytes stay exact in int64. */
 #define KVSIM_MAX_BLOCK_SIZE 4096
 /* LoRA slots: vllm/config/lora.py has no upper bound on max_loras; every
  * slot is preallocated on every layer, so 4096 is far above what fits. */
