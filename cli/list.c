@@ -1,5 +1,6 @@
-/* kvsim list models|gpus: what the built-in catalog holds, so that a user
- * can pick a --model or --gpu name without reading configs/. */
+/* kvsim list models|gpus|params: what the built-in catalog holds, so that a
+ * user can pick a --model or --gpu name without reading configs/, and the
+ * parameter registry as the Markdown table of docs/scenario.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "core/catalog.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
+#include "kvsim/params.h"
 #include "kvsim/plan.h"
 #include "kvsim/report.h"
 
@@ -139,10 +141,11 @@ int cmd_list(int argc, char **argv) {
                           {NULL, 0, NULL, NULL, NULL}};
   const char *pos[1];
   int npos;
-  int rc = cli_parse("list", "models|gpus [--json]\n\n"
+  int rc = cli_parse("list", "models|gpus [--json] | params\n\n"
                      "The built-in catalog: models (HF id, KV geometry, parameters) or GPUs "
                      "(memory, bandwidth, peak FLOPs, the measured bf16 matmul peak, whether the step-time model is "
-                     "calibrated).",
+                     "calibrated); or the scenario parameters (key, type, range, default, profiles, calc flag) as "
+                     "the Markdown table of docs/scenario.md.",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
@@ -150,6 +153,12 @@ int cmd_list(int argc, char **argv) {
     return list_models(json);
   if (npos == 1 && !strcmp(pos[0], "gpus"))
     return list_gpus(json);
-  return cli_fail("list", "expected 'models' or 'gpus'%s%s%s", npos ? ", got '" : "",
+  if (npos == 1 && !strcmp(pos[0], "params")) {
+    if (json)
+      return cli_fail("list", "params: --json: the parameters are listed as a Markdown table only");
+    kvsim_param_markdown(stdout);
+    return 0;
+  }
+  return cli_fail("list", "expected 'models', 'gpus' or 'params'%s%s%s", npos ? ", got '" : "",
                   npos ? pos[0] : "", npos ? "'" : "");
 }

@@ -25,7 +25,7 @@ static const struct {
     {"sweep", cmd_sweep, "run a grid of scenarios and write one comparison table"},
     {"plan", cmd_plan, "search the rate, replicas or utilization that meets an SLO"},
     {"compare", cmd_compare, "candidate deployments x workload x SLO -> table, REPORT.md, plots"},
-    {"list", cmd_list, "the built-in models or GPUs (list models|gpus [--json])"},
+    {"list", cmd_list, "the built-in models or GPUs, or the scenario parameters (list models|gpus|params)"},
 };
 
 /* An assumption made to load a model id, once per id however many

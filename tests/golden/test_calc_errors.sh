@@ -151,16 +151,16 @@ done
   || fail "--gpu-memory-utilization 0.5: no vLLM side-by-side"
 # TP named as typed: SGLang's --tp-size is its own spelling (it was
 # reported as --tensor-parallel-size); of both, the one given last holds the value.
-expect_error "^kvsim calc: error: --tp-size: 0 must be in \[1, 1024\]$" calc --engine sglang --tp-size 0
-expect_error "^kvsim calc: error: --tp-size: 0 must be in \[1, 1024\]$" \
+expect_error "^kvsim calc: error: --tp-size: 0 is out of range \[1, 1024\]$" calc --engine sglang --tp-size 0
+expect_error "^kvsim calc: error: --tp-size: 0 is out of range \[1, 1024\]$" \
   calc --engine sglang --tensor-parallel-size 2 --tp-size 0
-expect_error "^kvsim calc: error: --tensor-parallel-size: 0 must be in \[1, 1024\]$" \
+expect_error "^kvsim calc: error: --tensor-parallel-size: 0 is out of range \[1, 1024\]$" \
   calc --engine sglang --tp-size 2 --tensor-parallel-size 0
 "$kvsim" calc --engine sglang --tp-size 0 --tensor-parallel-size 1 >/dev/null || fail "the last of two TP aliases did not win"
 # --compare-engines' TGI row names the flag typed, not TGI's --num-shard.
 "$kvsim" calc --compare-engines --tensor-parallel-size 3 | grep -Eq '^tgi .*  --tensor-parallel-size: 3 does not divide' \
   || fail "the TGI row does not name --tensor-parallel-size: $("$kvsim" calc --compare-engines --tensor-parallel-size 3)"
-expect_error "^kvsim calc: error: --pipeline-parallel-size: 2000 must be in \[1, 1024\]$" \
+expect_error "^kvsim calc: error: --pipeline-parallel-size: 2000 is out of range \[1, 1024\]$" \
   calc --engine sglang --pipeline-parallel-size 2000
 # TGI's token limits: 0 is only the launcher's default (absent); given, it
 # was silently that default.

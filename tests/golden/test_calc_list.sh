@@ -50,6 +50,6 @@ assert r["a10"]["achieved_bf16_tflops"] == 0, r["a10"]' \
 fi
 
 "$kvsim" list things 2>"$tmp/err" && fail "list things must fail"
-grep -q "kvsim list: error: expected 'models' or 'gpus', got 'things'" "$tmp/err" \
+grep -q "kvsim list: error: expected 'models', 'gpus' or 'params', got 'things'" "$tmp/err" \
   || fail "bad subject: $(cat "$tmp/err")"
 echo "ok"

@@ -5,6 +5,8 @@
 
 #include "kvsim/engine.h"
 #include "kvsim/run_output.h"
+#include "kvsim/study.h"
+#include "memory/plan_engines.h"
 
 /* Collects what the run reports, to compare runs and check accounting. */
 typedef struct capture {
@@ -733,4 +735,41 @@ Test(engine, a_closed_loop_ending_by_duration_ends_the_run, .timeout = 30) {
   cr_assert_lt(kvsim_time_to_s(st.last_finish), 25, "and the run ended near 20 s, not later");
   kvsim_scenario_fini(&sc);
   free(c.text);
+}
+
+/* One resolved configuration: a run handed it computes no memory plan; a
+ * run of the scenario alone computes one; a study run (which resolves
+ * first, to refuse a plan before any output) computes one in all. */
+Test(engine, a_run_computes_the_memory_plan_once) {
+  const char *text = "{ \"model\": \"llama-3.1-8b\", \"seed\": 7,"
+                     "  \"workload\": { \"synthetic\": { \"requests\": 20, \"arrival\": { "
+                     "\"process\": \"poisson\", \"rate\": 5 },"
+                     "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 100 }, "
+                     "\"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  kvsim_resolved_t res;
+  int64_t n0 = kvsim__plan_count();
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert_eq(kvsim__plan_count() - n0, 1, "resolving computes one plan");
+  static kvsim_run_stats_t a, b;
+  int64_t n1 = kvsim__plan_count();
+  cr_assert_eq(kvsim_run_resolved(&sc, &res, NULL, NULL, &a, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(kvsim__plan_count() - n1, 0, "a run handed its configuration computes no plan");
+  int64_t n2 = kvsim__plan_count();
+  cr_assert_eq(kvsim_run(&sc, NULL, NULL, &b, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(kvsim__plan_count() - n2, 1, "a run of the scenario alone computes one");
+  cr_assert_eq(a.requests_finished, b.requests_finished,
+               "the same run either way (%lld, %lld finished)", (long long)a.requests_finished,
+               (long long)b.requests_finished);
+  cr_assert_gt(a.requests_finished, 0, "the run served requests");
+  cr_assert_eq(a.resolved.pool_blocks, b.resolved.pool_blocks, "the same pool either way");
+  kvsim_summary_t s;
+  int64_t n3 = kvsim__plan_count();
+  cr_assert_eq(kvsim_study_run(&sc, NULL, &s, &err), KVSIM_OK, "study run: %s", err.msg);
+  cr_assert_eq(kvsim__plan_count() - n3, 1, "a study run computes one plan, got %lld",
+               (long long)(kvsim__plan_count() - n3));
+  kvsim_scenario_fini(&sc);
 }

@@ -102,12 +102,12 @@ Test(plan_report, an_error_names_the_alias_typed) {
   kvsim_err err = {0};
   const char *kv[] = {"--tp-size", "0", NULL};
   cr_assert_eq(run("sglang", false, kv, &t, &err), KVSIM_EINVAL, "--tp-size 0 is refused");
-  cr_assert_str_eq(err.msg, "--tp-size: 0 must be in [1, 1024]",
+  cr_assert_str_eq(err.msg, "--tp-size: 0 is out of range [1, 1024]",
                    "named as typed, not --tensor-parallel-size");
   const char *kl[] = {"--tensor-parallel-size", "0", NULL};
   cr_assert_eq(run("sglang", false, kl, &t, &err), KVSIM_EINVAL,
                "--tensor-parallel-size 0 is refused");
-  cr_assert_str_eq(err.msg, "--tensor-parallel-size: 0 must be in [1, 1024]",
+  cr_assert_str_eq(err.msg, "--tensor-parallel-size: 0 is out of range [1, 1024]",
                    "the long name as typed");
   const char *kc[] = {"--tensor-parallel-size", "3", NULL};
   cr_assert_eq(run(NULL, true, kc, &t, &err), 0, "the comparison itself runs: %s", err.msg);
@@ -213,7 +213,7 @@ Test(plan_report, tgi_errors_name_the_launcher_flag) {
   kvsim_err err = {0};
   const char *kv[] = {"--num-shard", "0", NULL};
   cr_assert_eq(run("tgi", false, kv, &t, &err), KVSIM_EINVAL, "refused");
-  cr_assert_str_eq(err.msg, "--num-shard: 0 must be in [1, 1024]", "names the flag");
+  cr_assert_str_eq(err.msg, "--num-shard: 0 is out of range [1, 1024]", "names the flag");
   const char *kw[] = {"--weights-gib", "-2", NULL};
   cr_assert_eq(run("tgi", false, kw, &t, &err), KVSIM_EINVAL, "refused");
   cr_assert_str_eq(err.msg, "--weights-gib: -2 GiB is out of range [0, 4096]", "names the flag");
@@ -464,7 +464,7 @@ Test(plan_report, a_given_default_is_out_of_range_and_named) {
       {"sglang", "--mem-fraction-static", "-1", "--mem-fraction-static: -1 is outside (0, 1)"},
       {"sglang", "--gpu-memory-utilization", "0", "--gpu-memory-utilization: 0 is outside (0, 1]"},
       {"sglang", "--pipeline-parallel-size", "0",
-       "--pipeline-parallel-size: 0 must be in [1, 1024]"},
+       "--pipeline-parallel-size: 0 is out of range [1, 1024]"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *kv[] = {cases[i].flag, cases[i].value, NULL};

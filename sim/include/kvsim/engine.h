@@ -132,6 +132,13 @@ int64_t kvsim_memory_budget(void);
  * returned by the sink. */
 int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
               kvsim_run_stats_t *stats, kvsim_err *err);
+/* The same with sc's configuration already resolved (res is
+ * kvsim_scenario_resolve(sc)'s, which fitted): the memory plan is not
+ * computed again. For callers that resolve first (to refuse a plan before
+ * they create outputs). */
+int kvsim_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                       const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
+                       kvsim_run_stats_t *stats, kvsim_err *err);
 
 #ifdef __cplusplus
 }

@@ -25,10 +25,17 @@ enum {
 #undef KVSIM__ERR_ENUM
 };
 
-/* Filled by any function that can fail; msg is one line, no trailing newline. */
+/* Filled by any function that can fail; msg is one line, no trailing newline.
+ * An error about one parameter of the registry (kvsim/params.h) also
+ * carries its id and where, in msg, the part after the parameter's name
+ * starts ("5000 is out of range [1, 4096]"), so that a caller can name the
+ * parameter its own way (the scenario key, the calc flag) without reading
+ * the text back. */
 typedef struct kvsim_err {
   int code;
   char msg[512];
+  int param; /* kvsim_param_id, 0 when the error is about no one parameter */
+  int what;  /* offset in msg of the part after the name (0 with no param) */
 } kvsim_err;
 
 const char *kvsim_strerror(int code);
@@ -41,6 +48,15 @@ int kvsim_err_set(kvsim_err *err, int code, const char *fmt, ...)
 /* Prepends "prefix: " to an error already set (adds context as it unwinds). */
 int kvsim_err_prefix(kvsim_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Sets an error about one parameter: msg is "NAME: WHAT", param is id and
+ * what the offset of WHAT. Returns code. err may be NULL. */
+int kvsim_err_set_param(kvsim_err *err, int code, int param, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The part of msg after the parameter's name; the whole message when the
+ * error names no parameter. */
+const char *kvsim_err_what(const kvsim_err *err);
 
 #ifdef __cplusplus
 }

@@ -107,6 +107,15 @@ typedef struct kvsim_model_params {
  * "meta-llama/Llama-3.1-8B-Instruct" that maps onto a catalog name. */
 int kvsim_model_load(const char *name_or_path, kvsim_model_t *m, kvsim_err *err);
 
+/* The dtype a scenario's engine.dtype or calc's --dtype names, onto m
+ * (weights and an "auto" KV cache): auto keeps the model's; bfloat16,
+ * float16 (alias half) and float32 (alias float) as vLLM's --dtype takes
+ * them, each alias stored under its one name. KVSIM_EINVAL for any other
+ * name, m unchanged (the caller names its key or flag with
+ * KVSIM_MODEL_DTYPES). */
+#define KVSIM_MODEL_DTYPES "auto, bfloat16, float16, float32"
+int kvsim_model_set_dtype(kvsim_model_t *m, const char *name);
+
 /* Parses config.json text. `where` names the source in error messages. */
 int kvsim_model_parse(const char *json_text, const char *name, const char *where,
                       kvsim_model_t *m, kvsim_err *err);

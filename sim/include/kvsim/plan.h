@@ -15,6 +15,7 @@
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
+#include "kvsim/params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -123,7 +124,8 @@ typedef enum kvsim_kv_dtype {
 #define KVSIM_PLAN_MAX_GIB 4096.0
 /* --kv-offloading-size (host memory, all ranks): 16 TiB, 8x a DGX B200's. */
 #define KVSIM_PLAN_MAX_HOST_GIB 16384.0
-#define KVSIM_PLAN_MAX_PARALLEL 1024    /* --tensor/pipeline-parallel-size: 128 nodes of 8 */
+#define KVSIM_PLAN_MAX_PARALLEL KVSIM_MAX_PARALLEL /* --tensor/pipeline-parallel-size (params.h)   \
+                                                    */
 #define KVSIM_PLAN_MAX_SEQS (INT64_C(1) << 20) /* --max-num-seqs: 1000x the engine default 1024 */
 /* Blocks of one pool (computed or --num-gpu-blocks-override): vLLM's
  * block tables hold int32 block ids (v1/worker/block_table.py), and so

@@ -50,6 +50,10 @@ typedef struct kvsim_calc_flag {
   kvsim_calc_kind kind;
   size_t offset;    /* of the value inside the engine's kvsim_calc_args_t */
   const char *help; /* one line of --help */
+  /* The registry's parameter the flag sets (kvsim/params.h), 0 for calc's
+   * own flags; name and help of such a row are the registry's flag and
+   * doc, filled in by kvsim_calc_engine_find. */
+  int param;
 } kvsim_calc_flag_t;
 
 /* The arguments every engine's calc has, first in its arguments. */
@@ -104,7 +108,9 @@ typedef struct kvsim_calc_engine {
 } kvsim_calc_engine_t;
 
 /* The calc of an engine profile name (vLLM's for NULL, an unknown name or
- * vllm-v0/v1: its compute names the unknown one), or of the comparison. */
+ * vllm-v0/v1: its compute names the unknown one), or of the comparison.
+ * Its flags table is complete once this returns (the rows of registry
+ * parameters take their name and help from the registry). */
 const kvsim_calc_engine_t *kvsim_calc_engine_find(const char *engine, bool compare);
 
 /* calc's exit status: 1 for --strict with a plan that does not fit, else 0. */

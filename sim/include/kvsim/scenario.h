@@ -13,6 +13,7 @@
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
+#include "kvsim/params.h"
 #include "kvsim/plan.h"
 #include "kvsim/sched.h"
 #include "kvsim/workload.h"
@@ -151,9 +152,7 @@ int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *er
  * mem_fraction_static, TGI's cuda_memory_fraction); KVSIM_EINVAL naming the
  * profile when it has none (HF Transformers). */
 int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err *err);
-/* perf.step_time_scale, in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX]. */
-#define KVSIM_STEP_SCALE_MIN 0.01
-#define KVSIM_STEP_SCALE_MAX 100.0
+/* perf.step_time_scale, in [KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX] (kvsim/params.h). */
 int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);
 /* perf.prefill_time_scale, in the same range. */
 int kvsim_scenario_set_prefill_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err);

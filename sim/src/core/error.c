@@ -61,9 +61,33 @@ int kvsim_err_set(kvsim_err *err, int code, const char *fmt, ...) {
     va_end(ap);
     escape_line(err->msg, sizeof err->msg);
     err->code = code;
+    err->param = err->what = 0;
   }
   return code;
 }
+
+int kvsim_err_set_param(kvsim_err *err, int code, int param, const char *name, const char *fmt,
+                        ...) {
+  if (!err)
+    return code;
+  char what[sizeof err->msg], shown[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  /* Escaped apart, so that the offset of WHAT is known, not searched for. */
+  snprintf(shown, sizeof shown, "%s", name);
+  escape_line(shown, sizeof shown);
+  escape_line(what, sizeof what);
+  snprintf(err->msg, sizeof err->msg, "%s: %s", shown, what);
+  size_t len = strlen(err->msg), at = strlen(shown) + 2;
+  err->code = code;
+  err->param = param;
+  err->what = (int)(at < len ? at : len);
+  return code;
+}
+
+const char *kvsim_err_what(const kvsim_err *err) { return err->msg + err->what; }
 
 int kvsim_err_prefix(kvsim_err *err, const char *fmt, ...) {
   if (!err)
@@ -74,7 +98,13 @@ int kvsim_err_prefix(kvsim_err *err, const char *fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, err->msg, sizeof old);
+  escape_line(prefix, sizeof prefix);
   snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
   escape_line(err->msg, sizeof err->msg);
+  /* The parameter's part moves right by the prefix (old was escaped). */
+  if (err->param) {
+    size_t len = strlen(err->msg), at = (size_t)err->what + strlen(prefix) + 2;
+    err->what = (int)(at < len ? at : len);
+  }
   return err->code;
 }

@@ -48,11 +48,13 @@ static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *er
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
   char w[4200];
   snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
-  if (n < 1 || n > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)n);
-  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
-  int rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err);
+  char name[4300];
+  snprintf(name, sizeof name, "%s.replicas", w);
+  int rc = kvsim_param_check_int(KVSIM_PARAM_REPLICAS, n, name, err);
   if (rc < 0)
+    return rc;
+  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
+  if ((rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err)) < 0)
     return rc;
   sc->replicas = (int)n;
   return record(sc, "hardware.replicas", cJSON_CreateNumber((double)n), err);
@@ -80,18 +82,30 @@ int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err
   return record(sc, path, cJSON_CreateNumber(f), err);
 }
 
+/* The registry's range check of a typed override, named "SCENARIO: KEY". */
+static int check_num(const kvsim_scenario_t *sc, int id, double v, kvsim_err *err) {
+  char name[256];
+  snprintf(name, sizeof name, "%s: %s", sc->name, kvsim_param_get(id)->key);
+  return kvsim_param_check_num(id, v, name, err);
+}
+static int check_int(const kvsim_scenario_t *sc, int id, int64_t v, kvsim_err *err) {
+  char name[256];
+  snprintf(name, sizeof name, "%s: %s", sc->name, kvsim_param_get(id)->key);
+  return kvsim_param_check_int(id, v, name, err);
+}
+
 int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
-  if (!(scale >= KVSIM_STEP_SCALE_MIN && scale <= KVSIM_STEP_SCALE_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: perf.step_time_scale: %g must be in [%g, %g]", sc->name, scale,
-                         KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
+  int rc = check_num(sc, KVSIM_PARAM_STEP_TIME_SCALE, scale, err);
+  if (rc < 0)
+    return rc;
   sc->step_time_scale = scale;
   return record(sc, "perf.step_time_scale", cJSON_CreateNumber(scale), err);
 }
 
 int kvsim_scenario_set_prefill_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
-  if (!(scale >= KVSIM_STEP_SCALE_MIN && scale <= KVSIM_STEP_SCALE_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: perf.prefill_time_scale: %g must be in [%g, %g]", sc->name,
-                         scale, KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
+  int rc = check_num(sc, KVSIM_PARAM_PREFILL_TIME_SCALE, scale, err);
+  if (rc < 0)
+    return rc;
   sc->prefill_time_scale = scale;
   return record(sc, "perf.prefill_time_scale", cJSON_CreateNumber(scale), err);
 }
@@ -127,30 +141,31 @@ int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kv
 int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err) {
   char w[4200];
   snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
-  if (tp < 1 || tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.tensor_parallel_size: %lld must be in [1, %d]", w,
-                         (long long)tp, KVSIM_PLAN_MAX_PARALLEL);
-  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
-  int rc = kvsim__scenario_check_ep(ep, tp, sc->replicas, w, err);
+  char name[4300];
+  snprintf(name, sizeof name, "%s.tensor_parallel_size", w);
+  int rc = kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp, name, err);
   if (rc < 0)
+    return rc;
+  int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
+  if ((rc = kvsim__scenario_check_ep(ep, tp, sc->replicas, w, err)) < 0)
     return rc;
   sc->plan.tp = (int)tp;
   return record(sc, "hardware.tensor_parallel_size", cJSON_CreateNumber((double)tp), err);
 }
 
 int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
-  if (n < 1 || n > KVSIM_PLAN_MAX_SEQS)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.max_num_seqs: %lld must be in [1, %lld]",
-                         sc->name, (long long)n, (long long)KVSIM_PLAN_MAX_SEQS);
+  int rc = check_int(sc, KVSIM_PARAM_MAX_NUM_SEQS, n, err);
+  if (rc < 0)
+    return rc;
   sc->plan.max_num_seqs = n;
   return record(sc, "engine.max_num_seqs", cJSON_CreateNumber((double)n), err);
 }
 
 int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
-  /* The model's bound is the plan's to check, as when parsed. */
-  if (n < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: engine.max_model_len: %lld must be >= 1", sc->name,
-                         (long long)n);
+  /* The model's own bound is the plan's to check, as when parsed. */
+  int rc = check_int(sc, KVSIM_PARAM_MAX_MODEL_LEN, n, err);
+  if (rc < 0)
+    return rc;
   sc->plan.max_model_len = n;
   return record(sc, "engine.max_model_len", cJSON_CreateNumber((double)n), err);
 }

@@ -471,11 +471,14 @@ static int setup_spec(run_t *r) {
   return KVSIM_OK;
 }
 
-static int setup(run_t *r) {
+/* given: the caller's resolved configuration (no plan computed), or NULL. */
+static int setup(run_t *r, const kvsim_resolved_t *given) {
   const kvsim_scenario_t *sc = r->sc;
   kvsim_err *err = r->err;
-  int rc = kvsim_scenario_resolve(sc, &r->res, err);
-  if (rc < 0)
+  int rc = KVSIM_OK;
+  if (given)
+    r->res = *given;
+  else if ((rc = kvsim_scenario_resolve(sc, &r->res, err)) < 0)
     return rc;
   r->plan = r->res.plan;
   r->st->resolved = r->res;
@@ -547,8 +550,24 @@ static int report_leftovers(run_t *r) {
   return KVSIM_OK;
 }
 
+static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+               const kvsim_run_opts_t *opts, const kvsim_sink_t *sink, kvsim_run_stats_t *stats,
+               kvsim_err *err);
+
 int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
               kvsim_run_stats_t *stats, kvsim_err *err) {
+  return run(sc, NULL, opts, sink, stats, err);
+}
+
+int kvsim_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                       const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
+                       kvsim_run_stats_t *stats, kvsim_err *err) {
+  return run(sc, res, opts, sink, stats, err);
+}
+
+static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+               const kvsim_run_opts_t *opts, const kvsim_sink_t *sink, kvsim_run_stats_t *stats,
+               kvsim_err *err) {
   run_t r;
   memset(&r, 0, sizeof r);
   memset(stats, 0, sizeof *stats);
@@ -559,7 +578,7 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
   r.st = stats;
   r.err = err;
   kvsim_eventq_init(&r.q);
-  int rc = setup(&r);
+  int rc = setup(&r, res);
   if (rc < 0)
     goto out;
   kvsim_time_ns tick = kvsim_time_from_s(sc->sample_interval_s);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/catalog.h"
+#include "core/params_json.h"
 #include "core/util.h"
 #include "engine/router.h"
 #include "engine/scenario_keys.h"
@@ -60,13 +61,13 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   double gib = 0;
   int64_t tp = 1, pp = 1, rep = 1, ep = 1;
   const int gib_given = kvsim__json_num(o, "gpu_memory_gib", &gib, w, err);
-  /* Ranges first: the expert-parallel rule below divides by tp; the EP
-   * group is tp x at most all replicas. */
+  /* Ranges first (the registry's): the expert-parallel rule below divides
+   * by tp; the EP group is tp x at most all replicas. */
   if ((rc = gib_given) < 0 ||
-      (rc = kvsim__json_int_in(o, "tensor_parallel_size", 1, 1024, &tp, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "pipeline_parallel_size", 1, 1024, &pp, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "replicas", 1, 4096, &rep, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "expert_parallel_size", 1, 1024 * 4096, &ep, w, err)) < 0)
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, &tp, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, &pp, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_REPLICAS, &rep, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_EXPERT_PARALLEL_SIZE, &ep, w, err)) < 0)
     return rc;
   if ((rc = kvsim__scenario_check_ep(ep, tp, rep, w, err)) < 0)
     return rc;
@@ -75,8 +76,7 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
    * once silently replaced by the catalog's figure); one below a MiB is
    * not a GPU (and 1e-310 rounded to 0 bytes, which meant "the catalog's"
    * without a word). Absent: the catalog's. */
-  if (gib_given && !(gib >= KVSIM_GPU_MEMORY_MIN_GIB &&
-                     gib <= (double)KVSIM_GPU_MAX_MEMORY_BYTES / KVSIM_GIB))
+  if (gib_given && !kvsim_param_in_range(kvsim_param_get(KVSIM_PARAM_GPU_MEMORY_GIB), gib))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
                          w, gib);
   if (gib_given)
@@ -93,35 +93,29 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
                          "prefix_affinity)",
                          w, router);
   int64_t imb = sc->router_imbalance;
-  if ((rc = kvsim__json_int_in(o, "router_imbalance", 0, INT32_MAX, &imb, w, err)) < 0)
+  if ((rc = kvsim__json_param_int(o, KVSIM_PARAM_ROUTER_IMBALANCE, &imb, w, err)) < 0)
     return rc;
   sc->router_imbalance = imb;
   return KVSIM_OK;
 }
 
-/* What a given engine count below 1 says: 0 is the plan's "the engine's
- * default" (memory/plan.c), never a value to give. */
-#define DEFAULT_NOTE " (leave the key out for the default)"
-
 /* engine.max_model_len: a number, or a string as vLLM's --max-model-len
  * takes it ("32k" = 32,000, "32K" = 32,768: human_readable_int). */
 static int max_model_len(const cJSON *o, int64_t *out, const char *w, kvsim_err *err) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "max_model_len");
-  const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if (!cJSON_IsString(v))
-    return kvsim__json_int_min(o, "max_model_len", 1, hi, DEFAULT_NOTE, out, w, err);
+    return kvsim__json_param_int(o, KVSIM_PARAM_MAX_MODEL_LEN, out, w, err);
+  const kvsim_param_t *p = kvsim_param_get(KVSIM_PARAM_MAX_MODEL_LEN);
   char what[600];
   snprintf(what, sizeof what, "%s.max_model_len", w);
   int rc = kvsim__parse_human_int(v->valuestring, out, what, err);
   if (rc < 0)
     return rc;
-  if (*out < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be >= 1" DEFAULT_NOTE, what,
-                         (long long)*out);
-  if (*out > hi)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [1, %lld]", what,
-                         (long long)*out, (long long)hi);
-  return 1;
+  if (*out < p->min)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, p->id, what, "%lld must be >= %lld%s",
+                               (long long)*out, (long long)p->min, kvsim_param_note(p));
+  rc = kvsim_param_check_int(p->id, *out, what, err);
+  return rc < 0 ? rc : 1;
 }
 
 /* vLLM's LoRA keys (--enable-lora ...; vllm/config/lora.py): the plan
@@ -132,9 +126,9 @@ static int parse_lora(const cJSON *o, kvsim_plan_lora_params_t *l, const char *w
   int rc;
   if ((rc = kvsim__json_bool(o, "enable_lora", &l->enable, w, err)) < 0 ||
       (rc = kvsim__json_bool(o, "fully_sharded_loras", &l->fully_sharded, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_loras", 1, 4096, DEFAULT_NOTE, &loras, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_lora_rank", 1, 512, DEFAULT_NOTE, &rank, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_cpu_loras", 1, 4096, DEFAULT_NOTE, &cpu, w, err)) < 0)
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_LORAS, &loras, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_LORA_RANK, &rank, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_CPU_LORAS, &cpu, w, err)) < 0)
     return rc;
   l->max_loras = (int)loras;
   l->max_lora_rank = (int)rank;
@@ -196,37 +190,23 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
           store = 0;
   double util = p->gpu_memory_utilization;
-  /* Each key is held to the range the plan takes (memory/plan.c), named
-   * here so that the message names the scenario key. The plan takes 0
-   * for "the engine's default", so a 0 written in the scenario (or by
-   * --set) would silently mean the default: 256 sequences, not none; the
-   * profiled pool, not an empty one. None of these is a value vLLM would
-   * take, so a given one must be >= 1; the key left out (or null) keeps
-   * the default. kv_residual_tokens and offload_store_threshold take 0
-   * (no unquantized tail, every block stored); the store threshold is
-   * compared with 32-bit lookup counts (memory/kvcache.c). */
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
-  if ((rc = kvsim__json_num(o, "gpu_memory_utilization", &util, w, err)) < 0 ||
+  /* Each key is held to the registry's range (kvsim/params.h), the one
+   * the plan checks too. The plan takes 0 for "the engine's default", so a
+   * 0 written in the scenario (or by --set) would silently mean the
+   * default: 256 sequences, not none; the profiled pool, not an empty one.
+   * None of these is a value vLLM would take, so a given one must be >=
+   * 1; the key left out (or null) keeps the default. */
+  if ((rc = kvsim__json_param_num(o, KVSIM_PARAM_GPU_MEMORY_UTILIZATION, &util, w, err)) < 0 ||
       (rc = max_model_len(o, &mml, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "block_size", 1, 4096, DEFAULT_NOTE, &bs, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_num_seqs", 1, KVSIM_PLAN_MAX_SEQS, DEFAULT_NOTE, &seqs, w,
-                                err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_num_batched_tokens", 1, tok, DEFAULT_NOTE, &mbt, w, err)) <
-          0 ||
-      (rc = kvsim__json_int_min(o, "num_gpu_blocks_override", 1, KVSIM_PLAN_MAX_BLOCKS,
-                                DEFAULT_NOTE, &blocks, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "kv_cache_memory_bytes", 1, KVSIM_GPU_MAX_MEMORY_BYTES,
-                                DEFAULT_NOTE, &kvb, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "kv_quant_group", 1, 1 << 20, &grp, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "kv_residual_tokens", 0, tok, NULL, &res, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "offload_store_threshold", 0, UINT32_MAX, NULL, &store, w,
-                                err)) < 0)
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_BLOCK_SIZE, &bs, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_NUM_SEQS, &seqs, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS, &mbt, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE, &blocks, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES, &kvb, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_KV_QUANT_GROUP, &grp, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_KV_RESIDUAL_TOKENS, &res, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_OFFLOAD_STORE_THRESHOLD, &store, w, err)) < 0)
     return rc;
-  /* Checked here so that the message names the scenario key, not the
-   * flag the plan would name. */
-  if (!(util > 0 && util <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_utilization: %g is outside (0, 1]", w,
-                         util);
   p->gpu_memory_utilization = util;
   p->max_model_len = mml;
   p->block_size = (int)bs;
@@ -266,14 +246,9 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   strcpy(s, "auto");
   if ((rc = get_str(o, "dtype", s, sizeof s, w, err)) < 0)
     return rc;
-  if (!strcmp(s, "float32")) {
-    sc->model.dtype_bytes = 4;
-    snprintf(sc->model.dtype, sizeof sc->model.dtype, "float32");
-  } else if (!strcmp(s, "bfloat16") || !strcmp(s, "float16")) {
-    sc->model.dtype_bytes = 2;
-    snprintf(sc->model.dtype, sizeof sc->model.dtype, "%s", s);
-  } else if (strcmp(s, "auto"))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected auto, bfloat16, float16, float32)", w, s);
+  if (kvsim_model_set_dtype(&sc->model, s) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected " KVSIM_MODEL_DTYPES ")", w,
+                         s);
   if ((rc = get_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
     return rc;
   /* "" is what the plan takes for the model's own quantization: written,
@@ -311,30 +286,21 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   else
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.preemption_mode: '%s' (expected recompute or swap)", w, s);
 
-  double x;
+  /* Sizes in GiB, each held to the registry's range; quant_step_factor
+   * is a multiplier of the step time like perf.step_time_scale. */
   struct {
-    const char *k;
+    int id;
     double *dst;
-  } gib[] = {{"weights_gib", &p->weights_gib}, {"activation_gib", &p->activation_gib},
-             {"non_torch_gib", &p->non_torch_gib}, {"cuda_graph_gib", &p->cuda_graph_gib},
-             {"swap_space", &sc->swap_space_gib}, {"kv_offloading_size", &sc->offload.cpu_gib},
-             {"quant_step_factor", &sc->quant_step_factor}};
-  for (size_t i = 0; i < sizeof gib / sizeof *gib; i++) {
-    if ((rc = kvsim__json_num(o, gib[i].k, &x, w, err)) < 0)
+  } nums[] = {{KVSIM_PARAM_WEIGHTS_GIB, &p->weights_gib},
+              {KVSIM_PARAM_ACTIVATION_GIB, &p->activation_gib},
+              {KVSIM_PARAM_NON_TORCH_GIB, &p->non_torch_gib},
+              {KVSIM_PARAM_CUDA_GRAPH_GIB, &p->cuda_graph_gib},
+              {KVSIM_PARAM_SWAP_SPACE, &sc->swap_space_gib},
+              {KVSIM_PARAM_KV_OFFLOADING_SIZE, &sc->offload.cpu_gib},
+              {KVSIM_PARAM_QUANT_STEP_FACTOR, &sc->quant_step_factor}};
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+    if ((rc = kvsim__json_param_num(o, nums[i].id, nums[i].dst, w, err)) < 0)
       return rc;
-    if (rc > 0) {
-      if (x < 0)
-        return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g must be >= 0", w, gib[i].k, x);
-      *gib[i].dst = x;
-    }
-  }
-  /* A multiplier of the step time like perf.step_time_scale, and held to
-   * its range: a factor of 1e6 makes a run of minutes one of weeks, and
-   * its time series as long. */
-  if (!(sc->quant_step_factor >= KVSIM_STEP_SCALE_MIN &&
-        sc->quant_step_factor <= KVSIM_STEP_SCALE_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.quant_step_factor: %g is outside [%g, %g]", w,
-                         sc->quant_step_factor, KVSIM_STEP_SCALE_MIN, KVSIM_STEP_SCALE_MAX);
   sc->overlap_given = kvsim__json_given(o, "transfer_overlap");
   return pc_given;
 }
@@ -349,16 +315,17 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
   /* 0 is "no target" inside; a target written as 0 (or below) is none
    * that a run can meet, so it is an error rather than silently none. One
    * past the simulator's time limit every run meets: no target either. */
-  const char *keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
+  const int ids[] = {KVSIM_PARAM_TTFT_P99_S, KVSIM_PARAM_TPOT_P99_S, KVSIM_PARAM_E2E_P99_S};
   const double v[] = {sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, sc->slo_e2e_p99_s};
   for (int i = 0; i < 3; i++) {
-    if (kvsim__json_given(o, keys[i]) && !(v[i] > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.%s: %g must be > 0 (leave the key out for no target)", w, keys[i],
-                           v[i]);
-    if (v[i] > KVSIM_TIME_MAX_S)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: %g is outside (0, %g]", w, keys[i], v[i],
-                           KVSIM_TIME_MAX_S);
+    const char *key = kvsim_param_leaf(kvsim_param_get(ids[i]));
+    char name[600];
+    snprintf(name, sizeof name, "%s.%s", w, key);
+    if (kvsim__json_given(o, key) && !(v[i] > 0))
+      return kvsim_err_set_param(err, KVSIM_EINVAL, ids[i], name,
+                                 "%g must be > 0 (leave the key out for no target)", v[i]);
+    if ((rc = kvsim_param_check_num(ids[i], v[i] > 0 ? v[i] : 1, name, err)) < 0)
+      return rc;
   }
   return KVSIM_OK;
 }
@@ -366,15 +333,10 @@ static int parse_slo(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_
 static int parse_output(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   int rc;
   if ((rc = kvsim__scenario_check_keys(o, "output", w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "sample_interval_s", &sc->sample_interval_s, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "max_time_s", &sc->max_time_s, w, err)) < 0)
+      (rc = kvsim__json_param_num(o, KVSIM_PARAM_SAMPLE_INTERVAL_S, &sc->sample_interval_s, w,
+                                  err)) < 0 ||
+      (rc = kvsim__json_param_num(o, KVSIM_PARAM_MAX_TIME_S, &sc->max_time_s, w, err)) < 0)
     return rc;
-  if (sc->sample_interval_s < 1e-3 || sc->sample_interval_s > 86400)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.sample_interval_s: %g is outside [0.001, 86400]", w,
-                         sc->sample_interval_s);
-  if (!(sc->max_time_s >= 0 && sc->max_time_s <= KVSIM_TIME_MAX_S))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_time_s: %g is outside [0, %g] (0: no limit)", w,
-                         sc->max_time_s, KVSIM_TIME_MAX_S);
   return KVSIM_OK;
 }
 
@@ -382,29 +344,28 @@ static int parse_admission(kvsim_scenario_t *sc, const cJSON *o, const char *w, 
   kvsim_admission_t *a = &sc->admission;
   int rc;
   if ((rc = kvsim__scenario_check_keys(o, "admission", w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_prompt_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
-                                &a->max_prompt_tokens, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_output_tokens", 0, KVSIM__JSON_INT_MAX, NULL,
-                                &a->max_output_tokens, w, err)) < 0 ||
-      (rc = kvsim__json_int_min(o, "max_queue_length", 0, KVSIM__JSON_INT_MAX, NULL,
-                                &a->max_queue_length, w, err)) < 0 ||
-      (rc = kvsim__json_num(o, "max_wait_s", &a->max_wait_s, w, err)) < 0)
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_PROMPT_TOKENS, &a->max_prompt_tokens, w,
+                                  err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_OUTPUT_TOKENS, &a->max_output_tokens, w,
+                                  err)) < 0 ||
+      (rc = kvsim__json_param_int(o, KVSIM_PARAM_MAX_QUEUE_LENGTH, &a->max_queue_length, w, err)) <
+          0 ||
+      (rc = kvsim__json_param_num(o, KVSIM_PARAM_MAX_WAIT_S, &a->max_wait_s, w, err)) < 0)
     return rc;
-  /* The token and queue limits are held to >= 0 by their getters. */
-  if (!(a->max_wait_s >= 0 && a->max_wait_s <= KVSIM_TIME_MAX_S))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max_wait_s: %g is outside [0, %g] (0: no limit)", w,
-                         a->max_wait_s, KVSIM_TIME_MAX_S);
   return KVSIM_OK;
 }
 
 /* One of the scenario's own scales in perf (absent: left as it is). */
-static int parse_scale(const cJSON *o, const char *key, const char *w, double *out, kvsim_err *err) {
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
+static int parse_scale(const cJSON *o, int id, const char *w, double *out, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, kvsim_param_leaf(p));
   if (!s || cJSON_IsNull(s))
     return 0;
-  if (!cJSON_IsNumber(s) || !(s->valuedouble >= KVSIM_STEP_SCALE_MIN && s->valuedouble <= KVSIM_STEP_SCALE_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: expected a number in [%g, %g]", w, key, KVSIM_STEP_SCALE_MIN,
-                         KVSIM_STEP_SCALE_MAX);
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", w, kvsim_param_leaf(p));
+  if (!cJSON_IsNumber(s) || !kvsim_param_in_range(p, s->valuedouble))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "expected a number in [%g, %g]", p->min,
+                               p->max);
   *out = s->valuedouble;
   return 1;
 }
@@ -412,8 +373,9 @@ static int parse_scale(const cJSON *o, const char *key, const char *w, double *o
 static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
   /* step_time_scale and prefill_time_scale belong to the scenario, not
    * to the GPU; the other keys and ranges are a GPU file's "perf" (gpu.c). */
-  int a = parse_scale(o, "step_time_scale", w, &sc->step_time_scale, err);
-  int b = a < 0 ? a : parse_scale(o, "prefill_time_scale", w, &sc->prefill_time_scale, err);
+  int a = parse_scale(o, KVSIM_PARAM_STEP_TIME_SCALE, w, &sc->step_time_scale, err);
+  int b =
+      a < 0 ? a : parse_scale(o, KVSIM_PARAM_PREFILL_TIME_SCALE, w, &sc->prefill_time_scale, err);
   if (a < 0 || b < 0)
     return a < 0 ? a : b;
   /* Taken out even when null (left out), which the GPU's keys know not. */
@@ -430,38 +392,24 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
   return rc;
 }
 
-/* The plan checks its parameters in vLLM's words ("--max-num-seqs
+/* The plan checks its parameters as calc names them ("--max-num-seqs
  * (engine.max_num_seqs): 1e+08 is out of range ..."). For a scenario the
  * same check, run at load, names the file and the key instead
- * ("scen.json: engine.max_num_seqs: ..."). */
+ * ("scen.json: engine.max_num_seqs: ..."): the error carries the
+ * parameter's id and where its text after the name starts (kvsim/error.h),
+ * so the key is the registry's, never read back from the message. */
 static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   kvsim_plan_t pl;
   kvsim_err e = {0};
   int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
   if (rc == KVSIM_OK)
     return KVSIM_OK;
-  const char *msg = e.msg;
-  if (strncmp(msg, "--", 2) != 0)
-    return kvsim_err_set(err, rc, "%s: %s", where, msg);
-  size_t n = strcspn(msg, " :");
-  const char *rest = msg + n;
-  char key[64];
-  if (!strncmp(rest, " (", 2) && strchr(rest, ')')) {
-    /* "--flag (section.key): ..." */
-    size_t k = (size_t)(strchr(rest, ')') - rest) - 2;
-    snprintf(key, sizeof key, "%.*s", (int)k, rest + 2);
-    rest = strchr(rest, ')') + 1;
-  } else {
-    /* "--flag: ..." : the key is the flag with underscores. */
-    snprintf(key, sizeof key, "%.*s", (int)(n - 2), msg + 2);
-    for (char *c = key; *c; c++)
-      if (*c == '-')
-        *c = '_';
-  }
-  const char *sec = strchr(key, '.') ? NULL : kvsim__scenario_section_of(key);
-  if (!sec && !strchr(key, '.'))
-    return kvsim_err_set(err, rc, "%s: %s", where, msg);
-  return kvsim_err_set(err, rc, "%s: %s%s%s%s", where, sec ? sec : "", sec ? "." : "", key, rest);
+  const kvsim_param_t *p = kvsim_param_get(e.param);
+  if (!p)
+    return kvsim_err_set(err, rc, "%s: %s", where, e.msg);
+  char name[4300];
+  snprintf(name, sizeof name, "%s: %s", where, p->key);
+  return kvsim_err_set_param(err, rc, p->id, name, "%s", kvsim_err_what(&e));
 }
 
 static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,
@@ -537,9 +485,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   if ((rc = kvsim__check_name(sc->name, where, err)) < 0)
     goto fail;
   int64_t seed = 1;
-  if ((rc = top_level(
-           kvsim__json_int_min(root, "seed", 0, KVSIM__JSON_INT_MAX, NULL, &seed, "", err), where,
-           err)) < 0)
+  if ((rc = top_level(kvsim__json_param_int(root, KVSIM_PARAM_SEED, &seed, "", err), where, err)) <
+      0)
     goto fail;
   sc->seed = (uint64_t)seed;
 

@@ -5,77 +5,54 @@
 
 #include "core/util.h"
 #include "engine/scenario_keys.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name",     "description", "seed",     "model",
                                        "hardware", "engine",      "workload", "slo",
                                        "output",   "admission",   "perf",     NULL};
-static const char *const hardware_keys[] = {
-    "gpu",      "gpu_memory_gib", "tensor_parallel_size", "pipeline_parallel_size",
-    "replicas", "router",         "router_imbalance",     "expert_parallel_size",
-    NULL};
-/* The engine keys every profile shares; each profile adds its own
- * options (kvsim_sched_option_keys), see engine_keys(). */
-static const char *const engine_shared_keys[] = {"profile",
-                                                 "gpu_memory_utilization",
-                                                 "max_model_len",
-                                                 "block_size",
-                                                 "max_num_seqs",
-                                                 "max_num_batched_tokens",
-                                                 "enable_prefix_caching",
-                                                 "enable_chunked_prefill",
-                                                 "kv_cache_dtype",
-                                                 "kv_quant_group",
-                                                 "kv_residual_tokens",
-                                                 "dtype",
-                                                 "quantization",
-                                                 "num_gpu_blocks_override",
-                                                 "kv_cache_memory_bytes",
-                                                 "enforce_eager",
-                                                 "estimate_cudagraphs",
-                                                 "disable_hybrid_kv_cache_manager",
-                                                 "scheduling_policy",
-                                                 "preemption_mode",
-                                                 "swap_space",
-                                                 "kv_offloading_size",
-                                                 "offload_store_threshold",
-                                                 "transfer_overlap",
-                                                 "quant_step_factor",
-                                                 "weights_gib",
-                                                 "activation_gib",
-                                                 "non_torch_gib",
-                                                 "cuda_graph_gib",
-                                                 "vllm_version",
-                                                 "enable_lora",
-                                                 "max_loras",
-                                                 "max_lora_rank",
-                                                 "max_cpu_loras",
-                                                 "fully_sharded_loras",
-                                                 "speculative",
-                                                 NULL};
+/* The keys of a section ("hardware.", "engine.", ...) in the registry's
+ * order, NULL-terminated, without the profiles' own options: those come
+ * from each profile's ops table (kvsim_sched_option_keys). Built once (the
+ * registry is fixed at compile time). */
+static void registry_keys(const char *prefix, const char **keys, size_t *n) {
+  const size_t len = strlen(prefix);
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (!strncmp(p->key, prefix, len) && !(p->flags & KVSIM_PARAM_PROFILE_OPTION))
+      keys[(*n)++] = p->key + len;
+  }
+  keys[*n] = NULL;
+}
 
-/* The shared keys followed by every profile's options, NULL-terminated;
- * built once (the registry is fixed at compile time). */
+#define SECTION_KEYS(name, prefix)                                                                 \
+  static const char *const *name(void) {                                                           \
+    static const char *keys[KVSIM_PARAM_COUNT + 1];                                                \
+    if (!keys[0]) {                                                                                \
+      size_t n = 0;                                                                                \
+      registry_keys(prefix, keys, &n);                                                             \
+    }                                                                                              \
+    return keys;                                                                                   \
+  }
+SECTION_KEYS(hardware_keys, "hardware.")
+SECTION_KEYS(slo_keys, "slo.")
+SECTION_KEYS(output_keys, "output.")
+SECTION_KEYS(admission_keys, "admission.")
+#undef SECTION_KEYS
+
+/* The shared keys followed by every profile's options, NULL-terminated. */
 static const char *const *engine_keys(void) {
   static const char *keys[128];
   if (!keys[0]) {
     size_t n = 0;
-    while (engine_shared_keys[n]) {
-      keys[n] = engine_shared_keys[n];
-      n++;
-    }
-    keys[n] = NULL;
+    registry_keys("engine.", keys, &n);
     /* The registry's options fit: a profile adding past 128 keys fails here loudly. */
     if (kvsim_sched_option_keys(keys, &n, sizeof keys / sizeof *keys) < 0)
       abort();
   }
   return keys;
 }
-static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s", NULL};
-static const char *const output_keys[] = {"sample_interval_s", "max_time_s", NULL};
-static const char *const admission_keys[] = {"max_prompt_tokens", "max_output_tokens",
-                                             "max_queue_length", "max_wait_s", NULL};
 
 /* The sections whose keys are known here, for cross-section suggestions
  * and kvsim__scenario_keys. */
@@ -88,11 +65,11 @@ static const section_keys *sections(size_t *n) {
   static section_keys t[6];
   if (!t[0].keys) {
     t[0] = (section_keys){"", top_keys};
-    t[1] = (section_keys){"hardware", hardware_keys};
+    t[1] = (section_keys){"hardware", hardware_keys()};
     t[2] = (section_keys){"engine", engine_keys()};
-    t[3] = (section_keys){"slo", slo_keys};
-    t[4] = (section_keys){"output", output_keys};
-    t[5] = (section_keys){"admission", admission_keys};
+    t[3] = (section_keys){"slo", slo_keys()};
+    t[4] = (section_keys){"output", output_keys()};
+    t[5] = (section_keys){"admission", admission_keys()};
   }
   *n = sizeof t / sizeof *t;
   return t;
@@ -177,14 +154,5 @@ const char *const *kvsim__scenario_keys(const char *section) {
   for (size_t i = 0; i < n; i++)
     if (!strcmp(section, t[i].name))
       return t[i].keys;
-  return NULL;
-}
-
-const char *kvsim__scenario_section_of(const char *key) {
-  size_t n;
-  const section_keys *t = sections(&n);
-  for (size_t i = 1; i < n; i++)
-    if (in_list(t[i].keys, key))
-      return t[i].name;
   return NULL;
 }

@@ -13,10 +13,6 @@
  * checked when parsed. */
 const char *const *kvsim__scenario_keys(const char *section);
 
-/* The section of the scenario (not the top level) whose parser takes
- * `key`, NULL when none does. */
-const char *kvsim__scenario_section_of(const char *key);
-
 /* KVSIM_EINVAL naming the first key of `o` that section `self` ("" for the
  * top level) does not take, as "W.key: unknown key" ("W: key" at the top
  * level), with "did you mean `engine.block_size`?" when it is a key (or a

@@ -30,9 +30,8 @@
 /* vllm/config/lora.py MaxLoRARanks. */
 static const int ranks[] = {1, 8, 16, 32, 64, 128, 256, 320, 512};
 
-/* vllm/config/lora.py has no upper bound on max_loras; every slot is
- * preallocated on every layer, so 4096 is far above what fits a GPU. */
-#define MAX_LORAS 4096
+/* The slot bound is the registry's (kvsim/params.h KVSIM_MAX_LORAS). */
+#define MAX_LORAS KVSIM_MAX_LORAS
 
 int kvsim__lora_resolve(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim_err *err) {
   kvsim_plan_lora_params_t *l = &p->lora;
@@ -48,36 +47,39 @@ int kvsim__lora_resolve(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim_er
   if (l->max_lora_rank == 0)
     l->max_lora_rank = 16;
   if (l->max_loras < 1 || l->max_loras > MAX_LORAS)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-loras (engine.max_loras): %d is out of range [1, %d]",
-                         l->max_loras, MAX_LORAS);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_LORAS,
+                               "--max-loras (engine.max_loras)", "%d is out of range [1, %d]",
+                               l->max_loras, MAX_LORAS);
   bool known = false;
   for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++)
     known = known || l->max_lora_rank == ranks[i];
   if (!known)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-lora-rank (engine.max_lora_rank): %d is not one of vLLM's ranks "
-                         "(1, 8, 16, 32, 64, 128, 256, 320, 512)",
-                         l->max_lora_rank);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_LORA_RANK,
+                               "--max-lora-rank (engine.max_lora_rank)",
+                               "%d is not one of vLLM's ranks "
+                               "(1, 8, 16, 32, 64, 128, 256, 320, 512)",
+                               l->max_lora_rank);
   /* LoRAConfig._validate_lora_config. */
   if (l->max_cpu_loras == 0)
     l->max_cpu_loras = l->max_loras;
   if (l->max_cpu_loras < l->max_loras || l->max_cpu_loras > MAX_LORAS)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-cpu-loras (engine.max_cpu_loras): %d must be >= max_loras (%d) "
-                         "and <= %d",
-                         l->max_cpu_loras, l->max_loras, MAX_LORAS);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_CPU_LORAS,
+                               "--max-cpu-loras (engine.max_cpu_loras)",
+                               "%d must be >= max_loras (%d) "
+                               "and <= %d",
+                               l->max_cpu_loras, l->max_loras, MAX_LORAS);
   /* vllm/distributed/utils.py divide: the sharded dimension must split. */
   if (l->fully_sharded && l->max_lora_rank % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--fully-sharded-loras: max_lora_rank %d is not divisible by the TP "
-                         "degree %d",
-                         l->max_lora_rank, p->tp);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_FULLY_SHARDED_LORAS,
+                               "--fully-sharded-loras",
+                               "max_lora_rank %d is not divisible by the TP "
+                               "degree %d",
+                               l->max_lora_rank, p->tp);
   if (m->mla || m->num_moe_layers > 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--enable-lora: LoRA on %s layers is not modelled (dense attention and "
-                         "MLP only)",
-                         m->mla ? "MLA" : "MoE");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA, "--enable-lora",
+                               "LoRA on %s layers is not modelled (dense attention and "
+                               "MLP only)",
+                               m->mla ? "MLA" : "MoE");
   return KVSIM_OK;
 }
 

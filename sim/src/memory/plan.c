@@ -246,78 +246,76 @@ int kvsim__plan_check_int(int64_t v, int64_t lo, int64_t hi, const char *flag, c
                        (long long)lo, (long long)hi);
 }
 
-/* A size in GiB: finite, within [0, hi], or negative for "predict" when
- * `predict_ok`. */
-static int check_gib(double v, double hi, bool predict_ok, const char *flag, const char *key,
-                     kvsim_err *err) {
-  if ((predict_ok && v < 0 && isfinite(v)) || (v >= 0 && v <= hi))
-    return KVSIM_OK;
-  return kvsim_err_set(err, KVSIM_EINVAL, "%s (%s): %g GiB is out of range [0, %g]", flag, key, v,
-                       hi);
+/* One parameter's error named as calc names it, "--flag (key)" (the
+ * registry's); a scenario caller names the key itself from the id. */
+static int param_range_int(int id, int64_t v, kvsim_err *err) {
+  char name[160];
+  return kvsim_param_check_plan_int(id, v, kvsim_param_calc_name(id, name, sizeof name), err);
+}
+static int param_range_num(int id, double v, kvsim_err *err) {
+  char name[160];
+  return kvsim_param_check_num(id, v, kvsim_param_calc_name(id, name, sizeof name), err);
 }
 
 static int check_params(const kvsim_plan_params_t *p, kvsim_err *err) {
-  if (!(p->gpu_memory_utilization > 0 && p->gpu_memory_utilization <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
-                         p->gpu_memory_utilization);
-  if (p->tp < 1 || p->pp < 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size and --pipeline-parallel-size must be >= 1");
+  int rc;
+  if ((rc = kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, p->gpu_memory_utilization,
+                                  "--gpu-memory-utilization", err)) < 0)
+    return rc;
   /* Given in GiB, held in bytes: 0 is "the GPU's"; a negative count is a
    * GiB value that did not convert (1e12 GiB is 2^69 bytes). */
+  char gname[160];
+  kvsim_param_calc_name(KVSIM_PARAM_GPU_MEMORY_GIB, gname, sizeof gname);
   if (p->total_memory_bytes < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): outside " KVSIM_GPU_MEMORY_RANGE
-                         " GiB (the value overflowed its byte count)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB, gname,
+                               "outside " KVSIM_GPU_MEMORY_RANGE
+                               " GiB (the value overflowed its byte count)");
   if (p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-gib (hardware.gpu_memory_gib): %.6g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
-                         (double)p->total_memory_bytes / KVSIM_GIB);
-  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT, max_par = KVSIM_PLAN_MAX_PARALLEL;
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB, gname,
+                               "%.6g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
+                               (double)p->total_memory_bytes / KVSIM_GIB);
+  /* The registry's ranges (kvsim/params.h); the plan also takes 0 for a
+   * ZERO_DEFAULT row, the engine's default (or off). */
   const struct {
-    int64_t v, lo, hi;
-    const char *flag, *key;
+    int id;
+    int64_t v;
   } ints[] = {
-      {p->tp, 1, max_par, "--tensor-parallel-size", "hardware.tensor_parallel_size"},
-      {p->pp, 1, max_par, "--pipeline-parallel-size", "hardware.pipeline_parallel_size"},
-      /* ep = tp x data-parallel ranks. */
-      {p->ep, 0, max_par * max_par, "expert parallelism", "hardware.expert_parallel_size"},
-      {p->max_model_len, 0, max_tokens, "--max-model-len", "engine.max_model_len"},
-      {p->block_size, 0, 4096, "--block-size", "engine.block_size"},
-      {p->max_num_batched_tokens, 0, max_tokens, "--max-num-batched-tokens",
-       "engine.max_num_batched_tokens"},
-      {p->max_num_seqs, 0, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs", "engine.max_num_seqs"},
-      /* A scale group wider than any head vector is one group per head. */
-      {p->kv_quant_group, 1, 1 << 20, "--kv-quant-group", "engine.kv_quant_group"},
-      {p->kv_residual_tokens, 0, max_tokens, "--kv-residual-tokens", "engine.kv_residual_tokens"},
-      {p->kv_cache_memory_bytes, 0, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes",
-       "engine.kv_cache_memory_bytes"},
-      {p->num_gpu_blocks_override, 0, KVSIM_PLAN_MAX_BLOCKS, "--num-gpu-blocks-override",
-       "engine.num_gpu_blocks_override"},
+      {KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp},
+      {KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, p->pp},
+      {KVSIM_PARAM_EXPERT_PARALLEL_SIZE, p->ep},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len},
+      {KVSIM_PARAM_BLOCK_SIZE, p->block_size},
+      {KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS, p->max_num_batched_tokens},
+      {KVSIM_PARAM_MAX_NUM_SEQS, p->max_num_seqs},
+      {KVSIM_PARAM_KV_QUANT_GROUP, p->kv_quant_group},
+      {KVSIM_PARAM_KV_RESIDUAL_TOKENS, p->kv_residual_tokens},
+      {KVSIM_PARAM_KV_CACHE_MEMORY_BYTES, p->kv_cache_memory_bytes},
+      {KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE, p->num_gpu_blocks_override},
   };
+  /* Measured sizes may be negative, "predict". */
   const struct {
-    double v, hi;
+    int id;
+    double v;
     bool predict_ok;
-    const char *flag, *key;
   } gibs[] = {
-      {p->weights_gib, KVSIM_PLAN_MAX_GIB, true, "--weights-gib", "engine.weights_gib"},
-      {p->activation_gib, KVSIM_PLAN_MAX_GIB, true, "--activation-gib", "engine.activation_gib"},
-      {p->non_torch_gib, KVSIM_PLAN_MAX_GIB, true, "--non-torch-gib", "engine.non_torch_gib"},
-      {p->cuda_graph_gib, KVSIM_PLAN_MAX_GIB, true, "--cuda-graph-gib", "engine.cuda_graph_gib"},
-      {p->swap_space_gib, KVSIM_PLAN_MAX_GIB, false, "--swap-space", "engine.swap_space"},
-      {p->kv_offloading_gib, KVSIM_PLAN_MAX_HOST_GIB, false, "--kv-offloading-size",
-       "engine.kv_offloading_size"},
+      {KVSIM_PARAM_WEIGHTS_GIB, p->weights_gib, true},
+      {KVSIM_PARAM_ACTIVATION_GIB, p->activation_gib, true},
+      {KVSIM_PARAM_NON_TORCH_GIB, p->non_torch_gib, true},
+      {KVSIM_PARAM_CUDA_GRAPH_GIB, p->cuda_graph_gib, true},
+      {KVSIM_PARAM_SWAP_SPACE, p->swap_space_gib, false},
+      {KVSIM_PARAM_KV_OFFLOADING_SIZE, p->kv_offloading_gib, false},
   };
-  int rc = kvsim__plan_check_version(p->engine, p->vllm_version, err);
-  if (rc < 0)
+  if ((rc = kvsim__plan_check_version(p->engine, p->vllm_version, err)) < 0)
     return rc;
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if ((rc = kvsim__plan_check_int(ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, ints[i].key,
-                                    err)) < 0)
+    if ((rc = param_range_int(ints[i].id, ints[i].v, err)) < 0)
       return rc;
-  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++)
-    if ((rc = check_gib(gibs[i].v, gibs[i].hi, gibs[i].predict_ok, gibs[i].flag, gibs[i].key,
-                        err)) < 0)
+  for (size_t i = 0; i < sizeof gibs / sizeof *gibs; i++) {
+    const double v = gibs[i].v;
+    if (!(gibs[i].predict_ok && v < 0 && isfinite(v)) &&
+        (rc = param_range_num(gibs[i].id, v, err)) < 0)
       return rc;
+  }
   return KVSIM_OK;
 }
 
@@ -331,18 +329,21 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
    * scenario loader turns into the key). */
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size";
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
-                         (long long)m->num_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d does not divide the model's %lld attention heads", p->tp,
+                               (long long)m->num_heads);
   if (!m->mla && p->tp < m->num_kv_heads && m->num_kv_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d does not divide the model's %lld KV heads",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d does not divide the model's %lld KV heads", p->tp,
+                               (long long)m->num_kv_heads);
   if (!m->mla && p->tp > m->num_kv_heads && p->tp % m->num_kv_heads)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is not a multiple of the model's %lld KV heads",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d is not a multiple of the model's %lld KV heads", p->tp,
+                               (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
-                         p->pp, m->num_layers);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE,
+                               "--pipeline-parallel-size", "%d exceeds the %d layers", p->pp,
+                               m->num_layers);
   int lrc = kvsim__lora_resolve(m, p, err);
   if (lrc < 0)
     return lrc;
@@ -366,26 +367,30 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
       p->block_size = major == 10 ? 128 : major == 9 ? 64 : 16;
     }
   }
-  if (p->block_size < 1 || p->block_size > 4096)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--block-size: %d is outside [1, 4096]", p->block_size);
+  /* The resolved size, given or the default: the registry's range. */
+  if ((rc = kvsim_param_check_int(KVSIM_PARAM_BLOCK_SIZE, p->block_size, "--block-size", err)) < 0)
+    return rc;
   if (p->total_memory_bytes <= 0)
     p->total_memory_bytes = g->memory_total_bytes;
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--max-model-len: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len",
+                               "required (the model config has no max_position_embeddings)");
   if (m->max_position_embeddings > 0 && p->max_model_len > m->max_position_embeddings)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-model-len: %lld is greater than the model's max_position_embeddings (%lld)",
-                         (long long)p->max_model_len, (long long)m->max_position_embeddings);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--max-model-len",
+                               "%lld is greater than the model's max_position_embeddings (%lld)",
+                               (long long)p->max_model_len, (long long)m->max_position_embeddings);
   if (p->kv_quant_group < 1 || p->kv_residual_tokens < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "kv cache quantization group must be >= 1 and residual >= 0");
   if (p->kv_cache_memory_bytes > 0 && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-memory-bytes: not available in vllm-v0 (a V1 option, vllm#21489)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES,
+                               "--kv-cache-memory-bytes",
+                               "not available in vllm-v0 (a V1 option, vllm#21489)");
   if (p->estimate_cudagraphs && p->engine == KVSIM_PLAN_V0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--estimate-cudagraphs: vllm-v0 never charges CUDA graphs to the KV budget");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ESTIMATE_CUDAGRAPHS,
+                               "--estimate-cudagraphs",
+                               "vllm-v0 never charges CUDA graphs to the KV budget");
   if (p->enable_chunked_prefill < 0) {
     /* V1 always chunks. V0 (EngineArgs.create_engine_config, v0.6-v0.8)
      * turns chunked prefill on by default for long-context models
@@ -419,10 +424,11 @@ static int resolve_defaults(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_
   if (p->max_num_seqs > p->max_num_batched_tokens)
     p->max_num_seqs = p->max_num_batched_tokens;
   if (!p->enable_chunked_prefill && p->max_num_batched_tokens < p->max_model_len)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-num-batched-tokens: %lld is smaller than max_model_len (%lld) "
-                         "without chunked prefill",
-                         (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS,
+                               "--max-num-batched-tokens",
+                               "%lld is smaller than max_model_len (%lld) "
+                               "without chunked prefill",
+                               (long long)p->max_num_batched_tokens, (long long)p->max_model_len);
   return KVSIM_OK;
 }
 
@@ -457,6 +463,52 @@ static int plan_spec(const kvsim_model_t *m, kvsim_plan_t *pl, kvsim_err *err) {
       !kvsim__mul_i64(pl->spec_per_token_bytes, p->block_size, &pl->spec_block_bytes))
     return overflow(err, "the drafter's KV bytes per block");
   return KVSIM_OK;
+}
+
+/* V1's check_enough_kv_cache_memory need: kv_cache_utils.
+ * _check_enough_kv_cache_memory runs on the profiled (or
+ * --kv-cache-memory-bytes) budget before num_gpu_blocks_override replaces
+ * the block count, so the override does not rescue a budget that is too
+ * small. It sums max_memory_usage_bytes over the real layers (padding
+ * layers of a hybrid group do not count); the drafter's layers are
+ * full-attention layers of the same check. false on int64 overflow. */
+static bool v1_need_bytes(const kvsim_plan_t *pl, int64_t *need) {
+  const kvsim_plan_params_t *p = &pl->p;
+  *need = 0;
+  for (int gi = 0; gi < pl->num_groups; gi++) {
+    kvsim_plan_t one = *pl;
+    one.num_groups = 1;
+    one.groups[0] = pl->groups[gi];
+    int64_t group_need;
+    if (!mul3(kvsim_plan_blocks_for_tokens(&one, p->max_model_len), pl->page_bytes,
+              pl->groups[gi].num_layers, &group_need) ||
+        !kvsim__add_i64(*need, group_need, need))
+      return false;
+  }
+  int64_t draft_need;
+  return kvsim__mul_i64(blocks_of(p->max_model_len, p->block_size), pl->spec_block_bytes,
+                        &draft_need) &&
+         kvsim__add_i64(*need, draft_need, need);
+}
+
+/* V1's error when one max_model_len request needs more than the budget,
+ * in the engine's words; with the estimated maximum length when
+ * `estimate` >= 0, as the engine's message goes on once it has searched
+ * (kv_cache_utils.py estimate_max_model_len). Composed whole each time. */
+static void v1_need_error(kvsim_plan_t *pl, int64_t need, int64_t estimate) {
+  char n[32], a[32], est[128] = "";
+  fmt_gib(n, sizeof n, (double)need);
+  fmt_gib(a, sizeof a, (double)pl->available_kv_bytes);
+  if (estimate >= 0)
+    snprintf(est, sizeof est,
+             " Based on the available memory, the estimated maximum model length is %lld.",
+             (long long)estimate);
+  snprintf(pl->error, sizeof pl->error,
+           "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
+           "cache is needed, which is larger than the available KV cache memory (%s GiB).%s "
+           "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+           "initializing the engine.",
+           (long long)pl->p.max_model_len, n, a, est);
 }
 
 /* Computes the plan for the resolved parameters, without max_model_len_fit. */
@@ -553,18 +605,21 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
      * connector would be turned on (prefix caching, no hybrid allocator)
      * and then store nothing, without a word. 0 is no tier. */
     if (p->swap_space_gib > 0 && pl->swap_blocks < 1)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--swap-space (engine.swap_space): %g GiB is smaller than the one KV "
-                           "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
-                           p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
-                           (double)pl->block_bytes / KVSIM_GIB);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SWAP_SPACE,
+                                 "--swap-space (engine.swap_space)",
+                                 "%g GiB is smaller than the one KV "
+                                 "block it must hold (%d tokens, %lld bytes per GPU, %.3g GiB)",
+                                 p->swap_space_gib, p->block_size, (long long)pl->block_bytes,
+                                 (double)pl->block_bytes / KVSIM_GIB);
     if (p->kv_offloading_gib > 0 && pl->offload_blocks < 1)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--kv-offloading-size (engine.kv_offloading_size): %g GiB is smaller "
-                           "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
-                           "%d x PP %d ranks, %.3g GiB)",
-                           p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
-                           (double)per_world / KVSIM_GIB);
+      return kvsim_err_set_param(
+          err, KVSIM_EINVAL, KVSIM_PARAM_KV_OFFLOADING_SIZE,
+          "--kv-offloading-size (engine.kv_offloading_size)",
+          "%g GiB is smaller "
+          "than the one KV block it must hold (%d tokens, %lld bytes over the TP "
+          "%d x PP %d ranks, %.3g GiB)",
+          p->kv_offloading_gib, p->block_size, (long long)per_world, p->tp, p->pp,
+          (double)per_world / KVSIM_GIB);
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4) {
     /* The per-group scales and zero points inside each head vector. */
@@ -600,29 +655,10 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   }
 
   /* Verdict, in the engine's words. */
-  char a[32], n[32];
   pl->fits = true;
   if (p->engine == KVSIM_PLAN_V1) {
-    /* kv_cache_utils._check_enough_kv_cache_memory runs on the profiled
-     * (or --kv-cache-memory-bytes) budget before num_gpu_blocks_override
-     * replaces the block count, so the override does not rescue a budget
-     * that is too small. It sums max_memory_usage_bytes over the real
-     * layers (padding layers of a hybrid group do not count). */
-    int64_t need = 0;
-    for (int gi = 0; gi < pl->num_groups; gi++) {
-      kvsim_plan_t one = *pl;
-      one.num_groups = 1;
-      one.groups[0] = pl->groups[gi];
-      int64_t group_need;
-      if (!mul3(kvsim_plan_blocks_for_tokens(&one, p->max_model_len), pl->page_bytes,
-                pl->groups[gi].num_layers, &group_need) ||
-          !kvsim__add_i64(need, group_need, &need))
-        return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
-    }
-    /* The drafter's layers are full-attention layers of the same check. */
-    int64_t draft_need;
-    if (!kvsim__mul_i64(blocks_of(p->max_model_len, p->block_size), pl->spec_block_bytes, &draft_need) ||
-        !kvsim__add_i64(need, draft_need, &need))
+    int64_t need;
+    if (!v1_need_bytes(pl, &need))
       return overflow(err, "KV bytes of one --max-model-len (engine.max_model_len) request");
     if (pl->available_kv_bytes <= 0) {
       pl->fits = false;
@@ -631,14 +667,7 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
                "`gpu_memory_utilization` when initializing the engine.");
     } else if (need > pl->available_kv_bytes) {
       pl->fits = false;
-      fmt_gib(n, sizeof n, (double)need);
-      fmt_gib(a, sizeof a, (double)pl->available_kv_bytes);
-      snprintf(pl->error, sizeof pl->error,
-               "To serve at least one request with the models's max seq len (%lld), (%s GiB KV "
-               "cache is needed, which is larger than the available KV cache memory (%s GiB). "
-               "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-               "initializing the engine.",
-               (long long)p->max_model_len, n, a);
+      v1_need_error(pl, need, -1); /* kvsim_plan_compute adds the estimate */
     }
   } else if (pl->num_gpu_blocks <= 0) {
     /* V0 worker.raise_if_cache_size_invalid, on the block count after
@@ -658,19 +687,26 @@ int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_p
   return KVSIM_OK;
 }
 
+static _Atomic int64_t plans_computed;
+
+int64_t kvsim__plan_count(void) { return plans_computed; }
+
 int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                        kvsim_plan_t *out, kvsim_err *err) {
+  plans_computed++;
   if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_V0 &&
       (p->lora.enable || p->lora.max_loras || p->lora.max_lora_rank))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--enable-lora (engine.enable_lora): vLLM's LoRA slots are modelled for "
-                         "the vllm-v1 and vllm-v0 engines only, not %s",
-                         kvsim_plan_engine_name(p->engine));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ENABLE_LORA,
+                               "--enable-lora (engine.enable_lora)",
+                               "vLLM's LoRA slots are modelled for "
+                               "the vllm-v1 and vllm-v0 engines only, not %s",
+                               kvsim_plan_engine_name(p->engine));
   if (p->engine != KVSIM_PLAN_V1 && p->spec.method != KVSIM_SPEC_NONE)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--speculative-config (engine.speculative): speculative decoding is "
-                         "modelled for the vllm-v1 engine only, not %s",
-                         kvsim_plan_engine_name(p->engine));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE,
+                               "--speculative-config (engine.speculative)",
+                               "speculative decoding is "
+                               "modelled for the vllm-v1 engine only, not %s",
+                               kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);
   /* Engines other than vLLM size their pools by their own rules. */
@@ -709,16 +745,9 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
       hi = mid - 1;
   }
   out->max_model_len_fit = lo;
-  if (!out->fits && out->p.engine == KVSIM_PLAN_V1 && out->available_kv_bytes > 0) {
-    /* The V1 message goes on with the estimate, as the engine's does. */
-    char *cut = strstr(out->error, " Try increasing");
-    if (cut) {
-      char tail[256];
-      snprintf(tail, sizeof tail, "%s", cut);
-      snprintf(cut, sizeof out->error - (size_t)(cut - out->error),
-               " Based on the available memory, the estimated maximum model length is %lld.%s",
-               (long long)lo, tail);
-    }
-  }
+  int64_t need;
+  if (!out->fits && out->p.engine == KVSIM_PLAN_V1 && out->available_kv_bytes > 0 &&
+      v1_need_bytes(out, &need))
+    v1_need_error(out, need, lo); /* the message goes on with the estimate, as the engine's does */
   return KVSIM_OK;
 }

@@ -174,8 +174,9 @@ int kvsim__plan_refuse_kv_cache_bytes(const kvsim_plan_params_t *p, const char *
                                       const char *instead, kvsim_err *err) {
   if (p->kv_cache_memory_bytes <= 0)
     return KVSIM_OK;
-  return kvsim_err_set(err, KVSIM_EINVAL,
-                       "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes): %lld is vLLM's; %s "
-                       "has no such option: %s",
-                       (long long)p->kv_cache_memory_bytes, engine, instead);
+  return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES,
+                             "--kv-cache-memory-bytes (engine.kv_cache_memory_bytes)",
+                             "%lld is vLLM's; %s "
+                             "has no such option: %s",
+                             (long long)p->kv_cache_memory_bytes, engine, instead);
 }

@@ -11,6 +11,10 @@
 int kvsim__plan_vllm(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *p,
                      kvsim_plan_t *out, kvsim_err *err);
 
+/* Memory plans computed (kvsim_plan_compute calls) since the process
+ * started (tests: a run handed its resolved configuration computes none). */
+int64_t kvsim__plan_count(void);
+
 /* KVSIM_EINVAL naming `flag` (and the scenario `key`, when not NULL) and
  * the range when v is outside [lo, hi]; KVSIM_OK otherwise (plan.c). */
 int kvsim__plan_check_int(int64_t v, int64_t lo, int64_t hi, const char *flag, const char *key,

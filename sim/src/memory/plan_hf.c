@@ -33,48 +33,52 @@ static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB);
 static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_hf_params_t *h = &p->hf;
   if (p->tp != 1 || p->pp != 1)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size: hf-transformers runs one process on one GPU "
-                         "(tensor and pipeline parallel sizes must be 1)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE,
+                               "--tensor-parallel-size",
+                               "hf-transformers runs one process on one GPU "
+                               "(tensor and pipeline parallel sizes must be 1)");
   /* 0 is each one's default here (the front ends refuse a typed 0), so
    * the range named is the one checked. */
   if (h->batch < 0 || h->batch > KVSIM_PLAN_MAX_SEQS)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--batch (engine.batch): %lld is out of range [0, %lld] (0: one row)",
-                         (long long)h->batch, (long long)KVSIM_PLAN_MAX_SEQS);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_BATCH, "--batch (engine.batch)",
+                               "%lld is out of range [0, %lld] (0: one row)", (long long)h->batch,
+                               (long long)KVSIM_PLAN_MAX_SEQS);
   if (h->max_cache_len < 0 || h->max_cache_len > KVSIM_MODEL_MAX_CONTEXT)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-cache-len (engine.max_cache_len): %lld is out of range [0, %lld] "
-                         "(0: max_model_len, else the model's max_position_embeddings)",
-                         (long long)h->max_cache_len, (long long)KVSIM_MODEL_MAX_CONTEXT);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_CACHE_LEN,
+                               "--max-cache-len (engine.max_cache_len)",
+                               "%lld is out of range [0, %lld] "
+                               "(0: max_model_len, else the model's max_position_embeddings)",
+                               (long long)h->max_cache_len, (long long)KVSIM_MODEL_MAX_CONTEXT);
   if (kvsim__plan_refuse_kv_cache_bytes(p, "hf-transformers",
                                         "its cache holds what engine.batch and "
                                         "engine.max_cache_len ask for",
                                         err) < 0)
     return err->code;
   if (m->max_position_embeddings > 0 && h->max_cache_len > m->max_position_embeddings)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--max-cache-len (engine.max_cache_len): %lld is greater than the model's "
-                         "max_position_embeddings (%lld)",
-                         (long long)h->max_cache_len, (long long)m->max_position_embeddings);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_CACHE_LEN,
+                               "--max-cache-len (engine.max_cache_len)",
+                               "%lld is greater than the model's "
+                               "max_position_embeddings (%lld)",
+                               (long long)h->max_cache_len, (long long)m->max_position_embeddings);
   if (h->cache == KVSIM_HF_QUANTIZED) {
     /* QuantoQuantizedLayer: "nbits must be either 2 or 4". */
     if (h->nbits != 2 && h->nbits != 4)
-      return kvsim_err_set(err, KVSIM_EINVAL, "--nbits (engine.nbits): %d (quanto takes 2 or 4)",
-                           h->nbits);
-    if (h->q_group_size < 1 || h->q_group_size > 1 << 20)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--q-group-size (engine.q_group_size): %d is out of range [1, 1048576]",
-                           h->q_group_size);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_NBITS, "--nbits (engine.nbits)",
+                                 "%d (quanto takes 2 or 4)", h->nbits);
+    char name[160];
+    int rc = kvsim_param_check_int(
+        KVSIM_PARAM_Q_GROUP_SIZE, h->q_group_size,
+        kvsim_param_calc_name(KVSIM_PARAM_Q_GROUP_SIZE, name, sizeof name), err);
+    if (rc < 0)
+      return rc;
     if (h->residual_length < 0 || h->residual_length > KVSIM_MODEL_MAX_CONTEXT)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--residual-length (engine.residual_length): %d is out of range",
-                           h->residual_length);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_RESIDUAL_LENGTH,
+                                 "--residual-length (engine.residual_length)", "%d is out of range",
+                                 h->residual_length);
   }
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(
-        err, KVSIM_EINVAL,
-        "--kv-cache-dtype: use --cache quantized --nbits N for a quantized HF cache");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                               "use --cache quantized --nbits N for a quantized HF cache");
   return KVSIM_OK;
 }
 
@@ -104,9 +108,8 @@ int kvsim__plan_hf(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_pla
   if (h->max_cache_len <= 0)
     h->max_cache_len = p->max_model_len > 0 ? p->max_model_len : m->max_position_embeddings;
   if (h->max_cache_len <= 0)
-    return kvsim_err_set(
-        err, KVSIM_EINVAL,
-        "--max-cache-len: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_CACHE_LEN, "--max-cache-len",
+                               "required (the model config has no max_position_embeddings)");
   const int64_t B = h->batch, T = h->max_cache_len, D = kvsim_model_kv_head_size(m);
   const int64_t H = kvsim_model_kv_heads_per_rank(m, 1), kvf = kvsim_model_kv_factor(m);
   const int S = p->kv_dtype == KVSIM_KV_FP8 ? 1 : p->kv_dtype == KVSIM_KV_AUTO ? m->dtype_bytes : 2;

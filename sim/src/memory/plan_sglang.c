@@ -84,19 +84,26 @@ double kvsim_plan_sglang_auto_fraction(double gpu_mem_mb, int tp, int pp,
 
 static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_sglang_params_t *s = &p->sglang;
-  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL || p->pp < 1 || p->pp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tensor-parallel-size and --pipeline-parallel-size must be in [1, %d]",
-                         KVSIM_PLAN_MAX_PARALLEL);
+  char tp_name[160], pp_name[160];
+  int rc;
+  if ((rc = kvsim_param_check_int(
+           KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp,
+           kvsim_param_calc_name(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_name, sizeof tp_name), err)) <
+          0 ||
+      (rc = kvsim_param_check_int(
+           KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, p->pp,
+           kvsim_param_calc_name(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, pp_name, sizeof pp_name),
+           err)) < 0)
+    return rc;
   if (isnan(s->mem_fraction_static) || s->mem_fraction_static >= 1) /* <= 0: automatic */
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--mem-fraction-static (engine.mem_fraction_static): %g is outside (0, 1)",
-                         s->mem_fraction_static);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MEM_FRACTION_STATIC,
+                               "--mem-fraction-static (engine.mem_fraction_static)",
+                               "%g is outside (0, 1)", s->mem_fraction_static);
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: %s is not an SGLang KV cache dtype (auto, bfloat16, "
-                         "float16, fp8_e4m3, fp8_e5m2)",
-                         kvsim_kv_dtype_name(p->kv_dtype));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                               "%s is not an SGLang KV cache dtype (auto, bfloat16, "
+                               "float16, fp8_e4m3, fp8_e5m2)",
+                               kvsim_kv_dtype_name(p->kv_dtype));
   /* vLLM's pool overrides, which SGLang has no flag for and this plan once
    * ignored without a word. Refused rather than translated: the nearest
    * SGLang option, --max-total-tokens, only caps the profiled pool
@@ -107,35 +114,45 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
    * switched to the sglang profile would keep vLLM's measured block count
    * as SGLang's. The error names the option that does exist. */
   if (p->num_gpu_blocks_override > 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--num-gpu-blocks-override (engine.num_gpu_blocks_override): %lld is "
-                         "vLLM's; SGLang has no such option: cap the pool with "
-                         "engine.max_total_tokens (--max-total-tokens, in tokens), which can lower "
-                         "the profiled pool but not raise it",
-                         (long long)p->num_gpu_blocks_override);
+    return kvsim_err_set_param(
+        err, KVSIM_EINVAL, KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE,
+        "--num-gpu-blocks-override (engine.num_gpu_blocks_override)",
+        "%lld is "
+        "vLLM's; SGLang has no such option: cap the pool with "
+        "engine.max_total_tokens (--max-total-tokens, in tokens), which can lower "
+        "the profiled pool but not raise it",
+        (long long)p->num_gpu_blocks_override);
   if (kvsim__plan_refuse_kv_cache_bytes(p, "SGLang",
                                         "size the pool with engine.mem_fraction_static "
                                         "(--mem-fraction-static) or cap it with "
                                         "engine.max_total_tokens (--max-total-tokens)",
                                         err) < 0)
     return err->code;
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  /* The registry's ranges, 0 being SGLang's automatic value here (the
+   * chunk's row takes -1, off, and refuses 0 itself). The context length
+   * is named by SGLang's flag. */
   const struct {
-    int64_t v, lo, hi;
-    const char *what;
+    int id;
+    int64_t v;
+    const char *flag; /* NULL: the registry's */
   } ints[] = {
-      {p->block_size, 0, 4096, "--page-size (engine.page_size)"},
-      {p->max_model_len, 0, tok, "--context-length (engine.max_model_len)"},
-      {s->max_total_tokens, 0, tok, "--max-total-tokens (engine.max_total_tokens)"},
-      {s->max_running_requests, 0, KVSIM_PLAN_MAX_SEQS,
-       "--max-running-requests (engine.max_running_requests)"},
-      {s->chunked_prefill_size, -1, tok, "--chunked-prefill-size (engine.chunked_prefill_size)"},
-      {s->max_prefill_tokens, 0, tok, "--max-prefill-tokens (engine.max_prefill_tokens)"},
+      {KVSIM_PARAM_PAGE_SIZE, p->block_size, NULL},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, "--context-length"},
+      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, NULL},
+      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, NULL},
+      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, NULL},
+      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, NULL},
   };
-  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (ints[i].v < ints[i].lo || ints[i].v > ints[i].hi)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [%lld, %lld]", ints[i].what,
-                           (long long)ints[i].v, (long long)ints[i].lo, (long long)ints[i].hi);
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+    const kvsim_param_t *row = kvsim_param_get(ints[i].id);
+    char name[160];
+    snprintf(name, sizeof name, "%s (%s)", ints[i].flag ? ints[i].flag : row->flag, row->key);
+    rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
+             ? kvsim_param_check_plan_int(row->id, ints[i].v, name, err)
+             : kvsim_param_check_int(row->id, ints[i].v, name, err);
+    if (rc < 0)
+      return rc;
+  }
   double b = s->avail_gib_before_load, a = s->avail_gib_after_load;
   if ((b >= 0) != (a >= 0))
     return kvsim_err_set(err, KVSIM_EINVAL,
@@ -148,12 +165,14 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                          a, b, KVSIM_PLAN_MAX_GIB);
   double cap = s->gpu_memory_capacity_mib;
   if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib): %g is out of "
-                         "range (0, %g]",
-                         cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB,
+                               "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib)",
+                               "%g is out of "
+                               "range (0, %g]",
+                               cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
   if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-gib (hardware.gpu_memory_gib): out of range");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB,
+                               "--gpu-memory-gib (hardware.gpu_memory_gib)", "out of range");
   return KVSIM_OK;
 }
 
@@ -252,15 +271,17 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
    * (QKVParallelLinear); KV heads divide TP or TP divides them. */
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--tensor-parallel-size"; /* as typed */
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
-                         (long long)m->num_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d does not divide the model's %lld attention heads", p->tp,
+                               (long long)m->num_heads);
   if (!m->mla && (p->tp < m->num_kv_heads ? m->num_kv_heads % p->tp : p->tp % m->num_kv_heads))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d and the model's %lld KV heads do not divide",
-                         tp_flag, p->tp, (long long)m->num_kv_heads);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d and the model's %lld KV heads do not divide", p->tp,
+                               (long long)m->num_kv_heads);
   if (p->pp > m->num_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %d exceeds the %d layers",
-                         p->pp, m->num_layers);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE,
+                               "--pipeline-parallel-size", "%d exceeds the %d layers", p->pp,
+                               m->num_layers);
   kvsim_quant_t q;
   if ((rc = kvsim__quant_resolve(m, p->quantization, &q, err)) < 0)
     return rc;
@@ -273,8 +294,8 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--context-length: required (the model config has no max_position_embeddings)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_MAX_MODEL_LEN, "--context-length",
+                               "required (the model config has no max_position_embeddings)");
   o->context_len = p->max_model_len;
   o->max_prefill_tokens = p->sglang.max_prefill_tokens > 0 ? p->sglang.max_prefill_tokens
                                                              : SGL_MAX_PREFILL_TOKENS;

@@ -75,69 +75,66 @@ static int64_t gib_bytes(double gib) { return (int64_t)llround(gib * KVSIM_GIB);
 
 static int check(const kvsim_model_t *m, const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_tgi_params_t *t = &p->tgi;
-  if (!(t->cuda_memory_fraction > 0 && t->cuda_memory_fraction <= 1))
-    return kvsim_err_set(
-        err, KVSIM_EINVAL,
-        "--cuda-memory-fraction (engine.cuda_memory_fraction): %g is outside (0, 1]",
-        t->cuda_memory_fraction);
+  char name[160];
+  int rc = kvsim_param_check_num(
+      KVSIM_PARAM_CUDA_MEMORY_FRACTION, t->cuda_memory_fraction,
+      kvsim_param_calc_name(KVSIM_PARAM_CUDA_MEMORY_FRACTION, name, sizeof name), err);
+  if (rc < 0)
+    return rc;
   int major = t->version_major ? t->version_major : 3;
   if ((major != 2 && major != 3) || t->version_minor < 0 || t->version_minor > 99 ||
       t->version_patch < 0 || t->version_patch > 99 ||
       (major == 2 && (t->version_minor > 4 || (t->version_minor == 4 && t->version_patch > 1))))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--tgi-version (engine.tgi_version): %d.%d.%d is not a modelled TGI "
-                         "release (2.0.0 to 2.4.1, 3.x)",
-                         major, t->version_minor, t->version_patch);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TGI_VERSION,
+                               "--tgi-version (engine.tgi_version)",
+                               "%d.%d.%d is not a modelled TGI "
+                               "release (2.0.0 to 2.4.1, 3.x)",
+                               major, t->version_minor, t->version_patch);
   rules r = release_rules(t);
   if (!r.flashinfer && t->attention == KVSIM_TGI_FLASHINFER)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--attention flashinfer: TGI %d.%d has no flashinfer backend (added in "
-                         "2.3.0); use paged (BLOCK_SIZE 16) or flashdecoding (256)",
-                         major, t->version_minor);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_ATTENTION, "--attention flashinfer",
+                               "TGI %d.%d has no flashinfer backend (added in "
+                               "2.3.0); use paged (BLOCK_SIZE 16) or flashdecoding (256)",
+                               major, t->version_minor);
   if (!r.kv_dtype && p->kv_dtype != KVSIM_KV_AUTO)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: TGI %d.%d has no such flag (added in 2.4.0); its "
-                         "cache is in the model's dtype",
-                         major, t->version_minor);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                               "TGI %d.%d has no such flag (added in 2.4.0); its "
+                               "cache is in the model's dtype",
+                               major, t->version_minor);
   const char *tp_flag = p->tp_flag ? p->tp_flag : "--num-shard (hardware.tensor_parallel_size)";
-  if (p->tp < 1 || p->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %d is out of range [1, %d]", tp_flag, p->tp,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  if ((rc = kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, p->tp, tp_flag, err)) < 0)
+    return rc;
   if (p->pp != 1)
     return kvsim_err_set(
         err, KVSIM_EINVAL,
         "hardware.pipeline_parallel_size: %d (TGI shards by tensor parallelism only)", p->pp);
   if (m->num_heads % p->tp)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: %d does not divide the model's %lld attention heads", tp_flag, p->tp,
-                         (long long)m->num_heads);
-  const struct {
-    int64_t v;
-    const char *flag;
-  } toks[] = {
-      {t->max_input_tokens, "--max-input-tokens (engine.max_input_tokens)"},
-      {t->max_total_tokens, "--max-total-tokens (engine.max_total_tokens)"},
-      {t->max_batch_prefill_tokens, "--max-batch-prefill-tokens (engine.max_batch_prefill_tokens)"},
-      {t->max_batch_total_tokens, "--max-batch-total-tokens (engine.max_batch_total_tokens)"}};
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, tp_flag,
+                               "%d does not divide the model's %lld attention heads", p->tp,
+                               (long long)m->num_heads);
+  /* 0 is the launcher's default here; each names its flag and key. */
+  const int toks[] = {KVSIM_PARAM_MAX_INPUT_TOKENS, KVSIM_PARAM_MAX_TOTAL_TOKENS,
+                      KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS};
+  const int64_t vals[] = {t->max_input_tokens, t->max_total_tokens, t->max_batch_prefill_tokens,
+                          t->max_batch_total_tokens};
   for (size_t i = 0; i < sizeof toks / sizeof *toks; i++)
-    if (toks[i].v < 0 || toks[i].v > KVSIM_MODEL_MAX_CONTEXT)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld is out of range [0, %lld]", toks[i].flag,
-                           (long long)toks[i].v, (long long)KVSIM_MODEL_MAX_CONTEXT);
+    if ((rc = kvsim_param_check_plan_int(
+             toks[i], vals[i], kvsim_param_calc_name(toks[i], name, sizeof name), err)) < 0)
+      return rc;
   if (kvsim__plan_refuse_kv_cache_bytes(p, "TGI",
                                         "size the pool with engine.cuda_memory_fraction "
                                         "(--cuda-memory-fraction) or engine.max_batch_total_tokens",
                                         err) < 0)
     return err->code;
   if (p->kv_dtype == KVSIM_KV_INT8 || p->kv_dtype == KVSIM_KV_INT4)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--kv-cache-dtype: TGI accepts fp8_e4m3fn and fp8_e5m2 only");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                               "TGI accepts fp8_e4m3fn and fp8_e5m2 only");
   /* layers/attention/kv_cache.py KVCache.__init__: FP8 KV with flashinfer
    * or paged attention on CUDA, not flashdecoding. */
   if (p->kv_dtype == KVSIM_KV_FP8 && t->attention == KVSIM_TGI_FLASHDECODING)
-    return kvsim_err_set(
-        err, KVSIM_EINVAL,
-        "--kv-cache-dtype: FP8 KV cache is currently only supported for flashinfer "
-        "on CUDA and paged attention (--attention flashdecoding)");
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_KV_CACHE_DTYPE, "--kv-cache-dtype",
+                               "FP8 KV cache is currently only supported for flashinfer "
+                               "on CUDA and paged attention (--attention flashdecoding)");
   return KVSIM_OK;
 }
 

@@ -132,7 +132,9 @@ int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan
       (rc = kvsim__json_str(o, "model", p->model, sizeof p->model, where, err)) < 0 ||
       (rc = kvsim__json_int_in(o, "num_speculative_tokens", 1, KVSIM_SPEC_MAX_TOKENS, &k, where,
                                err)) < 0 ||
-      (rc = kvsim__json_int_in(o, "draft_tensor_parallel_size", 1, 1024, &dtp, where, err)) < 0 ||
+      /* A TP degree: the registry's bound (kvsim/params.h). */
+      (rc = kvsim__json_int_in(o, "draft_tensor_parallel_size", 1, KVSIM_MAX_PARALLEL, &dtp, where,
+                               err)) < 0 ||
       (rc = kvsim__json_int_in(o, "prompt_lookup_min", 1, 1 << 20, &lo, where, err)) < 0 ||
       (rc = kvsim__json_int_in(o, "prompt_lookup_max", 1, 1 << 20, &hi, where, err)) < 0)
     return rc;
@@ -239,57 +241,74 @@ int kvsim__spec_resolve(const kvsim_model_t *m, kvsim_plan_params_t *pp, kvsim_m
     return KVSIM_OK;
   const char *flag = "--speculative-config (engine.speculative)";
   if (pp->engine != KVSIM_PLAN_V1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: speculative decoding is modelled for vllm-v1 only, not %s",
-                         flag, kvsim_plan_engine_name(pp->engine));
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "speculative decoding is modelled for vllm-v1 only, not %s",
+                               kvsim_plan_engine_name(pp->engine));
   /* V1 refuses pipeline parallelism with a drafter on the GPU
    * (vllm/config/vllm.py: "Speculative decoding is not supported with
    * pipeline parallelism" in the releases modelled). */
   if (pp->pp > 1 && p->method != KVSIM_SPEC_NGRAM)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: vLLM V1 runs a %s drafter without pipeline "
-                         "parallelism only (--pipeline-parallel-size %d)",
-                         flag, kvsim_spec_method_name(p->method), pp->pp);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "vLLM V1 runs a %s drafter without pipeline "
+                               "parallelism only (--pipeline-parallel-size %d)",
+                               kvsim_spec_method_name(p->method), pp->pp);
   if (p->draft_tensor_parallel_size && p->draft_tensor_parallel_size != pp->tp) {
     /* _verify_and_get_draft_tp allows 1 or the target's. */
     if (p->draft_tensor_parallel_size != 1)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: draft_tensor_parallel_size=%d cannot be other value "
-                           "than 1 or target model tensor_parallel_size (%d)",
-                           flag, p->draft_tensor_parallel_size, pp->tp);
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: draft_tensor_parallel_size 1 under TP %d is not "
-                         "modelled (leave it out: the target's)", flag, pp->tp);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                                 "draft_tensor_parallel_size=%d cannot be other value "
+                                 "than 1 or target model tensor_parallel_size (%d)",
+                                 p->draft_tensor_parallel_size, pp->tp);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "draft_tensor_parallel_size 1 under TP %d is not "
+                               "modelled (leave it out: the target's)",
+                               pp->tp);
   }
   if (p->method == KVSIM_SPEC_NGRAM)
     return KVSIM_OK;
   if (kvsim_model_is_hybrid(m) || m->num_sliding_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: a drafter beside a sliding-window model (%s) is not "
-                         "modelled", flag, m->name);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "a drafter beside a sliding-window model (%s) is not "
+                               "modelled",
+                               m->name);
   if (p->method == KVSIM_SPEC_MTP) {
     const int64_t n = m->num_nextn_predict_layers;
     if (n <= 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: method mtp needs a model with MTP layers; %s has "
-                           "no num_nextn_predict_layers", flag, m->name);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                                 "method mtp needs a model with MTP layers; %s has "
+                                 "no num_nextn_predict_layers",
+                                 m->name);
     /* n_predict is the default k; more must be a multiple of it ("Ensure
      * divisibility for MTP module reuse"). */
     if (!p->num_speculative_tokens)
       p->num_speculative_tokens = (int)(n < KVSIM_SPEC_MAX_TOKENS ? n : KVSIM_SPEC_MAX_TOKENS);
     else if (p->num_speculative_tokens > n && p->num_speculative_tokens % n)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: num_speculative_tokens:%d must be divisible by "
-                           "n_predict=%lld", flag, p->num_speculative_tokens, (long long)n);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                                 "num_speculative_tokens:%d must be divisible by "
+                                 "n_predict=%lld",
+                                 p->num_speculative_tokens, (long long)n);
   }
   int rc = kvsim_spec_draft_model(m, p, draft, err);
   if (rc < 0)
     return rc;
   if (draft->mla != m->mla || kvsim_model_is_hybrid(draft) || draft->num_sliding_layers)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: drafter %s has another attention kind than %s; "
-                         "not modelled", flag, draft->name, m->name);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "drafter %s has another attention kind than %s; "
+                               "not modelled",
+                               draft->name, m->name);
   /* verify_equal_vocab_size_if_draft_model. */
   if (p->method == KVSIM_SPEC_DRAFT_MODEL && draft->vocab_size != m->vocab_size)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: Target and draft model should have the same "
-                         "vocabulary size. Target model vocab_size=%lld. Draft model vocab_size=%lld.",
-                         flag, (long long)m->vocab_size, (long long)draft->vocab_size);
+    return kvsim_err_set_param(
+        err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+        "Target and draft model should have the same "
+        "vocabulary size. Target model vocab_size=%lld. Draft model vocab_size=%lld.",
+        (long long)m->vocab_size, (long long)draft->vocab_size);
   if ((p->method == KVSIM_SPEC_EAGLE || p->method == KVSIM_SPEC_EAGLE3) && draft->hidden_size != m->hidden_size)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: EAGLE head %s has hidden_size %lld, the target %s "
-                         "%lld", flag, draft->name, (long long)draft->hidden_size, m->name,
-                         (long long)m->hidden_size);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE, flag,
+                               "EAGLE head %s has hidden_size %lld, the target %s "
+                               "%lld",
+                               draft->name, (long long)draft->hidden_size, m->name,
+                               (long long)m->hidden_size);
   return KVSIM_OK;
 }
 

@@ -158,8 +158,9 @@ int kvsim__plan_check_version(kvsim_plan_engine e, int version, kvsim_err *err) 
           "--estimate-cudagraphs";
   else if (e == KVSIM_PLAN_V0 && version >= V(0, 11, 0))
     why = "; V0 was removed in 0.11: use engine vllm-v1";
-  return kvsim_err_set(err, KVSIM_EINVAL,
-                       "--vllm-version (engine.vllm_version): %s is not modelled for %s "
-                       "(modelled: %s%s)",
-                       v, e == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0", range, why);
+  return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_VLLM_VERSION,
+                             "--vllm-version (engine.vllm_version)",
+                             "%s is not modelled for %s "
+                             "(modelled: %s%s)",
+                             v, e == KVSIM_PLAN_V1 ? "vllm-v1" : "vllm-v0", range, why);
 }

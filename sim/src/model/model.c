@@ -697,3 +697,25 @@ int kvsim_model_kv_factor(const kvsim_model_t *m) { return m->mla ? 1 : 2; }
 bool kvsim_model_is_hybrid(const kvsim_model_t *m) {
   return m->num_sliding_layers > 0 && m->num_sliding_layers < m->num_layers;
 }
+
+int kvsim_model_set_dtype(kvsim_model_t *m, const char *name) {
+  /* vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE: "half" is float16 and
+   * "float" float32. */
+  static const struct {
+    const char *name, *dtype;
+    int bytes;
+  } dtypes[] = {{"bfloat16", "bfloat16", 2},
+                {"float16", "float16", 2},
+                {"half", "float16", 2},
+                {"float32", "float32", 4},
+                {"float", "float32", 4}};
+  if (!strcmp(name, "auto"))
+    return KVSIM_OK;
+  for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
+    if (!strcmp(name, dtypes[i].name)) {
+      snprintf(m->dtype, sizeof m->dtype, "%s", dtypes[i].dtype);
+      m->dtype_bytes = dtypes[i].bytes;
+      return KVSIM_OK;
+    }
+  return KVSIM_EINVAL;
+}

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/catalog.h"
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "perf/ktab.h"
 
 static const char *const GEMM_KEYS[KVSIM_KGEMM_COUNT] = {"bfloat16", "fp8", "fp8_block", "nvfp4"};
@@ -281,8 +282,8 @@ static int read_moe(rd_t *r, const cJSON *list, kvsim_kernels_t *k) {
     t->skewed = skewed;
     if ((rc = strkey(r, e, "dtype", t->dtype, sizeof t->dtype)) < 0 || (rc = intkey(r, e, "hidden", 1, 1 << 20, &t->hidden)) < 0 ||
         (rc = intkey(r, e, "inter", 1, 1 << 20, &t->inter)) < 0 || (rc = intkey(r, e, "topk", 1, 4096, &t->topk)) < 0 ||
-        (rc = intkey(r, e, "experts", 1, 1 << 16, &t->experts)) < 0 || (rc = intkey(r, e, "tp", 1, 1024, &t->tp)) < 0 ||
-        (rc = intkey(r, e, "ep", 1, 1024, &t->ep)) < 0 || (rc = read_curve(r, e, "moe", "tokens", "us", &t->c)) < 0)
+        (rc = intkey(r, e, "experts", 1, 1 << 16, &t->experts)) < 0 || (rc = intkey(r, e, "tp", 1, KVSIM_MAX_PARALLEL, &t->tp)) < 0 ||
+        (rc = intkey(r, e, "ep", 1, KVSIM_MAX_PARALLEL, &t->ep)) < 0 || (rc = read_curve(r, e, "moe", "tokens", "us", &t->c)) < 0)
       return rc;
   }
   return KVSIM_OK;

@@ -10,6 +10,10 @@
 #include <string.h>
 
 #include "core/catalog.h"
+#include "kvsim/params.h"
+
+/* An advice's change names the scenario key as the registry spells it. */
+static const char *key_of(int id) { return kvsim_param_get(id)->key; }
 
 static kvsim_diagnosis_t *add(kvsim_summary_t *s, const char *code, const char *severity,
                               const char *fmt, ...) {
@@ -42,7 +46,7 @@ static void advise_fp8(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_KV_FP8, 0);
   if (a) {
     snprintf(a->label, sizeof a->label, "FP8 KV");
-    snprintf(a->change, sizeof a->change, "engine.kv_cache_dtype=fp8");
+    snprintf(a->change, sizeof a->change, "%s=fp8", key_of(KVSIM_PARAM_KV_CACHE_DTYPE));
   }
 }
 
@@ -53,7 +57,7 @@ static int gpus_per_replica(const kvsim_summary_t *s) {
 
 static void advise_replicas(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int to) {
   int n = s->replicas > 0 ? s->replicas : 1, g = gpus_per_replica(s);
-  if (to <= n || to > 4096)
+  if (to <= n || to > KVSIM_MAX_REPLICAS)
     return;
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_REPLICAS, to);
   if (!a)
@@ -62,7 +66,7 @@ static void advise_replicas(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int 
     snprintf(a->label, sizeof a->label, "one more replica (%d -> %d GPUs)", n * g, to * g);
   else
     snprintf(a->label, sizeof a->label, "%d replicas (%d -> %d GPUs)", to, n * g, to * g);
-  snprintf(a->change, sizeof a->change, "hardware.replicas=%d", to);
+  snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_REPLICAS), to);
 }
 
 static void advise_replica(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
@@ -76,7 +80,7 @@ static void advise_replica(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
 static void advise_replicas_for(kvsim_diagnosis_t *d, const kvsim_summary_t *s, double offered) {
   int n = s->replicas > 0 ? s->replicas : 1;
   double need = s->requests_per_s > 0 ? ceil(1.15 * n * offered / s->requests_per_s - 1e-9) : n + 1;
-  advise_replicas(d, s, need > n + 1 ? (int)fmin(need, 4096) : n + 1);
+  advise_replicas(d, s, need > n + 1 ? (int)fmin(need, KVSIM_MAX_REPLICAS) : n + 1);
 }
 
 /* Twice the tensor parallelism, within one 8-GPU node (NVLink). */
@@ -89,7 +93,8 @@ static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
     snprintf(a->label, sizeof a->label, "TP %d -> %d (%d -> %d GPUs)", tp, tp * 2,
              gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1),
              2 * gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1));
-    snprintf(a->change, sizeof a->change, "hardware.tensor_parallel_size=%d", tp * 2);
+    snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE),
+             tp * 2);
   }
 }
 
@@ -99,24 +104,25 @@ static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
  * mem_fraction_static, TGI's cuda_memory_fraction; HF Transformers has
  * none, and the others ignore vLLM's. */
 static void advise_util(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
-  const char *key = "gpu_memory_utilization";
+  int id = KVSIM_PARAM_GPU_MEMORY_UTILIZATION;
   double u = s->plan.p.gpu_memory_utilization;
   if (s->plan.p.engine == KVSIM_PLAN_HF)
     return;
   if (s->plan.p.engine == KVSIM_PLAN_SGLANG) {
-    key = "mem_fraction_static";
+    id = KVSIM_PARAM_MEM_FRACTION_STATIC;
     u = s->plan.sglang.mem_fraction_static;
   } else if (s->plan.p.engine == KVSIM_PLAN_TGI) {
-    key = "cuda_memory_fraction";
+    id = KVSIM_PARAM_CUDA_MEMORY_FRACTION;
     u = s->plan.p.tgi.cuda_memory_fraction;
   }
+  const char *key = kvsim_param_leaf(kvsim_param_get(id));
   if (!(u > 0) || u >= 0.95 - 1e-9)
     return;
   double nu = fmin(0.95, round((u + 0.05) * 100) / 100);
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_UTILIZATION, nu);
   if (a) {
     snprintf(a->label, sizeof a->label, "%s %g -> %g", key, u, nu);
-    snprintf(a->change, sizeof a->change, "engine.%s=%g", key, nu);
+    snprintf(a->change, sizeof a->change, "%s=%g", key_of(id), nu);
   }
 }
 
@@ -127,7 +133,8 @@ static void advise_seqs(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int64_t 
   kvsim_advice_t *a = advise(d, KVSIM_ADVICE_MAX_NUM_SEQS, (double)n);
   if (a) {
     snprintf(a->label, sizeof a->label, "max_num_seqs %lld -> %lld", (long long)cur, (long long)n);
-    snprintf(a->change, sizeof a->change, "engine.max_num_seqs=%lld", (long long)n);
+    snprintf(a->change, sizeof a->change, "%s=%lld", key_of(KVSIM_PARAM_MAX_NUM_SEQS),
+             (long long)n);
   }
 }
 
@@ -175,7 +182,7 @@ static void advise_gpu(kvsim_diagnosis_t *d, const kvsim__diag_input_t *in) {
   if (a) {
     snprintf(a->gpu, sizeof a->gpu, "%s", name);
     snprintf(a->label, sizeof a->label, "faster GPU (%s -> %s)", in->gpu->name, name);
-    snprintf(a->change, sizeof a->change, "hardware.gpu=%s", name);
+    snprintf(a->change, sizeof a->change, "%s=%s", key_of(KVSIM_PARAM_GPU), name);
   }
 }
 
@@ -333,7 +340,8 @@ static void rule_rejections(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
     if (a) {
       snprintf(a->label, sizeof a->label, "max_model_len %lld -> %lld", (long long)mml,
                (long long)(2 * mml));
-      snprintf(a->change, sizeof a->change, "engine.max_model_len=%lld", (long long)(2 * mml));
+      snprintf(a->change, sizeof a->change, "%s=%lld", key_of(KVSIM_PARAM_MAX_MODEL_LEN),
+               (long long)(2 * mml));
     }
   }
 }

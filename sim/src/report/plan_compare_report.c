@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "plan_report_calc.h"
 
 typedef struct {
@@ -20,12 +21,15 @@ static const kvsim_calc_flag_t flags[] = {
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
     F("--tensor-parallel-size", INT, tp, "TP degree (TGI --num-shard; default 1)"),
-    F("--memory-fraction", NUM, frac, "each engine's own fraction (vLLM gpu_memory_utilization, TGI cuda_memory_fraction, ...; default 0.9)"),
-    F("--seq-len", STR, seq_s, "tokens per request for max concurrency (default 8192, at most the model's)"),
+    F("--memory-fraction", NUM, frac,
+      "each engine's own fraction (vLLM gpu_memory_utilization, TGI cuda_memory_fraction, ...; "
+      "default 0.9)"),
+    F("--seq-len", STR, seq_s,
+      "tokens per request for max concurrency (default 8192, at most the model's)"),
     F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8"),
     F("--quantization", STR, quant, "weight quantization: fp8, awq, gptq, ..."),
     F("--json", FLAG, c.json, "print one JSON object"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
 
 static void defaults(kvsim_calc_args_t *a) {
@@ -50,9 +54,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(compare_args, mem_gib)),
                          a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, %d]", (long long)a->tp,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp, "--tensor-parallel-size",
+                            err) < 0)
+    return err->code;
   p.tp = (int)a->tp;
   /* Every engine's row names the flag typed (TGI's own is --num-shard). */
   p.tp_flag = "--tensor-parallel-size";

@@ -1,11 +1,36 @@
 /* kvsim calc's engines: which one argv names, and what they share. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 #include "plan_report_calc.h"
 
+/* Names and helps of the registry's rows, from the registry; a table ends
+ * at a row with neither a name nor a parameter. */
+static void fill_table(const kvsim_calc_flag_t *table) {
+  for (kvsim_calc_flag_t *f = (kvsim_calc_flag_t *)table; f->name || f->param; f++) {
+    const kvsim_param_t *p = kvsim_param_get(f->param);
+    if (p) {
+      f->name = p->flag;
+      f->help = p->doc;
+    }
+  }
+}
+
+static void fill_tables(void) {
+  const kvsim_calc_engine_t *const all[] = {&kvsim__calc_vllm, &kvsim__calc_sglang,
+                                            &kvsim__calc_tgi, &kvsim__calc_hf,
+                                            &kvsim__calc_compare};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    fill_table(all[i]->flags);
+}
+
 const kvsim_calc_engine_t *kvsim_calc_engine_find(const char *engine, bool compare) {
+  /* Once, and safely so from threads of a library user. */
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, fill_tables);
   if (compare)
     return &kvsim__calc_compare;
   const kvsim_sched_ops_t *ops = engine ? kvsim_sched_find(engine) : NULL;

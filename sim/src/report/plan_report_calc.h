@@ -9,7 +9,13 @@
 
 /* A flag table row: NAME, KIND (INT, NUM, STR, FLAG), the field of the
  * engine's argument struct T, help. */
-#define KVSIM__CALC_FLAG(T, name, kind, field, help) {name, KVSIM_CALC_##kind, offsetof(T, field), help}
+#define KVSIM__CALC_FLAG(T, name, kind, field, help)                                               \
+  { name, KVSIM_CALC_##kind, offsetof(T, field), help, 0 }
+/* A row of the registry's parameter KVSIM_PARAM_<id>: its flag and help
+ * are the registry's (kvsim/params.h), filled in by kvsim_calc_engine_find,
+ * so such a table is `static kvsim_calc_flag_t`, not const. */
+#define KVSIM__CALC_PARAM(T, id, kind, field)                                                      \
+  { NULL, KVSIM_CALC_##kind, offsetof(T, field), NULL, KVSIM_PARAM_##id }
 
 extern const kvsim_calc_engine_t kvsim__calc_vllm;    /* plan_report_vllm.c */
 extern const kvsim_calc_engine_t kvsim__calc_sglang;  /* plan_report_sglang.c */

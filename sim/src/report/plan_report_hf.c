@@ -13,17 +13,19 @@ typedef struct {
 } hf_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(hf_args, name, kind, field, help)
-static const kvsim_calc_flag_t flags[] = {
+#define R(id, kind, field) KVSIM__CALC_PARAM(hf_args, id, kind, field)
+/* The registry's parameters take their flag and help from it (R rows). */
+static kvsim_calc_flag_t flags[] = {
     F("--model", STR, c.model, "catalog name, HF id or path to config.json"),
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
     F("--engine", STR, c.engine, "hf-transformers"),
     F("--cache", STR, cache, "dynamic (default), static, quantized, offloaded"),
-    F("--batch", INT, batch, "sequences per generate() batch (default 1)"),
-    F("--max-cache-len", INT, len, "cache length in tokens (default: max_position_embeddings)"),
-    F("--nbits", INT, nbits, "quantized: 2 or 4 (default 4)"),
-    F("--q-group-size", INT, group, "quantized: elements per scale/zero point (default 64)"),
-    F("--residual-length", INT, residual, "quantized: tokens kept unquantized (default 128)"),
+    R(BATCH, INT, batch),
+    R(MAX_CACHE_LEN, INT, len),
+    R(NBITS, INT, nbits),
+    R(Q_GROUP_SIZE, INT, group),
+    R(RESIDUAL_LENGTH, INT, residual),
     F("--kv-cache-dtype", STR, kv_dtype, "auto (the model dtype), bfloat16, float16"),
     F("--quantization", STR, quant, "weight quantization: fp8, awq, gptq, ..."),
     F("--weights-gib", NUM, w, "measured weights (GiB)"),
@@ -31,8 +33,9 @@ static const kvsim_calc_flag_t flags[] = {
     F("--non-torch-gib", NUM, nt, "measured CUDA context and non-torch memory (GiB)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the cache does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
+#undef R
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(hf_args) <= sizeof(kvsim_calc_args_t), "hf_args fits kvsim_calc_args_t");
@@ -57,25 +60,23 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(hf_args, mem_gib)), a->mem_gib,
                          &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->batch < 1 || a->batch > KVSIM_PLAN_MAX_SEQS)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--batch: %lld is out of range [1, %lld]", (long long)a->batch,
-                         (long long)KVSIM_PLAN_MAX_SEQS);
-  /* Each names its flag and range. --max-cache-len 0 is only the default
-   * (absent: max_position_embeddings), never a value to type; given, it was
-   * silently that default. The others' defaults are values (64, 128). */
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+  /* Each names its flag and the registry's range. --max-cache-len 0 is
+   * only the default (absent: max_position_embeddings), never a value to
+   * type; given, it was silently that default. The others' defaults are
+   * values (1, 64, 128). */
   const struct {
     bool given;
-    int64_t v, lo, hi;
-    const char *flag;
+    int64_t v;
+    int id;
   } ints[] = {
-      {kvsim__calc_given(args, flags, offsetof(hf_args, len)), a->len, 1, tok, "--max-cache-len"},
-      {true, a->group, 1, 1 << 20, "--q-group-size"},
-      {true, a->residual, 0, tok, "--residual-length"},
+      {true, a->batch, KVSIM_PARAM_BATCH},
+      {kvsim__calc_given(args, flags, offsetof(hf_args, len)), a->len, KVSIM_PARAM_MAX_CACHE_LEN},
+      {true, a->group, KVSIM_PARAM_Q_GROUP_SIZE},
+      {true, a->residual, KVSIM_PARAM_RESIDUAL_LENGTH},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <
-        0)
+    if (ints[i].given &&
+        kvsim_param_check_int(ints[i].id, ints[i].v, kvsim_param_get(ints[i].id)->flag, err) < 0)
       return err->code;
   /* transformers' QuantizedCache with the quanto backend takes nbits 2 or 4
    * (QuantoQuantizedLayer; HQQ's other widths are not modelled). Checked

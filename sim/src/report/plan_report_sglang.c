@@ -15,7 +15,9 @@ typedef struct {
 } sglang_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(sglang_args, name, kind, field, help)
-static const kvsim_calc_flag_t flags[] = {
+#define R(id, kind, field) KVSIM__CALC_PARAM(sglang_args, id, kind, field)
+/* The registry's parameters take their flag and help from it (R rows). */
+static kvsim_calc_flag_t flags[] = {
     F("--engine", STR, c.engine, "sglang"),
     F("--model", STR, c.model, "catalog name, HF id or path to config.json (default llama-3.1-8b)"),
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
@@ -26,21 +28,23 @@ static const kvsim_calc_flag_t flags[] = {
     F("--quantization", STR, quant, "weight quantization: none, fp8, int8, awq, gptq, int4, mxfp4"),
     F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8_e4m3, fp8_e5m2"),
     F("--context-length", INT, ctx, "default: the model's max_position_embeddings"),
-    F("--mem-fraction-static", NUM, mfs, "weights + KV pool as a fraction of the free memory (default: automatic)"),
-    F("--page-size", INT, page, "tokens per page (default 1)"),
+    R(MEM_FRACTION_STATIC, NUM, mfs),
+    R(PAGE_SIZE, INT, page),
     F("--max-total-tokens", INT, mtt, "cap on the pool in tokens"),
-    F("--max-running-requests", INT, mrr, "default: min(pool // 2, req_to_token pool)"),
-    F("--chunked-prefill-size", INT, cps, "default: by GPU memory; -1 disables chunking"),
-    F("--max-prefill-tokens", INT, mpt, "prefill budget per batch (default 16384)"),
-    F("--schedule-policy", STR, policy, "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
+    R(MAX_RUNNING_REQUESTS, INT, mrr),
+    R(CHUNKED_PREFILL_SIZE, INT, cps),
+    R(MAX_PREFILL_TOKENS, INT, mpt),
+    F("--schedule-policy", STR, policy,
+      "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
     F("--avail-gib-before-load", NUM, before, "measured: the \"avail mem\" GB before weights"),
     F("--avail-gib-after-load", NUM, after, "measured: the \"Load weight end. avail mem\" GB"),
-    F("--gpu-memory-capacity-mib", NUM, cap_mib, "nvidia-smi's memory.total, which the automatic fraction reads (default: the runtime total)"),
+    R(GPU_MEMORY_CAPACITY_MIB, NUM, cap_mib),
     F("--gpu-memory-utilization", NUM, util, "vLLM's fraction for the side-by-side (default 0.9)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
+#undef R
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(sglang_args) <= sizeof(kvsim_calc_args_t), "sglang_args fits kvsim_calc_args_t");
@@ -70,47 +74,49 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
   if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->tp < 1 || a->tp > 1024) /* named as typed: --tp-size is SGLang's own spelling */
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: %lld must be in [1, 1024]",
-                         kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
-                         (long long)a->tp);
-  if (a->pp < 1 || a->pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]",
-                         (long long)a->pp);
+  /* The registry's ranges, named as typed: --tp-size is SGLang's own spelling. */
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp,
+                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
+                            err) < 0 ||
+      kvsim_param_check_int(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, a->pp,
+                            kvsim__calc_flag_name(args, flags, offsetof(sglang_args, pp)), err) < 0)
+    return err->code;
   /* -1 is "automatic" / "not measured", never a value to give. */
-  if (GIVEN(mfs) && !(a->mfs > 0 && a->mfs < 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--mem-fraction-static: %g is outside (0, 1)", a->mfs);
+  if (GIVEN(mfs) && kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, a->mfs,
+                                          "--mem-fraction-static", err) < 0)
+    return err->code;
   /* vLLM's own range: outside it the side-by-side plan failed and was
    * silently left out. */
-  if (!(a->util > 0 && a->util <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-utilization: %g is outside (0, 1]",
-                         a->util);
+  if (kvsim_param_check_num(KVSIM_PARAM_GPU_MEMORY_UTILIZATION, a->util, "--gpu-memory-utilization",
+                            err) < 0)
+    return err->code;
   if (kvsim__calc_gib(GIVEN(before), a->before, "--avail-gib-before-load", err) < 0 ||
       kvsim__calc_gib(GIVEN(after), a->after, "--avail-gib-after-load", err) < 0)
     return err->code;
-  const double cap_max = (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0;
-  if (GIVEN(cap_mib) && !(a->cap_mib >= 1024 && a->cap_mib <= cap_max))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--gpu-memory-capacity-mib: %g is out of range [1024, %g]",
-                         a->cap_mib, cap_max);
+  const kvsim_param_t *cap = kvsim_param_get(KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB);
+  if (GIVEN(cap_mib) && !kvsim_param_in_range(cap, a->cap_mib))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, cap->id, cap->flag, "%g is out of range [%g, %g]",
+                               a->cap_mib, cap->min, cap->max);
 
 #undef GIVEN
-  /* Given, each names its flag and range (0 is only the automatic value,
-   * never one to type; the plan's upper bounds). */
+  /* Given, each names its flag and the registry's range (0 is only the
+   * automatic value, never one to type). */
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   const struct {
     size_t field;
-    int64_t v, lo, hi;
-    const char *flag;
+    int64_t v;
+    int id;
   } ints[] = {
-      {offsetof(sglang_args, ctx), a->ctx, 1, tok, "--context-length"},
-      {offsetof(sglang_args, page), a->page, 1, 4096, "--page-size"},
-      {offsetof(sglang_args, mtt), a->mtt, 1, tok, "--max-total-tokens"},
-      {offsetof(sglang_args, mrr), a->mrr, 1, KVSIM_PLAN_MAX_SEQS, "--max-running-requests"},
-      {offsetof(sglang_args, mpt), a->mpt, 1, tok, "--max-prefill-tokens"},
+      {offsetof(sglang_args, ctx), a->ctx, KVSIM_PARAM_MAX_MODEL_LEN},
+      {offsetof(sglang_args, page), a->page, KVSIM_PARAM_PAGE_SIZE},
+      {offsetof(sglang_args, mtt), a->mtt, KVSIM_PARAM_MAX_TOTAL_TOKENS},
+      {offsetof(sglang_args, mrr), a->mrr, KVSIM_PARAM_MAX_RUNNING_REQUESTS},
+      {offsetof(sglang_args, mpt), a->mpt, KVSIM_PARAM_MAX_PREFILL_TOKENS},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (kvsim__calc_int_range(kvsim__calc_given(args, flags, ints[i].field), ints[i].v, ints[i].lo,
-                              ints[i].hi, ints[i].flag, err) < 0)
+    if (kvsim__calc_given(args, flags, ints[i].field) &&
+        kvsim_param_check_int(ints[i].id, ints[i].v,
+                              kvsim__calc_flag_name(args, flags, ints[i].field), err) < 0)
       return err->code;
   if (kvsim__calc_given(args, flags, offsetof(sglang_args, cps)) && a->cps != -1 &&
       !(a->cps >= 1 && a->cps <= tok))
@@ -125,7 +131,8 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
                         sizeof p.quantization, err) < 0)
     return err->code;
   p.max_model_len = a->ctx;
-  p.block_size = a->page > 4096 ? 4097 : (int)a->page; /* the plan names the range */
+  p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1
+                                                : (int)a->page; /* the plan names the range */
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;

@@ -15,19 +15,22 @@ typedef struct {
 } tgi_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(tgi_args, name, kind, field, help)
-static const kvsim_calc_flag_t flags[] = {
+#define R(id, kind, field) KVSIM__CALC_PARAM(tgi_args, id, kind, field)
+/* The registry's parameters take their flag and help from it (R rows). */
+static kvsim_calc_flag_t flags[] = {
     F("--model", STR, c.model, "catalog name, HF id or path to config.json"),
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
     F("--engine", STR, c.engine, "tgi"),
-    F("--tgi-version", STR, version, "TGI release: 2.0.0-2.4.1 (room x free memory; 4096-token launcher defaults to 2.4.0), 3.0 (wiggle room 0.95), 3.1-3.2 (0.93), 3.3+ (0.90; default)"),
-    F("--cuda-memory-fraction", NUM, frac, "fraction of total memory TGI may use (default 1.0)"),
+    R(TGI_VERSION, STR, version),
+    R(CUDA_MEMORY_FRACTION, NUM, frac),
     F("--num-shard", INT, shard, "tensor-parallel shards (default 1)"),
-    F("--attention", STR, attention, "flashinfer (default from 2.3, BLOCK_SIZE 1), flashdecoding (256), paged (16; default before 2.3)"),
-    F("--max-input-tokens", INT, in, "default: max_total_tokens - 1"),
-    F("--max-total-tokens", INT, total, "default: min(max batch total tokens, max_position_embeddings)"),
-    F("--max-batch-prefill-tokens", INT, prefill, "warmup prefill budget (default 4096)"),
-    F("--max-batch-total-tokens", INT, batch_total, "ignored by flash models (as TGI warns)"),
+    R(ATTENTION, STR, attention),
+    R(MAX_INPUT_TOKENS, INT, in),
+    F("--max-total-tokens", INT, total,
+      "default: min(max batch total tokens, max_position_embeddings)"),
+    R(MAX_BATCH_PREFILL_TOKENS, INT, prefill),
+    R(MAX_BATCH_TOTAL_TOKENS, INT, batch_total),
     F("--kv-cache-dtype", STR, kv_dtype, "auto, fp8_e4m3fn, fp8_e5m2"),
     F("--quantization", STR, quant, "weight quantization: fp8, awq, gptq, ..."),
     F("--weights-gib", NUM, w, "measured weights (GiB)"),
@@ -35,8 +38,9 @@ static const kvsim_calc_flag_t flags[] = {
     F("--non-torch-gib", NUM, nt, "measured CUDA context and non-torch memory (GiB)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
+#undef R
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(tgi_args) <= sizeof(kvsim_calc_args_t), "tgi_args fits kvsim_calc_args_t");
@@ -72,9 +76,9 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(tgi_args, mem_gib)), a->mem_gib,
                          &p.total_memory_bytes, err) < 0)
     return err->code;
-  if (a->shard < 1 || a->shard > KVSIM_PLAN_MAX_PARALLEL)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--num-shard: %lld must be in [1, %d]", (long long)a->shard,
-                         KVSIM_PLAN_MAX_PARALLEL);
+  /* TGI's name for the TP degree, the registry's range. */
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->shard, "--num-shard", err) < 0)
+    return err->code;
   const double gibs[] = {a->w, a->act, a->nt};
   const bool given[] = {kvsim__calc_given(args, flags, offsetof(tgi_args, w)),
                         kvsim__calc_given(args, flags, offsetof(tgi_args, act)),
@@ -82,21 +86,21 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (kvsim__calc_measured(gibs, given, err) < 0)
     return err->code;
   /* 0 is only the launcher's default (absent), never a value to type: a
-   * given 0 was once silently that default. The plan's upper bound. */
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
+   * given 0 was once silently that default. The registry's ranges. */
   const struct {
     size_t field;
     int64_t v;
-    const char *flag;
+    int id;
   } ints[] = {
-      {offsetof(tgi_args, in), a->in, "--max-input-tokens"},
-      {offsetof(tgi_args, total), a->total, "--max-total-tokens"},
-      {offsetof(tgi_args, prefill), a->prefill, "--max-batch-prefill-tokens"},
-      {offsetof(tgi_args, batch_total), a->batch_total, "--max-batch-total-tokens"},
+      {offsetof(tgi_args, in), a->in, KVSIM_PARAM_MAX_INPUT_TOKENS},
+      {offsetof(tgi_args, total), a->total, KVSIM_PARAM_MAX_TOTAL_TOKENS},
+      {offsetof(tgi_args, prefill), a->prefill, KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS},
+      {offsetof(tgi_args, batch_total), a->batch_total, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (kvsim__calc_int_range(kvsim__calc_given(args, flags, ints[i].field), ints[i].v, 1, tok,
-                              ints[i].flag, err) < 0)
+    if (kvsim__calc_given(args, flags, ints[i].field) &&
+        kvsim_param_check_int(ints[i].id, ints[i].v,
+                              kvsim__calc_flag_name(args, flags, ints[i].field), err) < 0)
       return err->code;
   /* text-generation-launcher's argument validation: max_input_tokens <
    * max_total_tokens, and the server's default input limit is

@@ -19,51 +19,59 @@ typedef struct {
 } vllm_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(vllm_args, name, kind, field, help)
-static const kvsim_calc_flag_t flags[] = {
+#define R(id, kind, field) KVSIM__CALC_PARAM(vllm_args, id, kind, field)
+/* The registry's parameters take their flag and help from it (R rows). */
+static kvsim_calc_flag_t flags[] = {
     F("--model", STR, c.model, "catalog name, HF id or path to config.json (default llama-3.1-8b)"),
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
-    F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory (the engine's total_gpu_memory)"),
-    F("--engine", STR, c.engine, "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); --compare-engines"),
-    F("--vllm-version", STR, vllm_version, "vLLM release X.Y.Z whose sizing rules apply (default: the newest modelled)"),
-    F("--gpu-memory-utilization", NUM, util, "fraction of total memory for the instance (default 0.9)"),
-    F("--max-model-len", STR, mml_s, "context length, 8192 or 8k/8K as vLLM (default: the model's max_position_embeddings)"),
-    F("--block-size", INT, bs, "tokens per KV block (default 16)"),
-    F("--kv-cache-dtype", STR, kv_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, int8, int4"),
-    F("--kv-quant-group", INT, kv_group, "int8/int4 cache: elements per scale group (default 64)"),
-    F("--kv-residual-tokens", INT, kv_residual, "int8/int4 cache: recent tokens kept unquantized (default 128)"),
-    F("--dtype", STR, dtype, "auto, bfloat16, float16, float32 (weights and auto KV)"),
-    F("--quantization", STR, quant, "weight quantization: none, fp8, int8, awq, gptq, int4, mxfp4"),
-    F("--tensor-parallel-size", INT, tp, "TP degree (default 1)"),
-    F("--pipeline-parallel-size", INT, pp, "PP degree (default 1)"),
-    F("--max-num-seqs", INT, seqs, "default: the engine's for this GPU"),
-    F("--max-num-batched-tokens", INT, mbt, "default: the engine's for this GPU"),
-    F("--enable-chunked-prefill", FLAG, chunked, "V0: profile with chunked prefill"),
+    R(GPU_MEMORY_GIB, NUM, mem_gib),
+    F("--engine", STR, c.engine,
+      "vllm-v1 (default), vllm-v0; sglang, tgi, hf-transformers (see --engine E --help); "
+      "--compare-engines"),
+    R(VLLM_VERSION, STR, vllm_version),
+    R(GPU_MEMORY_UTILIZATION, NUM, util),
+    R(MAX_MODEL_LEN, STR, mml_s),
+    R(BLOCK_SIZE, INT, bs),
+    R(KV_CACHE_DTYPE, STR, kv_dtype),
+    R(KV_QUANT_GROUP, INT, kv_group),
+    R(KV_RESIDUAL_TOKENS, INT, kv_residual),
+    R(DTYPE, STR, dtype),
+    R(QUANTIZATION, STR, quant),
+    R(TENSOR_PARALLEL_SIZE, INT, tp),
+    R(PIPELINE_PARALLEL_SIZE, INT, pp),
+    R(MAX_NUM_SEQS, INT, seqs),
+    R(MAX_NUM_BATCHED_TOKENS, INT, mbt),
+    R(ENABLE_CHUNKED_PREFILL, FLAG, chunked),
     F("--no-enable-chunked-prefill", FLAG, no_chunked, "disable chunked prefill"),
-    F("--enable-prefix-caching", FLAG, pc, "accepted for pasted serve commands (no effect on the plan)"),
+    R(ENABLE_PREFIX_CACHING, FLAG, pc),
     F("--no-enable-prefix-caching", FLAG, no_pc, "accepted for pasted serve commands"),
-    F("--enforce-eager", FLAG, eager, "no CUDA graphs"),
-    F("--estimate-cudagraphs", FLAG, est_cg, "subtract CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, default from ~v0.21)"),
-    F("--disable-hybrid-kv-cache-manager", FLAG, no_hma, "treat sliding-window layers as full attention"),
-    F("--swap-space", NUM, swap, "V0: CPU swap space in GiB per GPU (reports # CPU blocks)"),
-    F("--kv-offloading-size", NUM, offload, "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)"),
-    F("--kv-cache-memory-bytes", INT, kvbytes, "bypass profiling: KV budget in bytes"),
-    F("--num-gpu-blocks-override", INT, blocks_override, "use this many blocks"),
-    F("--enable-lora", FLAG, lora, "preallocate LoRA adapter slots (counted with the weights)"),
-    F("--max-loras", INT, max_loras, "LoRA slots on the GPU (default 1)"),
-    F("--max-lora-rank", INT, max_lora_rank, "slot rank: 1, 8, 16 (default), 32, 64, 128, 256, 320, 512"),
-    F("--max-cpu-loras", INT, max_cpu_loras, "adapters cached in host memory (default: max_loras)"),
-    F("--fully-sharded-loras", FLAG, lora_sharded, "shard LoRA A and B over TP"),
-    F("--speculative-config", STR, spec, "vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", \"num_speculative_tokens\": 3}' (methods eagle, eagle3, mtp, ngram, draft_model)"),
-    F("--weights-gib", NUM, w, "measured weights (GiB) instead of the prediction"),
-    F("--activation-gib", NUM, act, "measured activation peak (GiB)"),
-    F("--non-torch-gib", NUM, nt, "measured non-torch memory (GiB)"),
-    F("--cuda-graph-gib", NUM, cg, "measured CUDA-graph memory (GiB); subtracted only with --estimate-cudagraphs"),
+    R(ENFORCE_EAGER, FLAG, eager),
+    R(ESTIMATE_CUDAGRAPHS, FLAG, est_cg),
+    R(DISABLE_HYBRID_KV_CACHE_MANAGER, FLAG, no_hma),
+    R(SWAP_SPACE, NUM, swap),
+    R(KV_OFFLOADING_SIZE, NUM, offload),
+    R(KV_CACHE_MEMORY_BYTES, INT, kvbytes),
+    R(NUM_GPU_BLOCKS_OVERRIDE, INT, blocks_override),
+    R(ENABLE_LORA, FLAG, lora),
+    R(MAX_LORAS, INT, max_loras),
+    R(MAX_LORA_RANK, INT, max_lora_rank),
+    R(MAX_CPU_LORAS, INT, max_cpu_loras),
+    R(FULLY_SHARDED_LORAS, FLAG, lora_sharded),
+    F("--speculative-config", STR, spec,
+      "vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": "
+      "\"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", \"num_speculative_tokens\": 3}' (methods eagle, "
+      "eagle3, mtp, ngram, draft_model)"),
+    R(WEIGHTS_GIB, NUM, w),
+    R(ACTIVATION_GIB, NUM, act),
+    R(NON_TORCH_GIB, NUM, nt),
+    R(CUDA_GRAPH_GIB, NUM, cg),
     F("--target-concurrency", INT, target, "reverse mode: concurrent requests to hold"),
     F("--seq-len", STR, seq_len_s, "reverse mode: tokens per request (8192, 8k)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
-    {NULL, 0, 0, NULL}};
+    {NULL, 0, 0, NULL, 0}};
 #undef F
+#undef R
 
 static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(vllm_args) <= sizeof(kvsim_calc_args_t), "vllm_args fits kvsim_calc_args_t");
@@ -74,17 +82,11 @@ static void defaults(kvsim_calc_args_t *a) {
       .tp = 1, .pp = 1, .kv_group = 64, .kv_residual = 128};
 }
 
-/* --dtype onto the model (weights and an auto KV cache). */
+/* --dtype onto the model (weights and an auto KV cache), as engine.dtype. */
 static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
-  if (!strcmp(dtype, "float32") || !strcmp(dtype, "float")) {
-    m->dtype_bytes = 4;
-    snprintf(m->dtype, sizeof m->dtype, "float32");
-  } else if (!strcmp(dtype, "bfloat16") || !strcmp(dtype, "float16") || !strcmp(dtype, "half")) {
-    m->dtype_bytes = 2;
-    snprintf(m->dtype, sizeof m->dtype, "%s", dtype);
-  } else if (strcmp(dtype, "auto"))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--dtype: unknown dtype '%s' (expected auto, bfloat16, float16, float32)",
-                         dtype);
+  if (kvsim_model_set_dtype(m, dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--dtype: unknown dtype '%s' (expected " KVSIM_MODEL_DTYPES ")", dtype);
   return KVSIM_OK;
 }
 
@@ -96,39 +98,40 @@ static int set_dtype(const char *dtype, kvsim_model_t *m, kvsim_err *err) {
 static int check(const kvsim_calc_args_t *args, int64_t mml, int64_t seq_len, kvsim_err *err) {
   const vllm_args *a = (const vllm_args *)args->bytes;
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(vllm_args, field))
-  if (a->tp < 1 || a->tp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--tensor-parallel-size: %lld must be in [1, 1024]", (long long)a->tp);
-  if (a->pp < 1 || a->pp > 1024)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--pipeline-parallel-size: %lld must be in [1, 1024]", (long long)a->pp);
-  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  /* The registry's ranges, named by the flag; every integer is checked
+   * before it narrows to the plan's int fields. TP, PP and the int8/int4
+   * settings always (their defaults are in range), the rest when given
+   * (0 is the engine's default, not a value to give). */
   const struct {
     bool given;
-    int64_t v, lo, hi;
-    const char *flag;
-  } ints[] = {
-      {GIVEN(mml_s), mml, 1, max_tokens, "--max-model-len"},
-      /* The plan's bound; vLLM's CacheConfig has no block size 0. */
-      {GIVEN(bs), a->bs, 1, 4096, "--block-size"},
-      {GIVEN(seqs), a->seqs, 1, KVSIM_PLAN_MAX_SEQS, "--max-num-seqs"},
-      {GIVEN(mbt), a->mbt, 1, max_tokens, "--max-num-batched-tokens"},
-      {GIVEN(kvbytes), a->kvbytes, 1, KVSIM_GPU_MAX_MEMORY_BYTES, "--kv-cache-memory-bytes"},
-      /* vLLM's block ids are int32 (KVSIM_PLAN_MAX_BLOCKS). */
-      {GIVEN(blocks_override), a->blocks_override, 1, KVSIM_PLAN_MAX_BLOCKS,
-       "--num-gpu-blocks-override"},
-      {true, a->kv_group, 1, 1 << 20, "--kv-quant-group"},
-      {true, a->kv_residual, 0, max_tokens, "--kv-residual-tokens"},
-      /* kvsim_plan_reverse's bounds. */
-      {GIVEN(target), a->target, 1, INT64_C(1) << 30, "--target-concurrency"},
-      {GIVEN(seq_len_s), seq_len, 1, max_tokens, "--seq-len"},
+    int64_t v;
+    int id;
+  } params[] = {
+      {true, a->tp, KVSIM_PARAM_TENSOR_PARALLEL_SIZE},
+      {true, a->pp, KVSIM_PARAM_PIPELINE_PARALLEL_SIZE},
+      {GIVEN(mml_s), mml, KVSIM_PARAM_MAX_MODEL_LEN},
+      {GIVEN(bs), a->bs, KVSIM_PARAM_BLOCK_SIZE},
+      {GIVEN(seqs), a->seqs, KVSIM_PARAM_MAX_NUM_SEQS},
+      {GIVEN(mbt), a->mbt, KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS},
+      {GIVEN(kvbytes), a->kvbytes, KVSIM_PARAM_KV_CACHE_MEMORY_BYTES},
+      {GIVEN(blocks_override), a->blocks_override, KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE},
+      {true, a->kv_group, KVSIM_PARAM_KV_QUANT_GROUP},
+      {true, a->kv_residual, KVSIM_PARAM_KV_RESIDUAL_TOKENS},
       /* Narrowed to int: the plan checks vLLM's own rules (lora.c). */
-      {GIVEN(max_loras), a->max_loras, 1, 4096, "--max-loras"},
-      {GIVEN(max_lora_rank), a->max_lora_rank, 1, 512, "--max-lora-rank"},
-      {GIVEN(max_cpu_loras), a->max_cpu_loras, 1, 4096, "--max-cpu-loras"},
+      {GIVEN(max_loras), a->max_loras, KVSIM_PARAM_MAX_LORAS},
+      {GIVEN(max_lora_rank), a->max_lora_rank, KVSIM_PARAM_MAX_LORA_RANK},
+      {GIVEN(max_cpu_loras), a->max_cpu_loras, KVSIM_PARAM_MAX_CPU_LORAS},
   };
-  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    if (kvsim__calc_int_range(ints[i].given, ints[i].v, ints[i].lo, ints[i].hi, ints[i].flag, err) <
-        0)
+  for (size_t i = 0; i < sizeof params / sizeof *params; i++)
+    if (params[i].given && kvsim_param_check_int(params[i].id, params[i].v,
+                                                 kvsim_param_get(params[i].id)->flag, err) < 0)
       return err->code;
+  /* calc's own flags: kvsim_plan_reverse's bounds. */
+  const int64_t max_tokens = KVSIM_MODEL_MAX_CONTEXT;
+  if (kvsim__calc_int_range(GIVEN(target), a->target, 1, INT64_C(1) << 30, "--target-concurrency",
+                            err) < 0 ||
+      kvsim__calc_int_range(GIVEN(seq_len_s), seq_len, 1, max_tokens, "--seq-len", err) < 0)
+    return err->code;
   const struct {
     bool given;
     double v;

@@ -20,6 +20,7 @@
 #include <cJSON.h>
 #include <string.h>
 
+#include "core/params_json.h"
 #include "core/util.h"
 #include "kvsim/sched.h"
 #include "sched/static.h"
@@ -45,15 +46,14 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   int64_t batch = 1, len = 0, nbits = 4, group = 64, res = 128;
   int rc;
   kvsim_hf_cache c = KVSIM_HF_DYNAMIC;
-  const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_str(engine, "cache", cache, sizeof cache, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "batch", 1, KVSIM_PLAN_MAX_SEQS, &batch, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_BATCH, &batch, w, err)) < 0 ||
       /* Absent: 0, the plan's default (max_model_len, else the model's
        * max_position_embeddings); a written 0 was silently that default. */
-      (rc = kvsim__json_int_in(engine, "max_cache_len", 1, hi, &len, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_CACHE_LEN, &len, w, err)) < 0 ||
       (rc = kvsim__json_int(engine, "nbits", &nbits, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "q_group_size", 1, 1 << 20, &group, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "residual_length", 0, hi, &res, w, err)) < 0)
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_Q_GROUP_SIZE, &group, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_RESIDUAL_LENGTH, &res, w, err)) < 0)
     return rc;
   if (kvsim_hf_cache_parse(cache, &c) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,

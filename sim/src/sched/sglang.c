@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/params_json.h"
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 #include "sched/sglang.h"
 
@@ -48,23 +50,26 @@ static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
 static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, kvsim_err *err) {
   sgl_opts_t *o = (sgl_opts_t *)opts->bytes;
   *o = (sgl_opts_t){.schedule_conservativeness = 1.0};
-  const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   int64_t page = 0;
   int rc, chunk_given = 0;
+  /* The registry's range of the capacity (kvsim/params.h). */
+  const kvsim_param_t *cap = kvsim_param_get(KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB);
   if ((rc = kvsim__json_num_in(e, "mem_fraction_static", 1e-9, 1 - 1e-9, &o->mem_fraction_static, w,
                                err)) < 0 ||
       (rc = kvsim__json_num_in(e, "schedule_conservativeness", 1e-3, 1e3,
                                &o->schedule_conservativeness, w, err)) < 0 ||
-      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", 1024, KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0,
+      (rc = kvsim__json_num_in(e, "gpu_memory_capacity_mib", cap->min, cap->max,
                                &o->gpu_memory_capacity_mib, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "page_size", 1, 4096, &page, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "max_total_tokens", 1, tok, &o->max_total_tokens, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "max_running_requests", 1, KVSIM_PLAN_MAX_SEQS,
-                               &o->max_running_requests, w, err)) < 0 ||
-      (rc = chunk_given = kvsim__json_int_in(e, "chunked_prefill_size", -1, tok,
-                                             &o->chunked_prefill_size, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(e, "max_prefill_tokens", 1, tok, &o->max_prefill_tokens, w, err)) <
-          0)
+      /* The registry's ranges (kvsim/params.h). */
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_PAGE_SIZE, &page, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_TOTAL_TOKENS, &o->max_total_tokens, w, err)) <
+          0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_RUNNING_REQUESTS, &o->max_running_requests, w,
+                                  err)) < 0 ||
+      (rc = chunk_given = kvsim__json_param_int(e, KVSIM_PARAM_CHUNKED_PREFILL_SIZE,
+                                                &o->chunked_prefill_size, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_PREFILL_TOKENS, &o->max_prefill_tokens, w,
+                                  err)) < 0)
     return rc;
   /* A null is the key left out: 0, the server's default size. */
   if (o->chunked_prefill_size == 0 && chunk_given > 0)

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/params_json.h"
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 
 typedef struct tgi_opts {
@@ -64,9 +66,10 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   const int64_t hi = KVSIM_MODEL_MAX_CONTEXT;
   if ((rc = kvsim__json_num(engine, "cuda_memory_fraction", &frac, w, err)) < 0)
     return rc;
-  if (!(frac > 0 && frac <= 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.cuda_memory_fraction: %g is outside (0, 1]", w,
-                         frac);
+  char name[600];
+  snprintf(name, sizeof name, "%s.cuda_memory_fraction", w);
+  if ((rc = kvsim_param_check_num(KVSIM_PARAM_CUDA_MEMORY_FRACTION, frac, name, err)) < 0)
+    return rc;
   /* The version as a string ("3.3.7"), or as a JSON number (3.3). */
   const cJSON *vj = engine ? cJSON_GetObjectItemCaseSensitive(engine, "tgi_version") : NULL;
   if (cJSON_IsNumber(vj))
@@ -77,10 +80,11 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
       /* 0 is the plan's "the server computes it" (plan_tgi.c), never a
        * value to give: the launcher takes none of these as 0. Left out, or
        * null, they keep the server's default. */
-      (rc = kvsim__json_int_in(engine, "max_input_tokens", 1, hi, &in, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_total_tokens", 1, hi, &tot, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_batch_prefill_tokens", 1, hi, &pre, w, err)) < 0 ||
-      (rc = kvsim__json_int_in(engine, "max_batch_total_tokens", 1, hi, &btot, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_INPUT_TOKENS, &in, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_TOTAL_TOKENS, &tot, w, err)) < 0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_BATCH_PREFILL_TOKENS, &pre, w, err)) <
+          0 ||
+      (rc = kvsim__json_param_int(engine, KVSIM_PARAM_MAX_BATCH_TOTAL_TOKENS, &btot, w, err)) < 0 ||
       (rc = kvsim__json_int_in(engine, "max_waiting_tokens", 0, hi, &wait, w, err)) < 0 ||
       (rc = kvsim__json_str(engine, "attention", attn, sizeof attn, w, err)) < 0 ||
       (rc = kvsim__json_bool(engine, "reserve_max_total_tokens", &o->reserve_max_total_tokens, w,

@@ -46,10 +46,11 @@ static int run_edge(const kvsim_scenario_t *sc, const kvsim_band_edge_t *edge, c
 /* The nominal run: outputs streamed into opts->dir, committed only after
  * the edges ran and their ranges were merged (nothing half-written if an
  * edge fails). */
-static int run_nominal(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
-                       kvsim_summary_t *edges, kvsim_summary_t *out, kvsim_err *err) {
+static int run_nominal(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                       const kvsim_study_run_opts_t *opts, kvsim_summary_t *edges,
+                       kvsim_summary_t *out, kvsim_err *err) {
   kvsim_run_output_t *o = NULL;
-  int rc = kvsim__study_run_into(sc, opts, &o, err);
+  int rc = kvsim__study_run_into(sc, res, opts, &o, err);
   kvsim_band_edge_t edge[2];
   kvsim_study_band_edges(sc, edge);
   for (int i = 0; rc == KVSIM_OK && i < 2; i++)
@@ -96,7 +97,7 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
   if (!edges)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, opts, edges, out, err)
-                                                      : run_nominal(sc, opts, edges, out, err);
+                                                     : run_nominal(sc, &res, opts, edges, out, err);
   free(edges);
   return rc;
 }
@@ -166,7 +167,7 @@ int kvsim__study_band_verified(const kvsim_scenario_t *sc, const kvsim_study_run
   c->opts = opts;
   c->sums = sums;
   kvsim_study_band_edges(sc, c->edge);
-  rc = kvsim__study_run_into(sc, opts, &c->o, err);
+  rc = kvsim__study_run_into(sc, &res, opts, &c->o, err);
   if (rc == KVSIM_OK) {
     *out = *kvsim_run_output_summary(c->o);
     kvsim__study_extra_t extra = {2, edge_job, edge_done, edges_finish, c};

@@ -190,8 +190,11 @@ static int resolve_prices(kvsim_compare_t *c, char gpus[][64], int ngpus, kvsim_
  * which is named once. */
 static void candidate_error(const kvsim_compare_t *c, int i, kvsim_err *err) {
   size_t n = strlen(c->where);
-  if (c->scenario_inline && !strncmp(err->msg, c->where, n) && !strncmp(err->msg + n, ": ", 2))
+  if (c->scenario_inline && !strncmp(err->msg, c->where, n) && !strncmp(err->msg + n, ": ", 2)) {
     memmove(err->msg, err->msg + n + 2, strlen(err->msg + n + 2) + 1);
+    /* The parameter's part (kvsim/error.h) moves left with the text. */
+    err->what = err->param && (size_t)err->what >= n + 2 ? err->what - (int)(n + 2) : 0;
+  }
   kvsim_err_prefix(err, "%s: candidate '%s'", c->where, c->cand[i].label);
 }
 

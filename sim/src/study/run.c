@@ -42,8 +42,9 @@ static int outputs_not_inputs(const kvsim_scenario_t *sc, const char *dir, kvsim
   return KVSIM_OK;
 }
 
-int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
-                          kvsim_run_output_t **o, kvsim_err *err) {
+int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                          const kvsim_study_run_opts_t *opts, kvsim_run_output_t **o,
+                          kvsim_err *err) {
   int rc = opts->dir ? outputs_not_inputs(sc, opts->dir, err) : KVSIM_OK;
   if (rc == KVSIM_OK && opts->dir)
     rc = first_request(sc, err);
@@ -55,7 +56,8 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts
   kvsim_sink_t sink = kvsim_run_output_sink(*o);
   kvsim_run_opts_t ro = {.check_invariants = opts->check > 0, .check_period = opts->check == 2 ? -1 : 0};
   kvsim_run_stats_t st;
-  rc = kvsim_run(sc, &ro, &sink, &st, err);
+  rc =
+      res ? kvsim_run_resolved(sc, res, &ro, &sink, &st, err) : kvsim_run(sc, &ro, &sink, &st, err);
   if (opts->progress)
     fputs("\r\033[K", stderr);
   if (rc < 0 && kvsim_run_output_failed(*o, err) < 0)
@@ -71,14 +73,14 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
   const bool plain = !opts->dir && !opts->progress && !opts->check;
   if (plain && kvsim__study_memo_get(sc, out))
     return KVSIM_OK;
-  /* Resolve first (pure and cheap): a plan that is refused must not
-   * leave an output folder behind. kvsim_run resolves again. */
+  /* Resolve first (pure): a plan that is refused must not leave an
+   * output folder behind. The run takes this configuration as it is. */
   kvsim_resolved_t res;
   int rc = kvsim_scenario_resolve(sc, &res, err);
   if (rc < 0)
     return rc;
   kvsim_run_output_t *o = NULL;
-  rc = kvsim__study_run_into(sc, opts, &o, err);
+  rc = kvsim__study_run_into(sc, &res, opts, &o, err);
   if (rc == KVSIM_OK && opts->dir)
     rc = kvsim_run_output_commit(o, err);
   if (rc == KVSIM_OK)

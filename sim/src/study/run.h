@@ -9,9 +9,11 @@
 /* Opens sc's outputs in opts->dir (none when NULL) into *o and runs sc
  * into them, building the summary (kvsim_run_output_finish) but
  * committing nothing: the caller commits (kvsim_run_output_commit) and
- * closes *o, also on error. */
-int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
-                          kvsim_run_output_t **o, kvsim_err *err);
+ * closes *o, also on error. res: sc's resolved configuration when the
+ * caller has it (the plan is not computed again), else NULL. */
+int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                          const kvsim_study_run_opts_t *opts, kvsim_run_output_t **o,
+                          kvsim_err *err);
 
 /* Jobs run in the advice's pool before its own (the band's edges):
  * job/done as kvsim_study_parallel's for indices 0..n - 1; finish runs
