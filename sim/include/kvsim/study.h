@@ -485,6 +485,10 @@ typedef struct kvsim_compare {
   const cJSON *costs;        /* root's cost_per_gpu_hour or NULL */
   cJSON *prices;             /* owned: those prices keyed by the GPU names the candidates
                                 load ("h100" -> "h100-sxm"), or NULL */
+  /* The search block (kvsim/deploy.h) or NULL; a study has candidates or
+   * a search. nconfigs: the configurations it spans. */
+  const cJSON *search;
+  int64_t nconfigs;
   int ncandidates;
   struct {
     char label[128];
