@@ -96,3 +96,31 @@ Test(deploy, a_bad_block_names_its_key) {
     cr_assert(strstr(err.msg, bad[i].want), "%s: want '%s', got '%s'", bad[i].text, bad[i].want, err.msg);
   }
 }
+
+static void row(kvsim_deploy_row_t *r, double cost, int replicas, int tp, double margin, double tok) {
+  memset(r, 0, sizeof *r);
+  r->best = 0;
+  r->npoints = 1;
+  r->points[0].replicas = replicas;
+  r->points[0].meets = true;
+  r->points[0].output_tokens_per_s = tok;
+  r->gpus_per_replica = tp;
+  r->cost_per_hour = cost;
+  r->margin = margin;
+}
+
+Test(deploy, cheaper_by_cost_then_gpus_then_margin) {
+  kvsim_deploy_row_t a, b;
+  row(&a, 10, 1, 4, 0.1, 2000);
+  row(&b, 10.5, 3, 1, 0.5, 2000);
+  cr_assert(kvsim_deploy_cheaper(&a, &b) && !kvsim_deploy_cheaper(&b, &a), "$10 before $10.50");
+  row(&b, 10, 2, 2, 0.3, 2000);
+  cr_assert(kvsim_deploy_cheaper(&b, &a), "same price, same 4 GPUs: the larger margin (0.3 > 0.1)");
+  row(&b, 10, 1, 4, 0.1, 2001);
+  cr_assert(kvsim_deploy_cheaper(&b, &a), "then the higher throughput per GPU");
+  row(&a, NAN, 1, 2, 0.1, 2000);
+  row(&b, NAN, 1, 4, 0.9, 2000);
+  cr_assert(kvsim_deploy_cheaper(&a, &b), "no prices: the fewer GPUs first");
+  row(&b, 5, 1, 4, 0.9, 2000);
+  cr_assert(kvsim_deploy_cheaper(&b, &a), "a known price before an unknown one");
+}

@@ -114,6 +114,7 @@ typedef struct kvsim_deploy_point {
   double ttft_p99, tpot_p99, e2e_p99, tpot_mean; /* NAN: no sample */
   double output_tokens_per_s;                    /* all replicas */
   int64_t rejected;
+  bool steady;                                   /* its window reached steady state (kvsim/steady.h) */
   char note[160];                                /* why it misses */
 } kvsim_deploy_point_t;
 
@@ -129,6 +130,9 @@ typedef struct kvsim_deploy_row {
   kvsim_deploy_point_t points[KVSIM_DEPLOY_MAX_POINTS];
   int best;                /* index of the point with the fewest replicas meeting; -1 none */
   char stopped[256];       /* why the replica search stopped without an answer */
+  /* The best point's margin to the SLO: min over the targets of
+   * 1 - p99 / target (0.2: every p99 20 % under its target); NAN none. */
+  double margin;
   double cost_per_gpu_hour, cost_per_hour; /* NAN without a price */
 } kvsim_deploy_row_t;
 
@@ -143,8 +147,10 @@ typedef struct kvsim_deploy_result {
 } kvsim_deploy_result_t;
 
 /* The cheaper of two rows that met (cost, or GPUs without prices; then the
- * higher output tokens/s per GPU; then fewer replicas; then space order):
- * true when a is. */
+ * larger margin to the SLO; then the higher output tokens/s per GPU; then
+ * fewer replicas; then space order): true when a is. At one price and GPU
+ * count, throughput per GPU at the target rate differs by noise only; the
+ * margin says which holds the SLO with more to spare. */
 bool kvsim_deploy_cheaper(const kvsim_deploy_row_t *a, const kvsim_deploy_row_t *b);
 
 /* Runs the search of c (c->search given) with opts->jobs processes and,

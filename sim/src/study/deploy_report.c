@@ -123,7 +123,10 @@ static void frontier_table(FILE *f, const kvsim_deploy_result_t *res) {
         m++;
       }
   int nf = kvsim_pareto_front(x, y, m, on);
-  fprintf(f, "%d of the %d SLO-meeting points are on the frontier (none does better on both):\n\n", nf, m);
+  fprintf(f, "Every point serves the target rate, so its output tokens/s per GPU is the target's "
+             "output rate over the GPUs it takes: fewer GPUs, more per GPU; more of them, faster per "
+             "user. %d of the %d SLO-meeting points are on the frontier (none does better on both):\n\n",
+          nf, m);
   fputs("| tok/s/user (1 / mean TPOT) | output tok/s/GPU | deployment | KV dtype | weights | max_num_seqs "
         "| max_num_batched_tokens |\n|---|---|---|---|---|---|---|\n",
         f);
@@ -218,6 +221,14 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
     fprintf(f, "\nNo plots: %s.\n", res->plots_note);
   }
   not_run(f, res);
+  int unsteady = 0;
+  for (int i = 0; i < res->n; i++)
+    for (int k = 0; k < res->rows[i].npoints; k++)
+      unsteady += res->rows[i].points[k].meets && !res->rows[i].points[k].steady;
+  if (unsteady)
+    fprintf(f, "\n**%d SLO-meeting points did not reach steady state** (`steady` false in "
+               "search.csv: the workload is too short for them; run more requests).\n",
+            unsteady);
   fputs("\n## What it rests on\n\nEvery point is one simulation at the GPU's nominal step times "
         "(the band's edges are not searched: run a winner through `kvsim compare` as a candidate "
         "for its ranges); latencies of the steady window (rule arrivals-10%); prices are the "

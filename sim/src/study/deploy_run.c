@@ -114,6 +114,7 @@ static int pred(void *ctx, double x, kvsim_err *err) {
   p->e2e_p99 = fin ? s->e2e.p99 : NAN;
   p->output_tokens_per_s = s->output_tokens_per_s;
   p->rejected = s->requests_rejected;
+  p->steady = s->steady.reached;
   p->meets = judge(q->c, s, p);
   if (s->rejected_too_long > 0 || s->rejected_no_fit > 0) {
     snprintf(r->stopped, sizeof r->stopped,
@@ -153,6 +154,19 @@ static void serve_args(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, 
   r->kv_blocks = res->plan.num_gpu_blocks;
 }
 
+/* The best point's margin to the SLO (kvsim_deploy_row_t.margin). */
+static void margin(const kvsim_compare_t *c, kvsim_deploy_row_t *r) {
+  r->margin = NAN;
+  if (r->best < 0)
+    return;
+  const kvsim_deploy_point_t *p = &r->points[r->best];
+  const double lim[3] = {c->slo_ttft_p99_s, c->slo_tpot_p99_s, c->slo_e2e_p99_s};
+  const double got[3] = {p->ttft_p99, p->tpot_p99, p->e2e_p99};
+  for (int k = 0; k < 3; k++)
+    if (lim[k] > 0 && !isnan(got[k]) && !(1 - got[k] / lim[k] >= r->margin))
+      r->margin = 1 - got[k] / lim[k];
+}
+
 static void price(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim_deploy_row_t *r) {
   const cJSON *p = c->prices ? cJSON_GetObjectItemCaseSensitive(c->prices, sc->gpu.name) : NULL;
   r->cost_per_gpu_hour = p ? p->valuedouble : sc->gpu.cost_per_gpu_hour > 0 ? sc->gpu.cost_per_gpu_hour : NAN;
@@ -166,7 +180,7 @@ static int evaluate(const kvsim_compare_t *c, const kvsim_deploy_space_t *s, int
                     kvsim_deploy_row_t *r, kvsim_err *err) {
   memset(r, 0, sizeof *r);
   r->best = -1;
-  r->cost_per_gpu_hour = r->cost_per_hour = NAN;
+  r->cost_per_gpu_hour = r->cost_per_hour = r->margin = NAN;
   kvsim_deploy_space_config(s, i, &r->cfg);
   kvsim_scenario_t sc;
   int rc = kvsim_deploy_config_scenario(c, &r->cfg, &sc, err);
@@ -184,6 +198,7 @@ static int evaluate(const kvsim_compare_t *c, const kvsim_deploy_space_t *s, int
     for (int k = 0; !isnan(best) && k < r->npoints; k++)
       if (r->points[k].meets && r->points[k].replicas == (int)best)
         r->best = k;
+    margin(c, r);
     price(c, &sc, r);
   }
   free(sum);

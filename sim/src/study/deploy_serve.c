@@ -105,6 +105,8 @@ bool kvsim_deploy_cheaper(const kvsim_deploy_row_t *a, const kvsim_deploy_row_t 
   int gb = b->points[b->best].replicas * b->gpus_per_replica;
   if (ga != gb)
     return ga < gb;
+  if (!isnan(a->margin) && !isnan(b->margin) && a->margin != b->margin)
+    return a->margin > b->margin;
   if (per_gpu(a) != per_gpu(b))
     return per_gpu(a) > per_gpu(b);
   return a->points[a->best].replicas < b->points[b->best].replicas;

@@ -113,12 +113,12 @@ static void csv_row(FILE *f, const kvsim_deploy_row_t *r, const kvsim_deploy_poi
       fputc(',', f);
     }
     num(f, r->cost_per_gpu_hour * p->replicas * r->gpus_per_replica);
-    fprintf(f, ",%s,", pareto ? "true" : "false");
+    fprintf(f, ",%s,%s,", pareto ? "true" : "false", p->steady ? "true" : "false");
     char st[200];
     snprintf(st, sizeof st, "%s%s%s", p->meets ? "meets" : "misses", p->meets ? "" : ": ", p->note);
     cell(f, st);
   } else {
-    fputs(",,,,,,,,,,,,false,", f);
+    fputs(",,,,,,,,,,,,false,,", f);
     char st[700];
     snprintf(st, sizeof st, "%s: %s", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed", r->error);
     cell(f, st);
@@ -140,7 +140,7 @@ char *kvsim_deploy_csv(const kvsim_deploy_result_t *res) {
   }
   fputs("gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
         "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
-        "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,status\n",
+        "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status\n",
         f);
   for (int i = 0; i < res->n; i++) {
     const kvsim_deploy_row_t *r = &res->rows[i];
