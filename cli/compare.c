@@ -25,7 +25,8 @@ int cmd_compare(int argc, char **argv) {
   const char *pos[1];
   int npos;
   int rc = cli_parse("compare", "[STUDY.json] [--jobs N] [--out DIR]\n\n"
-                     "Without STUDY.json runs the embedded default study (configs/studies/default.json).",
+                     "Without STUDY.json runs the embedded default study (configs/studies/default.json).\n"
+                     "A study with a search block searches deployments: search.csv, REPORT.md.",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;

@@ -48,6 +48,7 @@ for study in tests/golden/search/*.json; do
   base=${study%.json}
   rm -rf "$old/search"
   "$kvsim" compare "$study" --out "$old/search" --quiet
+  sed -i "s|--out $old/search|--out DIR|" "$old/search/REPORT.md"
   for f in search.csv REPORT.md; do
     if [ -f "$base.$f" ] && diff -u "$base.$f" "$old/search/$f"; then
       echo "unchanged $base.$f"

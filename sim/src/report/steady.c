@@ -43,9 +43,10 @@ void kvsim_steady_judge(kvsim_steady_t *s, int64_t finished, double e2e_mean_s) 
     snprintf(s->why, sizeof s->why, "no request finished in the steady window");
   else if (s->warmup_s < KVSIM_STEADY_WARMUP_E2E * e2e_mean_s)
     snprintf(s->why, sizeof s->why,
-             "the warm-up dropped (%.3g s, %lld requests) is shorter than %g x a request's mean "
+             "the warm-up dropped (%.3g s, %lld request%s) is shorter than %g x a request's mean "
              "E2E (%.3g s): the batch has not filled when the window opens",
-             s->warmup_s, (long long)s->warmup, KVSIM_STEADY_WARMUP_E2E, e2e_mean_s);
+             s->warmup_s, (long long)s->warmup, s->warmup == 1 ? "" : "s", KVSIM_STEADY_WARMUP_E2E,
+             e2e_mean_s);
   else if (finished < KVSIM_STEADY_MIN_REQUESTS)
     snprintf(s->why, sizeof s->why,
              "only %lld requests finished in the steady window (a p99 wants %d: 10 above it)",
