@@ -26,6 +26,28 @@ static void deployment(const kvsim_deploy_row_t *r, char *buf, size_t cap) {
            p->replicas * r->gpus_per_replica, m);
 }
 
+/* Margins this close are a tie: a 3 % move of a p99, as five times more
+ * requests gave the 70B study's two 4-GPU H100 layouts, turns them. */
+#define MARGIN_TIE 0.05
+
+/* The runner-up tied with the winner: same price, same GPUs, a margin to
+ * the SLO within MARGIN_TIE; -1 none. The best of them by
+ * kvsim_deploy_cheaper. */
+static int tied_with(const kvsim_deploy_result_t *res) {
+  const kvsim_deploy_row_t *w = &res->rows[res->winner];
+  int gw = w->points[w->best].replicas * w->gpus_per_replica, t = -1;
+  for (int i = 0; i < res->n; i++) {
+    const kvsim_deploy_row_t *r = &res->rows[i];
+    if (i == res->winner || r->best < 0 || r->points[r->best].replicas * r->gpus_per_replica != gw ||
+        !(r->cost_per_hour == w->cost_per_hour || (isnan(r->cost_per_hour) && isnan(w->cost_per_hour))) ||
+        !(fabs(r->margin - w->margin) < MARGIN_TIE))
+      continue;
+    if (t < 0 || kvsim_deploy_cheaper(r, &res->rows[t]))
+      t = i;
+  }
+  return t;
+}
+
 static void decision(const kvsim_compare_t *c, const kvsim_deploy_result_t *res, char *buf, size_t cap) {
   int meeting = 0;
   for (int i = 0; i < res->n; i++)
@@ -49,6 +71,20 @@ static void decision(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
            (long long)w->serve.max_num_seqs, (long long)w->serve.max_num_batched_tokens, p->ttft_p99,
            p->tpot_p99, c->target_rate, kvsim__deploy_per_gpu(w, p), meeting, res->n,
            res->simulations);
+  int t = tied_with(res);
+  if (t >= 0) {
+    const kvsim_deploy_row_t *r = &res->rows[t];
+    char d2[200];
+    deployment(r, d2, sizeof d2);
+    size_t n = strlen(buf);
+    snprintf(buf + n - (n && buf[n - 1] == '.'), cap - n + 1,
+             "; tied with %s, KV %s, weights %s, max_num_seqs %lld, max_num_batched_tokens %lld "
+             "(margins to the SLO %.0f %% and %.0f %%: within %.0f points, which a longer run can "
+             "turn).",
+             d2, r->serve.kv_cache_dtype, r->serve.quantization[0] ? r->serve.quantization : "as the checkpoint",
+             (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens,
+             100 * w->margin, 100 * r->margin, 100 * MARGIN_TIE);
+  }
 }
 
 /* Why a GPU has no deployment: its rows' reasons, counted. */
