@@ -90,3 +90,77 @@ Test(steady, a_run_reports_its_window_and_warns_when_short) {
   kvsim_scenario_fini(&sc);
   free(s);
 }
+
+typedef struct arr {
+  const int64_t *t;
+  int64_t n, pos;
+  int passes;
+} arr_t;
+
+static int arr_rewind(void *ctx) {
+  arr_t *a = ctx;
+  a->pos = 0;
+  a->passes++;
+  return 0;
+}
+
+static int arr_next(void *ctx, int64_t *t) {
+  arr_t *a = ctx;
+  if (a->pos >= a->n)
+    return 0;
+  *t = a->t[a->pos++];
+  return 1;
+}
+
+/* The streamed selection (the window of a run past 65,536 requests) gives
+ * the sorted one's window exactly: spread, bursty (half at one instant)
+ * and far-apart arrivals, in a few passes. */
+Test(steady, the_streamed_window_is_the_sorted_one) {
+  enum { N = 20000 };
+  static int64_t t[N];
+  uint64_t x = 88172645463325252ull;
+  for (int shape = 0; shape < 3; shape++) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int i = 0; i < N; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+      t[i] = shape == 0   ? (int64_t)(x % 1000000000000ull)
+             : shape == 1 ? (i % 2 ? 5000 : (int64_t)(x % 100000))
+                          : (int64_t)(x % 3) * 4000000000000000000ll + (int64_t)(x % 1000);
+      lo = t[i] < lo ? t[i] : lo;
+      hi = t[i] > hi ? t[i] : hi;
+    }
+    kvsim_steady_t a, b;
+    cr_assert_eq(kvsim_steady_window(t, N, &a), 0, "sorted window");
+    arr_t ar = {t, N, 0, 0};
+    const kvsim_steady_reader_t rd = {arr_rewind, arr_next, &ar};
+    cr_assert_eq(kvsim_steady_window_stream(&rd, N, lo, hi, &b), 0, "streamed window");
+    cr_assert(a.start_ns == b.start_ns && a.end_ns == b.end_ns, "shape %d: edges %lld..%lld, streamed %lld..%lld",
+              shape, (long long)a.start_ns, (long long)a.end_ns, (long long)b.start_ns, (long long)b.end_ns);
+    cr_assert(a.warmup == b.warmup && a.drain == b.drain, "shape %d: dropped %lld + %lld, streamed %lld + %lld",
+              shape, (long long)a.warmup, (long long)a.drain, (long long)b.warmup, (long long)b.drain);
+    cr_assert(ar.passes <= 6, "shape %d: %d passes", shape, ar.passes);
+  }
+}
+
+/* Past 65,536 requests a run spills them to a temporary file: its window
+ * still drops a tenth at each end and counts the rest. */
+Test(steady, a_run_past_the_memory_share_keeps_its_window) {
+  const char *text =
+      "{ \"name\": \"big\", \"seed\": 5, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"h100-sxm\" },"
+      "  \"engine\": { \"max_model_len\": 2048 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 70000, \"arrival\": { \"process\": \"poisson\", \"rate\": 100 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 20 },"
+      "  \"output_tokens\": { \"dist\": \"fixed\", \"value\": 2 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_summary_t *s = malloc(sizeof *s);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "s.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_study_run(&sc, NULL, s, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s->requests_finished, 70000, "all finished");
+  cr_assert_eq(s->steady.warmup, 7000, "7,000 dropped at the start (got %lld)", (long long)s->steady.warmup);
+  cr_assert_eq(s->steady.drain, 7000, "and at the end (got %lld)", (long long)s->steady.drain);
+  cr_assert_eq(s->ttft.count, 56000, "56,000 counted (got %lld)", (long long)s->ttft.count);
+  cr_assert(s->steady.reached, "70,000 requests reach steady state: %s", s->steady.why);
+  kvsim_scenario_fini(&sc);
+  free(s);
+}

@@ -46,6 +46,22 @@ typedef struct kvsim_steady {
  * arrival time at an edge are all kept. 0, or KVSIM_ENOMEM. */
 int kvsim_steady_window(const int64_t *arrival_ns, int64_t n, kvsim_steady_t *out);
 
+/* Arrivals read in passes, for runs whose requests do not all stay in
+ * memory: rewind starts a pass (0, or a negative code), next gives the next
+ * arrival (1), or 0 at the end of the pass, or a negative code. */
+typedef struct kvsim_steady_reader {
+  int (*rewind)(void *ctx);
+  int (*next)(void *ctx, int64_t *arrival_ns);
+  void *ctx;
+} kvsim_steady_reader_t;
+
+/* kvsim_steady_window over n arrivals read through r, first and last
+ * being the smallest and largest: the same window in at most six passes
+ * and 1 MiB, whatever n (a radix selection of the two edges). Errors:
+ * KVSIM_ENOMEM, or the reader's code. */
+int kvsim_steady_window_stream(const kvsim_steady_reader_t *r, int64_t n, int64_t first,
+                               int64_t last, kvsim_steady_t *out);
+
 /* Whether a request arriving at arrival_ns counts. */
 static inline bool kvsim_steady_contains(const kvsim_steady_t *s, int64_t arrival_ns) {
   return s->arrivals > 0 && arrival_ns >= s->start_ns && arrival_ns <= s->end_ns;

@@ -16,6 +16,7 @@
 #include "kvsim/summary.h"
 #include "core/vec.h"
 #include "report/diagnosis.h"
+#include "report/reqlog.h"
 #include "report/tmpfiles.h"
 
 const char *const kvsim_timeseries_header =
@@ -37,15 +38,6 @@ typedef struct prio_stat {
   kvsim_dist_t ttft, e2e;
 } prio_stat_t;
 
-/* What the summary needs of one request that arrived: its latencies are
- * counted at the end, once the steady window is known (kvsim/steady.h). */
-typedef struct req_rec {
-  int64_t arrival;
-  double ttft, tpot, e2e, queue; /* tpot < 0: one output token */
-  int32_t priority;
-  bool finished, rejected, slo_ok;
-} req_rec_t;
-
 struct kvsim_run_output {
   const kvsim_scenario_t *sc;
   char dir[4096];
@@ -57,8 +49,7 @@ struct kvsim_run_output {
   kvsim_dist_t ttft, tpot, e2e, queue;
   /* Every request that arrived (recs), for the steady window; the
    * untrimmed p99s beside the steady ones (all_*). */
-  req_rec_t *recs;
-  int64_t nrecs, recs_cap;
+  kvsim__reqlog_t recs;
   kvsim_dist_t all_ttft, all_tpot, all_e2e;
   kvsim_steady_t steady;
   int64_t slo_ok, slo_n;
@@ -140,6 +131,7 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   kvsim_dist_init(&o->all_ttft);
   kvsim_dist_init(&o->all_tpot);
   kvsim_dist_init(&o->all_e2e);
+  kvsim__reqlog_init(&o->recs);
   *out = o;
   if (!dir)
     return KVSIM_OK;
@@ -276,7 +268,7 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   }
   bool done = r->status == KVSIM_REQ_FINISHED;
   double ttft = -1, tpot = -1, e2e = -1;
-  req_rec_t rec = {.arrival = r->arrival, .priority = r->spec.priority, .tpot = -1};
+  kvsim__req_rec_t rec = {.arrival = r->arrival, .priority = r->spec.priority, .tpot = -1};
   if (done) {
     ttft = kvsim_time_to_s(r->first_token - r->arrival);
     e2e = kvsim_time_to_s(r->finish - r->arrival);
@@ -313,11 +305,9 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   } else {
     o->in_flight_waiting++;
   }
-  if (r->arrival != KVSIM_TIME_NEVER) {
-    if (kvsim__grow((void **)&o->recs, &o->recs_cap, o->nrecs + 1, sizeof *o->recs) < 0)
-      return KVSIM_ENOMEM;
-    o->recs[o->nrecs++] = rec;
-  }
+  int rc;
+  if (r->arrival != KVSIM_TIME_NEVER && (rc = kvsim__reqlog_add(&o->recs, &rec)) < 0)
+    return rc;
   if (!o->rq)
     return KVSIM_OK;
   char line[512], *p = line;
@@ -442,18 +432,42 @@ static prio_stat_t *prio_slot(kvsim_run_output_t *o, int32_t priority) {
 
 /* The distributions of the requests that arrived inside the steady window
  * (kvsim/steady.h), and the SLO attainment over them. */
-static int count_steady(kvsim_run_output_t *o) {
-  int64_t *t = malloc((size_t)(o->nrecs ? o->nrecs : 1) * sizeof *t);
+static int rec_rewind(void *ctx) { return kvsim__reqlog_rewind(ctx); }
+
+static int rec_next(void *ctx, int64_t *t) {
+  kvsim__req_rec_t r;
+  int rc = kvsim__reqlog_next(ctx, &r);
+  if (rc > 0)
+    *t = r.arrival;
+  return rc;
+}
+
+/* The window over the log's arrivals: sorted in memory while they all
+ * are, else selected in passes over the spilled file. */
+static int steady_window(kvsim__reqlog_t *l, kvsim_steady_t *w) {
+  if (l->spill) {
+    const kvsim_steady_reader_t rd = {rec_rewind, rec_next, l};
+    return kvsim_steady_window_stream(&rd, l->n, l->first, l->last, w);
+  }
+  int64_t *t = malloc((size_t)(l->n ? l->n : 1) * sizeof *t);
   if (!t)
     return KVSIM_ENOMEM;
-  for (int64_t i = 0; i < o->nrecs; i++)
-    t[i] = o->recs[i].arrival;
-  int rc = kvsim_steady_window(t, o->nrecs, &o->steady);
+  for (int64_t i = 0; i < l->n; i++)
+    t[i] = l->mem[i].arrival;
+  int rc = kvsim_steady_window(t, l->n, w);
   free(t);
-  if (rc < 0)
+  return rc;
+}
+
+/* The distributions of the requests that arrived inside the steady window
+ * (kvsim/steady.h), and the SLO attainment over them. */
+static int count_steady(kvsim_run_output_t *o) {
+  int rc = steady_window(&o->recs, &o->steady);
+  if (rc < 0 || (rc = kvsim__reqlog_rewind(&o->recs)) < 0)
     return rc;
-  for (int64_t i = 0; i < o->nrecs; i++) {
-    const req_rec_t *r = &o->recs[i];
+  kvsim__req_rec_t rec;
+  const kvsim__req_rec_t *r = &rec;
+  while ((rc = kvsim__reqlog_next(&o->recs, &rec)) > 0) {
     if (!kvsim_steady_contains(&o->steady, r->arrival) || !(r->finished || r->rejected))
       continue;
     o->slo_n++; /* a rejected request missed its SLO */
@@ -467,6 +481,8 @@ static int count_steady(kvsim_run_output_t *o) {
         (p && ((rc = kvsim_dist_add(&p->ttft, r->ttft)) < 0 || (rc = kvsim_dist_add(&p->e2e, r->e2e)) < 0)))
       return rc;
   }
+  if (rc < 0)
+    return rc;
   kvsim_steady_judge(&o->steady, o->e2e.n, kvsim_dist_mean(&o->e2e));
   return KVSIM_OK;
 }
@@ -597,7 +613,9 @@ int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
                             kvsim_err *err) {
   int rc = build_summary(o, st, &o->summary);
   if (rc < 0)
-    return kvsim_err_set(err, rc, "%s: out of memory for the run's summary", o->sc->name);
+    return kvsim_err_set(err, rc, "%s: %s", o->sc->name,
+                         rc == KVSIM_EIO ? "cannot read or write the temporary file of the steady window"
+                                         : "out of memory for the run's summary");
   o->has_summary = true;
   return commit ? kvsim_run_output_commit(o, err) : KVSIM_OK;
 }
@@ -684,7 +702,7 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
   kvsim_dist_fini(&o->all_ttft);
   kvsim_dist_fini(&o->all_tpot);
   kvsim_dist_fini(&o->all_e2e);
-  kvsim__free(o->recs);
+  kvsim__reqlog_fini(&o->recs);
   for (int i = 0; i < o->nprio; i++) {
     kvsim_dist_fini(&o->prio[i].ttft);
     kvsim_dist_fini(&o->prio[i].e2e);
