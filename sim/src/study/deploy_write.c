@@ -190,23 +190,30 @@ static char *frontier_csv(const kvsim_deploy_result_t *res) {
   return text;
 }
 
-/* Writes the three files (each whole or not at all), then the figure. */
+/* Writes the three files (each atomically), then the figure: all of them
+ * or, on a failure or a stop signal, none, and no folder this made. */
 int kvsim__deploy_write(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
                         kvsim_deploy_result_t *res, kvsim_err *err) {
   static const char *const names[] = {"search.csv", "search_frontier.csv", "REPORT.md"};
+  char path[3][4400], png[4400];
+  int slot[3] = {-1, -1, -1};
+  snprintf(png, sizeof png, "%s/frontier.png", opts->out);
+  int png_slot = kvsim_report_track(png); /* drawn below: removed too if a signal stops it */
+  kvsim_new_dirs_t made;
+  kvsim_report_new_dirs(opts->out, &made);
   int rc = kvsim_report_mkdirs(opts->out, err);
-  if (rc < 0)
-    return rc;
-  kvsim__plots_clear(opts->out);
+  if (rc == KVSIM_OK)
+    kvsim__plots_clear(opts->out);
   snprintf(res->plots_note, sizeof res->plots_note, "not drawn yet");
   for (int pass = 0; pass < 2 && rc == KVSIM_OK; pass++) {
     for (int k = pass ? 2 : 0; k < 3 && rc == KVSIM_OK; k++) {
       char *text = k == 0 ? kvsim_deploy_csv(res) : k == 1 ? frontier_csv(res)
                                                            : kvsim_deploy_report_md(c, res, opts->command);
-      char path[4400];
-      snprintf(path, sizeof path, "%s/%s", opts->out, names[k]);
-      rc = text ? kvsim_report_write_atomic(path, text, strlen(text), err)
-                : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path);
+      snprintf(path[k], sizeof path[k], "%s/%s", opts->out, names[k]);
+      rc = text ? kvsim_report_write_atomic(path[k], text, strlen(text), err)
+                : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", path[k]);
+      if (rc == KVSIM_OK && slot[k] < 0)
+        slot[k] = kvsim_report_track(path[k]); /* a signal before the end removes it */
       free(text);
     }
     if (pass == 1 || rc < 0)
@@ -230,6 +237,18 @@ int kvsim__deploy_write(const kvsim_compare_t *c, const kvsim_compare_opts_t *op
         res->plots_note[0] = '\0';
       }
     }
+  }
+  for (int k = 0; k < 3; k++) {
+    if (rc < 0 && slot[k] >= 0)
+      remove(path[k]);
+    kvsim_report_untrack(slot[k]);
+  }
+  kvsim_report_untrack(png_slot);
+  if (rc < 0) {
+    kvsim__plots_clear(opts->out);
+    kvsim_report_new_dirs_undo(&made);
+  } else {
+    kvsim_report_new_dirs_keep(&made);
   }
   return rc;
 }
