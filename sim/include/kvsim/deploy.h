@@ -142,7 +142,8 @@ typedef struct kvsim_deploy_result {
   int simulations, no_fit, failed;
   int cheapest[KVSIM_DEPLOY_MAX_VALUES]; /* per GPU of the space: a row index, -1 none */
   int winner;               /* the cheapest of all, -1 none */
-  char winner_command[1024];
+  char winner_command[1024]; /* its launch command; or why none (winner_has_command false) */
+  bool winner_has_command;
   char plots[512], plots_note[512];
 } kvsim_deploy_result_t;
 

@@ -242,7 +242,12 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
   cheapest_table(f, &s, res);
   if (res->winner >= 0) {
     fputs("\n## Launch the winner\n\n", f);
-    kvsim__md_block(f, res->winner_command);
+    if (res->winner_has_command) {
+      kvsim__md_block(f, res->winner_command);
+    } else {
+      kvsim__md_text(f, res->winner_command);
+      fputs(".\n", f);
+    }
   }
   fputs("\n## Pareto frontier: throughput per GPU against speed per user\n\n", f);
   frontier_table(f, res);
@@ -295,7 +300,7 @@ void kvsim_deploy_print(const kvsim_compare_t *c, const kvsim_deploy_result_t *r
             r->serve.quantization[0] ? r->serve.quantization : "as the checkpoint");
   }
   if (res->winner >= 0)
-    fprintf(out, "  %s\n", res->winner_command);
+    fprintf(out, "  %s%s\n", res->winner_command, res->winner_has_command ? "" : ".");
   if (dir)
     fprintf(out, "-> %s/search.csv, %s/REPORT.md\n", dir, dir);
 }

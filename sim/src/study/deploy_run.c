@@ -263,8 +263,8 @@ static void choose(const kvsim_deploy_space_t *s, kvsim_deploy_result_t *res) {
       res->winner = i;
   }
   if (res->winner >= 0)
-    kvsim_serve_command(&res->rows[res->winner].serve, res->winner_command,
-                        sizeof res->winner_command);
+    res->winner_has_command = kvsim_serve_command(&res->rows[res->winner].serve, res->winner_command,
+                                                  sizeof res->winner_command) == KVSIM_OK;
 }
 
 int kvsim_deploy_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
