@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "kvsim/deploy.h"
 #include "kvsim/study.h"
 
 int cmd_compare(int argc, char **argv) {
@@ -24,7 +25,8 @@ int cmd_compare(int argc, char **argv) {
   const char *pos[1];
   int npos;
   int rc = cli_parse("compare", "[STUDY.json] [--jobs N] [--out DIR]\n\n"
-                     "Without STUDY.json runs the embedded default study (configs/studies/default.json).",
+                     "Without STUDY.json runs the embedded default study (configs/studies/default.json).\n"
+                     "A study with a search block searches deployments: search.csv, REPORT.md.",
                      args, argc, argv, 2, pos, 1, &npos);
   if (rc)
     return rc == 1 ? 0 : rc;
@@ -43,8 +45,18 @@ int cmd_compare(int argc, char **argv) {
   snprintf(command, sizeof command, "kvsim compare%s%s --out %s", npos ? " " : "", npos ? pos[0] : "", dir);
   kvsim_progress_t pr;
   kvsim_progress_mode mode = quiet ? KVSIM_PROGRESS_NONE : isatty(2) ? KVSIM_PROGRESS_LINE : progress ? KVSIM_PROGRESS_LINES : KVSIM_PROGRESS_NONE;
-  kvsim_progress_init(&pr, stderr, mode, "compare", c.ncandidates, NULL);
+  kvsim_progress_init(&pr, stderr, mode, "compare", c.search ? c.nconfigs : c.ncandidates, NULL);
   kvsim_compare_opts_t o = {dir, (int)jobs, tol, &pr, command};
+  if (c.search) { /* a deployment search (kvsim/deploy.h) */
+    kvsim_deploy_result_t dr;
+    rc = kvsim_deploy_run(&c, &o, &dr, &err);
+    kvsim_progress_end(&pr);
+    if (rc == 0 && !quiet)
+      kvsim_deploy_print(&c, &dr, dir, stdout);
+    kvsim_deploy_result_fini(&dr);
+    kvsim_compare_fini(&c);
+    return rc < 0 ? cli_fail("compare", "%s", err.msg) : 0;
+  }
   kvsim_compare_result_t res;
   rc = kvsim_compare_run(&c, &o, &res, &err);
   kvsim_progress_end(&pr);

@@ -141,6 +141,8 @@ int cmd_run(int argc, char **argv) {
     char line[1024];
     kvsim_summary_run_line(s, dir, line, sizeof line);
     puts(line);
+    if (kvsim_summary_steady_warning(s, line, sizeof line))
+      fprintf(stderr, "%s\n", line);
   }
   if (bench)
     print_bench(&t0, s);

@@ -12,7 +12,7 @@ set(files_SCENARIO ${SRC_DIR}/scenarios/default.json)
 set(files_STUDY ${SRC_DIR}/studies/default.json)
 # The plot scripts, which `kvsim compare` and `kvsim run --report` run
 # from a temporary folder to draw their REPORT.md's figures.
-set(files_SCRIPT ${SCRIPTS_DIR}/plot_lib.sh ${SCRIPTS_DIR}/plot.sh ${SCRIPTS_DIR}/plot_compare.sh
+set(files_SCRIPT ${SCRIPTS_DIR}/plot_lib.sh ${SCRIPTS_DIR}/plot.sh ${SCRIPTS_DIR}/plot_compare.sh ${SCRIPTS_DIR}/plot_search.sh
     ${SCRIPTS_DIR}/plot_sweep.sh)
 list(SORT files_MODEL)
 list(SORT files_GPU)

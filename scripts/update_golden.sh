@@ -42,6 +42,23 @@ for study in tests/golden/compare/*.json; do
     changed=$((changed + 1))
   fi
 done
+# The golden search.csv and REPORT.md of a deployment search
+# (tests/golden/test_search.sh).
+for study in tests/golden/search/*.json; do
+  base=${study%.json}
+  rm -rf "$old/search"
+  "$kvsim" compare "$study" --out "$old/search" --quiet
+  sed -i "s|--out $old/search|--out DIR|" "$old/search/REPORT.md"
+  for f in search.csv REPORT.md; do
+    if [ -f "$base.$f" ] && diff -u "$base.$f" "$old/search/$f"; then
+      echo "unchanged $base.$f"
+    else
+      cp "$old/search/$f" "$base.$f"
+      echo "UPDATED $base.$f"
+      changed=$((changed + 1))
+    fi
+  done
+done
 echo "$changed golden case(s) changed"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git --no-pager diff --stat -- tests/golden/cases

@@ -485,6 +485,10 @@ typedef struct kvsim_compare {
   const cJSON *costs;        /* root's cost_per_gpu_hour or NULL */
   cJSON *prices;             /* owned: those prices keyed by the GPU names the candidates
                                 load ("h100" -> "h100-sxm"), or NULL */
+  /* The search block (kvsim/deploy.h) or NULL; a study has candidates or
+   * a search. nconfigs: the configurations it spans. */
+  const cJSON *search;
+  int64_t nconfigs;
   int ncandidates;
   struct {
     char label[128];
@@ -561,6 +565,9 @@ typedef struct kvsim_compare_row {
   double unloaded_rate, unloaded_ttft_p99, unloaded_tpot_p99, unloaded_e2e_p99;
   bool infeasible;
   bool infeasible_any_load;  /* past the target even unloaded */
+  /* The run at the target: its window reached steady state (kvsim/steady.h;
+   * false when it did not, or did not run: ran_target). */
+  bool ran_target, steady;
   char feasibility[768];
 } kvsim_compare_row_t;
 

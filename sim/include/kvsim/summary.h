@@ -19,6 +19,7 @@
 #include "kvsim/engine.h"
 #include "kvsim/plan.h"
 #include "kvsim/scenario.h"
+#include "kvsim/steady.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -156,6 +157,11 @@ typedef struct kvsim_summary {
   double simulated_time_s, makespan_s;
   double requests_per_s, output_tokens_per_s, prompt_tokens_per_s, total_tokens_per_s;
 
+  /* Latency of the requests in the steady window (steady; kvsim/steady.h):
+   * ttft, tpot, e2e, queue, by_priority and the SLO below. all_* are the
+   * untrimmed figures of every finished request, for comparison. */
+  kvsim_steady_t steady;
+  kvsim_latency_t all_ttft, all_tpot, all_e2e;
   /* Latency. by_priority is filled, lowest priority value first, when the
    * run saw more than one priority. */
   kvsim_latency_t ttft, tpot, e2e, queue;
@@ -269,6 +275,10 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
  * the band was run (or the p99 TTFT's +/- when not), and a word naming
  * the coefficients when the GPU's are not its own fit. */
 void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf, size_t cap);
+/* When the run's steady window is too short (kvsim/steady.h), the warning
+ * line `kvsim run` prints on stderr ("warning: ...") into buf, and true;
+ * false (buf "") otherwise. */
+bool kvsim_summary_steady_warning(const kvsim_summary_t *s, char *buf, size_t cap);
 
 /* summary.json as a cJSON tree (the caller deletes it). The scenario gives
  * the resolved configuration ("config", "workload_resolved") and the model

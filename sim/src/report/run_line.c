@@ -53,3 +53,15 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
            (long long)s->preemptions,
            s->preemptions_are_retractions ? "retractions" : "preemptions", pre, cal, dir);
 }
+
+bool kvsim_summary_steady_warning(const kvsim_summary_t *s, char *buf, size_t cap) {
+  if (cap)
+    buf[0] = '\0';
+  if (s->steady.reached || s->requests_total == 0)
+    return false;
+  snprintf(buf, cap,
+           "warning: %s: the workload is too short to reach steady state (%s): its latency figures "
+           "(requests arriving in the middle 80%%, rule %s) may flatter it; run more requests",
+           s->name, s->steady.why, KVSIM_STEADY_RULE);
+  return true;
+}

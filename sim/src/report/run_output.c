@@ -13,8 +13,11 @@
 #include "core/alloc.h"
 #include "kvsim/report.h"
 #include "kvsim/stats.h"
+#include "kvsim/steady.h"
 #include "kvsim/summary.h"
+#include "core/vec.h"
 #include "report/diagnosis.h"
+#include "report/reqlog.h"
 #include "report/tmpfiles.h"
 
 const char *const kvsim_timeseries_header =
@@ -45,6 +48,11 @@ struct kvsim_run_output {
   char *ts_buf, *rq_buf;
   bool progress;
   kvsim_dist_t ttft, tpot, e2e, queue;
+  /* Every request that arrived (recs), for the steady window; the
+   * untrimmed p99s beside the steady ones (all_*). */
+  kvsim__reqlog_t recs;
+  kvsim_dist_t all_ttft, all_tpot, all_e2e;
+  kvsim_steady_t steady;
   int64_t slo_ok, slo_n;
   int64_t finished_output_tokens, finished_prompt_tokens;
   struct {
@@ -121,6 +129,10 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   kvsim_dist_init(&o->tpot);
   kvsim_dist_init(&o->e2e);
   kvsim_dist_init(&o->queue);
+  kvsim_dist_init(&o->all_ttft);
+  kvsim_dist_init(&o->all_tpot);
+  kvsim_dist_init(&o->all_e2e);
+  kvsim__reqlog_init(&o->recs);
   *out = o;
   if (!dir)
     return KVSIM_OK;
@@ -257,40 +269,29 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   }
   bool done = r->status == KVSIM_REQ_FINISHED;
   double ttft = -1, tpot = -1, e2e = -1;
+  kvsim__req_rec_t rec = {.arrival = r->arrival, .priority = r->spec.priority, .tpot = -1};
   if (done) {
     ttft = kvsim_time_to_s(r->first_token - r->arrival);
     e2e = kvsim_time_to_s(r->finish - r->arrival);
     if (r->num_output > 1)
       tpot = kvsim_time_to_s(r->finish - r->first_token) / (double)(r->num_output - 1);
-    int rc;
-    if ((rc = kvsim_dist_add(&o->ttft, ttft)) < 0 || (rc = kvsim_dist_add(&o->e2e, e2e)) < 0 ||
-        (rc = kvsim_dist_add(&o->queue, kvsim_time_to_s(r->first_scheduled - r->arrival))) < 0 ||
-        (tpot >= 0 && (rc = kvsim_dist_add(&o->tpot, tpot)) < 0))
-      return rc;
     o->finished_output_tokens += r->num_output;
     o->finished_prompt_tokens += r->num_prompt;
-    for (int i = 0; i < NPRIO; i++) {
-      prio_stat_t *p = &o->prio[i];
-      if (!p->used) {
-        p->used = true;
-        p->priority = r->spec.priority;
-        kvsim_dist_init(&p->ttft);
-        kvsim_dist_init(&p->e2e);
-        o->nprio = i + 1;
-      }
-      if (p->priority == r->spec.priority) {
-        if ((rc = kvsim_dist_add(&p->ttft, ttft)) < 0 || (rc = kvsim_dist_add(&p->e2e, e2e)) < 0)
-          return rc;
-        break;
-      }
-    }
     const kvsim_scenario_t *sc = o->sc;
-    bool ok = (sc->slo_ttft_p99_s <= 0 || ttft <= sc->slo_ttft_p99_s) &&
-              (sc->slo_tpot_p99_s <= 0 || tpot < 0 || tpot <= sc->slo_tpot_p99_s) &&
-              (sc->slo_e2e_p99_s <= 0 || e2e <= sc->slo_e2e_p99_s);
-    o->slo_ok += ok;
-    o->slo_n++;
+    rec.finished = true;
+    rec.ttft = ttft;
+    rec.tpot = tpot;
+    rec.e2e = e2e;
+    rec.queue = kvsim_time_to_s(r->first_scheduled - r->arrival);
+    rec.slo_ok = (sc->slo_ttft_p99_s <= 0 || ttft <= sc->slo_ttft_p99_s) &&
+                 (sc->slo_tpot_p99_s <= 0 || tpot < 0 || tpot <= sc->slo_tpot_p99_s) &&
+                 (sc->slo_e2e_p99_s <= 0 || e2e <= sc->slo_e2e_p99_s);
+    int rc;
+    if ((rc = kvsim_dist_add(&o->all_ttft, ttft)) < 0 || (rc = kvsim_dist_add(&o->all_e2e, e2e)) < 0 ||
+        (tpot >= 0 && (rc = kvsim_dist_add(&o->all_tpot, tpot)) < 0))
+      return rc;
   } else if (r->status == KVSIM_REQ_REJECTED) {
+    rec.rejected = true;
     const char *why = r->reject_reason ? r->reject_reason : "rejected";
     for (int i = 0; i < NREASONS; i++) {
       if (!o->reasons[i].why)
@@ -300,12 +301,14 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
         break;
       }
     }
-    o->slo_n++; /* a rejected request missed its SLO */
   } else if (r->status == KVSIM_REQ_RUNNING || r->status == KVSIM_REQ_SWAPPED) {
     o->in_flight_running++;
   } else {
     o->in_flight_waiting++;
   }
+  int rc;
+  if (r->arrival != KVSIM_TIME_NEVER && (rc = kvsim__reqlog_add(&o->recs, &rec)) < 0)
+    return rc;
   if (!o->rq)
     return KVSIM_OK;
   char line[512], *p = line;
@@ -410,7 +413,93 @@ static void summarise_requests(kvsim_run_output_t *o, const kvsim_run_stats_t *s
   s->total_tokens_per_s = (double)(o->finished_prompt_tokens + o->finished_output_tokens) / span;
 }
 
-static void summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
+/* The priority slot of one level, in the order the levels were first seen
+ * finishing; NULL past NPRIO levels. */
+static prio_stat_t *prio_slot(kvsim_run_output_t *o, int32_t priority) {
+  for (int i = 0; i < NPRIO; i++) {
+    prio_stat_t *p = &o->prio[i];
+    if (!p->used) {
+      p->used = true;
+      p->priority = priority;
+      kvsim_dist_init(&p->ttft);
+      kvsim_dist_init(&p->e2e);
+      o->nprio = i + 1;
+    }
+    if (p->priority == priority)
+      return p;
+  }
+  return NULL;
+}
+
+/* The distributions of the requests that arrived inside the steady window
+ * (kvsim/steady.h), and the SLO attainment over them. */
+static int rec_rewind(void *ctx) { return kvsim__reqlog_rewind(ctx); }
+
+static int rec_next(void *ctx, int64_t *t) {
+  kvsim__req_rec_t r;
+  int rc = kvsim__reqlog_next(ctx, &r);
+  if (rc > 0)
+    *t = r.arrival;
+  return rc;
+}
+
+/* The window over the log's arrivals: sorted in memory while they all
+ * are, else selected in passes over the spilled file. */
+static int steady_window(kvsim__reqlog_t *l, kvsim_steady_t *w) {
+  if (l->spill) {
+    const kvsim_steady_reader_t rd = {rec_rewind, rec_next, l};
+    return kvsim_steady_window_stream(&rd, l->n, l->first, l->last, w);
+  }
+  int64_t *t = kvsim__malloc((size_t)(l->n ? l->n : 1) * sizeof *t);
+  if (!t)
+    return KVSIM_ENOMEM;
+  for (int64_t i = 0; i < l->n; i++)
+    t[i] = l->mem[i].arrival;
+  int rc = kvsim_steady_window(t, l->n, w);
+  free(t);
+  return rc;
+}
+
+/* The distributions of the requests that arrived inside the steady window
+ * (kvsim/steady.h), and the SLO attainment over them. */
+static int count_steady(kvsim_run_output_t *o) {
+  int rc = steady_window(&o->recs, &o->steady);
+  if (rc < 0 || (rc = kvsim__reqlog_rewind(&o->recs)) < 0)
+    return rc;
+  kvsim__req_rec_t rec;
+  const kvsim__req_rec_t *r = &rec;
+  while ((rc = kvsim__reqlog_next(&o->recs, &rec)) > 0) {
+    if (!kvsim_steady_contains(&o->steady, r->arrival) || !(r->finished || r->rejected))
+      continue;
+    o->slo_n++; /* a rejected request missed its SLO */
+    if (!r->finished)
+      continue;
+    o->slo_ok += r->slo_ok;
+    prio_stat_t *p = prio_slot(o, r->priority);
+    if ((rc = kvsim_dist_add(&o->ttft, r->ttft)) < 0 || (rc = kvsim_dist_add(&o->e2e, r->e2e)) < 0 ||
+        (rc = kvsim_dist_add(&o->queue, r->queue)) < 0 ||
+        (r->tpot >= 0 && (rc = kvsim_dist_add(&o->tpot, r->tpot)) < 0) ||
+        (p && ((rc = kvsim_dist_add(&p->ttft, r->ttft)) < 0 || (rc = kvsim_dist_add(&p->e2e, r->e2e)) < 0)))
+      return rc;
+  }
+  if (rc < 0)
+    return rc;
+  kvsim_steady_judge(&o->steady, o->e2e.n, kvsim_dist_mean(&o->e2e));
+  return KVSIM_OK;
+}
+
+static void summarise_steady(kvsim_run_output_t *o, kvsim_summary_t *s) {
+  s->steady = o->steady;
+  s->all_ttft = latency_of(&o->all_ttft);
+  s->all_tpot = latency_of(&o->all_tpot);
+  s->all_e2e = latency_of(&o->all_e2e);
+}
+
+static int summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
+  int rc = count_steady(o);
+  if (rc < 0)
+    return rc;
+  summarise_steady(o, s);
   s->ttft = latency_of(&o->ttft);
   s->tpot = latency_of(&o->tpot);
   s->e2e = latency_of(&o->e2e);
@@ -433,6 +522,7 @@ static void summarise_latency(kvsim_run_output_t *o, kvsim_summary_t *s) {
   s->percentiles_exact = kvsim_dist_exact(&o->e2e);
   /* latency.calibration, and the +/- band until ranges replace it. */
   kvsim_summary_set_calibration(s, &o->sc->gpu, o->sc->model.num_experts > 0);
+  return KVSIM_OK;
 }
 
 static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
@@ -486,7 +576,7 @@ static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
   s->transfer_wait_s = rounded(st->transfer_wait_s, 1e-9);
 }
 
-static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
+static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvsim_summary_t *s) {
   const kvsim_scenario_t *sc = o->sc;
   memset(s, 0, sizeof *s);
   snprintf(s->name, sizeof s->name, "%s", sc->name);
@@ -494,7 +584,9 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
   s->plan = st->resolved.plan;
   s->pool_usable_blocks = st->resolved.pool_usable;
   summarise_requests(o, st, s);
-  summarise_latency(o, s);
+  int rc = summarise_latency(o, s);
+  if (rc < 0)
+    return rc;
   summarise_cache(o, st, s);
   s->slo_ttft_p99 = slo_of(sc->slo_ttft_p99_s, &s->ttft, s->requests_finished);
   s->slo_tpot_p99 = slo_of(sc->slo_tpot_p99_s, &s->tpot, s->requests_finished);
@@ -515,11 +607,16 @@ static void build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kv
       .rejected_no_fit = st->rejected_no_fit};
   kvsim__diagnose(&in, s);
   kvsim__diagnose_calibration(&s->calibration, s);
+  return KVSIM_OK;
 }
 
 int kvsim_run_output_finish(kvsim_run_output_t *o, const kvsim_run_stats_t *st, bool commit,
                             kvsim_err *err) {
-  build_summary(o, st, &o->summary);
+  int rc = build_summary(o, st, &o->summary);
+  if (rc < 0)
+    return kvsim_err_set(err, rc, "%s: %s", o->sc->name,
+                         rc == KVSIM_EIO ? "cannot read or write the temporary file of the steady window"
+                                         : "out of memory for the run's summary");
   o->has_summary = true;
   return commit ? kvsim_run_output_commit(o, err) : KVSIM_OK;
 }
@@ -603,6 +700,10 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
   kvsim_dist_fini(&o->tpot);
   kvsim_dist_fini(&o->e2e);
   kvsim_dist_fini(&o->queue);
+  kvsim_dist_fini(&o->all_ttft);
+  kvsim_dist_fini(&o->all_tpot);
+  kvsim_dist_fini(&o->all_e2e);
+  kvsim__reqlog_fini(&o->recs);
   for (int i = 0; i < o->nprio; i++) {
     kvsim_dist_fini(&o->prio[i].ttft);
     kvsim_dist_fini(&o->prio[i].e2e);

@@ -238,6 +238,27 @@ static void add_requests(cJSON *j, const kvsim_summary_t *s) {
     cJSON_AddNumberToObject(why, s->rejected_reasons[i].why, (double)s->rejected_reasons[i].n);
 }
 
+/* latency.steady_state: the rule, what it dropped, and whether the window
+ * is long enough (kvsim/steady.h); latency.untrimmed: every finished
+ * request's p99s, to see what the trim moved. */
+static void add_steady(cJSON *lat, const kvsim_summary_t *s) {
+  const kvsim_steady_t *w = &s->steady;
+  cJSON *o = cJSON_AddObjectToObject(lat, "steady_state");
+  cJSON_AddStringToObject(o, "rule", KVSIM_STEADY_RULE);
+  cJSON_AddNumberToObject(o, "warmup_requests_dropped", (double)w->warmup);
+  cJSON_AddNumberToObject(o, "drain_requests_dropped", (double)w->drain);
+  cJSON_AddNumberToObject(o, "window_start_s", w->arrivals ? round(w->start_ns / 1e3) / 1e6 : 0);
+  cJSON_AddNumberToObject(o, "window_end_s", w->arrivals ? round(w->end_ns / 1e3) / 1e6 : 0);
+  cJSON_AddNumberToObject(o, "finished_in_window", (double)w->finished);
+  cJSON_AddBoolToObject(o, "reached", w->reached);
+  if (!w->reached)
+    cJSON_AddStringToObject(o, "warning", w->why);
+  cJSON *u = cJSON_AddObjectToObject(lat, "untrimmed");
+  add_known(u, "ttft_p99_s", s->all_ttft.count ? s->all_ttft.p99 : NAN);
+  add_known(u, "tpot_p99_s", s->all_tpot.count ? s->all_tpot.p99 : NAN);
+  add_known(u, "e2e_p99_s", s->all_e2e.count ? s->all_e2e.p99 : NAN);
+}
+
 static void add_latency(cJSON *j, const kvsim_summary_t *s) {
   cJSON *lat = cJSON_AddObjectToObject(j, "latency");
   const bool r = s->has_ranges;
@@ -257,6 +278,7 @@ static void add_latency(cJSON *j, const kvsim_summary_t *s) {
   }
   cJSON_AddStringToObject(lat, "percentiles",
                           s->percentiles_exact ? "exact" : "histogram (0.1% resolution)");
+  add_steady(lat, s);
   add_calibration(lat, s);
   if (s->has_uncertainty) {
     cJSON *band = cJSON_AddObjectToObject(lat, "uncertainty");

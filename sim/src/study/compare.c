@@ -10,6 +10,7 @@
 #include "core/util.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/clock.h"
+#include "kvsim/deploy.h"
 #include "kvsim/gpu.h"
 #include "kvsim/study.h"
 
@@ -198,6 +199,46 @@ static void candidate_error(const kvsim_compare_t *c, int i, kvsim_err *err) {
   kvsim_err_prefix(err, "%s: candidate '%s'", c->where, c->cand[i].label);
 }
 
+/* The search block: its lists, then each value of a list in a scenario
+ * (a bad KV dtype or quantization named by its key), and the prices by
+ * the GPUs it lists. */
+static int kvsim__compare_parse_search(kvsim_compare_t *c, kvsim_err *err) {
+  char w[4200];
+  snprintf(w, sizeof w, "%s: search", c->where);
+  kvsim_deploy_space_t s;
+  int rc = kvsim_deploy_space_parse(c->search, w, &s, err);
+  if (rc < 0)
+    return rc;
+  c->nconfigs = kvsim_deploy_space_count(&s);
+  if (c->nconfigs > KVSIM_DEPLOY_MAX_CONFIGS)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: %lld configurations (the product of the lists' lengths), at most %d",
+                         w, (long long)c->nconfigs, KVSIM_DEPLOY_MAX_CONFIGS);
+  kvsim_deploy_config_t base;
+  kvsim_deploy_space_config(&s, 0, &base);
+  const struct {
+    const char *key;
+    int n;
+  } lists[] = {{"gpus", s.ngpus}, {"kv_cache_dtype", s.nkv}, {"quantization", s.nquant}};
+  for (int l = 0; l < 3; l++)
+    for (int j = 0; j < lists[l].n; j++) {
+      kvsim_deploy_config_t cfg = base;
+      if (l == 0)
+        snprintf(cfg.gpu, sizeof cfg.gpu, "%s", s.gpus[j]);
+      else if (l == 1)
+        snprintf(cfg.kv_cache_dtype, sizeof cfg.kv_cache_dtype, "%s", s.kv_cache_dtype[j]);
+      else
+        snprintf(cfg.quantization, sizeof cfg.quantization, "%s", s.quantization[j]);
+      kvsim_scenario_t probe;
+      if ((rc = kvsim_deploy_config_scenario(c, &cfg, &probe, err)) < 0) {
+        kvsim_err_prefix(err, "%s.%s[%d]", w, lists[l].key, j);
+        return rc;
+      }
+      kvsim_scenario_fini(&probe);
+    }
+  return resolve_prices(c, s.gpus, s.ngpus, err);
+}
+
 int kvsim_compare_parse(const char *json_text, const char *where, const char *dir,
                         kvsim_compare_t *c, kvsim_err *err) {
   memset(c, 0, sizeof *c);
@@ -206,7 +247,7 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   if (!c->root)
     return err->code;
   static const char *const keys[] = {"name", "description", "scenario", "slo", "target_rate",
-                                     "candidates", "cost_per_gpu_hour", NULL};
+                                     "candidates", "search", "cost_per_gpu_hour", NULL};
   int rc = KVSIM_OK;
   const char *tell = NULL, *kind = kvsim__json_file_kind(c->root, &tell);
   if (kind && strcmp(kind, "study")) {
@@ -240,9 +281,21 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
                        c->target_rate);
     goto fail;
   }
-  if ((rc = load_scenario(c, dir, err)) < 0 || (rc = parse_slo(c, err)) < 0 ||
-      (rc = parse_candidates(c, err)) < 0 || (rc = parse_costs(c, err)) < 0)
+  c->search = cJSON_GetObjectItemCaseSensitive(c->root, "search");
+  if (c->search && cJSON_GetObjectItemCaseSensitive(c->root, "candidates")) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL,
+                       "%s: a study has candidates or a search block, not both (put the "
+                       "candidates in a study of their own)",
+                       where);
     goto fail;
+  }
+  if ((rc = load_scenario(c, dir, err)) < 0 || (rc = parse_slo(c, err)) < 0 ||
+      (!c->search && (rc = parse_candidates(c, err)) < 0) || (rc = parse_costs(c, err)) < 0)
+    goto fail;
+  if (c->search) {
+    rc = kvsim__compare_parse_search(c, err);
+    goto fail_or_ok;
+  }
   /* Every candidate must build (and take the target rate) before any run. */
   char gpus[KVSIM_COMPARE_MAX_CANDIDATES][64];
   for (int i = 0; i < c->ncandidates; i++) {
@@ -257,6 +310,9 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   if ((rc = resolve_prices(c, gpus, c->ncandidates, err)) < 0)
     goto fail;
   return KVSIM_OK;
+fail_or_ok:
+  if (rc == KVSIM_OK)
+    return rc;
 fail:
   kvsim_compare_fini(c);
   return rc;

@@ -103,6 +103,8 @@ static int at_target(const kvsim_compare_t *c, const kvsim_scenario_t *sc, kvsim
     r->tpot_p99_range[0] = sum->tpot_range.p99.lo;
     r->tpot_p99_range[1] = sum->tpot_range.p99.hi;
   }
+  r->ran_target = true;
+  r->steady = sum->steady.reached;
   r->kv_peak = sum->kv_usage_peak;
   r->preemptions = sum->preemptions;
   r->requests = sum->requests_total;

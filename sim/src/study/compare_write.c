@@ -68,7 +68,7 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
       "cost_per_gpu_hour,cost_source,cost_per_hour,cost_per_million_output_tokens,"
       "goodput_per_dollar,calibration,band_ttft_rel,band_tpot_rel,simulations,error,"
       "e2e_p99_lo,e2e_p99_hi,unloaded_rate,unloaded_ttft_p99_s,unloaded_tpot_p99_s,"
-      "unloaded_e2e_p99_s,feasible,feasibility\n",
+      "unloaded_e2e_p99_s,feasible,feasibility,steady\n",
       f);
   for (int i = 0; i < n; i++) {
     const kvsim_compare_row_t *r = &rows[i];
@@ -108,7 +108,8 @@ char *kvsim_compare_csv(const kvsim_compare_t *c, const kvsim_compare_row_t *row
     for (size_t k = 0; k < sizeof u / sizeof *u; k++)
       num(f, u[k], false);
     fputs(r->rc != KVSIM_OK || isnan(r->unloaded_rate) ? "," : r->infeasible ? "false," : "true,", f);
-    field(f, r->feasibility, true);
+    field(f, r->feasibility, false);
+    fputs(!r->ran_target ? "\n" : r->steady ? "true\n" : "false\n", f);
   }
   return finish(f, &text);
 }

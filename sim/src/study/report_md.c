@@ -143,6 +143,21 @@ static bool shows_inf(double v, const double r[2]) {
   return isfinite(v) && (isfinite(r[0]) || isfinite(r[1])) && (isinf(r[0]) || isinf(r[1]));
 }
 
+/* The candidates whose run at the target did not reach steady state
+ * (kvsim/steady.h): their figures may flatter them. */
+static void steady_note(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (rows[i].ran_target && !rows[i].steady) {
+      fputs(k++ ? ", " : "\n**Too short to reach steady state** at the target (the workload's "
+                         "requests; `steady` false in compare.csv): ",
+            f);
+      kvsim__md_text(f, c->cand[i].label);
+    }
+  if (k)
+    fputs(". Their latencies may flatter them: run more requests.\n", f);
+}
+
 /* What a range's "none" or "inf" means: one note per column kind that
  * shows one, with how many candidates, as dash_notes says a '-'. */
 static void range_notes(FILE *f, const kvsim_compare_row_t *rows, int n, bool e2e) {
@@ -220,6 +235,7 @@ static void table(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_t *
   }
   dash_notes(f, rows, n);
   range_notes(f, rows, n, e2e);
+  steady_note(f, c, rows, n);
   fputs("\nGoodput: the highest rate the deployment as given (one replica unless the candidate "
         "sets more) serves within the SLO (`kvsim plan --search rate`). Replicas: the fewest for "
         "the target (`--search replicas`); p99s, KV peak and preemptions are those of that run. "

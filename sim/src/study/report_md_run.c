@@ -231,6 +231,17 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
             e->e2e_range.p99.hi);
   fprintf(f, "; KV peak %.1f %%, %lld preemptions, %lld rejected.\n\n", 100 * s->kv_usage_peak,
           (long long)s->preemptions, (long long)s->requests_rejected);
+  /* The latencies are the steady window's (kvsim/steady.h); a window too
+   * short to be steady is said where the answer is read. */
+  fprintf(f, "Latencies of the steady window (rule %s: %lld and %lld requests dropped at the "
+             "start and the end).%s",
+          KVSIM_STEADY_RULE, (long long)s->steady.warmup, (long long)s->steady.drain,
+          s->steady.reached || none ? "\n\n" : " ");
+  if (!s->steady.reached && !none) {
+    fputs("**The workload is too short to reach steady state**: ", f);
+    kvsim__md_text(f, s->steady.why);
+    fputs("; run more requests.\n\n", f);
+  }
   /* A cut run's latencies are of the finished alone (the run line says
    * so too), and the band then opens the tops it cannot bound. */
   const long long open = (long long)(s->running_at_end + s->waiting_at_end);

@@ -1,0 +1,131 @@
+/* The steady window of a run (kvsim/steady.h: the rule and its reasons). */
+#include "kvsim/steady.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kvsim/error.h"
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int kvsim_steady_window(const int64_t *arrival_ns, int64_t n, kvsim_steady_t *out) {
+  memset(out, 0, sizeof *out);
+  out->arrivals = n;
+  if (n <= 0)
+    return KVSIM_OK;
+  int64_t *t = kvsim__malloc((size_t)n * sizeof *t);
+  if (!t)
+    return KVSIM_ENOMEM;
+  memcpy(t, arrival_ns, (size_t)n * sizeof *t);
+  qsort(t, (size_t)n, sizeof *t, cmp_i64);
+  int64_t cut = (int64_t)((double)n * KVSIM_STEADY_TRIM);
+  out->start_ns = t[cut];
+  out->end_ns = t[n - 1 - cut];
+  /* Counted by time, so ties at an edge stay in the window. */
+  for (int64_t i = 0; i < n && t[i] < out->start_ns; i++)
+    out->warmup++;
+  for (int64_t i = n - 1; i >= 0 && t[i] > out->end_ns; i--)
+    out->drain++;
+  out->warmup_s = (double)(out->start_ns - t[0]) / 1e9;
+  free(t);
+  return KVSIM_OK;
+}
+
+#define BUCKETS 65536
+
+/* The k-th smallest (0-based) of the reader's values for both ks at once:
+ * each pass histograms the values still inside each target's range and
+ * narrows that range to the bucket holding the target, 65,536 times
+ * narrower, until it is one nanosecond wide. */
+static int select2(const kvsim_steady_reader_t *r, int64_t first, int64_t last, const int64_t k[2],
+                   int64_t out[2]) {
+  int64_t lo[2] = {first, first}, hi[2] = {last, last};
+  int64_t *hist = kvsim__malloc(2 * BUCKETS * sizeof *hist);
+  if (!hist)
+    return KVSIM_ENOMEM;
+  int rc = KVSIM_OK;
+  while (rc == KVSIM_OK && (lo[0] < hi[0] || lo[1] < hi[1])) {
+    uint64_t w[2];
+    int64_t below[2] = {0, 0};
+    for (int j = 0; j < 2; j++)
+      w[j] = (uint64_t)(hi[j] - lo[j]) / BUCKETS + 1;
+    memset(hist, 0, 2 * BUCKETS * sizeof *hist);
+    if ((rc = r->rewind(r->ctx)) < 0)
+      break;
+    int64_t t;
+    while ((rc = r->next(r->ctx, &t)) > 0)
+      for (int j = 0; j < 2; j++) {
+        if (t < lo[j])
+          below[j]++;
+        else if (t <= hi[j])
+          hist[j * BUCKETS + (int64_t)((uint64_t)(t - lo[j]) / w[j])]++;
+      }
+    if (rc < 0)
+      break;
+    for (int j = 0; j < 2; j++) {
+      if (lo[j] == hi[j])
+        continue;
+      int64_t seen = below[j], b = 0;
+      while (b < BUCKETS - 1 && seen + hist[j * BUCKETS + b] <= k[j])
+        seen += hist[j * BUCKETS + b++];
+      int64_t nlo = lo[j] + (int64_t)((uint64_t)b * w[j]);
+      uint64_t top = (uint64_t)b * w[j] + w[j] - 1;
+      hi[j] = top < (uint64_t)(hi[j] - lo[j]) ? lo[j] + (int64_t)top : hi[j];
+      lo[j] = nlo;
+    }
+  }
+  free(hist);
+  out[0] = lo[0];
+  out[1] = lo[1];
+  return rc < 0 ? rc : KVSIM_OK;
+}
+
+int kvsim_steady_window_stream(const kvsim_steady_reader_t *r, int64_t n, int64_t first,
+                               int64_t last, kvsim_steady_t *out) {
+  memset(out, 0, sizeof *out);
+  out->arrivals = n;
+  if (n <= 0)
+    return KVSIM_OK;
+  int64_t cut = (int64_t)((double)n * KVSIM_STEADY_TRIM);
+  const int64_t k[2] = {cut, n - 1 - cut};
+  int64_t edge[2];
+  int rc = select2(r, first, last, k, edge);
+  if (rc < 0)
+    return rc;
+  out->start_ns = edge[0];
+  out->end_ns = edge[1];
+  /* Counted by time, so ties at an edge stay in the window. */
+  if ((rc = r->rewind(r->ctx)) < 0)
+    return rc;
+  int64_t t;
+  while ((rc = r->next(r->ctx, &t)) > 0) {
+    out->warmup += t < out->start_ns;
+    out->drain += t > out->end_ns;
+  }
+  out->warmup_s = (double)(out->start_ns - first) / 1e9;
+  return rc < 0 ? rc : KVSIM_OK;
+}
+
+void kvsim_steady_judge(kvsim_steady_t *s, int64_t finished, double e2e_mean_s) {
+  s->finished = finished;
+  s->e2e_mean_s = finished > 0 ? e2e_mean_s : 0;
+  s->why[0] = '\0';
+  if (finished <= 0)
+    snprintf(s->why, sizeof s->why, "no request finished in the steady window");
+  else if (s->warmup_s < KVSIM_STEADY_WARMUP_E2E * e2e_mean_s)
+    snprintf(s->why, sizeof s->why,
+             "the warm-up dropped (%.3g s, %lld request%s) is shorter than %g x a request's mean "
+             "E2E (%.3g s): the batch has not filled when the window opens",
+             s->warmup_s, (long long)s->warmup, s->warmup == 1 ? "" : "s", KVSIM_STEADY_WARMUP_E2E,
+             e2e_mean_s);
+  else if (finished < KVSIM_STEADY_MIN_REQUESTS)
+    snprintf(s->why, sizeof s->why,
+             "only %lld requests finished in the steady window (a p99 wants %d: 10 above it)",
+             (long long)finished, KVSIM_STEADY_MIN_REQUESTS);
+  s->reached = s->why[0] == '\0';
+}
