@@ -7,6 +7,7 @@
 
 #include "core/vec.h"
 #include "engine/budget.h"
+#include "engine/disagg.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
@@ -557,6 +558,8 @@ int kvsim_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kv
   r.sink = sink;
   r.st = stats;
   r.err = err;
+  if (sc->disagg.enabled)
+    return kvsim__disagg_run(sc, opts, sink, stats, err);
   kvsim_eventq_init(&r.q);
   int rc = setup(&r);
   if (rc < 0)

@@ -10,7 +10,8 @@
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name",     "description", "seed",     "model",
                                        "hardware", "engine",      "workload", "slo",
-                                       "output",   "admission",   "perf",     NULL};
+                                       "output",   "admission",   "perf",     "disaggregation",
+                                       NULL};
 static const char *const hardware_keys[] = {
     "gpu",      "gpu_memory_gib", "tensor_parallel_size", "pipeline_parallel_size",
     "replicas", "router",         "router_imbalance",     "expert_parallel_size",

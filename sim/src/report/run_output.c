@@ -346,7 +346,7 @@ static void on_progress(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_f
 }
 
 kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o) {
-  kvsim_sink_t s = {o, on_sample, on_request, on_progress};
+  kvsim_sink_t s = {o, on_sample, on_request, on_progress, NULL};
   return s;
 }
 
