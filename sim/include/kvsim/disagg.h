@@ -79,16 +79,22 @@ typedef struct kvsim_disagg_stats {
   int64_t prealloc_queue_peak;  /* requests waiting for decode-side blocks */
 } kvsim_disagg_stats_t;
 
-/* One row of transfer.csv, every sampling tick of a disaggregated run. */
+/* One row of transfer.csv, every sampling tick of a disaggregated run;
+ * the queues as SGLang's metrics count them (sglang:num_*_queue_reqs,
+ * python/sglang/srt/managers/scheduler_metrics_mixin.py). */
 typedef struct kvsim_disagg_sample {
   int64_t time_ns;
   double prefill_kv_usage, decode_kv_usage;  /* mean over each side's instances, 0..1 */
   int64_t prefill_blocks_held;               /* held for hand-offs, all instances */
-  int64_t prealloc_queue;                    /* waiting for decode-side blocks */
-  int64_t transfer_queue;                    /* waiting for the link */
-  int64_t transfers_in_flight;
+  int64_t prefill_inflight;                  /* requests holding them (num_prefill_inflight_queue_reqs) */
+  int64_t prealloc_queue;                    /* waiting for decode blocks (num_decode_prealloc_queue_reqs) */
+  int64_t transfer_queue;                    /* allocated, waiting for the link */
+  int64_t transfers_in_flight;               /* on the link (with transfer_queue: num_decode_transfer_queue_reqs) */
   int64_t bytes_in_flight;                   /* on the link now */
 } kvsim_disagg_sample_t;
+
+/* transfer.csv's header. */
+extern const char *const kvsim_transfer_header;
 
 #ifdef __cplusplus
 }

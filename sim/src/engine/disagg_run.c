@@ -455,6 +455,10 @@ static void totals(drun_t *r) {
       st->busy_s += rep->busy_s;
       if (rep->kv_usage_peak > st->kv_usage_peak)
         st->kv_usage_peak = rep->kv_usage_peak;
+      int32_t g = k ? r->side[0].n + i : i;
+      if (g < KVSIM_RUN_MAX_REPLICA_STATS)
+        st->replica[g] = (kvsim_replica_stats_t){r->side[k].router.routed[i], rep->kv_usage_peak,
+                                                 rep->kv.queries, rep->kv.hits};
     }
   st->replicas = r->side[0].n + r->side[1].n;
   st->router = r->side[0].sc.router;

@@ -103,6 +103,7 @@ static void hold(kvsim__handoff_t *h, kvsim__handoff_entry_t *e) {
   e->pre_blocks = kvsim_kvcache_held(ps->kv[e->p], e->pre);
   e->bytes = e->pre_blocks * ps->block_bytes_all_ranks;
   h->held[e->p] += e->pre_blocks;
+  h->held_reqs++;
   if (h->held[e->p] > h->st.held_blocks_peak)
     h->st.held_blocks_peak = h->held[e->p];
 }
@@ -219,6 +220,7 @@ kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, k
    * frees the blocks; SGLang: the inflight queue releases on KVPoll.Success). */
   kvsim_kvcache_free(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre);
   h->held[e->p] -= e->pre_blocks;
+  h->held_reqs--;
   e->pre_blocks = 0;
   e->pre->hold_kv = false;
   e->state = KVSIM__HO_DONE;
@@ -237,6 +239,7 @@ void kvsim__handoff_sample(const kvsim__handoff_t *h, kvsim_disagg_sample_t *s) 
   for (int32_t i = 0; i < h->side[KVSIM_SIDE_PREFILL].n; i++)
     held += h->held[i];
   s->prefill_blocks_held = held;
+  s->prefill_inflight = h->held_reqs;
   s->prealloc_queue = h->prealloc_waiting;
   s->transfer_queue = h->xferq.n;
   s->transfers_in_flight = h->in_flight;

@@ -69,7 +69,7 @@ typedef struct kvsim__handoff {
   bool *p_busy, *d_busy;                /* an endpoint's link carries a transfer */
   int64_t *held;                        /* per prefill instance: blocks held */
   int64_t *inbound;                     /* per decode instance: allocated, not yet in its engine */
-  int64_t bytes_in_flight, in_flight, prealloc_waiting;
+  int64_t bytes_in_flight, in_flight, prealloc_waiting, held_reqs;
   kvsim_disagg_stats_t st;
 } kvsim__handoff_t;
 
