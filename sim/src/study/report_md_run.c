@@ -143,7 +143,8 @@ static void run_plots(FILE *f, const char *dir) {
                                          {"queue.png", "Queue"},
                                          {"replicas.png", "Replicas"},
                                          {"preemptions.png", "Preemptions"},
-                                         {"latency_cdf.png", "Latency"}};
+                                         {"latency_cdf.png", "Latency"},
+                                         {"disaggregation.png", "Disaggregated prefill and decode"}};
   char why[512] = "", list[1024] = "";
   kvsim__plots_clear(dir);
   if (kvsim__plots_available(why, sizeof why) &&
