@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/budget.h"
 #include "engine/disagg.h"
 #include "engine/handoff.h"
 #include "engine/replica.h"
@@ -367,6 +368,9 @@ static int setup_side(drun_t *r, int k) {
   int rc = kvsim_scenario_disagg_side(r->sc, (kvsim_disagg_side)k, &sd->sc, r->err);
   if (rc < 0 || (rc = kvsim_scenario_resolve(&sd->sc, &sd->res, r->err)) < 0 ||
       (rc = kvsim_perf_init(&sd->perf, &sd->sc.model, &sd->sc.gpu, &sd->res.plan, r->err)) < 0)
+    return rc;
+  /* Each side's pools within the run's memory budget (budget.h). */
+  if ((rc = kvsim__budget_check_replicas(&sd->sc, &sd->res, r->err)) < 0)
     return rc;
   sd->n = sd->sc.replicas;
   sd->reps = calloc((size_t)sd->n, sizeof *sd->reps);
