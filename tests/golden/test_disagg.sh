@@ -67,7 +67,28 @@ grep -q '^== prefill: 1 x h100-sxm (TP 1), profile vllm-v1 ==$' "$tmp/calc.txt" 
 grep -q '^GPU KV cache size: 9,600 tokens$' "$tmp/calc.txt" || { echo "FAIL: calc decode pool"; exit 1; }
 grep -q 'prompt of 8,192 tokens: 1,073,741,824 bytes' "$tmp/calc.txt" || { echo "FAIL: calc transfer bytes"; exit 1; }
 
-# 6. Bad blocks: one line naming the key, exit 2, nothing written.
+# 6. compare takes disaggregated candidates beside aggregated ones: a
+# replica is one unit of the block's instances (GPUs: both sides'), and a
+# block without a link takes InfiniBand's defaults.
+cat >"$tmp/base.json" <<'JSON'
+{ "name": "cmp-base", "seed": 3, "model": "llama-3.1-8b", "hardware": { "gpu": "h100-sxm" },
+  "engine": { "max_model_len": 8192 },
+  "workload": { "synthetic": { "requests": 200, "arrival": { "process": "poisson", "rate": 4 },
+    "prompt_tokens": { "dist": "uniform", "min": 3000, "max": 6000 },
+    "output_tokens": { "dist": "uniform", "min": 200, "max": 400 } } } }
+JSON
+cat >"$tmp/study.json" <<'JSON'
+{ "name": "cmp-disagg", "scenario": "base.json", "slo": { "ttft_p99_s": 1.0, "tpot_p99_s": 0.03 },
+  "target_rate": 12,
+  "candidates": [ { "label": "aggregated", "set": {} },
+    { "label": "1P:2D", "set": { "disaggregation": { "prefill": {}, "decode": { "replicas": 2 } } } } ] }
+JSON
+"$kvsim" compare "$tmp/study.json" --out "$tmp/cmp" --quiet
+awk -F, '$1 == "aggregated" && $6 == 1 { a = 1 } $1 == "1P:2D" && $6 == 3 { d = 1 } END { exit !(a && d) }' "$tmp/cmp/compare.csv" ||
+  { echo "FAIL: compare's GPUs per replica"; cat "$tmp/cmp/compare.csv"; exit 1; }
+grep -q '^== hand-off (flow vllm, infiniband at 43 GB/s' "$tmp/cmp/REPORT.md" || { echo "FAIL: REPORT.md lacks the sides' plans"; exit 1; }
+
+# 7. Bad blocks: one line naming the key, exit 2, nothing written.
 for set in disaggregation.link.kind=ethernet disaggregation.decode=null disaggregation.prefill.tensor_parallel_size=3 \
            hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1; do
   set +e

@@ -45,6 +45,10 @@ typedef struct kvsim_disagg_cfg {
   kvsim_xfer_link link;
   double link_GBps;        /* per GPU, one direction */
   double link_latency_s;   /* fixed cost of every transfer */
+  /* Instances of each side in one deployment unit, as the block gives
+   * them: kvsim_scenario_set_replicas(sc, n) runs n units (compare's and
+   * plan's replica searches scale both sides together). */
+  int32_t unit_prefill, unit_decode;
 } kvsim_disagg_cfg_t;
 
 /* The two sides of a deployment. */

@@ -92,10 +92,12 @@ static int parse_link(const cJSON *o, double gpu_spec_GBps, kvsim_disagg_cfg_t *
                       kvsim_err *err) {
   int rc;
   char kind[32] = "infiniband";
+  if (cJSON_IsNull(o))
+    o = NULL; /* null: the link left out, its defaults */
   if (o && !cJSON_IsObject(o))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
-  if ((rc = kvsim__json_only_keys(o, link_keys, w, err)) < 0 ||
-      (rc = kvsim__json_str(o, "kind", kind, sizeof kind, w, err)) < 0)
+  if (o && ((rc = kvsim__json_only_keys(o, link_keys, w, err)) < 0 ||
+            (rc = kvsim__json_str(o, "kind", kind, sizeof kind, w, err)) < 0))
     return rc;
   if ((rc = pick(link_names, 3, kind, "kind", w, err)) < 0)
     return rc;
@@ -103,8 +105,8 @@ static int parse_link(const cJSON *o, double gpu_spec_GBps, kvsim_disagg_cfg_t *
   const char *src;
   kvsim_xfer_link_defaults(d->link, gpu_spec_GBps, &d->link_GBps, &d->link_latency_s, &src);
   double us = d->link_latency_s * 1e6;
-  if ((rc = bounded(o, "bandwidth_GBps", &d->link_GBps, w, err)) < 0 ||
-      (rc = bounded(o, "latency_us", &us, w, err)) < 0)
+  if (o && ((rc = bounded(o, "bandwidth_GBps", &d->link_GBps, w, err)) < 0 ||
+            (rc = bounded(o, "latency_us", &us, w, err)) < 0))
     return rc;
   d->link_latency_s = us * 1e-6;
   return KVSIM_OK;
@@ -141,6 +143,10 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", ws);
     if ((rc = kvsim__json_only_keys(g, side_keys, ws, err)) < 0)
       return rc;
+    int64_t n = 1;
+    if ((rc = kvsim__json_int_in(g, "replicas", 1, 4096, &n, ws, err)) < 0)
+      return rc;
+    *(s ? &d->unit_decode : &d->unit_prefill) = (int32_t)n;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(g, "engine");
     if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e))
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.engine: expected an object", ws);

@@ -50,10 +50,18 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
   snprintf(w, sizeof w, "%s: hardware", sc->path[0] ? sc->path : sc->name);
   if (n < 1 || n > 4096)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.replicas: %lld must be in [1, 4096]", w, (long long)n);
-  if (sc->disagg.enabled) /* disagg_cfg.c: replicas are per side */
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.replicas: a disaggregated deployment counts instances per side "
-                         "(disaggregation.prefill.replicas, disaggregation.decode.replicas)", w);
+  if (sc->disagg.enabled) {
+    /* n deployment units: each side's instances of the block, n times
+     * (disagg.h unit_prefill, unit_decode). */
+    int rc = record(sc, "disaggregation.prefill.replicas",
+                    cJSON_CreateNumber((double)(n * sc->disagg.unit_prefill)), err);
+    if (rc == KVSIM_OK)
+      rc = record(sc, "disaggregation.decode.replicas",
+                  cJSON_CreateNumber((double)(n * sc->disagg.unit_decode)), err);
+    if (rc == KVSIM_OK)
+      sc->replicas = (int)n;
+    return rc;
+  }
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   int rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err);
   if (rc < 0)
