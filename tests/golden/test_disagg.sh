@@ -88,6 +88,11 @@ awk -F, '$1 == "aggregated" && $6 == 1 { a = 1 } $1 == "1P:2D" && $6 == 3 { d = 
   { echo "FAIL: compare's GPUs per replica"; cat "$tmp/cmp/compare.csv"; exit 1; }
 grep -q '^== hand-off (flow vllm, infiniband at 43 GB/s' "$tmp/cmp/REPORT.md" || { echo "FAIL: REPORT.md lacks the sides' plans"; exit 1; }
 
+# plan's replica search counts units too: 2 units of 1P:2D are 6 GPUs.
+"$kvsim" plan "$tmp/base.json" --set 'disaggregation={"prefill":{},"decode":{"replicas":2}}' \
+  --set workload.synthetic.arrival.rate=12 --slo ttft_p99=1s,tpot_p99=30ms --search replicas >"$tmp/plan.txt"
+grep -q 'replicas = [0-9]* GPUs ([0-9]* x 3 GPUs per replica)' "$tmp/plan.txt" || { echo "FAIL: plan's GPUs per unit"; cat "$tmp/plan.txt"; exit 1; }
+
 # 7. Bad blocks: one line naming the key, exit 2, nothing written.
 for set in disaggregation.link.kind=ethernet disaggregation.decode=null disaggregation.prefill.tensor_parallel_size=3 \
            hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1; do

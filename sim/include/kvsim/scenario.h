@@ -198,6 +198,11 @@ int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err 
 int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
                                kvsim_scenario_t *out, kvsim_err *err);
 
+/* GPUs of one replica: TP x PP; for a disaggregated scenario one unit's,
+ * both sides' instances (disagg.h unit_prefill, unit_decode) at each side's
+ * TP x PP (0 when a side cannot be built). */
+int kvsim_scenario_gpus_per_replica(const kvsim_scenario_t *sc);
+
 /* Applies one "a.b.c=value" override to a JSON tree. */
 int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err);
 /* Sets a.b.c to v (taken over, also on error), creating objects on the way. */

@@ -252,3 +252,18 @@ int kvsim__disagg_check(const kvsim_scenario_t *sc, const char *where, kvsim_err
   }
   return KVSIM_OK;
 }
+
+int kvsim_scenario_gpus_per_replica(const kvsim_scenario_t *sc) {
+  if (!sc->disagg.enabled)
+    return sc->plan.tp * sc->plan.pp;
+  int gpus = 0;
+  for (int k = 0; k < 2; k++) {
+    kvsim_scenario_t side;
+    kvsim_err err = {0};
+    if (kvsim_scenario_disagg_side(sc, (kvsim_disagg_side)k, &side, &err) < 0)
+      return 0;
+    gpus += (k ? sc->disagg.unit_decode : sc->disagg.unit_prefill) * side.plan.tp * side.plan.pp;
+    kvsim_scenario_fini(&side);
+  }
+  return gpus;
+}
