@@ -63,8 +63,11 @@ typedef struct drun {
   int32_t xcap;
   kvsim_request_t **started;
   int32_t started_cap;
-  int64_t samples;
-  double usage_sum;
+  /* The summary's means over every instance's ticks (run.c's
+   * account_sample): usage, queues, time full or at max_num_seqs, and
+   * allocation waste. */
+  int64_t samples, kv_full, seq_bound, frac_samples;
+  double usage_sum, running_sum, waiting_sum, frac_sum, frag_sum, unused_sum;
 } drun_t;
 
 static kvsim__replica_t *rep_of(drun_t *r, int32_t g) {
@@ -353,7 +356,17 @@ static int on_sample(drun_t *r, kvsim_time_ns now) {
       if (s.kv_cache_usage > sd->usage_peak)
         sd->usage_peak = s.kv_cache_usage;
       r->usage_sum += s.kv_cache_usage;
+      r->running_sum += (double)s.num_requests_running;
+      r->waiting_sum += (double)s.num_requests_waiting;
       r->samples++;
+      r->kv_full += s.kv_cache_usage >= 0.99 && s.num_requests_waiting > 0;
+      r->seq_bound += s.num_requests_running >= sd->reps[i].sched->cfg.max_num_seqs;
+      if (s.kv_allocated_bytes > 0) {
+        r->frac_sum += (double)s.kv_token_bytes / (double)s.kv_allocated_bytes;
+        r->frag_sum += (double)s.kv_internal_frag_bytes;
+        r->unused_sum += (double)s.kv_reserved_unused_bytes;
+        r->frac_samples++;
+      }
       if (r->sink && r->sink->sample && (rc = r->sink->sample(r->sink->ctx, &s)) < 0)
         return rc;
     }
@@ -466,8 +479,20 @@ static void totals(drun_t *r) {
     }
   st->replicas = r->side[0].n + r->side[1].n;
   st->router = r->side[0].sc.router;
-  if (r->samples)
-    st->kv_usage_mean = r->usage_sum / (double)r->samples;
+  if (r->samples) {
+    double n = (double)r->samples;
+    st->kv_usage_mean = r->usage_sum / n;
+    st->running_mean = r->running_sum / n;
+    st->waiting_mean = r->waiting_sum / n;
+    st->frac_samples_kv_full = (double)r->kv_full / n;
+    st->frac_samples_seq_bound = (double)r->seq_bound / n;
+  }
+  if (r->frac_samples) {
+    double n = (double)r->frac_samples;
+    st->kv_token_fraction_mean = r->frac_sum / n;
+    st->kv_internal_frag_bytes_mean = r->frag_sum / n;
+    st->kv_reserved_unused_bytes_mean = r->unused_sum / n;
+  }
   st->disaggregated = true;
   st->disagg = r->ho.st;
   st->disagg.prefill_pool_blocks = r->side[0].res.pool_usable;
