@@ -57,6 +57,7 @@ typedef struct drun {
   kvsim__vec(uint64_t) prefix_key; /* dec slot -> the routers' prefix key */
   int64_t in_flight, pending;      /* requests in the system; steps and transfers in flight */
   int64_t arrivals;                /* pulled, not yet arrived */
+  int64_t fixed_bytes;             /* both sides' pools (budget.h) */
   kvsim_reqvec_t finished;
   int32_t *xs;
   kvsim_time_ns *xe;
@@ -126,9 +127,18 @@ static int pull(drun_t *r) {
     return r->in_flight ? KVSIM_OK
                         : kvsim_err_set(r->err, KVSIM_EINVAL,
                                         "workload: waits for a request to finish with none in flight");
+  /* A new chunk of request objects: within the memory budget beside both
+   * sides' pools (budget.h), as run.c's pull_one checks. */
+  if (r->pool.nfree < 2 &&
+      (rc = kvsim__budget_check_requests(r->fixed_bytes, (int64_t)(r->pool.nchunks + 1) * KVSIM__REQ_CHUNK,
+                                         r->err)) < 0)
+    return rc;
   kvsim_request_t *dec = kvsim__reqpool_get(&r->pool), *pre = dec ? kvsim__reqpool_get(&r->pool) : NULL;
-  if (!pre)
+  if (!pre) {
+    if (dec)
+      kvsim__reqpool_put(&r->pool, dec);
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
+  }
   kvsim_time_ns now = kvsim_eventq_now(&r->q);
   for (int k = 0; k < 2; k++) {
     kvsim_request_t *q = k ? pre : dec;
@@ -385,6 +395,7 @@ static int setup_side(drun_t *r, int k) {
   /* Each side's pools within the run's memory budget (budget.h). */
   if ((rc = kvsim__budget_check_replicas(&sd->sc, &sd->res, r->err)) < 0)
     return rc;
+  r->fixed_bytes += kvsim__budget_replicas_bytes(&sd->sc, &sd->res);
   sd->n = sd->sc.replicas;
   sd->reps = calloc((size_t)sd->n, sizeof *sd->reps);
   sd->loads = calloc((size_t)sd->n, sizeof *sd->loads);
