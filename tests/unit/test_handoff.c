@@ -137,6 +137,29 @@ Test(handoff, vllm_flow_holds_back_pressures_and_frees) {
   pair_teardown(&e);
 }
 
+Test(handoff, max_num_seqs_bounds_the_requests_allocated) {
+  pair_env_t e;
+  pair_setup(&e, KVSIM_DISAGG_FLOW_VLLM, 32); /* room for all three prompts */
+  kvsim_err err = {0};
+  for (int i = 0; i < 3; i++)
+    pair_add(&e, i, 10, KVSIM__HO_PREFILL, -1);
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(kvsim__handoff_prefill_done(&e.h, kvsim__handoff_of(&e.h, &e.dec[i]), 0, e.pf.now, &err),
+                 KVSIM_OK, "%s", err.msg);
+  int32_t n = 0;
+  kvsim_request_t *started[4];
+  /* 6 running of max_num_seqs 8: two more may come in, the third waits. */
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 6, 8, 0, e.pf.now, started, 4, &n, &err), 2,
+               "running + inbound stay within max_num_seqs");
+  cr_assert_eq(e.h.inbound[0], 2, "two inbound");
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 6, 8, 0, e.pf.now, started, 4, &n, &err), 0,
+               "none while they are inbound");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "%s", err.msg);
+  pair_teardown(&e);
+}
+
 Test(handoff, a_lost_or_double_counted_block_is_caught) {
   pair_env_t e;
   pair_setup(&e, KVSIM_DISAGG_FLOW_VLLM, 8);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 #include "engine/budget.h"
 #include "engine/disagg.h"
 #include "engine/handoff.h"
@@ -397,9 +399,9 @@ static int setup_side(drun_t *r, int k) {
     return rc;
   r->fixed_bytes += kvsim__budget_replicas_bytes(&sd->sc, &sd->res);
   sd->n = sd->sc.replicas;
-  sd->reps = calloc((size_t)sd->n, sizeof *sd->reps);
-  sd->loads = calloc((size_t)sd->n, sizeof *sd->loads);
-  sd->kvs = calloc((size_t)sd->n, sizeof *sd->kvs);
+  sd->reps = kvsim__calloc((size_t)sd->n, sizeof *sd->reps);
+  sd->loads = kvsim__calloc((size_t)sd->n, sizeof *sd->loads);
+  sd->kvs = kvsim__calloc((size_t)sd->n, sizeof *sd->kvs);
   if (!sd->reps || !sd->loads || !sd->kvs)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for %d instances", sd->n);
   if ((rc = kvsim__router_init(&sd->router, sd->sc.router, sd->n, sd->sc.router_imbalance, r->err)) < 0)
@@ -427,9 +429,9 @@ static int setup(drun_t *r) {
     return rc;
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
   r->started_cap = 64;
-  r->xs = calloc((size_t)r->xcap, sizeof *r->xs);
-  r->xe = calloc((size_t)r->xcap, sizeof *r->xe);
-  r->started = calloc((size_t)r->started_cap, sizeof *r->started);
+  r->xs = kvsim__calloc((size_t)r->xcap, sizeof *r->xs);
+  r->xe = kvsim__calloc((size_t)r->xcap, sizeof *r->xe);
+  r->started = kvsim__calloc((size_t)r->started_cap, sizeof *r->started);
   if (!r->xs || !r->xe || !r->started)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the hand-off");
   /* The summary's configuration is the decode side's (its pool serves
@@ -445,16 +447,16 @@ static void teardown(drun_t *r) {
     side_t *sd = &r->side[k];
     for (int32_t i = 0; sd->reps && i < sd->n; i++)
       kvsim__replica_fini(&sd->reps[i]);
-    free(sd->reps);
-    free(sd->loads);
-    free(sd->kvs);
+    kvsim__free(sd->reps);
+    kvsim__free(sd->loads);
+    kvsim__free(sd->kvs);
     kvsim__router_fini(&sd->router);
     kvsim_scenario_fini(&sd->sc);
   }
   kvsim__handoff_fini(&r->ho);
-  free(r->xs);
-  free(r->xe);
-  free(r->started);
+  kvsim__free(r->xs);
+  kvsim__free(r->xe);
+  kvsim__free(r->started);
   kvsim__vec_free(&r->pre_of);
   kvsim__vec_free(&r->prefix_key);
   if (r->src)
@@ -544,7 +546,7 @@ static int leftovers(drun_t *r) {
  * step check). O(pools) per event: for goldens and tests. */
 static int check_all(drun_t *r) {
   int32_t n = r->side[0].n + r->side[1].n, g = 0;
-  int64_t *blocks = calloc((size_t)n, sizeof *blocks);
+  int64_t *blocks = kvsim__calloc((size_t)n, sizeof *blocks);
   if (!blocks)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "invariant check: out of memory");
   for (int k = 0; k < 2; k++)
@@ -554,7 +556,7 @@ static int check_all(drun_t *r) {
         blocks[g] += kvsim_kvcache_held(&r->side[k].reps[i].kv, s->running.v[j]);
     }
   int rc = kvsim__handoff_check(&r->ho, blocks, r->err);
-  free(blocks);
+  kvsim__free(blocks);
   return rc;
 }
 
