@@ -36,6 +36,10 @@ awk -v a="$(get "$tmp/pa100" latency.tpot_s.p50)" -v b="$t0" 'BEGIN { exit !(a <
   { echo "FAIL: TPOT should not depend on the prefill side's GPU"; exit 1; }
 gt "$(get "$tmp/da100" latency.tpot_s.p50)" "$(awk -v b="$t0" 'BEGIN { print 1.33 * b }')" "TPOT should follow the decode side's GPU"
 
+# The run line gives each side's peak and the wait for decode blocks.
+"$kvsim" run "$scen" --no-band --out "$tmp/line" | grep -q 'KV peak prefill [0-9.]*%, decode [0-9.]*%; waited for decode blocks [1-9][0-9.]* s mean' ||
+  { echo "FAIL: the run line lacks the sides' peaks and the wait"; exit 1; }
+
 # 2. The link: 100 times slower, transfers 100 times longer (less the latency).
 "$kvsim" run "$scen" --quiet --no-band --out "$tmp/slow" --set disaggregation.link.bandwidth_GBps=0.43
 gt "$(get "$tmp/slow" disaggregation.transfer_s_mean)" "$(awk -v b="$(get "$tmp/big" disaggregation.transfer_s_mean)" 'BEGIN { print 90 * b }')" \
