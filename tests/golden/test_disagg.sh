@@ -40,6 +40,18 @@ gt "$(get "$tmp/da100" latency.tpot_s.p50)" "$(awk -v b="$t0" 'BEGIN { print 1.3
 "$kvsim" run "$scen" --no-band --out "$tmp/line" | grep -q 'KV peak prefill [0-9.]*%, decode [0-9.]*%; waited for decode blocks [1-9][0-9.]* s mean' ||
   { echo "FAIL: the run line lacks the sides' peaks and the wait"; exit 1; }
 
+# vLLM's decode side pulls only what its own prefix cache lacks: two
+# shared 1,000-token prefixes move about a third less KV with its cache on.
+P='workload.synthetic.prefix={"shared_tokens":1000,"groups":2,"popularity":"uniform","fraction":1.0}'
+for pc in true false; do
+  "$kvsim" run "$scen" --quiet --no-band --check-invariants --out "$tmp/px-$pc" --set "$P" \
+    --set disaggregation.decode.engine.enable_prefix_caching=$pc
+done
+gt "$(get "$tmp/px-true" disaggregation.decode_prefix_hit_tokens)" 50000 "the decode side should find the shared prefixes"
+[ "$(get "$tmp/px-false" disaggregation.decode_prefix_hit_tokens)" = 0 ] || { echo "FAIL: hits without a prefix cache"; exit 1; }
+gt "$(awk -v b="$(get "$tmp/px-false" disaggregation.kv_bytes_transferred)" 'BEGIN { print 0.8 * b }')" \
+  "$(get "$tmp/px-true" disaggregation.kv_bytes_transferred)" "decode-side hits should not be transferred"
+
 # 2. The link: 100 times slower, transfers 100 times longer (less the latency).
 "$kvsim" run "$scen" --quiet --no-band --out "$tmp/slow" --set disaggregation.link.bandwidth_GBps=0.43
 gt "$(get "$tmp/slow" disaggregation.transfer_s_mean)" "$(awk -v b="$(get "$tmp/big" disaggregation.transfer_s_mean)" 'BEGIN { print 90 * b }')" \

@@ -143,14 +143,31 @@ int kvsim__handoff_alloc(kvsim__handoff_t *h, int32_t d, int64_t running, int64_
       break;
     if (kvsim__vec_reserve(&h->xferq, h->xferq.n + 1) < 0)
       return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the transfer queue");
+    /* vLLM's decode side looks its own prefix cache up first and pulls
+     * only the rest (Scheduler.schedule: get_computed_blocks, then the
+     * connector's get_num_new_matched_tokens counts the prompt beyond the
+     * local hit). SGLang's pre-allocation takes the whole prompt. */
+    int64_t hit = 0;
+    if (h->cfg.flow == KVSIM_DISAGG_FLOW_VLLM && kv->prefix_caching &&
+        (hit = kvsim_kvcache_lookup(kv, e->dec, false)) < 0)
+      return kvsim_err_set(err, (int)hit, "decode instance %d: out of memory for a prefix lookup", d);
     /* The prompt's slots (vLLM: allocate_slots with the external tokens,
      * Scheduler.schedule for a request whose connector reports
      * load_kv_async; SGLang: DecodePreallocQueue._pre_alloc). */
-    int rc = kvsim_kvcache_allocate(kv, e->dec, 0, e->dec->num_prompt, 0);
+    int rc = kvsim_kvcache_allocate(kv, e->dec, hit, e->dec->num_prompt - hit, 0);
     if (rc < 0)
       return kvsim_err_set(err, rc, "decode instance %d: out of memory for a block table", d);
     if (rc == 0)
       break; /* head of line, as the engines' waiting queues */
+    if (hit > 0) {
+      /* The blocks found need no transfer: the prefill side's whole blocks
+       * that they cover leave the bytes to move. */
+      const kvsim__handoff_side_t *ps = &h->side[KVSIM_SIDE_PREFILL];
+      int64_t covered = hit / ps->kv[e->p]->block_size;
+      int64_t keep = e->pre_blocks - covered;
+      e->bytes = (keep > 0 ? keep : 0) * ps->block_bytes_all_ranks;
+      h->st.decode_hit_tokens += hit;
+    }
     e->dec_alloc = true;
     h->inbound[d]++;
     h->waitq_head[d]++;

@@ -159,6 +159,7 @@ static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
   cJSON_AddNumberToObject(o, "kv_bytes_per_token", (double)(s->prefill_per_token_kv_bytes * s->prefill_tp));
   cJSON_AddNumberToObject(o, "transfers", (double)d->transfers);
   cJSON_AddNumberToObject(o, "kv_bytes_transferred", (double)d->bytes_transferred);
+  cJSON_AddNumberToObject(o, "decode_prefix_hit_tokens", (double)d->decode_hit_tokens);
   cJSON_AddNumberToObject(o, "transfer_s_mean", d->transfers ? round6(d->transfer_s_sum / (double)d->transfers) : 0);
   cJSON_AddNumberToObject(o, "transfer_s_max", round6(d->transfer_s_max));
   cJSON_AddNumberToObject(o, "decode_alloc_wait_s_mean",
