@@ -8,7 +8,30 @@
 #include "commands.h"
 #include "kvsim/report.h"
 
+/* calc --scenario FILE [--json]: the plans of a scenario (both sides of a
+ * disaggregated one). */
+static int calc_scenario(int argc, char **argv, const char *path) {
+  bool json = false;
+  for (int i = 2; i < argc; i++)
+    if (!strcmp(argv[i], "--json"))
+      json = true;
+    else if (!strcmp(argv[i], "--scenario"))
+      i++;
+    else if (strncmp(argv[i], "--scenario=", 11))
+      return cli_fail("calc", "%s: calc --scenario FILE takes only --json", argv[i]);
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  int rc = kvsim_scenario_load(path, NULL, 0, &sc, &err);
+  if (rc == KVSIM_OK)
+    rc = kvsim_report_scenario_calc(&sc, json, stdout, &err);
+  kvsim_scenario_fini(&sc);
+  return rc < 0 ? cli_fail("calc", "%s", err.msg) : 0;
+}
+
 int cmd_calc(int argc, char **argv) {
+  const char *scenario = cli_flag_value(argc, argv, 2, "--scenario");
+  if (scenario)
+    return calc_scenario(argc, argv, scenario);
   bool compare = false;
   for (int i = 2; i < argc; i++)
     compare = compare || !strcmp(argv[i], "--compare-engines");

@@ -12,6 +12,10 @@
 #                    a constant 0 says nothing)
 #   latency_cdf.png  CDFs of TTFT, TPOT and end-to-end latency with their
 #                    p50 and p99 marked and the SLO targets as lines
+#   disaggregation.png  a disaggregated run (transfer.csv): both pools' usage,
+#                    then the prefill side's waiting requests, the requests
+#                    holding prefill KV for a hand-off, those waiting for
+#                    decode blocks, and the KV on the link
 # On a sweep folder (sweep.csv) it draws each summary figure against the
 # first grid axis instead (scripts/plot_sweep.sh).
 # Usage: scripts/plot.sh RUN_OR_SWEEP_DIR [OUT_DIR]   (OUT_DIR defaults to the folder)
@@ -188,7 +192,39 @@ plot $plots
 GP
 fi
 check_png "$out/latency_cdf.png"
+# Disaggregated: both pools, and what backs up between them.
+if [ -f "$run/transfer.csv" ]; then
+  np=$(json_get "$sum" disaggregation prefill replicas)
+  # Waiting requests summed over the prefill instances (replicas 0..np-1),
+  # each instance's last sample carried forward.
+  awk -F, -v np="${np:-1}" 'FNR > 1 && $2 < np { w[$2] = $8; t = $1; s = 0; for (i in w) s += w[i]; last[t] = s; if (!(t in seen)) { seen[t] = 1; order[++n] = t } }
+    END { for (i = 1; i <= n; i++) print order[i], last[order[i]] }' "$run/timeseries.csv" >"$tmp/pwait.dat"
+  awk -F, 'NR > 1 { print $1, 100 * $2, 100 * $3, $5, $6, $9 / 1e6 }' "$run/transfer.csv" >"$tmp/xfer.dat"
+  {
+    gp_head "$out/disaggregation.png" 760
+    echo "set termoption noenhanced"
+    echo "set multiplot layout 2,1 title '$(gq "Disaggregated prefill and decode - $label")'"
+    echo "set grid"
+    echo "set key below"
+    echo "set xlabel 'simulated time (s)'"
+    echo "set title 'KV cache usage of each side (mean over its instances)'"
+    echo "set ylabel 'share of the pool (%)'"
+    echo "set yrange [0:105]"
+    echo "plot '$tmp/xfer.dat' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'prefill pool', '' using 1:3 with lines lw 2 lc rgb '#d62728' title 'decode pool'"
+    echo "set title 'What backs up: prefill queue, KV held for hand-offs, KV on the link'"
+    echo "set ylabel 'requests'"
+    echo "set yrange [0:*]"
+    echo "set y2range [0:*]"
+    echo "set y2tics"
+    echo "set ytics nomirror"
+    echo "set y2label 'KV on the link (MB)'"
+    echo "plot '$tmp/pwait.dat' using 1:2 with lines lw 2 lc rgb '#ff7f0e' title 'prefill waiting', '$tmp/xfer.dat' using 1:4 with lines lw 2 lc rgb '#1f77b4' title 'holding prefill KV (num_prefill_inflight_queue_reqs)', '' using 1:5 with lines lw 1.5 dt 2 lc rgb '#d62728' title 'waiting for decode blocks (num_decode_prealloc_queue_reqs)', '' using 1:6 axes x1y2 with impulses lc rgb '#7f7f7f' title 'KV on the link (MB, right)'"
+    echo "unset multiplot"
+  } | gnuplot 2>/dev/null
+  check_png "$out/disaggregation.png"
+fi
 pngs="kv_cache.png queue.png latency_cdf.png"
+[ -f "$run/transfer.csv" ] && pngs+=" disaggregation.png"
 [ "${preempt:-0}" = 0 ] || pngs+=" preemptions.png"
 [ "$replicas" -gt 4 ] && pngs+=" replicas.png"
 echo "plots in $out: $pngs"

@@ -166,7 +166,7 @@ static void check_run(void) {
 
   tally_t t;
   memset(&t, 0, sizeof t);
-  kvsim_sink_t sink = {&t, on_sample, on_request, NULL};
+  kvsim_sink_t sink = {&t, on_sample, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true, .check_period = 0};
   kvsim_run_stats_t st;
   rc = kvsim_run(&sc, &opts, &sink, &st, &err);

@@ -74,7 +74,7 @@ static void run(capture_t *c, int replicas, int blocks, int requests, kvsim_run_
   cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK,
                "scenario: %s", err.msg);
   memset(c, 0, sizeof *c);
-  kvsim_sink_t sink = {c, on_sample, on_request, NULL};
+  kvsim_sink_t sink = {c, on_sample, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true};
   cr_assert_eq(kvsim_run(&sc, &opts, &sink, st, &err), KVSIM_OK, "run: %s", err.msg);
   kvsim_scenario_fini(&sc);
@@ -725,7 +725,7 @@ Test(engine, a_closed_loop_ending_by_duration_ends_the_run, .timeout = 30) {
                "scenario: %s", err.msg);
   capture_t c;
   memset(&c, 0, sizeof c);
-  kvsim_sink_t sink = {&c, on_sample, on_request, NULL};
+  kvsim_sink_t sink = {&c, on_sample, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true};
   kvsim_run_stats_t st;
   cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);

@@ -142,7 +142,7 @@ static void run_profile(const char *profile, bool oracle, int replicas, kvsim_ru
                "scenario: %s", err.msg);
   capture_t c;
   memset(&c, 0, sizeof c);
-  kvsim_sink_t sink = {&c, NULL, on_request, NULL};
+  kvsim_sink_t sink = {&c, NULL, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true};
   cr_assert_eq(kvsim_run(&sc, &opts, &sink, st, &err), KVSIM_OK, "run: %s", err.msg);
   kvsim_scenario_fini(&sc);

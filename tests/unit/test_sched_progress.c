@@ -40,7 +40,7 @@ static int run_text(const char *text, const char *base, tally_t *t, kvsim_run_st
   int rc = kvsim_scenario_parse(text, "inline", base, NULL, 0, &sc, err);
   cr_assert_eq(rc, KVSIM_OK, "scenario: %s", err->msg);
   memset(t, 0, sizeof *t);
-  kvsim_sink_t sink = {t, NULL, on_request, NULL};
+  kvsim_sink_t sink = {t, NULL, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true};
   rc = kvsim_run(&sc, &opts, &sink, st, err);
   kvsim_scenario_fini(&sc);

@@ -288,7 +288,7 @@ static void run_v0(const char *mode, int replicas, int chunked, capture_t *c,
   cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK,
                "scenario: %s", err.msg);
   memset(c, 0, sizeof *c);
-  kvsim_sink_t sink = {c, on_sample, on_request, NULL};
+  kvsim_sink_t sink = {c, on_sample, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = true};
   cr_assert_eq(kvsim_run(&sc, &opts, &sink, st, &err), KVSIM_OK, "run: %s", err.msg);
   kvsim_scenario_fini(&sc);

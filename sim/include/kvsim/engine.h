@@ -52,6 +52,8 @@ typedef struct kvsim_sink {
   int (*request)(void *ctx, const kvsim_request_t *r);
   /* Progress, called every few thousand events (may be NULL). */
   void (*progress)(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_flight);
+  /* A disaggregated run's hand-off row every sampling tick (may be NULL). */
+  int (*disagg_sample)(void *ctx, const kvsim_disagg_sample_t *s);
 } kvsim_sink_t;
 
 /* Replicas whose own figures a run keeps (kvsim_run_stats_t.replica): the
@@ -103,6 +105,11 @@ typedef struct kvsim_run_stats {
   kvsim_router router;
   int64_t router_affinity, router_fallbacks, router_no_identity;
   kvsim_replica_stats_t replica[KVSIM_RUN_MAX_REPLICA_STATS];
+  /* A disaggregated run (kvsim/disagg.h): its hand-off's figures and the
+   * prefill side's plan (resolved and plan above are the decode side's). */
+  bool disaggregated;
+  kvsim_disagg_stats_t disagg;
+  kvsim_plan_t disagg_prefill_plan;
 } kvsim_run_stats_t;
 
 typedef struct kvsim_run_opts {

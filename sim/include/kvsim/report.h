@@ -15,6 +15,7 @@
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
+#include "kvsim/scenario.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +113,14 @@ typedef struct kvsim_calc_engine {
  * Its flags table is complete once this returns (the rows of registry
  * parameters take their name and help from the registry). */
 const kvsim_calc_engine_t *kvsim_calc_engine_find(const char *engine, bool compare);
+
+/* kvsim calc --scenario: the scenario's memory plan; for a disaggregated
+ * one, each side's in its engine's words, then the KV bytes a request
+ * moves to the decode side and their time on an idle link (or one JSON
+ * object: "prefill", "decode", the flow, link and bytes per prompt
+ * token). A plan that does not fit is printed with the engine's error.
+ * Errors: a side that cannot be built, KVSIM_ENOMEM. */
+int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out, kvsim_err *err);
 
 /* calc's exit status: 1 for --strict with a plan that does not fit, else 0. */
 int kvsim_calc_status(const kvsim_calc_args_t *a, const kvsim_calc_t *c);

@@ -83,6 +83,10 @@ typedef struct kvsim_request {
   int64_t reserved_tokens;
   int64_t swapped_blocks;
   kvsim_time_ns ready_at;    /* waiting on a transfer until then */
+  /* Disaggregated prefill: the request finishes with its blocks kept, for
+   * the hand-off to free once the decode side has its KV (vLLM's
+   * KVConnector.request_finished returning delay_free_blocks). */
+  bool hold_kv;
 } kvsim_request_t;
 
 /* prompt + output tokens, saturated at INT64_MAX: an output length near

@@ -10,6 +10,7 @@
 
 #include <cJSON.h>
 
+#include "kvsim/disagg.h"
 #include "kvsim/error.h"
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
@@ -99,6 +100,8 @@ typedef struct kvsim_scenario {
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   cJSON *resolved;            /* the scenario after --set, for summary.json (owned) */
+  /* The "disaggregation" block (disagg.h); enabled false without one. */
+  kvsim_disagg_cfg_t disagg;
 } kvsim_scenario_t;
 
 /* The configuration a run uses, derived from a scenario and nothing else:
@@ -186,6 +189,18 @@ int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double va
  * mean ...?)". Keys under workload and perf are checked by their parsers
  * when the scenario is built. */
 int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err);
+
+/* One side of a disaggregated scenario as a scenario of its own: sc with
+ * the side's hardware and engine keys laid over it (the caller owns *out:
+ * kvsim_scenario_fini). KVSIM_EINVAL naming the side's key, or when sc has
+ * no disaggregation block. */
+int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
+                               kvsim_scenario_t *out, kvsim_err *err);
+
+/* GPUs of one replica: TP x PP; for a disaggregated scenario one unit's,
+ * both sides' instances (disagg.h unit_prefill, unit_decode) at each side's
+ * TP x PP (0 when a side cannot be built). */
+int kvsim_scenario_gpus_per_replica(const kvsim_scenario_t *sc);
 
 /* Applies one "a.b.c=value" override to a JSON tree. */
 int kvsim_json_set_path(cJSON *root, const char *assignment, kvsim_err *err);

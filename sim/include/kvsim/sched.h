@@ -120,6 +120,11 @@ typedef struct kvsim_sched_defaults {
   /* Its preemptions are SGLang's retractions (summary kind "retraction",
    * the engine's num_retractions). */
   bool retracts;
+  /* Serves disaggregated prefill and decode (kvsim/disagg.h): it finishes
+   * requests through kvsim_sched_update_tokens (which keeps the blocks of
+   * a request marked hold_kv) and takes a request into `running` with its
+   * prompt's KV already in its blocks. */
+  bool kv_connector;
 } kvsim_sched_defaults_t;
 
 struct cJSON;

@@ -240,6 +240,16 @@ typedef struct kvsim_summary {
   int64_t router_affinity, router_fallbacks, router_no_identity;
   kvsim_replica_summary_t per_replica[KVSIM_SUMMARY_MAX_REPLICAS];
   int32_t nreplica_rows;
+
+  /* A disaggregated run ("disaggregation" printed only then): the flow,
+   * the link, each side's pool and the hand-off's figures. Replicas above
+   * are the prefill instances then the decode instances. */
+  bool disaggregated;
+  kvsim_disagg_cfg_t disagg_cfg;
+  kvsim_disagg_stats_t disagg;
+  int64_t prefill_kv_cache_tokens, decode_kv_cache_tokens;
+  int64_t prefill_per_token_kv_bytes; /* one rank's */
+  int32_t prefill_tp, decode_tp;
 } kvsim_summary_t;
 
 /* The distribution of `m` in s (never NULL). */

@@ -53,6 +53,18 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
   int rc = kvsim_param_check_int(KVSIM_PARAM_REPLICAS, n, name, err);
   if (rc < 0)
     return rc;
+  if (sc->disagg.enabled) {
+    /* n deployment units: each side's instances of the block, n times
+     * (disagg.h unit_prefill, unit_decode). */
+    rc = record(sc, "disaggregation.prefill.replicas",
+                cJSON_CreateNumber((double)(n * sc->disagg.unit_prefill)), err);
+    if (rc == KVSIM_OK)
+      rc = record(sc, "disaggregation.decode.replicas",
+                  cJSON_CreateNumber((double)(n * sc->disagg.unit_decode)), err);
+    if (rc == KVSIM_OK)
+      sc->replicas = (int)n;
+    return rc;
+  }
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   if ((rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err)) < 0)
     return rc;

@@ -7,6 +7,7 @@
 
 #include "core/vec.h"
 #include "engine/budget.h"
+#include "engine/disagg.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
@@ -577,6 +578,8 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
   r.sink = sink;
   r.st = stats;
   r.err = err;
+  if (sc->disagg.enabled)
+    return kvsim__disagg_run(sc, opts, sink, stats, err);
   kvsim_eventq_init(&r.q);
   int rc = setup(&r, res);
   if (rc < 0)

@@ -12,6 +12,7 @@
 #include "core/catalog.h"
 #include "core/params_json.h"
 #include "core/util.h"
+#include "engine/disagg.h"
 #include "engine/router.h"
 #include "engine/scenario_keys.h"
 
@@ -603,9 +604,13 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   }
   if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
     goto fail;
-  if ((rc = check_plan(sc, where, err)) < 0)
+  if ((rc = check_plan(sc, where, err)) < 0 || (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
     goto fail;
   sc->resolved = root;
+  if (sc->disagg.enabled && (rc = kvsim__disagg_check(sc, where, err)) < 0) {
+    sc->resolved = NULL;
+    goto fail;
+  }
   return KVSIM_OK;
 fail:
   cJSON_Delete(root);

@@ -11,7 +11,8 @@
 /* The keys of each section: a typo is an error naming the path. */
 static const char *const top_keys[] = {"name",     "description", "seed",     "model",
                                        "hardware", "engine",      "workload", "slo",
-                                       "output",   "admission",   "perf",     NULL};
+                                       "output",   "admission",   "perf",     "disaggregation",
+                                       NULL};
 /* The keys of a section ("hardware.", "engine.", ...) in the registry's
  * order, NULL-terminated, without the profiles' own options: those come
  * from each profile's ops table (kvsim_sched_option_keys). Built once (the

@@ -107,7 +107,7 @@ static int simulate(const kvsim_scenario_t *sc, double client_s, double client_p
   lat->has_queue = true; /* the simulator knows when each request was first scheduled */
   if (ser)
     ser->has_kv = true;
-  kvsim_sink_t sink = {&c, on_sample, on_request, NULL};
+  kvsim_sink_t sink = {&c, on_sample, on_request, NULL, NULL};
   kvsim_run_opts_t opts = {.check_invariants = false};
   rc = kvsim_run(sc, &opts, &sink, st ? st : &local, err);
   if (rc == KVSIM_OK && ser)

@@ -44,12 +44,21 @@ void kvsim_summary_run_line(const kvsim_summary_t *s, const char *dir, char *buf
   const long long open = (long long)(s->running_at_end + s->waiting_at_end);
   if (open > 0)
     snprintf(cut, sizeof cut, ", %lld unfinished at the end: latencies of the finished only", open);
+  /* A disaggregated run: each side's peak and the wait for decode blocks
+   * (what a full decode pool costs the prefill side). */
+  char kv[160];
+  const kvsim_disagg_stats_t *d = &s->disagg;
+  if (s->disaggregated)
+    snprintf(kv, sizeof kv, "KV peak prefill %.1f%%, decode %.1f%%; waited for decode blocks %.3f s mean",
+             100 * d->prefill_kv_usage_peak, 100 * d->decode_kv_usage_peak,
+             d->transfers ? d->handoff_wait_s_sum / (double)d->transfers : 0.0);
+  else
+    snprintf(kv, sizeof kv, "KV peak %.1f%%", 100 * s->kv_usage_peak);
   snprintf(buf, cap,
-           "%s: %lld requests (%lld finished, %lld rejected%s) in %.1f s simulated; %s; KV peak "
-           "%.1f%%; %lld %s%s%s -> "
+           "%s: %lld requests (%lld finished, %lld rejected%s) in %.1f s simulated; %s; %s; %lld %s%s%s -> "
            "%s/",
            s->name, (long long)s->requests_total, (long long)s->requests_finished,
-           (long long)s->requests_rejected, cut, s->simulated_time_s, lat, 100 * s->kv_usage_peak,
+           (long long)s->requests_rejected, cut, s->simulated_time_s, lat, kv,
            (long long)s->preemptions,
            s->preemptions_are_retractions ? "retractions" : "preemptions", pre, cal, dir);
 }

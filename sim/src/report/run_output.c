@@ -26,6 +26,10 @@ const char *const kvsim_timeseries_header =
     "prefix_cache_queries_total,prefix_cache_hits_total,prompt_tokens_total,"
     "generation_tokens_total,cpu_kv_cache_usage_perc,kv_token_bytes,kv_allocated_bytes,"
     "kv_reserved_unused_bytes,kv_internal_fragmentation_bytes";
+const char *const kvsim_transfer_header =
+    "time_s,prefill_kv_cache_usage_perc,decode_kv_cache_usage_perc,prefill_kv_blocks_held,"
+    "num_prefill_inflight_queue_reqs,num_decode_prealloc_queue_reqs,num_transfers_queued,"
+    "num_transfers_running,kv_transfer_bytes_in_flight";
 const char *const kvsim_requests_header =
     "request_id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,"
     "output_tokens,cached_tokens,num_preemptions,ttft_s,tpot_s,e2e_s,status";
@@ -46,6 +50,11 @@ struct kvsim_run_output {
   int ts_slot, rq_slot; /* tmpfiles.h: removed if a signal ends the run */
   FILE *ts, *rq;
   char *ts_buf, *rq_buf;
+  /* transfer.csv, a disaggregated run's hand-off (NULL otherwise). */
+  char xf_path[4200], xf_tmp[4300];
+  int xf_slot;
+  FILE *xf;
+  char *xf_buf;
   bool progress;
   kvsim_dist_t ttft, tpot, e2e, queue;
   /* Every request that arrived (recs), for the steady window; the
@@ -124,7 +133,7 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   o->sc = sc;
   o->progress = progress;
-  o->ts_slot = o->rq_slot = -1;
+  o->ts_slot = o->rq_slot = o->xf_slot = -1;
   kvsim_dist_init(&o->ttft);
   kvsim_dist_init(&o->tpot);
   kvsim_dist_init(&o->e2e);
@@ -149,6 +158,12 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   if (!o->rq)
     return err->code;
   put_headers(o);
+  if (sc->disagg.enabled) {
+    snprintf(o->xf_path, sizeof o->xf_path, "%s/transfer.csv", dir);
+    if (!(o->xf = open_tmp(o->xf_tmp, sizeof o->xf_tmp, o->xf_path, &o->xf_buf, &o->xf_slot, err)))
+      return err->code;
+    fprintf(o->xf, "%s\n", kvsim_transfer_header);
+  }
   return KVSIM_OK;
 }
 
@@ -197,6 +212,20 @@ static int write_failed(kvsim_run_output_t *o, const char *path) {
     kvsim_err_set(&o->werr, KVSIM_EIO, "%s: write failed: %s", path,
                   e ? strerror(e) : "input/output error");
   return KVSIM_EIO;
+}
+
+/* A transfer.csv row (disaggregated runs). */
+static int on_transfer(void *ctx, const kvsim_disagg_sample_t *s) {
+  kvsim_run_output_t *o = ctx;
+  if (!o->xf)
+    return KVSIM_OK;
+  if (fprintf(o->xf, "%.6f,%.6f,%.6f,%lld,%lld,%lld,%lld,%lld,%lld\n", kvsim_time_to_s(s->time_ns),
+              s->prefill_kv_usage, s->decode_kv_usage, (long long)s->prefill_blocks_held,
+              (long long)s->prefill_inflight, (long long)s->prealloc_queue,
+              (long long)s->transfer_queue, (long long)s->transfers_in_flight,
+              (long long)s->bytes_in_flight) < 0)
+    return kvsim_err_set(&o->werr, KVSIM_EIO, "%s: write failed: %s", o->xf_path, strerror(errno));
+  return KVSIM_OK;
 }
 
 static int on_sample(void *ctx, const kvsim_sample_t *s) {
@@ -350,7 +379,7 @@ static void on_progress(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_f
 }
 
 kvsim_sink_t kvsim_run_output_sink(kvsim_run_output_t *o) {
-  kvsim_sink_t s = {o, on_sample, on_request, on_progress};
+  kvsim_sink_t s = {o, on_sample, on_request, on_progress, on_transfer};
   return s;
 }
 
@@ -595,6 +624,7 @@ static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvs
   s->steps = st->steps;
   s->busy_s = rounded(st->busy_s, 1e-6);
   kvsim_summary_set_cluster(s, st);
+  s->disagg_cfg = o->sc->disagg;
   double span = kvsim_time_to_s(o->arrival_last - o->arrival_first);
   kvsim__diag_input_t in = {
       .frac_kv_full = st->frac_samples_kv_full,
@@ -605,7 +635,11 @@ static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvs
       .rejected_too_long = st->rejected_too_long,
       .rejected_admission = st->rejected_admission,
       .rejected_no_fit = st->rejected_no_fit};
-  kvsim__diagnose(&in, s);
+  /* The diagnosis' rules read one pool and one queue: a disaggregated
+   * run's are two, and its findings (and their advice, measured by
+   * changing hardware.replicas) would misname the cause. None yet. */
+  if (!st->disaggregated)
+    kvsim__diagnose(&in, s);
   kvsim__diagnose_calibration(&s->calibration, s);
   return KVSIM_OK;
 }
@@ -631,10 +665,10 @@ int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {
   assert(o->has_summary);
   if (!o->dir[0] || !o->ts)
     return KVSIM_OK; /* no folder, or committed already */
-  FILE **files[] = {&o->ts, &o->rq};
-  const char *names[] = {o->ts_path, o->rq_path};
+  FILE **files[] = {&o->ts, &o->rq, &o->xf};
+  const char *names[] = {o->ts_path, o->rq_path, o->xf_path};
   int bad = -1, e = 0;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < (o->xf ? 3 : 2); i++) {
     errno = 0;
     bool ok = fflush(*files[i]) == 0 && !ferror(*files[i]);
     ok &= fclose(*files[i]) == 0;
@@ -660,12 +694,14 @@ int kvsim_run_output_commit(kvsim_run_output_t *o, kvsim_err *err) {
   free(text);
   if (rc < 0)
     return rc;
-  if (rename(o->ts_tmp, o->ts_path) != 0 || rename(o->rq_tmp, o->rq_path) != 0)
+  if (rename(o->ts_tmp, o->ts_path) != 0 || rename(o->rq_tmp, o->rq_path) != 0 ||
+      (o->xf_tmp[0] && rename(o->xf_tmp, o->xf_path) != 0))
     return kvsim_err_set(err, KVSIM_EIO, "%s: rename failed: %s", o->dir, strerror(errno));
-  o->ts_tmp[0] = o->rq_tmp[0] = '\0';
+  o->ts_tmp[0] = o->rq_tmp[0] = o->xf_tmp[0] = '\0';
   kvsim__tmp_forget(o->ts_slot);
   kvsim__tmp_forget(o->rq_slot);
-  o->ts_slot = o->rq_slot = -1;
+  kvsim__tmp_forget(o->xf_slot);
+  o->ts_slot = o->rq_slot = o->xf_slot = -1;
   return KVSIM_OK;
 }
 
@@ -692,10 +728,16 @@ void kvsim_run_output_close(kvsim_run_output_t *o) {
     remove(o->ts_tmp);
   if (o->rq_tmp[0])
     remove(o->rq_tmp);
+  if (o->xf)
+    fclose(o->xf);
+  if (o->xf_tmp[0])
+    remove(o->xf_tmp);
   kvsim__tmp_forget(o->ts_slot);
   kvsim__tmp_forget(o->rq_slot);
+  kvsim__tmp_forget(o->xf_slot);
   free(o->ts_buf);
   free(o->rq_buf);
+  free(o->xf_buf);
   kvsim_dist_fini(&o->ttft);
   kvsim_dist_fini(&o->tpot);
   kvsim_dist_fini(&o->e2e);

@@ -59,6 +59,15 @@ static double round6(double x) { return round(x / 1e-6) * 1e-6; }
 
 void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st) {
   s->replicas = st->replicas;
+  s->disaggregated = st->disaggregated;
+  if (st->disaggregated) {
+    s->disagg = st->disagg;
+    s->prefill_kv_cache_tokens = st->disagg_prefill_plan.kv_cache_tokens;
+    s->decode_kv_cache_tokens = st->plan.kv_cache_tokens;
+    s->prefill_per_token_kv_bytes = st->disagg_prefill_plan.per_token_kv_bytes;
+    s->prefill_tp = st->disagg_prefill_plan.p.tp;
+    s->decode_tp = st->plan.p.tp;
+  }
   if (st->replicas <= 1)
     return;
   snprintf(s->router, sizeof s->router, "%s", kvsim_router_name(st->router));
@@ -122,6 +131,44 @@ static void add_advice(cJSON *d, const kvsim_diagnosis_t *g) {
   }
   if (g->verified[0])
     cJSON_AddStringToObject(d, "verified", g->verified);
+}
+
+/* "disaggregation": the flow and link, each side's pool, and the
+ * hand-off: transfers, bytes, link time, the wait for decode blocks, and
+ * the peaks of what was held and queued. */
+static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
+  if (!s->disaggregated)
+    return;
+  const kvsim_disagg_stats_t *d = &s->disagg;
+  cJSON *o = cJSON_AddObjectToObject(j, "disaggregation");
+  cJSON_AddStringToObject(o, "flow", kvsim_disagg_flow_name(s->disagg_cfg.flow));
+  cJSON_AddStringToObject(o, "link", kvsim_xfer_link_name(s->disagg_cfg.link));
+  cJSON_AddNumberToObject(o, "link_bandwidth_GBps", s->disagg_cfg.link_GBps);
+  cJSON_AddNumberToObject(o, "link_latency_us", round6(s->disagg_cfg.link_latency_s * 1e6));
+  const char *names[2] = {"prefill", "decode"};
+  for (int k = 0; k < 2; k++) {
+    cJSON *side = cJSON_AddObjectToObject(o, names[k]);
+    cJSON_AddNumberToObject(side, "replicas", k ? d->decode_replicas : d->prefill_replicas);
+    cJSON_AddNumberToObject(side, "tensor_parallel_size", k ? s->decode_tp : s->prefill_tp);
+    cJSON_AddNumberToObject(side, "kv_blocks", (double)(k ? d->decode_pool_blocks : d->prefill_pool_blocks));
+    cJSON_AddNumberToObject(side, "kv_cache_tokens",
+                            (double)(k ? s->decode_kv_cache_tokens : s->prefill_kv_cache_tokens));
+    cJSON_AddNumberToObject(side, "kv_usage_peak",
+                            round6(k ? d->decode_kv_usage_peak : d->prefill_kv_usage_peak));
+  }
+  cJSON_AddNumberToObject(o, "kv_bytes_per_token", (double)(s->prefill_per_token_kv_bytes * s->prefill_tp));
+  cJSON_AddNumberToObject(o, "transfers", (double)d->transfers);
+  cJSON_AddNumberToObject(o, "kv_bytes_transferred", (double)d->bytes_transferred);
+  cJSON_AddNumberToObject(o, "decode_prefix_hit_tokens", (double)d->decode_hit_tokens);
+  cJSON_AddNumberToObject(o, "transfer_s_mean", d->transfers ? round6(d->transfer_s_sum / (double)d->transfers) : 0);
+  cJSON_AddNumberToObject(o, "transfer_s_max", round6(d->transfer_s_max));
+  cJSON_AddNumberToObject(o, "decode_alloc_wait_s_mean",
+                          d->transfers ? round6(d->handoff_wait_s_sum / (double)d->transfers) : 0);
+  cJSON_AddNumberToObject(o, "decode_alloc_wait_s_max", round6(d->handoff_wait_s_max));
+  cJSON_AddNumberToObject(o, "prefill_blocks_held_peak", (double)d->held_blocks_peak);
+  cJSON_AddNumberToObject(o, "kv_transfer_bytes_in_flight_peak", (double)d->bytes_in_flight_peak);
+  cJSON_AddNumberToObject(o, "transfer_queue_peak", (double)d->transfer_queue_peak);
+  cJSON_AddNumberToObject(o, "decode_prealloc_queue_peak", (double)d->prealloc_queue_peak);
 }
 
 /* "cluster": the router and each replica's share of the run. */
@@ -386,6 +433,7 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   cJSON_AddNumberToObject(eng, "steps", (double)s->steps);
   cJSON_AddNumberToObject(eng, "busy_s", s->busy_s);
   add_cluster(j, s);
+  add_disagg(j, s);
 
   cJSON *diag = cJSON_AddArrayToObject(j, "diagnosis");
   for (int i = 0; i < s->ndiagnosis; i++) {

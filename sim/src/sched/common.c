@@ -87,7 +87,8 @@ static int update_tokens_spec(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
     r->num_spec = 0;
     if (drafts > 0) {
       if (verify_drafts(s, r, (int)drafts, now)) {
-        kvsim_kvcache_free(s->kv, r);
+        if (!r->hold_kv)
+          kvsim_kvcache_free(s->kv, r);
         finished->v[finished->n++] = r;
         any_done = true;
       } else {
@@ -105,7 +106,8 @@ static int update_tokens_spec(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
     r->num_spec = s->cfg.num_spec_tokens;
     if (kvsim_sched_emit_token(s, r, now)) {
       r->num_spec = 0;
-      kvsim_kvcache_free(s->kv, r);
+      if (!r->hold_kv)
+        kvsim_kvcache_free(s->kv, r);
       finished->v[finished->n++] = r;
       any_done = true;
     }
@@ -161,7 +163,9 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
       continue;
     r->status = KVSIM_REQ_FINISHED;
     r->finish = now;
-    kvsim_kvcache_free(s->kv, r);
+    /* A disaggregated prefill keeps its blocks for the hand-off (hold_kv). */
+    if (!r->hold_kv)
+      kvsim_kvcache_free(s->kv, r);
     fin[nfin++] = r;
     any_done = true;
   }

@@ -374,7 +374,9 @@ const kvsim_sched_ops_t kvsim__sched_sglang = {
      * requests are recomputed; no swap space. */
     .plan_engine = KVSIM_PLAN_SGLANG,
     .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
-                 .recompute_only = true, .retracts = true},
+                 .recompute_only = true, .retracts = true,
+                 /* --disaggregation-mode prefill|decode (python/sglang/srt/disaggregation/) */
+                 .kv_connector = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .plan_params = plan_params,

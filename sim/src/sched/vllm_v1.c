@@ -216,7 +216,9 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
      * OffloadingConnector); it has no swap space (recompute only). */
     .plan_engine = KVSIM_PLAN_V1,
     .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
-                 .offload_connector = true, .recompute_only = true},
+                 .offload_connector = true, .recompute_only = true,
+                 /* NixlConnector (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py) */
+                 .kv_connector = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .add = add,

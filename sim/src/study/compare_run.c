@@ -37,6 +37,48 @@ static void plan_text(const kvsim_resolved_t *res, const kvsim_scenario_t *sc, c
   free(text);
 }
 
+/* A disaggregated candidate: one replica is one unit of the block's
+ * prefill and decode instances; its GPUs are both sides', its plan both
+ * sides' (kvsim calc --scenario's text), its figures the decode side's
+ * (the pool every token after the first is served from). Sides on two
+ * kinds of GPU have no one price: the row's GPU names both. */
+static void describe_disagg(const kvsim_scenario_t *sc, kvsim_compare_row_t *r) {
+  kvsim_scenario_t side[2];
+  kvsim_err e = {0};
+  int gpus = 0;
+  memset(side, 0, sizeof side);
+  for (int k = 0; k < 2; k++) {
+    kvsim_resolved_t res;
+    if (kvsim_scenario_disagg_side(sc, (kvsim_disagg_side)k, &side[k], &e) < 0)
+      break;
+    int fit = kvsim_scenario_resolve(&side[k], &res, &e);
+    if (fit < 0 && fit != KVSIM_ENOFIT)
+      break;
+    gpus += side[k].replicas * res.plan.p.tp * res.plan.p.pp;
+    if (k == KVSIM_SIDE_DECODE) {
+      r->tp = res.plan.p.tp;
+      r->pp = res.plan.p.pp;
+      r->kv_blocks = res.plan.num_gpu_blocks;
+      r->kv_tokens = res.plan.kv_cache_tokens;
+      r->max_concurrency = res.plan.max_concurrency;
+    }
+  }
+  r->gpus_per_replica = gpus;
+  if (strcmp(side[0].gpu.name, side[1].gpu.name))
+    snprintf(r->gpu, sizeof r->gpu, "%s/%s", side[0].gpu.name, side[1].gpu.name);
+  for (int k = 0; k < 2; k++)
+    kvsim_scenario_fini(&side[k]);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f) {
+    (void)kvsim_report_scenario_calc(sc, false, f, &e);
+    fclose(f);
+    snprintf(r->plan_text, sizeof r->plan_text, "%s", text ? text : "");
+  }
+  free(text);
+}
+
 static void describe(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, kvsim_compare_row_t *r) {
   snprintf(r->gpu, sizeof r->gpu, "%s", sc->gpu.name);
   snprintf(r->model, sizeof r->model, "%s", sc->model.name);
@@ -53,6 +95,8 @@ static void describe(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, kv
   kvsim_gpu_band_moe(&sc->gpu.perf, sc->model.num_experts > 0, &r->band_ttft_rel, &r->band_tpot_rel);
   r->band_kind = 2; /* every status has a held-out figure (gpu.h KVSIM_GPU_BAND_*) */
   kvsim_study_band_edges(sc, r->band_edge);
+  if (sc->disagg.enabled)
+    describe_disagg(sc, r);
 }
 
 /* Runs a copy of base with the given replicas (< 1: as it is) and rate,

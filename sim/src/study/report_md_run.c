@@ -116,7 +116,11 @@ static bool plan_block(FILE *f, const kvsim_scenario_t *sc, const kvsim_plan_t *
   FILE *m = open_memstream(&text, &len);
   if (!m)
     return false;
-  kvsim_report_plan_text(pl, &sc->model, &sc->gpu, m);
+  /* A disaggregated run: both sides' plans and the KV a prompt moves
+   * (calc --scenario's text); pl is the decode side's. */
+  kvsim_err e = {0};
+  if (!sc->disagg.enabled || kvsim_report_scenario_calc(sc, false, m, &e) < 0)
+    kvsim_report_plan_text(pl, &sc->model, &sc->gpu, m);
   bool ok = !ferror(m);
   ok &= fclose(m) == 0;
   if (ok) {
@@ -144,7 +148,8 @@ static void run_plots(FILE *f, const char *dir) {
                                          {"queue.png", "Queue"},
                                          {"replicas.png", "Replicas"},
                                          {"preemptions.png", "Preemptions"},
-                                         {"latency_cdf.png", "Latency"}};
+                                         {"latency_cdf.png", "Latency"},
+                                         {"disaggregation.png", "Disaggregated prefill and decode"}};
   char why[512] = "", list[1024] = "";
   kvsim__plots_clear(dir);
   if (kvsim__plots_available(why, sizeof why) &&
@@ -203,11 +208,18 @@ int kvsim_report_md_run_write(const kvsim_scenario_t *sc, const kvsim_summary_t 
   kvsim__md_text(f, sc->model.name);
   fputs(" on ", f);
   kvsim__md_text(f, sc->gpu.name);
+  /* A disaggregated run: its instances; the sides' own GPUs and TP are
+   * in the memory plan below, the figures here the decode side's. */
+  if (s->disaggregated)
+    fprintf(f, " as %d prefill : %d decode instances (decode side ", s->disagg.prefill_replicas,
+            s->disagg.decode_replicas);
+  else
+    fprintf(f, " x %d (", s->replicas > 0 ? s->replicas : 1);
   fprintf(f,
-          " x %d (TP %d, PP %d, "
+          "TP %d, PP %d, "
           "gpu_memory_utilization %.2f, KV %s) serve this workload (%lld requests, %.3g req/s "
           "served) within the SLO",
-          s->replicas > 0 ? s->replicas : 1, s->plan.p.tp, s->plan.p.pp,
+          s->plan.p.tp, s->plan.p.pp,
           s->plan.p.gpu_memory_utilization, kvsim_kv_dtype_name(s->plan.p.kv_dtype),
           (long long)s->requests_total, s->requests_per_s);
   slo_text(f, sc, NULL);

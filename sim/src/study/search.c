@@ -337,7 +337,7 @@ int kvsim_search_run(kvsim_search_t *se, kvsim_err *err) {
   se->base_value = 0;
   se->stopped[0] = '\0';
   se->stopped_budget = false;
-  se->gpus_per_replica = se->base->plan.tp * se->base->plan.pp;
+  se->gpus_per_replica = kvsim_scenario_gpus_per_replica(se->base);
   snprintf(se->gpu, sizeof se->gpu, "%s", se->base->gpu.name);
   se->cal_status = se->base->gpu.perf.status;
   /* The search's points and its edges' share the study's cache. */

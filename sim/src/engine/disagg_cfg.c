@@ -1,0 +1,269 @@
+/* The scenario's "disaggregation" block: its keys and bounds (one table),
+ * the link's defaults, and each side's scenario. A side is the scenario
+ * itself with the side's hardware (gpu, tensor_parallel_size, replicas,
+ * router) and engine keys laid over it, parsed by the scenario parser:
+ * every check an aggregated scenario gets, a side gets too. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "engine/disagg.h"
+#include "kvsim/scenario.h"
+
+static const char *const block_keys[] = {"flow", "prefill", "decode", "link", NULL};
+/* A side's keys: the first four go under the side scenario's hardware. */
+static const char *const side_keys[] = {"gpu", "tensor_parallel_size", "replicas", "router", "engine",
+                                        NULL};
+static const char *const link_keys[] = {"kind", "bandwidth_GBps", "latency_us", NULL};
+
+/* Bounds of the numbers the block takes (the side's hardware numbers are
+ * the hardware section's own, checked when the side is parsed). A link
+ * from 0.1 GB/s (a 1 GbE fallback) to 10 TB/s (past NVLink 5's 1.8 TB/s
+ * both ways), and up to 1 s per transfer. */
+static const struct {
+  const char *key;
+  double lo, hi;
+} bounds[] = {{"bandwidth_GBps", 0.1, 10000}, {"latency_us", 0, 1e6}};
+
+static const char *const link_names[] = {"nvlink", "infiniband", "roce"};
+static const char *const flow_names[] = {"vllm", "sglang"};
+
+const char *kvsim_xfer_link_name(kvsim_xfer_link k) {
+  return (unsigned)k < 3 ? link_names[k] : "?";
+}
+const char *kvsim_disagg_flow_name(kvsim_disagg_flow f) {
+  return (unsigned)f < 2 ? flow_names[f] : "?";
+}
+
+/* NVLink: a measured H100 SXM peer-to-peer copy reaches 376-380 GB/s of
+ * the 450 GB/s one direction (NVIDIA/nccl#1264, p2pBandwidthLatencyTest),
+ * 0.84 of the spec link; the GPU's own spec link times that.
+ * InfiniBand: 43 GB/s per GPU, DeepEP's internode RDMA bottleneck
+ * bandwidth between two H800 nodes with one ConnectX-7 400 Gb/s NIC per
+ * GPU (deepseek-ai/DeepEP README, normal kernels, EP 16).
+ * RoCE: the same NICs at 400 GbE; no published KV-transfer figure, so
+ * InfiniBand's.
+ * Latency per transfer: no connector publishes one; 10 us (NVLink) and
+ * 30 us (RDMA) are the order of a small copy's launch and of a verbs
+ * round trip with the completion notice. An assumption: measure yours
+ * with nixlbench and set link.latency_us. */
+void kvsim_xfer_link_defaults(kvsim_xfer_link kind, double gpu_spec_GBps, double *GBps,
+                              double *latency_s, const char **source) {
+  switch (kind) {
+  case KVSIM_XFER_NVLINK:
+    *GBps = (gpu_spec_GBps > 0 ? gpu_spec_GBps : 450) * (378.0 / 450.0);
+    *latency_s = 10e-6;
+    *source = "NVIDIA/nccl#1264: H100 p2p copy 378 of 450 GB/s, times the GPU's spec link";
+    return;
+  case KVSIM_XFER_INFINIBAND:
+  case KVSIM_XFER_ROCE:
+  default:
+    *GBps = 43;
+    *latency_s = 30e-6;
+    *source = "deepseek-ai/DeepEP README: internode RDMA 43 GB/s per GPU, CX7 400 Gb/s";
+    return;
+  }
+}
+
+double kvsim_disagg_transfer_s(const kvsim_disagg_cfg_t *d, int64_t bytes, int32_t tp_p, int32_t tp_d) {
+  int32_t lanes = tp_p < tp_d ? tp_p : tp_d;
+  if (lanes < 1)
+    lanes = 1;
+  return d->link_latency_s + (double)bytes / (d->link_GBps * 1e9 * lanes);
+}
+
+static int pick(const char *const *names, int n, const char *v, const char *what, const char *w,
+                kvsim_err *err) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v, names[i]))
+      return i;
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: '%s' (expected %s%s%s%s%s)", w, what, v, names[0],
+                       n > 2 ? ", " : " or ", names[1], n > 2 ? " or " : "", n > 2 ? names[2] : "");
+}
+
+static int bounded(const cJSON *o, const char *key, double *out, const char *w, kvsim_err *err) {
+  for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
+    if (!strcmp(bounds[i].key, key))
+      return kvsim__json_num_in(o, key, bounds[i].lo, bounds[i].hi, out, w, err);
+  return KVSIM_EINVAL; /* a key without bounds: a programmer error */
+}
+
+static int parse_link(const cJSON *o, double gpu_spec_GBps, kvsim_disagg_cfg_t *d, const char *w,
+                      kvsim_err *err) {
+  int rc;
+  char kind[32] = "infiniband";
+  if (cJSON_IsNull(o))
+    o = NULL; /* null: the link left out, its defaults */
+  if (o && !cJSON_IsObject(o))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
+  if (o && ((rc = kvsim__json_only_keys(o, link_keys, w, err)) < 0 ||
+            (rc = kvsim__json_str(o, "kind", kind, sizeof kind, w, err)) < 0))
+    return rc;
+  if ((rc = pick(link_names, 3, kind, "kind", w, err)) < 0)
+    return rc;
+  d->link = (kvsim_xfer_link)rc;
+  const char *src;
+  kvsim_xfer_link_defaults(d->link, gpu_spec_GBps, &d->link_GBps, &d->link_latency_s, &src);
+  double us = d->link_latency_s * 1e6;
+  if (o && ((rc = bounded(o, "bandwidth_GBps", &d->link_GBps, w, err)) < 0 ||
+            (rc = bounded(o, "latency_us", &us, w, err)) < 0))
+    return rc;
+  d->link_latency_s = us * 1e-6;
+  return KVSIM_OK;
+}
+
+int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
+  kvsim_disagg_cfg_t *d = &sc->disagg;
+  memset(d, 0, sizeof *d);
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "disaggregation");
+  if (!o || cJSON_IsNull(o))
+    return KVSIM_OK;
+  char w[4200];
+  snprintf(w, sizeof w, "%s: disaggregation", where);
+  if (!cJSON_IsObject(o))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
+  int rc;
+  if ((rc = kvsim__json_only_keys(o, block_keys, w, err)) < 0)
+    return rc;
+  /* The flow follows the profile's engine unless given. */
+  char flow[32];
+  snprintf(flow, sizeof flow, "%s", sc->plan.engine == KVSIM_PLAN_SGLANG ? "sglang" : "vllm");
+  if ((rc = kvsim__json_str(o, "flow", flow, sizeof flow, w, err)) < 0 ||
+      (rc = pick(flow_names, 2, flow, "flow", w, err)) < 0)
+    return rc;
+  d->flow = (kvsim_disagg_flow)rc;
+  for (int s = 0; s < 2; s++) {
+    const char *name = s ? "decode" : "prefill";
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, name);
+    char ws[4300];
+    snprintf(ws, sizeof ws, "%s.%s", w, name);
+    if (!g || cJSON_IsNull(g))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a deployment needs both sides)", ws);
+    if (!cJSON_IsObject(g))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", ws);
+    if ((rc = kvsim__json_only_keys(g, side_keys, ws, err)) < 0)
+      return rc;
+    int64_t n = 1;
+    if ((rc = kvsim__json_int_in(g, "replicas", 1, 4096, &n, ws, err)) < 0)
+      return rc;
+    *(s ? &d->unit_decode : &d->unit_prefill) = (int32_t)n;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(g, "engine");
+    if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e))
+      return kvsim_err_set(err, KVSIM_EINVAL, "%s.engine: expected an object", ws);
+  }
+  char lw[4300];
+  snprintf(lw, sizeof lw, "%s.link", w);
+  if ((rc = parse_link(cJSON_GetObjectItemCaseSensitive(o, "link"), sc->gpu.gpu_link_GBps, d, lw, err)) < 0)
+    return rc;
+  d->enabled = true;
+  return KVSIM_OK;
+}
+
+/* Lays the side's keys over a copy of the scenario's tree. */
+static int overlay(cJSON *root, const cJSON *g, kvsim_err *err) {
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "disaggregation");
+  for (const cJSON *c = g->child; c; c = c->next) {
+    char path[160];
+    if (!strcmp(c->string, "engine")) {
+      for (const cJSON *k = c->child; k; k = k->next) {
+        snprintf(path, sizeof path, "engine.%s", k->string);
+        int rc = kvsim_json_set_value(root, path, cJSON_Duplicate(k, 1), err);
+        if (rc < 0)
+          return rc;
+      }
+      continue;
+    }
+    snprintf(path, sizeof path, "hardware.%s", c->string);
+    int rc = kvsim_json_set_value(root, path, cJSON_Duplicate(c, 1), err);
+    if (rc < 0)
+      return rc;
+  }
+  /* A side is one instance unless it says otherwise: the scenario's own
+   * hardware.replicas describes an aggregated deployment. */
+  if (!cJSON_GetObjectItemCaseSensitive(g, "replicas"))
+    return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(1), err);
+  return KVSIM_OK;
+}
+
+static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
+                      kvsim_scenario_t *out, kvsim_err *err);
+
+int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
+                               kvsim_scenario_t *out, kvsim_err *err) {
+  return build_side(sc, side, sc->path[0] ? sc->path : sc->name, out, err);
+}
+
+static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
+                      kvsim_scenario_t *out, kvsim_err *err) {
+  memset(out, 0, sizeof *out);
+  const char *name = side == KVSIM_SIDE_DECODE ? "decode" : "prefill";
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(sc->resolved, "disaggregation");
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, name);
+  if (!sc->disagg.enabled || !cJSON_IsObject(g))
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: no disaggregation block", sc->name);
+  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
+  if (!root)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
+  int rc = overlay(root, g, err);
+  if (rc < 0) {
+    cJSON_Delete(root);
+    return kvsim_err_prefix(err, "%s: disaggregation.%s", where, name);
+  }
+  char w[4300];
+  snprintf(w, sizeof w, "%s: disaggregation.%s (as a scenario)", where, name);
+  if ((rc = kvsim_scenario_from_json(root, w, sc->base_dir, out, err)) < 0)
+    return rc;
+  snprintf(out->path, sizeof out->path, "%s", sc->path);
+  /* What the hand-off does not model yet, refused rather than run wrong. */
+  const char *why = NULL;
+  if (!out->sched_ops->defaults.kv_connector)
+    why = "its engine profile has no KV connector (vllm-v1 and sglang do)";
+  else if (out->plan.ep > 1)
+    why = "expert parallelism inside a side is not modelled yet";
+  else if (out->sched.num_spec_tokens > 0 || out->plan.spec.method)
+    why = "speculative decoding inside a side is not modelled yet";
+  else if (out->offload.cpu_gib > 0)
+    why = "a CPU offloading tier beside the transfer connector is not modelled";
+  if (why) {
+    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: profile %s: %s", w, out->profile, why);
+    kvsim_scenario_fini(out);
+    return rc;
+  }
+  return KVSIM_OK;
+}
+
+int kvsim__disagg_check(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
+  const cJSON *hw = cJSON_GetObjectItemCaseSensitive(sc->resolved, "hardware");
+  if (kvsim__json_given(hw, "replicas"))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: hardware.replicas: a disaggregated deployment counts instances per "
+                         "side (disaggregation.prefill.replicas, disaggregation.decode.replicas)",
+                         where);
+  if (sc->admission.max_queue_length || sc->admission.max_wait_s > 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: admission.%s is not applied to a disaggregated deployment yet", where,
+                         sc->admission.max_queue_length ? "max_queue_length" : "max_wait_s");
+  for (int s = 0; s < 2; s++) {
+    kvsim_scenario_t side;
+    int rc = build_side(sc, (kvsim_disagg_side)s, where, &side, err);
+    if (rc < 0)
+      return rc;
+    kvsim_scenario_fini(&side);
+  }
+  return KVSIM_OK;
+}
+
+int kvsim_scenario_gpus_per_replica(const kvsim_scenario_t *sc) {
+  if (!sc->disagg.enabled)
+    return sc->plan.tp * sc->plan.pp;
+  int gpus = 0;
+  for (int k = 0; k < 2; k++) {
+    kvsim_scenario_t side;
+    kvsim_err err = {0};
+    if (kvsim_scenario_disagg_side(sc, (kvsim_disagg_side)k, &side, &err) < 0)
+      return 0;
+    gpus += (k ? sc->disagg.unit_decode : sc->disagg.unit_prefill) * side.plan.tp * side.plan.pp;
+    kvsim_scenario_fini(&side);
+  }
+  return gpus;
+}

@@ -1,0 +1,628 @@
+/* The event loop of a disaggregated deployment (kvsim/disagg.h): prefill
+ * instances and decode instances, each a replica of its side's scenario
+ * with its own GPU, plan and step model, and the hand-off between them
+ * (handoff.h). Events: a request arrives, an instance's step ends, a
+ * transfer ends, a sampling tick, the stop time. Time-series rows number
+ * the prefill instances 0..P-1 and the decode instances P..P+D-1.
+ *
+ * TTFT is what the client of the proxy sees: queue and prefill on the
+ * prefill side, the wait for decode blocks and the transfer, and the
+ * decode side's first step (vLLM recomputes the prompt's last token there:
+ * scheduler.py _update_waiting_for_remote_kv sets num_computed_tokens to
+ * the prompt length minus one when every block arrived). TPOT is the
+ * decode side's alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+
+#include "engine/budget.h"
+#include "engine/disagg.h"
+#include "engine/handoff.h"
+#include "engine/replica.h"
+#include "engine/reqpool.h"
+#include "engine/router.h"
+#include "kvsim/engine.h"
+#include "kvsim/events.h"
+
+enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_XFER = 5 };
+
+/* SGLang's decode side keeps this many tokens free per running and
+ * incoming request (SGLANG_NUM_RESERVED_DECODE_TOKENS, default 512:
+ * python/sglang/srt/disaggregation/decode.py DecodePreallocQueue). */
+#define SGLANG_RESERVED_DECODE_TOKENS 512
+
+typedef struct side {
+  kvsim_scenario_t sc;
+  kvsim_resolved_t res;
+  kvsim_perf_t perf;
+  kvsim__replica_t *reps;
+  int32_t n;
+  kvsim__router_t router;
+  kvsim__router_load_t *loads;
+  kvsim_kvcache_t **kvs;
+  double usage_peak;
+} side_t;
+
+typedef struct drun {
+  const kvsim_scenario_t *sc;
+  const kvsim_sink_t *sink;
+  kvsim_run_stats_t *st;
+  kvsim_err *err;
+  side_t side[2];
+  kvsim__handoff_t ho;
+  kvsim_eventq_t q;
+  kvsim_source_t *src;
+  bool src_end, src_blocked;
+  kvsim__reqpool_t pool;
+  kvsim__vec(int32_t) pre_of;      /* dec slot -> pre slot, from pull to arrival */
+  kvsim__vec(uint64_t) prefix_key; /* dec slot -> the routers' prefix key */
+  int64_t in_flight, pending;      /* requests in the system; steps and transfers in flight */
+  int64_t arrivals;                /* pulled, not yet arrived */
+  int64_t fixed_bytes;             /* both sides' pools (budget.h) */
+  kvsim_reqvec_t finished;
+  int32_t *xs;
+  kvsim_time_ns *xe;
+  int32_t xcap;
+  kvsim_request_t **started;
+  int32_t started_cap;
+  /* The summary's means over every instance's ticks (run.c's
+   * account_sample): usage, queues, time full or at max_num_seqs, and
+   * allocation waste. */
+  int64_t samples, kv_full, seq_bound, frac_samples;
+  double usage_sum, running_sum, waiting_sum, frac_sum, frag_sum, unused_sum;
+} drun_t;
+
+static kvsim__replica_t *rep_of(drun_t *r, int32_t g) {
+  int32_t np = r->side[0].n;
+  return g < np ? &r->side[0].reps[g] : &r->side[1].reps[g - np];
+}
+
+static int emit(drun_t *r, kvsim_request_t *q) {
+  return r->sink && r->sink->request ? r->sink->request(r->sink->ctx, q) : KVSIM_OK;
+}
+
+static int pull(drun_t *r);
+
+/* A request leaves: the sink, the workload, the pool (and its prefill
+ * twin if it never reached the prefill engine). */
+static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
+  kvsim_run_stats_t *st = r->st;
+  if (q->status == KVSIM_REQ_FINISHED) {
+    st->requests_finished++;
+    if (q->finish > st->last_finish)
+      st->last_finish = q->finish;
+    st->cached_tokens += q->num_cached_tokens;
+    if (q->num_preemptions)
+      st->requests_preempted++;
+  } else {
+    st->requests_rejected++;
+  }
+  int rc = emit(r, q);
+  if (rc < 0)
+    return rc;
+  r->in_flight--;
+  int more = kvsim_source_on_finish(r->src, &q->spec, now,
+                                    q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
+  kvsim__reqpool_put(&r->pool, q);
+  if (more < 0)
+    return more;
+  return more > 0 || r->src_blocked ? pull(r) : KVSIM_OK;
+}
+
+/* Pulls one request: its decode object and its prefill twin (the prompt
+ * with max_tokens=1, as vLLM's proxy sends it to the prefill instance:
+ * tests/v1/kv_connector/nixl_integration/toy_proxy_server.py). */
+static int pull(drun_t *r) {
+  if (r->src_end)
+    return KVSIM_OK;
+  kvsim_req_spec_t spec;
+  int rc = kvsim_source_next(r->src, &spec, r->err);
+  if (rc < 0)
+    return rc;
+  r->src_blocked = rc == KVSIM_SOURCE_BLOCKED;
+  if (rc == KVSIM_SOURCE_END) {
+    r->src_end = true;
+    return KVSIM_OK;
+  }
+  if (r->src_blocked)
+    return r->in_flight ? KVSIM_OK
+                        : kvsim_err_set(r->err, KVSIM_EINVAL,
+                                        "workload: waits for a request to finish with none in flight");
+  /* A new chunk of request objects: within the memory budget beside both
+   * sides' pools (budget.h), as run.c's pull_one checks. */
+  if (r->pool.nfree < 2 &&
+      (rc = kvsim__budget_check_requests(r->fixed_bytes, (int64_t)(r->pool.nchunks + 1) * KVSIM__REQ_CHUNK,
+                                         r->err)) < 0)
+    return rc;
+  kvsim_request_t *dec = kvsim__reqpool_get(&r->pool), *pre = dec ? kvsim__reqpool_get(&r->pool) : NULL;
+  if (!pre) {
+    if (dec)
+      kvsim__reqpool_put(&r->pool, dec);
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
+  }
+  kvsim_time_ns now = kvsim_eventq_now(&r->q);
+  for (int k = 0; k < 2; k++) {
+    kvsim_request_t *q = k ? pre : dec;
+    q->spec = spec;
+    q->status = KVSIM_REQ_PENDING;
+    q->num_prompt = q->num_tokens = spec.prompt_tokens;
+    q->arrival = spec.arrival < now ? now : spec.arrival;
+  }
+  pre->spec.output_tokens = 1;
+  int32_t s = dec->slot;
+  if (kvsim__vec_reserve(&r->pre_of, (int64_t)s + 1) < 0 ||
+      kvsim__vec_reserve(&r->prefix_key, (int64_t)s + 1) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");
+  if (s >= r->pre_of.n)
+    r->pre_of.n = r->prefix_key.n = (int64_t)s + 1;
+  r->pre_of.v[s] = pre->slot;
+  r->prefix_key.v[s] = kvsim__router_prefix_key(spec.segments, spec.num_segments, spec.tenant);
+  if (kvsim_kvcache_prepare(r->side[1].kvs[0], dec) < 0 || kvsim_kvcache_prepare(r->side[0].kvs[0], pre) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");
+  dec->spec.segments = pre->spec.segments = NULL;
+  dec->spec.num_segments = pre->spec.num_segments = 0;
+  r->in_flight++;
+  r->arrivals++;
+  return kvsim_eventq_push(&r->q, dec->arrival, EV_ARRIVAL, s);
+}
+
+static int32_t route(drun_t *r, side_t *sd, int32_t slot) {
+  if (kvsim__router_needs_load(&sd->router))
+    for (int32_t i = 0; i < sd->n; i++) {
+      const kvsim__replica_t *rep = &sd->reps[i];
+      const kvsim_pool_t *p = &rep->kv.pool;
+      sd->loads[i] = (kvsim__router_load_t){rep->sched->running.n + rep->sched->waiting.n,
+                                            kvsim_pool_usable(p) - kvsim_pool_num_free(p),
+                                            kvsim_pool_usable(p)};
+    }
+  return kvsim__router_pick(&sd->router, r->prefix_key.v[slot], sd->loads);
+}
+
+/* Starts instance g's next step unless one is in flight. */
+static int start_step(drun_t *r, int32_t g, kvsim_time_ns now) {
+  kvsim__replica_t *rep = rep_of(r, g);
+  if (rep->busy)
+    return KVSIM_OK;
+  const int32_t np = r->side[0].n;
+  side_t *sd = g < np ? &r->side[0] : &r->side[1];
+  /* Blocks held for a hand-off (prefill) or coming in (decode) will be
+   * freed or used when a transfer ends: waiting behind them is not the
+   * stall the replica's progress guard looks for. */
+  if (g < np ? r->ho.held[g] > 0 : r->ho.inbound[g - np] > 0)
+    rep->stalled = 0;
+  kvsim_time_ns dt;
+  int rc = kvsim__replica_start_step(rep, &sd->perf, NULL, sd->sc.model.sliding_window, now, &dt, r->err);
+  if (rc < 0 || dt < 0)
+    return rc;
+  if (dt > KVSIM_TIME_NEVER - 1 - now)
+    return kvsim_err_set(r->err, KVSIM_EINVAL, "run: the simulated clock would overflow");
+  r->pending++;
+  return kvsim_eventq_push(&r->q, now + dt, EV_STEP, g);
+}
+
+static int start_transfers(drun_t *r, kvsim_time_ns now) {
+  int32_t n = kvsim__handoff_start(&r->ho, now, r->xs, r->xe, r->xcap);
+  for (int32_t i = 0; i < n; i++) {
+    int rc = kvsim_eventq_push(&r->q, r->xe[i], EV_XFER, r->xs[i]);
+    if (rc < 0)
+      return rc;
+    r->pending++;
+  }
+  return KVSIM_OK;
+}
+
+/* Decode instance d's blocks for the requests waiting for them; SGLang's
+ * bootstrapped requests then enter their prefill instance. */
+static int alloc_decode(drun_t *r, int32_t d, kvsim_time_ns now) {
+  const kvsim_sched_t *s = r->side[1].reps[d].sched;
+  const bool sgl = r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG;
+  int32_t n = 0;
+  int rc = kvsim__handoff_alloc(&r->ho, d, s->running.n, s->cfg.max_num_seqs,
+                                sgl ? SGLANG_RESERVED_DECODE_TOKENS : 0, now, r->started,
+                                r->started_cap, &n, r->err);
+  if (rc < 0)
+    return rc;
+  for (int32_t i = 0; i < n; i++) {
+    kvsim_request_t *pre = r->started[i];
+    kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
+    pre->status = KVSIM_REQ_WAITING;
+    if ((rc = kvsim__replica_add(&r->side[0].reps[e->p], pre, now, r->err)) < 0 ||
+        (rc = start_step(r, e->p, now)) < 0)
+      return rc;
+  }
+  return start_transfers(r, now);
+}
+
+static const char *admit(drun_t *r, const kvsim_request_t *q) {
+  const kvsim_plan_t *pp = &r->side[0].res.plan, *dp = &r->side[1].res.plan;
+  int64_t total = kvsim_request_total_tokens(q);
+  if (total > dp->p.max_model_len || q->num_prompt + 1 > pp->p.max_model_len) {
+    r->st->rejected_too_long++;
+    return "prompt_tokens + output_tokens > max_model_len";
+  }
+  if (!kvsim__replica_fits(&r->side[0].reps[0], pp, q->num_prompt) ||
+      !kvsim__replica_fits(&r->side[1].reps[0], dp, total - 1)) {
+    r->st->rejected_no_fit++;
+    return "needs more KV blocks than the pool holds";
+  }
+  const kvsim_admission_t *a = &r->sc->admission;
+  if ((a->max_prompt_tokens && q->spec.prompt_tokens > a->max_prompt_tokens) ||
+      (a->max_output_tokens && q->spec.output_tokens > a->max_output_tokens)) {
+    r->st->rejected_admission++;
+    return "admission: prompt or output tokens over the limit";
+  }
+  return NULL;
+}
+
+static int on_arrival(drun_t *r, int32_t slot, kvsim_time_ns now) {
+  kvsim_request_t *dec = kvsim__reqpool_at(&r->pool, slot);
+  kvsim_request_t *pre = kvsim__reqpool_at(&r->pool, r->pre_of.v[slot]);
+  r->st->requests_arrived++;
+  r->arrivals--;
+  if (r->st->first_arrival == KVSIM_TIME_NEVER || dec->arrival < r->st->first_arrival)
+    r->st->first_arrival = dec->arrival;
+  int rc = pull(r);
+  if (rc < 0)
+    return rc;
+  const char *why = admit(r, dec);
+  if (why) {
+    kvsim__reqpool_put(&r->pool, pre);
+    dec->status = KVSIM_REQ_REJECTED;
+    dec->reject_reason = why;
+    dec->finish = now;
+    return retire(r, dec, now);
+  }
+  int32_t p = route(r, &r->side[0], slot);
+  dec->status = KVSIM_REQ_WAITING;
+  if (r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG) {
+    /* The load balancer picks both instances at once and the decode one
+     * pre-allocates before the prefill may run (bootstrap). */
+    int32_t d = route(r, &r->side[1], slot);
+    dec->replica = r->side[0].n + d;
+    if ((rc = kvsim__handoff_add(&r->ho, pre, dec, p, d, KVSIM__HO_BOOTSTRAP, now, r->err)) < 0)
+      return rc;
+    return alloc_decode(r, d, now);
+  }
+  dec->replica = p;
+  if ((rc = kvsim__handoff_add(&r->ho, pre, dec, p, -1, KVSIM__HO_PREFILL, now, r->err)) < 0)
+    return rc;
+  pre->status = KVSIM_REQ_WAITING;
+  if ((rc = kvsim__replica_add(&r->side[0].reps[p], pre, now, r->err)) < 0)
+    return rc;
+  return start_step(r, p, now);
+}
+
+/* A prefill instance's step ended: its finished requests hold their
+ * blocks for the hand-off. */
+static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
+  r->finished.n = 0;
+  int rc = kvsim__replica_end_step(&r->side[0].reps[p], now, &r->finished, r->err);
+  if (rc < 0)
+    return rc;
+  for (int64_t i = 0; i < r->finished.n; i++) {
+    kvsim_request_t *pre = r->finished.v[i];
+    kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
+    e->dec->first_scheduled = pre->first_scheduled;
+    e->dec->num_cached_tokens = pre->num_cached_tokens;
+    /* vLLM: the proxy sends the request to a decode instance once the
+     * prefill has answered; SGLang's was picked at arrival. */
+    int32_t d = e->d >= 0 ? e->d : route(r, &r->side[1], e->dec->slot);
+    e->dec->replica = r->side[0].n + d;
+    if ((rc = kvsim__handoff_prefill_done(&r->ho, e, d, now, r->err)) < 0 ||
+        (rc = alloc_decode(r, d, now)) < 0)
+      return rc;
+  }
+  if ((rc = start_transfers(r, now)) < 0)
+    return rc;
+  return start_step(r, p, now);
+}
+
+static int decode_end(drun_t *r, int32_t d, kvsim_time_ns now) {
+  r->finished.n = 0;
+  int rc = kvsim__replica_end_step(&r->side[1].reps[d], now, &r->finished, r->err);
+  if (rc < 0)
+    return rc;
+  for (int64_t i = 0; i < r->finished.n; i++)
+    if ((rc = retire(r, r->finished.v[i], now)) < 0)
+      return rc;
+  if ((rc = alloc_decode(r, d, now)) < 0)
+    return rc;
+  return start_step(r, r->side[0].n + d, now);
+}
+
+/* A transfer ended: the prefill side frees, the decode side's request
+ * joins its running batch with the prompt's KV in place. */
+static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
+  kvsim__handoff_entry_t *e = kvsim__handoff_done(&r->ho, slot, now);
+  kvsim_request_t *dec = e->dec;
+  int32_t p = e->p, d = e->d;
+  kvsim__reqpool_put(&r->pool, e->pre);
+  kvsim_sched_t *s = r->side[1].reps[d].sched;
+  if (kvsim_reqvec_push(&s->running, dec) < 0)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode batch");
+  dec->num_computed = dec->num_prompt > 0 ? dec->num_prompt - 1 : 0;
+  dec->status = KVSIM_REQ_RUNNING;
+  kvsim__handoff_landed(&r->ho, e);
+  int rc;
+  if ((rc = start_transfers(r, now)) < 0 || (rc = start_step(r, p, now)) < 0)
+    return rc;
+  return start_step(r, r->side[0].n + d, now);
+}
+
+static int on_sample(drun_t *r, kvsim_time_ns now) {
+  kvsim_disagg_sample_t ds;
+  memset(&ds, 0, sizeof ds);
+  ds.time_ns = now;
+  int32_t g = 0;
+  for (int k = 0; k < 2; k++) {
+    side_t *sd = &r->side[k];
+    double sum = 0;
+    for (int32_t i = 0; i < sd->n; i++, g++) {
+      kvsim_sample_t s;
+      int rc = kvsim__replica_sample(&sd->reps[i], &sd->res.plan, now, false, &s, r->err);
+      if (rc < 0)
+        return rc;
+      s.replica = g;
+      sum += s.kv_cache_usage;
+      if (s.kv_cache_usage > sd->usage_peak)
+        sd->usage_peak = s.kv_cache_usage;
+      r->usage_sum += s.kv_cache_usage;
+      r->running_sum += (double)s.num_requests_running;
+      r->waiting_sum += (double)s.num_requests_waiting;
+      r->samples++;
+      r->kv_full += s.kv_cache_usage >= 0.99 && s.num_requests_waiting > 0;
+      r->seq_bound += s.num_requests_running >= sd->reps[i].sched->cfg.max_num_seqs;
+      if (s.kv_allocated_bytes > 0) {
+        r->frac_sum += (double)s.kv_token_bytes / (double)s.kv_allocated_bytes;
+        r->frag_sum += (double)s.kv_internal_frag_bytes;
+        r->unused_sum += (double)s.kv_reserved_unused_bytes;
+        r->frac_samples++;
+      }
+      if (r->sink && r->sink->sample && (rc = r->sink->sample(r->sink->ctx, &s)) < 0)
+        return rc;
+    }
+    *(k ? &ds.decode_kv_usage : &ds.prefill_kv_usage) = sum / sd->n;
+  }
+  kvsim__handoff_sample(&r->ho, &ds);
+  return r->sink && r->sink->disagg_sample ? r->sink->disagg_sample(r->sink->ctx, &ds) : KVSIM_OK;
+}
+
+static int setup_side(drun_t *r, int k) {
+  side_t *sd = &r->side[k];
+  int rc = kvsim_scenario_disagg_side(r->sc, (kvsim_disagg_side)k, &sd->sc, r->err);
+  if (rc < 0 || (rc = kvsim_scenario_resolve(&sd->sc, &sd->res, r->err)) < 0 ||
+      (rc = kvsim_perf_init(&sd->perf, &sd->sc.model, &sd->sc.gpu, &sd->res.plan, r->err)) < 0)
+    return rc;
+  /* Each side's pools within the run's memory budget (budget.h). */
+  if ((rc = kvsim__budget_check_replicas(&sd->sc, &sd->res, r->err)) < 0)
+    return rc;
+  r->fixed_bytes += kvsim__budget_replicas_bytes(&sd->sc, &sd->res);
+  sd->n = sd->sc.replicas;
+  sd->reps = kvsim__calloc((size_t)sd->n, sizeof *sd->reps);
+  sd->loads = kvsim__calloc((size_t)sd->n, sizeof *sd->loads);
+  sd->kvs = kvsim__calloc((size_t)sd->n, sizeof *sd->kvs);
+  if (!sd->reps || !sd->loads || !sd->kvs)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for %d instances", sd->n);
+  if ((rc = kvsim__router_init(&sd->router, sd->sc.router, sd->n, sd->sc.router_imbalance, r->err)) < 0)
+    return rc;
+  for (int32_t i = 0; i < sd->n; i++) {
+    if ((rc = kvsim__replica_init(&sd->reps[i], i, &sd->sc, &sd->res, r->err)) < 0)
+      return rc;
+    sd->kvs[i] = &sd->reps[i].kv;
+  }
+  return KVSIM_OK;
+}
+
+static int setup(drun_t *r) {
+  int rc;
+  for (int k = 0; k < 2; k++)
+    if ((rc = setup_side(r, k)) < 0)
+      return rc;
+  kvsim__handoff_side_t hs[2];
+  for (int k = 0; k < 2; k++) {
+    const kvsim_plan_t *pl = &r->side[k].res.plan;
+    hs[k] = (kvsim__handoff_side_t){r->side[k].n, r->side[k].kvs, pl->p.tp,
+                                    pl->block_bytes * pl->p.tp * (pl->p.pp > 0 ? pl->p.pp : 1)};
+  }
+  if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, &hs[0], &hs[1], r->err)) < 0)
+    return rc;
+  r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
+  r->started_cap = 64;
+  r->xs = kvsim__calloc((size_t)r->xcap, sizeof *r->xs);
+  r->xe = kvsim__calloc((size_t)r->xcap, sizeof *r->xe);
+  r->started = kvsim__calloc((size_t)r->started_cap, sizeof *r->started);
+  if (!r->xs || !r->xe || !r->started)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the hand-off");
+  /* The summary's configuration is the decode side's (its pool serves
+   * every token after the first); the prefill side's is in disagg. */
+  r->st->resolved = r->side[1].res;
+  r->st->plan = r->side[1].res.plan;
+  r->st->pool_blocks = r->side[1].res.pool_usable;
+  return kvsim_source_open(r->sc->workload, r->sc->seed, &r->src, r->err);
+}
+
+static void teardown(drun_t *r) {
+  for (int k = 0; k < 2; k++) {
+    side_t *sd = &r->side[k];
+    for (int32_t i = 0; sd->reps && i < sd->n; i++)
+      kvsim__replica_fini(&sd->reps[i]);
+    kvsim__free(sd->reps);
+    kvsim__free(sd->loads);
+    kvsim__free(sd->kvs);
+    kvsim__router_fini(&sd->router);
+    kvsim_scenario_fini(&sd->sc);
+  }
+  kvsim__handoff_fini(&r->ho);
+  kvsim__free(r->xs);
+  kvsim__free(r->xe);
+  kvsim__free(r->started);
+  kvsim__vec_free(&r->pre_of);
+  kvsim__vec_free(&r->prefix_key);
+  if (r->src)
+    kvsim_source_close(r->src);
+  kvsim__reqpool_fini(&r->pool);
+  kvsim_eventq_fini(&r->q);
+  kvsim_reqvec_fini(&r->finished);
+}
+
+/* The run's totals, both sides summed; generated tokens and TPOT are the
+ * decode side's (the prefill side's one token per request is dropped by
+ * the proxy), prompt tokens the prefill side's. */
+static void totals(drun_t *r) {
+  kvsim_run_stats_t *st = r->st;
+  for (int k = 0; k < 2; k++)
+    for (int32_t i = 0; i < r->side[k].n; i++) {
+      const kvsim__replica_t *rep = &r->side[k].reps[i];
+      st->preemptions += rep->sched->num_preemptions;
+      st->prefix_queries += rep->kv.queries;
+      st->prefix_hits += rep->kv.hits;
+      if (k == 0)
+        st->prompt_tokens += rep->sched->prompt_tokens_total;
+      else
+        st->generation_tokens += rep->sched->generation_tokens_total;
+      st->steps += rep->steps;
+      st->busy_s += rep->busy_s;
+      if (rep->kv_usage_peak > st->kv_usage_peak)
+        st->kv_usage_peak = rep->kv_usage_peak;
+      int32_t g = k ? r->side[0].n + i : i;
+      if (g < KVSIM_RUN_MAX_REPLICA_STATS)
+        st->replica[g] = (kvsim_replica_stats_t){r->side[k].router.routed[i], rep->kv_usage_peak,
+                                                 rep->kv.queries, rep->kv.hits};
+    }
+  st->replicas = r->side[0].n + r->side[1].n;
+  st->router = r->side[0].sc.router;
+  if (r->samples) {
+    double n = (double)r->samples;
+    st->kv_usage_mean = r->usage_sum / n;
+    st->running_mean = r->running_sum / n;
+    st->waiting_mean = r->waiting_sum / n;
+    st->frac_samples_kv_full = (double)r->kv_full / n;
+    st->frac_samples_seq_bound = (double)r->seq_bound / n;
+  }
+  if (r->frac_samples) {
+    double n = (double)r->frac_samples;
+    st->kv_token_fraction_mean = r->frac_sum / n;
+    st->kv_internal_frag_bytes_mean = r->frag_sum / n;
+    st->kv_reserved_unused_bytes_mean = r->unused_sum / n;
+  }
+  st->disaggregated = true;
+  st->disagg = r->ho.st;
+  st->disagg.prefill_pool_blocks = r->side[0].res.pool_usable;
+  st->disagg.decode_pool_blocks = r->side[1].res.pool_usable;
+  st->disagg.prefill_kv_usage_peak = r->side[0].usage_peak;
+  st->disagg.decode_kv_usage_peak = r->side[1].usage_peak;
+  st->disagg_prefill_plan = r->side[0].res.plan;
+}
+
+/* Requests still in the system at a max_time_s stop: the decode objects
+ * of those in an engine or a hand-off. */
+static int leftovers(drun_t *r) {
+  for (int64_t s = 0; s < r->ho.e.n; s++)
+    if (r->ho.e.v[s].state != KVSIM__HO_FREE) {
+      int rc = emit(r, r->ho.e.v[s].dec);
+      if (rc < 0)
+        return rc;
+    }
+  for (int32_t i = 0; i < r->side[1].n; i++) {
+    const kvsim_sched_t *s = r->side[1].reps[i].sched;
+    for (int64_t k = 0; k < s->running.n; k++) {
+      int rc = emit(r, s->running.v[k]);
+      if (rc < 0)
+        return rc;
+    }
+    for (int32_t k = 0; k < s->waiting.n; k++) {
+      int rc = emit(r, kvsim_waitq_at(&s->waiting, k));
+      if (rc < 0)
+        return rc;
+    }
+  }
+  return KVSIM_OK;
+}
+
+/* --check-invariants: after every event, each pool's references are its
+ * scheduler's requests' plus the hand-off's (kvsim__handoff_check), and
+ * the blocks of every scheduled request are live (the replica's own
+ * step check). O(pools) per event: for goldens and tests. */
+static int check_all(drun_t *r) {
+  int32_t n = r->side[0].n + r->side[1].n, g = 0;
+  int64_t *blocks = kvsim__calloc((size_t)n, sizeof *blocks);
+  if (!blocks)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "invariant check: out of memory");
+  for (int k = 0; k < 2; k++)
+    for (int32_t i = 0; i < r->side[k].n; i++, g++) {
+      const kvsim_sched_t *s = r->side[k].reps[i].sched;
+      for (int64_t j = 0; j < s->running.n; j++)
+        blocks[g] += kvsim_kvcache_held(&r->side[k].reps[i].kv, s->running.v[j]);
+    }
+  int rc = kvsim__handoff_check(&r->ho, blocks, r->err);
+  kvsim__free(blocks);
+  return rc;
+}
+
+int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
+                      kvsim_run_stats_t *stats, kvsim_err *err) {
+  drun_t r;
+  memset(&r, 0, sizeof r);
+  r.sc = sc;
+  r.sink = sink;
+  r.st = stats;
+  r.err = err;
+  kvsim_eventq_init(&r.q);
+  int rc = setup(&r);
+  if (rc < 0)
+    goto out;
+  kvsim_time_ns tick = kvsim_time_from_s(sc->sample_interval_s);
+  if ((rc = pull(&r)) < 0 || (rc = kvsim_eventq_push(&r.q, 0, EV_SAMPLE, -1)) < 0)
+    goto out;
+  if (sc->max_time_s > 0 &&
+      (rc = kvsim_eventq_push(&r.q, kvsim_time_from_s(sc->max_time_s), EV_STOP, -1)) < 0)
+    goto out;
+  kvsim_event_t ev;
+  bool stopped = false;
+  const int32_t np = r.side[0].n;
+  while (!stopped && kvsim_eventq_pop(&r.q, &ev)) {
+    kvsim_time_ns now = ev.time;
+    switch (ev.kind) {
+    case EV_ARRIVAL:
+      rc = on_arrival(&r, ev.target, now);
+      break;
+    case EV_STEP:
+      r.pending--;
+      rc = ev.target < np ? prefill_end(&r, ev.target, now) : decode_end(&r, ev.target - np, now);
+      break;
+    case EV_XFER:
+      r.pending--;
+      rc = on_xfer(&r, ev.target, now);
+      break;
+    case EV_SAMPLE:
+      rc = on_sample(&r, now);
+      if (rc >= 0 && (r.in_flight > 0 || !r.src_end))
+        rc = kvsim_eventq_push(&r.q, now + tick, EV_SAMPLE, -1);
+      break;
+    case EV_STOP:
+      stopped = true;
+      break;
+    }
+    if (rc < 0 || (opts && opts->check_invariants && (rc = check_all(&r)) < 0))
+      goto out;
+    if (r.in_flight == 0 && r.src_end && r.pending == 0)
+      break;
+    /* Requests in flight with nothing scheduled: nothing can move them. */
+    if (r.pending == 0 && r.arrivals == 0 && r.in_flight > 0) {
+      rc = kvsim_err_set(err, KVSIM_ETHRESH, "disaggregation: %lld requests stuck with no step or transfer to run",
+                         (long long)r.in_flight);
+      goto out;
+    }
+  }
+  stats->end_time = kvsim_eventq_now(&r.q);
+  if ((rc = on_sample(&r, stats->end_time)) < 0 || (rc = leftovers(&r)) < 0)
+    goto out;
+  stats->requests_in_flight = r.in_flight;
+  totals(&r);
+  stats->skipped_rows = kvsim_source_skipped(r.src);
+  rc = KVSIM_OK;
+out:
+  teardown(&r);
+  return rc;
+}

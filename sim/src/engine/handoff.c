@@ -1,0 +1,310 @@
+/* The hand-off's accounting (handoff.h). */
+#include "engine/handoff.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg,
+                        const kvsim__handoff_side_t *prefill, const kvsim__handoff_side_t *decode,
+                        kvsim_err *err) {
+  memset(h, 0, sizeof *h);
+  h->cfg = *cfg;
+  h->side[KVSIM_SIDE_PREFILL] = *prefill;
+  h->side[KVSIM_SIDE_DECODE] = *decode;
+  const size_t np = (size_t)prefill->n, nd = (size_t)decode->n;
+  h->waitq = kvsim__calloc(nd, sizeof *h->waitq);
+  h->waitq_head = kvsim__calloc(nd, sizeof *h->waitq_head);
+  h->p_busy = kvsim__calloc(np, sizeof *h->p_busy);
+  h->d_busy = kvsim__calloc(nd, sizeof *h->d_busy);
+  h->held = kvsim__calloc(np, sizeof *h->held);
+  h->inbound = kvsim__calloc(nd, sizeof *h->inbound);
+  if (!h->waitq || !h->waitq_head || !h->p_busy || !h->d_busy || !h->held || !h->inbound)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the KV hand-off");
+  h->st.prefill_replicas = prefill->n;
+  h->st.decode_replicas = decode->n;
+  return KVSIM_OK;
+}
+
+void kvsim__handoff_fini(kvsim__handoff_t *h) {
+  for (int32_t i = 0; h->waitq && i < h->side[KVSIM_SIDE_DECODE].n; i++)
+    kvsim__vec_free(&h->waitq[i]);
+  kvsim__free(h->waitq);
+  kvsim__free(h->waitq_head);
+  kvsim__free(h->p_busy);
+  kvsim__free(h->d_busy);
+  kvsim__free(h->held);
+  kvsim__free(h->inbound);
+  kvsim__vec_free(&h->e);
+  kvsim__vec_free(&h->dec_of);
+  kvsim__vec_free(&h->xferq);
+  memset(h, 0, sizeof *h);
+}
+
+/* Grows a slot-indexed vector to hold index `slot`. */
+#define GROW_TO(vec, slot)                                                           \
+  (kvsim__vec_reserve((vec), (int64_t)(slot) + 1) < 0                                \
+       ? KVSIM_ENOMEM                                                                \
+       : ((vec)->n <= (slot) ? (memset((vec)->v + (vec)->n, 0,                       \
+                                       (size_t)((slot) + 1 - (vec)->n) * sizeof *(vec)->v), \
+                                (vec)->n = (slot) + 1, KVSIM_OK)                    \
+                             : KVSIM_OK))
+
+static int enqueue(kvsim__handoff_t *h, int32_t d, int32_t slot, kvsim_err *err) {
+  if (kvsim__vec_push(&h->waitq[d], slot) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the decode pre-allocation queue");
+  h->prealloc_waiting++;
+  if (h->prealloc_waiting > h->st.prealloc_queue_peak)
+    h->st.prealloc_queue_peak = h->prealloc_waiting;
+  return KVSIM_OK;
+}
+
+int kvsim__handoff_add(kvsim__handoff_t *h, kvsim_request_t *pre, kvsim_request_t *dec, int32_t p,
+                       int32_t d, kvsim__ho_state first, kvsim_time_ns now, kvsim_err *err) {
+  if (GROW_TO(&h->e, dec->slot) < 0 || GROW_TO(&h->dec_of, pre->slot) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the KV hand-off");
+  kvsim__handoff_entry_t *e = &h->e.v[dec->slot];
+  *e = (kvsim__handoff_entry_t){.pre = pre, .dec = dec, .p = p, .d = d, .state = first,
+                                .waiting_since = now};
+  h->dec_of.v[pre->slot] = dec->slot;
+  pre->hold_kv = true;
+  /* SGLang: the request waits in the prefill's bootstrap queue until its
+   * decode instance has pre-allocated (disaggregation/prefill.py
+   * PrefillBootstrapQueue.pop_bootstrapped; decode.py DecodePreallocQueue). */
+  return first == KVSIM__HO_BOOTSTRAP ? enqueue(h, d, dec->slot, err) : KVSIM_OK;
+}
+
+kvsim__handoff_entry_t *kvsim__handoff_of(kvsim__handoff_t *h, const kvsim_request_t *r) {
+  if (r->slot < h->e.n && h->e.v[r->slot].state != KVSIM__HO_FREE && h->e.v[r->slot].dec == r)
+    return &h->e.v[r->slot];
+  if (r->slot < h->dec_of.n) {
+    int32_t s = h->dec_of.v[r->slot];
+    if (s < h->e.n && h->e.v[s].state != KVSIM__HO_FREE && h->e.v[s].pre == r)
+      return &h->e.v[s];
+  }
+  return NULL;
+}
+
+static void to_xferq(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, kvsim_time_ns now) {
+  e->state = KVSIM__HO_QUEUED;
+  e->waiting_since = now;
+  /* Room was reserved when the entry was added (kvsim__handoff_prefill_done
+   * or _alloc): the queue never outgrows the entries. */
+  h->xferq.v[h->xferq.n++] = e->dec->slot;
+  if (h->xferq.n > h->st.transfer_queue_peak)
+    h->st.transfer_queue_peak = h->xferq.n;
+}
+
+/* What the prefill side holds for e from now until the transfer is done;
+ * the bytes to move are its blocks over every rank (the connectors move
+ * whole blocks: NixlConnectorWorker._read_blocks by block ids). */
+static void hold(kvsim__handoff_t *h, kvsim__handoff_entry_t *e) {
+  const kvsim__handoff_side_t *ps = &h->side[KVSIM_SIDE_PREFILL];
+  e->pre_blocks = kvsim_kvcache_held(ps->kv[e->p], e->pre);
+  e->bytes = e->pre_blocks * ps->block_bytes_all_ranks;
+  h->held[e->p] += e->pre_blocks;
+  h->held_reqs++;
+  if (h->held[e->p] > h->st.held_blocks_peak)
+    h->st.held_blocks_peak = h->held[e->p];
+}
+
+int kvsim__handoff_prefill_done(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int32_t d,
+                                kvsim_time_ns now, kvsim_err *err) {
+  if (kvsim__vec_reserve(&h->xferq, h->xferq.n + 1) < 0)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the transfer queue");
+  hold(h, e);
+  if (e->dec_alloc) { /* SGLang: decode blocks are there; send now */
+    to_xferq(h, e, now);
+    return KVSIM_OK;
+  }
+  e->d = d;
+  e->state = KVSIM__HO_PREALLOC;
+  e->waiting_since = now;
+  return enqueue(h, d, e->dec->slot, err);
+}
+
+int kvsim__handoff_alloc(kvsim__handoff_t *h, int32_t d, int64_t running, int64_t max_seqs,
+                         int64_t reserve_tokens, kvsim_time_ns now, kvsim_request_t **started,
+                         int32_t started_cap, int32_t *nstarted, kvsim_err *err) {
+  kvsim_kvcache_t *kv = h->side[KVSIM_SIDE_DECODE].kv[d];
+  int allocated = 0;
+  *nstarted = 0;
+  while (h->waitq_head[d] < h->waitq[d].n) {
+    kvsim__handoff_entry_t *e = &h->e.v[h->waitq[d].v[h->waitq_head[d]]];
+    if (running + h->inbound[d] >= max_seqs)
+      break;
+    /* SGLang keeps num_reserved_decode_tokens free for every running and
+     * incoming request (decode.py DecodePreallocQueue._allocatable_tokens). */
+    int64_t free_tokens = (int64_t)kvsim_pool_num_free(&kv->pool) * kv->block_size;
+    int64_t need = kvsim_kvcache_blocks_for(kv, e->dec->num_prompt) * kv->block_size;
+    if (free_tokens - reserve_tokens * (running + h->inbound[d]) < need)
+      break;
+    if (e->state == KVSIM__HO_BOOTSTRAP && *nstarted >= started_cap)
+      break;
+    if (kvsim__vec_reserve(&h->xferq, h->xferq.n + 1) < 0)
+      return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the transfer queue");
+    /* vLLM's decode side looks its own prefix cache up first and pulls
+     * only the rest (Scheduler.schedule: get_computed_blocks, then the
+     * connector's get_num_new_matched_tokens counts the prompt beyond the
+     * local hit). SGLang's pre-allocation takes the whole prompt. */
+    int64_t hit = 0;
+    if (h->cfg.flow == KVSIM_DISAGG_FLOW_VLLM && kv->prefix_caching &&
+        (hit = kvsim_kvcache_lookup(kv, e->dec, false)) < 0)
+      return kvsim_err_set(err, (int)hit, "decode instance %d: out of memory for a prefix lookup", d);
+    /* The prompt's slots (vLLM: allocate_slots with the external tokens,
+     * Scheduler.schedule for a request whose connector reports
+     * load_kv_async; SGLang: DecodePreallocQueue._pre_alloc). */
+    int rc = kvsim_kvcache_allocate(kv, e->dec, hit, e->dec->num_prompt - hit, 0);
+    if (rc < 0)
+      return kvsim_err_set(err, rc, "decode instance %d: out of memory for a block table", d);
+    if (rc == 0)
+      break; /* head of line, as the engines' waiting queues */
+    if (hit > 0) {
+      /* The blocks found need no transfer: the prefill side's whole blocks
+       * that they cover leave the bytes to move. */
+      const kvsim__handoff_side_t *ps = &h->side[KVSIM_SIDE_PREFILL];
+      int64_t covered = hit / ps->kv[e->p]->block_size;
+      int64_t keep = e->pre_blocks - covered;
+      e->bytes = (keep > 0 ? keep : 0) * ps->block_bytes_all_ranks;
+      h->st.decode_hit_tokens += hit;
+    }
+    e->dec_alloc = true;
+    h->inbound[d]++;
+    h->waitq_head[d]++;
+    h->prealloc_waiting--;
+    allocated++;
+    double waited = (double)(now - e->waiting_since) / 1e9;
+    h->st.handoff_wait_s_sum += waited;
+    if (waited > h->st.handoff_wait_s_max)
+      h->st.handoff_wait_s_max = waited;
+    if (e->state == KVSIM__HO_BOOTSTRAP) {
+      e->state = KVSIM__HO_PREFILL;
+      started[(*nstarted)++] = e->pre;
+    } else {
+      to_xferq(h, e, now);
+    }
+  }
+  /* Reuse the consumed front. */
+  if (h->waitq_head[d] == h->waitq[d].n)
+    h->waitq[d].n = h->waitq_head[d] = 0;
+  return allocated;
+}
+
+int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *slots, kvsim_time_ns *ends,
+                             int32_t cap) {
+  int32_t started = 0;
+  int64_t w = 0;
+  const int32_t tp_p = h->side[KVSIM_SIDE_PREFILL].tp, tp_d = h->side[KVSIM_SIDE_DECODE].tp;
+  for (int64_t i = 0; i < h->xferq.n; i++) {
+    int32_t s = h->xferq.v[i];
+    kvsim__handoff_entry_t *e = &h->e.v[s];
+    /* One transfer at a time per endpoint: a prefill instance's NICs
+     * serve its pulls in turn, a decode instance's receive one request's
+     * blocks at a time. */
+    if (started >= cap || h->p_busy[e->p] || h->d_busy[e->d]) {
+      h->xferq.v[w++] = s;
+      continue;
+    }
+    h->p_busy[e->p] = h->d_busy[e->d] = true;
+    e->state = KVSIM__HO_XFER;
+    e->xfer_start = now;
+    double secs = kvsim_disagg_transfer_s(&h->cfg, e->bytes, tp_p, tp_d);
+    kvsim_time_ns dt = (kvsim_time_ns)(secs * 1e9);
+    slots[started] = s;
+    ends[started++] = now + (dt > 0 ? dt : 1);
+    h->bytes_in_flight += e->bytes;
+    h->in_flight++;
+    if (h->bytes_in_flight > h->st.bytes_in_flight_peak)
+      h->st.bytes_in_flight_peak = h->bytes_in_flight;
+  }
+  h->xferq.n = w;
+  return started;
+}
+
+kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, kvsim_time_ns now) {
+  kvsim__handoff_entry_t *e = &h->e.v[slot];
+  h->p_busy[e->p] = h->d_busy[e->d] = false;
+  h->bytes_in_flight -= e->bytes;
+  h->in_flight--;
+  double secs = (double)(now - e->xfer_start) / 1e9;
+  h->st.transfers++;
+  h->st.bytes_transferred += e->bytes;
+  h->st.transfer_s_sum += secs;
+  if (secs > h->st.transfer_s_max)
+    h->st.transfer_s_max = secs;
+  /* The decode side reported the pull done: the prefill side frees
+   * (vLLM: get_finished's done_sending -> Scheduler._update_from_kv_xfer_finished
+   * frees the blocks; SGLang: the inflight queue releases on KVPoll.Success). */
+  kvsim_kvcache_free(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre);
+  h->held[e->p] -= e->pre_blocks;
+  h->held_reqs--;
+  e->pre_blocks = 0;
+  e->pre->hold_kv = false;
+  e->state = KVSIM__HO_DONE;
+  return e;
+}
+
+void kvsim__handoff_landed(kvsim__handoff_t *h, kvsim__handoff_entry_t *e) {
+  h->inbound[e->d]--;
+  if (e->pre->slot < h->dec_of.n)
+    h->dec_of.v[e->pre->slot] = 0;
+  memset(e, 0, sizeof *e);
+}
+
+void kvsim__handoff_sample(const kvsim__handoff_t *h, kvsim_disagg_sample_t *s) {
+  int64_t held = 0;
+  for (int32_t i = 0; i < h->side[KVSIM_SIDE_PREFILL].n; i++)
+    held += h->held[i];
+  s->prefill_blocks_held = held;
+  s->prefill_inflight = h->held_reqs;
+  s->prealloc_queue = h->prealloc_waiting;
+  s->transfer_queue = h->xferq.n;
+  s->transfers_in_flight = h->in_flight;
+  s->bytes_in_flight = h->bytes_in_flight;
+}
+
+static int64_t pool_refs(const kvsim_pool_t *p) {
+  int64_t n = 0;
+  for (int32_t b = 1; b < p->num_blocks; b++)
+    n += p->ref_cnt[b];
+  return n;
+}
+
+int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks, kvsim_err *err) {
+  const int32_t np = h->side[KVSIM_SIDE_PREFILL].n, nd = h->side[KVSIM_SIDE_DECODE].n;
+  int64_t *mine = kvsim__calloc((size_t)(np + nd), sizeof *mine);
+  if (!mine)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "hand-off check: out of memory");
+  int rc = KVSIM_OK;
+  for (int64_t s = 0; s < h->e.n && rc == KVSIM_OK; s++) {
+    const kvsim__handoff_entry_t *e = &h->e.v[s];
+    if (e->state == KVSIM__HO_FREE)
+      continue;
+    const bool pre_held = e->state == KVSIM__HO_PREALLOC || e->state == KVSIM__HO_QUEUED ||
+                          e->state == KVSIM__HO_XFER;
+    if (pre_held) {
+      int64_t b = kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre);
+      if (b != e->pre_blocks)
+        rc = kvsim_err_set(err, KVSIM_EINVAL, "hand-off: request %llu holds %lld prefill blocks, counted %lld",
+                           (unsigned long long)e->dec->spec.id, (long long)b, (long long)e->pre_blocks);
+      mine[e->p] += b;
+    }
+    if (e->dec_alloc)
+      mine[np + e->d] += kvsim_kvcache_held(h->side[KVSIM_SIDE_DECODE].kv[e->d], e->dec);
+  }
+  for (int32_t i = 0; i < np + nd && rc == KVSIM_OK; i++) {
+    const bool pre = i < np;
+    const kvsim_kvcache_t *kv = pre ? h->side[0].kv[i] : h->side[1].kv[i - np];
+    int64_t refs = pool_refs(&kv->pool);
+    if (pre && mine[i] != h->held[i])
+      rc = kvsim_err_set(err, KVSIM_EINVAL, "hand-off: prefill instance %d: held %lld, entries hold %lld",
+                         i, (long long)h->held[i], (long long)mine[i]);
+    else if (refs != sched_blocks[i] + mine[i])
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "hand-off: %s instance %d: pool references %lld != scheduler %lld + hand-off %lld",
+                         pre ? "prefill" : "decode", pre ? i : i - np, (long long)refs,
+                         (long long)sched_blocks[i], (long long)mine[i]);
+  }
+  kvsim__free(mine);
+  return rc;
+}

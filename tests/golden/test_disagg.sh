@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Disaggregated prefill and decode, end to end (tests/golden/cases/
+# disagg-decode-full is the byte-for-byte case): what the hand-off does to
+# the pools and the latency when a knob moves, the two flows, calc
+# --scenario, and bad blocks.
+set -euo pipefail
+kvsim=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+scen="$src/tests/golden/cases/disagg-decode-full/scenario.json"
+get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split('.'): d=d[k]
+print(d)" "$1/summary.json" "$2"; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }' || { echo "FAIL: $3 ($1 <= $2)"; exit 1; }; }
+
+# 1. The decode pool is what backs the prefill side up: ten times its
+# blocks and the prefill side holds far fewer blocks, TTFT falls.
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/small" --check-invariants
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/big" --check-invariants \
+  --set disaggregation.decode.engine.num_gpu_blocks_override=6000
+echo "TTFT p50 with a 599-block decode pool: $(get "$tmp/small" latency.ttft_s.p50) s, 5,999 blocks: $(get "$tmp/big" latency.ttft_s.p50) s"
+gt "$(get "$tmp/small" latency.ttft_s.p50)" "$(awk -v b="$(get "$tmp/big" latency.ttft_s.p50)" 'BEGIN { print 10 * b }')" \
+  "a full decode pool should raise TTFT tenfold"
+gt "$(get "$tmp/small" disaggregation.prefill_blocks_held_peak)" "$(get "$tmp/big" disaggregation.prefill_blocks_held_peak)" \
+  "a full decode pool should leave more KV held on the prefill side"
+gt "$(get "$tmp/small" disaggregation.decode_alloc_wait_s_mean)" 1 "prompts should wait seconds for decode blocks"
+[ "$(get "$tmp/big" disaggregation.decode_alloc_wait_s_max)" = 0 ] || { echo "FAIL: a roomy decode pool should not make prompts wait"; exit 1; }
+# Each side's steps come from its own GPU, and TPOT from the decode side
+# alone: the prefill side on an A100 leaves it within 5 %, the decode side
+# on an A100 raises it by a third or more.
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/pa100" --set disaggregation.prefill.gpu=a100-80g
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/da100" --set disaggregation.decode.gpu=a100-80g
+t0=$(get "$tmp/small" latency.tpot_s.p50)
+awk -v a="$(get "$tmp/pa100" latency.tpot_s.p50)" -v b="$t0" 'BEGIN { exit !(a < 1.05 * b && b < 1.05 * a) }' ||
+  { echo "FAIL: TPOT should not depend on the prefill side's GPU"; exit 1; }
+gt "$(get "$tmp/da100" latency.tpot_s.p50)" "$(awk -v b="$t0" 'BEGIN { print 1.33 * b }')" "TPOT should follow the decode side's GPU"
+
+# The run line gives each side's peak and the wait for decode blocks.
+"$kvsim" run "$scen" --no-band --out "$tmp/line" | grep -q 'KV peak prefill [0-9.]*%, decode [0-9.]*%; waited for decode blocks [1-9][0-9.]* s mean' ||
+  { echo "FAIL: the run line lacks the sides' peaks and the wait"; exit 1; }
+
+# vLLM's decode side pulls only what its own prefix cache lacks: two
+# shared 1,000-token prefixes move about a third less KV with its cache on.
+P='workload.synthetic.prefix={"shared_tokens":1000,"groups":2,"popularity":"uniform","fraction":1.0}'
+for pc in true false; do
+  "$kvsim" run "$scen" --quiet --no-band --check-invariants --out "$tmp/px-$pc" --set "$P" \
+    --set disaggregation.decode.engine.enable_prefix_caching=$pc
+done
+gt "$(get "$tmp/px-true" disaggregation.decode_prefix_hit_tokens)" 50000 "the decode side should find the shared prefixes"
+[ "$(get "$tmp/px-false" disaggregation.decode_prefix_hit_tokens)" = 0 ] || { echo "FAIL: hits without a prefix cache"; exit 1; }
+gt "$(awk -v b="$(get "$tmp/px-false" disaggregation.kv_bytes_transferred)" 'BEGIN { print 0.8 * b }')" \
+  "$(get "$tmp/px-true" disaggregation.kv_bytes_transferred)" "decode-side hits should not be transferred"
+
+# 2. The link: 100 times slower, transfers 100 times longer (less the latency).
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/slow" --set disaggregation.link.bandwidth_GBps=0.43
+gt "$(get "$tmp/slow" disaggregation.transfer_s_mean)" "$(awk -v b="$(get "$tmp/big" disaggregation.transfer_s_mean)" 'BEGIN { print 90 * b }')" \
+  "a link 100 times slower should take about 100 times longer"
+
+# 3. SGLang's bootstrap: the decode side allocates before the prefill
+# runs, so the prefill side never holds a prompt waiting for decode blocks;
+# the queue builds before the prefill instead.
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/sgl" --check-invariants --set engine.profile=sglang \
+  --set 'disaggregation.prefill.engine={"max_total_tokens":19200}' \
+  --set 'disaggregation.decode.engine={"max_total_tokens":9600}' --set disaggregation.flow=sglang
+[ "$(get "$tmp/sgl" disaggregation.flow)" = sglang ] || { echo "FAIL: flow sglang not taken"; exit 1; }
+# The share of the prefill pool held for hand-offs, averaged over the ticks.
+held() { awk -F, -v pool="$(get "$1" disaggregation.prefill.kv_blocks)" 'NR > 1 { s += $4; n++ } END { print s / n / pool }' "$1/transfer.csv"; }
+gt "$(held "$tmp/small")" 0.5 "vLLM's prefill side should hold most of its pool for the decode side"
+gt 0.05 "$(held "$tmp/sgl")" "SGLang's prefill side should hold only prompts in transfer"
+gt "$(get "$tmp/sgl" disaggregation.decode_prealloc_queue_peak)" 10 "SGLang's prompts should queue for decode blocks"
+[ "$(get "$tmp/sgl" requests.finished)" = 80 ] || { echo "FAIL: SGLang flow: not every request finished"; exit 1; }
+head -1 "$tmp/sgl/transfer.csv" | grep -q '^time_s,prefill_kv_cache_usage_perc,decode_kv_cache_usage_perc,' ||
+  { echo "FAIL: transfer.csv header"; exit 1; }
+
+# 4. An aggregated run writes no transfer.csv.
+"$kvsim" run "$src/tests/golden/cases/v1-two-replicas/scenario.json" --quiet --no-band --out "$tmp/agg"
+[ ! -e "$tmp/agg/transfer.csv" ] || { echo "FAIL: transfer.csv beside an aggregated run"; exit 1; }
+
+# 5. calc --scenario: both plans and the bytes a prompt moves.
+"$kvsim" calc --scenario "$scen" >"$tmp/calc.txt"
+grep -q '^== prefill: 1 x h100-sxm (TP 1), profile vllm-v1 ==$' "$tmp/calc.txt" || { echo "FAIL: calc prefill header"; cat "$tmp/calc.txt"; exit 1; }
+grep -q '^GPU KV cache size: 9,600 tokens$' "$tmp/calc.txt" || { echo "FAIL: calc decode pool"; exit 1; }
+grep -q 'prompt of 8,192 tokens: 1,073,741,824 bytes' "$tmp/calc.txt" || { echo "FAIL: calc transfer bytes"; exit 1; }
+
+# 6. compare takes disaggregated candidates beside aggregated ones: a
+# replica is one unit of the block's instances (GPUs: both sides'), and a
+# block without a link takes InfiniBand's defaults.
+cat >"$tmp/base.json" <<'JSON'
+{ "name": "cmp-base", "seed": 3, "model": "llama-3.1-8b", "hardware": { "gpu": "h100-sxm" },
+  "engine": { "max_model_len": 8192 },
+  "workload": { "synthetic": { "requests": 200, "arrival": { "process": "poisson", "rate": 4 },
+    "prompt_tokens": { "dist": "uniform", "min": 3000, "max": 6000 },
+    "output_tokens": { "dist": "uniform", "min": 200, "max": 400 } } } }
+JSON
+cat >"$tmp/study.json" <<'JSON'
+{ "name": "cmp-disagg", "scenario": "base.json", "slo": { "ttft_p99_s": 1.0, "tpot_p99_s": 0.03 },
+  "target_rate": 12,
+  "candidates": [ { "label": "aggregated", "set": {} },
+    { "label": "1P:2D", "set": { "disaggregation": { "prefill": {}, "decode": { "replicas": 2 } } } } ] }
+JSON
+"$kvsim" compare "$tmp/study.json" --out "$tmp/cmp" --quiet
+awk -F, '$1 == "aggregated" && $6 == 1 { a = 1 } $1 == "1P:2D" && $6 == 3 { d = 1 } END { exit !(a && d) }' "$tmp/cmp/compare.csv" ||
+  { echo "FAIL: compare's GPUs per replica"; cat "$tmp/cmp/compare.csv"; exit 1; }
+grep -q '^== hand-off (flow vllm, infiniband at 43 GB/s' "$tmp/cmp/REPORT.md" || { echo "FAIL: REPORT.md lacks the sides' plans"; exit 1; }
+
+# plan's replica search counts units too: 2 units of 1P:2D are 6 GPUs.
+"$kvsim" plan "$tmp/base.json" --set 'disaggregation={"prefill":{},"decode":{"replicas":2}}' \
+  --set workload.synthetic.arrival.rate=12 --slo ttft_p99=1s,tpot_p99=30ms --search replicas >"$tmp/plan.txt"
+grep -q 'replicas = [0-9]* GPUs ([0-9]* x 3 GPUs per replica)' "$tmp/plan.txt" || { echo "FAIL: plan's GPUs per unit"; cat "$tmp/plan.txt"; exit 1; }
+
+# 7. Bad blocks: one line naming the key, exit 2, nothing written.
+for set in disaggregation.link.kind=ethernet disaggregation.decode=null disaggregation.prefill.tensor_parallel_size=3 \
+           hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1; do
+  set +e
+  "$kvsim" run "$scen" --quiet --out "$tmp/bad" --set "$set" 2>"$tmp/err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || { echo "FAIL: --set $set: exit $rc"; exit 1; }
+  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: --set $set: not one line"; cat "$tmp/err"; exit 1; }
+  grep -qE 'disaggregation|hardware.replicas' "$tmp/err" || { echo "FAIL: --set $set: $(cat "$tmp/err")"; exit 1; }
+  [ ! -e "$tmp/bad" ] || { echo "FAIL: --set $set left $tmp/bad"; exit 1; }
+done
+echo "ok: disaggregation"

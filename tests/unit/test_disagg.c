@@ -1,0 +1,118 @@
+/* Disaggregated deployments through the library: the scenario block
+ * (kvsim/disagg.h: parsing, bounds, the sides as scenarios, units of
+ * replicas) and a run (kvsim_run dispatching to the disaggregated loop):
+ * every request finishes once, on a decode instance, after its prefill and
+ * its transfer, with the hand-off's figures in the stats. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "kvsim/engine.h"
+#include "kvsim/scenario.h"
+
+static const char *base =
+    "{\"name\": \"d\", \"seed\": 2, \"model\": \"llama-3.1-8b\", \"hardware\": {\"gpu\": \"h100-sxm\"},"
+    " \"engine\": {\"max_model_len\": 4096},"
+    " \"disaggregation\": {\"prefill\": {\"engine\": {\"num_gpu_blocks_override\": 800}},"
+    "   \"decode\": {\"replicas\": 2, \"tensor_parallel_size\": 2, \"engine\": {\"num_gpu_blocks_override\": 300}}},"
+    " \"workload\": {\"synthetic\": {\"requests\": 40, \"arrival\": {\"process\": \"poisson\", \"rate\": 8},"
+    "   \"prompt_tokens\": {\"dist\": \"uniform\", \"min\": 1000, \"max\": 2000},"
+    "   \"output_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 100}}}}";
+
+static int parse(const char *set, kvsim_scenario_t *sc, kvsim_err *err) {
+  const char *sets[1] = {set};
+  return kvsim_scenario_parse(base, "d.json", ".", sets, set ? 1 : 0, sc, err);
+}
+
+Test(disagg, the_block_parses_with_its_defaults) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(NULL, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert(sc.disagg.enabled, "the block turns disaggregation on");
+  cr_assert_eq(sc.disagg.flow, KVSIM_DISAGG_FLOW_VLLM, "vllm-v1's flow by default");
+  cr_assert_eq(sc.disagg.link, KVSIM_XFER_INFINIBAND, "InfiniBand by default");
+  cr_assert_float_eq(sc.disagg.link_GBps, 43, 1e-9, "its measured default");
+  cr_assert_eq(sc.disagg.unit_prefill, 1, "one prefill instance");
+  cr_assert_eq(sc.disagg.unit_decode, 2, "two decode instances");
+  /* One unit: 1 x TP 1 + 2 x TP 2. */
+  cr_assert_eq(kvsim_scenario_gpus_per_replica(&sc), 5, "GPUs per unit: both sides'");
+  kvsim_scenario_t d;
+  cr_assert_eq(kvsim_scenario_disagg_side(&sc, KVSIM_SIDE_DECODE, &d, &err), KVSIM_OK, "side: %s", err.msg);
+  cr_assert_eq(d.plan.tp, 2, "the decode side's own TP");
+  cr_assert_eq(d.replicas, 2, "and replicas");
+  cr_assert_eq(d.plan.num_gpu_blocks_override, 300, "and engine keys");
+  cr_assert(!d.disagg.enabled, "a side is an aggregated scenario");
+  kvsim_scenario_fini(&d);
+  /* Two units: each side's instances twice. */
+  cr_assert_eq(kvsim_scenario_set_replicas(&sc, 2, &err), KVSIM_OK, "set_replicas: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_disagg_side(&sc, KVSIM_SIDE_PREFILL, &d, &err), KVSIM_OK, "side: %s", err.msg);
+  cr_assert_eq(d.replicas, 2, "2 units: 2 prefill instances");
+  kvsim_scenario_fini(&d);
+  cr_assert_eq(kvsim_scenario_disagg_side(&sc, KVSIM_SIDE_DECODE, &d, &err), KVSIM_OK, "side: %s", err.msg);
+  cr_assert_eq(d.replicas, 4, "2 units: 4 decode instances");
+  kvsim_scenario_fini(&d);
+  kvsim_scenario_fini(&sc);
+}
+
+Test(disagg, bad_blocks_name_the_key) {
+  static const struct {
+    const char *set, *says;
+  } cases[] = {
+      {"disaggregation.flow=trtllm", "disaggregation.flow: 'trtllm' (expected vllm or sglang)"},
+      {"disaggregation.link.kind=pcie", "disaggregation.link.kind: 'pcie'"},
+      {"disaggregation.link.bandwidth_GBps=1e9", "disaggregation.link.bandwidth_GBps"},
+      {"disaggregation.prefill=null", "disaggregation.prefill: missing"},
+      {"disaggregation.decode.replicas=0", "disaggregation.decode.replicas"},
+      {"disaggregation.decode.tp=2", "disaggregation.decode.tp: unknown key"},
+      {"disaggregation.prefill.gpu=h999", "disaggregation.prefill (as a scenario): hardware.gpu"},
+      {"hardware.replicas=3", "hardware.replicas: a disaggregated deployment counts instances per side"},
+      {"disaggregation.decode.engine.profile=static", "has no KV connector"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    /* KVSIM_EINVAL, or KVSIM_ENOENT for a GPU that is not there. */
+    cr_assert_lt(parse(cases[i].set, &sc, &err), 0, "--set %s is refused", cases[i].set);
+    cr_assert(strstr(err.msg, cases[i].says), "--set %s: '%s' names it", cases[i].set, err.msg);
+  }
+}
+
+typedef struct seen {
+  int64_t finished, ids[64];
+  bool bad;
+  kvsim_time_ns first_after_sched;
+} seen_t;
+
+static int on_request(void *ctx, const kvsim_request_t *r) {
+  seen_t *s = ctx;
+  if (r->status != KVSIM_REQ_FINISHED || r->replica < 1 || r->replica > 2 ||
+      r->num_output != r->spec.output_tokens || r->first_token <= r->first_scheduled ||
+      r->first_scheduled < r->arrival)
+    s->bad = true;
+  for (int64_t i = 0; i < s->finished; i++)
+    if (s->ids[i] == (int64_t)r->spec.id)
+      s->bad = true; /* reported twice */
+  if (s->finished < 64)
+    s->ids[s->finished] = (int64_t)r->spec.id;
+  s->finished++;
+  return KVSIM_OK;
+}
+
+Test(disagg, a_run_finishes_every_request_once_on_the_decode_side) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(NULL, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  seen_t s = {0};
+  kvsim_sink_t sink = {.ctx = &s, .request = on_request};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(s.finished, 40, "every request reported, got %lld", (long long)s.finished);
+  cr_assert(!s.bad, "each finished once, on a decode instance (1 or 2), after its prefill");
+  cr_assert(st.disaggregated, "the stats say so");
+  cr_assert_eq(st.disagg.transfers, 40, "one transfer per request");
+  cr_assert_eq(st.disagg.prefill_replicas, 1, "1 prefill instance");
+  cr_assert_eq(st.disagg.decode_replicas, 2, "2 decode instances");
+  cr_assert_gt(st.disagg.bytes_transferred, 40LL * 1000 * 131072, "at least 1,000 tokens x 128 KiB each");
+  cr_assert_eq(st.disagg.decode_pool_blocks, 299, "the decode side's pool (its override, less the null block)");
+  kvsim_scenario_fini(&sc);
+}

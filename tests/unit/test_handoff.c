@@ -1,0 +1,231 @@
+/* The KV hand-off between a prefill and a decode instance (engine/handoff.h):
+ * blocks held on the prefill side until the transfer is done, the decode
+ * side's pre-allocation and its back-pressure, transfers contending for an
+ * endpoint, and the accounting: no block lost, none counted twice. The
+ * prefill side is a real vllm-v1 scheduler (its finish keeps a hold_kv
+ * request's blocks); the decode side a KV manager of 7 usable blocks of 4
+ * tokens. */
+#include "engine/handoff.h"
+#include "sched_harness.h"
+
+typedef struct pair_env {
+  env_t pf, dc;          /* prefill scheduler + pool; decode pool (its scheduler unused) */
+  kvsim_kvcache_t *pkv[1], *dkv[1];
+  kvsim__handoff_t h;
+  kvsim_request_t dec[4];
+} pair_env_t;
+
+static void pair_setup(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks) {
+  memset(e, 0, sizeof *e);
+  env_setup(&e->pf, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = 33,
+                                 .budget = 64, .max_seqs = 8, .chunked = true});
+  env_setup(&e->dc, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1,
+                                 .blocks = decode_blocks, .budget = 64, .max_seqs = 8});
+  e->pkv[0] = &e->pf.kv;
+  e->dkv[0] = &e->dc.kv;
+  kvsim_disagg_cfg_t cfg = {.enabled = true, .flow = flow, .link = KVSIM_XFER_INFINIBAND,
+                            .link_GBps = 1, .link_latency_s = 1e-3};
+  kvsim__handoff_side_t p = {1, e->pkv, 1, 1000}, d = {1, e->dkv, 1, 1000};
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__handoff_init(&e->h, &cfg, &p, &d, &err), KVSIM_OK, "init: %s", err.msg);
+}
+
+static void pair_teardown(pair_env_t *e) {
+  kvsim__handoff_fini(&e->h);
+  for (int i = 0; i < 4; i++) {
+    for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
+      free(e->dec[i].blocks[g].ids);
+    free(e->dec[i].hashes);
+    free(e->dec[i].segs);
+  }
+  teardown_env(&e->pf);
+  teardown_env(&e->dc);
+}
+
+/* Request i: its prefill twin (max_tokens=1) in the prefill scheduler and
+ * its decode object, with slots apart. */
+static kvsim__handoff_entry_t *pair_add(pair_env_t *e, int i, int64_t prompt, kvsim__ho_state first,
+                                        int32_t d) {
+  kvsim_request_t *pre = add(&e->pf, i, prompt, 1);
+  pre->slot = i;
+  kvsim_request_t *dec = &e->dec[i];
+  dec->spec.id = (uint64_t)i;
+  dec->spec.prompt_tokens = prompt;
+  dec->spec.output_tokens = 20;
+  dec->num_prompt = dec->num_tokens = prompt;
+  dec->slot = 100 + i;
+  dec->first_scheduled = dec->first_token = dec->finish = KVSIM_TIME_NEVER;
+  cr_assert_eq(kvsim_kvcache_prepare(&e->dc.kv, dec), KVSIM_OK, "request %d's identity", i);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__handoff_add(&e->h, pre, dec, 0, d, first, e->pf.now, &err), KVSIM_OK, "add: %s",
+               err.msg);
+  cr_assert(pre->hold_kv, "the prefill twin keeps its blocks when it finishes");
+  return kvsim__handoff_of(&e->h, dec);
+}
+
+/* The accounting with the schedulers' own holds: the prefill scheduler's
+ * running requests, and on the decode side the requests `landed` there. */
+static int pair_check(pair_env_t *e, int64_t decode_sched, kvsim_err *err) {
+  int64_t blocks[2] = {0, decode_sched};
+  for (int64_t j = 0; j < e->pf.s->running.n; j++)
+    blocks[0] += kvsim_kvcache_held(&e->pf.kv, e->pf.s->running.v[j]);
+  return kvsim__handoff_check(&e->h, blocks, err);
+}
+
+static int64_t used(const kvsim_kvcache_t *kv) {
+  return kvsim_pool_usable(&kv->pool) - kvsim_pool_num_free(&kv->pool);
+}
+
+Test(handoff, vllm_flow_holds_back_pressures_and_frees) {
+  pair_env_t e;
+  pair_setup(&e, KVSIM_DISAGG_FLOW_VLLM, 8); /* 7 usable decode blocks */
+  kvsim_err err = {0};
+  kvsim__handoff_entry_t *en[3];
+  for (int i = 0; i < 3; i++)
+    pair_add(&e, i, 10, KVSIM__HO_PREFILL, -1); /* 3 blocks each */
+  for (int i = 0; i < 3; i++) /* entries move while the table grows */
+    en[i] = kvsim__handoff_of(&e.h, &e.dec[i]);
+  /* The prefill: one step computes the three prompts and samples each one
+   * token; the requests finish and keep their blocks. */
+  schedule(&e.pf);
+  cr_assert_eq(e.pf.step.reqs.n, 3, "the three prompts are prefilled together");
+  finish_step(&e.pf);
+  cr_assert_eq(e.pf.done.n, 3, "max_tokens=1: each finishes with its first token");
+  cr_assert_eq(used(&e.pf.kv), 9, "finished with hold_kv, their 9 blocks stay allocated");
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en[i], 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(e.h.held[0], 9, "the hand-off counts the 9 held blocks");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "after the prefill: %s", err.msg);
+
+  /* The decode pool takes two prompts (6 of 7 blocks); the third waits,
+   * its prefill blocks still held: back-pressure. */
+  int32_t n = 0;
+  kvsim_request_t *started[4];
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, e.pf.now, started, 4, &n, &err), 2,
+               "two prompts fit the decode pool");
+  cr_assert_eq(en[2]->state, KVSIM__HO_PREALLOC, "the third waits for decode blocks");
+  cr_assert_eq(used(&e.dc.kv), 6, "6 decode blocks pre-allocated");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "after the allocation: %s", err.msg);
+
+  /* One endpoint pair: the two transfers go one after the other. */
+  int32_t slots[2];
+  kvsim_time_ns ends[2];
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 2), 1, "one transfer at a time");
+  cr_assert_eq(e.h.bytes_in_flight, 3000, "3 blocks x 1000 bytes on the link");
+  /* 1 ms + 3000 B / 1 GB/s = 1.003 ms. */
+  cr_assert_eq(ends[0] - e.pf.now, 1003000, "latency + bytes / bandwidth, got %lld ns",
+               (long long)(ends[0] - e.pf.now));
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 2), 0, "the link is busy");
+  kvsim__handoff_entry_t *d0 = kvsim__handoff_done(&e.h, slots[0], ends[0]);
+  cr_assert_eq(used(&e.pf.kv), 6, "the first's prefill blocks are freed when its transfer ends");
+  cr_assert_eq(e.h.held[0], 6, "and no longer counted held");
+  kvsim_request_t *landed = d0->dec;
+  kvsim__handoff_landed(&e.h, d0);
+  int64_t landed_blocks = kvsim_kvcache_held(&e.dc.kv, landed);
+  cr_assert_eq(landed_blocks, 3, "the landed request keeps its 3 decode blocks");
+  cr_assert_eq(pair_check(&e, landed_blocks, &err), KVSIM_OK, "after a transfer: %s", err.msg);
+  cr_assert_eq(kvsim__handoff_start(&e.h, ends[0], slots, ends, 2), 1, "the second starts");
+
+  /* The landed request finishes on the decode side: its blocks free, the
+   * third prompt now fits. */
+  kvsim_kvcache_free(&e.dc.kv, landed);
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, ends[0], started, 4, &n, &err), 1,
+               "the waiting prompt is allocated once blocks free");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "at the end: %s", err.msg);
+  cr_assert_eq(e.h.st.transfers, 1, "one transfer completed");
+  cr_assert_eq(e.h.st.prealloc_queue_peak, 3, "three waited for decode blocks at once");
+  pair_teardown(&e);
+}
+
+Test(handoff, max_num_seqs_bounds_the_requests_allocated) {
+  pair_env_t e;
+  pair_setup(&e, KVSIM_DISAGG_FLOW_VLLM, 32); /* room for all three prompts */
+  kvsim_err err = {0};
+  for (int i = 0; i < 3; i++)
+    pair_add(&e, i, 10, KVSIM__HO_PREFILL, -1);
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(kvsim__handoff_prefill_done(&e.h, kvsim__handoff_of(&e.h, &e.dec[i]), 0, e.pf.now, &err),
+                 KVSIM_OK, "%s", err.msg);
+  int32_t n = 0;
+  kvsim_request_t *started[4];
+  /* 6 running of max_num_seqs 8: two more may come in, the third waits. */
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 6, 8, 0, e.pf.now, started, 4, &n, &err), 2,
+               "running + inbound stay within max_num_seqs");
+  cr_assert_eq(e.h.inbound[0], 2, "two inbound");
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 6, 8, 0, e.pf.now, started, 4, &n, &err), 0,
+               "none while they are inbound");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "%s", err.msg);
+  pair_teardown(&e);
+}
+
+Test(handoff, a_lost_or_double_counted_block_is_caught) {
+  pair_env_t e;
+  pair_setup(&e, KVSIM_DISAGG_FLOW_VLLM, 8);
+  kvsim_err err = {0};
+  kvsim__handoff_entry_t *en = pair_add(&e, 0, 10, KVSIM__HO_PREFILL, -1);
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en, 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
+  /* Counted twice: the scheduler claims the held blocks too. */
+  int64_t twice[2] = {3, 0};
+  cr_assert_eq(kvsim__handoff_check(&e.h, twice, &err), KVSIM_EINVAL, "a double count is an error");
+  cr_assert(strstr(err.msg, "pool references 3 != scheduler 3 + hand-off 3"), "names it: %s", err.msg);
+  /* Lost: freed behind the hand-off's back. */
+  kvsim_kvcache_free(&e.pf.kv, en->pre);
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_EINVAL, "a lost hold is an error");
+  cr_assert(strstr(err.msg, "holds 0 prefill blocks, counted 3"), "names it: %s", err.msg);
+  en->pre_blocks = 0;
+  e.h.held[0] = 0;
+  pair_teardown(&e);
+}
+
+Test(handoff, sglang_flow_allocates_before_the_prefill) {
+  pair_env_t e;
+  pair_setup(&e, KVSIM_DISAGG_FLOW_SGLANG, 16); /* 15 usable blocks, 60 tokens */
+  kvsim_err err = {0};
+  /* The twins must not be in the prefill engine before their bootstrap:
+   * take them back out of the harness's queue. */
+  kvsim__handoff_entry_t *en[2];
+  for (int i = 0; i < 2; i++)
+    cr_assert(kvsim_waitq_remove(&e.pf.s->waiting, pair_add(&e, i, 10, KVSIM__HO_BOOTSTRAP, 0)->pre),
+              "dequeued");
+  for (int i = 0; i < 2; i++)
+    en[i] = kvsim__handoff_of(&e.h, &e.dec[i]);
+  cr_assert_eq(e.h.prealloc_waiting, 2, "both wait in the bootstrap queue");
+  /* With 16 tokens reserved per running request and 4 running, 60 - 64
+   * tokens are free: not even one 12-token prompt allocation. */
+  int32_t n = 0;
+  kvsim_request_t *started[4];
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 4, 8, 16, 0, started, 4, &n, &err), 0,
+               "the reserve for 4 running requests leaves no room");
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 16, 0, started, 4, &n, &err), 2,
+               "with nothing running both fit");
+  cr_assert_eq(n, 2, "both twins may now run their prefill");
+  cr_assert_eq(en[0]->state, KVSIM__HO_PREFILL, "bootstrapped");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "before the prefill: %s", err.msg);
+  for (int i = 0; i < 2; i++)
+    cr_assert_eq(kvsim_waitq_push_back(&e.pf.s->waiting, started[i]), KVSIM_OK, "queued");
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  for (int i = 0; i < 2; i++)
+    cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en[i], 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(en[1]->state, KVSIM__HO_QUEUED, "its decode blocks were there: straight to the link");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "after the prefill: %s", err.msg);
+  pair_teardown(&e);
+}
+
+Test(handoff, transfer_time_uses_the_narrower_side) {
+  kvsim_disagg_cfg_t d = {.link_GBps = 50, .link_latency_s = 30e-6};
+  /* 1 GB over TP 4 -> TP 2: two links in parallel, 10 ms + 30 us. */
+  cr_assert_float_eq(kvsim_disagg_transfer_s(&d, 1000000000, 4, 2), 0.01003, 1e-12,
+                     "min(tp) links carry the shards");
+  double bw, lat;
+  const char *src;
+  kvsim_xfer_link_defaults(KVSIM_XFER_NVLINK, 450, &bw, &lat, &src);
+  cr_assert_float_eq(bw, 378, 1e-9, "NVLink default: the measured fraction of H100's 450 GB/s");
+  kvsim_xfer_link_defaults(KVSIM_XFER_INFINIBAND, 450, &bw, &lat, &src);
+  cr_assert_float_eq(bw, 43, 1e-9, "InfiniBand default: DeepEP's measured RDMA figure");
+  cr_assert(strstr(src, "DeepEP"), "the source is named: %s", src);
+}
