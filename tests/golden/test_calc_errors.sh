@@ -49,7 +49,7 @@ for e in vllm-v1 sglang tgi hf-transformers; do
 done
 
 # The error cases, one per line: errors/calc_errors.cases.
-run_error_cases "$(dirname "${BASH_SOURCE[0]}")/errors/calc_errors.cases"
+run_error_cases "$src/tests/golden/errors/calc_errors.cases"
 
 # --strict turns "does not fit" into exit 1; without it the plan is a result.
 "$kvsim" calc --gpu rtx4090 --max-model-len 131072 --strict >/dev/null 2>&1
