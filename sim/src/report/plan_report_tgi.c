@@ -49,44 +49,36 @@ static void defaults(kvsim_calc_args_t *a) {
                                      "flashinfer", 1.0, -1, -1, -1, -1, 1, 0, 0, 0, 0};
 }
 
-static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
-  const tgi_args *a = (const tgi_args *)args->bytes;
-  if (kvsim__calc_load(&a->c, c, err) < 0)
-    return err->code;
-  kvsim_plan_params_t p;
-  kvsim_plan_params_default(&p);
-  p.engine = KVSIM_PLAN_TGI;
-  if (kvsim_tgi_release_parse(a->version, &p.tgi.version_major, &p.tgi.version_minor,
-                              &p.tgi.version_patch) < 0)
+/* The release, its attention backend and the KV dtype as TGI spells them. */
+static int release_flags(const kvsim_calc_args_t *args, const tgi_args *a, kvsim_plan_params_t *p,
+                         kvsim_err *err) {
+  if (kvsim_tgi_release_parse(a->version, &p->tgi.version_major, &p->tgi.version_minor,
+                              &p->tgi.version_patch) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--tgi-version: '%s' (expected a TGI release 2.0.0 to 2.4.1 or 3.x, e.g. 3.3)",
                          a->version);
   /* Left out, the backend the release's launcher picks. */
   if (!kvsim__calc_given(args, flags, offsetof(tgi_args, attention)))
-    p.tgi.attention = kvsim_tgi_default_attention(p.tgi.version_major, p.tgi.version_minor);
-  else if (kvsim_tgi_attention_parse(a->attention, &p.tgi.attention) < 0)
+    p->tgi.attention = kvsim_tgi_default_attention(p->tgi.version_major, p->tgi.version_minor);
+  else if (kvsim_tgi_attention_parse(a->attention, &p->tgi.attention) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--attention: '%s' (expected flashinfer, flashdecoding or paged)",
                          a->attention);
   /* TGI spells its FP8 caches fp8_e4m3fn / fp8_e5m2 (launcher/src/main.rs
    * KVCacheDtype). */
   const char *kv_dtype = strcmp(a->kv_dtype, "fp8_e4m3fn") ? a->kv_dtype : "fp8_e4m3";
-  if (kvsim_kv_dtype_parse(kv_dtype, &p.kv_dtype) < 0)
+  if (kvsim_kv_dtype_parse(kv_dtype, &p->kv_dtype) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--kv-cache-dtype: unknown dtype '%s' (expected auto, fp8_e4m3fn, fp8_e5m2)", kv_dtype);
-  if (kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(tgi_args, mem_gib)), a->mem_gib,
-                         &p.total_memory_bytes, err) < 0)
-    return err->code;
-  /* TGI's name for the TP degree, the registry's range. */
-  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->shard, "--num-shard", err) < 0)
-    return err->code;
-  const double gibs[] = {a->w, a->act, a->nt};
-  const bool given[] = {kvsim__calc_given(args, flags, offsetof(tgi_args, w)),
-                        kvsim__calc_given(args, flags, offsetof(tgi_args, act)),
-                        kvsim__calc_given(args, flags, offsetof(tgi_args, nt))};
-  if (kvsim__calc_measured(gibs, given, err) < 0)
-    return err->code;
-  /* 0 is only the launcher's default (absent), never a value to type: a
-   * given 0 was once silently that default. The registry's ranges. */
+  return KVSIM_OK;
+}
+
+/* The token limits: the registry's ranges (0 is only the launcher's
+ * default, absent, never a value to type: a given 0 was once silently that
+ * default), then text-generation-launcher's argument validation:
+ * max_input_tokens < max_total_tokens, and the server's default input
+ * limit is max_total_tokens - 1 (0 for a total of 1, which the plan took
+ * as fitting). The flags' errors, before any memory is planned. */
+static int token_limits(const kvsim_calc_args_t *args, const tgi_args *a, kvsim_err *err) {
   const struct {
     size_t field;
     int64_t v;
@@ -102,23 +94,40 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
         kvsim_param_check_int(ints[i].id, ints[i].v,
                               kvsim__calc_flag_name(args, flags, ints[i].field), err) < 0)
       return err->code;
-  /* text-generation-launcher's argument validation: max_input_tokens <
-   * max_total_tokens, and the server's default input limit is
-   * max_total_tokens - 1 (0 for a total of 1, which the plan took as
-   * fitting). The flags' errors, before any memory is planned. */
   bool in_given = kvsim__calc_given(args, flags, offsetof(tgi_args, in));
-  if (kvsim__calc_given(args, flags, offsetof(tgi_args, total))) {
-    if (in_given && a->in >= a->total)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "--max-input-tokens: %lld must be < --max-total-tokens %lld",
-                           (long long)a->in, (long long)a->total);
-    if (!in_given && a->total < 2)
-      return kvsim_err_set(
-          err, KVSIM_EINVAL,
-          "--max-total-tokens: %lld leaves max_input_tokens (max_total_tokens - 1) at %lld; "
-          "it must be >= 1 and < max_total_tokens",
-          (long long)a->total, (long long)a->total - 1);
-  }
+  if (!kvsim__calc_given(args, flags, offsetof(tgi_args, total)))
+    return KVSIM_OK;
+  if (in_given && a->in >= a->total)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--max-input-tokens: %lld must be < --max-total-tokens %lld",
+                         (long long)a->in, (long long)a->total);
+  if (!in_given && a->total < 2)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--max-total-tokens: %lld leaves max_input_tokens (max_total_tokens - 1) at %lld; "
+                         "it must be >= 1 and < max_total_tokens",
+                         (long long)a->total, (long long)a->total - 1);
+  return KVSIM_OK;
+}
+
+static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
+  const tgi_args *a = (const tgi_args *)args->bytes;
+  if (kvsim__calc_load(&a->c, c, err) < 0)
+    return err->code;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_TGI;
+  if (release_flags(args, a, &p, err) < 0 ||
+      kvsim__calc_memory(kvsim__calc_given(args, flags, offsetof(tgi_args, mem_gib)), a->mem_gib,
+                         &p.total_memory_bytes, err) < 0)
+    return err->code;
+  /* TGI's name for the TP degree, the registry's range. */
+  if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->shard, "--num-shard", err) < 0)
+    return err->code;
+  const double gibs[] = {a->w, a->act, a->nt};
+  const bool given[] = {kvsim__calc_given(args, flags, offsetof(tgi_args, w)),
+                        kvsim__calc_given(args, flags, offsetof(tgi_args, act)),
+                        kvsim__calc_given(args, flags, offsetof(tgi_args, nt))};
+  if (kvsim__calc_measured(gibs, given, err) < 0 || token_limits(args, a, err) < 0)
+    return err->code;
   p.tp = (int)a->shard;
   p.tp_flag = "--num-shard"; /* as typed: the plan's default adds the scenario key */
   p.tgi.cuda_memory_fraction = a->frac;
