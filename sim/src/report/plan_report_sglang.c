@@ -53,35 +53,20 @@ static void defaults(kvsim_calc_args_t *a) {
                                            -1, -1, -1, -1, 0.9, 0, 1, 1, 0, 0, 0, 0, 0, 0};
 }
 
-static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
-  const sglang_args *a = (const sglang_args *)args->bytes;
-  /* python/sglang/srt/server_args.py: --schedule-policy's choices. */
-  static const char *const policies[] = {"fcfs", "lpm", "lof", "random"};
-  bool known = false;
-  for (int i = 0; i < 4; i++)
-    known = known || !strcmp(a->policy, policies[i]);
-  if (!known)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--schedule-policy: unknown policy '%s' (expected fcfs, lpm, lof, random)",
-                         a->policy);
-  if (kvsim__calc_load(&a->c, c, err) < 0)
-    return err->code;
-  kvsim_plan_params_t p;
-  kvsim_plan_params_default(&p);
-  p.engine = KVSIM_PLAN_SGLANG;
-  if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, "
-                         "float16, fp8_e4m3, fp8_e5m2)", a->kv_dtype);
+/* The memory flags: the registry's ranges, named as typed (--tp-size is
+ * SGLang's own spelling); -1 is "automatic" / "not measured", never a
+ * value to give. */
+static int memory_flags(const kvsim_calc_args_t *args, const sglang_args *a, kvsim_plan_params_t *p,
+                        kvsim_err *err) {
 #define GIVEN(field) kvsim__calc_given(args, flags, offsetof(sglang_args, field))
-  if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p.total_memory_bytes, err) < 0)
+  if (kvsim__calc_memory(GIVEN(mem_gib), a->mem_gib, &p->total_memory_bytes, err) < 0)
     return err->code;
-  /* The registry's ranges, named as typed: --tp-size is SGLang's own spelling. */
   if (kvsim_param_check_int(KVSIM_PARAM_TENSOR_PARALLEL_SIZE, a->tp,
                             kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp)),
                             err) < 0 ||
       kvsim_param_check_int(KVSIM_PARAM_PIPELINE_PARALLEL_SIZE, a->pp,
                             kvsim__calc_flag_name(args, flags, offsetof(sglang_args, pp)), err) < 0)
     return err->code;
-  /* -1 is "automatic" / "not measured", never a value to give. */
   if (GIVEN(mfs) && kvsim_param_check_num(KVSIM_PARAM_MEM_FRACTION_STATIC, a->mfs,
                                           "--mem-fraction-static", err) < 0)
     return err->code;
@@ -97,10 +82,14 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   if (GIVEN(cap_mib) && !kvsim_param_in_range(cap, a->cap_mib))
     return kvsim_err_set_param(err, KVSIM_EINVAL, cap->id, cap->flag, "%g is out of range [%g, %g]",
                                a->cap_mib, cap->min, cap->max);
-
 #undef GIVEN
-  /* Given, each names its flag and the registry's range (0 is only the
-   * automatic value, never one to type). */
+  return KVSIM_OK;
+}
+
+/* The token counts: given, each names its flag and the registry's range (0
+ * is only the automatic value, never one to type); --chunked-prefill-size
+ * -1 is "off". */
+static int token_flags(const kvsim_calc_args_t *args, const sglang_args *a, kvsim_err *err) {
   const int64_t tok = KVSIM_MODEL_MAX_CONTEXT;
   const struct {
     size_t field;
@@ -123,6 +112,45 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--chunked-prefill-size: %lld is out of range (-1 for off, or [1, %lld])",
                          (long long)a->cps, (long long)tok);
+  return KVSIM_OK;
+}
+
+/* vLLM V1 with the same model, GPUs, context and weights, beside SGLang's. */
+static void vllm_side_by_side(const sglang_args *a, const kvsim_plan_params_t *p, kvsim_calc_t *c) {
+  kvsim_plan_params_t q;
+  kvsim_plan_params_default(&q);
+  q.tp = p->tp;
+  q.tp_flag = p->tp_flag;
+  q.pp = p->pp;
+  q.total_memory_bytes = p->total_memory_bytes;
+  q.max_model_len = c->pl.p.max_model_len;
+  q.gpu_memory_utilization = a->util;
+  q.kv_dtype = p->kv_dtype;
+  snprintf(q.quantization, sizeof q.quantization, "%s", a->quant);
+  kvsim_err e2 = {0};
+  c->have_v1 = kvsim_plan_compute(&c->m, &c->g, &q, &c->v1, &e2) == KVSIM_OK;
+}
+
+static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *err) {
+  const sglang_args *a = (const sglang_args *)args->bytes;
+  /* python/sglang/srt/server_args.py: --schedule-policy's choices. */
+  static const char *const policies[] = {"fcfs", "lpm", "lof", "random"};
+  bool known = false;
+  for (int i = 0; i < 4; i++)
+    known = known || !strcmp(a->policy, policies[i]);
+  if (!known)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--schedule-policy: unknown policy '%s' (expected fcfs, lpm, lof, random)",
+                         a->policy);
+  if (kvsim__calc_load(&a->c, c, err) < 0)
+    return err->code;
+  kvsim_plan_params_t p;
+  kvsim_plan_params_default(&p);
+  p.engine = KVSIM_PLAN_SGLANG;
+  if (kvsim_kv_dtype_parse(a->kv_dtype, &p.kv_dtype) < 0)
+    return kvsim_err_set(err, KVSIM_EINVAL, "--kv-cache-dtype: unknown dtype '%s' (expected auto, bfloat16, "
+                         "float16, fp8_e4m3, fp8_e5m2)", a->kv_dtype);
+  if (memory_flags(args, a, &p, err) < 0 || token_flags(args, a, err) < 0)
+    return err->code;
   p.tp = (int)a->tp;
   /* The plan's TP errors name the spelling typed (--tp-size is SGLang's). */
   p.tp_flag = kvsim__calc_flag_name(args, flags, offsetof(sglang_args, tp));
@@ -136,19 +164,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;
-  /* vLLM V1 with the same model, GPUs, context and weights. */
-  kvsim_plan_params_t q;
-  kvsim_plan_params_default(&q);
-  q.tp = p.tp;
-  q.tp_flag = p.tp_flag;
-  q.pp = p.pp;
-  q.total_memory_bytes = p.total_memory_bytes;
-  q.max_model_len = c->pl.p.max_model_len;
-  q.gpu_memory_utilization = a->util;
-  q.kv_dtype = p.kv_dtype;
-  snprintf(q.quantization, sizeof q.quantization, "%s", a->quant);
-  kvsim_err e2 = {0};
-  c->have_v1 = kvsim_plan_compute(&c->m, &c->g, &q, &c->v1, &e2) == KVSIM_OK;
+  vllm_side_by_side(a, &p, c);
   return KVSIM_OK;
 }
 
