@@ -22,6 +22,54 @@ static int merge(const char *const *dirs, int ndirs, const char *out) {
   return 0;
 }
 
+/* One machine's sweep (or its shard), with its progress and result lines. */
+static int run(const char *file, int jobs, const char *shard_s, const char *out, bool keep, bool report,
+               bool quiet, bool progress, bool allow_failures) {
+  kvsim_sweep_opts_t opts = {.jobs = jobs, .shard = 0, .nshards = 1, .keep_runs = keep};
+  kvsim_err err = {0};
+  if (shard_s && kvsim_sweep_parse_shard(shard_s, &opts.shard, &opts.nshards, &err) < 0)
+    return cli_fail("sweep", "%s", err.msg);
+  kvsim_sweep_t s;
+  if (kvsim_sweep_load(file, &s, &err) < 0)
+    return cli_fail("sweep", "%s", err.msg);
+  char dir[4096];
+  snprintf(dir, sizeof dir, out ? "%s" : "results/%s", out ? out : s.name);
+  opts.out = dir;
+  kvsim_progress_t pr;
+  kvsim_progress_mode mode = quiet ? KVSIM_PROGRESS_NONE
+                             : isatty(2) ? KVSIM_PROGRESS_LINE
+                             : progress  ? KVSIM_PROGRESS_LINES
+                                         : KVSIM_PROGRESS_NONE;
+  int64_t mine = s.points > opts.shard ? (s.points - opts.shard + opts.nshards - 1) / opts.nshards : 0;
+  kvsim_progress_init(&pr, stderr, mode, "sweep", mine, NULL);
+  opts.progress = &pr;
+  opts.report_from = report ? file : NULL; /* written before the sweep counts as done */
+  kvsim_sweep_result_t res;
+  int rc = kvsim_sweep_run(&s, &opts, &res, &err);
+  kvsim_progress_end(&pr);
+  kvsim_sweep_fini(&s);
+  if (rc < 0) {
+    kvsim_sweep_result_fini(&res);
+    return cli_fail("sweep", "%s", err.msg);
+  }
+  /* --quiet (a job script's, a loop's): silent when every run fitted and
+   * ran, as `run --quiet` prints no result line; what went wrong is still
+   * said. */
+  int64_t failed = res.failed, bad = res.failed + res.no_fit;
+  if (!quiet || bad)
+    printf("%s: %lld run%s failed or did not fit (see the error column)\n", res.table,
+           (long long)bad, bad == 1 ? "" : "s");
+  kvsim_sweep_result_fini(&res);
+  if (failed && !allow_failures) {
+    fprintf(stderr,
+            "kvsim sweep: error: %lld run%s failed (see the error column; --allow-failures to "
+            "exit 0)\n",
+            (long long)failed, failed == 1 ? "" : "s");
+    return 1;
+  }
+  return 0;
+}
+
 int cmd_sweep(int argc, char **argv) {
   int64_t jobs = kvsim_study_cores();
   const char *out = NULL, *shard_s = NULL;
@@ -74,47 +122,5 @@ int cmd_sweep(int argc, char **argv) {
     return cli_fail("sweep", "expected one SWEEP.json (see kvsim sweep --help)");
   if (jobs < 1 || jobs > 256)
     return cli_fail("sweep", "--jobs: %lld must be in [1, 256]", (long long)jobs);
-  kvsim_sweep_opts_t opts = {.jobs = (int)jobs, .shard = 0, .nshards = 1, .keep_runs = keep};
-  kvsim_err err = {0};
-  if (shard_s && kvsim_sweep_parse_shard(shard_s, &opts.shard, &opts.nshards, &err) < 0)
-    return cli_fail("sweep", "%s", err.msg);
-  kvsim_sweep_t s;
-  if (kvsim_sweep_load(pos[0], &s, &err) < 0)
-    return cli_fail("sweep", "%s", err.msg);
-  char dir[4096];
-  snprintf(dir, sizeof dir, out ? "%s" : "results/%s", out ? out : s.name);
-  opts.out = dir;
-  kvsim_progress_t pr;
-  kvsim_progress_mode mode = quiet ? KVSIM_PROGRESS_NONE
-                             : isatty(2) ? KVSIM_PROGRESS_LINE
-                             : progress  ? KVSIM_PROGRESS_LINES
-                                         : KVSIM_PROGRESS_NONE;
-  int64_t mine = s.points > opts.shard ? (s.points - opts.shard + opts.nshards - 1) / opts.nshards : 0;
-  kvsim_progress_init(&pr, stderr, mode, "sweep", mine, NULL);
-  opts.progress = &pr;
-  opts.report_from = report ? pos[0] : NULL; /* written before the sweep counts as done */
-  kvsim_sweep_result_t res;
-  rc = kvsim_sweep_run(&s, &opts, &res, &err);
-  kvsim_progress_end(&pr);
-  kvsim_sweep_fini(&s);
-  if (rc < 0) {
-    kvsim_sweep_result_fini(&res);
-    return cli_fail("sweep", "%s", err.msg);
-  }
-  /* --quiet (a job script's, a loop's): silent when every run fitted and
-   * ran, as `run --quiet` prints no result line; what went wrong is still
-   * said. */
-  int64_t failed = res.failed, bad = res.failed + res.no_fit;
-  if (!quiet || bad)
-    printf("%s: %lld run%s failed or did not fit (see the error column)\n", res.table,
-           (long long)bad, bad == 1 ? "" : "s");
-  kvsim_sweep_result_fini(&res);
-  if (failed && !allow_failures) {
-    fprintf(stderr,
-            "kvsim sweep: error: %lld run%s failed (see the error column; --allow-failures to "
-            "exit 0)\n",
-            (long long)failed, failed == 1 ? "" : "s");
-    return 1;
-  }
-  return 0;
+  return run(pos[0], (int)jobs, shard_s, out, keep, report, quiet, progress, allow_failures);
 }
