@@ -131,6 +131,71 @@ int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
   return kvsim_study_parallel_records(first, end, stride, jobs, sum_job, sum_done, &c, err);
 }
 
+/* Forks the child that runs job i into a free slot, its record coming
+ * back through a pipe. */
+static int spawn(slot_t *slots, int jobs, int64_t i, kvsim_study_rjob_fn job, void *ctx, kvsim_err *err) {
+  int fds[2];
+  if (pipe(fds) < 0)
+    return kvsim_err_set(err, KVSIM_EIO, "pipe: %s", strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return kvsim_err_set(err, KVSIM_EIO, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    for (int k = 0; k < LIVE_MAX; k++)
+      live[k] = 0; /* the parent's children are not this one's */
+    close(fds[0]);
+    for (int k = 0; k < jobs; k++)
+      if (slots[k].pid)
+        close(slots[k].fd);
+    child(fds[1], i, job, ctx);
+  }
+  close(fds[1]);
+  int k = 0;
+  while (slots[k].pid)
+    k++;
+  slots[k] = (slot_t){pid, fds[0], i};
+  if (k < LIVE_MAX)
+    live[k] = pid;
+  return KVSIM_OK;
+}
+
+/* Waits for a child and hands its record to done: *rc is done's answer
+ * (or wait's error). Returns whether one of the slots' children ended. */
+static bool reap(slot_t *slots, int jobs, record_t *r, kvsim_study_rdone_fn done, void *ctx, int *rc,
+                 kvsim_err *err) {
+  int status;
+  pid_t pid = wait(&status);
+  if (pid < 0) {
+    if (errno != EINTR)
+      *rc = kvsim_err_set(err, KVSIM_EIO, "wait: %s", strerror(errno));
+    return false;
+  }
+  for (int k = 0; k < jobs; k++)
+    if (slots[k].pid == pid) {
+      if (k < LIVE_MAX)
+        live[k] = 0;
+      bool exited = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
+      *rc = collect(&slots[k], exited, r, done, ctx);
+      return true;
+    }
+  return false;
+}
+
+/* Stopped early: end the children still running. */
+static void stop_all(slot_t *slots, int jobs) {
+  for (int k = 0; k < jobs; k++)
+    if (slots[k].pid) {
+      kill(slots[k].pid, SIGTERM);
+      close(slots[k].fd);
+      waitpid(slots[k].pid, NULL, 0);
+      if (k < LIVE_MAX)
+        live[k] = 0;
+    }
+}
+
 int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int jobs,
                                  kvsim_study_rjob_fn job, kvsim_study_rdone_fn done, void *ctx,
                                  kvsim_err *err) {
@@ -153,65 +218,16 @@ int kvsim_study_parallel_records(int64_t first, int64_t end, int64_t stride, int
   fflush(NULL); /* children must not flush the parent's buffers again */
   for (int64_t i = first; (i < end || n > 0) && rc >= 0;) {
     if (i < end && n < jobs) {
-      int fds[2];
-      if (pipe(fds) < 0) {
-        rc = kvsim_err_set(err, KVSIM_EIO, "pipe: %s", strerror(errno));
+      if ((rc = spawn(slots, jobs, i, job, ctx, err)) < 0)
         break;
-      }
-      pid_t pid = fork();
-      if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        rc = kvsim_err_set(err, KVSIM_EIO, "fork: %s", strerror(errno));
-        break;
-      }
-      if (pid == 0) {
-        for (int k = 0; k < LIVE_MAX; k++)
-          live[k] = 0; /* the parent's children are not this one's */
-        close(fds[0]);
-        for (int k = 0; k < jobs; k++)
-          if (slots[k].pid)
-            close(slots[k].fd);
-        child(fds[1], i, job, ctx);
-      }
-      close(fds[1]);
-      int k = 0;
-      while (slots[k].pid)
-        k++;
-      slots[k] = (slot_t){pid, fds[0], i};
-      if (k < LIVE_MAX)
-        live[k] = pid;
       n++;
       i += stride;
       continue;
     }
-    int status;
-    pid_t pid = wait(&status);
-    if (pid < 0) {
-      if (errno == EINTR)
-        continue;
-      rc = kvsim_err_set(err, KVSIM_EIO, "wait: %s", strerror(errno));
-      break;
-    }
-    for (int k = 0; k < jobs; k++)
-      if (slots[k].pid == pid) {
-        if (k < LIVE_MAX)
-          live[k] = 0;
-        n--;
-        bool exited = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
-        rc = collect(&slots[k], exited, r, done, ctx);
-        break;
-      }
+    if (reap(slots, jobs, r, done, ctx, &rc, err))
+      n--;
   }
-  /* Stopped early: end the children still running. */
-  for (int k = 0; k < jobs; k++)
-    if (slots[k].pid) {
-      kill(slots[k].pid, SIGTERM);
-      close(slots[k].fd);
-      waitpid(slots[k].pid, NULL, 0);
-      if (k < LIVE_MAX)
-        live[k] = 0;
-    }
+  stop_all(slots, jobs);
   kvsim__free(slots);
   kvsim__free(r);
   return rc;
