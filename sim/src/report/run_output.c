@@ -287,59 +287,10 @@ static const char *status_name(kvsim_req_status s) {
   }
 }
 
-static int on_request(void *ctx, const kvsim_request_t *r) {
-  kvsim_run_output_t *o = ctx;
-  if (r->arrival != KVSIM_TIME_NEVER) {
-    if (!o->arrivals || r->arrival < o->arrival_first)
-      o->arrival_first = r->arrival;
-    if (!o->arrivals || r->arrival > o->arrival_last)
-      o->arrival_last = r->arrival;
-    o->arrivals++;
-  }
-  bool done = r->status == KVSIM_REQ_FINISHED;
-  double ttft = -1, tpot = -1, e2e = -1;
-  kvsim__req_rec_t rec = {.arrival = r->arrival, .priority = r->spec.priority, .tpot = -1};
-  if (done) {
-    ttft = kvsim_time_to_s(r->first_token - r->arrival);
-    e2e = kvsim_time_to_s(r->finish - r->arrival);
-    if (r->num_output > 1)
-      tpot = kvsim_time_to_s(r->finish - r->first_token) / (double)(r->num_output - 1);
-    o->finished_output_tokens += r->num_output;
-    o->finished_prompt_tokens += r->num_prompt;
-    const kvsim_scenario_t *sc = o->sc;
-    rec.finished = true;
-    rec.ttft = ttft;
-    rec.tpot = tpot;
-    rec.e2e = e2e;
-    rec.queue = kvsim_time_to_s(r->first_scheduled - r->arrival);
-    rec.slo_ok = (sc->slo_ttft_p99_s <= 0 || ttft <= sc->slo_ttft_p99_s) &&
-                 (sc->slo_tpot_p99_s <= 0 || tpot < 0 || tpot <= sc->slo_tpot_p99_s) &&
-                 (sc->slo_e2e_p99_s <= 0 || e2e <= sc->slo_e2e_p99_s);
-    int rc;
-    if ((rc = kvsim_dist_add(&o->all_ttft, ttft)) < 0 || (rc = kvsim_dist_add(&o->all_e2e, e2e)) < 0 ||
-        (tpot >= 0 && (rc = kvsim_dist_add(&o->all_tpot, tpot)) < 0))
-      return rc;
-  } else if (r->status == KVSIM_REQ_REJECTED) {
-    rec.rejected = true;
-    const char *why = r->reject_reason ? r->reject_reason : "rejected";
-    for (int i = 0; i < NREASONS; i++) {
-      if (!o->reasons[i].why)
-        o->reasons[i].why = why;
-      if (o->reasons[i].why == why || !strcmp(o->reasons[i].why, why)) {
-        o->reasons[i].n++;
-        break;
-      }
-    }
-  } else if (r->status == KVSIM_REQ_RUNNING || r->status == KVSIM_REQ_SWAPPED) {
-    o->in_flight_running++;
-  } else {
-    o->in_flight_waiting++;
-  }
-  int rc;
-  if (r->arrival != KVSIM_TIME_NEVER && (rc = kvsim__reqlog_add(&o->recs, &rec)) < 0)
-    return rc;
-  if (!o->rq)
-    return KVSIM_OK;
+/* One row of requests.csv (ttft, tpot, e2e in seconds, -1 when not
+ * measured). */
+static int write_row(kvsim_run_output_t *o, const kvsim_request_t *r, bool done, double ttft, double tpot,
+                     double e2e) {
   char line[512], *p = line;
   p = put_sep(put_i64(p, (int64_t)r->spec.id));
   p = put_sep(put_i64(p, r->replica));
@@ -367,6 +318,74 @@ static int on_request(void *ctx, const kvsim_request_t *r) {
   *p++ = '\n';
   fwrite(line, 1, (size_t)(p - line), o->rq);
   return ferror(o->rq) ? write_failed(o, o->rq_path) : KVSIM_OK;
+}
+
+/* A finished request's latencies into its record and the run's
+ * distributions; *ttft, *tpot, *e2e for its row. */
+static int add_finished(kvsim_run_output_t *o, const kvsim_request_t *r, kvsim__req_rec_t *rec, double *ttft,
+                        double *tpot, double *e2e) {
+  *ttft = kvsim_time_to_s(r->first_token - r->arrival);
+  *e2e = kvsim_time_to_s(r->finish - r->arrival);
+  if (r->num_output > 1)
+    *tpot = kvsim_time_to_s(r->finish - r->first_token) / (double)(r->num_output - 1);
+  o->finished_output_tokens += r->num_output;
+  o->finished_prompt_tokens += r->num_prompt;
+  const kvsim_scenario_t *sc = o->sc;
+  rec->finished = true;
+  rec->ttft = *ttft;
+  rec->tpot = *tpot;
+  rec->e2e = *e2e;
+  rec->queue = kvsim_time_to_s(r->first_scheduled - r->arrival);
+  rec->slo_ok = (sc->slo_ttft_p99_s <= 0 || *ttft <= sc->slo_ttft_p99_s) &&
+                (sc->slo_tpot_p99_s <= 0 || *tpot < 0 || *tpot <= sc->slo_tpot_p99_s) &&
+                (sc->slo_e2e_p99_s <= 0 || *e2e <= sc->slo_e2e_p99_s);
+  int rc;
+  if ((rc = kvsim_dist_add(&o->all_ttft, *ttft)) < 0 || (rc = kvsim_dist_add(&o->all_e2e, *e2e)) < 0 ||
+      (*tpot >= 0 && (rc = kvsim_dist_add(&o->all_tpot, *tpot)) < 0))
+    return rc;
+  return KVSIM_OK;
+}
+
+/* A rejected request's reason, counted (the first NREASONS distinct ones). */
+static void add_rejected(kvsim_run_output_t *o, const kvsim_request_t *r) {
+  const char *why = r->reject_reason ? r->reject_reason : "rejected";
+  for (int i = 0; i < NREASONS; i++) {
+    if (!o->reasons[i].why)
+      o->reasons[i].why = why;
+    if (o->reasons[i].why == why || !strcmp(o->reasons[i].why, why)) {
+      o->reasons[i].n++;
+      break;
+    }
+  }
+}
+
+static int on_request(void *ctx, const kvsim_request_t *r) {
+  kvsim_run_output_t *o = ctx;
+  if (r->arrival != KVSIM_TIME_NEVER) {
+    if (!o->arrivals || r->arrival < o->arrival_first)
+      o->arrival_first = r->arrival;
+    if (!o->arrivals || r->arrival > o->arrival_last)
+      o->arrival_last = r->arrival;
+    o->arrivals++;
+  }
+  bool done = r->status == KVSIM_REQ_FINISHED;
+  double ttft = -1, tpot = -1, e2e = -1;
+  kvsim__req_rec_t rec = {.arrival = r->arrival, .priority = r->spec.priority, .tpot = -1};
+  int rc;
+  if (done) {
+    if ((rc = add_finished(o, r, &rec, &ttft, &tpot, &e2e)) < 0)
+      return rc;
+  } else if (r->status == KVSIM_REQ_REJECTED) {
+    rec.rejected = true;
+    add_rejected(o, r);
+  } else if (r->status == KVSIM_REQ_RUNNING || r->status == KVSIM_REQ_SWAPPED) {
+    o->in_flight_running++;
+  } else {
+    o->in_flight_waiting++;
+  }
+  if (r->arrival != KVSIM_TIME_NEVER && (rc = kvsim__reqlog_add(&o->recs, &rec)) < 0)
+    return rc;
+  return o->rq ? write_row(o, r, done, ttft, tpot, e2e) : KVSIM_OK;
 }
 
 static void on_progress(void *ctx, kvsim_time_ns now, int64_t done, int64_t in_flight) {
