@@ -82,6 +82,63 @@ double kvsim_plan_sglang_auto_fraction(double gpu_mem_mb, int tp, int pp,
   return round((gpu_mem_mb - reserved) / gpu_mem_mb * 1000) / 1000;
 }
 
+/* The token counts: the registry's ranges, 0 being SGLang's automatic
+ * value here (the chunk's row takes -1, off, and refuses 0 itself). The
+ * context length is named by SGLang's flag. */
+static int check_counts(const kvsim_plan_params_t *p, kvsim_err *err) {
+  const kvsim_plan_sglang_params_t *s = &p->sglang;
+  int rc;
+  const struct {
+    int id;
+    int64_t v;
+    const char *flag; /* NULL: the registry's */
+  } ints[] = {
+      {KVSIM_PARAM_PAGE_SIZE, p->block_size, NULL},
+      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, "--context-length"},
+      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, NULL},
+      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, NULL},
+      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, NULL},
+      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, NULL},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+    const kvsim_param_t *row = kvsim_param_get(ints[i].id);
+    char name[160];
+    snprintf(name, sizeof name, "%s (%s)", ints[i].flag ? ints[i].flag : row->flag, row->key);
+    rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
+             ? kvsim_param_check_plan_int(row->id, ints[i].v, name, err)
+             : kvsim_param_check_int(row->id, ints[i].v, name, err);
+    if (rc < 0)
+      return rc;
+  }
+  return KVSIM_OK;
+}
+
+/* The measured "avail mem" pair, the GPU's capacity and total memory. */
+static int check_memory(const kvsim_plan_params_t *p, kvsim_err *err) {
+  const kvsim_plan_sglang_params_t *s = &p->sglang;
+  double b = s->avail_gib_before_load, a = s->avail_gib_after_load;
+  if ((b >= 0) != (a >= 0))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--avail-gib-before-load and --avail-gib-after-load go together (the two "
+                         "\"avail mem\" figures of one log)");
+  if (b >= 0 && !(b <= KVSIM_PLAN_MAX_GIB && a <= b))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "--avail-gib-after-load: %g GiB must be <= --avail-gib-before-load (%g "
+                         "GiB) <= %g",
+                         a, b, KVSIM_PLAN_MAX_GIB);
+  double cap = s->gpu_memory_capacity_mib;
+  if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB,
+                               "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib)",
+                               "%g is out of "
+                               "range (0, %g]",
+                               cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
+  if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB,
+                               "--gpu-memory-gib (hardware.gpu_memory_gib)", "out of range");
+  return KVSIM_OK;
+}
+
 static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
   const kvsim_plan_sglang_params_t *s = &p->sglang;
   char tp_name[160], pp_name[160];
@@ -128,52 +185,7 @@ static int check(const kvsim_plan_params_t *p, kvsim_err *err) {
                                         "engine.max_total_tokens (--max-total-tokens)",
                                         err) < 0)
     return err->code;
-  /* The registry's ranges, 0 being SGLang's automatic value here (the
-   * chunk's row takes -1, off, and refuses 0 itself). The context length
-   * is named by SGLang's flag. */
-  const struct {
-    int id;
-    int64_t v;
-    const char *flag; /* NULL: the registry's */
-  } ints[] = {
-      {KVSIM_PARAM_PAGE_SIZE, p->block_size, NULL},
-      {KVSIM_PARAM_MAX_MODEL_LEN, p->max_model_len, "--context-length"},
-      {KVSIM_PARAM_MAX_TOTAL_TOKENS, s->max_total_tokens, NULL},
-      {KVSIM_PARAM_MAX_RUNNING_REQUESTS, s->max_running_requests, NULL},
-      {KVSIM_PARAM_CHUNKED_PREFILL_SIZE, s->chunked_prefill_size, NULL},
-      {KVSIM_PARAM_MAX_PREFILL_TOKENS, s->max_prefill_tokens, NULL},
-  };
-  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-    const kvsim_param_t *row = kvsim_param_get(ints[i].id);
-    char name[160];
-    snprintf(name, sizeof name, "%s (%s)", ints[i].flag ? ints[i].flag : row->flag, row->key);
-    rc = row->flags & KVSIM_PARAM_ZERO_DEFAULT
-             ? kvsim_param_check_plan_int(row->id, ints[i].v, name, err)
-             : kvsim_param_check_int(row->id, ints[i].v, name, err);
-    if (rc < 0)
-      return rc;
-  }
-  double b = s->avail_gib_before_load, a = s->avail_gib_after_load;
-  if ((b >= 0) != (a >= 0))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--avail-gib-before-load and --avail-gib-after-load go together (the two "
-                         "\"avail mem\" figures of one log)");
-  if (b >= 0 && !(b <= KVSIM_PLAN_MAX_GIB && a <= b))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "--avail-gib-after-load: %g GiB must be <= --avail-gib-before-load (%g "
-                         "GiB) <= %g",
-                         a, b, KVSIM_PLAN_MAX_GIB);
-  double cap = s->gpu_memory_capacity_mib;
-  if (isnan(cap) || cap > (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_CAPACITY_MIB,
-                               "--gpu-memory-capacity-mib (engine.gpu_memory_capacity_mib)",
-                               "%g is out of "
-                               "range (0, %g]",
-                               cap, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0);
-  if (p->total_memory_bytes < 0 || p->total_memory_bytes > KVSIM_GPU_MAX_MEMORY_BYTES)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_GPU_MEMORY_GIB,
-                               "--gpu-memory-gib (hardware.gpu_memory_gib)", "out of range");
-  return KVSIM_OK;
+  return (rc = check_counts(p, err)) < 0 ? rc : check_memory(p, err);
 }
 
 /* Bytes of one element of the cache: --kv-cache-dtype auto is the model's
