@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kvsim/engine.h"
+#include "kvsim/params.h"
 #include "kvsim/scenario.h"
 
 static const char *base =
@@ -74,6 +75,50 @@ Test(disagg, bad_blocks_name_the_key) {
     cr_assert_lt(parse(cases[i].set, &sc, &err), 0, "--set %s is refused", cases[i].set);
     cr_assert(strstr(err.msg, cases[i].says), "--set %s: '%s' names it", cases[i].set, err.msg);
   }
+}
+
+/* The block's parameters are the registry's rows: a bad value's error
+ * carries the row's id and its range, and the side's TP is held to the
+ * hardware section's limit under its own key. */
+Test(disagg, bad_values_carry_the_registry_row) {
+  static const struct {
+    const char *set;
+    int id;
+    const char *says;
+  } cases[] = {
+      {"disaggregation.flow=trtllm", KVSIM_PARAM_DISAGG_FLOW, "'trtllm' (expected vllm or sglang)"},
+      {"disaggregation.link.kind=pcie", KVSIM_PARAM_DISAGG_LINK_KIND,
+       "'pcie' (expected nvlink, infiniband or roce)"},
+      {"disaggregation.link.bandwidth_GBps=0.05", KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS,
+       "0.05 is outside [0.1, 10000]"},
+      {"disaggregation.link.latency_us=-1", KVSIM_PARAM_DISAGG_LINK_LATENCY_US,
+       "-1 is outside [0, 1e+06]"},
+      {"disaggregation.link=3", KVSIM_PARAM_DISAGG_LINK, "expected an object"},
+      {"disaggregation.decode=null", KVSIM_PARAM_DISAGG_DECODE,
+       "missing (a deployment needs both sides)"},
+      {"disaggregation.decode.replicas=5000", KVSIM_PARAM_DISAGG_DECODE_REPLICAS,
+       "5000 is out of range [1, 4096]"},
+      {"disaggregation.prefill.tensor_parallel_size=2048", KVSIM_PARAM_DISAGG_PREFILL_TP,
+       "2048 is out of range [1, 1024]"},
+      {"disaggregation.prefill.engine=4", KVSIM_PARAM_DISAGG_PREFILL_ENGINE, "expected an object"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    kvsim_scenario_t sc;
+    kvsim_err err = {0};
+    cr_assert_lt(parse(cases[i].set, &sc, &err), 0, "--set %s is refused", cases[i].set);
+    cr_assert_eq(err.param, cases[i].id, "--set %s: '%s' carries the row's id", cases[i].set,
+                 err.msg);
+    const char *key = kvsim_param_get(cases[i].id)->key;
+    cr_assert(strstr(err.msg, key), "--set %s: '%s' names %s", cases[i].set, err.msg, key);
+    cr_assert_str_eq(kvsim_err_what(&err), cases[i].says, "--set %s: what is wrong", cases[i].set);
+  }
+  /* A value at the edge of the range is taken. */
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("disaggregation.link.bandwidth_GBps=0.1", &sc, &err), KVSIM_OK, "0.1: %s",
+               err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 0.1, 1e-12, "the given bandwidth");
+  kvsim_scenario_fini(&sc);
 }
 
 typedef struct seen {

@@ -31,8 +31,28 @@
 #define JMAX ((double)KVSIM__JSON_INT_MAX)
 #define V01 "vllm-v1, vllm-v0"
 #define ALL "all"
+/* The profiles with a KV connector, the only ones a disaggregated side takes. */
+#define KVC "vllm-v1, sglang"
 #define P(id, key, flag, other, type, lo, hi, fl, dflt, prof, doc)                                 \
   [KVSIM_PARAM_##id] = {KVSIM_PARAM_##id, key, flag, other, type, lo, hi, fl, dflt, prof, doc}
+
+/* One side of a disaggregated deployment: the object and its own keys. A
+ * side's TP and replicas share the hardware section's limits. */
+#define SIDE(S_, name)                                                                             \
+  P(DISAGG_##S_, "disaggregation." name, NULL, NULL, O, 0, 0, 0, "required", KVC,                  \
+    "the " name " group: the scenario with these keys laid over it"),                              \
+      P(DISAGG_##S_##_GPU, "disaggregation." name ".gpu", NULL, NULL, S, 0, 0, 0, "hardware.gpu",  \
+        KVC, "the " name " side's GPU"),                                                           \
+      P(DISAGG_##S_##_TP, "disaggregation." name ".tensor_parallel_size", NULL, NULL, I, 1,        \
+        KVSIM_MAX_PARALLEL, 0, "hardware.tensor_parallel_size", KVC,                               \
+        "TP degree of each " name " instance"),                                                    \
+      P(DISAGG_##S_##_REPLICAS, "disaggregation." name ".replicas", NULL, NULL, I, 1,              \
+        KVSIM_MAX_REPLICAS, 0, "1", KVC,                                                           \
+        name " instances per deployment unit (hardware.replicas is then an error)"),               \
+      P(DISAGG_##S_##_ROUTER, "disaggregation." name ".router", NULL, NULL, S, 0, 0, 0,            \
+        "hardware.router", KVC, "how requests pick a " name " instance (as hardware.router)"),     \
+      P(DISAGG_##S_##_ENGINE, "disaggregation." name ".engine", NULL, NULL, O, 0, 0, 0, "none",    \
+        KVC, "engine keys laid over the scenario's engine for the " name " side")
 
 static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(SEED, "seed", NULL, NULL, I, 0, JMAX, MW, "1", ALL, "seed of the run's one random generator"),
@@ -207,6 +227,28 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(PREFILL_TIME_SCALE, "perf.prefill_time_scale", NULL, NULL, N, KVSIM_STEP_SCALE_MIN,
       KVSIM_STEP_SCALE_MAX, 0, "step_time_scale", ALL,
       "multiplies the prefill tokens' share of each step's duration instead"),
+    /* The disaggregation block (engine/disagg_cfg.c). Its rows at each
+     * level are in the order the block's key lists had, for "did you mean"
+     * ties; each side's keys are read in the side's place, then laid over
+     * the scenario and checked again as the side's hardware and engine. */
+    P(DISAGG_FLOW, "disaggregation.flow", NULL, NULL, S, 0, 0, 0,
+      "the profile's engine (sglang for sglang, else vllm)", KVC,
+      "KV hand-off: vllm (connector, blocks kept until pulled) or sglang (bootstrap, decode "
+      "pre-allocation)"),
+    SIDE(PREFILL, "prefill"),
+    SIDE(DECODE, "decode"),
+    P(DISAGG_LINK, "disaggregation.link", NULL, NULL, O, 0, 0, 0, "infiniband's defaults", KVC,
+      "the KV-transfer link between the sides: kind, bandwidth_GBps, latency_us"),
+    P(DISAGG_LINK_KIND, "disaggregation.link.kind", NULL, NULL, S, 0, 0, 0, "infiniband", KVC,
+      "nvlink (within a node), infiniband or roce (between nodes)"),
+    /* From 0.1 GB/s (a 1 GbE fallback) to 10 TB/s (past NVLink 5's 1.8 TB/s both ways). */
+    P(DISAGG_LINK_BANDWIDTH_GBPS, "disaggregation.link.bandwidth_GBps", NULL, NULL, N, 0.1, 10000,
+      0, "the kind's: nvlink 0.84 x the GPU's spec link, infiniband and roce 43", KVC,
+      "GB/s per GPU and direction (a transfer uses min(prefill TP, decode TP) lanes)"),
+    /* Up to 1 s per transfer. */
+    P(DISAGG_LINK_LATENCY_US, "disaggregation.link.latency_us", NULL, NULL, N, 0, 1e6, 0,
+      "the kind's: nvlink 10, infiniband and roce 30", KVC,
+      "fixed time per transfer, microseconds"),
 };
 
 const kvsim_param_t *kvsim_param_get(int id) {

@@ -1,29 +1,31 @@
-/* The scenario's "disaggregation" block: its keys and bounds (one table),
- * the link's defaults, and each side's scenario. A side is the scenario
- * itself with the side's hardware (gpu, tensor_parallel_size, replicas,
- * router) and engine keys laid over it, parsed by the scenario parser:
- * every check an aggregated scenario gets, a side gets too. */
+/* The scenario's "disaggregation" block, read with the registry's rows
+ * (kvsim/params.h: its keys, bounds and doc), the link's defaults, and
+ * each side's scenario. A side is the scenario itself with the side's
+ * hardware (gpu, tensor_parallel_size, replicas, router) and engine keys
+ * laid over it, parsed by the scenario parser: every check an aggregated
+ * scenario gets, a side gets too. */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/params_json.h"
 #include "core/util.h"
 #include "engine/disagg.h"
+#include "kvsim/params.h"
 #include "kvsim/scenario.h"
 
-static const char *const block_keys[] = {"flow", "prefill", "decode", "link", NULL};
-/* A side's keys: the first four go under the side scenario's hardware. */
-static const char *const side_keys[] = {"gpu", "tensor_parallel_size", "replicas", "router", "engine",
-                                        NULL};
-static const char *const link_keys[] = {"kind", "bandwidth_GBps", "latency_us", NULL};
-
-/* Bounds of the numbers the block takes (the side's hardware numbers are
- * the hardware section's own, checked when the side is parsed). A link
- * from 0.1 GB/s (a 1 GbE fallback) to 10 TB/s (past NVLink 5's 1.8 TB/s
- * both ways), and up to 1 s per transfer. */
-static const struct {
-  const char *key;
-  double lo, hi;
-} bounds[] = {{"bandwidth_GBps", 0.1, 10000}, {"latency_us", 0, 1e6}};
+/* The block's keys at one level, from the registry (kvsim/params.h): the
+ * rows whose key is prefix + one more part, in the registry's order. */
+static const char *const *keys_under(const char *prefix, const char **buf, size_t cap) {
+  const size_t len = strlen(prefix);
+  size_t n = 0;
+  for (int id = 1; id < KVSIM_PARAM_COUNT && n + 1 < cap; id++) {
+    const char *key = kvsim_param_get(id)->key;
+    if (!strncmp(key, prefix, len) && !strchr(key + len, '.'))
+      buf[n++] = key + len;
+  }
+  buf[n] = NULL;
+  return buf;
+}
 
 static const char *const link_names[] = {"nvlink", "infiniband", "roce"};
 static const char *const flow_names[] = {"vllm", "sglang"};
@@ -72,20 +74,17 @@ double kvsim_disagg_transfer_s(const kvsim_disagg_cfg_t *d, int64_t bytes, int32
   return d->link_latency_s + (double)bytes / (d->link_GBps * 1e9 * lanes);
 }
 
-static int pick(const char *const *names, int n, const char *v, const char *what, const char *w,
+/* The index of v among the names of parameter id, else an error naming its key. */
+static int pick(const char *const *names, int n, const char *v, int id, const char *w,
                 kvsim_err *err) {
   for (int i = 0; i < n; i++)
     if (!strcmp(v, names[i]))
       return i;
-  return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: '%s' (expected %s%s%s%s%s)", w, what, v, names[0],
-                       n > 2 ? ", " : " or ", names[1], n > 2 ? " or " : "", n > 2 ? names[2] : "");
-}
-
-static int bounded(const cJSON *o, const char *key, double *out, const char *w, kvsim_err *err) {
-  for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
-    if (!strcmp(bounds[i].key, key))
-      return kvsim__json_num_in(o, key, bounds[i].lo, bounds[i].hi, out, w, err);
-  return KVSIM_EINVAL; /* a key without bounds: a programmer error */
+  char name[4400];
+  snprintf(name, sizeof name, "%s.%s", w, kvsim_param_leaf(kvsim_param_get(id)));
+  return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "'%s' (expected %s%s%s%s%s)", v, names[0],
+                             n > 2 ? ", " : " or ", names[1], n > 2 ? " or " : "",
+                             n > 2 ? names[2] : "");
 }
 
 static int parse_link(const cJSON *o, double gpu_spec_GBps, kvsim_disagg_cfg_t *d, const char *w,
@@ -95,18 +94,21 @@ static int parse_link(const cJSON *o, double gpu_spec_GBps, kvsim_disagg_cfg_t *
   if (cJSON_IsNull(o))
     o = NULL; /* null: the link left out, its defaults */
   if (o && !cJSON_IsObject(o))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_DISAGG_LINK, w, "expected an object");
+  const char *link_keys[8];
+  keys_under("disaggregation.link.", link_keys, 8);
   if (o && ((rc = kvsim__json_only_keys(o, link_keys, w, err)) < 0 ||
             (rc = kvsim__json_str(o, "kind", kind, sizeof kind, w, err)) < 0))
     return rc;
-  if ((rc = pick(link_names, 3, kind, "kind", w, err)) < 0)
+  if ((rc = pick(link_names, 3, kind, KVSIM_PARAM_DISAGG_LINK_KIND, w, err)) < 0)
     return rc;
   d->link = (kvsim_xfer_link)rc;
   const char *src;
   kvsim_xfer_link_defaults(d->link, gpu_spec_GBps, &d->link_GBps, &d->link_latency_s, &src);
   double us = d->link_latency_s * 1e6;
-  if (o && ((rc = bounded(o, "bandwidth_GBps", &d->link_GBps, w, err)) < 0 ||
-            (rc = bounded(o, "latency_us", &us, w, err)) < 0))
+  if (o && ((rc = kvsim__json_param_num(o, KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS, &d->link_GBps, w,
+                                        err)) < 0 ||
+            (rc = kvsim__json_param_num(o, KVSIM_PARAM_DISAGG_LINK_LATENCY_US, &us, w, err)) < 0))
     return rc;
   d->link_latency_s = us * 1e-6;
   return KVSIM_OK;
@@ -123,33 +125,49 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
   if (!cJSON_IsObject(o))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", w);
   int rc;
-  if ((rc = kvsim__json_only_keys(o, block_keys, w, err)) < 0)
+  const char *block_keys[8], *side_keys[8];
+  if ((rc = kvsim__json_only_keys(o, keys_under("disaggregation.", block_keys, 8), w, err)) < 0)
     return rc;
   /* The flow follows the profile's engine unless given. */
   char flow[32];
   snprintf(flow, sizeof flow, "%s", sc->plan.engine == KVSIM_PLAN_SGLANG ? "sglang" : "vllm");
   if ((rc = kvsim__json_str(o, "flow", flow, sizeof flow, w, err)) < 0 ||
-      (rc = pick(flow_names, 2, flow, "flow", w, err)) < 0)
+      (rc = pick(flow_names, 2, flow, KVSIM_PARAM_DISAGG_FLOW, w, err)) < 0)
     return rc;
   d->flow = (kvsim_disagg_flow)rc;
   for (int s = 0; s < 2; s++) {
     const char *name = s ? "decode" : "prefill";
+    /* The side's rows: the object, its TP, replicas and engine. */
+    static const int ids[2][4] = {
+        {KVSIM_PARAM_DISAGG_PREFILL, KVSIM_PARAM_DISAGG_PREFILL_TP,
+         KVSIM_PARAM_DISAGG_PREFILL_REPLICAS, KVSIM_PARAM_DISAGG_PREFILL_ENGINE},
+        {KVSIM_PARAM_DISAGG_DECODE, KVSIM_PARAM_DISAGG_DECODE_TP,
+         KVSIM_PARAM_DISAGG_DECODE_REPLICAS, KVSIM_PARAM_DISAGG_DECODE_ENGINE}};
+    const int id = ids[s][0];
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, name);
-    char ws[4300];
+    char ws[4300], prefix[64];
     snprintf(ws, sizeof ws, "%s.%s", w, name);
     if (!g || cJSON_IsNull(g))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a deployment needs both sides)", ws);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, id, ws,
+                                 "missing (a deployment needs both sides)");
     if (!cJSON_IsObject(g))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object", ws);
-    if ((rc = kvsim__json_only_keys(g, side_keys, ws, err)) < 0)
+      return kvsim_err_set_param(err, KVSIM_EINVAL, id, ws, "expected an object");
+    snprintf(prefix, sizeof prefix, "disaggregation.%s.", name);
+    if ((rc = kvsim__json_only_keys(g, keys_under(prefix, side_keys, 8), ws, err)) < 0)
       return rc;
-    int64_t n = 1;
-    if ((rc = kvsim__json_int_in(g, "replicas", 1, 4096, &n, ws, err)) < 0)
+    /* The TP's range here names the side's key; the side's scenario then
+     * checks the rest (the GPU, the router, TP against the model). */
+    int64_t n = 1, tp = 1;
+    if ((rc = kvsim__json_param_int(g, ids[s][1], &tp, ws, err)) < 0 ||
+        (rc = kvsim__json_param_int(g, ids[s][2], &n, ws, err)) < 0)
       return rc;
     *(s ? &d->unit_decode : &d->unit_prefill) = (int32_t)n;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(g, "engine");
-    if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.engine: expected an object", ws);
+    if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e)) {
+      char we[4400];
+      snprintf(we, sizeof we, "%s.engine", ws);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, ids[s][3], we, "expected an object");
+    }
   }
   char lw[4300];
   snprintf(lw, sizeof lw, "%s.link", w);
