@@ -42,6 +42,9 @@ struct kvsim__synth {
   const kvsim__synth_cfg_t *c;
   uint64_t seed;
   gsl_rng *main;
+  /* The requests' LoRA adapters: a stream of their own, so that the
+   * traffic drawn is the same with and without adapters. */
+  gsl_rng *lora;
   /* open loop */
   bool open_done;
   bool past_horizon; /* ended at MAX_ARRIVAL_S, not by duration_s */
@@ -306,6 +309,11 @@ int kvsim__synth_open(const kvsim__synth_cfg_t *c, uint64_t seed, kvsim__synth_t
   if (!s->main || kvsim__u64map_init(&s->sess_map, 64) < 0)
     goto oom;
   gsl_rng_set(s->main, (unsigned long)seed);
+  if (c->lora_adapters > 0) {
+    if (!(s->lora = gsl_rng_alloc(gsl_rng_taus2)))
+      goto oom;
+    gsl_rng_set(s->lora, stream_seed(seed, 4, 0));
+  }
   if (c->few_shot) {
     /* Template lengths: fixed per source, from their own stream. */
     s->template_len = kvsim__malloc((size_t)c->templates * sizeof *s->template_len);
@@ -442,6 +450,9 @@ int kvsim__synth_next(kvsim__synth_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
       return oom(err);
     if (rc == 0)
       continue;
+    if (c->lora_adapters > 0 &&
+        (c->lora_fraction >= 1 || gsl_rng_uniform(s->lora) < c->lora_fraction))
+      spec->lora = (int32_t)kvsim__pick_draw(&c->lora_pick, s->lora) + 1;
     s->emitted++;
     return KVSIM_SOURCE_REQUEST;
   }
@@ -520,5 +531,7 @@ void kvsim__synth_close(kvsim__synth_t *s) {
   kvsim__u64map_fini(&s->sess_map);
   if (s->main)
     gsl_rng_free(s->main);
+  if (s->lora)
+    gsl_rng_free(s->lora);
   free(s);
 }
