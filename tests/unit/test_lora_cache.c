@@ -92,6 +92,7 @@ Test(lora_sched, a_third_adapter_is_skipped_and_a_later_request_of_a_running_one
   cr_assert_eq(tokens_of(&e, r[2]), 0, "adapter 3 would be a third: skipped (max_loras 2)");
   cr_assert_eq(tokens_of(&e, r[3]), 8, "a request of adapter 1 behind it is admitted");
   cr_assert_eq(kvsim_waitq_peek(&e.s->waiting), r[2], "the skipped request keeps the queue's head");
+  cr_assert_eq(e.s->lora_skips, 1, "one skip counted");
   cr_assert_eq(c.loads, 2, "two adapters loaded for the step");
   cr_assert_eq(e.step.lora_ns, 4000000, "two disk reads and copies, got %lld",
                (long long)e.step.lora_ns);

@@ -217,6 +217,7 @@ struct kvsim_sched {
    * and the waiting requests a step skipped for max_loras (scratch). */
   kvsim_lora_cache_t *lora;
   kvsim_reqvec_t lora_skipped;
+  int64_t lora_skips;        /* waiting requests skipped for max_loras, summed over steps */
 };
 
 /* The profile's options of a scheduler (the struct its parse_opts filled). */

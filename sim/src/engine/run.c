@@ -644,6 +644,7 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
     stats->spec_accepted += rep->sched->spec_accepted_total;
     stats->lora_loads += rep->lora.loads;
     stats->lora_cpu_misses += rep->lora.cpu_misses;
+    stats->lora_skips += rep->sched->lora_skips;
     stats->lora_load_s += rep->lora.load_s;
     stats->lora_kernel_s += rep->lora_kernel_s;
     stats->prefix_queries += rep->kv.queries;

@@ -581,6 +581,7 @@ static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
     s->lora_requests = st->lora_requests;
     s->lora_loads = st->lora_loads;
     s->lora_cpu_misses = st->lora_cpu_misses;
+    s->lora_skips = st->lora_skips;
     s->lora_load_s = rounded(st->lora_load_s, 1e-6);
     s->lora_kernel_s = rounded(st->lora_kernel_s, 1e-6);
   }

@@ -379,6 +379,9 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
      * LRUCacheWorkerLoRAManager._load_adapter reads from disk. */
     cJSON_AddNumberToObject(lo, "num_adapter_loads", (double)s->lora_loads);
     cJSON_AddNumberToObject(lo, "num_cpu_cache_misses", (double)s->lora_cpu_misses);
+    /* Scheduler.schedule's "Scheduling would exceed max_loras, skip",
+     * counted once per step a request was skipped in. */
+    cJSON_AddNumberToObject(lo, "num_max_loras_skips", (double)s->lora_skips);
     cJSON_AddNumberToObject(lo, "adapter_load_s", s->lora_load_s);
     cJSON_AddNumberToObject(lo, "lora_kernel_s", s->lora_kernel_s);
   }

@@ -196,6 +196,7 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
       if (kvsim_reqvec_push(&s->lora_skipped, r) < 0)
         return KVSIM_ENOMEM;
       kvsim_waitq_pop(&s->waiting);
+      s->lora_skips++;
       continue;
     }
     /* Reserve first, then commit: r moves to running and the step only
