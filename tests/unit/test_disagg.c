@@ -67,6 +67,7 @@ Test(disagg, bad_blocks_name_the_key) {
       {"disaggregation.prefill.gpu=h999", "disaggregation.prefill (as a scenario): hardware.gpu"},
       {"hardware.replicas=3", "hardware.replicas: a disaggregated deployment counts instances per side"},
       {"disaggregation.decode.engine.profile=static", "has no KV connector"},
+      {"workload.synthetic.lora={\"adapters\": 3}", "requests with LoRA adapters"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     kvsim_scenario_t sc;

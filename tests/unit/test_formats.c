@@ -460,3 +460,31 @@ Test(formats, a_trace_line_nested_too_deep_says_so) {
   cr_assert(strstr(err.msg, "deep.jsonl:2: invalid JSON: nested deeper than 1000 levels"),
             "says why: %s", err.msg);
 }
+
+/* kvsim CSV's lora column: the adapter each row names (empty or 0: the
+ * base model); a bad cell names its line and column. */
+Test(formats, kvsim_csv_lora_column) {
+  const char *p = tmp_write("lora.csv", "arrival_s,prompt_tokens,output_tokens,lora\n"
+                                        "0.0,10,1,3\n0.1,20,2,\n0.2,30,3,0\n0.3,40,4,-1\n");
+  char json[600];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\"}", p);
+  cJSON *j = cJSON_Parse(json);
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_workload_parse(j, NULL, "w", &cfg, &err), 0, "parses: %s", err.msg);
+  cJSON_Delete(j);
+  kvsim_source_t *s = NULL;
+  cr_assert_eq(kvsim_source_open(cfg, 1, &s, &err), 0, "opens: %s", err.msg);
+  const int32_t want[] = {3, 0, 0};
+  kvsim_req_spec_t sp;
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(kvsim_source_next(s, &sp, &err), KVSIM_SOURCE_REQUEST, "row %d: %s", i, err.msg);
+    cr_assert_eq(sp.lora, want[i], "row %d: adapter %d, got %d", i, want[i], sp.lora);
+  }
+  cr_assert_lt(kvsim_source_next(s, &sp, &err), 0, "a negative adapter is an error");
+  cr_assert(strstr(err.msg, ":5: column 'lora'"), "names line 5 and the column: %s", err.msg);
+  cr_assert_eq(kvsim__source_columns(s) & KVSIM__COL_LORA, KVSIM__COL_LORA,
+               "convert and gen write the column back");
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}

@@ -631,3 +631,79 @@ Test(workload_synth, bursts_with_nothing_between_skip_to_the_next_window, .timeo
   kvsim_source_close(s);
   kvsim_workload_cfg_free(cfg);
 }
+
+/* LoRA adapters: ids 1..N by popularity for `fraction` of the requests,
+ * on their own stream (the traffic is the one drawn without them). */
+Test(workload_synth, lora_adapters_by_popularity_on_their_own_stream) {
+  kvsim_workload_cfg_t *plain = syn(
+      "{\"synthetic\": {\"requests\": 4000, \"arrival\": {\"process\": \"poisson\", \"rate\": 5}, "
+      "\"prompt_tokens\": {\"dist\": \"uniform\", \"min\": 10, \"max\": 900}, \"output_tokens\": 7}}");
+  kvsim_workload_cfg_t *cfg = syn(
+      "{\"synthetic\": {\"requests\": 4000, \"arrival\": {\"process\": \"poisson\", \"rate\": 5}, "
+      "\"prompt_tokens\": {\"dist\": \"uniform\", \"min\": 10, \"max\": 900}, \"output_tokens\": 7, "
+      "\"lora\": {\"adapters\": 5, \"popularity\": \"zipf\", \"zipf_s\": 1.5, \"fraction\": 0.75}}}");
+  cr_assert_eq(kvsim_workload_lora_adapters(cfg), 5, "the workload names 5 adapters");
+  cr_assert_eq(kvsim_workload_lora_adapters(plain), 0, "none without the block");
+  int64_t na, nb;
+  cr_assert_eq(drain_hash(plain, 9, &na), drain_hash(cfg, 9, &nb),
+               "arrivals and lengths are the same with and without adapters");
+  kvsim_source_t *s = open_src(cfg, 9);
+  kvsim_req_spec_t sp;
+  kvsim_err err = {0};
+  int64_t count[6] = {0}, n = 0;
+  while (kvsim_source_next(s, &sp, &err) == KVSIM_SOURCE_REQUEST) {
+    cr_assert(sp.lora >= 0 && sp.lora <= 5, "adapter in 0..5: %d", sp.lora);
+    count[sp.lora]++;
+    n++;
+  }
+  cr_assert(fabs((double)count[0] / (double)n - 0.25) < 0.03, "a quarter on the base model: %.3f",
+            (double)count[0] / (double)n);
+  for (int i = 1; i < 5; i++)
+    cr_assert_gt(count[i], count[i + 1], "zipf: adapter %d (%lld) before %d (%lld)", i,
+                 (long long)count[i], i + 1, (long long)count[i + 1]);
+  kvsim_source_close(s);
+  cJSON *j = kvsim_workload_cfg_json(cfg);
+  char *t = cJSON_PrintUnformatted(j);
+  cr_assert(strstr(t, "\"lora\":{\"adapters\":5,\"popularity\":\"zipf\",\"zipf_s\":1.5,\"fraction\":0.75}"),
+            "the resolved workload echoes the block: %s", t);
+  free(t);
+  cJSON_Delete(j);
+  kvsim_workload_cfg_free(cfg);
+  kvsim_workload_cfg_free(plain);
+}
+
+Test(workload_synth, every_turn_of_a_session_keeps_its_adapter) {
+  kvsim_workload_cfg_t *cfg = syn(
+      "{\"synthetic\": {\"requests\": 400, \"arrival\": {\"process\": \"poisson\", \"rate\": 1}, "
+      "\"prompt_tokens\": 50, \"output_tokens\": 20, \"sessions\": {\"turns\": 4, \"think_s\": 1}, "
+      "\"lora\": {\"adapters\": 50}}}");
+  kvsim_source_t *s = open_src(cfg, 3);
+  kvsim_req_spec_t sp;
+  kvsim_err err = {0};
+  int32_t first[400];
+  int64_t turns_later = 0, sessions_seen = 0, distinct_first = 0;
+  memset(first, 0, sizeof first);
+  int rc;
+  while ((rc = kvsim_source_next(s, &sp, &err)) != KVSIM_SOURCE_END) {
+    if (rc == KVSIM_SOURCE_BLOCKED)
+      break;
+    cr_assert_eq(rc, KVSIM_SOURCE_REQUEST, "a request: %s", err.msg);
+    cr_assert(sp.session >= 0 && sp.session < 400, "session in range: %lld", (long long)sp.session);
+    cr_assert(sp.lora >= 1 && sp.lora <= 50, "every request names an adapter: %d", sp.lora);
+    if (sp.turn == 0) {
+      first[sp.session] = sp.lora;
+      sessions_seen++;
+      distinct_first += sessions_seen > 1 && sp.lora != first[0];
+    } else {
+      cr_assert_eq(sp.lora, first[sp.session], "session %lld turn %d keeps adapter %d, got %d",
+                   (long long)sp.session, sp.turn, first[sp.session], sp.lora);
+      turns_later++;
+    }
+    kvsim_req_spec_t done = sp;
+    kvsim_source_on_finish(s, &done, sp.arrival + 1, 20);
+  }
+  cr_assert_gt(turns_later, 100, "later turns were checked: %lld", (long long)turns_later);
+  cr_assert_gt(distinct_first, 0, "sessions do not all share one adapter");
+  kvsim_source_close(s);
+  kvsim_workload_cfg_free(cfg);
+}

@@ -79,6 +79,10 @@ typedef struct kvsim_run_stats {
   /* Speculative decoding: drafts verified and accepted (vLLM's
    * spec_decode_num_draft_tokens / num_accepted_tokens). */
   int64_t spec_drafts, spec_accepted;
+  /* LoRA: requests naming an adapter, adapters copied into GPU slots, of
+   * which read from disk first, and the time of the loads and kernels. */
+  int64_t lora_requests, lora_loads, lora_cpu_misses, lora_skips;
+  double lora_load_s, lora_kernel_s;
   int64_t prefix_queries, prefix_hits, prefix_preempted_queries, prefix_preempted_hits;
   int64_t prefix_isolation_lost;
   int64_t prompt_tokens, generation_tokens, cached_tokens;

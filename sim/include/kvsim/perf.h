@@ -277,6 +277,26 @@ double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens);
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b,
                                    kvsim_step_cost_t *cost /* may be NULL */);
 
+/* LoRA's punica kernels (vllm/lora/punica_wrapper/punica_gpu.py
+ * add_lora_linear: a shrink, x @ A^T to rank r, then an expand, @ B^T
+ * added into the layer's output, for every wrapped projection of every
+ * layer) on one rank: the slots' weights (elements of one adapter on the
+ * rank) and the activations each token moves (the shrink reads the
+ * layer's input, the expand reads and writes its output). */
+typedef struct kvsim_perf_lora {
+  double slot_elems;      /* one adapter's A and B on this rank, all layers */
+  double act_elems;       /* per token: shrink inputs + 2 x expand outputs + 2 x rank, all layers */
+  double dtype_bytes;
+} kvsim_perf_lora_t;
+
+/* Seconds of the LoRA kernels of one step: `tokens` tokens of requests
+ * with an adapter, `adapters` distinct adapters among them. A roofline at
+ * the GPU's bf16 spec (2 x tokens x slot_elems FLOPs against the adapters'
+ * weights and the tokens' activations over HBM): the kernels are
+ * memory-bound at small ranks. 0 when tokens is 0. */
+double kvsim_perf_lora_s(const kvsim_perf_t *p, const kvsim_perf_lora_t *l, int64_t tokens,
+                         int32_t adapters);
+
 #ifdef __cplusplus
 }
 #endif

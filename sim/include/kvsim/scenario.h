@@ -15,6 +15,7 @@
 #include "kvsim/gpu.h"
 #include "kvsim/model.h"
 #include "kvsim/params.h"
+#include "kvsim/perf.h"
 #include "kvsim/plan.h"
 #include "kvsim/sched.h"
 #include "kvsim/workload.h"
@@ -114,6 +115,7 @@ typedef struct kvsim_resolved {
                                  max_model_len, block_size, chunked prefill from the plan */
   int64_t pool_blocks;        /* blocks in each replica's pool, the null block included */
   int64_t pool_usable;        /* blocks requests can hold (pool_blocks - 1) */
+  kvsim_perf_lora_t lora;     /* LoRA's kernels per step (all zero when LoRA is off) */
 } kvsim_resolved_t;
 
 /* Resolves sc into *out (pure: sc is only read). Errors: a bad plan

@@ -14,6 +14,7 @@
 #include "kvsim/cputier.h"
 #include "kvsim/error.h"
 #include "kvsim/kvcache.h"
+#include "kvsim/lora.h"
 #include "kvsim/request.h"
 #include "kvsim/spec.h"
 
@@ -53,6 +54,11 @@ typedef struct kvsim_sched_cfg {
    * (num_lookahead_tokens), and how many the target accepts. */
   int32_t num_spec_tokens, num_lookahead_tokens;
   kvsim_spec_accept_t accept;
+  /* LoRA (--enable-lora): the adapters a step may use (max_loras; 0: LoRA
+   * off), the host cache's capacity, one adapter's bytes on one rank's
+   * GPU slot and its checkpoint's bytes. */
+  int32_t max_loras, max_cpu_loras;
+  int64_t lora_slot_bytes, lora_file_bytes;
 } kvsim_sched_cfg_t;
 
 /* A growable array of requests (running list, step list); the layout of
@@ -103,6 +109,9 @@ typedef struct kvsim_step {
   int32_t num_preempted;    /* preemptions while building this step */
   int64_t num_tokens;       /* sum of step_new */
   kvsim_time_ns extra_ns;   /* transfer time the step waits for (swap, offload loads) */
+  /* LoRA adapters loaded into GPU slots before the step's forward (vLLM
+   * does it synchronously in set_active_adapters): added to the step. */
+  kvsim_time_ns lora_ns;
 } kvsim_step_t;
 
 typedef struct kvsim_sched kvsim_sched_t;
@@ -125,6 +134,9 @@ typedef struct kvsim_sched_defaults {
    * a request marked hold_kv) and takes a request into `running` with its
    * prompt's KV already in its blocks. */
   bool kv_connector;
+  /* Schedules and swaps LoRA adapters per request (kvsim/lora.h): a
+   * workload whose requests name adapters runs only under it. */
+  bool lora_adapters;
 } kvsim_sched_defaults_t;
 
 struct cJSON;
@@ -201,6 +213,11 @@ struct kvsim_sched {
    * vllm:spec_decode_num_accepted_tokens). */
   void *spec_rng;
   int64_t spec_drafts_total, spec_accepted_total;
+  /* LoRA: the replica's adapter caches (not owned; NULL when LoRA is off)
+   * and the waiting requests a step skipped for max_loras (scratch). */
+  kvsim_lora_cache_t *lora;
+  kvsim_reqvec_t lora_skipped;
+  int64_t lora_skips;        /* waiting requests skipped for max_loras, summed over steps */
 };
 
 /* The profile's options of a scheduler (the struct its parse_opts filled). */
@@ -249,6 +266,11 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
  * last token times. Returns true, with r marked finished, when r has all
  * its output. */
 bool kvsim_sched_emit_token(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now);
+
+/* LoRA: brings the adapters of the step's requests into GPU slots
+ * (kvsim_lora_cache_use, in the step's order) and adds the time to
+ * step->lora_ns. No-op when s->lora is NULL. */
+void kvsim_sched_lora_load(kvsim_sched_t *s, kvsim_step_t *step);
 
 /* Recompute preemption (V1 _preempt_request): free KV, computed tokens to
  * 0, count it, put the request at the front of the waiting queue. The

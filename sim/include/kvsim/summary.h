@@ -207,6 +207,12 @@ typedef struct kvsim_summary {
   char spec_method[16];
   int spec_tokens;
   int64_t spec_drafts, spec_accepted;
+  /* LoRA (max_loras 0 without): the slots, the host cache, the requests
+   * that named an adapter, adapter loads into GPU slots and host-cache
+   * misses (read from disk), and the seconds of loads and kernels. */
+  int32_t lora_max_loras, lora_max_cpu_loras, lora_rank;
+  int64_t lora_requests, lora_loads, lora_cpu_misses, lora_skips;
+  double lora_load_s, lora_kernel_s;
 
   /* Prefix cache (tokens). */
   bool prefix_caching;

@@ -53,6 +53,9 @@ typedef struct kvsim_req_spec {
   int64_t output_tokens;   /* tokens the request will generate (ignore_eos) */
   int32_t tenant;          /* cache salt: tenants never share cached blocks; 0 default */
   int32_t priority;        /* vLLM priority: lower value is served first; 0 default */
+  /* The LoRA adapter the request names (vLLM's LoRARequest.lora_int_id,
+   * which is > 0); 0: the base model. */
+  int32_t lora;
   int32_t client;          /* closed-loop client, -1 if open loop */
   int64_t session;         /* multi-turn session, -1 if none */
   int32_t turn;            /* 0-based turn within the session */
@@ -90,6 +93,11 @@ int kvsim_workload_mean_rate(const kvsim_workload_cfg_t *cfg, double *rate, kvsi
  * of a synthetic one): the same file by device and inode, so a link or
  * another spelling counts. An output that would replace it is refused. */
 bool kvsim_workload_reads(const kvsim_workload_cfg_t *cfg, const char *path);
+
+/* Distinct LoRA adapters a synthetic workload's requests name
+ * (workload.synthetic.lora.adapters); 0 without, and for a trace (whose
+ * rows name theirs, read as they come). */
+int64_t kvsim_workload_lora_adapters(const kvsim_workload_cfg_t *cfg);
 
 typedef struct kvsim_source kvsim_source_t;
 

@@ -242,6 +242,9 @@ static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const 
     why = "speculative decoding inside a side is not modelled yet";
   else if (out->offload.cpu_gib > 0)
     why = "a CPU offloading tier beside the transfer connector is not modelled";
+  else if (out->workload && kvsim_workload_lora_adapters(out->workload) > 0)
+    why = "requests with LoRA adapters (workload.synthetic.lora) are not modelled in a "
+          "disaggregated deployment yet";
   if (why) {
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: profile %s: %s", w, out->profile, why);
     kvsim_scenario_fini(out);

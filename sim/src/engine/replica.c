@@ -29,6 +29,16 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   if (rc < 0)
     return rc;
   rep->sched->cpu = &rep->cpu;
+  if (res->sched.max_loras > 0 && sc->sched_ops->defaults.lora_adapters) {
+    /* Each rank copies its own slot over its own host link. */
+    rc = kvsim_lora_cache_init(&rep->lora, res->sched.max_loras, res->sched.max_cpu_loras,
+                               res->sched.lora_slot_bytes, res->sched.lora_file_bytes,
+                               sc->gpu.host_link_GBps, sc->gpu.host_link_latency_us, err);
+    if (rc < 0)
+      return rc;
+    rep->sched->lora = &rep->lora;
+    rep->lora_perf = res->lora;
+  }
   if (res->sched.num_spec_tokens > 0)
     rep->kv.spec_backoff = res->sched.num_spec_tokens + 1;
   /* SpeculativeConfig.use_eagle(): the drafters that read the target's
@@ -47,6 +57,7 @@ void kvsim__replica_fini(kvsim__replica_t *rep) {
   kvsim_sched_free(rep->sched);
   kvsim_kvcache_fini(&rep->kv);
   kvsim_cpu_tier_fini(&rep->cpu);
+  kvsim_lora_cache_fini(&rep->lora);
   kvsim_reqvec_fini(&rep->step.reqs);
   memset(rep, 0, sizeof *rep);
 }
@@ -204,7 +215,9 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   st->num_preempted = 0;
   st->num_tokens = 0;
   st->extra_ns = 0;
+  st->lora_ns = 0;
   *out_dt = -1;
+  const uint64_t lora_clock = rep->lora.clock;
   int rc = rep->sched->ops->schedule(rep->sched, now, st);
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
@@ -256,6 +269,23 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
     if (scaled < cost.roofline_s * 1e9)
       scaled = cost.roofline_s * 1e9;
     dt = scaled < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)scaled : KVSIM_PERF_MAX_STEP_NS;
+  }
+  if (rep->sched->lora) {
+    /* The adapters' loads come before the forward, which then runs the
+     * punica kernels for the tokens of requests with an adapter; the
+     * step's adapters are those the loads touched. */
+    int64_t tokens = 0;
+    for (int32_t i = 0; i < st->reqs.n; i++)
+      if (st->reqs.v[i]->spec.lora > 0)
+        tokens += st->reqs.v[i]->step_new;
+    int32_t adapters = 0;
+    for (int32_t i = 0; i < rep->lora.gpu_n; i++)
+      adapters += rep->lora.gpu_use[i] > lora_clock;
+    const double ks = kvsim_perf_lora_s(perf, &rep->lora_perf, tokens, adapters) *
+                      rep->step_time_scale;
+    rep->lora_kernel_s += ks;
+    double total = (double)dt + ks * 1e9 + (double)st->lora_ns;
+    dt = total < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)total : KVSIM_PERF_MAX_STEP_NS;
   }
   if (st->extra_ns > 0) {
     kvsim_time_ns with = rep->overlap_transfers ? (st->extra_ns > dt ? st->extra_ns : dt) : dt + st->extra_ns;

@@ -15,6 +15,9 @@ typedef struct kvsim__replica {
   int32_t index;
   kvsim_kvcache_t kv;
   kvsim_cpu_tier_t cpu;
+  kvsim_lora_cache_t lora;   /* adapter caches (zero when LoRA is off) */
+  kvsim_perf_lora_t lora_perf;
+  double lora_kernel_s;      /* steps' LoRA kernel time */
   kvsim_sched_t *sched;
   kvsim_step_t step;
   bool busy;

@@ -238,6 +238,12 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
     r->st->rejected_no_fit++;
     return "needs more KV blocks than the pool holds";
   }
+  /* A trace row naming an adapter the engine does not serve: vLLM's
+   * OpenAI server answers 404 (the model does not exist). */
+  if (q->spec.lora > 0 && !rep->sched->lora) {
+    r->st->rejected_admission++;
+    return "LoRA adapter not served (engine.enable_lora off, or a profile without adapters)";
+  }
   const kvsim_admission_t *a = &sc->admission;
   if (a->max_prompt_tokens && q->spec.prompt_tokens > a->max_prompt_tokens) {
     r->st->rejected_admission++;
@@ -271,6 +277,7 @@ static int32_t route(run_t *r, const kvsim_request_t *q) {
 static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim_request_t *q = kvsim__reqpool_at(&r->pool, slot);
   r->st->requests_arrived++;
+  r->st->lora_requests += q->spec.lora > 0;
   if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
     r->st->first_arrival = q->arrival;
   int32_t ri = route(r, q);
@@ -635,6 +642,11 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
     stats->preemptions += rep->sched->num_preemptions;
     stats->spec_drafts += rep->sched->spec_drafts_total;
     stats->spec_accepted += rep->sched->spec_accepted_total;
+    stats->lora_loads += rep->lora.loads;
+    stats->lora_cpu_misses += rep->lora.cpu_misses;
+    stats->lora_skips += rep->sched->lora_skips;
+    stats->lora_load_s += rep->lora.load_s;
+    stats->lora_kernel_s += rep->lora_kernel_s;
     stats->prefix_queries += rep->kv.queries;
     stats->prefix_hits += rep->kv.hits;
     stats->prefix_preempted_queries += rep->kv.preempted_queries;

@@ -593,6 +593,18 @@ static void summarise_cache(kvsim_run_output_t *o, const kvsim_run_stats_t *st, 
     s->spec_accepted = st->spec_accepted;
   }
 
+  if (st->resolved.sched.max_loras > 0) {
+    s->lora_max_loras = st->resolved.sched.max_loras;
+    s->lora_max_cpu_loras = st->resolved.sched.max_cpu_loras;
+    s->lora_rank = st->plan.p.lora.max_lora_rank;
+    s->lora_requests = st->lora_requests;
+    s->lora_loads = st->lora_loads;
+    s->lora_cpu_misses = st->lora_cpu_misses;
+    s->lora_skips = st->lora_skips;
+    s->lora_load_s = rounded(st->lora_load_s, 1e-6);
+    s->lora_kernel_s = rounded(st->lora_kernel_s, 1e-6);
+  }
+
   s->prefix_caching = st->resolved.sched.enable_prefix_caching;
   s->prefix_queries = st->prefix_queries;
   s->prefix_hits = st->prefix_hits;

@@ -369,6 +369,23 @@ static void add_cache(cJSON *j, const kvsim_summary_t *s) {
                             s->spec_drafts ? (double)s->spec_accepted / (double)s->spec_drafts : 0);
   }
 
+  if (s->lora_max_loras > 0) { /* only then: other runs' summaries are unchanged */
+    cJSON *lo = cJSON_AddObjectToObject(j, "lora");
+    cJSON_AddNumberToObject(lo, "max_loras", s->lora_max_loras);
+    cJSON_AddNumberToObject(lo, "max_cpu_loras", s->lora_max_cpu_loras);
+    cJSON_AddNumberToObject(lo, "max_lora_rank", s->lora_rank);
+    cJSON_AddNumberToObject(lo, "num_lora_requests", (double)s->lora_requests);
+    /* LRUCacheLoRAModelManager.activate_adapter copies, and
+     * LRUCacheWorkerLoRAManager._load_adapter reads from disk. */
+    cJSON_AddNumberToObject(lo, "num_adapter_loads", (double)s->lora_loads);
+    cJSON_AddNumberToObject(lo, "num_cpu_cache_misses", (double)s->lora_cpu_misses);
+    /* Scheduler.schedule's "Scheduling would exceed max_loras, skip",
+     * counted once per step a request was skipped in. */
+    cJSON_AddNumberToObject(lo, "num_max_loras_skips", (double)s->lora_skips);
+    cJSON_AddNumberToObject(lo, "adapter_load_s", s->lora_load_s);
+    cJSON_AddNumberToObject(lo, "lora_kernel_s", s->lora_kernel_s);
+  }
+
   cJSON *pc = cJSON_AddObjectToObject(j, "prefix_cache");
   cJSON_AddBoolToObject(pc, "enabled", s->prefix_caching);
   cJSON_AddNumberToObject(pc, "queries_tokens", (double)s->prefix_queries);

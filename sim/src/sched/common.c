@@ -34,6 +34,7 @@ void kvsim_sched_free(kvsim_sched_t *s) {
     s->ops->fini(s);
   kvsim_waitq_fini(&s->waiting);
   kvsim_reqvec_fini(&s->running);
+  kvsim_reqvec_fini(&s->lora_skipped);
   kvsim__free(s);
 }
 
@@ -181,6 +182,23 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
       s->running.v[w++] = s->running.v[i];
   s->running.n = w;
   return KVSIM_OK;
+}
+
+void kvsim_sched_lora_load(kvsim_sched_t *s, kvsim_step_t *step) {
+  if (!s->lora)
+    return;
+  /* vllm/v1/worker/lora_model_runner_mixin.py set_active_loras ->
+   * LRUCacheWorkerLoRAManager._apply_adapters: add_adapter for each
+   * adapter of the batch (a set: a second request of the same adapter
+   * is a hit and costs nothing). */
+  for (int32_t i = 0; i < step->reqs.n; i++) {
+    const int32_t id = step->reqs.v[i]->spec.lora;
+    if (id <= 0)
+      continue;
+    kvsim_time_ns ns = 0;
+    kvsim_lora_cache_use(s->lora, id, &ns);
+    step->lora_ns += ns;
+  }
 }
 
 int kvsim_sched_preempt(kvsim_sched_t *s, kvsim_request_t *r) {

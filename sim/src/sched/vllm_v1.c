@@ -4,10 +4,12 @@
  * running request (or the lowest priority, latest arrival), and admission
  * of waiting requests only in steps without preemption, stopping at the
  * first that does not fit. */
+#include <assert.h>
 #include <cJSON.h>
 #include <string.h>
 
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "kvsim/sched.h"
 
 /* vllm-v1's own options (EngineArgs of the V1 scheduler). */
@@ -144,14 +146,59 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   return KVSIM_OK;
 }
 
+/* The distinct adapters of the step's requests so far (scheduled_loras
+ * in Scheduler.schedule: those of the scheduled running requests, then
+ * each admitted waiting request's), at most max_loras of them. */
+typedef struct lora_set {
+  int32_t n, id[KVSIM_MAX_LORAS];
+} lora_set_t;
+
+static bool lora_set_has(const lora_set_t *ls, int32_t id) {
+  for (int32_t i = 0; i < ls->n; i++)
+    if (ls->id[i] == id)
+      return true;
+  return false;
+}
+
+static void lora_set_add(lora_set_t *ls, int32_t id) {
+  if (id > 0 && !lora_set_has(ls, id) && ls->n < KVSIM_MAX_LORAS)
+    ls->id[ls->n++] = id;
+}
+
+/* Puts the requests skipped for max_loras back at the queue's front in
+ * their order (skipped_waiting_requests.prepend_request, then
+ * self.waiting.prepend_requests(skipped_waiting_requests)). They were
+ * popped, so the queue has room for them. */
+static void unskip(kvsim_sched_t *s) {
+  for (int64_t i = s->lora_skipped.n - 1; i >= 0; i--) {
+    int rc = kvsim_waitq_push_front(&s->waiting, s->lora_skipped.v[i]);
+    assert(rc == KVSIM_OK);
+    (void)rc;
+  }
+  s->lora_skipped.n = 0;
+}
+
 /* Waiting requests in queue order while the budget and max_num_seqs
  * allow, each with its prefix hit; the first that does not fit stops the
- * queue (head-of-line). */
-static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, int64_t budget) {
+ * queue (head-of-line). With LoRA, a request whose adapter would be one
+ * more than max_loras in the step is skipped, not a stop (scheduler.py
+ * Scheduler.schedule: "Check that adding the request still respects the
+ * max_loras constraint", len(scheduled_loras) == max_loras and
+ * lora_int_id not in scheduled_loras -> skip). */
+static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, int64_t budget,
+                            lora_set_t *ls) {
   const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
+  const int32_t max_loras = s->cfg.max_loras;
   int rc;
   while (s->waiting.n && budget > 0 && s->running.n < s->cfg.max_num_seqs) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
+    if (max_loras > 0 && r->spec.lora > 0 && ls->n >= max_loras && !lora_set_has(ls, r->spec.lora)) {
+      if (kvsim_reqvec_push(&s->lora_skipped, r) < 0)
+        return KVSIM_ENOMEM;
+      kvsim_waitq_pop(&s->waiting);
+      s->lora_skips++;
+      continue;
+    }
     /* Reserve first, then commit: r moves to running and the step only
      * once nothing can fail. */
     if (kvsim_reqvec_reserve(&s->running, s->running.n + 1) < 0 ||
@@ -183,6 +230,7 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
       r->num_cached_tokens = hit;
     }
     r->status = KVSIM_REQ_RUNNING;
+    lora_set_add(ls, r->spec.lora);
     s->running.v[s->running.n++] = r;
     r->step_new = (int32_t)n;
     step->reqs.v[step->reqs.n++] = r;
@@ -197,9 +245,18 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   bool preempted = false;
   int rc = schedule_running(s, step, &budget, &preempted);
   /* Waiting requests, only if nothing was preempted in this step. */
-  if (rc < 0 || preempted)
-    return rc;
-  return schedule_waiting(s, now, step, budget);
+  if (rc >= 0 && !preempted) {
+    lora_set_t ls;
+    ls.n = 0;
+    if (s->cfg.max_loras > 0)
+      for (int32_t i = 0; i < step->reqs.n; i++)
+        lora_set_add(&ls, step->reqs.v[i]->spec.lora);
+    rc = schedule_waiting(s, now, step, budget, &ls);
+    unskip(s);
+  }
+  if (rc >= 0)
+    kvsim_sched_lora_load(s, step);
+  return rc;
 }
 
 static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
@@ -218,7 +275,9 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
     .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
                  .offload_connector = true, .recompute_only = true,
                  /* NixlConnector (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py) */
-                 .kv_connector = true},
+                 .kv_connector = true,
+                 /* Scheduler.schedule's max_loras check, the worker's LRU caches */
+                 .lora_adapters = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .add = add,

@@ -293,6 +293,23 @@ static int parse_tenants(const cJSON *te, const char *w, kvsim__synth_cfg_t *c, 
   return kvsim__pick_parse(te, w, c->tenants, &c->tenant_pick, err);
 }
 
+/* LoRA adapters named by the requests (w = its path): `adapters`
+ * distinct adapters picked uniformly or by Zipf popularity, by `fraction`
+ * of the requests (default 1; the rest use the base model). */
+static int parse_lora(const cJSON *lo, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
+  static const char *const lkeys[] = {"adapters", "popularity", "zipf_s", "fraction", NULL};
+  int rc;
+  c->lora_fraction = 1;
+  if ((rc = kvsim__json_only_keys(lo, lkeys, w, err)) < 0 ||
+      (rc = req_int(lo, "adapters", 1, &c->lora_adapters, true, w, err)) < 0 ||
+      (rc = req_num(lo, "fraction", 0, false, 1, &c->lora_fraction, false, w, err)) < 0)
+    return rc;
+  if (c->lora_adapters > INT32_MAX)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.adapters: bad value %lld (expected <= %d)", w,
+                         (long long)c->lora_adapters, INT32_MAX);
+  return kvsim__pick_parse(lo, w, c->lora_adapters, &c->lora_pick, err);
+}
+
 /* Priority levels and their weights (w = its path). */
 static int parse_priority(const cJSON *pr, const char *w, kvsim__synth_cfg_t *c, kvsim_err *err) {
   static const char *const rkeys[] = {"levels", "weights", NULL};
@@ -347,7 +364,7 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
                        kvsim__synth_cfg_t *c, kvsim_err *err) {
   static const char *const keys[] = {"requests", "duration_s", "arrival", "prompt_tokens",
                                      "output_tokens", "lengths_from", "prefix", "few_shot",
-                                     "sessions", "tenants", "priority", NULL};
+                                     "sessions", "tenants", "priority", "lora", NULL};
   int rc = kvsim__json_only_keys(s, keys, where, err);
   if (rc < 0)
     return rc;
@@ -370,7 +387,8 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
       (rc = parse_block(s, "few_shot", where, c, parse_few_shot, err)) < 0 ||
       (rc = parse_block(s, "sessions", where, c, parse_sessions, err)) < 0 ||
       (rc = parse_block(s, "tenants", where, c, parse_tenants, err)) < 0 ||
-      (rc = parse_block(s, "priority", where, c, parse_priority, err)) < 0)
+      (rc = parse_block(s, "priority", where, c, parse_priority, err)) < 0 ||
+      (rc = parse_block(s, "lora", where, c, parse_lora, err)) < 0)
     return rc;
   return 0;
 }
@@ -384,6 +402,7 @@ static void synth_free(kvsim__synth_cfg_t *c) {
   kvsim__pick_fini(&c->group_pick);
   kvsim__pick_fini(&c->template_pick);
   kvsim__pick_fini(&c->tenant_pick);
+  kvsim__pick_fini(&c->lora_pick);
   if (c->priority_table)
     gsl_ran_discrete_free(c->priority_table);
   kvsim__free(c->lengths);
@@ -595,6 +614,16 @@ static void blocks_json(const kvsim__synth_cfg_t *c, cJSON *s) {
     for (int i = 0; i < c->priority_levels; i++)
       cJSON_AddItemToArray(w, cJSON_CreateNumber(c->priority_weights[i]));
   }
+  if (c->lora_adapters > 0) {
+    cJSON *p = cJSON_AddObjectToObject(s, "lora");
+    cJSON_AddNumberToObject(p, "adapters", (double)c->lora_adapters);
+    kvsim__pick_json(&c->lora_pick, p);
+    cJSON_AddNumberToObject(p, "fraction", c->lora_fraction);
+  }
+}
+
+int64_t kvsim_workload_lora_adapters(const kvsim_workload_cfg_t *cfg) {
+  return cfg->synthetic ? cfg->syn.lora_adapters : 0;
 }
 
 cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {

@@ -135,6 +135,7 @@ static int trace_next(kvsim_source_t *s, kvsim_req_spec_t *spec, kvsim_err *err)
     spec->output_tokens = row.output_tokens;
     spec->tenant = row.tenant;
     spec->priority = row.priority;
+    spec->lora = row.lora;
     spec->client = -1;
     spec->session = row.session;
     spec->turn = row.turn;
@@ -212,6 +213,8 @@ unsigned kvsim__source_columns(const kvsim_source_t *s) {
     m |= KVSIM__COL_TENANT;
   if (c->priority_levels > 0)
     m |= KVSIM__COL_PRIORITY;
+  if (c->lora_adapters > 0)
+    m |= KVSIM__COL_LORA;
   if (c->sessions)
     m |= KVSIM__COL_SESSION | KVSIM__COL_TURN;
   if (c->sessions || c->prefix || c->few_shot)

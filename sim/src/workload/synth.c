@@ -28,6 +28,8 @@ typedef struct stream {
   int64_t session;       /* -1: none */
   int32_t turn, turns;
   int32_t tenant, priority;
+  int32_t lora;          /* the session's LoRA adapter (0: the base model) */
+  int64_t fresh;         /* closed loop: fresh prompts this client has started */
   bool active;           /* a session is in progress */
   int32_t next_free;
 } stream_t;
@@ -42,6 +44,9 @@ struct kvsim__synth {
   const kvsim__synth_cfg_t *c;
   uint64_t seed;
   gsl_rng *main;
+  /* The requests' LoRA adapters: a stream of their own, so that the
+   * traffic drawn is the same with and without adapters. */
+  gsl_rng *lora;
   /* open loop */
   bool open_done;
   bool past_horizon; /* ended at MAX_ARRIVAL_S, not by duration_s */
@@ -69,6 +74,21 @@ static uint64_t splitmix(uint64_t x) { return kvsim__splitmix64(&x); }
 
 static unsigned long stream_seed(uint64_t seed, uint64_t kind, uint64_t index) {
   return (unsigned long)splitmix(splitmix(seed ^ (kind << 56)) ^ index);
+}
+
+/* A request's LoRA adapter (0: the base model): the next draw of the
+ * adapters' own stream, or, with key >= 0, a draw of that stream seeded
+ * from (seed, kind, key), so that a session or a closed-loop client gets
+ * the same adapter whatever order the engine finishes requests in. */
+static int32_t draw_lora(kvsim__synth_t *s, uint64_t kind, int64_t key) {
+  const kvsim__synth_cfg_t *c = s->c;
+  if (c->lora_adapters <= 0)
+    return 0;
+  if (key >= 0)
+    gsl_rng_set(s->lora, stream_seed(s->seed, kind, (uint64_t)key));
+  if (c->lora_fraction < 1 && !(gsl_rng_uniform(s->lora) < c->lora_fraction))
+    return 0;
+  return (int32_t)kvsim__pick_draw(&c->lora_pick, s->lora) + 1;
 }
 
 /* ---- pending requests: core/heap.h ordered by (time, seq) ----------------- */
@@ -198,6 +218,11 @@ static int stream_request(kvsim__synth_t *s, int32_t slot, kvsim_time_ns t,
       return KVSIM_ENOMEM;
     st->ctx = prompt;
     st->turn = 0;
+    /* Every turn of a session talks to the same adapter. Clients are
+     * keyed by (slot, fresh prompts so far), open sessions by their id. */
+    st->lora = c->arrival == KVSIM__ARR_CLOSED
+                   ? draw_lora(s, 5, (int64_t)(((uint64_t)slot << 40) | (uint64_t)st->fresh++))
+                   : draw_lora(s, 6, st->session);
     if (c->sessions) {
       int64_t turns = kvsim__dist_draw(&c->turns, st->r);
       st->turns = (int32_t)(turns > INT32_MAX ? INT32_MAX : turns);
@@ -222,6 +247,7 @@ static int stream_request(kvsim__synth_t *s, int32_t slot, kvsim_time_ns t,
   spec->output_tokens = output;
   spec->tenant = st->tenant;
   spec->priority = st->priority;
+  spec->lora = st->lora;
   spec->session = c->sessions ? st->session : -1;
   spec->turn = st->turn;
   spec->segments = s->out;
@@ -306,6 +332,11 @@ int kvsim__synth_open(const kvsim__synth_cfg_t *c, uint64_t seed, kvsim__synth_t
   if (!s->main || kvsim__u64map_init(&s->sess_map, 64) < 0)
     goto oom;
   gsl_rng_set(s->main, (unsigned long)seed);
+  if (c->lora_adapters > 0) {
+    if (!(s->lora = gsl_rng_alloc(gsl_rng_taus2)))
+      goto oom;
+    gsl_rng_set(s->lora, stream_seed(seed, 4, 0));
+  }
   if (c->few_shot) {
     /* Template lengths: fixed per source, from their own stream. */
     s->template_len = kvsim__malloc((size_t)c->templates * sizeof *s->template_len);
@@ -408,6 +439,7 @@ static int open_arrival(kvsim__synth_t *s, kvsim_req_spec_t *spec) {
   spec->output_tokens = output;
   spec->tenant = tenant;
   spec->priority = prio;
+  spec->lora = draw_lora(s, 0, -1); /* open-loop arrivals: in arrival order */
   /* A prompt of only its own text needs no segments. */
   bool shared = n > 1;
   spec->segments = shared ? s->out : NULL;
@@ -520,5 +552,7 @@ void kvsim__synth_close(kvsim__synth_t *s) {
   kvsim__u64map_fini(&s->sess_map);
   if (s->main)
     gsl_rng_free(s->main);
+  if (s->lora)
+    gsl_rng_free(s->lora);
   free(s);
 }

@@ -124,6 +124,10 @@ typedef struct kvsim__synth_cfg {
   int64_t tenants;               /* 0: off */
   kvsim__pick_t tenant_pick;
 
+  int64_t lora_adapters;         /* 0: off; else adapters 1..lora_adapters */
+  double lora_fraction;          /* share of requests that name an adapter */
+  kvsim__pick_t lora_pick;
+
   int32_t priority_levels;       /* 0: off */
   double priority_weights[KVSIM__MAX_PRIORITY_LEVELS];
   gsl_ran_discrete_t *priority_table;
@@ -186,6 +190,7 @@ typedef struct kvsim__row {
   kvsim_time_ns arrival;  /* as the format defines it (Azure, LLMServingSim: from the first row) */
   int64_t prompt_tokens, output_tokens;
   int32_t tenant, priority;
+  int32_t lora;           /* kvsim CSV's lora column; 0: the base model */
   int64_t session;
   int32_t turn;
   const kvsim_segment_t *segments; /* owned by the reader, valid until the next row */
@@ -218,7 +223,7 @@ unsigned kvsim__reader_columns(const kvsim__reader_t *r);
 void kvsim__reader_close(kvsim__reader_t *r);
 
 enum { KVSIM__COL_TENANT = 1u, KVSIM__COL_PRIORITY = 2u, KVSIM__COL_SESSION = 4u,
-       KVSIM__COL_TURN = 8u, KVSIM__COL_SEGMENTS = 16u };
+       KVSIM__COL_TURN = 8u, KVSIM__COL_SEGMENTS = 16u, KVSIM__COL_LORA = 32u };
 
 /* Loads a length-only file (any CSV with prompt/output columns, or any
  * trace format) as (prompt, output) pairs. */

@@ -52,6 +52,8 @@ int kvsim__csv_writer_open(kvsim__csv_writer_t *w, const char *path, unsigned co
     fputs(",session", w->f);
   if (columns & KVSIM__COL_TURN)
     fputs(",turn", w->f);
+  if (columns & KVSIM__COL_LORA)
+    fputs(",lora", w->f);
   if (columns & KVSIM__COL_SEGMENTS)
     fputs(",segments", w->f);
   fputc('\n', w->f);
@@ -76,6 +78,8 @@ int kvsim__csv_writer_row(kvsim__csv_writer_t *w, const kvsim_req_spec_t *s, kvs
   }
   if (w->columns & KVSIM__COL_TURN)
     fprintf(w->f, ",%d", (int)s->turn);
+  if (w->columns & KVSIM__COL_LORA)
+    fprintf(w->f, ",%d", (int)s->lora);
   if (w->columns & KVSIM__COL_SEGMENTS) {
     fputc(',', w->f);
     /* Ids in kvsim's own namespaces (top bits set) are written in hex,

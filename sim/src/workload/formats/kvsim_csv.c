@@ -1,6 +1,7 @@
 /* kvsim's own trace CSV (what `kvsim trace convert` and `trace gen`
  * write): arrival_s,prompt_tokens,output_tokens, then optional tenant,
- * priority, session, turn, and a prompt identity given either as
+ * priority, session, turn, lora (the LoRA adapter, vLLM's lora_int_id: 1
+ * and up; 0 or empty: the base model), and a prompt identity given either as
  * segments "id:len id:len ..." or as prefix_group + prefix_tokens (a
  * shared system prompt, the rest of the prompt unique to the row). */
 #include <errno.h>
@@ -10,11 +11,11 @@
 #include "workload/formats/format.h"
 
 enum { ARR, PROMPT, OUTPUT, TENANT, PRIORITY, SESSION, TURN, SEGMENTS, GROUP, GROUP_TOKENS,
-       NCOL };
+       LORA, NCOL };
 
 static const char *const names[NCOL] = {"arrival_s", "prompt_tokens", "output_tokens",
                                         "tenant", "priority", "session", "turn", "segments",
-                                        "prefix_group", "prefix_tokens"};
+                                        "prefix_group", "prefix_tokens", "lora"};
 
 /* Group ids share the id space of the synthetic system prompts
  * (KVSIM__SEG_GROUP | group): they must leave its top bits alone. */
@@ -99,6 +100,10 @@ static int next(kvsim__reader_t *r, kvsim__row_t *row, kvsim_err *err) {
     return rc;
   if (rc)
     row->tenant = (int32_t)x;
+  if ((rc = opt_int(r, LORA, 0, INT32_MAX, &x, err)) < 0)
+    return rc;
+  if (rc)
+    row->lora = (int32_t)x;
   if ((rc = opt_int(r, PRIORITY, INT32_MIN, INT32_MAX, &x, err)) < 0)
     return rc;
   if (rc)
@@ -151,6 +156,8 @@ static unsigned columns(const kvsim__reader_t *r) {
     m |= KVSIM__COL_TENANT;
   if (r->col[PRIORITY] >= 0)
     m |= KVSIM__COL_PRIORITY;
+  if (r->col[LORA] >= 0)
+    m |= KVSIM__COL_LORA;
   if (r->col[SESSION] >= 0)
     m |= KVSIM__COL_SESSION;
   if (r->col[TURN] >= 0)
