@@ -8,6 +8,70 @@
 #include "kvsim/spec.h"
 #include "memory/lora.h"
 
+/* Speculative decoding: k as the plan resolved it (MTP's n_predict), the
+ * lookahead the scheduler reserves, and the acceptance process. */
+static int resolve_spec(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
+  const kvsim_plan_t *pl = &out->plan;
+  out->sched.num_spec_tokens = pl->p.spec.num_speculative_tokens;
+  out->sched.num_lookahead_tokens = pl->num_lookahead_tokens;
+  char where[4200];
+  snprintf(where, sizeof where, "%s%sengine.speculative.acceptance_rate", sc->path, sc->path[0] ? ": " : "");
+  if (!sc->spec_nrates)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a run needs it)", where);
+  return kvsim_spec_accept_set(&out->sched.accept, out->sched.num_spec_tokens, sc->spec_rates, sc->spec_nrates,
+                               where, err);
+}
+
+/* Requests that name adapters need LoRA on (vLLM's server answers 404
+ * for a model it does not serve) and a profile that swaps adapters. */
+static int check_adapters(const kvsim_scenario_t *sc, const kvsim_plan_t *pl, kvsim_err *err) {
+  if (!sc->workload || kvsim_workload_lora_adapters(sc->workload) <= 0)
+    return KVSIM_OK;
+  const char *why = !pl->p.lora.enable ? "needs engine.enable_lora"
+                    : sc->sched_ops && !sc->sched_ops->defaults.lora_adapters
+                        ? "runs under the vllm-v1 profile only (adapter scheduling and swaps)"
+                        : NULL;
+  if (why)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s%sworkload.synthetic.lora: %s", sc->path,
+                         sc->path[0] ? ": " : "", why);
+  return KVSIM_OK;
+}
+
+/* LoRA: the adapters a step may use and the sizes an adapter swap moves:
+ * one slot of one rank (the plan's slots over max_loras), and the
+ * checkpoint a worker reads whole (LoRAModel.from_local_checkpoint; each
+ * rank slices its share in set_lora): one slot unsharded. The run assumes
+ * every adapter has rank max_lora_rank. */
+static void resolve_lora(const kvsim_scenario_t *sc, kvsim_resolved_t *out) {
+  const kvsim_plan_t *pl = &out->plan;
+  out->sched.max_loras = pl->p.lora.max_loras;
+  out->sched.max_cpu_loras = pl->p.lora.max_cpu_loras;
+  out->sched.lora_slot_bytes = pl->lora_bytes / pl->p.lora.max_loras;
+  kvsim_plan_params_t one = pl->p;
+  one.tp = 1;
+  one.pp = 1;
+  one.lora.max_loras = 1;
+  one.lora.fully_sharded = false;
+  out->sched.lora_file_bytes = kvsim__lora_bytes(&sc->model, &one, 0);
+  /* The kernels' shapes on one rank of the first stage, per layer: the
+   * shrinks read qkv's and gate_up's input (hidden) and o's and down's
+   * (sharded), the expands read and write qkv's, o's, gate_up's and
+   * down's outputs (create_lora_weights in vllm/lora/layers). */
+  const kvsim_model_t *m = &sc->model;
+  const double tp = pl->p.tp, h = (double)m->hidden_size, r = pl->p.lora.max_lora_rank;
+  const double q = (double)(m->num_heads * m->head_dim) / tp;
+  const double kv = (double)(kvsim_model_kv_heads_per_rank(m, pl->p.tp) * m->head_dim);
+  const double inter = (double)m->intermediate_size / tp;
+  int first, last;
+  kvsim_model_pp_layers(m->num_layers, pl->p.pp, 0, &first, &last);
+  const double layers = (double)(last - first);
+  out->lora.dtype_bytes = m->dtype_bytes;
+  out->lora.slot_elems = (double)out->sched.lora_slot_bytes / m->dtype_bytes;
+  out->lora.act_elems = layers * ((h + q + h + inter) +                   /* shrink inputs */
+                                  2 * ((q + 2 * kv) + h + 2 * inter + h) + /* expand outputs */
+                                  2 * 4 * r);                               /* the rank buffers */
+}
+
 int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
   memset(out, 0, sizeof *out);
   int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &out->plan, err);
@@ -23,65 +87,11 @@ int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kv
   out->sched.max_model_len = pl->p.max_model_len;
   out->sched.block_size = pl->p.block_size;
   out->sched.enable_chunked_prefill = pl->p.enable_chunked_prefill;
-  /* Speculative decoding: k as the plan resolved it (MTP's n_predict),
-   * the lookahead the scheduler reserves, and the acceptance process. */
-  if (pl->p.spec.method != KVSIM_SPEC_NONE) {
-    out->sched.num_spec_tokens = pl->p.spec.num_speculative_tokens;
-    out->sched.num_lookahead_tokens = pl->num_lookahead_tokens;
-    char where[4200];
-    snprintf(where, sizeof where, "%s%sengine.speculative.acceptance_rate", sc->path,
-             sc->path[0] ? ": " : "");
-    if (!sc->spec_nrates)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a run needs it)", where);
-    int rc2 = kvsim_spec_accept_set(&out->sched.accept, out->sched.num_spec_tokens, sc->spec_rates,
-                                    sc->spec_nrates, where, err);
-    if (rc2 < 0)
-      return rc2;
-  }
-  /* Requests that name adapters need LoRA on (vLLM's server answers 404
-   * for a model it does not serve) and a profile that swaps adapters. */
-  if (sc->workload && kvsim_workload_lora_adapters(sc->workload) > 0) {
-    const char *why = !pl->p.lora.enable ? "needs engine.enable_lora"
-                      : sc->sched_ops && !sc->sched_ops->defaults.lora_adapters
-                          ? "runs under the vllm-v1 profile only (adapter scheduling and swaps)"
-                          : NULL;
-    if (why)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s%sworkload.synthetic.lora: %s", sc->path,
-                           sc->path[0] ? ": " : "", why);
-  }
-  /* LoRA: the adapters a step may use and the sizes an adapter swap
-   * moves: one slot of one rank (the plan's slots over max_loras), and
-   * the checkpoint a worker reads whole (LoRAModel.from_local_checkpoint;
-   * each rank slices its share in set_lora): one slot unsharded. The run
-   * assumes every adapter has rank max_lora_rank. */
-  if (pl->p.lora.enable) {
-    out->sched.max_loras = pl->p.lora.max_loras;
-    out->sched.max_cpu_loras = pl->p.lora.max_cpu_loras;
-    out->sched.lora_slot_bytes = pl->lora_bytes / pl->p.lora.max_loras;
-    kvsim_plan_params_t one = pl->p;
-    one.tp = 1;
-    one.pp = 1;
-    one.lora.max_loras = 1;
-    one.lora.fully_sharded = false;
-    out->sched.lora_file_bytes = kvsim__lora_bytes(&sc->model, &one, 0);
-    /* The kernels' shapes on one rank of the first stage, per layer: the
-     * shrinks read qkv's and gate_up's input (hidden) and o's and down's
-     * (sharded), the expands read and write qkv's, o's, gate_up's and
-     * down's outputs (create_lora_weights in vllm/lora/layers). */
-    const kvsim_model_t *m = &sc->model;
-    const double tp = pl->p.tp, h = (double)m->hidden_size, r = pl->p.lora.max_lora_rank;
-    const double q = (double)(m->num_heads * m->head_dim) / tp;
-    const double kv = (double)(kvsim_model_kv_heads_per_rank(m, pl->p.tp) * m->head_dim);
-    const double inter = (double)m->intermediate_size / tp;
-    int first, last;
-    kvsim_model_pp_layers(m->num_layers, pl->p.pp, 0, &first, &last);
-    const double layers = (double)(last - first);
-    out->lora.dtype_bytes = m->dtype_bytes;
-    out->lora.slot_elems = (double)out->sched.lora_slot_bytes / m->dtype_bytes;
-    out->lora.act_elems = layers * ((h + q + h + inter) +                   /* shrink inputs */
-                                    2 * ((q + 2 * kv) + h + 2 * inter + h) + /* expand outputs */
-                                    2 * 4 * r);                               /* the rank buffers */
-  }
+  if ((pl->p.spec.method != KVSIM_SPEC_NONE && (rc = resolve_spec(sc, out, err)) < 0) ||
+      (rc = check_adapters(sc, pl, err)) < 0)
+    return rc;
+  if (pl->p.lora.enable)
+    resolve_lora(sc, out);
   /* V1's pool counts the null block, and TGI's its health-check block 0
    * (backends/v3/src/block_allocator.rs); V0's plan does not, so add one. */
   out->pool_blocks = pl->num_gpu_blocks +
