@@ -132,13 +132,21 @@ int kvsim_study_parallel(int64_t first, int64_t end, int64_t stride, int jobs,
 }
 
 /* Forks the child that runs job i into a free slot, its record coming
- * back through a pipe. */
+ * back through a pipe. Signals wait from the fork until the child is in
+ * live[]: a stop arriving between the two (the moment a finished run's
+ * slot is refilled, when a user most often stops a sweep) left that child
+ * unknown to kvsim__study_pool_stop, running its whole simulation after
+ * the sweep had exited. */
 static int spawn(slot_t *slots, int jobs, int64_t i, kvsim_study_rjob_fn job, void *ctx, kvsim_err *err) {
   int fds[2];
   if (pipe(fds) < 0)
     return kvsim_err_set(err, KVSIM_EIO, "pipe: %s", strerror(errno));
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &old);
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[0]);
     close(fds[1]);
     return kvsim_err_set(err, KVSIM_EIO, "fork: %s", strerror(errno));
@@ -146,6 +154,7 @@ static int spawn(slot_t *slots, int jobs, int64_t i, kvsim_study_rjob_fn job, vo
   if (pid == 0) {
     for (int k = 0; k < LIVE_MAX; k++)
       live[k] = 0; /* the parent's children are not this one's */
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[0]);
     for (int k = 0; k < jobs; k++)
       if (slots[k].pid)
@@ -159,6 +168,7 @@ static int spawn(slot_t *slots, int jobs, int64_t i, kvsim_study_rjob_fn job, vo
   slots[k] = (slot_t){pid, fds[0], i};
   if (k < LIVE_MAX)
     live[k] = pid;
+  sigprocmask(SIG_SETMASK, &old, NULL);
   return KVSIM_OK;
 }
 
