@@ -100,6 +100,12 @@ seed() { # TARGET DIR
     fuzz_series_promjson) cp tests/golden/fidelity/query-range.json "$d/" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
+    fuzz_steady)
+      # Arrivals of a Poisson-like run, ties at the edges, one arrival, spread to the clock's range.
+      python3 -c 'import struct, sys; sys.stdout.buffer.write(b"\0" + b"".join(struct.pack("<I", k * 4096 + k * 997 % 4093) for k in range(1, 41)))' >"$d/ramp"
+      printf '\003\001\000\000\000\001\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\003\000\000\000\003\000\000\000' >"$d/ties"
+      printf '\036\377\377\377\377' >"$d/one-late"
+      printf '\036\000\000\000\000\377\377\377\377\001\000\000\000\376\377\377\377\000\000\000\200\000\000\000\000\377\377\377\377\000\000\000\000\377\377\377\377\007\000\000\000\377\377\377\177' >"$d/spread" ;;
   esac
 }
 
