@@ -205,7 +205,21 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   st->num_tokens = 0;
   st->extra_ns = 0;
   *out_dt = -1;
-  int rc = rep->sched->ops->schedule(rep->sched, now, st);
+  /* An empty step that preempted has changed what the next schedule sees:
+   * vLLM V1's priority policy may preempt the very request it is scheduling
+   * and stop there, before the running requests behind it (scheduler.py
+   * schedule: "if preempted_req == request: break"), and the engine's busy
+   * loop then schedules again at once (EngineCore.step with nothing
+   * scheduled). Each such pass moves a running request to the queue, so
+   * this ends within as many passes as there were running requests. */
+  int32_t preempted = 0, passes = rep->sched->running.n + 1;
+  int rc;
+  do {
+    preempted += st->num_preempted;
+    st->num_preempted = 0;
+    rc = rep->sched->ops->schedule(rep->sched, now, st);
+  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
+  st->num_preempted += preempted;
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
      * and compute nothing until the next schedule. */
