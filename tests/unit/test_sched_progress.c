@@ -222,3 +222,24 @@ Test(sched_progress, a_priority_self_preemption_still_runs_the_requests_behind_i
                t.rejected, t.other);
   cr_assert_geq(st.preemptions, 1, "X was preempted (%lld)", (long long)st.preemptions);
 }
+
+/* A pool the static profile cannot cut one slot from (an int8 cache whose
+ * residual window takes more blocks than the pool has) is one line naming
+ * the scenario and why, not the profile alone. */
+Test(sched_progress, a_static_pool_without_a_slot_names_the_scenario_and_the_residual_window) {
+  const char *text =
+      "{ \"name\": \"tiny-static\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+      "  \"engine\": { \"profile\": \"static\", \"kv_cache_dtype\": \"int8\", \"block_size\": 1,"
+      "    \"num_gpu_blocks_override\": 195, \"max_model_len\": 128, \"max_num_seqs\": 4 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 3, \"arrival\": { \"process\": \"poisson\", \"rate\": 2 },"
+      "    \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 8 }, \"output_tokens\": { \"dist\": \"fixed\", \"value\": 2 } } } }";
+  tally_t t;
+  kvsim_run_stats_t st;
+  kvsim_err err = {0};
+  int rc = run_text(text, ".", &t, &st, &err);
+  cr_assert_eq(rc, KVSIM_ENOFIT, "refused: %s", err.msg);
+  cr_assert(strncmp(err.msg, "tiny-static: static: 195 KV blocks hold no slot beside the int8/int4 "
+                             "cache's residual window of ", 95) == 0,
+            "names the scenario and why: %s", err.msg);
+  cr_assert(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);
+}

@@ -26,8 +26,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   if (rc < 0)
     return rc;
   rc = kvsim_sched_new(sc->sched_ops, &res->sched, &rep->kv, &rep->sched, err);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) /* a pool the profile cannot use: name the scenario */
+    return rc == KVSIM_ENOFIT ? kvsim_err_prefix(err, "%s", sc->path[0] ? sc->path : sc->name) : rc;
   rep->sched->cpu = &rep->cpu;
   if (res->sched.num_spec_tokens > 0)
     rep->kv.spec_backoff = res->sched.num_spec_tokens + 1;
