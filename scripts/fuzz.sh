@@ -20,6 +20,11 @@ cmake -S tests/fuzz -B $build -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWit
 cmake --build $build -j "$(nproc)" >/dev/null
 targets=${*:-$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')}
 
+# A study of the disaggregated golden inline: aggregated against 1P:1D and 1P:2D.
+disagg_study() {
+  python3 -c 'import json, sys; sc = json.load(open(sys.argv[1])); print(json.dumps({"name": "d", "scenario": sc, "slo": {"ttft_p99_s": 2, "tpot_p99_s": 0.05}, "target_rate": 6, "candidates": [{"label": "aggregated", "set": {"disaggregation": None}}, {"label": "1P:1D", "set": {}}, {"label": "1P:2D", "set": {"disaggregation.decode.replicas": 2}}], "cost_per_gpu_hour": {"h100-sxm": 2.5}}))' tests/golden/cases/disagg-decode-full/scenario.json
+}
+
 # Seeds: the first bytes of a trace input choose the format (fuzz_trace.c).
 seed() { # TARGET DIR
   local t=$1 d=$2 i=0
@@ -55,7 +60,8 @@ seed() { # TARGET DIR
       cp tests/golden/data/small-sweep.json configs/sweeps/*.json "$d/" 2>/dev/null || true
       printf '{"name": "z", "scenario": "small-synthetic.json", "mode": "zip", "grid": {"engine.max_num_seqs": [4, 8], "engine.block_size": [16, 32]}}' >"$d/zip.json" ;;
     fuzz_compare)
-      cp tests/golden/compare/*.json configs/studies/*.json "$d/" 2>/dev/null || true
+      cp tests/golden/compare/*.json tests/golden/search/*.json configs/studies/*.json "$d/" 2>/dev/null || true
+      disagg_study >"$d/disagg-study.json"
       printf '{"name": "s", "scenario": "small-synthetic.json", "slo": {"ttft_p99_s": 2}, "target_rate": 5, "candidates": [{"label": "a", "set": {"engine.max_num_seqs": 8}}, {"label": "b", "set": {"hardware.gpu": "l4"}}], "cost_per_gpu_hour": {"l4": 1}}' >"$d/by-path.json" ;;
     fuzz_merge)
       # A two-shard sweep's records and tables, NUL-separated (fuzz_merge.c).
@@ -79,7 +85,12 @@ seed() { # TARGET DIR
       { printf '\000\001'; printf '{"name": "hf", "model": "llama-3.1-8b", "hardware": {"gpu": "l4"}, "engine": {"profile": "hf-transformers", "batch": 4, "max_cache_len": 2048}, "workload": {"synthetic": {"requests": 20, "arrival": {"process": "poisson", "rate": 2}, "prompt_tokens": {"dist": "fixed", "value": 3000}, "output_tokens": {"dist": "fixed", "value": 50}}}}'; } >"$d/plan-too-long"
       # Requests that fit, a TTFT no count meets: replicas double up to the budget.
       { printf '\000\202'; printf '{"name": "hf", "model": "llama-3.1-8b", "hardware": {"gpu": "l4"}, "engine": {"profile": "hf-transformers", "batch": 4, "max_cache_len": 4096}, "workload": {"synthetic": {"requests": 20, "arrival": {"process": "poisson", "rate": 200}, "prompt_tokens": {"dist": "fixed", "value": 3000}, "output_tokens": {"dist": "fixed", "value": 50}}}}'; } >"$d/plan-to-budget"
-      { printf '\001\000'; cat tests/golden/compare/tiny-study.json; } >"$d/study-tiny" ;;
+      { printf '\001\000'; cat tests/golden/compare/tiny-study.json; } >"$d/study-tiny"
+      # The disaggregated golden searched for replicas (both sides scale), its
+      # study (aggregated against 1P:1D), and a deployment search of 4 configurations.
+      { printf '\000\001'; cat tests/golden/cases/disagg-decode-full/scenario.json; } >"$d/plan-disagg"
+      { printf '\001\000'; disagg_study; } >"$d/study-disagg"
+      { printf '\001\000'; python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["search"] = {"gpus": ["l4", "a10"], "kv_cache_dtype": ["auto", "fp8"], "max_replicas": 8}; print(json.dumps(s))' tests/golden/search/tiny-search.json; } >"$d/study-search" ;;
     fuzz_bench_vllm) cp tests/golden/fidelity/vllm-aggregates.json tests/golden/fidelity/bench.json "$d/" ;;
     fuzz_bench_sglang) cp tests/golden/fidelity/sglang-bench.jsonl "$d/" ;;
     fuzz_aiperf) cp tests/golden/fidelity/aiperf.jsonl "$d/" ;;
@@ -89,6 +100,12 @@ seed() { # TARGET DIR
     fuzz_series_promjson) cp tests/golden/fidelity/query-range.json "$d/" ;;
     fuzz_sim)
       for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
+    fuzz_steady)
+      # Arrivals of a Poisson-like run, ties at the edges, one arrival, spread to the clock's range.
+      python3 -c 'import struct, sys; sys.stdout.buffer.write(b"\0" + b"".join(struct.pack("<I", k * 4096 + k * 997 % 4093) for k in range(1, 41)))' >"$d/ramp"
+      printf '\003\001\000\000\000\001\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\002\000\000\000\003\000\000\000\003\000\000\000' >"$d/ties"
+      printf '\036\377\377\377\377' >"$d/one-late"
+      printf '\036\000\000\000\000\377\377\377\377\001\000\000\000\376\377\377\377\000\000\000\200\000\000\000\000\377\377\377\377\000\000\000\000\377\377\377\377\007\000\000\000\377\377\377\177' >"$d/spread" ;;
   esac
 }
 

@@ -1,7 +1,9 @@
 /* Searches run for real, on any scenario or study, under a memory budget:
  * the first byte chooses a scenario searched as `kvsim plan` does (rate,
  * replicas or util by the second byte), or a study (`kvsim compare`) whose
- * first candidate's replicas are searched at its target rate. Each
+ * first candidate's replicas are searched at its target rate, or, when the
+ * study has a search block of at most FUZZ_MAX_CONFIGS configurations,
+ * the whole deployment search (kvsim/deploy.h) in this process. Each
  * simulation stops at 10 s simulated and the range is not searched, to
  * keep an input fast.
  *
@@ -12,12 +14,14 @@
  * address-space limit reached) or the kernel's out-of-memory kill is the
  * failure this target looks for. */
 #include "fuzz_common.h"
+#include "kvsim/deploy.h"
 #include "kvsim/study.h"
 
 /* Far below the `ulimit -v` of scripts/fuzz.sh (1 GiB), which leaves room
  * for libFuzzer, the catalog and the scenario itself. */
 #define FUZZ_BUDGET (INT64_C(192) << 20)
 #define FUZZ_MAX_TIME_S 10.0
+#define FUZZ_MAX_CONFIGS 8
 
 static void check(int rc, const kvsim_err *err) {
   if (rc == KVSIM_ENOMEM)
@@ -52,6 +56,41 @@ static void plan(const char *text, uint8_t how) {
   kvsim_scenario_fini(&sc);
 }
 
+/* The deployment search of a small space: rows in space order, a winner
+ * that met, its outputs written as text. */
+static void deploy(kvsim_compare_t *c) {
+  if (c->nconfigs > FUZZ_MAX_CONFIGS)
+    return;
+  /* Each configuration's simulations stop at FUZZ_MAX_TIME_S. */
+  cJSON *out = cJSON_GetObjectItemCaseSensitive(c->scenario, "output");
+  if (!cJSON_IsObject(out)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(c->scenario, "output");
+    out = cJSON_AddObjectToObject(c->scenario, "output");
+  }
+  const cJSON *t = out ? cJSON_GetObjectItemCaseSensitive(out, "max_time_s") : NULL;
+  if (out && !(cJSON_IsNumber(t) && t->valuedouble > 0 && t->valuedouble <= FUZZ_MAX_TIME_S)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(out, "max_time_s");
+    cJSON_AddNumberToObject(out, "max_time_s", FUZZ_MAX_TIME_S);
+  }
+  kvsim_compare_opts_t opts = {.jobs = 1};
+  static kvsim_deploy_result_t res;
+  kvsim_err err = {0};
+  int rc = kvsim_deploy_run(c, &opts, &res, &err);
+  check(rc, &err);
+  if (rc == KVSIM_OK) {
+    if (res.n != c->nconfigs)
+      fuzz_fail("a deployment search without a row per configuration", err.msg);
+    if (res.winner >= 0 && res.rows[res.winner].best < 0)
+      fuzz_fail("a deployment search's winner met nothing", err.msg);
+    for (int i = 0; i < res.n; i++)
+      if (res.rows[i].rc == KVSIM_ENOMEM)
+        fuzz_fail("out of memory inside the memory budget", res.rows[i].error);
+    free(kvsim_deploy_csv(&res));
+    free(kvsim_deploy_report_md(c, &res, "kvsim compare fuzz.json"));
+  }
+  kvsim_deploy_result_fini(&res);
+}
+
 static void study(const char *text) {
   static kvsim_compare_t c;
   kvsim_err err = {0};
@@ -59,6 +98,11 @@ static void study(const char *text) {
   check(rc, &err);
   if (rc < 0)
     return;
+  if (c.search) {
+    deploy(&c);
+    kvsim_compare_fini(&c);
+    return;
+  }
   kvsim_scenario_t sc;
   if ((rc = kvsim_compare_scenario(&c, 0, &sc, &err)) == KVSIM_OK) {
     double slo = c.slo_ttft_p99_s > 0 ? c.slo_ttft_p99_s : 2;

@@ -3,7 +3,9 @@
  * or offload, priority; the rest are requests (arrival gap, prompt and
  * output length, segment sharing, priority), five bytes each, written as a
  * kvsim CSV trace. The run must end (no hang), lose no request, and keep
- * its invariants (checked after every step). */
+ * its invariants (checked after every step). The header's top bits add a
+ * disaggregation block (vllm-v1 instances, vLLM's or SGLang's flow, a
+ * prefill and a decode pool of their own sizes, NVLink or InfiniBand). */
 #include <math.h>
 
 #include "fuzz_common.h"
@@ -25,6 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int pool = 4 + h[3] * 4;                 /* blocks */
   int chunked = h[4] & 1, prefix = (h[4] >> 1) & 1, prio = (h[4] >> 2) & 1;
   int tier = (h[4] >> 3) & 3;               /* 0 none, 1 swap (v0), 2 offload (v1) */
+  int disagg = (h[4] >> 5) & 1, sglang_flow = (h[4] >> 6) & 1, nvlink = h[4] >> 7;
+  if (disagg) /* the instances of both flows are vllm-v1's, the one connector profile here */
+    profile = "vllm-v1";
+  int decode_pool = 4 + (uint8_t)(h[3] ^ h[5] ^ h[6]) * 2; /* blocks */
   int max_seqs = 1 + h[5] % 16;
   int max_len = 64 << (h[6] % 6);           /* 64 .. 2048 */
   int mnbt = max_len * (1 + h[7] % 4);
@@ -51,19 +57,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(csv);
   if (!path)
     return 0;
-  char json[2048];
+  char disagg_json[384] = "";
+  if (disagg)
+    snprintf(disagg_json, sizeof disagg_json,
+             " \"disaggregation\": {\"flow\": \"%s\","
+             " \"prefill\": {\"engine\": {\"num_gpu_blocks_override\": %d}},"
+             " \"decode\": {\"engine\": {\"num_gpu_blocks_override\": %d}},"
+             " \"link\": {\"kind\": \"%s\"}},",
+             sglang_flow ? "sglang" : "vllm", pool, decode_pool, nvlink ? "nvlink" : "infiniband");
+  char json[2560];
   snprintf(json, sizeof json,
            "{\"name\": \"fuzz\", \"seed\": 1, \"model\": \"llama-3.2-1b\","
            " \"hardware\": {\"gpu\": \"l4\"},"
            " \"engine\": {\"profile\": \"%s\", \"kv_cache_dtype\": \"%s\", \"block_size\": %d,"
            " \"num_gpu_blocks_override\": %d, \"max_num_seqs\": %d, \"max_model_len\": %d,"
            " \"max_num_batched_tokens\": %d, \"enable_chunked_prefill\": %s,"
-           " \"enable_prefix_caching\": %s%s%s%s},"
+           " \"enable_prefix_caching\": %s%s%s%s},%s"
            " \"workload\": {\"trace\": \"%s\", \"format\": \"kvsim\"}}",
            profile, dtype, bs, pool, max_seqs, max_len, mnbt, chunked ? "true" : "false",
            prefix ? "true" : "false", prio ? ", \"scheduling_policy\": \"priority\"" : "",
            tier == 1 ? ", \"swap_space\": 0.001, \"preemption_mode\": \"swap\"" : "",
-           tier == 2 ? ", \"kv_offloading_size\": 0.01" : "", path);
+           tier == 2 ? ", \"kv_offloading_size\": 0.01" : "", disagg_json, path);
   kvsim_scenario_t sc;
   kvsim_err err = {0};
   if (kvsim_scenario_parse(json, "fuzz: scenario", "/", NULL, 0, &sc, &err) == KVSIM_OK) {

@@ -188,3 +188,58 @@ Test(sched_progress, stalled_replica_stops_with_the_request_and_why) {
   free(r.segs);
   kvsim_scenario_fini(&sc);
 }
+
+/* vLLM V1's priority policy may preempt the request it is scheduling
+ * itself (the worst of the running ones) and stop there, before the
+ * running requests behind it; with nothing else scheduled the step is
+ * empty, and the engine's busy loop schedules again at once. Here the
+ * low-priority request X, admitted first, outgrows the 11 usable blocks
+ * (block size 1) at its third step while the high-priority Y holds the
+ * rest: X is preempted and Y must still run. It once left the replica
+ * idle with Y running and no step to come, and the run ticked its time
+ * series forever. */
+Test(sched_progress, a_priority_self_preemption_still_runs_the_requests_behind_it, .timeout = 30) {
+  char trace[512], text[1024];
+  snprintf(trace, sizeof trace, "%s/kvsim-test-prio-%d.csv", test_tmpdir(), (int)getpid());
+  FILE *f = fopen(trace, "w");
+  cr_assert(f != NULL, "writing %s", trace);
+  fputs("arrival_s,prompt_tokens,output_tokens,priority\n0,5,5,1\n0.001,5,5,0\n", f);
+  fclose(f);
+  snprintf(text, sizeof text,
+           "{ \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+           "  \"engine\": { \"profile\": \"vllm-v1\", \"block_size\": 1, \"num_gpu_blocks_override\": 12,"
+           "    \"max_num_seqs\": 4, \"max_model_len\": 64, \"max_num_batched_tokens\": 64,"
+           "    \"enable_prefix_caching\": false, \"scheduling_policy\": \"priority\" },"
+           "  \"workload\": { \"trace\": \"%s\", \"format\": \"kvsim\" } }",
+           trace);
+  tally_t t;
+  kvsim_run_stats_t st;
+  kvsim_err err = {0};
+  int rc = run_text(text, ".", &t, &st, &err);
+  unlink(trace);
+  cr_assert_eq(rc, KVSIM_OK, "the run ends: %s", err.msg);
+  cr_assert_eq(t.finished, 2, "both requests finish (finished %d, rejected %d, other %d)", t.finished,
+               t.rejected, t.other);
+  cr_assert_geq(st.preemptions, 1, "X was preempted (%lld)", (long long)st.preemptions);
+}
+
+/* A pool the static profile cannot cut one slot from (an int8 cache whose
+ * residual window takes more blocks than the pool has) is one line naming
+ * the scenario and why, not the profile alone. */
+Test(sched_progress, a_static_pool_without_a_slot_names_the_scenario_and_the_residual_window) {
+  const char *text =
+      "{ \"name\": \"tiny-static\", \"seed\": 1, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
+      "  \"engine\": { \"profile\": \"static\", \"kv_cache_dtype\": \"int8\", \"block_size\": 1,"
+      "    \"num_gpu_blocks_override\": 195, \"max_model_len\": 128, \"max_num_seqs\": 4 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 3, \"arrival\": { \"process\": \"poisson\", \"rate\": 2 },"
+      "    \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 8 }, \"output_tokens\": { \"dist\": \"fixed\", \"value\": 2 } } } }";
+  tally_t t;
+  kvsim_run_stats_t st;
+  kvsim_err err = {0};
+  int rc = run_text(text, ".", &t, &st, &err);
+  cr_assert_eq(rc, KVSIM_ENOFIT, "refused: %s", err.msg);
+  cr_assert(strncmp(err.msg, "tiny-static: static: 195 KV blocks hold no slot beside the int8/int4 "
+                             "cache's residual window of ", 95) == 0,
+            "names the scenario and why: %s", err.msg);
+  cr_assert(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);
+}

@@ -26,8 +26,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   if (rc < 0)
     return rc;
   rc = kvsim_sched_new(sc->sched_ops, &res->sched, &rep->kv, &rep->sched, err);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) /* a pool the profile cannot use: name the scenario */
+    return rc == KVSIM_ENOFIT ? kvsim_err_prefix(err, "%s", sc->path[0] ? sc->path : sc->name) : rc;
   rep->sched->cpu = &rep->cpu;
   if (res->sched.max_loras > 0 && sc->sched_ops->defaults.lora_adapters) {
     /* Each rank copies its own slot over its own host link. */
@@ -218,7 +218,21 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   st->lora_ns = 0;
   *out_dt = -1;
   const uint64_t lora_clock = rep->lora.clock;
-  int rc = rep->sched->ops->schedule(rep->sched, now, st);
+  /* An empty step that preempted has changed what the next schedule sees:
+   * vLLM V1's priority policy may preempt the very request it is scheduling
+   * and stop there, before the running requests behind it (scheduler.py
+   * schedule: "if preempted_req == request: break"), and the engine's busy
+   * loop then schedules again at once (EngineCore.step with nothing
+   * scheduled). Each such pass moves a running request to the queue, so
+   * this ends within as many passes as there were running requests. */
+  int32_t preempted = 0, passes = rep->sched->running.n + 1;
+  int rc;
+  do {
+    preempted += st->num_preempted;
+    st->num_preempted = 0;
+    rc = rep->sched->ops->schedule(rep->sched, now, st);
+  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
+  st->num_preempted += preempted;
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
      * and compute nothing until the next schedule. */

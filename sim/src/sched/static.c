@@ -43,8 +43,13 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
      * is (the gateway rejects requests that do not fit the pool). */
     v->slot_tokens = (usable - kv->residual_blocks) / kv->num_groups * kv->block_size;
     if (v->slot_tokens <= 0)
-      return kvsim_err_set(err, KVSIM_ENOFIT, "static: %lld KV blocks hold no slot",
-                           (long long)usable);
+      return kv->residual_blocks
+                 ? kvsim_err_set(err, KVSIM_ENOFIT,
+                                 "static: %lld KV blocks hold no slot beside the int8/int4 cache's "
+                                 "residual window of %d blocks",
+                                 (long long)usable, (int)kv->residual_blocks)
+                 : kvsim_err_set(err, KVSIM_ENOFIT, "static: %lld KV blocks hold no slot",
+                                 (long long)usable);
   }
   int64_t fit = usable / blocks_for(kv, v->slot_tokens);
   /* Growing rows are bounded by the batch's lengths at admission instead. */
