@@ -207,6 +207,67 @@ static double draft_seconds(const kvsim_perf_t *draft, int k, const kvsim_step_t
   return s;
 }
 
+/* Schedules the step. An empty step that preempted has changed what the
+ * next schedule sees: vLLM V1's priority policy may preempt the very
+ * request it is scheduling and stop there, before the running requests
+ * behind it (scheduler.py schedule: "if preempted_req == request:
+ * break"), and the engine's busy loop then schedules again at once
+ * (EngineCore.step with nothing scheduled). Each such pass moves a
+ * running request to the queue, so this ends within as many passes as
+ * there were running requests. */
+static int schedule_step(kvsim__replica_t *rep, kvsim_time_ns now) {
+  kvsim_step_t *st = &rep->step;
+  int32_t preempted = 0, passes = rep->sched->running.n + 1;
+  int rc;
+  do {
+    preempted += st->num_preempted;
+    st->num_preempted = 0;
+    rc = rep->sched->ops->schedule(rep->sched, now, st);
+  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
+  st->num_preempted += preempted;
+  return rc;
+}
+
+/* The step's batch shape. With speculative decoding, a request scheduled
+ * past its known tokens verifies drafts (static batches schedule padding
+ * rows past theirs): the shape of its rows is summed one by one; without,
+ * in integers. */
+static void batch_shape(const kvsim__replica_t *rep, int64_t window, kvsim_batch_shape_t *shape) {
+  const kvsim_step_t *st = &rep->step;
+  if (rep->sched->cfg.num_spec_tokens <= 0) {
+    step_shape(st, window, shape);
+    return;
+  }
+  memset(shape, 0, sizeof *shape);
+  for (int32_t i = 0; i < st->reqs.n; i++) {
+    const kvsim_request_t *r = st->reqs.v[i];
+    if (r->num_computed + r->step_new > r->num_tokens)
+      kvsim_batch_shape_add_verify(shape, r->num_computed, r->step_new, window);
+    else
+      kvsim_batch_shape_add(shape, r->num_computed, r->step_new, window);
+  }
+}
+
+/* The step with LoRA: the adapters' loads come before the forward, which
+ * then runs the punica kernels for the tokens of requests with an
+ * adapter; the step's adapters are those the loads touched (used since
+ * lora_clock). */
+static kvsim_time_ns with_lora(kvsim__replica_t *rep, const kvsim_perf_t *perf, uint64_t lora_clock,
+                               kvsim_time_ns dt) {
+  const kvsim_step_t *st = &rep->step;
+  int64_t tokens = 0;
+  for (int32_t i = 0; i < st->reqs.n; i++)
+    if (st->reqs.v[i]->spec.lora > 0)
+      tokens += st->reqs.v[i]->step_new;
+  int32_t adapters = 0;
+  for (int32_t i = 0; i < rep->lora.gpu_n; i++)
+    adapters += rep->lora.gpu_use[i] > lora_clock;
+  const double ks = kvsim_perf_lora_s(perf, &rep->lora_perf, tokens, adapters) * rep->step_time_scale;
+  rep->lora_kernel_s += ks;
+  double total = (double)dt + ks * 1e9 + (double)st->lora_ns;
+  return total < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)total : KVSIM_PERF_MAX_STEP_NS;
+}
+
 int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
                               const kvsim_perf_t *draft, int64_t window, kvsim_time_ns now,
                               kvsim_time_ns *out_dt, kvsim_err *err) {
@@ -218,21 +279,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   st->lora_ns = 0;
   *out_dt = -1;
   const uint64_t lora_clock = rep->lora.clock;
-  /* An empty step that preempted has changed what the next schedule sees:
-   * vLLM V1's priority policy may preempt the very request it is scheduling
-   * and stop there, before the running requests behind it (scheduler.py
-   * schedule: "if preempted_req == request: break"), and the engine's busy
-   * loop then schedules again at once (EngineCore.step with nothing
-   * scheduled). Each such pass moves a running request to the queue, so
-   * this ends within as many passes as there were running requests. */
-  int32_t preempted = 0, passes = rep->sched->running.n + 1;
-  int rc;
-  do {
-    preempted += st->num_preempted;
-    st->num_preempted = 0;
-    rc = rep->sched->ops->schedule(rep->sched, now, st);
-  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
-  st->num_preempted += preempted;
+  int rc = schedule_step(rep, now);
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
      * and compute nothing until the next schedule. */
@@ -250,21 +297,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   }
   rep->stalled = 0;
   kvsim_batch_shape_t shape;
-  /* With speculative decoding, a request scheduled past its known tokens
-   * verifies drafts (static batches schedule padding rows past theirs):
-   * the shape of its rows is summed one by one; without, in integers. */
-  if (rep->sched->cfg.num_spec_tokens > 0) {
-    memset(&shape, 0, sizeof shape);
-    for (int32_t i = 0; i < st->reqs.n; i++) {
-      const kvsim_request_t *r = st->reqs.v[i];
-      if (r->num_computed + r->step_new > r->num_tokens)
-        kvsim_batch_shape_add_verify(&shape, r->num_computed, r->step_new, window);
-      else
-        kvsim_batch_shape_add(&shape, r->num_computed, r->step_new, window);
-    }
-  } else {
-    step_shape(st, window, &shape);
-  }
+  batch_shape(rep, window, &shape);
   const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
   kvsim_step_cost_t cost;
   kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
@@ -284,23 +317,8 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
       scaled = cost.roofline_s * 1e9;
     dt = scaled < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)scaled : KVSIM_PERF_MAX_STEP_NS;
   }
-  if (rep->sched->lora) {
-    /* The adapters' loads come before the forward, which then runs the
-     * punica kernels for the tokens of requests with an adapter; the
-     * step's adapters are those the loads touched. */
-    int64_t tokens = 0;
-    for (int32_t i = 0; i < st->reqs.n; i++)
-      if (st->reqs.v[i]->spec.lora > 0)
-        tokens += st->reqs.v[i]->step_new;
-    int32_t adapters = 0;
-    for (int32_t i = 0; i < rep->lora.gpu_n; i++)
-      adapters += rep->lora.gpu_use[i] > lora_clock;
-    const double ks = kvsim_perf_lora_s(perf, &rep->lora_perf, tokens, adapters) *
-                      rep->step_time_scale;
-    rep->lora_kernel_s += ks;
-    double total = (double)dt + ks * 1e9 + (double)st->lora_ns;
-    dt = total < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)total : KVSIM_PERF_MAX_STEP_NS;
-  }
+  if (rep->sched->lora)
+    dt = with_lora(rep, perf, lora_clock, dt);
   if (st->extra_ns > 0) {
     kvsim_time_ns with = rep->overlap_transfers ? (st->extra_ns > dt ? st->extra_ns : dt) : dt + st->extra_ns;
     rep->transfer_wait_s += (double)(with - dt) / 1e9;
