@@ -195,6 +195,11 @@ typedef struct kvsim_sched_ops {
    * the waste sampling. Sets *out to the profile's array (owned by it,
    * valid until the next call into the scheduler); returns its length. */
   int32_t (*held)(const kvsim_sched_t *s, kvsim_request_t *const **out);
+  /* Optional (NULL = none): the engine's own refusal of a request as it
+   * arrives, beyond the engine-independent checks (max_model_len, a pool
+   * that can never hold it): the reason, or NULL to admit. A request this
+   * lets in must be one the profile can schedule alone in an empty pool. */
+  const char *(*refuse)(const kvsim_sched_t *s, const kvsim_request_t *r);
 } kvsim_sched_ops_t;
 
 struct kvsim_sched {

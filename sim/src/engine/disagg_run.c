@@ -246,6 +246,15 @@ static const char *admit(drun_t *r, const kvsim_request_t *q) {
     r->st->rejected_no_fit++;
     return "needs more KV blocks than the pool holds";
   }
+  /* Each side's engine refuses at arrival what it would never schedule. */
+  for (int k = 0; k < 2; k++) {
+    const kvsim_sched_t *s = r->side[k].reps[0].sched;
+    const char *refused = s->ops->refuse ? s->ops->refuse(s, q) : NULL;
+    if (refused) {
+      r->st->rejected_admission++;
+      return refused;
+    }
+  }
   const kvsim_admission_t *a = &r->sc->admission;
   if ((a->max_prompt_tokens && q->spec.prompt_tokens > a->max_prompt_tokens) ||
       (a->max_output_tokens && q->spec.output_tokens > a->max_output_tokens)) {

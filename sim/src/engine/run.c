@@ -238,6 +238,11 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
     r->st->rejected_no_fit++;
     return "needs more KV blocks than the pool holds";
   }
+  const char *refused = rep->sched->ops->refuse ? rep->sched->ops->refuse(rep->sched, q) : NULL;
+  if (refused) {
+    r->st->rejected_admission++;
+    return refused;
+  }
   /* A trace row naming an adapter the engine does not serve: vLLM's
    * OpenAI server answers 404 (the model does not exist). */
   if (q->spec.lora > 0 && !rep->sched->lora) {

@@ -366,6 +366,23 @@ static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   return kvsim_waitq_push_back(&s->waiting, r);
 }
 
+/* Scheduler.handle_generate_request aborts a prompt of max_req_input_len
+ * tokens or more as it arrives (validate_input_length, python/sglang/srt/
+ * managers/utils.py; unless --allow-auto-truncate), with
+ * max_req_input_len = max_req_len - 5 and max_req_len =
+ * min(context_len - 1, max_total_num_tokens - 1) (tp_worker.py
+ * TpModelWorker). Admitted, such a prompt fit the pool but never passed
+ * the prefill adder's check, and the run stopped as stuck. */
+static const char *refuse(const kvsim_sched_t *s, const kvsim_request_t *r) {
+  const int64_t pool_tokens = (int64_t)kvsim_pool_usable(&s->kv->pool) * s->kv->block_size;
+  int64_t max_req_len = s->cfg.max_model_len - 1;
+  if (pool_tokens - 1 < max_req_len)
+    max_req_len = pool_tokens - 1;
+  return r->spec.prompt_tokens >= max_req_len - 5
+             ? "prompt_tokens >= SGLang's max_req_input_len (min(context_len, max_total_num_tokens) - 6)"
+             : NULL;
+}
+
 const kvsim_sched_ops_t kvsim__sched_sglang = {
     .name = "sglang",
     .help = "SGLang: radix prefix cache, new_token_ratio admission, retraction; fcfs/lpm/lof/random",
@@ -388,4 +405,5 @@ const kvsim_sched_ops_t kvsim__sched_sglang = {
     .add = add,
     .schedule = schedule,
     .update = kvsim_sched_update_tokens,
+    .refuse = refuse,
 };
