@@ -22,6 +22,7 @@
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
+#include "engine/tally.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 
@@ -87,17 +88,7 @@ static int pull(drun_t *r);
 /* A request leaves: the sink, the workload, the pool (and its prefill
  * twin if it never reached the prefill engine). */
 static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
-  kvsim_run_stats_t *st = r->st;
-  if (q->status == KVSIM_REQ_FINISHED) {
-    st->requests_finished++;
-    if (q->finish > st->last_finish)
-      st->last_finish = q->finish;
-    st->cached_tokens += q->num_cached_tokens;
-    if (q->num_preemptions)
-      st->requests_preempted++;
-  } else {
-    st->requests_rejected++;
-  }
+  kvsim__tally_retired(r->st, q);
   int rc = emit(r, q);
   if (rc < 0)
     return rc;

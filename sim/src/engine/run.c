@@ -11,6 +11,7 @@
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
+#include "engine/tally.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 #include <gsl/gsl_rng.h>
@@ -85,17 +86,7 @@ static int emit_request(run_t *r, kvsim_request_t *q) {
 /* A request leaves the system: tell the sink and the workload, recycle it.
  * Returns 1 when the workload made a new request known (pull it). */
 static int retire(run_t *r, kvsim_request_t *q, kvsim_time_ns now) {
-  kvsim_run_stats_t *st = r->st;
-  if (q->status == KVSIM_REQ_FINISHED) {
-    st->requests_finished++;
-    if (q->finish > st->last_finish)
-      st->last_finish = q->finish;
-    st->cached_tokens += q->num_cached_tokens;
-    if (q->num_preemptions)
-      st->requests_preempted++;
-  } else if (q->status == KVSIM_REQ_REJECTED) {
-    st->requests_rejected++;
-  }
+  kvsim__tally_retired(r->st, q);
   int rc = emit_request(r, q);
   if (rc < 0)
     return rc;
