@@ -73,11 +73,11 @@ static int front_build(const kvsim_deploy_result_t *res, front_t *fr) {
 }
 
 static void front_fini(front_t *fr) {
-  free(fr->row);
-  free(fr->pt);
-  free(fr->x);
-  free(fr->y);
-  free(fr->on);
+  kvsim__free(fr->row);
+  kvsim__free(fr->pt);
+  kvsim__free(fr->x);
+  kvsim__free(fr->y);
+  kvsim__free(fr->on);
 }
 
 static bool on_front(const front_t *fr, int i, int k) {
@@ -127,18 +127,29 @@ static void csv_row(FILE *f, const kvsim_deploy_row_t *r, const kvsim_deploy_poi
   fputc('\n', f);
 }
 
+/* A text in memory and the frontier it needs; NULL (nothing held) when
+ * either cannot be made. */
+static FILE *open_with_front(const kvsim_deploy_result_t *res, front_t *fr, char **text, size_t *len) {
+  *text = NULL;
+  memset(fr, 0, sizeof *fr); /* front_fini is safe when open_memstream fails first */
+  FILE *f = open_memstream(text, len);
+  if (!f || front_build(res, fr) < 0) {
+    if (f)
+      fclose(f);
+    front_fini(fr);
+    free(*text); /* open_memstream's buffer: libc's, not the hook's */
+    return NULL;
+  }
+  return f;
+}
+
 char *kvsim_deploy_csv(const kvsim_deploy_result_t *res) {
   char *text = NULL;
   size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
   front_t fr;
-  if (!f || front_build(res, &fr) < 0) {
-    if (f)
-      fclose(f);
-    front_fini(&fr);
-    free(text);
+  FILE *f = open_with_front(res, &fr, &text, &len);
+  if (!f)
     return NULL;
-  }
   fputs("gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
         "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
         "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status\n",
@@ -159,15 +170,10 @@ char *kvsim_deploy_csv(const kvsim_deploy_result_t *res) {
 static char *frontier_csv(const kvsim_deploy_result_t *res) {
   char *text = NULL;
   size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
   front_t fr;
-  if (!f || front_build(res, &fr) < 0) {
-    if (f)
-      fclose(f);
-    front_fini(&fr);
-    free(text);
+  FILE *f = open_with_front(res, &fr, &text, &len);
+  if (!f)
     return NULL;
-  }
   fputs("tokens_per_s_per_user,output_tokens_per_s_per_gpu,gpu,tp,replicas,label\n", f);
   for (;;) { /* selection by x: the frontier is short */
     int b = -1;
