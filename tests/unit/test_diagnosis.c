@@ -88,6 +88,43 @@ Test(diagnosis, compute_bound_when_served_below_offered_and_kv_not_full) {
   cr_assert_null(advice(d, KVSIM_ADVICE_GPU), "no GPU given, no faster GPU");
 }
 
+/* Overloaded at TP 4 with the all-reduce over a third of a mean step:
+ * tp_communication advises halving TP (and replicas), and compute_bound no
+ * longer advises more TP. Under a third, or at TP 1, neither happens. */
+Test(diagnosis, tp_communication_when_the_allreduce_sets_the_step) {
+  kvsim_summary_t s;
+  kvsim__diag_input_t in;
+  healthy(&s, &in);
+  s.plan.p.tp = 4;
+  in.offered_rate = 12;
+  s.requests_per_s = 4.2;
+  s.waiting_mean = 60;
+  s.queue.p99 = 30;
+  in.comm_share = 0.85;
+  kvsim__diagnose(&in, &s);
+  const kvsim_diagnosis_t *d = find(&s, "tp_communication");
+  cr_assert(d, "tp_communication found (%d findings)", s.ndiagnosis);
+  cr_assert(strstr(d->message, "85% of a mean step at TP 4"), "message: %s", d->message);
+  const kvsim_advice_t *t = advice(d, KVSIM_ADVICE_TP);
+  cr_assert(t, "advises a TP change");
+  cr_assert_eq((int)t->value, 2, "halves TP: %g", t->value);
+  cr_assert_str_eq(t->change, "hardware.tensor_parallel_size=2", "the --set: %s", t->change);
+  cr_assert(advice(d, KVSIM_ADVICE_REPLICAS), "and replicas");
+  cr_assert_null(advice(find(&s, "compute_bound"), KVSIM_ADVICE_TP), "compute_bound advises no more TP");
+  for (int k = 0; k < 2; k++) {
+    healthy(&s, &in);
+    s.plan.p.tp = k ? 1 : 4;
+    in.offered_rate = 12;
+    s.requests_per_s = 4.2;
+    s.waiting_mean = 60;
+    s.queue.p99 = 30;
+    in.comm_share = k ? 0.85 : 0.3;
+    kvsim__diagnose(&in, &s);
+    cr_assert_null(find(&s, "tp_communication"), "%s: no tp_communication", k ? "TP 1" : "share 0.3");
+    cr_assert(advice(find(&s, "compute_bound"), KVSIM_ADVICE_TP), "compute_bound advises TP");
+  }
+}
+
 /* The faster GPU: the next step up in FLOPs with more bandwidth and about
  * as much memory, from the catalog. */
 Test(diagnosis, compute_bound_advises_the_next_faster_gpu) {

@@ -607,3 +607,44 @@ Test(perf, extreme_shapes_clamp_instead_of_overflowing) {
   kvsim_batch_shape_t d = decode(8, 1024, 0);
   cr_assert_lt(kvsim_perf_step_time(&s.pf, &d, NULL), KVSIM_NS_PER_S, "a decode step is < 1 s");
 }
+
+/* The mean step: decode tokens / steps sequences at a mean prompt plus
+ * half a mean output of context, beside one prefill chunk of
+ * prompt tokens / steps tokens, costed by the step model itself. */
+Test(perf, mean_step_is_the_step_model_at_the_runs_mean_shape) {
+  setup_t s;
+  make(&s, "llama-3.1-8b", "h100-sxm", 2, 1, "", KVSIM_KV_AUTO);
+  kvsim_step_cost_t got, want;
+  /* 1,000 steps computed 512,000 prompt tokens (24,000 more cached) and
+   * 64,000 output tokens for 500 requests: 64 decodes at (536,000 +
+   * 32,000) / 500 = 1,136 tokens of context, and a 512-token chunk. */
+  kvsim_perf_mean_step(&s.pf, 1000, 512000, 64000, 500, 24000, &got);
+  kvsim_batch_shape_t b = decode(64, 1136, 0);
+  kvsim_batch_shape_add(&b, 0, 512, 0);
+  step_s(&s.pf, &b, &want);
+  cr_assert_float_eq(got.total_s, want.total_s, 1e-15, "mean step %g s, the shape's %g s", got.total_s,
+                     want.total_s);
+  cr_assert_float_eq(got.comm_s, want.comm_s, 1e-15, "its all-reduce %g s vs %g s", got.comm_s, want.comm_s);
+  cr_assert_gt(got.comm_s, 0, "TP2 pays all-reduces");
+  kvsim_perf_mean_step(&s.pf, 0, 512000, 64000, 500, 0, &got);
+  cr_assert_eq(got.total_s, 0.0, "no step, no mean step");
+}
+
+/* The L40S's measured all-reduce at 4 GPUs is far slower per byte than
+ * at 2 (a PCIe machine): the all-reduce's share of a 70B step grows with
+ * TP there, and stays small on the H100's NVLink. */
+Test(perf, pcie_allreduce_share_grows_with_tp_on_the_l40s) {
+  double share[2][2];
+  const char *gpus[2] = {"l40s", "h100-sxm"};
+  for (int g = 0; g < 2; g++)
+    for (int i = 0; i < 2; i++) {
+      setup_t s;
+      make(&s, "llama-3.1-70b", gpus[g], 2 << i, 1, "fp8", KVSIM_KV_FP8);
+      kvsim_step_cost_t c;
+      kvsim_perf_mean_step(&s.pf, 100, 51200, 3200, 100, 0, &c);
+      share[g][i] = c.comm_s / c.total_s;
+    }
+  cr_assert_gt(share[0][1], share[0][0], "L40S: TP4 share %g > TP2 %g", share[0][1], share[0][0]);
+  cr_assert_gt(share[0][1], 1.0 / 3, "L40S TP4: the all-reduce is over a third of the step (%g)", share[0][1]);
+  cr_assert_lt(share[1][1], 1.0 / 3, "H100 TP4 over NVLink: under a third (%g)", share[1][1]);
+}

@@ -10,6 +10,7 @@
 
 #include "kvsim/clock.h"
 #include "kvsim/error.h"
+#include "kvsim/perf.h"
 #include "kvsim/plan.h"
 #include "kvsim/request.h"
 #include "kvsim/scenario.h"
@@ -101,6 +102,9 @@ typedef struct kvsim_run_stats {
   int64_t skipped_rows;
   double kv_token_fraction_mean;  /* time-weighted: token bytes / allocated bytes */
   double kv_reserved_unused_bytes_mean, kv_internal_frag_bytes_mean;
+  /* The step model's terms at the run's mean step (kvsim_perf_mean_step,
+   * the first replica's model and GPU): what the steps spend time on. */
+  kvsim_step_cost_t mean_step;
   /* The cluster: replicas, the router and what it did (prefix_affinity:
    * requests sent to their prefix's replica, passed to the least-loaded
    * one because that replica was too far behind, or without a prefix),

@@ -277,6 +277,17 @@ double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens);
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b,
                                    kvsim_step_cost_t *cost /* may be NULL */);
 
+/* The step model's terms at a run's mean step (what its steps spend their
+ * time on, for the diagnosis): `steps` steps computed `prompt_tokens`
+ * prompt tokens and `decode_tokens` output tokens for `requests`
+ * requests, `cached_tokens` of whose prompts came from the prefix cache.
+ * The mean decode batch is decode_tokens / steps sequences (each samples
+ * one token a step) at a mean prompt plus half a mean output of context,
+ * beside one prefill chunk of prompt_tokens / steps tokens; the sliding
+ * window is ignored. All zero when steps or requests is 0. O(batch). */
+void kvsim_perf_mean_step(const kvsim_perf_t *pf, int64_t steps, int64_t prompt_tokens, int64_t decode_tokens,
+                          int64_t requests, int64_t cached_tokens, kvsim_step_cost_t *cost);
+
 /* LoRA's punica kernels (vllm/lora/punica_wrapper/punica_gpu.py
  * add_lora_linear: a shrink, x @ A^T to rank r, then an expand, @ B^T
  * added into the layer's output, for every wrapped projection of every

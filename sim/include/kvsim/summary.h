@@ -126,7 +126,7 @@ typedef struct kvsim_advice {
 typedef struct kvsim_diagnosis {
   char code[40];     /* "frequent_preemption", "kv_bound", ... */
   char severity[16]; /* "warning" or "info" */
-  char message[512];
+  char message[1024];
   kvsim_advice_t advice[KVSIM_DIAGNOSIS_MAX_ADVICE];
   int nadvice;
   /* The measured effect of each tried change in one line ("FP8 KV: p99

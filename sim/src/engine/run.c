@@ -685,6 +685,8 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
     stats->kv_reserved_unused_bytes_mean = r.unused_sum / (double)r.token_frac_samples;
   }
   stats->skipped_rows = kvsim_source_skipped(r.src);
+  kvsim_perf_mean_step(&r.perf, stats->steps, stats->prompt_tokens, stats->generation_tokens,
+                       stats->requests_finished, stats->prefix_hits, &stats->mean_step);
   rc = KVSIM_OK;
 out:
   teardown(&r);

@@ -193,3 +193,24 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
     return KVSIM_PERF_MAX_STEP_NS;
   return kvsim_time_from_s(k.total_s);
 }
+
+void kvsim_perf_mean_step(const kvsim_perf_t *pf, int64_t steps, int64_t prompt_tokens, int64_t decode_tokens,
+                          int64_t requests, int64_t cached_tokens, kvsim_step_cost_t *cost) {
+  memset(cost, 0, sizeof *cost);
+  if (steps <= 0 || requests <= 0)
+    return;
+  /* A decode sequence samples one token per step, so the decode tokens
+   * per step are the mean decode batch; its context is a mean prompt
+   * (computed and cached) plus half a mean output. The prefill tokens
+   * of a mean step run as one chunk on an empty context. */
+  const int64_t seqs = (decode_tokens + steps / 2) / steps;
+  const int64_t prefill = (prompt_tokens + steps / 2) / steps;
+  const int64_t context = (prompt_tokens + cached_tokens + decode_tokens / 2) / requests;
+  kvsim_batch_shape_t b;
+  memset(&b, 0, sizeof b);
+  for (int64_t i = 0; i < seqs; i++)
+    kvsim_batch_shape_add(&b, context, 1, 0);
+  if (prefill > 0)
+    kvsim_batch_shape_add(&b, 0, prefill, 0);
+  (void)kvsim_perf_step_time(pf, &b, cost);
+}

@@ -84,17 +84,18 @@ static void advise_replicas_for(kvsim_diagnosis_t *d, const kvsim_summary_t *s, 
 }
 
 /* Twice the tensor parallelism, within one 8-GPU node (NVLink). */
-static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
+/* TP doubled, or halved where the all-reduce already sets the step (more
+ * ranks would add communication faster than they remove compute). */
+static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s, bool halve) {
   int tp = s->plan.p.tp > 0 ? s->plan.p.tp : 1;
-  if (tp * 2 > 8)
+  int to = halve ? tp / 2 : tp * 2;
+  if (to < 1 || to == tp || to > 8)
     return;
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_TP, tp * 2);
+  int gpus = gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1);
+  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_TP, to);
   if (a) {
-    snprintf(a->label, sizeof a->label, "TP %d -> %d (%d -> %d GPUs)", tp, tp * 2,
-             gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1),
-             2 * gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1));
-    snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE),
-             tp * 2);
+    snprintf(a->label, sizeof a->label, "TP %d -> %d (%d -> %d GPUs)", tp, to, gpus, gpus / tp * to);
+    snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE), to);
   }
 }
 
@@ -227,6 +228,30 @@ static bool frequent_preemption(const kvsim_summary_t *s) {
   return served > 0 && s->preemptions * 20 > served;
 }
 
+/* Overloaded with the TP all-reduce taking a third or more of a mean
+ * step: the link, not the GPU's arithmetic, sets the step, and each
+ * doubling of TP adds communication while halving the compute. The share
+ * comes from the GPU's measured all-reduce at this TP size (its kernel
+ * tables), which on a PCIe machine falls far below the link's spec as the
+ * ranks grow. */
+static bool comm_bound(const kvsim__diag_input_t *in, const kvsim_summary_t *s) {
+  return overloaded(in, s) && s->plan.p.tp > 1 && in->comm_share >= KVSIM__DIAG_COMM_SHARE;
+}
+
+static void rule_tp_communication(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
+  if (!comm_bound(in, s))
+    return;
+  kvsim_diagnosis_t *d =
+      add(s, "tp_communication", "warning",
+          "tensor-parallel communication bound: the all-reduce takes %.0f%% of a mean step at TP %d "
+          "on this GPU's interconnect (served %.2f of %.2f offered req/s). Serve with fewer ranks "
+          "per replica and more replicas, or use a GPU with a faster link; more tensor parallelism "
+          "would lengthen the steps.",
+          100 * in->comm_share, s->plan.p.tp, s->requests_per_s, in->offered_rate);
+  advise_tp(d, s, true);
+  advise_replicas_for(d, s, in->offered_rate);
+}
+
 static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   if (!compute_bound(in, s))
     return;
@@ -236,16 +261,18 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
     snprintf(step, sizeof step, " (mean step %.0f ms, %.0fx the %.0f ms weight-read floor)",
              1e3 * s->busy_s / (double)s->steps, r,
              1e3 * (double)s->plan.weights_bytes / (in->hbm_GBps * 1e9));
+  const bool comm = comm_bound(in, s);
   kvsim_diagnosis_t *d =
       add(s, "compute_bound", "warning",
           "compute-bound overload: served %.2f of %.2f offered req/s with %.0f requests waiting on "
           "average (p99 queueing %.1f s) while the KV cache was full in %.0f%% of samples: the GPUs "
-          "cannot keep up%s. Add replicas or tensor parallelism, or use a faster GPU; more KV "
-          "memory would not raise the rate.",
-          s->requests_per_s, in->offered_rate, s->waiting_mean, s->queue.p99,
-          100 * in->frac_kv_full, step);
+          "cannot keep up%s. Add replicas%s, or use a faster GPU; more KV memory would not raise the "
+          "rate.",
+          s->requests_per_s, in->offered_rate, s->waiting_mean, s->queue.p99, 100 * in->frac_kv_full,
+          step, comm ? "" : " or tensor parallelism");
   advise_replicas_for(d, s, in->offered_rate);
-  advise_tp(d, s);
+  if (!comm) /* tp_communication advises fewer ranks instead */
+    advise_tp(d, s, false);
   advise_gpu(d, in);
   /* The pool was full too: FP8 KV is the change a KV-bound reading would
    * advise, tried so the run shows what it buys here. */
@@ -347,6 +374,7 @@ static void rule_rejections(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
 }
 
 void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
+  rule_tp_communication(in, s);
   rule_compute_bound(in, s);
   rule_preemption(s);
   rule_kv_bound(in, s);

@@ -14,6 +14,7 @@ typedef struct kvsim__diag_input {
   double frac_seq_bound;  /* samples with running == max_num_seqs */
   double offered_rate;    /* requests that arrived over their arrival span, req/s (0: unknown) */
   double hbm_GBps;        /* one GPU's HBM bandwidth: the weight-read floor of a step */
+  double comm_share;      /* the TP all-reduce's share of the run's mean step (0: none, unknown) */
   const kvsim_gpu_t *gpu; /* the run's GPU, for a faster one from the catalog (NULL: none) */
   int64_t rejected_too_long, rejected_admission, rejected_no_fit;
 } kvsim__diag_input_t;
@@ -23,6 +24,7 @@ typedef struct kvsim__diag_input {
 #define KVSIM__DIAG_OVERLOAD_QUEUE_S 1.0  /* p99 queueing delay above this */
 #define KVSIM__DIAG_STEP_FLOOR_RATIO 4.0  /* batch work dominates a step beyond this */
 #define KVSIM__DIAG_KV_FULL_FRAC 0.2      /* pool full in more than this share of samples */
+#define KVSIM__DIAG_COMM_SHARE (1.0 / 3)  /* the all-reduce sets the step beyond this share */
 
 /* Appends findings, each with the changes it advises, to s->diagnosis.
  * Reads the summary's figures (requests, latency, KV, prefix, plan,

@@ -662,6 +662,7 @@ static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvs
       .frac_seq_bound = st->frac_samples_seq_bound,
       .offered_rate = o->arrivals > 1 && span > 0 ? (double)(o->arrivals - 1) / span : 0,
       .hbm_GBps = sc->gpu.hbm_bandwidth_GBps,
+      .comm_share = st->mean_step.total_s > 0 ? st->mean_step.comm_s / st->mean_step.total_s : 0,
       .gpu = &sc->gpu,
       .rejected_too_long = st->rejected_too_long,
       .rejected_admission = st->rejected_admission,
