@@ -201,6 +201,48 @@ Test(summary, ranges_hold_the_nominal_value_and_are_min_max_over_the_runs) {
   free(s);
 }
 
+/* The tops of the TTFT and TPOT ranges hold the calibration's band: a
+ * measured figure the nominal is within rel of (|sim - meas| / meas <=
+ * rel) lies inside, so the top is at least nominal / (1 - rel); an edge run
+ * above that keeps its figure; the bottoms stay the runs' own; the E2E top
+ * holds both bands on its two parts. */
+Test(summary, range_tops_hold_the_held_out_band) {
+  kvsim_summary_t *s = calloc(3, sizeof *s), *e = s + 1;
+  s->calibration.band_ttft_rel = 0.44;
+  s->calibration.band_tpot_rel = 0.15;
+  s->ttft = (kvsim_latency_t){10, 1.0, 0.8, 1.5, 2.0, 2.5};
+  s->tpot = (kvsim_latency_t){10, 0.02, 0.02, 0.03, 0.04, 0.05};
+  s->e2e = (kvsim_latency_t){10, 11.0, 10.0, 15.0, 20.0, 22.0};
+  s->requests_finished = e[0].requests_finished = e[1].requests_finished = 10;
+  for (int i = 0; i < 2; i++) {
+    e[i].ttft = s->ttft;
+    e[i].tpot = s->tpot;
+    e[i].e2e = s->e2e;
+  }
+  e[0].ttft.p50 = 0.5;
+  e[1].ttft.max = 9.0; /* above the band: kept */
+  kvsim_summary_merge_ranges(s, e, 2, &(kvsim_band_edge_t){0.85, 0.56}, &(kvsim_band_edge_t){1.15, 1.44});
+  cr_assert_float_eq(s->ttft_range.mean.hi, 1.0 / 0.56, 1e-9, "mean top %g", s->ttft_range.mean.hi);
+  cr_assert_float_eq(s->ttft_range.p99.hi, 2.0 / 0.56, 1e-9, "p99 top %g", s->ttft_range.p99.hi);
+  cr_assert_eq(s->ttft_range.max.hi, 9.0, "an edge above the band keeps its figure");
+  cr_assert_eq(s->ttft_range.p50.lo, 0.5, "the bottom is the runs' own");
+  cr_assert_eq(s->ttft_range.mean.lo, 1.0, "no band below the nominal");
+  cr_assert_float_eq(s->tpot_range.p99.hi, 0.04 / 0.85, 1e-9, "TPOT top %g", s->tpot_range.p99.hi);
+  cr_assert_float_eq(s->e2e_range.mean.hi, 1.0 / 0.56 + 10.0 / 0.85, 1e-9, "E2E top %g", s->e2e_range.mean.hi);
+  for (int k = 0; k < 2; k++) {
+    const kvsim_range_t *t = k ? &s->ttft_range.max : &s->ttft_range.p99, *x = k ? &s->e2e_range.max : &s->e2e_range.p99;
+    cr_assert_geq(x->hi, t->hi, "the E2E top %g is over its TTFT's %g", x->hi, t->hi);
+  }
+  cr_assert_float_eq(s->uncertainty_ttft_p99_s, 2.0 / 0.56 - 2.0, 1e-9, "+/- from the band's top");
+  kvsim_range_t r = {1, 1};
+  kvsim_range_hold_band(&r, 1, 1.0);
+  cr_assert(isinf(r.hi), "a band of 100 %% has no top");
+  kvsim_range_t none = {NAN, NAN};
+  kvsim_range_hold_band(&none, 1, 0.44);
+  cr_assert(isnan(none.hi), "an empty range stays empty");
+  free(s);
+}
+
 /* A nominal run that finished nothing has 0 s percentiles of nothing: its
  * range is the edge runs' figures alone, empty (NAN) when none finished,
  * and no +/- is claimed around a figure that does not exist. */

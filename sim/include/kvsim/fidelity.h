@@ -405,6 +405,7 @@ typedef struct kvsim_fid_cover_item {
   char coefficients[128];    /* whose coefficients, and why in-sample or held-out */
   double scale_lo, scale_hi;     /* the edge runs' perf.step_time_scale */
   double prefill_lo, prefill_hi; /* and their perf.prefill_time_scale */
+  double band_ttft, band_tpot;   /* the band (relative): the TTFT and TPOT tops hold it (kvsim_range_hold_band) */
   kvsim_fid_band_mean_t mean[KVSIM_FID_COVER_NLAT];
 } kvsim_fid_cover_item_t;
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include <cJSON.h>
@@ -55,6 +56,23 @@ typedef struct kvsim_latency {
 typedef struct kvsim_range {
   double lo, hi;
 } kvsim_range_t;
+
+/* Raises r's top to at least nominal / (1 - rel): a latency's range holds
+ * every measured figure the simulated one is within the held-out error
+ * band of (|sim - measured| / measured <= rel, so measured <= sim / (1 -
+ * rel)) even where the edge runs move it less (a TTFT's unscaled parts,
+ * the benchmark client's latency and the decode steps between prefills,
+ * damp the prefill scale). Only the top: a bottom below the edge runs
+ * could pass what the GPU can do (they hold the step's roofline). A band
+ * of 1 or more has no top; nothing for an empty range or a NAN nominal. */
+static inline void kvsim_range_hold_band(kvsim_range_t *r, double nominal, double rel) {
+  if (r->lo != r->lo || nominal != nominal || !(rel > 0))
+    return;
+  /* To the nanosecond, as every latency of the summary. */
+  const double top = rel < 1 ? round(nominal / (1 - rel) * 1e9) / 1e9 : (double)INFINITY;
+  if (top > r->hi)
+    r->hi = top;
+}
 
 /* The ranges of one latency distribution's statistics. */
 typedef struct kvsim_latency_range {
@@ -281,8 +299,10 @@ void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, b
 
 /* Merges the summaries of the same scenario run with step times at the
  * band's edges (lo, hi) into s: each range is the min and max over s
- * itself and edges[0..n), so it always holds the nominal value;
- * latency.uncertainty is re-derived from the p99 ranges. */
+ * itself and edges[0..n), so it always holds the nominal value; the tops
+ * of the TTFT and TPOT ranges at least the calibration's band above the
+ * nominal figure (kvsim_range_hold_band); latency.uncertainty is
+ * re-derived from the p99 ranges. */
 void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges, int n,
                                 const kvsim_band_edge_t *lo, const kvsim_band_edge_t *hi);
 

@@ -103,6 +103,36 @@ static void latency_range_open(kvsim_latency_range_t *r, double u) {
       all[k]->hi = INFINITY;
 }
 
+/* Each statistic's top at least the band above its nominal figure. */
+static void latency_range_hold_band(kvsim_latency_range_t *r, const kvsim_latency_t *l, double rel) {
+  if (l->count == 0)
+    return;
+  kvsim_range_hold_band(&r->mean, l->mean, rel);
+  kvsim_range_hold_band(&r->p50, l->p50, rel);
+  kvsim_range_hold_band(&r->p90, l->p90, rel);
+  kvsim_range_hold_band(&r->p99, l->p99, rel);
+  kvsim_range_hold_band(&r->max, l->max, rel);
+}
+
+/* An E2E is its TTFT and its decode: its top holds the TTFT's band on the
+ * TTFT part and the TPOT's on the rest, statistic by statistic (exact for
+ * the mean; a floor for the quantiles), so that an E2E range never tops
+ * out below the TTFT range it contains. */
+static void e2e_range_hold_band(kvsim_latency_range_t *r, const kvsim_latency_t *ttft, const kvsim_latency_t *e2e,
+                                double ttft_rel, double tpot_rel) {
+  if (e2e->count == 0 || ttft->count == 0 || !(ttft_rel < 1) || !(tpot_rel < 1))
+    return;
+  kvsim_range_t *all[] = {&r->mean, &r->p50, &r->p90, &r->p99, &r->max};
+  const double t[] = {ttft->mean, ttft->p50, ttft->p90, ttft->p99, ttft->max};
+  const double e[] = {e2e->mean, e2e->p50, e2e->p90, e2e->p99, e2e->max};
+  for (int k = 0; k < 5; k++) {
+    const double decode = e[k] > t[k] ? e[k] - t[k] : 0;
+    const double top = round((t[k] / (1 - ttft_rel) + decode / (1 - tpot_rel)) * 1e9) / 1e9;
+    if (!isnan(all[k]->lo) && top > all[k]->hi)
+      all[k]->hi = top;
+  }
+}
+
 /* NAN when the nominal run has no figure (nothing finished) or the range
  * is empty. */
 static double half_width(const kvsim_range_t *r, const kvsim_latency_t *nominal, double v) {
@@ -148,6 +178,10 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
     widen(&s->rejected_range, (double)e->requests_rejected);
     widen(&s->slo_attainment_range, e->slo_attainment);
   }
+  latency_range_hold_band(&s->ttft_range, &s->ttft, s->calibration.band_ttft_rel);
+  latency_range_hold_band(&s->tpot_range, &s->tpot, s->calibration.band_tpot_rel);
+  e2e_range_hold_band(&s->e2e_range, &s->ttft, &s->e2e, s->calibration.band_ttft_rel,
+                      s->calibration.band_tpot_rel);
   /* The largest unfinished share over the three runs decides which tops
    * are open. */
   double u = unfinished_share(s);
@@ -167,9 +201,11 @@ void kvsim_summary_merge_ranges(kvsim_summary_t *s, const kvsim_summary_t *edges
   s->uncertainty_e2e_p99_s = half_width(&s->e2e_range.p99, &s->e2e, s->e2e.p99);
   snprintf(s->uncertainty_source, sizeof s->uncertainty_source,
            "the larger distance from each p99 to an end of its p99_range (runs at step-time "
-           "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band)%s",
+           "scales %.4g and %.4g, prefill %.4g and %.4g, the %s band; TTFT and TPOT tops at least "
+           "the nominal / (1 - %.2f) and / (1 - %.2f))%s",
            lo->step, hi->step, lo->prefill, hi->prefill,
-           kvsim_cal_status_name(s->calibration.status),
+           kvsim_cal_status_name(s->calibration.status), s->calibration.band_ttft_rel,
+           s->calibration.band_tpot_rel,
            open ? "; a run ended with requests unfinished, so the latency ranges it does not bound "
                   "have no top (null)"
                 : "");
