@@ -444,6 +444,11 @@ static const cJSON *section(const cJSON *root, const char *key, const char *wher
 
 int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_dir,
                              kvsim_scenario_t *sc, kvsim_err *err) {
+  return kvsim__scenario_from_json_as(root, where, where, base_dir, sc, err);
+}
+
+int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *file,
+                                 const char *base_dir, kvsim_scenario_t *sc, kvsim_err *err) {
   memset(sc, 0, sizeof *sc);
   snprintf(sc->base_dir, sizeof sc->base_dir, "%s", base_dir ? base_dir : ".");
   kvsim_plan_params_default(&sc->plan);
@@ -477,8 +482,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   }
   if (!sc->name[0]) {
     /* The file stem names the scenario. */
-    const char *slash = strrchr(where, '/');
-    snprintf(sc->name, sizeof sc->name, "%s", slash ? slash + 1 : where);
+    const char *slash = strrchr(file, '/');
+    snprintf(sc->name, sizeof sc->name, "%s", slash ? slash + 1 : file);
     char *dot = strstr(sc->name, ".json");
     if (dot)
       *dot = '\0';
