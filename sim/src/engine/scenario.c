@@ -399,12 +399,17 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
  * ("scen.json: engine.max_num_seqs: ..."): the error carries the
  * parameter's id and where its text after the name starts (kvsim/error.h),
  * so the key is the registry's, never read back from the message. */
-static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
-  kvsim_plan_t pl;
+static int check_plan(kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   kvsim_err e = {0};
-  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
-  if (rc == KVSIM_OK)
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &sc->parsed_plan.plan, &e);
+  if (rc == KVSIM_OK) {
+    /* The scenario's plan, kept for kvsim_scenario_resolve (resolve.c). */
+    sc->parsed_plan.valid = true;
+    sc->parsed_plan.model = sc->model;
+    sc->parsed_plan.gpu = sc->gpu;
+    sc->parsed_plan.params = sc->plan;
     return KVSIM_OK;
+  }
   const kvsim_param_t *p = kvsim_param_get(e.param);
   if (!p)
     return kvsim_err_set(err, rc, "%s: %s", where, e.msg);
