@@ -7,7 +7,10 @@
 set -uo pipefail
 kvsim=$(realpath "$1")
 src=$(realpath "$2")
-source "$(dirname "${BASH_SOURCE[0]}")/lib_bad_inputs.sh"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib_bad_inputs.sh" # cds into its temporary folder
+source "$here/lib_expect_error.sh"
+source "$here/lib_error_cases.sh"
 
 # 1. Top-level keys read "FILE: key: ...", as the cross-section hint
 # ("base.json: tensor_parallel_size: unknown key ...") already did.
@@ -105,28 +108,22 @@ expect "calc: error: --model: t.json: text_config.hidden_size: 1000000000000 is 
   calc --model t.json
 g='"name": "g", "generation": "hopper", "memory_total_bytes": 8e10, "hbm_bandwidth_GBps": 3350,
    "bf16_tflops": 989'
-echo "{$g, \"tdp_w\": \"x\"}" >g.json
-expect "calc: error: --gpu: g.json: tdp_w: expected a number" calc --gpu g.json
-echo "{$g, \"tdpw\": 700}" >g.json
-expect "calc: error: --gpu: g.json: tdpw: unknown key (did you mean 'tdp_w'?)" calc --gpu g.json
-echo "{$g, \"link_kind\": \"x\"}" >g.json
-expect "calc: error: --gpu: g.json: link_kind: 'x' (expected nvlink" calc --gpu g.json
-echo "{$g, \"achieved_bf16_tflops\": 1}" >g.json
-expect "calc: error: --gpu: g.json: achieved_bf16_tflops: 1 is out of range [49.45, 1236.25]" calc --gpu g.json
-echo "{$g, \"perf\": {\"status\": \"x\"}}" >g.json
-expect "calc: error: --gpu: g.json: perf.status: 'x' (expected kernels, kernels-borrowed or spec-only)" calc --gpu g.json
-# The fitted statuses and coefficients of the old step model are gone: a
-# GPU file that still carries them is told so, not silently read.
-echo "{$g, \"perf\": {\"status\": \"fitted\"}}" >g.json
-expect "calc: error: --gpu: g.json: perf.status: 'fitted' (expected kernels" calc --gpu g.json
-echo "{$g, \"perf\": {\"mfu\": 0.5}}" >g.json
-expect "calc: error: --gpu: g.json: perf.mfu: unknown key" calc --gpu g.json
-echo "{$g, \"perf\": {\"kernels\": \"h999\"}}" >g.json
-expect "calc: error: --gpu: g.json: perf.kernels: 'h999' is not a kernel profile" calc --gpu g.json
-echo "{$g, \"perf\": {\"kernels\": \"h100-sxm\", \"host_us\": -1}}" >g.json
-expect "calc: error: --gpu: g.json: perf.host_us: -1 is out of range" calc --gpu g.json
-echo "{$g, \"perf\": {\"status\": \"x\"}}" >g.json
-expect "hardware.gpu: g.json: perf.status: 'x'" "${run[@]}" base.json --set 'hardware.gpu="g.json"'
+# GPU files with one bad key each (g-NAME.json); the cases are data:
+# errors/gpu_files.cases.
+while IFS='|' read -r n kv; do
+  echo "{$g, $kv}" >"g-$n.json"
+done <<'EOF'
+tdp|"tdp_w": "x"
+tdpw|"tdpw": 700
+link|"link_kind": "x"
+achieved|"achieved_bf16_tflops": 1
+status|"perf": {"status": "x"}
+fitted|"perf": {"status": "fitted"}
+mfu|"perf": {"mfu": 0.5}
+kernels|"perf": {"kernels": "h999"}
+host|"perf": {"kernels": "h100-sxm", "host_us": -1}
+EOF
+run_error_cases "$src/tests/golden/errors/gpu_files.cases"
 sed 's/"target_rate": 5/"target_rate": 5, "grid": 1/' study.json >grid.json
 expect "compare: error: grid.json: grid: unknown key" compare grid.json --out o
 sed 's/"name": "s"/"name": 3/' study.json >name.json

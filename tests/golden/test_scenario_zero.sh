@@ -9,25 +9,20 @@
 set -uo pipefail
 kvsim=$(realpath "$1")
 src=$(realpath "$2")
-source "$(dirname "${BASH_SOURCE[0]}")/lib_bad_inputs.sh"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib_bad_inputs.sh" # cds into its temporary folder
+source "$here/lib_expect_error.sh"
+source "$here/lib_error_cases.sh"
 
+# 1 and 3 (below): the error cases are data (errors/scenario_zero.cases), run
+# before any run here writes o/, so that a refused case writing it is seen.
 # 1. An explicit 0 for an engine count meant its default (256 sequences,
 # the profiled pool): in the file, by --set, and through a sweep's grid.
 for k in max_num_seqs max_num_batched_tokens block_size num_gpu_blocks_override \
   kv_cache_memory_bytes max_model_len; do
-  echo "{\"name\": \"z\", \"model\": \"llama-3.1-8b\", \"engine\": {\"$k\": 0}, $W}" >z.json
-  expect "z.json: engine.$k: 0 must be >= 1 (leave the key out for the default)" "${run[@]}" z.json
-  expect "base.json: engine.$k: 0 must be >= 1" "${run[@]}" base.json --set "engine.$k=0"
-  expect "base.json: engine.$k: -2 must be >= 1" "${run[@]}" base.json --set "engine.$k=-2"
-  expect "base.json: engine.$k: expected an integer" "${run[@]}" base.json --set "engine.$k=2.5"
+  echo "{\"name\": \"z\", \"model\": \"llama-3.1-8b\", \"engine\": {\"$k\": 0}, $W}" >"z-$k.json"
 done
-expect "base.json: engine.max_model_len: 0 must be >= 1" "${run[@]}" base.json --set 'engine.max_model_len="0"'
-for k in max_input_tokens max_total_tokens max_batch_prefill_tokens max_batch_total_tokens; do
-  expect "base.json: engine.$k: 0 is out of range [1," "${run[@]}" base.json \
-    --set engine.profile=tgi --set "engine.$k=0"
-done
-expect "base.json: engine.max_cache_len: 0 is out of range [1," "${run[@]}" base.json \
-  --set engine.profile=hf-transformers --set engine.max_cache_len=0
+run_error_cases "$src/tests/golden/errors/scenario_zero.cases"
 echo '{"name": "s", "scenario": "base.json", "grid": {"engine.max_num_seqs": [0, 64]}}' >sw.json
 # A sweep reports a bad point in its error column (and exits 1), not as a
 # run of the default.
@@ -56,10 +51,7 @@ ok "${run[@]}" base.json --set engine.kv_offloading_size=0
 
 # 3. vLLM's pool overrides under the sglang profile ran the profiled pool
 # instead; the error names the SGLang option there is.
-expect "base.json: engine.num_gpu_blocks_override: 2588 is vLLM's; SGLang has no such option: cap the pool with engine.max_total_tokens (--max-total-tokens, in tokens)" \
-  "${run[@]}" base.json --set engine.profile=sglang --set engine.num_gpu_blocks_override=2588
-expect "base.json: engine.kv_cache_memory_bytes: 8000000000 is vLLM's; SGLang has no such option" \
-  "${run[@]}" base.json --set engine.profile=sglang --set engine.kv_cache_memory_bytes=8000000000
+# The two refused are cases of errors/scenario_zero.cases; the option there is caps the pool.
 ok "${run[@]}" base.json --set engine.profile=sglang --set engine.max_total_tokens=41408
 grep -q '"kv_cache_tokens":.41408,' o/summary.json || fail "sglang: max_total_tokens does not cap the pool"
 

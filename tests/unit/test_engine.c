@@ -737,9 +737,11 @@ Test(engine, a_closed_loop_ending_by_duration_ends_the_run, .timeout = 30) {
   free(c.text);
 }
 
-/* One resolved configuration: a run handed it computes no memory plan; a
- * run of the scenario alone computes one; a study run (which resolves
- * first, to refuse a plan before any output) computes one in all. */
+/* One resolved configuration: parsing computes the scenario's memory plan
+ * (its parameters' checks are the plan's) and every run of that
+ * configuration takes it: resolving, a run handed it, a run of the
+ * scenario alone, a study run. An override that changes the plan's inputs
+ * computes a plan of its own. */
 Test(engine, a_run_computes_the_memory_plan_once) {
   const char *text = "{ \"model\": \"llama-3.1-8b\", \"seed\": 7,"
                      "  \"workload\": { \"synthetic\": { \"requests\": 20, \"arrival\": { "
@@ -748,19 +750,21 @@ Test(engine, a_run_computes_the_memory_plan_once) {
                      "\"output_tokens\": { \"dist\": \"fixed\", \"value\": 10 } } } }";
   kvsim_scenario_t sc;
   kvsim_err err = {0};
+  int64_t np = kvsim__plan_count();
   cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s",
                err.msg);
+  cr_assert_eq(kvsim__plan_count() - np, 1, "parsing computes the plan");
   kvsim_resolved_t res;
   int64_t n0 = kvsim__plan_count();
   cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "resolve: %s", err.msg);
-  cr_assert_eq(kvsim__plan_count() - n0, 1, "resolving computes one plan");
+  cr_assert_eq(kvsim__plan_count() - n0, 0, "resolving takes the parsed plan");
   static kvsim_run_stats_t a, b;
   int64_t n1 = kvsim__plan_count();
   cr_assert_eq(kvsim_run_resolved(&sc, &res, NULL, NULL, &a, &err), KVSIM_OK, "run: %s", err.msg);
   cr_assert_eq(kvsim__plan_count() - n1, 0, "a run handed its configuration computes no plan");
   int64_t n2 = kvsim__plan_count();
   cr_assert_eq(kvsim_run(&sc, NULL, NULL, &b, &err), KVSIM_OK, "run: %s", err.msg);
-  cr_assert_eq(kvsim__plan_count() - n2, 1, "a run of the scenario alone computes one");
+  cr_assert_eq(kvsim__plan_count() - n2, 0, "nor a run of the scenario alone");
   cr_assert_eq(a.requests_finished, b.requests_finished,
                "the same run either way (%lld, %lld finished)", (long long)a.requests_finished,
                (long long)b.requests_finished);
@@ -769,7 +773,56 @@ Test(engine, a_run_computes_the_memory_plan_once) {
   kvsim_summary_t s;
   int64_t n3 = kvsim__plan_count();
   cr_assert_eq(kvsim_study_run(&sc, NULL, &s, &err), KVSIM_OK, "study run: %s", err.msg);
-  cr_assert_eq(kvsim__plan_count() - n3, 1, "a study run computes one plan, got %lld",
+  cr_assert_eq(kvsim__plan_count() - n3, 0, "nor a study run, got %lld",
                (long long)(kvsim__plan_count() - n3));
+  /* An override of a plan input: that configuration's own plan, once. */
+  cr_assert_eq(kvsim_scenario_set_max_num_seqs(&sc, 8, &err), KVSIM_OK, "%s", err.msg);
+  int64_t n4 = kvsim__plan_count();
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert_eq(kvsim__plan_count() - n4, 1, "a changed configuration computes its plan");
+  cr_assert_eq(res.plan.p.max_num_seqs, 8, "from the override: %lld",
+               (long long)res.plan.p.max_num_seqs);
+  kvsim_scenario_fini(&sc);
+}
+
+/* `kvsim run` with its default flags (the band's two edges, the advice
+ * verified): one plan for the scenario, computed when it is parsed, taken
+ * by the nominal run and both edges; one for each advised change. */
+Test(engine, kvsim_run_computes_one_plan_and_one_per_advised_change) {
+  const char *text =
+      "{ \"model\": \"llama-3.1-8b\", \"seed\": 7, \"hardware\": {\"gpu\": \"l4\"},"
+      "  \"engine\": {\"max_num_seqs\": 4, \"max_model_len\": 4096},"
+      "  \"slo\": {\"ttft_p99_s\": 0.5},"
+      "  \"workload\": { \"synthetic\": { \"requests\": 60, \"arrival\": { "
+      "\"process\": \"poisson\", \"rate\": 20 },"
+      "  \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 500 }, "
+      "\"output_tokens\": { \"dist\": \"fixed\", \"value\": 50 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  int64_t n0 = kvsim__plan_count();
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  static kvsim_summary_t s;
+  const kvsim_study_run_opts_t opts = {NULL, false, 0};
+  cr_assert_eq(kvsim_study_run_verified(&sc, &opts, true, 1, &s, &err), KVSIM_OK, "run: %s",
+               err.msg);
+  int64_t plans = kvsim__plan_count() - n0;
+  /* The distinct changes advised (each run once, advice.c). */
+  int changes = 0;
+  for (int i = 0; i < s.ndiagnosis; i++)
+    for (int k = 0; k < s.diagnosis[i].nadvice; k++) {
+      const kvsim_advice_t *x = &s.diagnosis[i].advice[k];
+      bool seen = false;
+      for (int j = 0; j <= i && !seen; j++)
+        for (int l = 0; l < (j < i ? s.diagnosis[j].nadvice : k) && !seen; l++) {
+          const kvsim_advice_t *y = &s.diagnosis[j].advice[l];
+          seen = x->kind == y->kind && x->value == y->value && !strcmp(x->gpu, y->gpu);
+        }
+      changes += !seen;
+      cr_assert(x->tried, "advice '%s' was run", x->label);
+    }
+  cr_assert_geq(changes, 1, "the scenario is diagnosed with some advice");
+  cr_assert_eq(plans, 1 + changes, "one plan for the run (parsed) and its edges, one per change: %lld "
+               "plans, %d changes", (long long)plans, changes);
   kvsim_scenario_fini(&sc);
 }

@@ -593,3 +593,116 @@ Test(workload, lru_capacities_have_no_empty_item) {
   cr_assert_eq(n, 2, "two capacities (%d)", n);
   cr_assert_eq(caps[1], 2, "the second is 2 (%lld)", (long long)caps[1]);
 }
+
+/* ---- the registry's bounds ------------------------------------------------------ */
+
+/* Every numeric workload key of the parameter registry (kvsim/params.h) is
+ * parsed by the registry's bounds: its max (and its min, unless the row
+ * excludes it) is taken, just past either is refused with the row's id. */
+#define SYN_LENGTHS                                                                                \
+  "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "                                      \
+  "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}"
+#define SYN(arrival, more)                                                                         \
+  "{\"synthetic\": {\"requests\": 10, \"arrival\": " arrival ", " SYN_LENGTHS more "}}"
+#define POISSON "{\"process\": \"poisson\", \"rate\": 1}"
+static const struct {
+  int id;
+  const char *json; /* %s: the value (a trace's: the trace's path first) */
+} bound_cases[] = {
+    {KVSIM_PARAM_WL_TIME_SCALE, "{\"trace\": \"%s\", \"time_scale\": %s}"},
+    {KVSIM_PARAM_WL_LIMIT, "{\"trace\": \"%s\", \"limit\": %s}"},
+    {KVSIM_PARAM_WL_HASH_BLOCK_TOKENS, "{\"trace\": \"%s\", \"hash_block_tokens\": %s}"},
+    {KVSIM_PARAM_WL_MAX_TOTAL_TOKENS, "{\"trace\": \"%s\", \"max_total_tokens\": %s}"},
+    {KVSIM_PARAM_WL_RATE, "{\"trace\": \"%s\", \"rate\": %s}"},
+    {KVSIM_PARAM_WL_REQUESTS,
+     "{\"synthetic\": {\"requests\": %s, \"arrival\": " POISSON ", " SYN_LENGTHS "}}"},
+    {KVSIM_PARAM_WL_DURATION_S,
+     "{\"synthetic\": {\"duration_s\": %s, \"arrival\": " POISSON ", " SYN_LENGTHS "}}"},
+    {KVSIM_PARAM_WL_ARRIVAL_RATE, SYN("{\"process\": \"poisson\", \"rate\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_CV, SYN("{\"process\": \"gamma\", \"rate\": 1, \"cv\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_CLIENTS, SYN("{\"process\": \"closed_loop\", \"clients\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_THINK_S,
+     SYN("{\"process\": \"closed_loop\", \"clients\": 1, \"think_s\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_BURST_RATE,
+     SYN("{\"process\": \"bursts\", \"rate\": 0, \"burst_rate\": %s, \"burst_s\": 1, "
+         "\"period_s\": 2}",
+         "")},
+    {KVSIM_PARAM_WL_ARRIVAL_BURST_S,
+     SYN("{\"process\": \"bursts\", \"rate\": 0, \"burst_rate\": 1, \"burst_s\": %s, "
+         "\"period_s\": 9e9}",
+         "")},
+    {KVSIM_PARAM_WL_ARRIVAL_PERIOD_S,
+     SYN("{\"process\": \"diurnal\", \"rate\": 1, \"amplitude\": 0.5, \"period_s\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_AMPLITUDE,
+     SYN("{\"process\": \"diurnal\", \"rate\": 1, \"amplitude\": %s}", "")},
+    {KVSIM_PARAM_WL_ARRIVAL_PHASE_S,
+     SYN("{\"process\": \"diurnal\", \"rate\": 1, \"amplitude\": 0.5, \"phase_s\": %s}", "")},
+    {KVSIM_PARAM_WL_PREFIX_SHARED_TOKENS, SYN(POISSON, ", \"prefix\": {\"shared_tokens\": %s}")},
+    {KVSIM_PARAM_WL_PREFIX_GROUPS,
+     SYN(POISSON, ", \"prefix\": {\"shared_tokens\": 4, \"groups\": %s}")},
+    {KVSIM_PARAM_WL_PREFIX_FRACTION,
+     SYN(POISSON, ", \"prefix\": {\"shared_tokens\": 4, \"fraction\": %s}")},
+    {KVSIM_PARAM_WL_FEW_SHOT_TEMPLATES,
+     SYN(POISSON, ", \"few_shot\": {\"templates\": %s, \"tokens\": {\"dist\": \"fixed\", "
+                  "\"value\": 5}}")},
+    {KVSIM_PARAM_WL_FEW_SHOT_FRACTION,
+     SYN(POISSON, ", \"few_shot\": {\"templates\": 2, \"fraction\": %s, \"tokens\": {\"dist\": "
+                  "\"fixed\", \"value\": 5}}")},
+    {KVSIM_PARAM_WL_SESSIONS_THINK_S,
+     SYN(POISSON, ", \"sessions\": {\"turns\": {\"dist\": \"fixed\", \"value\": 2}, "
+                  "\"think_s\": %s}")},
+    {KVSIM_PARAM_WL_SESSIONS_MAX_CONTEXT,
+     SYN(POISSON, ", \"sessions\": {\"turns\": {\"dist\": \"fixed\", \"value\": 2}, "
+                  "\"max_context\": %s}")},
+    {KVSIM_PARAM_WL_TENANTS_COUNT, SYN(POISSON, ", \"tenants\": {\"count\": %s}")},
+    {KVSIM_PARAM_WL_PRIORITY_LEVELS, SYN(POISSON, ", \"priority\": {\"levels\": %s}")},
+    {KVSIM_PARAM_WL_LORA_ADAPTERS, SYN(POISSON, ", \"lora\": {\"adapters\": %s}")},
+    {KVSIM_PARAM_WL_LORA_FRACTION, SYN(POISSON, ", \"lora\": {\"adapters\": 2, \"fraction\": %s}")},
+};
+
+/* Parses the case's JSON with value v: the error's row id, or 0 when it parses. */
+static int bound_try(int c, const char *trace, double v, kvsim_err *err) {
+  char num[64], json[2048];
+  snprintf(num, sizeof num, "%.17g", v);
+  if (!strncmp(bound_cases[c].json, "{\"trace\"", 8))
+    snprintf(json, sizeof json, bound_cases[c].json, trace, num);
+  else
+    snprintf(json, sizeof json, bound_cases[c].json, num);
+  kvsim_workload_cfg_t *cfg = NULL;
+  *err = (kvsim_err){0};
+  int rc = parse(json, &cfg, err);
+  kvsim_workload_cfg_free(cfg);
+  return rc == KVSIM_OK ? 0 : err->param ? err->param : -1;
+}
+
+Test(workload, every_numeric_key_parses_by_the_registrys_bounds) {
+  const char *trace = tmp_write("b.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                         "2023-11-16 18:15:46.6805900,374,44\n"
+                                         "2023-11-16 18:15:50.9951690,396,109\n");
+  const int n = (int)(sizeof bound_cases / sizeof *bound_cases);
+  for (int id = KVSIM_PARAM_WL_TRACE; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (strncmp(p->key, "workload.", 9) || (p->type != KVSIM_PARAM_INT && p->type != KVSIM_PARAM_NUM))
+      continue;
+    int c = 0;
+    while (c < n && bound_cases[c].id != id)
+      c++;
+    cr_assert_lt(c, n, "%s: a numeric workload key has a case here", p->key);
+    const bool integer = p->type == KVSIM_PARAM_INT;
+    const double above = integer ? p->max + 1 : p->max + fmax(fabs(p->max) * 1e-6, 1e-9);
+    const double below = integer ? p->min - 1 : p->min - fmax(fabs(p->min) * 1e-6, 1e-9);
+    kvsim_err err;
+    cr_assert_eq(bound_try(c, trace, p->max, &err), 0, "%s = max %.17g parses: %s", p->key,
+                 p->max, err.msg);
+    cr_assert_eq(bound_try(c, trace, above, &err), id, "%s = %.17g is refused as the row's: %s",
+                 p->key, above, err.msg);
+    cr_assert(strstr(err.msg, kvsim_param_leaf(p)), "names the key: %s", err.msg);
+    cr_assert_eq(bound_try(c, trace, below, &err), id, "%s = %.17g is refused as the row's: %s",
+                 p->key, below, err.msg);
+    if (p->flags & KVSIM_PARAM_MIN_OPEN)
+      cr_assert_eq(bound_try(c, trace, p->min, &err), id, "%s excludes min %g", p->key, p->min);
+    else
+      cr_assert_eq(bound_try(c, trace, p->min, &err), 0, "%s = min %g parses: %s", p->key, p->min,
+                   err.msg);
+  }
+}

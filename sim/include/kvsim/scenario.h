@@ -103,6 +103,17 @@ typedef struct kvsim_scenario {
   cJSON *resolved;            /* the scenario after --set, for summary.json (owned) */
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
+  /* The memory plan parsing computed (its parameters' checks are the
+   * plan's), kept with the model, GPU and parameters it was computed from:
+   * kvsim_scenario_resolve takes it while those are unchanged, so that a
+   * scenario's one configuration has one plan. Internal (engine/resolve.c). */
+  struct {
+    bool valid;
+    kvsim_model_t model;
+    kvsim_gpu_t gpu;
+    kvsim_plan_params_t params;
+    kvsim_plan_t plan;
+  } parsed_plan;
 } kvsim_scenario_t;
 
 /* The configuration a run uses, derived from a scenario and nothing else:

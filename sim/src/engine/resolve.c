@@ -72,9 +72,23 @@ static void resolve_lora(const kvsim_scenario_t *sc, kvsim_resolved_t *out) {
                                   2 * 4 * r);                               /* the rank buffers */
 }
 
+/* The plan parsing computed, while the model, GPU and parameters are the
+ * ones it was computed from (an override since changed them: false). The
+ * plan is a pure function of the three, so the bytes decide. */
+static bool parsed_plan_holds(const kvsim_scenario_t *sc) {
+  return sc->parsed_plan.valid &&
+         !memcmp(&sc->parsed_plan.params, &sc->plan, sizeof sc->plan) &&
+         !memcmp(&sc->parsed_plan.model, &sc->model, sizeof sc->model) &&
+         !memcmp(&sc->parsed_plan.gpu, &sc->gpu, sizeof sc->gpu);
+}
+
 int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
   memset(out, 0, sizeof *out);
-  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &out->plan, err);
+  int rc = KVSIM_OK;
+  if (parsed_plan_holds(sc))
+    out->plan = sc->parsed_plan.plan;
+  else
+    rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &out->plan, err);
   if (rc < 0)
     return rc;
   const kvsim_plan_t *pl = &out->plan;

@@ -399,12 +399,17 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
  * ("scen.json: engine.max_num_seqs: ..."): the error carries the
  * parameter's id and where its text after the name starts (kvsim/error.h),
  * so the key is the registry's, never read back from the message. */
-static int check_plan(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
-  kvsim_plan_t pl;
+static int check_plan(kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   kvsim_err e = {0};
-  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &pl, &e);
-  if (rc == KVSIM_OK)
+  int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &sc->parsed_plan.plan, &e);
+  if (rc == KVSIM_OK) {
+    /* The scenario's plan, kept for kvsim_scenario_resolve (resolve.c). */
+    sc->parsed_plan.valid = true;
+    sc->parsed_plan.model = sc->model;
+    sc->parsed_plan.gpu = sc->gpu;
+    sc->parsed_plan.params = sc->plan;
     return KVSIM_OK;
+  }
   const kvsim_param_t *p = kvsim_param_get(e.param);
   if (!p)
     return kvsim_err_set(err, rc, "%s: %s", where, e.msg);
@@ -444,6 +449,11 @@ static const cJSON *section(const cJSON *root, const char *key, const char *wher
 
 int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_dir,
                              kvsim_scenario_t *sc, kvsim_err *err) {
+  return kvsim__scenario_from_json_as(root, where, where, base_dir, sc, err);
+}
+
+int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *file,
+                                 const char *base_dir, kvsim_scenario_t *sc, kvsim_err *err) {
   memset(sc, 0, sizeof *sc);
   snprintf(sc->base_dir, sizeof sc->base_dir, "%s", base_dir ? base_dir : ".");
   kvsim_plan_params_default(&sc->plan);
@@ -477,8 +487,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
   }
   if (!sc->name[0]) {
     /* The file stem names the scenario. */
-    const char *slash = strrchr(where, '/');
-    snprintf(sc->name, sizeof sc->name, "%s", slash ? slash + 1 : where);
+    const char *slash = strrchr(file, '/');
+    snprintf(sc->name, sizeof sc->name, "%s", slash ? slash + 1 : file);
     char *dot = strstr(sc->name, ".json");
     if (dot)
       *dot = '\0';

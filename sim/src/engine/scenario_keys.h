@@ -19,6 +19,14 @@ const char *const *kvsim__scenario_keys(const char *section);
  * near miss of one) of another section. */
 int kvsim__scenario_check_keys(const cJSON *o, const char *self, const char *w, kvsim_err *err);
 
+/* kvsim_scenario_from_json with the scenario named `where` in its errors
+ * and, when it has no "name", named after the stem of `file` (the file it
+ * was read from, or the where it has elsewhere): a caller that names the
+ * scenario its own way in errors keeps its name. */
+struct kvsim_scenario;
+int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *file,
+                                 const char *base_dir, struct kvsim_scenario *sc, kvsim_err *err);
+
 /* What kind of kvsim input file `root` is, by a key only that kind has:
  * "study" (candidates, target_rate), "sweep" (grid) or "scenario" (model,
  * hardware, engine, workload); NULL when none is present. *key names the

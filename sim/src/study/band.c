@@ -25,8 +25,11 @@ void kvsim_study_band_scales(const kvsim_scenario_t *sc, double *lo, double *hi)
   *hi = e[1].step;
 }
 
-/* A copy of sc at one edge, run without files. */
-static int run_edge(const kvsim_scenario_t *sc, const kvsim_band_edge_t *edge, const kvsim_study_run_opts_t *opts,
+/* A copy of sc at one edge, run without files. res: sc's resolved
+ * configuration, the edge's too (an edge changes step times only, which
+ * neither the memory plan nor the scheduler's settings read). */
+static int run_edge(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                    const kvsim_band_edge_t *edge, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err) {
   kvsim_scenario_t e;
   int rc = kvsim_scenario_copy(sc, &e, err);
@@ -35,7 +38,7 @@ static int run_edge(const kvsim_scenario_t *sc, const kvsim_band_edge_t *edge, c
   rc = kvsim_scenario_set_band_edge(&e, edge, err);
   if (rc == KVSIM_OK) {
     kvsim_study_run_opts_t eo = {NULL, opts->progress, opts->check};
-    rc = kvsim_study_run(&e, &eo, out, err);
+    rc = kvsim__study_run_resolved(&e, res, &eo, out, err);
   }
   kvsim_scenario_fini(&e);
   return rc < 0 ? kvsim_err_prefix(err, "band edge at step-time scale %.4g (prefill %.4g)", edge->step,
@@ -54,7 +57,7 @@ static int run_nominal(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
   kvsim_band_edge_t edge[2];
   kvsim_study_band_edges(sc, edge);
   for (int i = 0; rc == KVSIM_OK && i < 2; i++)
-    rc = run_edge(sc, &edge[i], opts, &edges[i], err);
+    rc = run_edge(sc, res, &edge[i], opts, &edges[i], err);
   if (rc == KVSIM_OK) {
     kvsim_run_output_merge_ranges(o, edges, 2, &edge[0], &edge[1]);
     rc = opts->dir ? kvsim_run_output_commit(o, err) : KVSIM_OK;
@@ -68,13 +71,14 @@ static int run_nominal(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
 /* Without files: the nominal run and the edges each through
  * kvsim_study_run (the study's cache), their ranges merged as
  * run_nominal merges them. */
-static int run_plain(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
-                     kvsim_summary_t *edges, kvsim_summary_t *out, kvsim_err *err) {
-  int rc = kvsim_study_run(sc, opts, out, err);
+static int run_plain(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                     const kvsim_study_run_opts_t *opts, kvsim_summary_t *edges,
+                     kvsim_summary_t *out, kvsim_err *err) {
+  int rc = kvsim__study_run_resolved(sc, res, opts, out, err);
   kvsim_band_edge_t edge[2];
   kvsim_study_band_edges(sc, edge);
   for (int i = 0; rc == KVSIM_OK && i < 2; i++)
-    rc = run_edge(sc, &edge[i], opts, &edges[i], err);
+    rc = run_edge(sc, res, &edge[i], opts, &edges[i], err);
   if (rc == KVSIM_OK)
     kvsim_summary_merge_ranges(out, edges, 2, &edge[0], &edge[1]);
   return rc;
@@ -96,7 +100,7 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
   kvsim_summary_t *edges = kvsim__malloc(2 * sizeof *edges);
   if (!edges)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-  rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, opts, edges, out, err)
+  rc = !opts->dir && !opts->progress && !opts->check ? run_plain(sc, &res, opts, edges, out, err)
                                                      : run_nominal(sc, &res, opts, edges, out, err);
   free(edges);
   return rc;
@@ -107,6 +111,7 @@ int kvsim_study_run_band(const kvsim_scenario_t *sc, const kvsim_study_run_opts_
  * edges no longer run one after the other before the advice starts. */
 typedef struct edges_ctx {
   const kvsim_scenario_t *sc;
+  const kvsim_resolved_t *res; /* sc's, the edges' too */
   const kvsim_study_run_opts_t *opts;
   kvsim_band_edge_t edge[2];
   kvsim_summary_t *sums; /* [2] */
@@ -117,7 +122,7 @@ typedef struct edges_ctx {
 
 static int edge_job(void *vctx, int64_t i, kvsim_summary_t *out, kvsim_err *err) {
   edges_ctx_t *c = vctx;
-  return run_edge(c->sc, &c->edge[i], c->opts, out, err);
+  return run_edge(c->sc, c->res, &c->edge[i], c->opts, out, err);
 }
 
 static int edge_done(void *vctx, int64_t i, int rc, const kvsim_summary_t *s, const kvsim_err *e) {
@@ -164,6 +169,7 @@ int kvsim__study_band_verified(const kvsim_scenario_t *sc, const kvsim_study_run
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   }
   c->sc = sc;
+  c->res = &res;
   c->opts = opts;
   c->sums = sums;
   kvsim_study_band_edges(sc, c->edge);

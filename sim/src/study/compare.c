@@ -186,17 +186,53 @@ static int resolve_prices(kvsim_compare_t *c, char gpus[][64], int ngpus, kvsim_
   return KVSIM_OK;
 }
 
-/* A candidate's error, "FILE: candidate 'a': ...". An inline scenario's
- * message begins with the study file already ("FILE: scenario: seed: ..."),
- * which is named once. */
+/* A candidate's error, "FILE: candidate 'a': ...": what went wrong while
+ * building the candidate's scenario, which names itself (its file, a key
+ * of the candidate's set, or an inline scenario as "scenario": see
+ * probe_candidate). */
 static void candidate_error(const kvsim_compare_t *c, int i, kvsim_err *err) {
-  size_t n = strlen(c->where);
-  if (c->scenario_inline && !strncmp(err->msg, c->where, n) && !strncmp(err->msg + n, ": ", 2)) {
-    memmove(err->msg, err->msg + n + 2, strlen(err->msg + n + 2) + 1);
-    /* The parameter's part (kvsim/error.h) moves left with the text. */
-    err->what = err->param && (size_t)err->what >= n + 2 ? err->what - (int)(n + 2) : 0;
-  }
   kvsim_err_prefix(err, "%s: candidate '%s'", c->where, c->cand[i].label);
+}
+
+/* Candidate i's scenario (i < 0: the scenario alone), named `where` in its
+ * errors; it is named after the scenario's file (or the study's) either way. */
+static int build_scenario(const kvsim_compare_t *c, int i, const char *where,
+                          kvsim_scenario_t *sc, kvsim_err *err) {
+  memset(sc, 0, sizeof *sc);
+  cJSON *root = cJSON_Duplicate(c->scenario, 1);
+  if (!root || !cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return kvsim_err_set(err, root ? KVSIM_EINVAL : KVSIM_ENOMEM, "%s: %s", where,
+                         root ? "expected a scenario object" : "out of memory");
+  }
+  int rc = KVSIM_OK;
+  const cJSON *set = i >= 0 ? c->cand[i].set : NULL;
+  for (const cJSON *k = set ? set->child : NULL; k && rc >= 0; k = k->next) {
+    cJSON *dup = cJSON_Duplicate(k, 1);
+    rc = dup ? kvsim_json_set_value(root, k->string, dup, err)
+             : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", k->string);
+  }
+  if (rc < 0) {
+    cJSON_Delete(root);
+    return rc;
+  }
+  rc = kvsim__scenario_from_json_as(root, where, c->scenario_where, c->base_dir, sc, err);
+  if (rc == KVSIM_OK && !c->scenario_inline)
+    snprintf(sc->path, sizeof sc->path, "%s", c->scenario_where);
+  /* Every figure of a compare is at (or around) the target rate, for as
+   * long as the scenario's workload lasts. */
+  if (rc == KVSIM_OK)
+    rc = kvsim_study_set_rate(sc, "rate", c->target_rate, err);
+  return rc;
+}
+
+/* Candidate i's scenario, built to check it before any run. An inline
+ * scenario is named "scenario" in its errors, which candidate_error puts
+ * after the study file and the candidate ("FILE: candidate 'a': scenario:
+ * seed: ..."); a scenario file names itself. */
+static int probe_candidate(const kvsim_compare_t *c, int i, kvsim_scenario_t *sc,
+                           kvsim_err *err) {
+  return build_scenario(c, i, c->scenario_inline ? "scenario" : c->scenario_where, sc, err);
 }
 
 /* The search block: its lists, then each value of a list in a scenario
@@ -300,7 +336,7 @@ int kvsim_compare_parse(const char *json_text, const char *where, const char *di
   char gpus[KVSIM_COMPARE_MAX_CANDIDATES][64];
   for (int i = 0; i < c->ncandidates; i++) {
     kvsim_scenario_t probe;
-    if ((rc = kvsim_compare_scenario(c, i, &probe, err)) < 0) {
+    if ((rc = probe_candidate(c, i, &probe, err)) < 0) {
       candidate_error(c, i, err);
       goto fail;
     }
@@ -349,30 +385,6 @@ void kvsim_compare_fini(kvsim_compare_t *c) {
 }
 
 int kvsim_compare_scenario(const kvsim_compare_t *c, int i, kvsim_scenario_t *sc, kvsim_err *err) {
-  memset(sc, 0, sizeof *sc);
-  cJSON *root = cJSON_Duplicate(c->scenario, 1);
-  if (!root || !cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return kvsim_err_set(err, root ? KVSIM_EINVAL : KVSIM_ENOMEM, "%s: %s", c->scenario_where,
-                         root ? "expected a scenario object" : "out of memory");
-  }
-  int rc = KVSIM_OK;
-  const cJSON *set = i >= 0 ? c->cand[i].set : NULL;
-  for (const cJSON *k = set ? set->child : NULL; k && rc >= 0; k = k->next) {
-    cJSON *dup = cJSON_Duplicate(k, 1);
-    rc = dup ? kvsim_json_set_value(root, k->string, dup, err)
-             : kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", k->string);
-  }
-  if (rc < 0) {
-    cJSON_Delete(root);
-    return rc;
-  }
-  rc = kvsim_scenario_from_json(root, c->scenario_where, c->base_dir, sc, err);
-  if (rc == KVSIM_OK && !c->scenario_inline)
-    snprintf(sc->path, sizeof sc->path, "%s", c->scenario_where);
-  /* Every figure of a compare is at (or around) the target rate, for as
-   * long as the scenario's workload lasts. */
-  if (rc == KVSIM_OK)
-    rc = kvsim_study_set_rate(sc, "rate", c->target_rate, err);
-  return rc;
+  return build_scenario(c, i, c->scenario_where, sc, err);
 }
+

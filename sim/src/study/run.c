@@ -67,6 +67,12 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *re
 
 int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *opts,
                     kvsim_summary_t *out, kvsim_err *err) {
+  return kvsim__study_run_resolved(sc, NULL, opts, out, err);
+}
+
+int kvsim__study_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *given,
+                              const kvsim_study_run_opts_t *opts, kvsim_summary_t *out,
+                              kvsim_err *err) {
   static const kvsim_study_run_opts_t none = {NULL, false, 0};
   if (!opts)
     opts = &none;
@@ -75,12 +81,13 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
     return KVSIM_OK;
   /* Resolve first (pure): a plan that is refused must not leave an
    * output folder behind. The run takes this configuration as it is. */
-  kvsim_resolved_t res;
-  int rc = kvsim_scenario_resolve(sc, &res, err);
+  kvsim_resolved_t own;
+  int rc = given ? KVSIM_OK : kvsim_scenario_resolve(sc, &own, err);
   if (rc < 0)
     return rc;
+  const kvsim_resolved_t *res = given ? given : &own;
   kvsim_run_output_t *o = NULL;
-  rc = kvsim__study_run_into(sc, &res, opts, &o, err);
+  rc = kvsim__study_run_into(sc, res, opts, &o, err);
   if (rc == KVSIM_OK && opts->dir)
     rc = kvsim_run_output_commit(o, err);
   if (rc == KVSIM_OK)

@@ -15,6 +15,13 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *re
                           const kvsim_study_run_opts_t *opts, kvsim_run_output_t **o,
                           kvsim_err *err);
 
+/* kvsim_study_run with sc's resolved configuration when the caller has
+ * it (res; a band edge takes its nominal run's, as only step times
+ * differ), else NULL: resolved here. */
+int kvsim__study_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                              const kvsim_study_run_opts_t *opts, kvsim_summary_t *out,
+                              kvsim_err *err);
+
 /* Jobs run in the advice's pool before its own (the band's edges):
  * job/done as kvsim_study_parallel's for indices 0..n - 1; finish runs
  * after the pool, before the advice is judged against *s (it may

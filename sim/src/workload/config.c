@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/util.h"
+#include "kvsim/params.h"
 #include "workload/wl.h"
 
 #define WHERE_MAX 512
@@ -16,58 +17,71 @@ static void path_join(char *out, size_t cap, const char *base, const char *where
   snprintf(out, cap, "%s%s%s", base, *base ? "." : "", where_key);
 }
 
-static int req_int(const cJSON *o, const char *key, int64_t lo, int64_t *out, bool required,
+/* The workload's keys take their bounds from the parameter registry
+ * (kvsim/params.h, the rows KVSIM_PARAM_WL_*) and keep this room's wording:
+ * "WHERE.KEY: bad value V (expected ...)". An error carries the row's id. */
+
+/* An integer of row id, in [min, max]. */
+static int req_int(const cJSON *o, const char *key, int id, int64_t *out, bool required,
                    const char *where, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  const int64_t lo = (int64_t)p->min, hi = (int64_t)p->max;
+  char name[WHERE_MAX + 64];
+  snprintf(name, sizeof name, "%s.%s", where, key);
   /* Past what a JSON number holds exactly the getter would name its own
    * range, [-2^53 + 1, 2^53 - 1]; the key takes [lo, 2^53 - 1]. */
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   if (cJSON_IsNumber(v) && !(fabs(v->valuedouble) <= (double)KVSIM__JSON_INT_MAX))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %lld..%lld)", where, key,
-                         v->valuedouble, (long long)lo, (long long)KVSIM__JSON_INT_MAX);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "bad value %g (expected %lld..%lld)",
+                               v->valuedouble, (long long)lo, (long long)KVSIM__JSON_INT_MAX);
   int rc = kvsim__json_int(o, key, out, where, err);
   if (rc < 0)
     return rc;
   if (rc == 0) {
     if (required)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing", where, key);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "missing");
     return 0;
   }
   if (*out < lo)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %lld (expected >= %lld)", where,
-                         key, (long long)*out, (long long)lo);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "bad value %lld (expected >= %lld)",
+                               (long long)*out, (long long)lo);
+  if (*out > hi)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "bad value %lld (expected <= %lld)",
+                               (long long)*out, (long long)hi);
   return 1;
 }
 
-/* Ranges of the numbers a workload gives. Seconds stay below
- * KVSIM_TIME_MAX_S so that a time in nanoseconds, and a sum of two, fit in
- * int64; rates are bounded so that a gap (1 / rate) is a number of
- * seconds we can hold. */
-#define MAX_S KVSIM_TIME_MAX_S
-#define MIN_RATE 1e-6
-#define MAX_RATE 1e9
-#define MIN_CV 1e-3
-#define MAX_CV 1e3
-#define MAX_TIME_SCALE KVSIM__WL_MAX_TIME_SCALE
-
-/* A number within [lo, hi] (or (lo, hi] when strict). */
-static int req_num(const cJSON *o, const char *key, double lo, bool strict, double hi,
-                   double *out, bool required, const char *where, kvsim_err *err) {
+/* A number of row id within [lo, max] ((lo, max] for a MIN_OPEN row): lo is
+ * the row's min but where one process takes a wider range of the same key. */
+static int req_num_from(const cJSON *o, const char *key, int id, double lo, double *out,
+                        bool required, const char *where, kvsim_err *err) {
+  const kvsim_param_t *p = kvsim_param_get(id);
+  const bool strict = p->flags & KVSIM_PARAM_MIN_OPEN;
+  const double hi = p->max;
+  char name[WHERE_MAX + 64];
+  snprintf(name, sizeof name, "%s.%s", where, key);
   int rc = kvsim__json_num(o, key, out, where, err);
   if (rc < 0)
     return rc;
   if (rc == 0) {
     if (required)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: missing", where, key);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "missing");
     return 0;
   }
   if (strict ? !(*out > lo && *out <= hi) : !(*out >= lo && *out <= hi)) {
     if (strict)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected > %g and <= %g)",
-                           where, key, *out, lo, hi);
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.%s: bad value %g (expected %g..%g)", where, key,
-                         *out, lo, hi);
+      return kvsim_err_set_param(err, KVSIM_EINVAL, id, name,
+                                 "bad value %g (expected > %g and <= %g)", *out, lo, hi);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, id, name, "bad value %g (expected %g..%g)",
+                               *out, lo, hi);
   }
   return 1;
+}
+
+/* A number of row id within the row's bounds. */
+static int req_num(const cJSON *o, const char *key, int id, double *out, bool required,
+                   const char *where, kvsim_err *err) {
+  return req_num_from(o, key, id, kvsim_param_get(id)->min, out, required, where, err);
 }
 
 static void resolve_path(char *out, size_t cap, const char *base_dir, const char *p) {
@@ -104,31 +118,33 @@ static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *
   if (!strcmp(proc, "poisson")) {
     c->arrival = KVSIM__ARR_POISSON;
     allowed = "rate";
-    rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err);
+    rc = req_num(a, "rate", KVSIM_PARAM_WL_ARRIVAL_RATE, &c->rate, true, where, err);
   } else if (!strcmp(proc, "gamma")) {
     c->arrival = KVSIM__ARR_GAMMA;
     allowed = "rate cv";
-    if ((rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err)) >= 0)
-      rc = req_num(a, "cv", MIN_CV, false, MAX_CV, &c->cv, true, where, err);
+    if ((rc = req_num(a, "rate", KVSIM_PARAM_WL_ARRIVAL_RATE, &c->rate, true, where, err)) >= 0)
+      rc = req_num(a, "cv", KVSIM_PARAM_WL_ARRIVAL_CV, &c->cv, true, where, err);
   } else if (!strcmp(proc, "constant")) {
     c->arrival = KVSIM__ARR_CONSTANT;
     allowed = "rate";
-    rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err);
+    rc = req_num(a, "rate", KVSIM_PARAM_WL_ARRIVAL_RATE, &c->rate, true, where, err);
   } else if (!strcmp(proc, "closed_loop")) {
     c->arrival = KVSIM__ARR_CLOSED;
     allowed = "clients think_s";
-    if ((rc = req_int(a, "clients", 1, &c->clients, true, where, err)) >= 0)
-      rc = req_num(a, "think_s", 0, false, MAX_S, &c->think_s, false, where, err);
-    if (rc >= 0 && c->clients > 1000000)
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.clients: bad value %lld (expected <= 1000000)",
-                         where, (long long)c->clients);
+    if ((rc = req_int(a, "clients", KVSIM_PARAM_WL_ARRIVAL_CLIENTS, &c->clients, true, where,
+                      err)) >= 0)
+      rc = req_num(a, "think_s", KVSIM_PARAM_WL_ARRIVAL_THINK_S, &c->think_s, false, where, err);
   } else if (!strcmp(proc, "bursts")) {
     c->arrival = KVSIM__ARR_BURSTS;
     allowed = "rate burst_rate burst_s period_s";
-    if ((rc = req_num(a, "rate", 0, false, MAX_RATE, &c->rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "burst_rate", MIN_RATE, false, MAX_RATE, &c->burst_rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "burst_s", 0, true, MAX_S, &c->burst_s, true, where, err)) >= 0)
-      rc = req_num(a, "period_s", 0, true, MAX_S, &c->period_s, true, where, err);
+    /* The rate between bursts may be 0 (the registry's row says so). */
+    if ((rc = req_num_from(a, "rate", KVSIM_PARAM_WL_ARRIVAL_RATE, 0, &c->rate, true, where,
+                           err)) >= 0 &&
+        (rc = req_num(a, "burst_rate", KVSIM_PARAM_WL_ARRIVAL_BURST_RATE, &c->burst_rate, true,
+                      where, err)) >= 0 &&
+        (rc = req_num(a, "burst_s", KVSIM_PARAM_WL_ARRIVAL_BURST_S, &c->burst_s, true, where,
+                      err)) >= 0)
+      rc = req_num(a, "period_s", KVSIM_PARAM_WL_ARRIVAL_PERIOD_S, &c->period_s, true, where, err);
     if (rc >= 0 && c->burst_s > c->period_s)
       rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.burst_s: bad value %g (longer than period_s %g)",
                          where, c->burst_s, c->period_s);
@@ -136,13 +152,12 @@ static int parse_arrival(const cJSON *a, const char *where, kvsim__synth_cfg_t *
     c->arrival = KVSIM__ARR_DIURNAL;
     allowed = "rate amplitude period_s phase_s";
     c->period_s = 86400;
-    if ((rc = req_num(a, "rate", MIN_RATE, false, MAX_RATE, &c->rate, true, where, err)) >= 0 &&
-        (rc = req_num(a, "amplitude", 0, false, 1, &c->amplitude, true, where, err)) >= 0 &&
-        (rc = req_num(a, "period_s", 0, true, MAX_S, &c->period_s, false, where, err)) >= 0)
-      rc = req_num(a, "phase_s", -MAX_S, false, MAX_S, &c->phase_s, false, where, err);
-    if (rc >= 0 && c->amplitude > 1)
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "%s.amplitude: bad value %g (expected 0..1)", where,
-                         c->amplitude);
+    if ((rc = req_num(a, "rate", KVSIM_PARAM_WL_ARRIVAL_RATE, &c->rate, true, where, err)) >= 0 &&
+        (rc = req_num(a, "amplitude", KVSIM_PARAM_WL_ARRIVAL_AMPLITUDE, &c->amplitude, true,
+                      where, err)) >= 0 &&
+        (rc = req_num(a, "period_s", KVSIM_PARAM_WL_ARRIVAL_PERIOD_S, &c->period_s, false, where,
+                      err)) >= 0)
+      rc = req_num(a, "phase_s", KVSIM_PARAM_WL_ARRIVAL_PHASE_S, &c->phase_s, false, where, err);
   } else {
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s.process: bad value '%s' (expected poisson, gamma, constant, "
@@ -216,13 +231,12 @@ static int parse_prefix(const cJSON *pf, const char *w, kvsim__synth_cfg_t *c, k
   c->prefix = true;
   c->groups = 1;
   c->prefix_fraction = 1;
-  if ((rc = req_int(pf, "shared_tokens", 1, &c->shared_tokens, true, w, err)) < 0 ||
-      (rc = req_int(pf, "groups", 1, &c->groups, false, w, err)) < 0 ||
-      (rc = req_num(pf, "fraction", 0, false, 1, &c->prefix_fraction, false, w, err)) < 0)
+  if ((rc = req_int(pf, "shared_tokens", KVSIM_PARAM_WL_PREFIX_SHARED_TOKENS, &c->shared_tokens,
+                    true, w, err)) < 0 ||
+      (rc = req_int(pf, "groups", KVSIM_PARAM_WL_PREFIX_GROUPS, &c->groups, false, w, err)) < 0 ||
+      (rc = req_num(pf, "fraction", KVSIM_PARAM_WL_PREFIX_FRACTION, &c->prefix_fraction, false, w,
+                    err)) < 0)
     return rc;
-  if (c->prefix_fraction > 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
-                         c->prefix_fraction);
   return kvsim__pick_parse(pf, w, c->groups, &c->group_pick, err);
 }
 
@@ -235,15 +249,11 @@ static int parse_few_shot(const cJSON *fs, const char *w, kvsim__synth_cfg_t *c,
     return rc;
   c->few_shot = true;
   c->few_shot_fraction = 1;
-  if ((rc = req_int(fs, "templates", 1, &c->templates, true, w, err)) < 0 ||
-      (rc = req_num(fs, "fraction", 0, false, 1, &c->few_shot_fraction, false, w, err)) < 0)
+  if ((rc = req_int(fs, "templates", KVSIM_PARAM_WL_FEW_SHOT_TEMPLATES, &c->templates, true, w,
+                    err)) < 0 ||
+      (rc = req_num(fs, "fraction", KVSIM_PARAM_WL_FEW_SHOT_FRACTION, &c->few_shot_fraction,
+                    false, w, err)) < 0)
     return rc;
-  if (c->few_shot_fraction > 1)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.fraction: bad value %g (expected 0..1)", w,
-                         c->few_shot_fraction);
-  if (c->templates > 10000000)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.templates: bad value %lld (expected <= 1e7)",
-                         w, (long long)c->templates);
   const cJSON *tt = get(fs, "tokens");
   char w2[WHERE_MAX];
   path_join(w2, sizeof w2, w, "tokens");
@@ -268,8 +278,10 @@ static int parse_sessions(const cJSON *se, const char *w, kvsim__synth_cfg_t *c,
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing", w2);
   if ((rc = kvsim__dist_parse(tu, w2, &c->turns, err)) < 0)
     return rc;
-  if ((rc = req_num(se, "think_s", 0, false, MAX_S, &c->session_think_s, false, w, err)) < 0 ||
-      (rc = req_int(se, "max_context", 2, &c->max_context, false, w, err)) < 0)
+  if ((rc = req_num(se, "think_s", KVSIM_PARAM_WL_SESSIONS_THINK_S, &c->session_think_s, false, w,
+                    err)) < 0 ||
+      (rc = req_int(se, "max_context", KVSIM_PARAM_WL_SESSIONS_MAX_CONTEXT, &c->max_context, false,
+                    w, err)) < 0)
     return rc;
   const cJSON *ut = get(se, "user_tokens");
   if (!ut)
@@ -286,10 +298,8 @@ static int parse_tenants(const cJSON *te, const char *w, kvsim__synth_cfg_t *c, 
   static const char *const tkeys[] = {"count", "popularity", "zipf_s", NULL};
   int rc;
   if ((rc = kvsim__json_only_keys(te, tkeys, w, err)) < 0 ||
-      (rc = req_int(te, "count", 1, &c->tenants, true, w, err)) < 0)
+      (rc = req_int(te, "count", KVSIM_PARAM_WL_TENANTS_COUNT, &c->tenants, true, w, err)) < 0)
     return rc;
-  if (c->tenants > INT32_MAX)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.count: bad value %lld", w, (long long)c->tenants);
   return kvsim__pick_parse(te, w, c->tenants, &c->tenant_pick, err);
 }
 
@@ -301,12 +311,11 @@ static int parse_lora(const cJSON *lo, const char *w, kvsim__synth_cfg_t *c, kvs
   int rc;
   c->lora_fraction = 1;
   if ((rc = kvsim__json_only_keys(lo, lkeys, w, err)) < 0 ||
-      (rc = req_int(lo, "adapters", 1, &c->lora_adapters, true, w, err)) < 0 ||
-      (rc = req_num(lo, "fraction", 0, false, 1, &c->lora_fraction, false, w, err)) < 0)
+      (rc = req_int(lo, "adapters", KVSIM_PARAM_WL_LORA_ADAPTERS, &c->lora_adapters, true, w,
+                    err)) < 0 ||
+      (rc = req_num(lo, "fraction", KVSIM_PARAM_WL_LORA_FRACTION, &c->lora_fraction, false, w,
+                    err)) < 0)
     return rc;
-  if (c->lora_adapters > INT32_MAX)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.adapters: bad value %lld (expected <= %d)", w,
-                         (long long)c->lora_adapters, INT32_MAX);
   return kvsim__pick_parse(lo, w, c->lora_adapters, &c->lora_pick, err);
 }
 
@@ -316,11 +325,8 @@ static int parse_priority(const cJSON *pr, const char *w, kvsim__synth_cfg_t *c,
   int64_t levels = 0;
   int rc;
   if ((rc = kvsim__json_only_keys(pr, rkeys, w, err)) < 0 ||
-      (rc = req_int(pr, "levels", 1, &levels, true, w, err)) < 0)
+      (rc = req_int(pr, "levels", KVSIM_PARAM_WL_PRIORITY_LEVELS, &levels, true, w, err)) < 0)
     return rc;
-  if (levels > KVSIM__MAX_PRIORITY_LEVELS)
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.levels: bad value %lld (expected <= %d)", w,
-                         (long long)levels, KVSIM__MAX_PRIORITY_LEVELS);
   c->priority_levels = (int32_t)levels;
   const cJSON *wt = get(pr, "weights");
   for (int i = 0; i < levels; i++)
@@ -371,9 +377,10 @@ static int parse_synth(const cJSON *s, const char *base_dir, const char *where,
   char w[WHERE_MAX];
   c->requests = -1;
   c->duration_s = -1;
-  if ((rc = req_int(s, "requests", 1, &c->requests, false, where, err)) < 0)
+  if ((rc = req_int(s, "requests", KVSIM_PARAM_WL_REQUESTS, &c->requests, false, where, err)) < 0)
     return rc;
-  if ((rc = req_num(s, "duration_s", 0, true, MAX_S, &c->duration_s, false, where, err)) < 0)
+  if ((rc = req_num(s, "duration_s", KVSIM_PARAM_WL_DURATION_S, &c->duration_s, false, where,
+                    err)) < 0)
     return rc;
   if (c->requests < 0 && c->duration_s < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: give requests or duration_s (or both)", where);
@@ -475,10 +482,12 @@ static int parse_trace(const cJSON *obj, const cJSON *tr, const char *base_dir, 
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.format: bad value '%s' (expected %s)", where,
                          kvsim__escape(fmt, strlen(fmt), esc, sizeof esc), kvsim__format_choices());
   }
-  if ((rc = req_num(obj, "time_scale", 0, true, MAX_TIME_SCALE, &c->time_scale, false, where, err)) < 0 ||
-      (rc = req_int(obj, "limit", 1, &c->limit, false, where, err)) < 0 ||
+  if ((rc = req_num(obj, "time_scale", KVSIM_PARAM_WL_TIME_SCALE, &c->time_scale, false, where,
+                    err)) < 0 ||
+      (rc = req_int(obj, "limit", KVSIM_PARAM_WL_LIMIT, &c->limit, false, where, err)) < 0 ||
       (rc = kvsim__json_bool(obj, "skip_bad_rows", &c->skip_bad_rows, where, err)) < 0 ||
-      (rc = req_int(obj, "hash_block_tokens", 1, &c->hash_block_tokens, false, where, err)) < 0)
+      (rc = req_int(obj, "hash_block_tokens", KVSIM_PARAM_WL_HASH_BLOCK_TOKENS,
+                    &c->hash_block_tokens, false, where, err)) < 0)
     return rc;
   return check_trace_file(c, autodetect, where, trace_key, allow_lengths, err);
 }
@@ -506,8 +515,9 @@ static int parse(const cJSON *obj, const char *base_dir, const char *where, bool
   double rate = 0;
   if (!tr == !sy)
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: give exactly one of \"trace\" or \"synthetic\"", where);
-  else if ((rc = req_int(obj, "max_total_tokens", 2, &c->max_total_tokens, false, where, err)) >= 0 &&
-           (rc = req_num(obj, "rate", MIN_RATE, false, MAX_RATE, &rate, false, where, err)) >= 0)
+  else if ((rc = req_int(obj, "max_total_tokens", KVSIM_PARAM_WL_MAX_TOTAL_TOKENS,
+                         &c->max_total_tokens, false, where, err)) >= 0 &&
+           (rc = req_num(obj, "rate", KVSIM_PARAM_WL_RATE, &rate, false, where, err)) >= 0)
     rc = sy ? parse_synthetic(obj, sy, base_dir, where, c, err)
             : parse_trace(obj, tr, base_dir, where, trace_key, allow_lengths, c, err);
   /* A rate replaces any time_scale given (--set workload.rate=10 on a

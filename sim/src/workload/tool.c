@@ -25,9 +25,11 @@ int kvsim_workload_for_trace(const char *file, const kvsim_trace_opts_t *o,
                          kvsim__escape(o->format, strlen(o->format), esc, sizeof esc),
                          kvsim__format_choices());
   }
-  if (!(o->time_scale > 0 && o->time_scale <= KVSIM__WL_MAX_TIME_SCALE))
-    return kvsim_err_set(err, KVSIM_EINVAL, "--time-scale: bad value %g (expected > 0 and <= %g)",
-                         o->time_scale, KVSIM__WL_MAX_TIME_SCALE);
+  /* workload.time_scale's range, the registry's (kvsim/params.h). */
+  const kvsim_param_t *ts = kvsim_param_get(KVSIM_PARAM_WL_TIME_SCALE);
+  if (!kvsim_param_in_range(ts, o->time_scale))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--time-scale: bad value %g (expected > %g and <= %g)",
+                         o->time_scale, ts->min, ts->max);
   if (o->limit < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "--limit: bad value %lld (expected >= 1)",
                          (long long)o->limit);

@@ -13,12 +13,14 @@
 #include <gsl/gsl_rng.h>
 
 #include "core/u64map.h"
+#include "kvsim/params.h"
 #include "kvsim/trace.h"
 #include "kvsim/workload.h"
 #include "workload/text.h"
 
 #define KVSIM__WL_PATH_MAX 4096
-#define KVSIM__MAX_PRIORITY_LEVELS 64
+/* The registry's bound of workload.synthetic.priority.levels (kvsim/params.h). */
+#define KVSIM__MAX_PRIORITY_LEVELS KVSIM_MAX_PRIORITY_LEVELS
 
 /* ---- formats (one file each under formats/; formats/format.h) -------- */
 
@@ -150,9 +152,6 @@ struct kvsim_workload_cfg {
   double rate;              /* workload.rate, req/s; 0: not given */
   kvsim__synth_cfg_t syn;
 };
-
-/* The largest time_scale (workload.time_scale, trace --time-scale). */
-#define KVSIM__WL_MAX_TIME_SCALE 1e6
 
 /* kvsim_workload_parse for a trace named on the command line (obj holds
  * "trace" and the trace flags as keys): errors about the file name the
