@@ -114,10 +114,11 @@ void kvsim__deploy_pays_md(FILE *f, const kvsim_compare_t *c, const kvsim_deploy
 }
 
 void kvsim__deploy_launch_note(FILE *f, const kvsim_deploy_row_t *w) {
-  const int n = w->points[w->best].replicas;
-  fprintf(f, "%d units: the prefill line on each of the %d prefill instances, the decode line on "
-             "each of the %d decode instances, behind a proxy that sends each request to a prefill instance "
-             "and then to a decode instance (vLLM: its toy_proxy_server.py or llm-d; SGLang: "
-             "sglang_router with --pd-disaggregation).\n\n",
-          n, n * w->cfg.prefill_replicas, n * w->cfg.decode_replicas);
+  const int n = w->points[w->best].replicas, np = n * w->cfg.prefill_replicas,
+            nd = n * w->cfg.decode_replicas;
+  fprintf(f, "%d unit%s: the prefill line on each of the %d prefill instance%s, the decode line on "
+             "each of the %d decode instance%s, behind a proxy that sends each request to a prefill "
+             "instance and then to a decode instance (vLLM: its toy_proxy_server.py or llm-d; "
+             "SGLang: sglang_router with --pd-disaggregation).\n\n",
+          n, n == 1 ? "" : "s", np, np == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
 }
