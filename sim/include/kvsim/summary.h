@@ -100,6 +100,8 @@ typedef enum kvsim_advice_kind {
   KVSIM_ADVICE_MAX_NUM_SEQS,    /* engine.max_num_seqs = value (lower or higher) */
   KVSIM_ADVICE_MAX_MODEL_LEN,   /* engine.max_model_len = value */
   KVSIM_ADVICE_GPU,             /* hardware.gpu = gpu (a catalog name) */
+  KVSIM_ADVICE_PREFILL_REPLICAS, /* disaggregation.prefill.replicas = value (all units) */
+  KVSIM_ADVICE_DECODE_REPLICAS,  /* disaggregation.decode.replicas = value (all units) */
 } kvsim_advice_kind;
 
 #define KVSIM_DIAGNOSIS_MAX_ADVICE 4
