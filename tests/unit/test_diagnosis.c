@@ -411,8 +411,8 @@ Test(diagnosis, advice_setters_check_and_record) {
 /* A disaggregated run of 1P:1D over 100 s: TTFT 2 s on average, of which
  * `queue`, `wait` and `xfer` are the waits (s); the prefill side busy
  * prefill_busy of the span, the link link_busy. */
-static void disagg_run(kvsim_summary_t *s, double queue, double wait, double xfer, double prefill_busy,
-                       double link_busy) {
+static void disagg_run(kvsim_summary_t *s, double queue, double wait, double xfer,
+                       double prefill_busy, double link_busy) {
   memset(s, 0, sizeof *s);
   s->disaggregated = true;
   s->requests_finished = 200;
@@ -444,7 +444,8 @@ Test(diagnosis, disaggregated_run_names_the_side_that_bounds_it) {
   const kvsim_advice_t *a = advice(d, KVSIM_ADVICE_PREFILL_REPLICAS);
   cr_assert(a && a->value == 2 && !strcmp(a->change, "disaggregation.prefill.replicas=2"),
             "one more prefill instance advised");
-  cr_assert_null(advice(d, KVSIM_ADVICE_DECODE_REPLICAS), "the decode pool has room: no decode advice");
+  cr_assert_null(advice(d, KVSIM_ADVICE_DECODE_REPLICAS),
+                 "the decode pool has room: no decode advice");
   cr_assert(strstr(d->message, "prefill instances busy 90%"), "%s", d->message);
   /* Prompts wait for decode blocks. */
   disagg_run(&s, 0.1, 0.8, 0.01, 0.5, 0);
@@ -471,7 +472,8 @@ Test(diagnosis, disaggregated_run_names_the_side_that_bounds_it) {
   disagg_run(&s, 0.05, 0, 0.015, 0.2, 0);
   kvsim__diagnose_disagg(&in, &s);
   d = find(&s, "disagg_unbound");
-  cr_assert(d && !strcmp(d->severity, "info") && d->nadvice == 0, "an unloaded run bounds on nothing");
+  cr_assert(d && !strcmp(d->severity, "info") && d->nadvice == 0,
+            "an unloaded run bounds on nothing");
   /* An aggregated run gets none of these. */
   disagg_run(&s, 1.2, 0.05, 0.01, 0.9, 0);
   s.disaggregated = false;

@@ -178,7 +178,7 @@ typedef struct kvsim_deploy_row {
   char error[640];
   int gpus_per_replica;
   int64_t kv_blocks;
-  kvsim_serve_args_t serve; /* the resolved settings (disaggregated: the decode side's) */
+  kvsim_serve_args_t serve;   /* the resolved settings (disaggregated: the decode side's) */
   kvsim_serve_args_t side[2]; /* disaggregated: each side's (kvsim_disagg_side order) */
   int npoints;
   kvsim_deploy_point_t points[KVSIM_DEPLOY_MAX_POINTS];

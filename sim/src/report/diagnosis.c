@@ -16,7 +16,7 @@
 static const char *key_of(int id) { return kvsim_param_get(id)->key; }
 
 kvsim_diagnosis_t *kvsim__diag_add(kvsim_summary_t *s, const char *code, const char *severity,
-                              const char *fmt, ...) {
+                                   const char *fmt, ...) {
   if (s->ndiagnosis == KVSIM_SUMMARY_MAX_DIAGNOSES)
     return NULL;
   kvsim_diagnosis_t *d = &s->diagnosis[s->ndiagnosis++];
@@ -236,14 +236,14 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
     snprintf(step, sizeof step, " (mean step %.0f ms, %.0fx the %.0f ms weight-read floor)",
              1e3 * s->busy_s / (double)s->steps, r,
              1e3 * (double)s->plan.weights_bytes / (in->hbm_GBps * 1e9));
-  kvsim_diagnosis_t *d =
-      kvsim__diag_add(s, "compute_bound", "warning",
-          "compute-bound overload: served %.2f of %.2f offered req/s with %.0f requests waiting on "
-          "average (p99 queueing %.1f s) while the KV cache was full in %.0f%% of samples: the GPUs "
-          "cannot keep up%s. Add replicas or tensor parallelism, or use a faster GPU; more KV "
-          "memory would not raise the rate.",
-          s->requests_per_s, in->offered_rate, s->waiting_mean, s->queue.p99,
-          100 * in->frac_kv_full, step);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "compute_bound", "warning",
+      "compute-bound overload: served %.2f of %.2f offered req/s with %.0f requests waiting on "
+      "average (p99 queueing %.1f s) while the KV cache was full in %.0f%% of samples: the GPUs "
+      "cannot keep up%s. Add replicas or tensor parallelism, or use a faster GPU; more KV "
+      "memory would not raise the rate.",
+      s->requests_per_s, in->offered_rate, s->waiting_mean, s->queue.p99, 100 * in->frac_kv_full,
+      step);
   advise_replicas_for(d, s, in->offered_rate);
   advise_tp(d, s);
   advise_gpu(d, in);
@@ -256,13 +256,13 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
 static void rule_preemption(kvsim_summary_t *s) {
   if (!frequent_preemption(s))
     return;
-  kvsim_diagnosis_t *d =
-      kvsim__diag_add(s, "frequent_preemption", "warning",
-          "%lld preemptions for %lld requests (%lld requests preempted): the KV pool (%lld blocks "
-          "per replica) is too small for the batch. Raise gpu_memory_utilization, use "
-          "kv_cache_dtype fp8, lower max_num_seqs, or add GPUs (tensor_parallel_size).",
-          (long long)s->preemptions, (long long)(s->requests_finished + s->requests_rejected),
-          (long long)s->requests_preempted, (long long)s->pool_usable_blocks);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "frequent_preemption", "warning",
+      "%lld preemptions for %lld requests (%lld requests preempted): the KV pool (%lld blocks "
+      "per replica) is too small for the batch. Raise gpu_memory_utilization, use "
+      "kv_cache_dtype fp8, lower max_num_seqs, or add GPUs (tensor_parallel_size).",
+      (long long)s->preemptions, (long long)(s->requests_finished + s->requests_rejected),
+      (long long)s->requests_preempted, (long long)s->pool_usable_blocks);
   kvsim__diag_advise_fp8(d, s);
   advise_util(d, s);
   advise_fewer_seqs(d, s);
@@ -276,12 +276,12 @@ static void rule_kv_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
     return;
   if (!frequent_preemption(s) && s->waiting_mean < 1)
     return;
-  kvsim_diagnosis_t *d =
-      kvsim__diag_add(s, "kv_bound", "warning",
-          "KV cache full with requests waiting in %.0f%% of samples (%.1f waiting on average, %lld "
-          "preemptions): memory, not compute, limits the batch. FP8 KV doubles the pool; a higher "
-          "gpu_memory_utilization or more replicas add to it.",
-          100 * in->frac_kv_full, s->waiting_mean, (long long)s->preemptions);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "kv_bound", "warning",
+      "KV cache full with requests waiting in %.0f%% of samples (%.1f waiting on average, %lld "
+      "preemptions): memory, not compute, limits the batch. FP8 KV doubles the pool; a higher "
+      "gpu_memory_utilization or more replicas add to it.",
+      100 * in->frac_kv_full, s->waiting_mean, (long long)s->preemptions);
   kvsim__diag_advise_fp8(d, s);
   advise_util(d, s);
   advise_replica(d, s);
@@ -290,12 +290,12 @@ static void rule_kv_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
 static void rule_seq_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   if (in->frac_seq_bound <= 0.2 || s->waiting_mean <= 1)
     return;
-  kvsim_diagnosis_t *d =
-      kvsim__diag_add(s, "max_num_seqs_bound", "info",
-          "max_num_seqs (%lld) reached in %.0f%% of samples with %.1f requests waiting on average: "
-          "raise max_num_seqs if the KV cache has room (usage mean %.0f%%).",
-          (long long)s->plan.p.max_num_seqs, 100 * in->frac_seq_bound, s->waiting_mean,
-          100 * s->kv_usage_mean);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "max_num_seqs_bound", "info",
+      "max_num_seqs (%lld) reached in %.0f%% of samples with %.1f requests waiting on average: "
+      "raise max_num_seqs if the KV cache has room (usage mean %.0f%%).",
+      (long long)s->plan.p.max_num_seqs, 100 * in->frac_seq_bound, s->waiting_mean,
+      100 * s->kv_usage_mean);
   if (s->kv_usage_mean < 0.9)
     advise_seqs(d, s, 2 * s->plan.p.max_num_seqs);
 }
@@ -304,12 +304,12 @@ static void rule_long_tail(kvsim_summary_t *s) {
   double p50 = s->ttft.p50, p99 = s->ttft.p99;
   if (!(p50 > 0 && p99 > 10 * p50 && p99 > 1.0))
     return;
-  kvsim_diagnosis_t *d =
-      kvsim__diag_add(s, "long_tail_latency", "warning",
-          "long tail: p99 TTFT %.2f s is %.0fx the median %.2f s; requests queue behind a full "
-          "batch. Fewer concurrent sequences per replica, more replicas, or admission control cut "
-          "the tail.",
-          p99, p99 / p50, p50);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "long_tail_latency", "warning",
+      "long tail: p99 TTFT %.2f s is %.0fx the median %.2f s; requests queue behind a full "
+      "batch. Fewer concurrent sequences per replica, more replicas, or admission control cut "
+      "the tail.",
+      p99, p99 / p50, p50);
   advise_fewer_seqs(d, s);
   advise_replica(d, s);
 }
@@ -317,7 +317,8 @@ static void rule_long_tail(kvsim_summary_t *s) {
 static void rule_prefix(kvsim_summary_t *s) {
   if (!(s->prefix_caching && s->prefix_queries > 0 && s->prefix_hits * 20 < s->prefix_queries))
     return;
-  kvsim__diag_add(s, "low_prefix_hit_rate", "info",
+  kvsim__diag_add(
+      s, "low_prefix_hit_rate", "info",
       "prefix cache hit rate %.1f%%: this traffic shares little prefix (or the cache evicts it "
       "before reuse); caching costs nothing here but buys little.",
       100.0 * (double)s->prefix_hits / (double)s->prefix_queries);
@@ -362,9 +363,11 @@ void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t
   char from[96] = "";
   if (cal->borrowed_from[0])
     snprintf(from, sizeof from, " (those of %s, scaled by spec figures)", cal->borrowed_from);
-  kvsim__diag_add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
+  kvsim__diag_add(
+      out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
       "%s has no measured kernel tables of its own: its step times are %s%s, so its band is "
       "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, at least a GPU with its own tables; kernel "
       "tables of this GPU (configs/kernels) would narrow it.",
-      cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
+      cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel,
+      100 * cal->band_tpot_rel);
 }

@@ -42,8 +42,8 @@ void kvsim__diag_advise_fp8(kvsim_diagnosis_t *d, const kvsim_summary_t *s);
  * their KV on the prefill side, waiting for decode blocks) or the link,
  * from the mean TTFT's parts and each side's busy share; with the change
  * that should help (one more instance of the bounding side). */
-#define KVSIM__DIAG_DISAGG_PART 0.10   /* a wait below this share of TTFT bounds nothing */
-#define KVSIM__DIAG_DISAGG_WARN 0.25   /* from this share on, a warning */
+#define KVSIM__DIAG_DISAGG_PART 0.10     /* a wait below this share of TTFT bounds nothing */
+#define KVSIM__DIAG_DISAGG_WARN 0.25     /* from this share on, a warning */
 #define KVSIM__DIAG_DISAGG_LINK_BUSY 0.8 /* a link this busy bounds, whatever waits behind it */
 void kvsim__diagnose_disagg(const kvsim__diag_input_t *in, kvsim_summary_t *s);
 

@@ -34,16 +34,17 @@ static parts_t parts_of(const kvsim_summary_t *s) {
     p.busy_d = d->decode_replicas > 0 ? d->decode_busy_s / (span * d->decode_replicas) : 0;
     /* A transfer holds one prefill and one decode instance's link: the
      * fewer of them carry every transfer. */
-    int32_t lanes = d->prefill_replicas < d->decode_replicas ? d->prefill_replicas : d->decode_replicas;
+    int32_t lanes =
+        d->prefill_replicas < d->decode_replicas ? d->prefill_replicas : d->decode_replicas;
     p.busy_link = lanes > 0 ? d->transfer_s_sum / (span * lanes) : 0;
   }
   return p;
 }
 
 static void advise_side(kvsim_diagnosis_t *d, kvsim_disagg_side side, int32_t n) {
-  kvsim_advice_t *a = kvsim__diag_advise(d, side == KVSIM_SIDE_DECODE ? KVSIM_ADVICE_DECODE_REPLICAS
-                                                                      : KVSIM_ADVICE_PREFILL_REPLICAS,
-                                         n + 1);
+  kvsim_advice_t *a = kvsim__diag_advise(
+      d, side == KVSIM_SIDE_DECODE ? KVSIM_ADVICE_DECODE_REPLICAS : KVSIM_ADVICE_PREFILL_REPLICAS,
+      n + 1);
   const char *name = side == KVSIM_SIDE_DECODE ? "decode" : "prefill";
   if (a) {
     snprintf(a->label, sizeof a->label, "one more %s instance (%d -> %d)", name, n, n + 1);
@@ -74,12 +75,16 @@ void kvsim__diagnose_disagg(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
     k = p.wait >= p.xfer ? 1 : 2;
     backpressure = true;
   }
-  double share = (saturated ? p.queue + p.wait + p.xfer : backpressure ? p.queue + w[k] : w[k]) / p.ttft;
+  double share = (saturated      ? p.queue + p.wait + p.xfer
+                  : backpressure ? p.queue + w[k]
+                                 : w[k]) /
+                 p.ttft;
   static const char *const code[3] = {"disagg_prefill_bound", "disagg_decode_pool_bound",
                                       "disagg_link_bound"};
   static const char *const what[3] = {
       "the prefill pool bounds TTFT: requests queue for a prefill instance",
-      "the decode pool bounds TTFT: prompts hold their KV on the prefill side waiting for decode blocks",
+      "the decode pool bounds TTFT: prompts hold their KV on the prefill side waiting for decode "
+      "blocks",
       "the link bounds TTFT: its transfers are the bottleneck (set disaggregation.link: a faster "
       "link, or NVLink within a node)"};
   char head[300];

@@ -29,7 +29,9 @@ void kvsim__deploy_name(const kvsim_deploy_row_t *r, char *buf, size_t cap) {
              p->replicas * r->gpus_per_replica, m);
 }
 
-static int gpus(const kvsim_deploy_row_t *r) { return r->points[r->best].replicas * r->gpus_per_replica; }
+static int gpus(const kvsim_deploy_row_t *r) {
+  return r->points[r->best].replicas * r->gpus_per_replica;
+}
 
 void kvsim__deploy_pays(const kvsim_compare_t *c, const kvsim_deploy_result_t *res, char *buf,
                         size_t cap) {
@@ -40,19 +42,23 @@ void kvsim__deploy_pays(const kvsim_compare_t *c, const kvsim_deploy_result_t *r
   if (d >= 0)
     kvsim__deploy_name(&res->rows[d], nd, sizeof nd);
   if (a < 0 && d < 0) {
-    snprintf(buf, cap, "Neither an aggregated nor a disaggregated deployment of the search meets the "
-                       "SLO at %g req/s.", c->target_rate);
+    snprintf(buf, cap,
+             "Neither an aggregated nor a disaggregated deployment of the search meets the "
+             "SLO at %g req/s.",
+             c->target_rate);
     return;
   }
   if (d < 0) {
-    snprintf(buf, cap, "Disaggregation does not pay here: no disaggregated layout of the search "
-                       "meets the SLO at %g req/s; the cheapest aggregated deployment is %s.",
+    snprintf(buf, cap,
+             "Disaggregation does not pay here: no disaggregated layout of the search "
+             "meets the SLO at %g req/s; the cheapest aggregated deployment is %s.",
              c->target_rate, na);
     return;
   }
   if (a < 0) {
-    snprintf(buf, cap, "Disaggregation pays here: no aggregated configuration of the search meets "
-                       "the SLO at %g req/s; the cheapest disaggregated deployment is %s.",
+    snprintf(buf, cap,
+             "Disaggregation pays here: no aggregated configuration of the search meets "
+             "the SLO at %g req/s; the cheapest disaggregated deployment is %s.",
              c->target_rate, nd);
     return;
   }
@@ -66,13 +72,15 @@ void kvsim__deploy_pays(const kvsim_compare_t *c, const kvsim_deploy_result_t *r
     snprintf(buf, cap, "Disaggregation pays here: %s, %.0f %% %s the cheapest aggregated, %s.", nd,
              100 * (va - vd) / va, priced ? "less per hour than" : "fewer GPUs than", na);
   else if (vd > va)
-    snprintf(buf, cap, "Disaggregation does not pay here: the cheapest disaggregated deployment, %s, "
-                       "costs %.0f %% %s the cheapest aggregated, %s.",
+    snprintf(buf, cap,
+             "Disaggregation does not pay here: the cheapest disaggregated deployment, %s, "
+             "costs %.0f %% %s the cheapest aggregated, %s.",
              nd, 100 * (vd - va) / va, more, na);
   else /* one price: kvsim_deploy_cheaper's next key, the margin to the SLO, ranks them */
-    snprintf(buf, cap, "Disaggregation neither saves nor costs here: %s and the cheapest aggregated, "
-                       "%s, cost the same; the %s one ranks first on its margin to the SLO (%.0f %% "
-                       "against %.0f %%%s).",
+    snprintf(buf, cap,
+             "Disaggregation neither saves nor costs here: %s and the cheapest aggregated, "
+             "%s, cost the same; the %s one ranks first on its margin to the SLO (%.0f %% "
+             "against %.0f %%%s).",
              nd, na, kvsim_deploy_cheaper(rd, ra) ? "disaggregated" : "aggregated",
              100 * fmax(rd->margin, ra->margin), 100 * fmin(rd->margin, ra->margin),
              fabs(rd->margin - ra->margin) < KVSIM__DEPLOY_MARGIN_TIE
@@ -116,9 +124,10 @@ void kvsim__deploy_pays_md(FILE *f, const kvsim_compare_t *c, const kvsim_deploy
 void kvsim__deploy_launch_note(FILE *f, const kvsim_deploy_row_t *w) {
   const int n = w->points[w->best].replicas, np = n * w->cfg.prefill_replicas,
             nd = n * w->cfg.decode_replicas;
-  fprintf(f, "%d unit%s: the prefill line on each of the %d prefill instance%s, the decode line on "
-             "each of the %d decode instance%s, behind a proxy that sends each request to a prefill "
-             "instance and then to a decode instance (vLLM: its toy_proxy_server.py or llm-d; "
-             "SGLang: sglang_router with --pd-disaggregation).\n\n",
+  fprintf(f,
+          "%d unit%s: the prefill line on each of the %d prefill instance%s, the decode line on "
+          "each of the %d decode instance%s, behind a proxy that sends each request to a prefill "
+          "instance and then to a decode instance (vLLM: its toy_proxy_server.py or llm-d; "
+          "SGLang: sglang_router with --pd-disaggregation).\n\n",
           n, n == 1 ? "" : "s", np, np == 1 ? "" : "s", nd, nd == 1 ? "" : "s");
 }

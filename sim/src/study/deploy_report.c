@@ -117,8 +117,8 @@ static void cheapest_table(FILE *f, const kvsim_deploy_space_t *s, const kvsim_d
     fprintf(f, "%d x %s = %d GPUs | %s | %s | %lld | %lld | %.3g | %.3g | %.0f | %.1f | %s |\n",
             p->replicas, layout, p->replicas * r->gpus_per_replica, r->serve.kv_cache_dtype,
             r->serve.quantization[0] ? r->serve.quantization : "checkpoint",
-            (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens, p->ttft_p99,
-            p->tpot_p99, kvsim__deploy_per_gpu(r, p), kvsim__deploy_per_user(p), m);
+            (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens,
+            p->ttft_p99, p->tpot_p99, kvsim__deploy_per_gpu(r, p), kvsim__deploy_per_user(p), m);
   }
 }
 
@@ -183,12 +183,14 @@ static void not_run(FILE *f, const kvsim_deploy_result_t *res) {
     covered += res->rows[i].rc == KVSIM_OK && !res->rows[i].npoints && res->rows[i].stopped[0];
   if (!res->no_fit && !res->failed && !covered)
     return;
-  fprintf(f, "\n## Not simulated\n\n%d configurations do not fit (the engine's start-up error), %d "
-             "failed",
+  fprintf(f,
+          "\n## Not simulated\n\n%d configurations do not fit (the engine's start-up error), %d "
+          "failed",
           res->no_fit, res->failed);
   if (covered)
-    fprintf(f, ", %d disaggregated units are whole multiples of a smaller unit the search runs "
-               "(its replica search reaches the same deployments)",
+    fprintf(f,
+            ", %d disaggregated units are whole multiples of a smaller unit the search runs "
+            "(its replica search reaches the same deployments)",
             covered);
   fputs(":\n\n", f);
   for (int i = 0; i < res->n; i++) {
@@ -232,18 +234,20 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
   fputs(" (", f);
   kvsim__md_text(f, c->description[0] ? c->description : c->scenario_where);
   if (s.disagg)
-    fprintf(f, "). Searched: %d configurations (%lld aggregated: GPU x TP x quantization x KV dtype x "
-               "max_num_seqs x max_num_batched_tokens; %lld disaggregated: the same without TP, x "
-               "prefill instances x decode instances x prefill TP x decode TP a unit), each with the "
-               "fewest replicas (units) (1, 2, 4, ... up to %d, then bisected) meeting the SLO; %d "
-               "simulations.\n\n",
+    fprintf(f,
+            "). Searched: %d configurations (%lld aggregated: GPU x TP x quantization x KV dtype x "
+            "max_num_seqs x max_num_batched_tokens; %lld disaggregated: the same without TP, x "
+            "prefill instances x decode instances x prefill TP x decode TP a unit), each with the "
+            "fewest replicas (units) (1, 2, 4, ... up to %d, then bisected) meeting the SLO; %d "
+            "simulations.\n\n",
             res->n, (long long)kvsim_deploy_space_count_aggregated(&s),
             (long long)(res->n - kvsim_deploy_space_count_aggregated(&s)), s.max_replicas,
             res->simulations);
   else
-    fprintf(f, "). Searched: %d configurations (GPU x TP x quantization x KV dtype x max_num_seqs x "
-               "max_num_batched_tokens), each with the fewest replicas (1, 2, 4, ... up to %d, then "
-               "bisected) meeting the SLO; %d simulations.\n\n",
+    fprintf(f,
+            "). Searched: %d configurations (GPU x TP x quantization x KV dtype x max_num_seqs x "
+            "max_num_batched_tokens), each with the fewest replicas (1, 2, 4, ... up to %d, then "
+            "bisected) meeting the SLO; %d simulations.\n\n",
             res->n, s.max_replicas, res->simulations);
   fputs("## Cheapest deployment per GPU\n\n", f);
   cheapest_table(f, &s, res);

@@ -171,7 +171,8 @@ static int sides(const kvsim_scenario_t *sc, kvsim_deploy_row_t *r, kvsim_err *e
     if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&side, &res, err)) == KVSIM_OK) {
       serve_args(&side, &res, r);
       r->side[k] = r->serve;
-      r->side[k].role = k == KVSIM_SIDE_PREFILL ? KVSIM_SERVE_ROLE_PREFILL : KVSIM_SERVE_ROLE_DECODE;
+      r->side[k].role =
+          k == KVSIM_SIDE_PREFILL ? KVSIM_SERVE_ROLE_PREFILL : KVSIM_SERVE_ROLE_DECODE;
       gpus += unit[k] * r->gpus_per_replica;
     }
     kvsim_scenario_fini(&side);
@@ -184,13 +185,14 @@ static int sides(const kvsim_scenario_t *sc, kvsim_deploy_row_t *r, kvsim_err *e
 
 /* A unit the space also searches smaller (2P:2D beside 1P:1D): listed in
  * stopped, not run. */
-static bool covered(const kvsim_deploy_space_t *s, const kvsim_scenario_t *sc, kvsim_deploy_row_t *r) {
+static bool covered(const kvsim_deploy_space_t *s, const kvsim_scenario_t *sc,
+                    kvsim_deploy_row_t *r) {
   int p, d;
   if (!kvsim_deploy_unit_covered(s, sc->disagg.unit_prefill, sc->disagg.unit_decode, &p, &d))
     return false;
   snprintf(r->stopped, sizeof r->stopped,
-           "not run: %dP:%dD is %d units of %dP:%dD, which the search runs", sc->disagg.unit_prefill,
-           sc->disagg.unit_decode, sc->disagg.unit_prefill / p, p, d);
+           "not run: %dP:%dD is %d units of %dP:%dD, which the search runs",
+           sc->disagg.unit_prefill, sc->disagg.unit_decode, sc->disagg.unit_prefill / p, p, d);
   return true;
 }
 
@@ -228,7 +230,8 @@ static int evaluate(const kvsim_compare_t *c, const kvsim_deploy_space_t *s, int
   if (rc == KVSIM_OK && !sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   kvsim_resolved_t res;
-  if (rc == KVSIM_OK && sc.disagg.enabled) { /* the unit as run: the scenario's counts where the space gives none */
+  if (rc == KVSIM_OK &&
+      sc.disagg.enabled) { /* the unit as run: the scenario's counts where the space gives none */
     r->cfg.prefill_replicas = sc.disagg.unit_prefill;
     r->cfg.decode_replicas = sc.disagg.unit_decode;
   }
@@ -292,10 +295,10 @@ static int done(void *ctx, int64_t i, int rc, const void *out, const kvsim_err *
     else
       snprintf(label, sizeof label, "%s TP%d", r->cfg.gpu, r->cfg.tp);
     kvsim_progress_step(x->progress, label,
-                        r->best >= 0                  ? "meets"
-                        : r->rc == KVSIM_ENOFIT       ? "does not fit"
-                        : !r->npoints && !r->rc       ? "not run (a smaller unit's)"
-                                                      : "no answer",
+                        r->best >= 0            ? "meets"
+                        : r->rc == KVSIM_ENOFIT ? "does not fit"
+                        : !r->npoints && !r->rc ? "not run (a smaller unit's)"
+                                                : "no answer",
                         r->rc < 0 && r->rc != KVSIM_ENOFIT);
   }
   return KVSIM_OK;
@@ -317,7 +320,8 @@ static void winner_command(kvsim_deploy_result_t *res) {
   /* Each line under a comment naming its side: vLLM's two are the same
    * line (the proxy gives the roles). */
   if (ok)
-    snprintf(res->winner_command, cap, "# prefill: %d instance(s) a unit\n%s\n# decode: %d instance(s) a unit\n%s",
+    snprintf(res->winner_command, cap,
+             "# prefill: %d instance(s) a unit\n%s\n# decode: %d instance(s) a unit\n%s",
              w->cfg.prefill_replicas, line[0], w->cfg.decode_replicas, line[1]);
   else
     snprintf(res->winner_command, cap, "%s", line[1]);

@@ -36,7 +36,8 @@ static void vllm(const kvsim_serve_args_t *a, char *buf, size_t cap) {
    * kv_both; the proxy in front decides which one prefills
    * (docs.vllm.ai/en/stable/features/nixl_connector_usage.html). */
   if (a->role != KVSIM_SERVE_ROLE_NONE)
-    add(buf, cap, "--kv-transfer-config", "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
+    add(buf, cap, "--kv-transfer-config",
+        "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
 }
 
 /* The flags of SGLang's server (python/sglang/srt/server_args.py,
@@ -66,7 +67,8 @@ static void sglang(const kvsim_serve_args_t *a, char *buf, size_t cap) {
    * disaggregation_transfer_backend; docs.sglang.io
    * advanced_features/pd_disaggregation). */
   if (a->role != KVSIM_SERVE_ROLE_NONE) {
-    add(buf, cap, "--disaggregation-mode", a->role == KVSIM_SERVE_ROLE_PREFILL ? "prefill" : "decode");
+    add(buf, cap, "--disaggregation-mode",
+        a->role == KVSIM_SERVE_ROLE_PREFILL ? "prefill" : "decode");
     add(buf, cap, "--disaggregation-transfer-backend", "mooncake");
   }
 }

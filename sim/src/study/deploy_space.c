@@ -100,7 +100,8 @@ static int side_lists(const cJSON *d, const char *name, const char *where, int *
   if (!o)
     return KVSIM_OK;
   if (!cJSON_IsObject(o))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object of lists (replicas, tensor_parallel_size)", w);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: expected an object of lists (replicas, tensor_parallel_size)", w);
   static const char *const keys[] = {"replicas", "tensor_parallel_size", NULL};
   int64_t v[2][KVSIM_DEPLOY_MAX_VALUES];
   int rc;
@@ -143,18 +144,25 @@ int kvsim_deploy_space_parse(const cJSON *block, const char *where, kvsim_deploy
   s->max_replicas = DEFAULT_MAX_REPLICAS;
   if (!cJSON_IsObject(block))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected an object of lists", where);
-  static const char *const keys[] = {"gpus", "tensor_parallel_size", "max_num_seqs",
-                                     "max_num_batched_tokens", "kv_cache_dtype", "quantization",
-                                     "max_replicas", "disaggregation", NULL};
+  static const char *const keys[] = {"gpus",
+                                     "tensor_parallel_size",
+                                     "max_num_seqs",
+                                     "max_num_batched_tokens",
+                                     "kv_cache_dtype",
+                                     "quantization",
+                                     "max_replicas",
+                                     "disaggregation",
+                                     NULL};
   int64_t tp[KVSIM_DEPLOY_MAX_VALUES];
   int rc;
-  if ((rc = kvsim__json_only_keys(block, keys, where, err)) < 0 || (rc = gpus(block, where, s, err)) < 0 ||
+  if ((rc = kvsim__json_only_keys(block, keys, where, err)) < 0 ||
+      (rc = gpus(block, where, s, err)) < 0 ||
       (rc = ints(block, "tensor_parallel_size", 1, 64, where, tp, &s->ntp, err)) < 0 ||
       (rc = ints(block, "max_num_seqs", 1, 65536, where, s->max_num_seqs, &s->nseqs, err)) < 0 ||
       (rc = ints(block, "max_num_batched_tokens", 1, 10000000, where, s->max_num_batched_tokens,
                  &s->nmbt, err)) < 0 ||
-      (rc = strs(block, "kv_cache_dtype", where, &s->kv_cache_dtype[0][0], sizeof s->kv_cache_dtype[0],
-                 &s->nkv, err)) < 0 ||
+      (rc = strs(block, "kv_cache_dtype", where, &s->kv_cache_dtype[0][0],
+                 sizeof s->kv_cache_dtype[0], &s->nkv, err)) < 0 ||
       (rc = strs(block, "quantization", where, &s->quantization[0][0], sizeof s->quantization[0],
                  &s->nquant, err)) < 0 ||
       (rc = disagg(block, where, s, err)) < 0)
@@ -180,7 +188,8 @@ static int64_t common(const kvsim_deploy_space_t *s) {
 }
 
 static int64_t layouts(const kvsim_deploy_space_t *s) {
-  return s->disagg ? len(s->nprefill) * len(s->ndecode) * len(s->nprefill_tp) * len(s->ndecode_tp) : 0;
+  return s->disagg ? len(s->nprefill) * len(s->ndecode) * len(s->nprefill_tp) * len(s->ndecode_tp)
+                   : 0;
 }
 
 int64_t kvsim_deploy_space_count_aggregated(const kvsim_deploy_space_t *s) {
@@ -222,7 +231,8 @@ static void settings_of(const kvsim_deploy_space_t *s, int64_t i, kvsim_deploy_c
   snprintf(out->gpu, sizeof out->gpu, "%s", s->gpus[i % len(s->ngpus)]);
 }
 
-void kvsim_deploy_space_config(const kvsim_deploy_space_t *s, int64_t i, kvsim_deploy_config_t *out) {
+void kvsim_deploy_space_config(const kvsim_deploy_space_t *s, int64_t i,
+                               kvsim_deploy_config_t *out) {
   memset(out, 0, sizeof *out);
   int64_t agg = kvsim_deploy_space_count_aggregated(s);
   if (i < agg) { /* innermost last: the index's digits in mixed radix */
@@ -253,7 +263,8 @@ static bool listed(const int *l, int n, int v, int given) {
   return false;
 }
 
-bool kvsim_deploy_unit_covered(const kvsim_deploy_space_t *s, int p, int d, int *p_min, int *d_min) {
+bool kvsim_deploy_unit_covered(const kvsim_deploy_space_t *s, int p, int d, int *p_min,
+                               int *d_min) {
   *p_min = p;
   *d_min = d;
   for (int g = 2; g <= p && g <= d; g++)

@@ -152,7 +152,8 @@ static void csv_row(FILE *f, const kvsim_deploy_row_t *r, const kvsim_deploy_poi
     if (r->rc == KVSIM_OK) /* a unit a smaller one covers */
       snprintf(st, sizeof st, "%s", r->stopped);
     else
-      snprintf(st, sizeof st, "%s: %s", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed", r->error);
+      snprintf(st, sizeof st, "%s: %s", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed",
+               r->error);
     cell(f, st);
   }
   layout_cells(f, r);
@@ -181,11 +182,12 @@ char *kvsim_deploy_csv(const kvsim_deploy_result_t *res) {
   FILE *f = open_with_front(res, &fr, &text, &len);
   if (!f)
     return NULL;
-  fputs("gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
-        "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
-        "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status,"
-        "prefill_replicas,prefill_tp,decode_replicas,decode_tp,layout\n",
-        f);
+  fputs(
+      "gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
+      "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
+      "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status,"
+      "prefill_replicas,prefill_tp,decode_replicas,decode_tp,layout\n",
+      f);
   for (int i = 0; i < res->n; i++) {
     const kvsim_deploy_row_t *r = &res->rows[i];
     if (r->rc < 0 || (!r->npoints && r->stopped[0]))
