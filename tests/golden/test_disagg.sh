@@ -70,6 +70,9 @@ grep -q 'back-pressure' "$tmp/small/summary.json" || { echo "FAIL: the prefill q
 [ "$(code "$tmp/slowbig")" = disagg_link_bound ] || { echo "FAIL: slow link diagnosed as '$(code "$tmp/slowbig")'"; exit 1; }
 # With the small decode pool as well, the decode pool still bounds it.
 [ "$(code "$tmp/slow")" = disagg_decode_pool_bound ] || { echo "FAIL: slow link, small pool: '$(code "$tmp/slow")'"; exit 1; }
+# The plots' titles name both sides, not the base hardware's TP.
+label=$(. "$src/scripts/plot_lib.sh"; run_label "$tmp/small/summary.json")
+[[ $label == *"on h100-sxm (1 prefill TP 1 : 1 decode TP 1)"* ]] || { echo "FAIL: plot title '$label'"; exit 1; }
 
 # 3. SGLang's bootstrap: the decode side allocates before the prefill
 # runs, so the prefill side never holds a prompt waiting for decode blocks;
