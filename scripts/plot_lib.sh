@@ -15,16 +15,28 @@ json_get() {
 # gq TEXT: TEXT inside a gnuplot single-quoted string.
 gq() { printf '%s' "$1" | sed "s/'/''/g"; }
 
-# run_label SUMMARY: "name: model on GPU (TP t), util u" for a title.
+# run_label SUMMARY: "name: model on GPU (TP t), util u" for a title; a
+# disaggregated run's sides instead of its base TP (memory_plan is the
+# scenario's own hardware, which the sides only inherit from):
+# "name: model on GPU (3 prefill TP 4 : 1 decode TP 8), util u".
 run_label() {
-  local s=$1 name model gpu tp util
+  local s=$1 name model gpu tp util pr pt dr dt
   name=$(json_get "$s" name name)
   model=$(json_get "$s" memory_plan model)
   gpu=$(json_get "$s" memory_plan gpu)
   tp=$(json_get "$s" memory_plan tensor_parallel_size)
   util=$(json_get "$s" memory_plan gpu_memory_utilization)
-  printf '%s: %s on %s (TP %s), gpu_memory_utilization %s' "${name:-?}" "${model:-?}" "${gpu:-?}" \
-    "${tp:-?}" "${util:-?}"
+  pr=$(json_get "$s" disaggregation prefill replicas)
+  if [ -n "$pr" ]; then
+    pt=$(json_get "$s" disaggregation prefill tensor_parallel_size)
+    dr=$(json_get "$s" disaggregation decode replicas)
+    dt=$(json_get "$s" disaggregation decode tensor_parallel_size)
+    tp="$pr prefill TP $pt : $dr decode TP $dt"
+  else
+    tp="TP ${tp:-?}"
+  fi
+  printf '%s: %s on %s (%s), gpu_memory_utilization %s' "${name:-?}" "${model:-?}" "${gpu:-?}" \
+    "$tp" "${util:-?}"
 }
 
 # The terminal every figure uses: PNG, plain text (noenhanced: metric

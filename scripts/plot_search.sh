@@ -20,9 +20,12 @@ name=${KVSIM_PLOT_NAME:-$(sed -n 's/^# Deployment search: //p' "$dir/REPORT.md" 
 rm -f "$dir/frontier.png"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The SLO-meeting points by GPU (columns before the last, status, hold no
-# comma): tokens/s per user (16), output tokens/s per GPU (15).
-awk -F, -v d="$tmp" 'NR > 1 && $9 == "true" && $16 != "" { print $16, $15 > (d "/gpu_" $1) }' "$dir/search.csv"
+# The SLO-meeting points by GPU and layout (the columns before status
+# hold no comma, nor does the last, layout, which older files lack):
+# tokens/s per user (16), output tokens/s per GPU (15).
+awk -F, -v d="$tmp" 'NR > 1 && $9 == "true" && $16 != "" {
+  g = $1; if ($NF == "disaggregated") g = g " disaggregated"
+  print $16, $15 > (d "/gpu_" g) }' "$dir/search.csv"
 awk -F, 'NR > 1 { print $1, $2 }' "$dir/search_frontier.csv" > "$tmp/frontier"
 [ -s "$tmp/frontier" ] || exit 0 # nothing met the SLO: no figure
 plots=""

@@ -57,6 +57,23 @@ gt "$(awk -v b="$(get "$tmp/px-false" disaggregation.kv_bytes_transferred)" 'BEG
 gt "$(get "$tmp/slow" disaggregation.transfer_s_mean)" "$(awk -v b="$(get "$tmp/big" disaggregation.transfer_s_mean)" 'BEGIN { print 90 * b }')" \
   "a link 100 times slower should take about 100 times longer"
 
+# 2b. The diagnosis names what bounds each: the small decode pool (its
+# prefill queue is back-pressure) and the slow link, each with the change
+# that should help, measured.
+code() { python3 -c "import json,sys; print(' '.join(d['code'] for d in json.load(open(sys.argv[1]))['diagnosis']))" "$1/summary.json"; }
+[ "$(code "$tmp/small")" = disagg_decode_pool_bound ] || { echo "FAIL: small decode pool diagnosed as '$(code "$tmp/small")'"; exit 1; }
+grep -q '"set":[[:space:]]*"disaggregation.decode.replicas=2"' "$tmp/small/summary.json" ||
+  { echo "FAIL: no advice of one more decode instance"; exit 1; }
+grep -q 'back-pressure' "$tmp/small/summary.json" || { echo "FAIL: the prefill queue is not called back-pressure"; exit 1; }
+"$kvsim" run "$scen" --quiet --no-band --out "$tmp/slowbig" --set disaggregation.link.bandwidth_GBps=0.43 \
+  --set disaggregation.decode.engine.num_gpu_blocks_override=6000
+[ "$(code "$tmp/slowbig")" = disagg_link_bound ] || { echo "FAIL: slow link diagnosed as '$(code "$tmp/slowbig")'"; exit 1; }
+# With the small decode pool as well, the decode pool still bounds it.
+[ "$(code "$tmp/slow")" = disagg_decode_pool_bound ] || { echo "FAIL: slow link, small pool: '$(code "$tmp/slow")'"; exit 1; }
+# The plots' titles name both sides, not the base hardware's TP.
+label=$(. "$src/scripts/plot_lib.sh"; run_label "$tmp/small/summary.json")
+[[ $label == *"on h100-sxm (1 prefill TP 1 : 1 decode TP 1)"* ]] || { echo "FAIL: plot title '$label'"; exit 1; }
+
 # 3. SGLang's bootstrap: the decode side allocates before the prefill
 # runs, so the prefill side never holds a prompt waiting for decode blocks;
 # the queue builds before the prefill instead.

@@ -444,3 +444,76 @@ Test(diagnosis, advice_setters_check_and_record) {
   cr_assert_eq(sc.plan.kv_dtype, KVSIM_KV_FP8, "FP8 kept");
   kvsim_scenario_fini(&sc);
 }
+
+/* A disaggregated run of 1P:1D over 100 s: TTFT 2 s on average, of which
+ * `queue`, `wait` and `xfer` are the waits (s); the prefill side busy
+ * prefill_busy of the span, the link link_busy. */
+static void disagg_run(kvsim_summary_t *s, double queue, double wait, double xfer,
+                       double prefill_busy, double link_busy) {
+  memset(s, 0, sizeof *s);
+  s->disaggregated = true;
+  s->requests_finished = 200;
+  s->ttft.mean = 2;
+  s->queue.count = 200;
+  s->queue.mean = queue;
+  s->simulated_time_s = 100;
+  s->plan.kv_bytes_per_element = 2;
+  kvsim_disagg_stats_t *d = &s->disagg;
+  d->prefill_replicas = d->decode_replicas = 1;
+  d->transfers = 200;
+  d->handoff_wait_s_sum = 200 * wait;
+  d->transfer_s_sum = link_busy > 0 ? 100 * link_busy : 200 * xfer;
+  d->prefill_busy_s = 100 * prefill_busy;
+  d->decode_busy_s = 100;
+  d->prefill_kv_usage_peak = 0.3;
+  d->decode_kv_usage_peak = 0.5;
+}
+
+Test(diagnosis, disaggregated_run_names_the_side_that_bounds_it) {
+  kvsim_summary_t s;
+  kvsim__diag_input_t in = {0};
+  /* Requests queue for the prefill instance, which is busy. */
+  disagg_run(&s, 1.2, 0.05, 0.01, 0.9, 0);
+  kvsim__diagnose_disagg(&in, &s);
+  const kvsim_diagnosis_t *d = find(&s, "disagg_prefill_bound");
+  cr_assert_not_null(d, "prefill-bound: got %s", s.ndiagnosis ? s.diagnosis[0].code : "nothing");
+  cr_assert_str_eq(d->severity, "warning", "1.2 of 2 s is past the warning share");
+  const kvsim_advice_t *a = advice(d, KVSIM_ADVICE_PREFILL_REPLICAS);
+  cr_assert(a && a->value == 2 && !strcmp(a->change, "disaggregation.prefill.replicas=2"),
+            "one more prefill instance advised");
+  cr_assert_null(advice(d, KVSIM_ADVICE_DECODE_REPLICAS),
+                 "the decode pool has room: no decode advice");
+  cr_assert(strstr(d->message, "prefill instances busy 90%"), "%s", d->message);
+  /* Prompts wait for decode blocks. */
+  disagg_run(&s, 0.1, 0.8, 0.01, 0.5, 0);
+  s.disagg.decode_kv_usage_peak = 1;
+  kvsim__diagnose_disagg(&in, &s);
+  d = find(&s, "disagg_decode_pool_bound");
+  cr_assert(d && advice(d, KVSIM_ADVICE_DECODE_REPLICAS) && advice(d, KVSIM_ADVICE_KV_FP8),
+            "decode-pool-bound, with one more decode instance and FP8 KV");
+  /* A prefill queue behind a full prefill pool of idle instances is the
+   * decode pool's back-pressure, not the prefill side's. */
+  disagg_run(&s, 1.2, 0.4, 0.01, 0.1, 0);
+  s.disagg.prefill_kv_usage_peak = 1;
+  kvsim__diagnose_disagg(&in, &s);
+  d = find(&s, "disagg_decode_pool_bound");
+  cr_assert(d && strstr(d->message, "back-pressure"), "back-pressure to the decode pool: %s",
+            s.ndiagnosis ? s.diagnosis[0].message : "nothing");
+  /* A saturated link bounds, whatever queues behind it. */
+  disagg_run(&s, 1.2, 0.1, 0, 0.3, 0.95);
+  kvsim__diagnose_disagg(&in, &s);
+  d = find(&s, "disagg_link_bound");
+  cr_assert(d && d->nadvice == 0, "link-bound, with no typed change: %s",
+            s.ndiagnosis ? s.diagnosis[0].code : "nothing");
+  /* Nothing waits: info only, no advice. */
+  disagg_run(&s, 0.05, 0, 0.015, 0.2, 0);
+  kvsim__diagnose_disagg(&in, &s);
+  d = find(&s, "disagg_unbound");
+  cr_assert(d && !strcmp(d->severity, "info") && d->nadvice == 0,
+            "an unloaded run bounds on nothing");
+  /* An aggregated run gets none of these. */
+  disagg_run(&s, 1.2, 0.05, 0.01, 0.9, 0);
+  s.disaggregated = false;
+  kvsim__diagnose_disagg(&in, &s);
+  cr_assert_eq(s.ndiagnosis, 0, "not disaggregated: no finding");
+}

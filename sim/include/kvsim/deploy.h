@@ -14,7 +14,22 @@
  *
  * Only "gpus" is required; a list left out keeps the scenario's value.
  * "quantization" values are the scenario's engine.quantization ("none":
- * the checkpoint as it is). */
+ * the checkpoint as it is).
+ *
+ * A "disaggregation" object adds disaggregated layouts beside the
+ * aggregated configurations, with the scenario's own block's key names:
+ *
+ *   "disaggregation": { "prefill": { "replicas": [1, 2], "tensor_parallel_size": [4] },
+ *                       "decode":  { "replicas": [1, 2, 3], "tensor_parallel_size": [4, 8] } }
+ *
+ * Each GPU x quantization x KV dtype x max_num_seqs x max_num_batched_tokens
+ * combination is then also run as every prefill:decode unit (replicas and
+ * TP of each side; both sides on that GPU, the link and flow the
+ * scenario's disaggregation block gives, else its defaults), the replica
+ * search scaling whole units. A list left out is the scenario's value
+ * (replicas 1; TP hardware.tensor_parallel_size). A unit whose two counts
+ * share a factor (2P:2D) is the same deployments as a smaller one (two
+ * units of 1P:1D) and is listed, not run. */
 #ifndef KVSIM_DEPLOY_H
 #define KVSIM_DEPLOY_H
 
@@ -50,35 +65,66 @@ typedef struct kvsim_deploy_space {
   char quantization[KVSIM_DEPLOY_MAX_VALUES][32];
   int nquant;
   int max_replicas; /* default 32 */
+  /* The disaggregated layouts ("disaggregation" given: disagg true); a
+   * list left out has n 0 (the scenario's value). */
+  bool disagg;
+  int prefill_replicas[KVSIM_DEPLOY_MAX_VALUES], nprefill;
+  int decode_replicas[KVSIM_DEPLOY_MAX_VALUES], ndecode;
+  int prefill_tp[KVSIM_DEPLOY_MAX_VALUES], nprefill_tp;
+  int decode_tp[KVSIM_DEPLOY_MAX_VALUES], ndecode_tp;
 } kvsim_deploy_space_t;
 
 /* One configuration of the space: a list left out is 0 / "" (the
- * scenario's value). */
+ * scenario's value). A disaggregated one (disagg) has tp 0 and its
+ * sides' instances per unit and TP (0: the scenario's). */
 typedef struct kvsim_deploy_config {
   char gpu[64];
   int tp;
   int64_t max_num_seqs, max_num_batched_tokens;
   char kv_cache_dtype[16], quantization[32];
+  bool disagg;
+  int prefill_replicas, decode_replicas, prefill_tp, decode_tp;
 } kvsim_deploy_config_t;
 
 /* Parses and checks the block (where: "FILE: search"). Errors
  * (KVSIM_EINVAL, naming the key and the bad value): an unknown key, a list
  * that is not a non-empty array of at most KVSIM_DEPLOY_MAX_VALUES, a value
  * out of range (TP in [1, 64], max_num_seqs in [1, 65536],
- * max_num_batched_tokens in [1, 10,000,000], max_replicas in [1, 256]), a
- * value given twice, a name that is no GPU. The scenario checks KV dtypes
- * and quantizations (kvsim_deploy_config_scenario). */
+ * max_num_batched_tokens in [1, 10,000,000], max_replicas in [1, 256], a
+ * side's replicas in [1, 64]), a value given twice, a name that is no GPU,
+ * a "disaggregation" or side that is not an object. The scenario checks
+ * KV dtypes and quantizations (kvsim_deploy_config_scenario). */
 int kvsim_deploy_space_parse(const cJSON *block, const char *where, kvsim_deploy_space_t *s,
                              kvsim_err *err);
-/* How many configurations (the product of the lists' lengths). */
+/* How many configurations: the product of the lists' lengths, and with
+ * "disaggregation" as many again without TP, times the product of the
+ * four side lists' lengths. */
 int64_t kvsim_deploy_space_count(const kvsim_deploy_space_t *s);
+/* How many of them are aggregated: they come first, the disaggregated ones
+ * after them. */
+int64_t kvsim_deploy_space_count_aggregated(const kvsim_deploy_space_t *s);
 /* Configuration i, GPU outermost (then TP, quantization, KV dtype,
- * max_num_seqs, max_num_batched_tokens). */
+ * max_num_seqs, max_num_batched_tokens); past the aggregated ones, GPU,
+ * quantization, KV dtype, max_num_seqs, max_num_batched_tokens, prefill
+ * replicas, decode replicas, prefill TP, decode TP. */
 void kvsim_deploy_space_config(const kvsim_deploy_space_t *s, int64_t i, kvsim_deploy_config_t *out);
 /* The study's scenario with cfg's settings, at the target rate (fini it).
- * Errors: the scenario's own (a bad KV dtype or quantization named). */
+ * With the search block's "disaggregation" given, an aggregated
+ * cfg drops the scenario's disaggregation block; a disaggregated one sets
+ * it (both sides on cfg's GPU; the base hardware at the decode side's TP,
+ * which the sides inherit and which must fit). Errors: the scenario's own
+ * (a bad KV dtype or quantization named; a profile without a KV
+ * connector). */
 int kvsim_deploy_config_scenario(const kvsim_compare_t *c, const kvsim_deploy_config_t *cfg,
                                  kvsim_scenario_t *sc, kvsim_err *err);
+/* Whether a unit of p prefill and d decode instances is k > 1 times a
+ * smaller unit the space also searches (2P:2D and 1P:1D): k units of the
+ * smaller one are the same deployments, and more, so it need not run.
+ * Writes the smallest such unit's counts (p, d when none). */
+bool kvsim_deploy_unit_covered(const kvsim_deploy_space_t *s, int p, int d, int *p_min, int *d_min);
+/* A unit of a disaggregated deployment: "2P TP4 : 3D TP8". */
+void kvsim_deploy_unit_name(int prefill, int prefill_tp, int decode, int decode_tp, char *buf,
+                            size_t cap);
 
 /* What the serving command needs: kvsim_serve_command. */
 typedef struct kvsim_serve_args {
@@ -89,7 +135,14 @@ typedef struct kvsim_serve_args {
   char kv_cache_dtype[16];   /* "auto", "fp8", ... */
   char quantization[32];     /* "" or "none": none given */
   double gpu_memory_utilization; /* SGLang: its mem_fraction_static */
+  /* A side of a disaggregated deployment: its role and transfer flags
+   * (KVSIM_SERVE_ROLE_NONE: an aggregated instance). */
+  int role;
 } kvsim_serve_args_t;
+
+#define KVSIM_SERVE_ROLE_NONE 0
+#define KVSIM_SERVE_ROLE_PREFILL 1
+#define KVSIM_SERVE_ROLE_DECODE 2
 
 /* The engine's launch command, ready to paste: "vllm serve MODEL
  * --tensor-parallel-size 4 --max-num-seqs 256 --max-num-batched-tokens
@@ -125,7 +178,8 @@ typedef struct kvsim_deploy_row {
   char error[640];
   int gpus_per_replica;
   int64_t kv_blocks;
-  kvsim_serve_args_t serve; /* the resolved settings */
+  kvsim_serve_args_t serve;   /* the resolved settings (disaggregated: the decode side's) */
+  kvsim_serve_args_t side[2]; /* disaggregated: each side's (kvsim_disagg_side order) */
   int npoints;
   kvsim_deploy_point_t points[KVSIM_DEPLOY_MAX_POINTS];
   int best;                /* index of the point with the fewest replicas meeting; -1 none */
@@ -142,7 +196,12 @@ typedef struct kvsim_deploy_result {
   int simulations, no_fit, failed;
   int cheapest[KVSIM_DEPLOY_MAX_VALUES]; /* per GPU of the space: a row index, -1 none */
   int winner;               /* the cheapest of all, -1 none */
-  char winner_command[1024]; /* its launch command; or why none (winner_has_command false) */
+  /* The cheapest aggregated and disaggregated rows (-1 none), when the
+   * space has "disaggregation": does it pay, and by how much. */
+  int cheapest_aggregated, cheapest_disaggregated;
+  /* The winner's launch command (a disaggregated one: the prefill side's
+   * line, then the decode side's); or why none (winner_has_command false). */
+  char winner_command[2048];
   bool winner_has_command;
   char plots[512], plots_note[512];
 } kvsim_deploy_result_t;
@@ -153,6 +212,11 @@ typedef struct kvsim_deploy_result {
  * count, throughput per GPU at the target rate differs by noise only; the
  * margin says which holds the SLO with more to spare. */
 bool kvsim_deploy_cheaper(const kvsim_deploy_row_t *a, const kvsim_deploy_row_t *b);
+
+/* Totals, the cheapest per GPU of the space and of all (by
+ * kvsim_deploy_cheaper), the cheapest aggregated and disaggregated, and the
+ * winner's command, from res->rows. */
+void kvsim_deploy_choose(const kvsim_deploy_space_t *s, kvsim_deploy_result_t *res);
 
 /* Runs the search of c (c->search given) with opts->jobs processes and,
  * with opts->out, writes search.csv (one row per simulated point, and one

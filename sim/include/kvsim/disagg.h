@@ -82,6 +82,7 @@ typedef struct kvsim_disagg_stats {
   int64_t transfer_queue_peak;  /* transfers allocated on both sides, waiting for the link */
   int64_t prealloc_queue_peak;  /* requests waiting for decode-side blocks */
   int64_t decode_hit_tokens;    /* prompt tokens the decode side's prefix cache held: not moved */
+  double prefill_busy_s, decode_busy_s; /* step time summed over each side's instances */
 } kvsim_disagg_stats_t;
 
 /* One row of transfer.csv, every sampling tick of a disaggregated run;

@@ -210,6 +210,12 @@ int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err 
 int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
                                kvsim_scenario_t *out, kvsim_err *err);
 
+/* A disaggregated scenario's instances of one side, all units together
+ * (disaggregation.SIDE.replicas = n, in [1, 4096]). KVSIM_EINVAL without a
+ * disaggregation block or out of range. */
+int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side side, int64_t n,
+                                       kvsim_err *err);
+
 /* GPUs of one replica: TP x PP; for a disaggregated scenario one unit's,
  * both sides' instances (disagg.h unit_prefill, unit_decode) at each side's
  * TP x PP (0 when a side cannot be built). */

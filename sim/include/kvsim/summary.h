@@ -111,13 +111,15 @@ typedef struct kvsim_slo_result {
  * (kvsim_scenario_set_*), and what re-running the scenario with it gave
  * (kvsim_study_verify_advice, study.h). */
 typedef enum kvsim_advice_kind {
-  KVSIM_ADVICE_KV_FP8 = 0,      /* engine.kv_cache_dtype = fp8 */
-  KVSIM_ADVICE_REPLICAS,        /* hardware.replicas = value */
-  KVSIM_ADVICE_TP,              /* hardware.tensor_parallel_size = value */
-  KVSIM_ADVICE_UTILIZATION,     /* engine.gpu_memory_utilization = value */
-  KVSIM_ADVICE_MAX_NUM_SEQS,    /* engine.max_num_seqs = value (lower or higher) */
-  KVSIM_ADVICE_MAX_MODEL_LEN,   /* engine.max_model_len = value */
-  KVSIM_ADVICE_GPU,             /* hardware.gpu = gpu (a catalog name) */
+  KVSIM_ADVICE_KV_FP8 = 0,       /* engine.kv_cache_dtype = fp8 */
+  KVSIM_ADVICE_REPLICAS,         /* hardware.replicas = value */
+  KVSIM_ADVICE_TP,               /* hardware.tensor_parallel_size = value */
+  KVSIM_ADVICE_UTILIZATION,      /* engine.gpu_memory_utilization = value */
+  KVSIM_ADVICE_MAX_NUM_SEQS,     /* engine.max_num_seqs = value (lower or higher) */
+  KVSIM_ADVICE_MAX_MODEL_LEN,    /* engine.max_model_len = value */
+  KVSIM_ADVICE_GPU,              /* hardware.gpu = gpu (a catalog name) */
+  KVSIM_ADVICE_PREFILL_REPLICAS, /* disaggregation.prefill.replicas = value (all units) */
+  KVSIM_ADVICE_DECODE_REPLICAS,  /* disaggregation.decode.replicas = value (all units) */
 } kvsim_advice_kind;
 
 #define KVSIM_DIAGNOSIS_MAX_ADVICE 4

@@ -512,6 +512,9 @@ static void totals(drun_t *r) {
   st->disagg.decode_pool_blocks = r->side[1].res.pool_usable;
   st->disagg.prefill_kv_usage_peak = r->side[0].usage_peak;
   st->disagg.decode_kv_usage_peak = r->side[1].usage_peak;
+  for (int k = 0; k < 2; k++)
+    for (int32_t i = 0; i < r->side[k].n; i++)
+      *(k ? &st->disagg.decode_busy_s : &st->disagg.prefill_busy_s) += r->side[k].reps[i].busy_s;
   st->disagg_prefill_plan = r->side[0].res.plan;
 }
 

@@ -72,6 +72,21 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
   return record(sc, "hardware.replicas", cJSON_CreateNumber((double)n), err);
 }
 
+int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side side, int64_t n,
+                                       kvsim_err *err) {
+  const char *name = side == KVSIM_SIDE_DECODE ? "decode" : "prefill";
+  if (!sc->disagg.enabled)
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s: no disaggregation block for %s instances",
+                         sc->name, name);
+  if (n < 1 || n > 4096)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: disaggregation.%s.replicas: %lld is outside [1, 4096]", sc->name,
+                         name, (long long)n);
+  char key[64];
+  snprintf(key, sizeof key, "disaggregation.%s.replicas", name);
+  return record(sc, key, cJSON_CreateNumber((double)n), err);
+}
+
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
   /* The range is the plan's to check (memory/plan.c), as when parsed. */
   sc->plan.gpu_memory_utilization = u;

@@ -15,8 +15,8 @@
 /* An advice's change names the scenario key as the registry spells it. */
 static const char *key_of(int id) { return kvsim_param_get(id)->key; }
 
-static kvsim_diagnosis_t *add(kvsim_summary_t *s, const char *code, const char *severity,
-                              const char *fmt, ...) {
+kvsim_diagnosis_t *kvsim__diag_add(kvsim_summary_t *s, const char *code, const char *severity,
+                                   const char *fmt, ...) {
   if (s->ndiagnosis == KVSIM_SUMMARY_MAX_DIAGNOSES)
     return NULL;
   kvsim_diagnosis_t *d = &s->diagnosis[s->ndiagnosis++];
@@ -30,7 +30,7 @@ static kvsim_diagnosis_t *add(kvsim_summary_t *s, const char *code, const char *
   return d;
 }
 
-static kvsim_advice_t *advise(kvsim_diagnosis_t *d, kvsim_advice_kind kind, double value) {
+kvsim_advice_t *kvsim__diag_advise(kvsim_diagnosis_t *d, kvsim_advice_kind kind, double value) {
   if (!d || d->nadvice == KVSIM_DIAGNOSIS_MAX_ADVICE)
     return NULL;
   kvsim_advice_t *a = &d->advice[d->nadvice++];
@@ -40,10 +40,10 @@ static kvsim_advice_t *advise(kvsim_diagnosis_t *d, kvsim_advice_kind kind, doub
 
 /* FP8 KV halves a 16-bit cache (vLLM --kv-cache-dtype fp8: one byte per
  * element); nothing to advise when the cache is already 8-bit or less. */
-static void advise_fp8(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
+void kvsim__diag_advise_fp8(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
   if (s->plan.kv_bytes_per_element <= 1)
     return;
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_KV_FP8, 0);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_KV_FP8, 0);
   if (a) {
     snprintf(a->label, sizeof a->label, "FP8 KV");
     snprintf(a->change, sizeof a->change, "%s=fp8", key_of(KVSIM_PARAM_KV_CACHE_DTYPE));
@@ -59,7 +59,7 @@ static void advise_replicas(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int 
   int n = s->replicas > 0 ? s->replicas : 1, g = gpus_per_replica(s);
   if (to <= n || to > KVSIM_MAX_REPLICAS)
     return;
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_REPLICAS, to);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_REPLICAS, to);
   if (!a)
     return;
   if (to == n + 1)
@@ -92,7 +92,7 @@ static void advise_tp(kvsim_diagnosis_t *d, const kvsim_summary_t *s, bool halve
   if (to < 1 || to == tp || to > 8)
     return;
   int gpus = gpus_per_replica(s) * (s->replicas > 0 ? s->replicas : 1);
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_TP, to);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_TP, to);
   if (a) {
     snprintf(a->label, sizeof a->label, "TP %d -> %d (%d -> %d GPUs)", tp, to, gpus, gpus / tp * to);
     snprintf(a->change, sizeof a->change, "%s=%d", key_of(KVSIM_PARAM_TENSOR_PARALLEL_SIZE), to);
@@ -120,7 +120,7 @@ static void advise_util(kvsim_diagnosis_t *d, const kvsim_summary_t *s) {
   if (!(u > 0) || u >= 0.95 - 1e-9)
     return;
   double nu = fmin(0.95, round((u + 0.05) * 100) / 100);
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_UTILIZATION, nu);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_UTILIZATION, nu);
   if (a) {
     snprintf(a->label, sizeof a->label, "%s %g -> %g", key, u, nu);
     snprintf(a->change, sizeof a->change, "%s=%g", key_of(id), nu);
@@ -131,7 +131,7 @@ static void advise_seqs(kvsim_diagnosis_t *d, const kvsim_summary_t *s, int64_t 
   int64_t cur = s->plan.p.max_num_seqs;
   if (n < 1 || n == cur)
     return;
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_MAX_NUM_SEQS, (double)n);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_MAX_NUM_SEQS, (double)n);
   if (a) {
     snprintf(a->label, sizeof a->label, "max_num_seqs %lld -> %lld", (long long)cur, (long long)n);
     snprintf(a->change, sizeof a->change, "%s=%lld", key_of(KVSIM_PARAM_MAX_NUM_SEQS),
@@ -179,7 +179,7 @@ static void advise_gpu(kvsim_diagnosis_t *d, const kvsim__diag_input_t *in) {
   char name[64];
   if (!in->gpu || !faster_gpu(in->gpu, name, sizeof name))
     return;
-  kvsim_advice_t *a = advise(d, KVSIM_ADVICE_GPU, 0);
+  kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_GPU, 0);
   if (a) {
     snprintf(a->gpu, sizeof a->gpu, "%s", name);
     snprintf(a->label, sizeof a->label, "faster GPU (%s -> %s)", in->gpu->name, name);
@@ -242,7 +242,7 @@ static void rule_tp_communication(const kvsim__diag_input_t *in, kvsim_summary_t
   if (!comm_bound(in, s))
     return;
   kvsim_diagnosis_t *d =
-      add(s, "tp_communication", "warning",
+      kvsim__diag_add(s, "tp_communication", "warning",
           "tensor-parallel communication bound: the all-reduce takes %.0f%% of a mean step at TP %d "
           "on this GPU's interconnect (served %.2f of %.2f offered req/s). Serve with fewer ranks "
           "per replica and more replicas, or use a GPU with a faster link; more tensor parallelism "
@@ -263,7 +263,7 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
              1e3 * (double)s->plan.weights_bytes / (in->hbm_GBps * 1e9));
   const bool comm = comm_bound(in, s);
   kvsim_diagnosis_t *d =
-      add(s, "compute_bound", "warning",
+      kvsim__diag_add(s, "compute_bound", "warning",
           "compute-bound overload: served %.2f of %.2f offered req/s with %.0f requests waiting on "
           "average (p99 queueing %.1f s) while the KV cache was full in %.0f%% of samples: the GPUs "
           "cannot keep up%s. Add replicas%s, or use a faster GPU; more KV memory would not raise the "
@@ -277,20 +277,20 @@ static void rule_compute_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s
   /* The pool was full too: FP8 KV is the change a KV-bound reading would
    * advise, tried so the run shows what it buys here. */
   if (in->frac_kv_full > KVSIM__DIAG_KV_FULL_FRAC)
-    advise_fp8(d, s);
+    kvsim__diag_advise_fp8(d, s);
 }
 
 static void rule_preemption(kvsim_summary_t *s) {
   if (!frequent_preemption(s))
     return;
-  kvsim_diagnosis_t *d =
-      add(s, "frequent_preemption", "warning",
-          "%lld preemptions for %lld requests (%lld requests preempted): the KV pool (%lld blocks "
-          "per replica) is too small for the batch. Raise gpu_memory_utilization, use "
-          "kv_cache_dtype fp8, lower max_num_seqs, or add GPUs (tensor_parallel_size).",
-          (long long)s->preemptions, (long long)(s->requests_finished + s->requests_rejected),
-          (long long)s->requests_preempted, (long long)s->pool_usable_blocks);
-  advise_fp8(d, s);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "frequent_preemption", "warning",
+      "%lld preemptions for %lld requests (%lld requests preempted): the KV pool (%lld blocks "
+      "per replica) is too small for the batch. Raise gpu_memory_utilization, use "
+      "kv_cache_dtype fp8, lower max_num_seqs, or add GPUs (tensor_parallel_size).",
+      (long long)s->preemptions, (long long)(s->requests_finished + s->requests_rejected),
+      (long long)s->requests_preempted, (long long)s->pool_usable_blocks);
+  kvsim__diag_advise_fp8(d, s);
   advise_util(d, s);
   advise_fewer_seqs(d, s);
 }
@@ -303,13 +303,13 @@ static void rule_kv_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
     return;
   if (!frequent_preemption(s) && s->waiting_mean < 1)
     return;
-  kvsim_diagnosis_t *d =
-      add(s, "kv_bound", "warning",
-          "KV cache full with requests waiting in %.0f%% of samples (%.1f waiting on average, %lld "
-          "preemptions): memory, not compute, limits the batch. FP8 KV doubles the pool; a higher "
-          "gpu_memory_utilization or more replicas add to it.",
-          100 * in->frac_kv_full, s->waiting_mean, (long long)s->preemptions);
-  advise_fp8(d, s);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "kv_bound", "warning",
+      "KV cache full with requests waiting in %.0f%% of samples (%.1f waiting on average, %lld "
+      "preemptions): memory, not compute, limits the batch. FP8 KV doubles the pool; a higher "
+      "gpu_memory_utilization or more replicas add to it.",
+      100 * in->frac_kv_full, s->waiting_mean, (long long)s->preemptions);
+  kvsim__diag_advise_fp8(d, s);
   advise_util(d, s);
   advise_replica(d, s);
 }
@@ -317,12 +317,12 @@ static void rule_kv_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
 static void rule_seq_bound(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   if (in->frac_seq_bound <= 0.2 || s->waiting_mean <= 1)
     return;
-  kvsim_diagnosis_t *d =
-      add(s, "max_num_seqs_bound", "info",
-          "max_num_seqs (%lld) reached in %.0f%% of samples with %.1f requests waiting on average: "
-          "raise max_num_seqs if the KV cache has room (usage mean %.0f%%).",
-          (long long)s->plan.p.max_num_seqs, 100 * in->frac_seq_bound, s->waiting_mean,
-          100 * s->kv_usage_mean);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "max_num_seqs_bound", "info",
+      "max_num_seqs (%lld) reached in %.0f%% of samples with %.1f requests waiting on average: "
+      "raise max_num_seqs if the KV cache has room (usage mean %.0f%%).",
+      (long long)s->plan.p.max_num_seqs, 100 * in->frac_seq_bound, s->waiting_mean,
+      100 * s->kv_usage_mean);
   if (s->kv_usage_mean < 0.9)
     advise_seqs(d, s, 2 * s->plan.p.max_num_seqs);
 }
@@ -331,12 +331,12 @@ static void rule_long_tail(kvsim_summary_t *s) {
   double p50 = s->ttft.p50, p99 = s->ttft.p99;
   if (!(p50 > 0 && p99 > 10 * p50 && p99 > 1.0))
     return;
-  kvsim_diagnosis_t *d =
-      add(s, "long_tail_latency", "warning",
-          "long tail: p99 TTFT %.2f s is %.0fx the median %.2f s; requests queue behind a full "
-          "batch. Fewer concurrent sequences per replica, more replicas, or admission control cut "
-          "the tail.",
-          p99, p99 / p50, p50);
+  kvsim_diagnosis_t *d = kvsim__diag_add(
+      s, "long_tail_latency", "warning",
+      "long tail: p99 TTFT %.2f s is %.0fx the median %.2f s; requests queue behind a full "
+      "batch. Fewer concurrent sequences per replica, more replicas, or admission control cut "
+      "the tail.",
+      p99, p99 / p50, p50);
   advise_fewer_seqs(d, s);
   advise_replica(d, s);
 }
@@ -344,7 +344,8 @@ static void rule_long_tail(kvsim_summary_t *s) {
 static void rule_prefix(kvsim_summary_t *s) {
   if (!(s->prefix_caching && s->prefix_queries > 0 && s->prefix_hits * 20 < s->prefix_queries))
     return;
-  add(s, "low_prefix_hit_rate", "info",
+  kvsim__diag_add(
+      s, "low_prefix_hit_rate", "info",
       "prefix cache hit rate %.1f%%: this traffic shares little prefix (or the cache evicts it "
       "before reuse); caching costs nothing here but buys little.",
       100.0 * (double)s->prefix_hits / (double)s->prefix_queries);
@@ -354,7 +355,7 @@ static void rule_rejections(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   if (s->requests_rejected <= 0)
     return;
   int64_t mml = s->plan.p.max_model_len;
-  kvsim_diagnosis_t *d = add(
+  kvsim_diagnosis_t *d = kvsim__diag_add(
       s, "rejected_requests", "warning",
       "%lld requests rejected (%lld too long for max_model_len %lld, %lld by admission control, "
       "%lld larger than the KV pool).",
@@ -363,7 +364,7 @@ static void rule_rejections(const kvsim__diag_input_t *in, kvsim_summary_t *s) {
   /* Twice the context when the plan has room for it (max_model_len_fit:
    * the largest that fits, as vLLM's start-up check computes it). */
   if (in->rejected_too_long > 0 && 2 * mml <= s->plan.max_model_len_fit) {
-    kvsim_advice_t *a = advise(d, KVSIM_ADVICE_MAX_MODEL_LEN, (double)(2 * mml));
+    kvsim_advice_t *a = kvsim__diag_advise(d, KVSIM_ADVICE_MAX_MODEL_LEN, (double)(2 * mml));
     if (a) {
       snprintf(a->label, sizeof a->label, "max_model_len %lld -> %lld", (long long)mml,
                (long long)(2 * mml));
@@ -390,9 +391,11 @@ void kvsim__diagnose_calibration(const kvsim_calibration_t *cal, kvsim_summary_t
   char from[96] = "";
   if (cal->borrowed_from[0])
     snprintf(from, sizeof from, " (those of %s, scaled by spec figures)", cal->borrowed_from);
-  add(out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
+  kvsim__diag_add(
+      out, "uncalibrated_gpu", cal->status == KVSIM_CAL_SPEC_ONLY ? "warning" : "info",
       "%s has no measured kernel tables of its own: its step times are %s%s, so its band is "
       "+/-%.0f%% TTFT and +/-%.0f%% TPOT on step time, at least a GPU with its own tables; kernel "
       "tables of this GPU (configs/kernels) would narrow it.",
-      cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel, 100 * cal->band_tpot_rel);
+      cal->gpu, kvsim_cal_status_name(cal->status), from, 100 * cal->band_ttft_rel,
+      100 * cal->band_tpot_rel);
 }

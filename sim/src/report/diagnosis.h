@@ -31,6 +31,24 @@ typedef struct kvsim__diag_input {
  * replicas), which must be filled. */
 void kvsim__diagnose(const kvsim__diag_input_t *in, kvsim_summary_t *s);
 
+/* A finding appended to s->diagnosis (NULL when full), an advice to it
+ * (NULL when d is NULL or full), and FP8 KV advised when the cache is
+ * wider than 8 bits (diagnosis.c). */
+kvsim_diagnosis_t *kvsim__diag_add(kvsim_summary_t *s, const char *code, const char *severity,
+                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+kvsim_advice_t *kvsim__diag_advise(kvsim_diagnosis_t *d, kvsim_advice_kind kind, double value);
+void kvsim__diag_advise_fp8(kvsim_diagnosis_t *d, const kvsim_summary_t *s);
+
+/* A disaggregated run's finding (diagnosis_disagg.c): what bounds its
+ * TTFT, the prefill pool (its queue), the decode pool (prompts holding
+ * their KV on the prefill side, waiting for decode blocks) or the link,
+ * from the mean TTFT's parts and each side's busy share; with the change
+ * that should help (one more instance of the bounding side). */
+#define KVSIM__DIAG_DISAGG_PART 0.10     /* a wait below this share of TTFT bounds nothing */
+#define KVSIM__DIAG_DISAGG_WARN 0.25     /* from this share on, a warning */
+#define KVSIM__DIAG_DISAGG_LINK_BUSY 0.8 /* a link this busy bounds, whatever waits behind it */
+void kvsim__diagnose_disagg(const kvsim__diag_input_t *in, kvsim_summary_t *s);
+
 /* Appends a finding when the GPU's step-time coefficients are not its own
  * fit (cal->status not fitted): a run's latencies then rest on borrowed
  * or spec-only figures, and the summary's ranges are wide for that. */

@@ -668,10 +668,13 @@ static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvs
       .rejected_admission = st->rejected_admission,
       .rejected_no_fit = st->rejected_no_fit};
   /* The diagnosis' rules read one pool and one queue: a disaggregated
-   * run's are two, and its findings (and their advice, measured by
-   * changing hardware.replicas) would misname the cause. None yet. */
+   * run's are two, and those findings (and their advice, measured by
+   * changing hardware.replicas) would misname the cause; its own rule
+   * says which side or the link bounds it. */
   if (!st->disaggregated)
     kvsim__diagnose(&in, s);
+  else
+    kvsim__diagnose_disagg(&in, s);
   kvsim__diagnose_calibration(&s->calibration, s);
   return KVSIM_OK;
 }

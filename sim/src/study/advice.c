@@ -46,6 +46,10 @@ static int apply(kvsim_scenario_t *sc, const change_t *c, kvsim_err *err) {
     return kvsim_scenario_set_max_model_len(sc, (int64_t)c->value, err);
   case KVSIM_ADVICE_GPU:
     return kvsim_scenario_set_gpu(sc, c->gpu, err);
+  case KVSIM_ADVICE_PREFILL_REPLICAS:
+    return kvsim_scenario_set_disagg_replicas(sc, KVSIM_SIDE_PREFILL, (int64_t)c->value, err);
+  case KVSIM_ADVICE_DECODE_REPLICAS:
+    return kvsim_scenario_set_disagg_replicas(sc, KVSIM_SIDE_DECODE, (int64_t)c->value, err);
   }
   return kvsim_err_set(err, KVSIM_EINVAL, "advice kind %d: unknown", (int)c->kind);
 }

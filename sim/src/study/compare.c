@@ -272,6 +272,16 @@ static int kvsim__compare_parse_search(kvsim_compare_t *c, kvsim_err *err) {
       }
       kvsim_scenario_fini(&probe);
     }
+  /* The disaggregated layouts: the scenario must take a block (a profile
+   * with a KV connector, no EP or speculative decoding inside a side). */
+  if (s.disagg) {
+    kvsim_deploy_config_t cfg;
+    kvsim_scenario_t probe;
+    kvsim_deploy_space_config(&s, kvsim_deploy_space_count_aggregated(&s), &cfg);
+    if ((rc = kvsim_deploy_config_scenario(c, &cfg, &probe, err)) < 0)
+      return kvsim_err_prefix(err, "%s.disaggregation", w);
+    kvsim_scenario_fini(&probe);
+  }
   return resolve_prices(c, s.gpus, s.ngpus, err);
 }
 

@@ -11,25 +11,7 @@
 #include "study/deploy_int.h"
 #include "study/md.h"
 
-static void money(char *buf, size_t cap, double v) {
-  if (isnan(v))
-    snprintf(buf, cap, "-");
-  else
-    snprintf(buf, cap, "$%.2f/h", v);
-}
-
-/* "2 x h100-sxm TP4 (8 GPUs, $20.00/h)" */
-static void deployment(const kvsim_deploy_row_t *r, char *buf, size_t cap) {
-  const kvsim_deploy_point_t *p = &r->points[r->best];
-  char m[32];
-  money(m, sizeof m, r->cost_per_hour);
-  snprintf(buf, cap, "%d x %s TP%d (%d GPUs, %s)", p->replicas, r->cfg.gpu, r->serve.tp,
-           p->replicas * r->gpus_per_replica, m);
-}
-
-/* Margins this close are a tie: a 3 % move of a p99, as five times more
- * requests gave the 70B study's two 4-GPU H100 layouts, turns them. */
-#define MARGIN_TIE 0.05
+#define MARGIN_TIE KVSIM__DEPLOY_MARGIN_TIE
 
 /* The runner-up tied with the winner: same price, same GPUs, a margin to
  * the SLO within MARGIN_TIE; -1 none. The best of them by
@@ -63,7 +45,7 @@ static void decision(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
   const kvsim_deploy_row_t *w = &res->rows[res->winner];
   const kvsim_deploy_point_t *p = &w->points[w->best];
   char d[200];
-  deployment(w, d, sizeof d);
+  kvsim__deploy_name(w, d, sizeof d);
   snprintf(buf, cap,
            "Deploy %s with KV %s, weights %s, max_num_seqs %lld, max_num_batched_tokens %lld: p99 "
            "TTFT %.3g s, TPOT %.3g s at %g req/s, %.0f output tokens/s per GPU; the cheapest of the "
@@ -76,7 +58,7 @@ static void decision(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
   if (t >= 0) {
     const kvsim_deploy_row_t *r = &res->rows[t];
     char d2[200];
-    deployment(r, d2, sizeof d2);
+    kvsim__deploy_name(r, d2, sizeof d2);
     size_t n = strlen(buf);
     snprintf(buf + n - (n && buf[n - 1] == '.'), cap - n + 1,
              "; tied with %s, KV %s, weights %s, max_num_seqs %lld, max_num_batched_tokens %lld "
@@ -89,7 +71,7 @@ static void decision(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
 }
 
 /* Why a GPU has no deployment: its rows' reasons, counted. */
-static void no_deployment(FILE *f, const kvsim_deploy_result_t *res, const char *gpu) {
+static void no_kvsim__deploy_name(FILE *f, const kvsim_deploy_result_t *res, const char *gpu) {
   int nofit = 0, stopped = 0, failed = 0;
   const char *example = "";
   for (int i = 0; i < res->n; i++) {
@@ -98,7 +80,7 @@ static void no_deployment(FILE *f, const kvsim_deploy_result_t *res, const char 
       continue;
     nofit += r->rc == KVSIM_ENOFIT;
     failed += r->rc < 0 && r->rc != KVSIM_ENOFIT;
-    if (r->rc == KVSIM_OK && r->stopped[0]) {
+    if (r->rc == KVSIM_OK && r->stopped[0] && r->npoints) { /* not a unit left to a smaller one */
       stopped++;
       example = r->stopped;
     }
@@ -121,7 +103,7 @@ static void cheapest_table(FILE *f, const kvsim_deploy_space_t *s, const kvsim_d
     fprintf(f, "| %s | ", s->gpus[g]);
     int i = res->cheapest[g];
     if (i < 0) {
-      no_deployment(f, res, s->gpus[g]);
+      no_kvsim__deploy_name(f, res, s->gpus[g]);
       fputs(" | | | | | | | | | |\n", f);
       continue;
     }
@@ -130,11 +112,13 @@ static void cheapest_table(FILE *f, const kvsim_deploy_space_t *s, const kvsim_d
     char m[32] = "-";
     if (!isnan(r->cost_per_hour))
       snprintf(m, sizeof m, "%.2f", r->cost_per_hour);
-    fprintf(f, "%d x TP%d = %d GPUs | %s | %s | %lld | %lld | %.3g | %.3g | %.0f | %.1f | %s |\n",
-            p->replicas, r->serve.tp, p->replicas * r->gpus_per_replica, r->serve.kv_cache_dtype,
+    char layout[80];
+    kvsim__deploy_layout(r, layout, sizeof layout);
+    fprintf(f, "%d x %s = %d GPUs | %s | %s | %lld | %lld | %.3g | %.3g | %.0f | %.1f | %s |\n",
+            p->replicas, layout, p->replicas * r->gpus_per_replica, r->serve.kv_cache_dtype,
             r->serve.quantization[0] ? r->serve.quantization : "checkpoint",
-            (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens, p->ttft_p99,
-            p->tpot_p99, kvsim__deploy_per_gpu(r, p), kvsim__deploy_per_user(p), m);
+            (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens,
+            p->ttft_p99, p->tpot_p99, kvsim__deploy_per_gpu(r, p), kvsim__deploy_per_user(p), m);
   }
 }
 
@@ -177,8 +161,10 @@ static void frontier_table(FILE *f, const kvsim_deploy_result_t *res) {
     on[b] = false;
     const kvsim_deploy_row_t *r = &res->rows[ri[b]];
     const kvsim_deploy_point_t *p = &r->points[pi[b]];
-    fprintf(f, "| %.1f | %.0f | %d x %s TP%d | %s | %s | %lld | %lld |\n", x[b], y[b], p->replicas,
-            r->cfg.gpu, r->serve.tp, r->serve.kv_cache_dtype,
+    char layout[80];
+    kvsim__deploy_layout(r, layout, sizeof layout);
+    fprintf(f, "| %.1f | %.0f | %d x %s %s | %s | %s | %lld | %lld |\n", x[b], y[b], p->replicas,
+            r->cfg.gpu, layout, r->serve.kv_cache_dtype,
             r->serve.quantization[0] ? r->serve.quantization : "checkpoint",
             (long long)r->serve.max_num_seqs, (long long)r->serve.max_num_batched_tokens);
   }
@@ -192,19 +178,31 @@ done:
 
 /* The configurations that never ran or failed, with their reasons. */
 static void not_run(FILE *f, const kvsim_deploy_result_t *res) {
-  if (!res->no_fit && !res->failed)
+  int covered = 0;
+  for (int i = 0; i < res->n; i++)
+    covered += res->rows[i].rc == KVSIM_OK && !res->rows[i].npoints && res->rows[i].stopped[0];
+  if (!res->no_fit && !res->failed && !covered)
     return;
-  fprintf(f, "\n## Not simulated\n\n%d configurations do not fit (the engine's start-up error), %d "
-             "failed:\n\n",
+  fprintf(f,
+          "\n## Not simulated\n\n%d configurations do not fit (the engine's start-up error), %d "
+          "failed",
           res->no_fit, res->failed);
+  if (covered)
+    fprintf(f,
+            ", %d disaggregated units are whole multiples of a smaller unit the search runs "
+            "(its replica search reaches the same deployments)",
+            covered);
+  fputs(":\n\n", f);
   for (int i = 0; i < res->n; i++) {
     const kvsim_deploy_row_t *r = &res->rows[i];
-    if (r->rc == KVSIM_OK)
+    if (r->rc == KVSIM_OK && (r->npoints || !r->stopped[0]))
       continue;
-    fprintf(f, "- %s TP%d, KV %s, weights %s: ", r->cfg.gpu, r->cfg.tp,
+    char layout[80];
+    kvsim__deploy_layout(r, layout, sizeof layout);
+    fprintf(f, "- %s %s, KV %s, weights %s: ", r->cfg.gpu, layout,
             r->cfg.kv_cache_dtype[0] ? r->cfg.kv_cache_dtype : "(scenario's)",
             r->cfg.quantization[0] ? r->cfg.quantization : "(scenario's)");
-    kvsim__md_text(f, r->error);
+    kvsim__md_text(f, r->rc == KVSIM_OK ? r->stopped : r->error);
     fputc('\n', f);
   }
 }
@@ -235,14 +233,30 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
     fprintf(f, " p99 E2E <= %g s", c->slo_e2e_p99_s);
   fputs(" (", f);
   kvsim__md_text(f, c->description[0] ? c->description : c->scenario_where);
-  fprintf(f, "). Searched: %d configurations (GPU x TP x quantization x KV dtype x max_num_seqs x "
-             "max_num_batched_tokens), each with the fewest replicas (1, 2, 4, ... up to %d, then "
-             "bisected) meeting the SLO; %d simulations.\n\n",
-          res->n, s.max_replicas, res->simulations);
+  if (s.disagg)
+    fprintf(f,
+            "). Searched: %d configurations (%lld aggregated: GPU x TP x quantization x KV dtype x "
+            "max_num_seqs x max_num_batched_tokens; %lld disaggregated: the same without TP, x "
+            "prefill instances x decode instances x prefill TP x decode TP a unit), each with the "
+            "fewest replicas (units) (1, 2, 4, ... up to %d, then bisected) meeting the SLO; %d "
+            "simulations.\n\n",
+            res->n, (long long)kvsim_deploy_space_count_aggregated(&s),
+            (long long)(res->n - kvsim_deploy_space_count_aggregated(&s)), s.max_replicas,
+            res->simulations);
+  else
+    fprintf(f,
+            "). Searched: %d configurations (GPU x TP x quantization x KV dtype x max_num_seqs x "
+            "max_num_batched_tokens), each with the fewest replicas (1, 2, 4, ... up to %d, then "
+            "bisected) meeting the SLO; %d simulations.\n\n",
+            res->n, s.max_replicas, res->simulations);
   fputs("## Cheapest deployment per GPU\n\n", f);
   cheapest_table(f, &s, res);
+  if (s.disagg)
+    kvsim__deploy_pays_md(f, c, res);
   if (res->winner >= 0) {
     fputs("\n## Launch the winner\n\n", f);
+    if (res->winner_has_command && res->rows[res->winner].cfg.disagg)
+      kvsim__deploy_launch_note(f, &res->rows[res->winner]);
     if (res->winner_has_command) {
       kvsim__md_block(f, res->winner_command);
     } else {
@@ -296,12 +310,23 @@ void kvsim_deploy_print(const kvsim_compare_t *c, const kvsim_deploy_result_t *r
     if (!cheapest)
       continue;
     char d[200];
-    deployment(r, d, sizeof d);
+    kvsim__deploy_name(r, d, sizeof d);
     fprintf(out, "  cheapest on %-12s %s, KV %s, weights %s\n", r->cfg.gpu, d, r->serve.kv_cache_dtype,
             r->serve.quantization[0] ? r->serve.quantization : "as the checkpoint");
   }
-  if (res->winner >= 0)
-    fprintf(out, "  %s%s\n", res->winner_command, res->winner_has_command ? "" : ".");
+  kvsim_deploy_space_t s;
+  kvsim_err err = {0};
+  if (kvsim_deploy_space_parse(c->search, c->where, &s, &err) == KVSIM_OK && s.disagg) {
+    char pays[1024];
+    kvsim__deploy_pays(c, res, pays, sizeof pays);
+    fprintf(out, "%s\n", pays);
+  }
+  /* A disaggregated winner's two lines, each indented. */
+  for (const char *l = res->winner >= 0 ? res->winner_command : NULL; l && *l;) {
+    size_t n = strcspn(l, "\n");
+    fprintf(out, "  %.*s%s\n", (int)n, l, res->winner_has_command ? "" : ".");
+    l += n + (l[n] == '\n');
+  }
   if (dir)
     fprintf(out, "-> %s/search.csv, %s/REPORT.md\n", dir, dir);
 }

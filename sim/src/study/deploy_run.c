@@ -155,6 +155,47 @@ static void serve_args(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, 
   r->kv_blocks = res->plan.num_gpu_blocks;
 }
 
+/* A disaggregated configuration's two sides: each one's plan (one that
+ * does not fit is the row's reason, named by side), its launch settings,
+ * and the unit's GPUs. The row's own settings are the decode side's. */
+static int sides(const kvsim_scenario_t *sc, kvsim_deploy_row_t *r, kvsim_err *err) {
+  static const char *const name[2] = {"prefill", "decode"};
+  const int unit[2] = {sc->disagg.unit_prefill, sc->disagg.unit_decode};
+  int gpus = 0;
+  for (int k = 0; k < 2; k++) {
+    kvsim_scenario_t side;
+    kvsim_resolved_t res;
+    int rc = kvsim_scenario_disagg_side(sc, (kvsim_disagg_side)k, &side, err);
+    if (rc == KVSIM_OK)
+      *(k == KVSIM_SIDE_PREFILL ? &r->cfg.prefill_tp : &r->cfg.decode_tp) = side.plan.tp;
+    if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&side, &res, err)) == KVSIM_OK) {
+      serve_args(&side, &res, r);
+      r->side[k] = r->serve;
+      r->side[k].role =
+          k == KVSIM_SIDE_PREFILL ? KVSIM_SERVE_ROLE_PREFILL : KVSIM_SERVE_ROLE_DECODE;
+      gpus += unit[k] * r->gpus_per_replica;
+    }
+    kvsim_scenario_fini(&side);
+    if (rc < 0)
+      return kvsim_err_prefix(err, "%s side", name[k]);
+  }
+  r->gpus_per_replica = gpus;
+  return KVSIM_OK;
+}
+
+/* A unit the space also searches smaller (2P:2D beside 1P:1D): listed in
+ * stopped, not run. */
+static bool covered(const kvsim_deploy_space_t *s, const kvsim_scenario_t *sc,
+                    kvsim_deploy_row_t *r) {
+  int p, d;
+  if (!kvsim_deploy_unit_covered(s, sc->disagg.unit_prefill, sc->disagg.unit_decode, &p, &d))
+    return false;
+  snprintf(r->stopped, sizeof r->stopped,
+           "not run: %dP:%dD is %d units of %dP:%dD, which the search runs",
+           sc->disagg.unit_prefill, sc->disagg.unit_decode, sc->disagg.unit_prefill / p, p, d);
+  return true;
+}
+
 /* The best point's margin to the SLO (kvsim_deploy_row_t.margin). */
 static void margin(const kvsim_compare_t *c, kvsim_deploy_row_t *r) {
   r->margin = NAN;
@@ -189,8 +230,19 @@ static int evaluate(const kvsim_compare_t *c, const kvsim_deploy_space_t *s, int
   if (rc == KVSIM_OK && !sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
   kvsim_resolved_t res;
-  if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK) {
-    serve_args(&sc, &res, r);
+  if (rc == KVSIM_OK &&
+      sc.disagg.enabled) { /* the unit as run: the scenario's counts where the space gives none */
+    r->cfg.prefill_replicas = sc.disagg.unit_prefill;
+    r->cfg.decode_replicas = sc.disagg.unit_decode;
+  }
+  if (rc == KVSIM_OK && sc.disagg.enabled && (rc = sides(&sc, r, err)) == KVSIM_OK &&
+      covered(s, &sc, r)) {
+    r->serve = r->side[KVSIM_SIDE_DECODE]; /* the smaller unit's row answers for it */
+  } else if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK) {
+    if (!sc.disagg.enabled)
+      serve_args(&sc, &res, r);
+    else
+      r->serve = r->side[KVSIM_SIDE_DECODE];
     search_ctx_t q = {c, s, &sc, r, sum};
     double best;
     kvsim__study_memo_begin();
@@ -235,18 +287,51 @@ static int done(void *ctx, int64_t i, int rc, const void *out, const kvsim_err *
     snprintf(r->error, sizeof r->error, "%s", job_err ? job_err->msg : "run failed");
   }
   if (x->progress) {
-    char label[160];
-    snprintf(label, sizeof label, "%s TP%d", r->cfg.gpu, r->cfg.tp);
+    char label[160], unit[64];
+    kvsim_deploy_unit_name(r->cfg.prefill_replicas, r->cfg.prefill_tp, r->cfg.decode_replicas,
+                           r->cfg.decode_tp, unit, sizeof unit);
+    if (r->cfg.disagg)
+      snprintf(label, sizeof label, "%s %s", r->cfg.gpu, unit);
+    else
+      snprintf(label, sizeof label, "%s TP%d", r->cfg.gpu, r->cfg.tp);
     kvsim_progress_step(x->progress, label,
-                        r->best >= 0 ? "meets" : r->rc == KVSIM_ENOFIT ? "does not fit" : "no answer",
+                        r->best >= 0            ? "meets"
+                        : r->rc == KVSIM_ENOFIT ? "does not fit"
+                        : !r->npoints && !r->rc ? "not run (a smaller unit's)"
+                                                : "no answer",
                         r->rc < 0 && r->rc != KVSIM_ENOFIT);
   }
   return KVSIM_OK;
 }
 
-/* The cheapest per GPU and of all; the winner's command. */
-static void choose(const kvsim_deploy_space_t *s, kvsim_deploy_result_t *res) {
-  res->winner = -1;
+/* The winner's launch lines: one, or a disaggregated unit's two. */
+static void winner_command(kvsim_deploy_result_t *res) {
+  const kvsim_deploy_row_t *w = &res->rows[res->winner];
+  size_t cap = sizeof res->winner_command;
+  if (!w->cfg.disagg) {
+    res->winner_has_command = kvsim_serve_command(&w->serve, res->winner_command, cap) == KVSIM_OK;
+    return;
+  }
+  char line[2][1024];
+  bool ok = true;
+  for (int k = 0; k < 2; k++)
+    ok = kvsim_serve_command(&w->side[k], line[k], sizeof line[k]) == KVSIM_OK && ok;
+  res->winner_has_command = ok;
+  /* Each line under a comment naming its side: vLLM's two are the same
+   * line (the proxy gives the roles). */
+  if (ok)
+    snprintf(res->winner_command, cap,
+             "# prefill: %d instance(s) a unit\n%s\n# decode: %d instance(s) a unit\n%s",
+             w->cfg.prefill_replicas, line[0], w->cfg.decode_replicas, line[1]);
+  else
+    snprintf(res->winner_command, cap, "%s", line[1]);
+}
+
+void kvsim_deploy_choose(const kvsim_deploy_space_t *s, kvsim_deploy_result_t *res) {
+  res->winner = res->cheapest_aggregated = res->cheapest_disaggregated = -1;
+  res->simulations = res->no_fit = res->failed = 0;
+  res->winner_has_command = false;
+  res->winner_command[0] = '\0';
   for (int g = 0; g < KVSIM_DEPLOY_MAX_VALUES; g++)
     res->cheapest[g] = -1;
   for (int i = 0; i < res->n; i++) {
@@ -260,12 +345,14 @@ static void choose(const kvsim_deploy_space_t *s, kvsim_deploy_result_t *res) {
       if (!strcmp(s->gpus[g], r->cfg.gpu) &&
           (res->cheapest[g] < 0 || kvsim_deploy_cheaper(r, &res->rows[res->cheapest[g]])))
         res->cheapest[g] = i;
+    int *kind = r->cfg.disagg ? &res->cheapest_disaggregated : &res->cheapest_aggregated;
+    if (*kind < 0 || kvsim_deploy_cheaper(r, &res->rows[*kind]))
+      *kind = i;
     if (res->winner < 0 || kvsim_deploy_cheaper(r, &res->rows[res->winner]))
       res->winner = i;
   }
   if (res->winner >= 0)
-    res->winner_has_command = kvsim_serve_command(&res->rows[res->winner].serve, res->winner_command,
-                                                  sizeof res->winner_command) == KVSIM_OK;
+    winner_command(res);
 }
 
 int kvsim_deploy_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
@@ -290,7 +377,7 @@ int kvsim_deploy_run(const kvsim_compare_t *c, const kvsim_compare_opts_t *opts,
   rc = kvsim_study_parallel_records(0, n, 1, opts->jobs, job, done, &x, err);
   if (rc < 0)
     return rc;
-  choose(&s, res);
+  kvsim_deploy_choose(&s, res);
   return opts->out ? kvsim__deploy_write(c, opts, res, err) : KVSIM_OK;
 }
 

@@ -32,6 +32,12 @@ static void vllm(const kvsim_serve_args_t *a, char *buf, size_t cap) {
   add(buf, cap, "--gpu-memory-utilization", v);
   snprintf(v, sizeof v, "%lld", (long long)a->max_model_len);
   add(buf, cap, "--max-model-len", v);
+  /* Both sides of a disaggregated deployment load the NIXL connector as
+   * kv_both; the proxy in front decides which one prefills
+   * (docs.vllm.ai/en/stable/features/nixl_connector_usage.html). */
+  if (a->role != KVSIM_SERVE_ROLE_NONE)
+    add(buf, cap, "--kv-transfer-config",
+        "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
 }
 
 /* The flags of SGLang's server (python/sglang/srt/server_args.py,
@@ -56,6 +62,15 @@ static void sglang(const kvsim_serve_args_t *a, char *buf, size_t cap) {
   add(buf, cap, "--mem-fraction-static", v);
   snprintf(v, sizeof v, "%lld", (long long)a->max_model_len);
   add(buf, cap, "--context-length", v);
+  /* A side of a PD deployment names its role; Mooncake is the default
+   * transfer engine (server_args.py disaggregation_mode,
+   * disaggregation_transfer_backend; docs.sglang.io
+   * advanced_features/pd_disaggregation). */
+  if (a->role != KVSIM_SERVE_ROLE_NONE) {
+    add(buf, cap, "--disaggregation-mode",
+        a->role == KVSIM_SERVE_ROLE_PREFILL ? "prefill" : "decode");
+    add(buf, cap, "--disaggregation-transfer-backend", "mooncake");
+  }
 }
 
 int kvsim_serve_command(const kvsim_serve_args_t *a, char *buf, size_t cap) {

@@ -87,17 +87,45 @@ static bool on_front(const front_t *fr, int i, int k) {
   return false;
 }
 
+void kvsim__deploy_layout(const kvsim_deploy_row_t *r, char *buf, size_t cap) {
+  if (!r->cfg.disagg) {
+    snprintf(buf, cap, "TP%d", r->serve.tp ? r->serve.tp : r->cfg.tp);
+    return;
+  }
+  char unit[64];
+  kvsim_deploy_unit_name(r->cfg.prefill_replicas, r->cfg.prefill_tp, r->cfg.decode_replicas,
+                         r->cfg.decode_tp, unit, sizeof unit);
+  snprintf(buf, cap, "(%s)", unit);
+}
+
 /* "h100-sxm TP4 fp8 KV fp8 weights seqs 256 mbt 8192" */
 static void settings(const kvsim_deploy_row_t *r, char *buf, size_t cap) {
   const kvsim_serve_args_t *a = &r->serve;
-  snprintf(buf, cap, "%s TP%d, KV %s, weights %s, max_num_seqs %lld, max_num_batched_tokens %lld",
-           r->cfg.gpu, r->cfg.tp ? r->cfg.tp : a->tp, a->kv_cache_dtype,
+  char layout[80];
+  kvsim__deploy_layout(r, layout, sizeof layout);
+  snprintf(buf, cap, "%s %s, KV %s, weights %s, max_num_seqs %lld, max_num_batched_tokens %lld",
+           r->cfg.gpu, layout, a->kv_cache_dtype,
            a->quantization[0] ? a->quantization : "as the checkpoint", (long long)a->max_num_seqs,
            (long long)a->max_num_batched_tokens);
 }
 
+/* The columns added for disaggregated layouts, last: each side's
+ * instances per unit and TP (empty for an aggregated row), and the
+ * layout, which holds no comma (scripts read it as the last field). */
+static void layout_cells(FILE *f, const kvsim_deploy_row_t *r) {
+  if (r->cfg.disagg)
+    fprintf(f, ",%d,%d,%d,%d,disaggregated\n", r->cfg.prefill_replicas, r->cfg.prefill_tp,
+            r->cfg.decode_replicas, r->cfg.decode_tp);
+  else
+    fputs(",,,,,aggregated\n", f);
+}
+
 static void csv_row(FILE *f, const kvsim_deploy_row_t *r, const kvsim_deploy_point_t *p, bool pareto) {
-  fprintf(f, "%s,%d,%lld,%lld,", r->cfg.gpu, r->serve.tp ? r->serve.tp : r->cfg.tp,
+  fputs(r->cfg.gpu, f);
+  fputc(',', f);
+  if (!r->cfg.disagg) /* a disaggregated row's TPs are its sides' columns */
+    fprintf(f, "%d", r->serve.tp ? r->serve.tp : r->cfg.tp);
+  fprintf(f, ",%lld,%lld,",
           (long long)(r->serve.max_num_seqs ? r->serve.max_num_seqs : r->cfg.max_num_seqs),
           (long long)(r->serve.max_num_batched_tokens ? r->serve.max_num_batched_tokens
                                                       : r->cfg.max_num_batched_tokens));
@@ -121,10 +149,14 @@ static void csv_row(FILE *f, const kvsim_deploy_row_t *r, const kvsim_deploy_poi
   } else {
     fputs(",,,,,,,,,,,,false,,", f);
     char st[700];
-    snprintf(st, sizeof st, "%s: %s", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed", r->error);
+    if (r->rc == KVSIM_OK) /* a unit a smaller one covers */
+      snprintf(st, sizeof st, "%s", r->stopped);
+    else
+      snprintf(st, sizeof st, "%s: %s", r->rc == KVSIM_ENOFIT ? "does not fit" : "failed",
+               r->error);
     cell(f, st);
   }
-  fputc('\n', f);
+  layout_cells(f, r);
 }
 
 /* A text in memory and the frontier it needs; NULL (nothing held) when
@@ -150,13 +182,15 @@ char *kvsim_deploy_csv(const kvsim_deploy_result_t *res) {
   FILE *f = open_with_front(res, &fr, &text, &len);
   if (!f)
     return NULL;
-  fputs("gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
-        "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
-        "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status\n",
-        f);
+  fputs(
+      "gpu,tp,max_num_seqs,max_num_batched_tokens,kv_cache_dtype,quantization,replicas,gpus,meets,"
+      "ttft_p99_s,tpot_p99_s,e2e_p99_s,tpot_mean_s,output_tokens_per_s,"
+      "output_tokens_per_s_per_gpu,tokens_per_s_per_user,cost_per_hour,pareto,steady,status,"
+      "prefill_replicas,prefill_tp,decode_replicas,decode_tp,layout\n",
+      f);
   for (int i = 0; i < res->n; i++) {
     const kvsim_deploy_row_t *r = &res->rows[i];
-    if (r->rc < 0)
+    if (r->rc < 0 || (!r->npoints && r->stopped[0]))
       csv_row(f, r, NULL, false);
     for (int k = 0; k < r->npoints; k++)
       csv_row(f, r, &r->points[k], on_front(&fr, i, k));
@@ -188,7 +222,10 @@ static char *frontier_csv(const kvsim_deploy_result_t *res) {
     char label[300], s[240];
     settings(r, s, sizeof s);
     snprintf(label, sizeof label, "%d x %s", p->replicas, s);
-    fprintf(f, "%.6g,%.6g,%s,%d,%d,", fr.x[b], fr.y[b], r->cfg.gpu, r->serve.tp, p->replicas);
+    fprintf(f, "%.6g,%.6g,%s,", fr.x[b], fr.y[b], r->cfg.gpu);
+    if (!r->cfg.disagg)
+      fprintf(f, "%d", r->serve.tp);
+    fprintf(f, ",%d,", p->replicas);
     cell(f, label);
     fputc('\n', f);
   }
