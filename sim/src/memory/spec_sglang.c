@@ -101,6 +101,12 @@ static int resolve_tree(kvsim_plan_params_t *pp, kvsim_err *err) {
 int kvsim__spec_sglang_resolve(const kvsim_model_t *m, kvsim_plan_params_t *pp,
                                kvsim_model_t *draft, kvsim_err *err) {
   kvsim_plan_spec_params_t *p = &pp->spec;
+  if (p->method == KVSIM_SPEC_NONE && (p->sgl_num_steps || p->sgl_eagle_topk || p->sgl_num_draft_tokens))
+    return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE_NUM_STEPS,
+                               "engine.speculative_num_steps, engine.speculative_eagle_topk, "
+                               "engine.speculative_num_draft_tokens",
+                               "SGLang's EAGLE tree without engine.speculative (the method and "
+                               "the draft)");
   if (p->method == KVSIM_SPEC_NONE)
     return KVSIM_OK;
   if (p->method != KVSIM_SPEC_EAGLE && p->method != KVSIM_SPEC_EAGLE3)
