@@ -278,7 +278,8 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
                                    kvsim_step_cost_t *cost /* may be NULL */);
 
 /* LoRA's punica kernels (vllm/lora/punica_wrapper/punica_gpu.py
- * add_lora_linear: a shrink, x @ A^T to rank r, then an expand, @ B^T
+ * PunicaWrapperGPU.add_lora_linear: add_shrink (lora_shrink), x @ A to
+ * rank r, then add_expand (lora_expand), @ B
  * added into the layer's output, for every wrapped projection of every
  * layer) on one rank: the slots' weights (elements of one adapter on the
  * rank) and the activations each token moves (the shrink reads the
