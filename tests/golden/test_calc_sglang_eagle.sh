@@ -20,21 +20,25 @@ calc() { "$kvsim" calc --engine sglang --model llama-3.1-70b --gpu h100-sxm --tp
 out=$(calc --speculative-config "$e3") || fail "calc exited $?"
 diff <(echo "$out") "$src/tests/golden/data/calc-sglang-eagle3-llama-3.1-70b.txt" || fail "golden text moved"
 
-# At one fraction the rest is the same; the target's 81,920 bytes a token
-# become int(81,920 x (1 + 1/80)) = 82,944, the draft pool holds one layer
-# of 2 KV heads x 128 x 2 bytes (K and V 512 each) over the same tokens +
-# the padded page, and the head weighs what vLLM's does.
+# At one fraction the target's pool is the same (the draft is not in its
+# budget); the draft pool holds one layer of 2 KV heads x 128 x 2 bytes (K
+# and V 512 each) over the same tokens + the padded page, and the head
+# weighs what vLLM's does.
 on=$(calc --speculative-config "$e3" --mem-fraction-static 0.8 --json) || fail "on exited $?"
 off=$(calc --mem-fraction-static 0.8 --json) || fail "off exited $?"
-jq -e '.spec_cell_size == 82944 and .cell_size == 81920 and .max_running_requests == 48
+jq -e '.cell_size == 81920 and .spec_kv_bytes_per_token == 1024 and .max_running_requests == 48
        and .speculative_num_steps == 5 and .speculative_eagle_topk == 4
        and .speculative_num_draft_tokens == 8 and .alloc_len_per_decode == 20
        and .draft_k_size_bytes == (.max_total_num_tokens + 1) * 512
        and .draft_v_size_bytes == .draft_k_size_bytes and .spec_weights_bytes == 1003808768
-       and .max_total_num_tokens == ((.rest_memory_gib * 1073741824 | trunc) / 82944 | floor)' \
+       and .max_total_num_tokens == ((.rest_memory_gib * 1073741824 | trunc) / 81920 | floor)' \
   <<<"$on" >/dev/null || fail "eagle3 plan: $on"
-[ "$(jq '.rest_memory_gib' <<<"$on")" = "$(jq '.rest_memory_gib' <<<"$off")" ] || fail "same rest at one fraction"
-jq -e 'has("spec_cell_size") or has("speculative_num_steps") | not' <<<"$off" >/dev/null ||
+[ "$(jq '.max_total_num_tokens' <<<"$on")" = "$(jq '.max_total_num_tokens' <<<"$off")" ] ||
+  fail "the same target pool at one fraction"
+# No room left for the draft at 0.99: out of memory, not a fit.
+tight=$(calc --speculative-config "$e3" --mem-fraction-static 0.99 --json) || fail "tight exited $?"
+jq -e '.fits == false' <<<"$tight" >/dev/null || fail "0.99 leaves no room for the draft: $tight"
+jq -e 'has("draft_k_size_bytes") or has("speculative_num_steps") | not' <<<"$off" >/dev/null ||
   fail "no speculative keys without it"
 # The automatic fraction reserves 2048 MB more.
 auto_on=$(calc --speculative-config "$e3" --json) && auto_off=$(calc --json) || fail "auto exited"

@@ -50,27 +50,36 @@ static kvsim_plan_t plan_ok(const char *spec, double mfs) {
   return pl;
 }
 
-/* At one fraction both plans have the same rest_memory; the target's
- * 80 x 2 KV heads x 128 x K,V x 2 bytes = 81,920 bytes per token become
- * int(81,920 x (1 + 1 / 80)) = 82,944 with the one-layer head, so
- * max_total_num_tokens is the rest over that. The draft pool holds the
- * head's one layer over the same tokens (+ the padded page): 1,024 bytes a
- * token, K and V 512 each. */
-Test(spec_sglang, pool_budgets_the_draft_layers) {
+/* At one fraction the target's pool is the same with and without the
+ * draft: 80 x 2 KV heads x 128 x K,V x 2 bytes = 81,920 bytes per token
+ * over the same rest_memory (the draft is not in its budget). The draft
+ * pool holds the head's one layer over the same tokens (+ the padded
+ * page): 1,024 bytes a token, K and V 512 each; the head weighs what
+ * vLLM's does. */
+Test(spec_sglang, draft_pool_over_the_target_tokens) {
   kvsim_plan_t off = plan_ok(NULL, 0.8), on = plan_ok(eagle3, 0.8);
-  cr_assert_eq(off.sglang.cell_size, 81920, "target cell");
-  cr_assert_eq(on.sglang.cell_size, 81920, "the logged target cell is the target's");
-  cr_assert_eq(on.sglang.spec_cell_size, 82944, "scaled cell: %lld", (long long)on.sglang.spec_cell_size);
+  cr_assert_eq(on.sglang.cell_size, 81920, "target cell");
   cr_assert_eq(on.available_kv_bytes, off.available_kv_bytes, "same rest_memory at one fraction");
-  cr_assert_eq(on.sglang.max_total_num_tokens, on.available_kv_bytes / 82944, "tokens %lld",
+  cr_assert_eq(on.sglang.max_total_num_tokens, off.sglang.max_total_num_tokens, "same target pool");
+  cr_assert_eq(on.sglang.max_total_num_tokens, on.available_kv_bytes / 81920, "tokens %lld",
                (long long)on.sglang.max_total_num_tokens);
-  cr_assert_eq(off.sglang.max_total_num_tokens, off.available_kv_bytes / 81920, "without the draft");
   cr_assert_eq(on.spec_draft_layers, 1, "one draft layer");
   cr_assert_eq(on.spec_per_token_bytes, 1024, "draft bytes per token");
   cr_assert_eq(on.sglang.draft_k_size_bytes, (on.sglang.max_total_num_tokens + 1) * 512, "draft K");
   cr_assert_eq(on.sglang.draft_v_size_bytes, on.sglang.draft_k_size_bytes, "draft V");
   cr_assert_eq(on.spec_weights_bytes, INT64_C(1003808768), "the head's bytes (as vLLM's)");
   cr_assert(on.fits, "fits");
+}
+
+/* The draft's weights and pool come out of what the fraction leaves: at
+ * 0.99 of 76.91 GB that is 0.77 GB, under the head's 0.93 GB: out of
+ * memory, where 0.95 leaves 3.85 GB. */
+Test(spec_sglang, draft_out_of_the_fraction_left) {
+  kvsim_plan_t tight = plan_ok(eagle3, 0.99), room = plan_ok(eagle3, 0.95), alone = plan_ok(NULL, 0.99);
+  cr_assert(alone.fits, "the target alone fits at 0.99");
+  cr_assert(!tight.fits, "the draft does not");
+  cr_assert(strstr(tight.error, "CUDA out of memory"), "%s", tight.error);
+  cr_assert(room.fits, "0.95 leaves room");
 }
 
 /* _handle_speculative_decoding: 48 running requests and the 5 / 4 / 8

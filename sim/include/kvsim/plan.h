@@ -259,11 +259,10 @@ typedef struct kvsim_plan_sglang {
   int64_t max_running_requests;
   int64_t chunked_prefill_size, max_prefill_tokens;
   int64_t context_len, max_req_input_len;
-  /* EAGLE (memory/spec_sglang.c): the target's cell size scaled for the
-   * draft pool, the draft pool's logged K / V sizes (its layers over the
-   * target's token indices), the draft's weights, and the slots one
+  /* EAGLE (memory/spec_sglang.c): the draft pool's logged K / V sizes
+   * (its layers over the target's token indices) and the slots one
    * request may take in a decode step (get_alloc_len_per_decode). */
-  int64_t spec_cell_size, draft_k_size_bytes, draft_v_size_bytes, alloc_len_per_decode;
+  int64_t draft_k_size_bytes, draft_v_size_bytes, alloc_len_per_decode;
 } kvsim_plan_sglang_t;
 
 /* TGI's warmup results (flash_causal_lm.py FlashCausalLM.warmup). */

@@ -229,15 +229,13 @@ static int64_t stage_tokens(const kvsim_model_t *m, const kvsim_gpu_t *g,
   int64_t per_layer =
       st->kv_heads_per_rank * st->head_dim * kvsim_model_kv_factor(m) * (int64_t)eb;
   o->cell_size = per_layer * st->num_layers;
-  /* EAGLE: the draft pool budgeted in (spec_sglang.c). */
-  o->spec_cell_size = kvsim__spec_sglang_cell_size(o->cell_size, st->spec_draft_layers, st->num_layers);
   o->rest_gib = o->avail_gib_after_load - o->avail_gib_before_load * (1 - o->mem_fraction_static);
   int64_t rest_bytes = 0;
   kvsim__double_to_i64(trunc(o->rest_gib * KVSIM_GIB), &rest_bytes);
   st->available_kv_bytes = rest_bytes;
   /* Python's // floors: a negative rest stays negative. */
-  int64_t t = rest_bytes / o->spec_cell_size;
-  if (rest_bytes < 0 && rest_bytes % o->spec_cell_size)
+  int64_t t = rest_bytes / o->cell_size;
+  if (rest_bytes < 0 && rest_bytes % o->cell_size)
     t--;
   return t;
 }
@@ -278,9 +276,11 @@ static void pool_numbers(const kvsim_model_t *m, const kvsim_plan_params_t *p, k
  * target's pool: its weights (shared embedding, and lm_head for EAGLE-1/2,
  * as _share_embed_head does; the same bytes as vLLM's head,
  * kvsim__spec_weights_bytes), and its pool of the draft's layers over the
- * target's max_total_num_tokens (+ page_size padded) indices. Both come
- * out of what the fraction left; a rank without room for them fails with
- * CUDA's out-of-memory error. */
+ * target's max_total_num_tokens (+ page_size padded) indices
+ * (draft_runner_cache_size, model_runner_kv_cache_mixin.py init_memory).
+ * Neither is in the target's budget: both come out of what the fraction
+ * left (the 2 GB more reserve is for them), and a rank without room for
+ * them fails with CUDA's out-of-memory error. */
 static void draft_pool(const kvsim_model_t *m, const kvsim_model_t *draft, kvsim_plan_t *pl) {
   kvsim_plan_sglang_t *o = &pl->sglang;
   const kvsim_plan_params_t *p = &pl->p;

@@ -1,5 +1,6 @@
 /* SGLang's EAGLE speculative decoding (--speculative-algorithm EAGLE /
- * EAGLE3) in its memory plan:
+ * EAGLE3) in its memory plan, in the releases whose mem_fraction_static
+ * heuristic kvsim's sglang profile models (sgl-project/sglang#10975):
  * - python/sglang/srt/server_args.py ServerArgs._handle_speculative_decoding:
  *   max_running_requests 48 unless given, the tree (num_steps, eagle_topk,
  *   num_draft_tokens) from auto_choose_speculative_params when none is
@@ -7,16 +8,19 @@
  *   refused with page_size > 1 off flashinfer;
  * - ServerArgs._handle_gpu_memory_settings: 2 GB more reserve ("eagle draft
  *   models and cuda graphs") when it picks mem_fraction_static;
- * - python/sglang/srt/model_executor/pool_configurator.py
- *   DefaultPoolConfigurator.__init__: the target's cell size scaled by
- *   (1 + eagle_draft_num_layers / num_layers), so max_total_num_tokens
- *   leaves room for the draft pool, which holds the draft's layers over
- *   the same max_total_num_tokens indices (MemoryPoolConfig shared with
- *   the draft worker; EAGLEWorker.__init__ shares req_to_token_pool and
- *   token_to_kv_pool_allocator). Older releases sized the draft pool
- *   draft_runner_cache_size = max_total_num_tokens + max_num_reqs x
- *   (num_steps x topk + num_draft_tokens) + 100 without budgeting it
- *   (model_runner.py init_memory_pool); the newer rule is the one modelled;
+ * - python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+ *   init_memory: the target's pool is profiled without the draft
+ *   (draft_runner_cache_size = max_total_num_tokens), and the draft worker
+ *   (EAGLEWorker.__init__, sharing req_to_token_pool and the allocator)
+ *   loads its weights and a pool of its layers over those token indices
+ *   afterwards, out of what the fraction left (plan_sglang.c draft_pool).
+ *   Earlier releases gave the draft pool a headroom, max_total_num_tokens
+ *   + max_num_reqs x (num_steps x topk + num_draft_tokens) + 100
+ *   (model_runner.py init_memory_pool). Later ones (sgl-project/sglang
+ *   #23862, #28855) drop the 2 GB, count the draft's weights before the
+ *   profile and scale the target's cell by (1 + draft layers / layers)
+ *   (pool_configurator.py DefaultPoolConfigurator), with another fraction
+ *   heuristic: not modelled;
  * - python/sglang/srt/mem_cache/common.py get_alloc_len_per_decode: the
  *   slots a request may take in one decode step. */
 #include "memory/spec_sglang.h"
@@ -140,13 +144,6 @@ int kvsim__spec_sglang_resolve(const kvsim_model_t *m, kvsim_plan_params_t *pp,
                                "kind)",
                                draft->name, m->name);
   return KVSIM_OK;
-}
-
-int64_t kvsim__spec_sglang_cell_size(int64_t cell, int draft_layers, int num_layers) {
-  if (draft_layers <= 0 || num_layers <= 0)
-    return cell;
-  /* Python's int() of the float product truncates. */
-  return (int64_t)((double)cell * (1 + (double)draft_layers / (double)num_layers));
 }
 
 int64_t kvsim__spec_sglang_alloc_len(const kvsim_plan_spec_params_t *p) {

@@ -19,10 +19,6 @@
 int kvsim__spec_sglang_resolve(const kvsim_model_t *m, kvsim_plan_params_t *pp,
                                kvsim_model_t *draft, kvsim_err *err);
 
-/* The target's cell size with the draft pool budgeted in: int(cell x (1 +
- * draft_layers / num_layers)). */
-int64_t kvsim__spec_sglang_cell_size(int64_t cell, int draft_layers, int num_layers);
-
 /* The KV slots one request may take in a decode step
  * (get_alloc_len_per_decode): max(steps x topk, num_draft_tokens). */
 int64_t kvsim__spec_sglang_alloc_len(const kvsim_plan_spec_params_t *p);

@@ -202,8 +202,9 @@ static void print_draft(const kvsim_plan_t *pl, double left, FILE *out) {
           "speculative_num_draft_tokens=%d; %lld KV slots per request per decode step\n",
           kvsim_spec_method_name(s->method), s->sgl_num_steps, s->sgl_eagle_topk,
           s->sgl_num_draft_tokens, (long long)o->alloc_len_per_decode);
-  fprintf(out, "Cell size with the draft pool: %s bytes per token (x (1 + %d / %d) draft layers)\n",
-          kvsim__commas(o->spec_cell_size, a, sizeof a), pl->spec_draft_layers, pl->num_layers);
+  fprintf(out, "Draft cell size: %s bytes per token per rank (%d draft layer%s)\n",
+          kvsim__commas(pl->spec_per_token_bytes, a, sizeof a), pl->spec_draft_layers,
+          pl->spec_draft_layers == 1 ? "" : "s");
   left -= gib(pl->spec_weights_bytes);
   fprintf(out, "Draft load weight end. avail mem=%.2f GB, mem usage=%.2f GB (embedding%s shared)\n",
           left, gib(pl->spec_weights_bytes), pl->spec_lm_head_shared ? " and lm_head" : "");
@@ -253,6 +254,13 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
            (long long)pl->head_dim, pl->kv_bytes_per_element);
   fprintf(out, "KV budget: rest_memory = %.2f - %.2f x (1 - %.3f) = %.2f GB\n", o->avail_gib_after_load,
          o->avail_gib_before_load, o->mem_fraction_static, o->rest_gib);
+  if (!pl->fits && o->max_total_num_tokens > 0) {
+    /* The target's pool fit; the EAGLE draft after it did not: the error
+     * names the one remedy (a lower fraction), which the search below
+     * does not try. */
+    fprintf(out, "RuntimeError: %s\n", pl->error);
+    return;
+  }
   if (!pl->fits) {
     char advice[512];
     kvsim_plan_advice(m, g, pl, advice, sizeof advice);
@@ -316,7 +324,6 @@ static void print_json(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
     cJSON_AddNumberToObject(j, "speculative_eagle_topk", pl->p.spec.sgl_eagle_topk);
     cJSON_AddNumberToObject(j, "speculative_num_draft_tokens", pl->p.spec.sgl_num_draft_tokens);
     cJSON_AddNumberToObject(j, "alloc_len_per_decode", (double)o->alloc_len_per_decode);
-    cJSON_AddNumberToObject(j, "spec_cell_size", (double)o->spec_cell_size);
     cJSON_AddNumberToObject(j, "draft_k_size_bytes", (double)o->draft_k_size_bytes);
     cJSON_AddNumberToObject(j, "draft_v_size_bytes", (double)o->draft_v_size_bytes);
   }
