@@ -49,6 +49,13 @@ chain=$(calc --speculative-config "$e3" --speculative-num-steps 3 --speculative-
         --speculative-num-draft-tokens 9 --json) || fail "chain exited $?"
 jq -e '.speculative_num_draft_tokens == 4 and .alloc_len_per_decode == 4' <<<"$chain" >/dev/null || fail "chain: $chain"
 
+# calc --scenario's per-token line: the draft has its own pool, so the
+# target's 81,920 bytes are not read as padded heads plus a drafter layer.
+line=$("$kvsim" calc --scenario "$src/tests/golden/cases/sglang-eagle/scenario.json" | grep '^KV cache per token') ||
+  fail "calc --scenario exited"
+[ "$line" = "KV cache per token: 81,920 bytes (80 layers x 2 KV heads x 128 head_dim x 2 (K,V) x 2 bytes); block: 81,920 bytes" ] ||
+  fail "per-token line: $line"
+
 bad_calc() { # one line, exit 2, nothing on stdout
   local o e rc
   o=$(calc "$@" 2>"$tmp/err"); rc=$?

@@ -320,7 +320,10 @@ typedef struct kvsim_plan {
   /* --speculative-config: the drafter's weights (inside weights_bytes),
    * its attention layers on this rank, their bytes per block (inside
    * block_bytes) and per token (inside per_token_kv_bytes), and the slots
-   * the scheduler reserves past each running request. */
+   * the scheduler reserves past each running request. SGLang's EAGLE
+   * draft loads after the target's pool and has a pool of its own: its
+   * weights and per-token bytes are outside weights_bytes and
+   * per_token_kv_bytes (plan.sglang's draft_* sizes). */
   int64_t spec_weights_bytes;
   int spec_draft_layers;
   int64_t spec_block_bytes, spec_per_token_bytes;
