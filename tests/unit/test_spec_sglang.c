@@ -130,6 +130,8 @@ Test(spec_sglang, errors) {
   cr_assert_eq(plan_with(eagle3, 0.8, 0, 0, 0, 16, &pl, &err), KVSIM_EINVAL, "topk 4 on pages of 16");
   cr_assert(strstr(err.msg, "page_size > 1"), "%s", err.msg);
   cr_assert_eq(plan_with(eagle3, 0.8, 4, 1, 5, 16, &pl, &err), KVSIM_OK, "a chain on pages: %s", err.msg);
+  cr_assert_eq(plan_with(eagle3, 0.8, 40, 1, 41, 1, &pl, &err), KVSIM_EINVAL, "40 steps through the API");
+  cr_assert(strstr(err.msg, "--speculative-num-steps"), "names the flag: %s", err.msg);
 }
 
 /* The scheduler with SGLang's tree of 3 steps x topk 2 and 4 draft tokens

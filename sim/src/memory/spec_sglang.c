@@ -84,10 +84,22 @@ static int resolve_tree(kvsim_plan_params_t *pp, kvsim_err *err) {
     p->sgl_num_draft_tokens = 8;
   } else if (given != 3) {
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE_NUM_STEPS,
-                               "--speculative-num-steps (engine.speculative_num_steps)",
-                               "give it with --speculative-eagle-topk and "
-                               "--speculative-num-draft-tokens, or none of the three (SGLang's "
-                               "automatic 5, 4, 8)");
+                               "--speculative-num-steps, --speculative-eagle-topk, "
+                               "--speculative-num-draft-tokens (engine.speculative_*)",
+                               "give all three or none of the three (SGLang's automatic 5, 4, 8)");
+  }
+  /* The registry's ranges, for callers that did not go through a flag. */
+  const struct {
+    int id, v;
+  } tree[] = {{KVSIM_PARAM_SPECULATIVE_NUM_STEPS, p->sgl_num_steps},
+              {KVSIM_PARAM_SPECULATIVE_EAGLE_TOPK, p->sgl_eagle_topk},
+              {KVSIM_PARAM_SPECULATIVE_NUM_DRAFT_TOKENS, p->sgl_num_draft_tokens}};
+  for (size_t i = 0; i < sizeof tree / sizeof *tree; i++) {
+    char name[160];
+    int rc = kvsim_param_check_int(tree[i].id, tree[i].v,
+                                   kvsim_param_calc_name(tree[i].id, name, sizeof name), err);
+    if (rc < 0)
+      return rc;
   }
   if (p->sgl_eagle_topk == 1) /* "speculative_num_draft_tokens is adjusted to ..." */
     p->sgl_num_draft_tokens = p->sgl_num_steps + 1;
