@@ -201,7 +201,7 @@ static double draft_seconds(const kvsim_perf_t *draft, int k, int width, const k
        * and its branch (a verify-like shape). */
       if (r->num_computed + r->step_new < r->num_tokens)
         continue;
-      const int64_t at = r->num_computed + r->step_new + (int64_t)(j - 1) * width;
+      const int64_t at = r->num_computed + r->step_new + j - 1; /* the tree's depth j */
       if (width > 1)
         kvsim_batch_shape_add_verify(&b, at, width, 0);
       else
