@@ -101,13 +101,17 @@ scen 1 ', "speculative_num_steps": 2, "speculative_eagle_topk": 1, "speculative_
 "$kvsim" run "$tmp/c.json" --out "$tmp/chain" --quiet --check-invariants || fail "chain run exited $?"
 jq -e '.speculative.draft_acceptance_rate == 1' "$tmp/chain/summary.json" >/dev/null || fail "chain: all accepted"
 
-for bad in '"acceptance_rate": 1.5' '"acceptance_rate": "high"' '"num_speculative_tokens": 3, "acceptance_rate": 0.7'; do
+for bad in '"acceptance_rate": 1.5' '"acceptance_rate": "high"' '"num_speculative_tokens": 3, "acceptance_rate": 0.7' \
+           '"acceptance_rate": [0.9, 0.7, 0.5]'; do
   scen 0.7 "" | sed "s/\"acceptance_rate\": 0.7/$bad/" >"$tmp/bad.json"
   err=$("$kvsim" run "$tmp/bad.json" --out "$tmp/bad" --quiet 2>&1); rc=$?
   [ "$rc" -eq 2 ] || fail "$bad: exit $rc"
   [ "$(wc -l <<<"$err")" -eq 1 ] || fail "$bad: one line: $err"
   [ ! -e "$tmp/bad/summary.json" ] || fail "$bad: no output"
 done
+grep -q "per-depth rates for speculative_num_steps 5" <<<"$err" || fail "names SGLang's depth: $err"
+scen '[0.9, 0.7, 0.5, 0.3, 0.1]' "" >"$tmp/depth.json"
+"$kvsim" run "$tmp/depth.json" --out "$tmp/depth" --quiet --check-invariants || fail "per-depth rates exited $?"
 scen 0.7 ', "speculative_num_steps": 3' >"$tmp/bad.json"
 err=$("$kvsim" run "$tmp/bad.json" --out "$tmp/bad" --quiet 2>&1); rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "partial tree: $rc $err"

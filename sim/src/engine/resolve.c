@@ -32,6 +32,11 @@ static int resolve_spec(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim
   snprintf(where, sizeof where, "%s%sengine.speculative.acceptance_rate", sc->path, sc->path[0] ? ": " : "");
   if (!sc->spec_nrates)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a run needs it)", where);
+  if (pl->p.engine == KVSIM_PLAN_SGLANG && sc->spec_nrates != 1 && sc->spec_nrates != k)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: %d per-depth rates for speculative_num_steps %d (give one number, or "
+                         "one rate per depth of SGLang's draft tree)",
+                         where, sc->spec_nrates, k);
   return kvsim_spec_accept_set(&out->sched.accept, k, sc->spec_rates, sc->spec_nrates, where, err);
 }
 
