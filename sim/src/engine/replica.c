@@ -185,8 +185,9 @@ static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape
  * EagleProposer.propose; the draft-model proposer alike): a first forward
  * over the step's tokens (`first`, the target's shape), then k - 1
  * forwards of one token for every request that sampled, each a position
- * further. The drafter runs inside the engine step, so the host time is
- * the target step's alone. */
+ * further; SGLang's EAGLE (eagle_worker.py draft_forward) the same with
+ * `width` (topk) rows per request at each depth. The drafter runs inside
+ * the engine step, so the host time is the target step's alone. */
 static double draft_seconds(const kvsim_perf_t *draft, int k, int width, const kvsim_step_t *st,
                             const kvsim_batch_shape_t *first) {
   kvsim_step_cost_t c;

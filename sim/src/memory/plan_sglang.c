@@ -421,8 +421,8 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
              "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
              "server_args.mem_fraction_static=%g",
              o->mem_fraction_static);
-  /* SGLang serves any request up to min(context_len, pool) - 1 tokens. */
   draft_pool(m, &draft, pl);
+  /* SGLang serves any request up to min(context_len, pool) - 1 tokens. */
   pl->max_model_len_fit = pl->fits ? (t < p->max_model_len ? t : p->max_model_len) : 0;
   return KVSIM_OK;
 }
