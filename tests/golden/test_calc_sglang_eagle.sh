@@ -95,6 +95,13 @@ jq -e '.speculative.num_accepted_tokens == 0' "$tmp/o-0/summary.json" >/dev/null
 t0=$(jq '.latency.tpot_s.mean' "$tmp/o-0/summary.json")
 t1=$(jq '.latency.tpot_s.mean' "$tmp/o-1/summary.json")
 awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b < a / 4) }' || fail "TPOT at acceptance 1 ($t1) is not below a quarter of 0's ($t0)"
+# With nothing accepted the tree only costs: SGLang's 5 x topk 4 tree
+# (8 rows verified, 4 draft rows a depth) takes longer steps than a chain
+# of 5 (6 rows, 1 a depth).
+scen 0 ', "speculative_num_steps": 5, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 6' >"$tmp/c0.json"
+"$kvsim" run "$tmp/c0.json" --out "$tmp/c0" --quiet || fail "chain at 0 exited $?"
+tc=$(jq '.latency.tpot_s.mean' "$tmp/c0/summary.json")
+awk -v t="$t0" -v c="$tc" 'BEGIN { exit !(t > c) }' || fail "the tree's steps ($t0) are not longer than the chain's ($tc)"
 # A chain of 2 (topk 1) verifies 2 drafts a step: at acceptance 1 every
 # step accepts both.
 scen 1 ', "speculative_num_steps": 2, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3' >"$tmp/c.json"
