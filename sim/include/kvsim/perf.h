@@ -289,7 +289,8 @@ void kvsim_perf_mean_step(const kvsim_perf_t *pf, int64_t steps, int64_t prompt_
                           int64_t requests, int64_t cached_tokens, kvsim_step_cost_t *cost);
 
 /* LoRA's punica kernels (vllm/lora/punica_wrapper/punica_gpu.py
- * add_lora_linear: a shrink, x @ A^T to rank r, then an expand, @ B^T
+ * PunicaWrapperGPU.add_lora_linear: add_shrink (lora_shrink), x @ A to
+ * rank r, then add_expand (lora_expand), @ B
  * added into the layer's output, for every wrapped projection of every
  * layer) on one rank: the slots' weights (elements of one adapter on the
  * rank) and the activations each token moves (the shrink reads the

@@ -186,6 +186,13 @@ typedef struct kvsim_plan_spec_params {
   char model[256];                /* the drafter: catalog name, HF id or config path */
   int draft_tensor_parallel_size; /* 0 = the target's (the only value modelled) */
   int prompt_lookup_min, prompt_lookup_max; /* ngram (default 5, 5); no memory */
+  /* SGLang's EAGLE (--speculative-num-steps, --speculative-eagle-topk,
+   * --speculative-num-draft-tokens; python/sglang/srt/server_args.py): the
+   * draft tree's depth, its branching and the tokens the target verifies
+   * per request and step; 0 = SGLang's automatic choice. The plan resolves
+   * them and sets num_speculative_tokens to the depth, the most drafts a
+   * step can accept. */
+  int sgl_num_steps, sgl_eagle_topk, sgl_num_draft_tokens;
 } kvsim_plan_spec_params_t;
 
 /* Everything the plan depends on. Zero / negative means "engine default"
@@ -252,6 +259,10 @@ typedef struct kvsim_plan_sglang {
   int64_t max_running_requests;
   int64_t chunked_prefill_size, max_prefill_tokens;
   int64_t context_len, max_req_input_len;
+  /* EAGLE (memory/spec_sglang.c): the draft pool's logged K / V sizes
+   * (its layers over the target's token indices) and the slots one
+   * request may take in a decode step (get_alloc_len_per_decode). */
+  int64_t draft_k_size_bytes, draft_v_size_bytes, alloc_len_per_decode;
 } kvsim_plan_sglang_t;
 
 /* TGI's warmup results (flash_causal_lm.py FlashCausalLM.warmup). */
@@ -309,7 +320,10 @@ typedef struct kvsim_plan {
   /* --speculative-config: the drafter's weights (inside weights_bytes),
    * its attention layers on this rank, their bytes per block (inside
    * block_bytes) and per token (inside per_token_kv_bytes), and the slots
-   * the scheduler reserves past each running request. */
+   * the scheduler reserves past each running request. SGLang's EAGLE
+   * draft loads after the target's pool and has a pool of its own: its
+   * weights and per-token bytes are outside weights_bytes and
+   * per_token_kv_bytes (plan.sglang's draft_* sizes). */
   int64_t spec_weights_bytes;
   int spec_draft_layers;
   int64_t spec_block_bytes, spec_per_token_bytes;

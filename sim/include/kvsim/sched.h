@@ -29,7 +29,7 @@ typedef enum { KVSIM_PREEMPT_RECOMPUTE = 0, KVSIM_PREEMPT_SWAP } kvsim_preempt_m
  * oracle_lengths, ...), parsed by the profile into this opaque buffer and
  * read back through its own struct (at most KVSIM_SCHED_OPTS_BYTES). Held
  * by value so that a configuration copies without owning anything. */
-#define KVSIM_SCHED_OPTS_BYTES 64
+#define KVSIM_SCHED_OPTS_BYTES 96
 typedef union kvsim_sched_opts {
   unsigned char bytes[KVSIM_SCHED_OPTS_BYTES];
   int64_t align_i;
@@ -49,11 +49,16 @@ typedef struct kvsim_sched_cfg {
   kvsim_policy policy;
   kvsim_preempt_mode preemption_mode;
   kvsim_sched_opts_t opts;              /* the profile's own options (parse_opts) */
-  /* Speculative decoding (vllm-v1; kvsim/spec.h): drafts per running
-   * request and step (0: off), the slots reserved past them
-   * (num_lookahead_tokens), and how many the target accepts. */
+  /* Speculative decoding (vllm-v1, sglang; kvsim/spec.h): drafts per
+   * running request and step (0: off), the slots reserved past them
+   * (num_lookahead_tokens; sglang: the slots a decode step may take, its
+   * get_alloc_len_per_decode), and how many the target accepts. */
   int32_t num_spec_tokens, num_lookahead_tokens;
   kvsim_spec_accept_t accept;
+  /* The drafter's forwards per step after its first over the step's
+   * tokens (draft_steps - 1 of them) and the rows each gives a request:
+   * vLLM's EAGLE k and 1, SGLang's EAGLE tree num_steps and topk. */
+  int32_t draft_steps, draft_width;
   /* LoRA (--enable-lora): the adapters a step may use (max_loras; 0: LoRA
    * off), the host cache's capacity, one adapter's bytes on one rank's
    * GPU slot and its checkpoint's bytes. */

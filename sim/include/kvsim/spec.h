@@ -43,6 +43,17 @@ int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan
 int kvsim_spec_parse_text(const char *json_text, kvsim_plan_spec_params_t *p, const char *where,
                           kvsim_err *err);
 
+/* engine.speculative (or calc --speculative-config) for SGLang's EAGLE:
+ * the same object with method eagle or eagle3 and the draft's model
+ * (SGLang's --speculative-algorithm and --speculative-draft-model-path);
+ * its tree comes from SGLang's own keys (plan.h sgl_num_steps, ...), so
+ * vLLM's num_speculative_tokens and draft_tensor_parallel_size are
+ * refused by name. Errors name `where` and the key. */
+int kvsim_spec_parse_sglang(const cJSON *o, const char *const *extra, kvsim_plan_spec_params_t *p,
+                            const char *where, kvsim_err *err);
+int kvsim_spec_parse_sglang_text(const char *json_text, kvsim_plan_spec_params_t *p,
+                                 const char *where, kvsim_err *err);
+
 /* The slots past a running request's tokens the scheduler reserves each
  * step: num_speculative_tokens for the methods with a drafter on the GPU
  * (use_eagle(): eagle, eagle3, mtp; uses_draft_model()), 0 for ngram

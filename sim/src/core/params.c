@@ -160,7 +160,9 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(FULLY_SHARDED_LORAS, "engine.fully_sharded_loras", "--fully-sharded-loras", NULL, B, 0, 0, 0,
       "false", V01, "shard LoRA A and B over TP"),
     P(SPECULATIVE, "engine.speculative", "--speculative-config", NULL, O, 0, 0, 0, "none",
-      "vllm-v1", "vLLM's --speculative-config, plus acceptance_rate (a run needs it)"),
+      "vllm-v1, sglang",
+      "vLLM's --speculative-config, plus acceptance_rate (a run needs it); sglang: method eagle or "
+      "eagle3 and model (its --speculative-algorithm and --speculative-draft-model-path)"),
     P(MEM_FRACTION_STATIC, "engine.mem_fraction_static", "--mem-fraction-static", NULL, N, 0, 1,
       MO | KVSIM_PARAM_MAX_OPEN | PO, "SGLang's for the GPU", "sglang",
       "weights + KV pool as a fraction of the free memory (default: automatic)"),
@@ -179,6 +181,17 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(GPU_MEMORY_CAPACITY_MIB, "engine.gpu_memory_capacity_mib", "--gpu-memory-capacity-mib", NULL,
       N, 1024, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0, PO, "the GPU's", "sglang",
       "nvidia-smi's memory.total, which the automatic fraction reads (default: the runtime total)"),
+    /* SGLang's EAGLE tree (server_args.py; engine.speculative names the
+     * method and the draft): all three given or none (auto_choose_
+     * speculative_params). The bounds keep a tree within kvsim's draft
+     * limit. */
+    P(SPECULATIVE_NUM_STEPS, "engine.speculative_num_steps", "--speculative-num-steps", NULL, I, 1,
+      KVSIM_SPEC_MAX_TOKENS, POZ, "5", "sglang", "EAGLE draft depth (default 5)"),
+    P(SPECULATIVE_EAGLE_TOPK, "engine.speculative_eagle_topk", "--speculative-eagle-topk", NULL, I,
+      1, 16, POZ, "4", "sglang", "EAGLE branches per draft step (default 4)"),
+    P(SPECULATIVE_NUM_DRAFT_TOKENS, "engine.speculative_num_draft_tokens",
+      "--speculative-num-draft-tokens", NULL, I, 2, 64, POZ, "8", "sglang",
+      "tokens verified per request and step (default 8; steps + 1 when topk is 1)"),
     P(CUDA_MEMORY_FRACTION, "engine.cuda_memory_fraction", "--cuda-memory-fraction", NULL, N, 0, 1,
       MO | PO, "1.0", "tgi", "fraction of total memory TGI may use (default 1.0)"),
     P(TGI_VERSION, "engine.tgi_version", "--tgi-version", NULL, S, 0, 0, PO, "3.3", "tgi",

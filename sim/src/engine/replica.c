@@ -44,7 +44,8 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
   /* SpeculativeConfig.use_eagle(): the drafters that read the target's
    * hidden states (the KVCacheManager's use_eagle). */
   const kvsim_spec_method sm = res->plan.p.spec.method;
-  rep->kv.drop_last_hit = sm == KVSIM_SPEC_EAGLE || sm == KVSIM_SPEC_EAGLE3 || sm == KVSIM_SPEC_MTP;
+  rep->kv.drop_last_hit = res->plan.p.engine == KVSIM_PLAN_V1 &&
+                         (sm == KVSIM_SPEC_EAGLE || sm == KVSIM_SPEC_EAGLE3 || sm == KVSIM_SPEC_MTP);
   rep->overlap_transfers = sc->offload.overlap;
   rep->step_time_scale = sc->step_time_scale > 0 ? sc->step_time_scale : 1.0;
   rep->prefill_time_scale = sc->prefill_time_scale > 0 ? sc->prefill_time_scale : rep->step_time_scale;
@@ -184,9 +185,10 @@ static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape
  * EagleProposer.propose; the draft-model proposer alike): a first forward
  * over the step's tokens (`first`, the target's shape), then k - 1
  * forwards of one token for every request that sampled, each a position
- * further. The drafter runs inside the engine step, so the host time is
- * the target step's alone. */
-static double draft_seconds(const kvsim_perf_t *draft, int k, const kvsim_step_t *st,
+ * further; SGLang's EAGLE (eagle_worker.py draft_forward) the same with
+ * `width` (topk) rows per request at each depth. The drafter runs inside
+ * the engine step, so the host time is the target step's alone. */
+static double draft_seconds(const kvsim_perf_t *draft, int k, int width, const kvsim_step_t *st,
                             const kvsim_batch_shape_t *first) {
   kvsim_step_cost_t c;
   kvsim_perf_step_time(draft, first, &c);
@@ -196,8 +198,15 @@ static double draft_seconds(const kvsim_perf_t *draft, int k, const kvsim_step_t
     memset(&b, 0, sizeof b);
     for (int32_t i = 0; i < st->reqs.n; i++) {
       const kvsim_request_t *r = st->reqs.v[i];
-      if (r->num_computed + r->step_new >= r->num_tokens)
-        kvsim_batch_shape_add(&b, r->num_computed + r->step_new + j - 1, 1, 0);
+      /* SGLang's tree: topk rows per request, each reading the prefix
+       * and its branch (a verify-like shape). */
+      if (r->num_computed + r->step_new < r->num_tokens)
+        continue;
+      const int64_t at = r->num_computed + r->step_new + j - 1; /* the tree's depth j */
+      if (width > 1)
+        kvsim_batch_shape_add_verify(&b, at, width, 0);
+      else
+        kvsim_batch_shape_add(&b, at, 1, 0);
     }
     if (!b.num_seqs)
       break;
@@ -302,7 +311,8 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   kvsim_step_cost_t cost;
   kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
   if (draft && rep->sched->cfg.num_spec_tokens > 0) {
-    double total = (double)dt + draft_seconds(draft, rep->sched->cfg.num_spec_tokens, st, &shape) * 1e9;
+    const kvsim_sched_cfg_t *sc = &rep->sched->cfg;
+    double total = (double)dt + draft_seconds(draft, sc->draft_steps, sc->draft_width, st, &shape) * 1e9;
     dt = total < (double)KVSIM_PERF_MAX_STEP_NS ? (kvsim_time_ns)total : KVSIM_PERF_MAX_STEP_NS;
   }
   if (scaled_run) {

@@ -12,14 +12,32 @@
  * lookahead the scheduler reserves, and the acceptance process. */
 static int resolve_spec(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
   const kvsim_plan_t *pl = &out->plan;
-  out->sched.num_spec_tokens = pl->p.spec.num_speculative_tokens;
+  const kvsim_plan_spec_params_t *sp = &pl->p.spec;
+  const int k = sp->num_speculative_tokens; /* the deepest draft a step accepts */
+  out->sched.num_spec_tokens = k;
   out->sched.num_lookahead_tokens = pl->num_lookahead_tokens;
+  out->sched.draft_steps = k;
+  out->sched.draft_width = 1;
+  if (pl->p.engine == KVSIM_PLAN_SGLANG) {
+    /* SGLang's tree: the target verifies num_draft_tokens rows (the last
+     * token and num_draft_tokens - 1 drafts) and accepts at most one
+     * branch of num_steps; a decode step may take alloc_len_per_decode
+     * slots (plan_sglang.c); the draft runs num_steps - 1 forwards of
+     * topk rows after its extend (eagle_worker.py draft_forward). */
+    out->sched.num_spec_tokens = sp->sgl_num_draft_tokens - 1;
+    out->sched.num_lookahead_tokens = (int32_t)pl->sglang.alloc_len_per_decode;
+    out->sched.draft_width = sp->sgl_eagle_topk;
+  }
   char where[4200];
   snprintf(where, sizeof where, "%s%sengine.speculative.acceptance_rate", sc->path, sc->path[0] ? ": " : "");
   if (!sc->spec_nrates)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: missing (a run needs it)", where);
-  return kvsim_spec_accept_set(&out->sched.accept, out->sched.num_spec_tokens, sc->spec_rates, sc->spec_nrates,
-                               where, err);
+  if (pl->p.engine == KVSIM_PLAN_SGLANG && sc->spec_nrates != 1 && sc->spec_nrates != k)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s: %d per-depth rates for speculative_num_steps %d (give one number, or "
+                         "one rate per depth of SGLang's draft tree)",
+                         where, sc->spec_nrates, k);
+  return kvsim_spec_accept_set(&out->sched.accept, k, sc->spec_rates, sc->spec_nrates, where, err);
 }
 
 /* Requests that name adapters need LoRA on (vLLM's server answers 404

@@ -137,7 +137,8 @@ static int parse_lora(const cJSON *o, kvsim_plan_lora_params_t *l, const char *w
   return KVSIM_OK;
 }
 
-/* engine.speculative: vLLM's --speculative-config object (kvsim/spec.h)
+/* engine.speculative: vLLM's --speculative-config object (kvsim/spec.h;
+ * SGLang's EAGLE reads method and model only)
  * and kvsim's acceptance_rate, a number or a list of per-position rates,
  * which a run needs (the plan does not). */
 static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, kvsim_err *err) {
@@ -147,7 +148,12 @@ static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, 
   char where[600];
   snprintf(where, sizeof where, "%s%sspeculative", w, kvsim__json_sep(w));
   static const char *const extra[] = {"acceptance_rate", NULL};
-  int rc = kvsim_spec_parse_object(o, extra, &sc->plan.spec, where, err);
+  /* SGLang's EAGLE takes the same object without vLLM's
+   * num_speculative_tokens (its tree is the profile's own keys). */
+  const kvsim_sched_ops_t *ops = kvsim_sched_find(sc->profile);
+  int rc = ops && ops->plan_engine == KVSIM_PLAN_SGLANG
+               ? kvsim_spec_parse_sglang(o, extra, &sc->plan.spec, where, err)
+               : kvsim_spec_parse_object(o, extra, &sc->plan.spec, where, err);
   if (rc < 0)
     return rc;
   char aw[640];

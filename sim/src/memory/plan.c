@@ -701,11 +701,11 @@ int kvsim_plan_compute(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
                                "vLLM's LoRA slots are modelled for "
                                "the vllm-v1 and vllm-v0 engines only, not %s",
                                kvsim_plan_engine_name(p->engine));
-  if (p->engine != KVSIM_PLAN_V1 && p->spec.method != KVSIM_SPEC_NONE)
+  if (p->engine != KVSIM_PLAN_V1 && p->engine != KVSIM_PLAN_SGLANG && p->spec.method != KVSIM_SPEC_NONE)
     return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_SPECULATIVE,
                                "--speculative-config (engine.speculative)",
                                "speculative decoding is "
-                               "modelled for the vllm-v1 engine only, not %s",
+                               "modelled for the vllm-v1 and sglang engines only, not %s",
                                kvsim_plan_engine_name(p->engine));
   if (p->engine == KVSIM_PLAN_SGLANG) /* its own rules: plan_sglang.c */
     return kvsim__plan_sglang(m, g, p, out, err);

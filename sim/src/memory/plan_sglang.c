@@ -21,6 +21,8 @@
 
 #include "core/arith.h"
 #include "memory/overheads.h"
+#include "memory/spec.h"
+#include "memory/spec_sglang.h"
 
 /* Memory a rank has lost before its distributed init: the CUDA context
  * and the torch init. SGLang logs it indirectly, as the total minus
@@ -270,6 +272,42 @@ static void pool_numbers(const kvsim_model_t *m, const kvsim_plan_params_t *p, k
   o->v_size_bytes = m->mla ? 0 : rows * k;
 }
 
+/* The EAGLE draft worker (EAGLEWorker.__init__), which loads after the
+ * target's pool: its weights (shared embedding, and lm_head for EAGLE-1/2,
+ * as _share_embed_head does; the same bytes as vLLM's head,
+ * kvsim__spec_weights_bytes), and its pool of the draft's layers over the
+ * target's max_total_num_tokens (+ page_size padded) indices
+ * (draft_runner_cache_size, model_runner_kv_cache_mixin.py init_memory).
+ * Neither is in the target's budget: both come out of what the fraction
+ * left (the 2 GB more reserve is for them), and a rank without room for
+ * them fails with CUDA's out-of-memory error. */
+static void draft_pool(const kvsim_model_t *m, const kvsim_model_t *draft, kvsim_plan_t *pl) {
+  kvsim_plan_sglang_t *o = &pl->sglang;
+  const kvsim_plan_params_t *p = &pl->p;
+  o->alloc_len_per_decode = kvsim__spec_sglang_alloc_len(&p->spec);
+  if (p->spec.method == KVSIM_SPEC_NONE)
+    return;
+  pl->spec_weights_bytes =
+      kvsim__spec_weights_bytes(m, draft, p, &pl->spec_embed_shared, &pl->spec_lm_head_shared);
+  const int64_t k = kvsim_model_kv_heads_per_rank(draft, p->tp) * kvsim_model_kv_head_size(draft) *
+                    (int64_t)elem_bytes(draft, p->kv_dtype) * draft->num_layers;
+  pl->spec_per_token_bytes = k * kvsim_model_kv_factor(draft);
+  const int64_t rows = o->max_total_num_tokens > 0 ? o->max_total_num_tokens + p->block_size : 0;
+  o->draft_k_size_bytes = rows * k;
+  o->draft_v_size_bytes = draft->mla ? 0 : rows * k;
+  const double left = o->avail_gib_after_load -
+                      (double)(o->k_size_bytes + o->v_size_bytes + pl->spec_weights_bytes +
+                               o->draft_k_size_bytes + o->draft_v_size_bytes) /
+                          KVSIM_GIB;
+  if (pl->fits && left < 0) {
+    pl->fits = false;
+    snprintf(pl->error, sizeof pl->error,
+             "CUDA out of memory: the EAGLE draft's weights and KV pool need %.2f GB more than "
+             "the rank has after the target's pool (lower --mem-fraction-static)",
+             -left);
+  }
+}
+
 int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim_plan_params_t *pin,
                        kvsim_plan_t *pl, kvsim_err *err) {
   memset(pl, 0, sizeof *pl);
@@ -303,6 +341,16 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   /* --page-size 1; --context-length: the model's. */
   if (p->block_size <= 0)
     p->block_size = 1;
+  kvsim_model_t draft;
+  memset(&draft, 0, sizeof draft);
+  if ((rc = kvsim__spec_sglang_resolve(m, p, &draft, err)) < 0)
+    return rc;
+  const bool eagle = p->spec.method != KVSIM_SPEC_NONE;
+  pl->spec_draft_layers = eagle ? draft.num_layers : 0;
+  /* _handle_speculative_decoding: "Max running requests is reset to 48
+   * for speculative decoding". */
+  if (eagle && p->sglang.max_running_requests <= 0)
+    p->sglang.max_running_requests = 48;
   if (p->max_model_len <= 0)
     p->max_model_len = m->max_position_embeddings;
   if (p->max_model_len <= 0)
@@ -323,6 +371,10 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
   double frac = kvsim_plan_sglang_auto_fraction(mem_mb, p->tp, p->pp, &o->chunked_prefill_size,
                                                 o->max_prefill_tokens, &o->cuda_graph_max_bs,
                                                 &o->reserved_mb);
+  if (eagle) { /* "eagle draft models and cuda graphs" */
+    o->reserved_mb += KVSIM_SGL_EAGLE_RESERVE_MB;
+    frac = round((mem_mb - o->reserved_mb) / mem_mb * 1000) / 1000;
+  }
   o->fraction_auto = !(p->sglang.mem_fraction_static > 0);
   o->mem_fraction_static = o->fraction_auto ? frac : p->sglang.mem_fraction_static;
 
@@ -369,6 +421,7 @@ int kvsim__plan_sglang(const kvsim_model_t *m, const kvsim_gpu_t *g, const kvsim
              "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
              "server_args.mem_fraction_static=%g",
              o->mem_fraction_static);
+  draft_pool(m, &draft, pl);
   /* SGLang serves any request up to min(context_len, pool) - 1 tokens. */
   pl->max_model_len_fit = pl->fits ? (t < p->max_model_len ? t : p->max_model_len) : 0;
   return KVSIM_OK;

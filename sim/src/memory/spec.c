@@ -117,8 +117,8 @@ static int ngram_window(kvsim_plan_spec_params_t *p, int64_t lo, int64_t hi, con
   return KVSIM_OK;
 }
 
-int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan_spec_params_t *p,
-                            const char *where, kvsim_err *err) {
+int kvsim__spec_parse_fields(const cJSON *o, const char *const *extra, kvsim_plan_spec_params_t *p,
+                             const char *where, kvsim_err *err) {
   memset(p, 0, sizeof *p);
   if (!cJSON_IsObject(o))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: expected a JSON object like vLLM's "
@@ -170,6 +170,14 @@ int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan
   if (p->method != KVSIM_SPEC_NGRAM && (lo || hi))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s%sprompt_lookup_min/max: only the ngram method reads "
                          "them", where, kvsim__json_sep(where));
+  return KVSIM_OK;
+}
+
+int kvsim_spec_parse_object(const cJSON *o, const char *const *extra, kvsim_plan_spec_params_t *p,
+                            const char *where, kvsim_err *err) {
+  int rc = kvsim__spec_parse_fields(o, extra, p, where, err);
+  if (rc < 0)
+    return rc;
   /* _verify_args: "num_speculative_tokens must be provided with speculative
    * model unless the draft model config contains an n_predict parameter"
    * (MTP's default is resolved against the model, kvsim__spec_resolve). */

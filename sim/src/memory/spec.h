@@ -6,8 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
+#include "kvsim/error.h"
 #include "kvsim/model.h"
 #include "kvsim/plan.h"
+
+/* kvsim_spec_parse_object without vLLM's rule that every method but MTP
+ * gives num_speculative_tokens (SGLang's EAGLE sizes its tree with its
+ * own keys). */
+int kvsim__spec_parse_fields(const cJSON *o, const char *const *extra, kvsim_plan_spec_params_t *p,
+                             const char *where, kvsim_err *err);
 
 /* Checks p->spec against the target and the engine as vLLM does (V1
  * only, no PP with a drafter, draft TP 1 or the target's, MTP's

@@ -130,8 +130,11 @@ static void per_token_line(const kvsim_plan_t *pl, const kvsim_model_t *m, FILE 
   char a[32], b[32];
   int factor = m->mla ? 1 : 2;
   const char *kv = m->mla ? "1 (latent)" : "2 (K,V)";
-  /* The target's layers; a drafter's follow ("+ N drafter bytes"). */
-  int64_t per_head = (pl->per_token_kv_bytes - pl->spec_per_token_bytes) /
+  /* The target's layers; a drafter's follow ("+ N drafter bytes"). vLLM
+   * puts the drafter's layers in every block; SGLang's EAGLE draft has a
+   * pool of its own (plan.sglang), outside the target's per-token bytes. */
+  const int64_t drafter = p->engine == KVSIM_PLAN_SGLANG ? 0 : pl->spec_per_token_bytes;
+  int64_t per_head = (pl->per_token_kv_bytes - drafter) /
                      (pl->num_layers * pl->kv_heads_per_rank * factor);
   fprintf(out, "KV cache per token: %s bytes (%d layers x ",
           kvsim__commas(pl->per_token_kv_bytes, a, sizeof a), pl->num_layers);
@@ -156,9 +159,9 @@ static void per_token_line(const kvsim_plan_t *pl, const kvsim_model_t *m, FILE 
     if (width != pl->head_dim)
       fprintf(out, " padded to %lld", (long long)width);
     fprintf(out, " x %s x %lld byte%s", kv, (long long)elem, elem == 1 ? "" : "s");
-    if (pl->spec_per_token_bytes)
+    if (drafter)
       fprintf(out, " + %s bytes of %d drafter layer%s",
-              kvsim__commas(pl->spec_per_token_bytes, b, sizeof b), pl->spec_draft_layers,
+              kvsim__commas(drafter, b, sizeof b), pl->spec_draft_layers,
               pl->spec_draft_layers == 1 ? "" : "s");
     fprintf(out, ")");
   }

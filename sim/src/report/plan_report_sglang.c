@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "kvsim/spec.h"
 #include "plan_report_calc.h"
 
 typedef struct {
@@ -12,6 +13,8 @@ typedef struct {
   const char *quant, *kv_dtype, *policy;
   double mfs, mem_gib, before, after, util, cap_mib;
   int64_t tp, pp, ctx, page, mtt, mrr, cps, mpt;
+  const char *spec;             /* --speculative-config: method eagle / eagle3 and the draft */
+  int64_t steps, topk, drafts;  /* SGLang's tree */
 } sglang_args;
 
 #define F(name, kind, field, help) KVSIM__CALC_FLAG(sglang_args, name, kind, field, help)
@@ -39,6 +42,12 @@ static kvsim_calc_flag_t flags[] = {
     F("--avail-gib-before-load", NUM, before, "measured: the \"avail mem\" GB before weights"),
     F("--avail-gib-after-load", NUM, after, "measured: the \"Load weight end. avail mem\" GB"),
     R(GPU_MEMORY_CAPACITY_MIB, NUM, cap_mib),
+    F("--speculative-config", STR, spec,
+      "EAGLE: {\"method\": \"eagle3\", \"model\": DRAFT} (SGLang's --speculative-algorithm, "
+      "--speculative-draft-model-path)"),
+    R(SPECULATIVE_NUM_STEPS, INT, steps),
+    R(SPECULATIVE_EAGLE_TOPK, INT, topk),
+    R(SPECULATIVE_NUM_DRAFT_TOKENS, INT, drafts),
     F("--gpu-memory-utilization", NUM, util, "vLLM's fraction for the side-by-side (default 0.9)"),
     F("--json", FLAG, c.json, "print one JSON object"),
     F("--strict", FLAG, c.strict, "exit 1 when the plan does not fit"),
@@ -50,7 +59,8 @@ static void defaults(kvsim_calc_args_t *a) {
   _Static_assert(sizeof(sglang_args) <= sizeof(kvsim_calc_args_t), "sglang_args fits kvsim_calc_args_t");
   *a = (kvsim_calc_args_t){0}; /* no flag given */
   *(sglang_args *)a->bytes = (sglang_args){{"llama-3.1-8b", "h100-sxm", "sglang", false, false}, "", "auto", "fcfs",
-                                           -1, -1, -1, -1, 0.9, 0, 1, 1, 0, 0, 0, 0, 0, 0};
+                                           -1, -1, -1, -1, 0.9, 0, 1, 1, 0, 0, 0, 0, 0, 0,
+                                           NULL, 0, 0, 0};
 }
 
 /* The memory flags: the registry's ranges, named as typed (--tp-size is
@@ -101,6 +111,9 @@ static int token_flags(const kvsim_calc_args_t *args, const sglang_args *a, kvsi
       {offsetof(sglang_args, mtt), a->mtt, KVSIM_PARAM_MAX_TOTAL_TOKENS},
       {offsetof(sglang_args, mrr), a->mrr, KVSIM_PARAM_MAX_RUNNING_REQUESTS},
       {offsetof(sglang_args, mpt), a->mpt, KVSIM_PARAM_MAX_PREFILL_TOKENS},
+      {offsetof(sglang_args, steps), a->steps, KVSIM_PARAM_SPECULATIVE_NUM_STEPS},
+      {offsetof(sglang_args, topk), a->topk, KVSIM_PARAM_SPECULATIVE_EAGLE_TOPK},
+      {offsetof(sglang_args, drafts), a->drafts, KVSIM_PARAM_SPECULATIVE_NUM_DRAFT_TOKENS},
   };
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
     if (kvsim__calc_given(args, flags, ints[i].field) &&
@@ -162,6 +175,15 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1
                                                 : (int)a->page; /* the plan names the range */
   p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
+  if (a->spec && kvsim_spec_parse_sglang_text(a->spec, &p.spec, "--speculative-config", err) < 0)
+    return err->code;
+  if (!a->spec && (a->steps || a->topk || a->drafts))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--speculative-num-steps, --speculative-eagle-topk, "
+                         "--speculative-num-draft-tokens: give --speculative-config too (the EAGLE "
+                         "method and draft)");
+  p.spec.sgl_num_steps = (int)a->steps;
+  p.spec.sgl_eagle_topk = (int)a->topk;
+  p.spec.sgl_num_draft_tokens = (int)a->drafts;
   if (kvsim_plan_compute(&c->m, &c->g, &p, &c->pl, err) < 0)
     return err->code;
   vllm_side_by_side(a, &p, c);
@@ -169,6 +191,32 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
 }
 
 static double gib(int64_t b) { return (double)b / KVSIM_GIB; }
+
+/* The EAGLE draft worker's lines (EAGLEWorker.__init__ loads it after the
+ * target's pool) and the tree the scheduler runs. */
+static void print_draft(const kvsim_plan_t *pl, double left, FILE *out) {
+  const kvsim_plan_sglang_t *o = &pl->sglang;
+  const kvsim_plan_spec_params_t *s = &pl->p.spec;
+  char a[32];
+  fprintf(out, "EAGLE (%s): speculative_num_steps=%d, speculative_eagle_topk=%d, "
+          "speculative_num_draft_tokens=%d; %lld KV slots per request per decode step\n",
+          kvsim_spec_method_name(s->method), s->sgl_num_steps, s->sgl_eagle_topk,
+          s->sgl_num_draft_tokens, (long long)o->alloc_len_per_decode);
+  fprintf(out, "Draft cell size: %s bytes per token per rank (%d draft layer%s)\n",
+          kvsim__commas(pl->spec_per_token_bytes, a, sizeof a), pl->spec_draft_layers,
+          pl->spec_draft_layers == 1 ? "" : "s");
+  left -= gib(pl->spec_weights_bytes);
+  fprintf(out, "Draft load weight end. avail mem=%.2f GB, mem usage=%.2f GB (embedding%s shared)\n",
+          left, gib(pl->spec_weights_bytes), pl->spec_lm_head_shared ? " and lm_head" : "");
+  if (o->draft_v_size_bytes)
+    fprintf(out, "Draft KV Cache is allocated. #tokens: %lld, K size: %.2f GB, V size: %.2f GB\n",
+            (long long)o->max_total_num_tokens, gib(o->draft_k_size_bytes), gib(o->draft_v_size_bytes));
+  else
+    fprintf(out, "Draft KV Cache is allocated. #tokens: %lld, KV size: %.2f GB\n",
+            (long long)o->max_total_num_tokens, gib(o->draft_k_size_bytes));
+  fprintf(out, "Draft memory pool end. avail mem=%.2f GB\n",
+          left - gib(o->draft_k_size_bytes + o->draft_v_size_bytes));
+}
 
 static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvsim_model_t *m,
                        const kvsim_gpu_t *g, const char *quant, bool measured, FILE *out) {
@@ -206,6 +254,13 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
            (long long)pl->head_dim, pl->kv_bytes_per_element);
   fprintf(out, "KV budget: rest_memory = %.2f - %.2f x (1 - %.3f) = %.2f GB\n", o->avail_gib_after_load,
          o->avail_gib_before_load, o->mem_fraction_static, o->rest_gib);
+  if (!pl->fits && o->max_total_num_tokens > 0) {
+    /* The target's pool fit; the EAGLE draft after it did not: the error
+     * names the one remedy (a lower fraction), which the search below
+     * does not try. */
+    fprintf(out, "RuntimeError: %s\n", pl->error);
+    return;
+  }
   if (!pl->fits) {
     char advice[512];
     kvsim_plan_advice(m, g, pl, advice, sizeof advice);
@@ -218,8 +273,10 @@ static void print_text(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
   else
     fprintf(out, "KV Cache is allocated. #tokens: %lld, K size: %.2f GB, V size: %.2f GB\n",
            (long long)o->max_total_num_tokens, gib(o->k_size_bytes), gib(o->v_size_bytes));
-  fprintf(out, "Memory pool end. avail mem=%.2f GB\n",
-         o->avail_gib_after_load - gib(o->k_size_bytes + o->v_size_bytes));
+  double left = o->avail_gib_after_load - gib(o->k_size_bytes + o->v_size_bytes);
+  fprintf(out, "Memory pool end. avail mem=%.2f GB\n", left);
+  if (p->spec.method != KVSIM_SPEC_NONE)
+    print_draft(pl, left, out);
   fprintf(out, "max_total_num_tokens=%lld, chunked_prefill_size=%lld, max_prefill_tokens=%lld, "
          "max_running_requests=%lld, context_len=%lld\n",
          (long long)o->max_total_num_tokens, (long long)o->chunked_prefill_size,
@@ -262,6 +319,14 @@ static void print_json(const kvsim_plan_t *pl, const kvsim_plan_t *v1, const kvs
   cJSON_AddNumberToObject(j, "max_prefill_tokens", (double)o->max_prefill_tokens);
   cJSON_AddNumberToObject(j, "cuda_graph_max_bs", (double)o->cuda_graph_max_bs);
   cJSON_AddStringToObject(j, "schedule_policy", policy);
+  if (pl->p.spec.method != KVSIM_SPEC_NONE) { /* only then: other plans' JSON is unchanged */
+    cJSON_AddNumberToObject(j, "speculative_num_steps", pl->p.spec.sgl_num_steps);
+    cJSON_AddNumberToObject(j, "speculative_eagle_topk", pl->p.spec.sgl_eagle_topk);
+    cJSON_AddNumberToObject(j, "speculative_num_draft_tokens", pl->p.spec.sgl_num_draft_tokens);
+    cJSON_AddNumberToObject(j, "alloc_len_per_decode", (double)o->alloc_len_per_decode);
+    cJSON_AddNumberToObject(j, "draft_k_size_bytes", (double)o->draft_k_size_bytes);
+    cJSON_AddNumberToObject(j, "draft_v_size_bytes", (double)o->draft_v_size_bytes);
+  }
   if (v1) {
     cJSON_AddNumberToObject(j, "vllm_v1_gpu_memory_utilization", v1->p.gpu_memory_utilization);
     cJSON_AddNumberToObject(j, "vllm_v1_kv_cache_tokens", (double)v1->kv_cache_tokens);

@@ -187,8 +187,10 @@ int kvsim_sched_update_tokens(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t 
 void kvsim_sched_lora_load(kvsim_sched_t *s, kvsim_step_t *step) {
   if (!s->lora)
     return;
-  /* vllm/v1/worker/lora_model_runner_mixin.py set_active_loras ->
-   * LRUCacheWorkerLoRAManager._apply_adapters: add_adapter for each
+  /* vllm/v1/worker/lora_model_runner_mixin.py
+   * LoRAModelRunnerMixin.set_active_loras -> _set_active_loras ->
+   * set_active_adapters, whose vllm/lora/worker_manager.py
+   * LRUCacheWorkerLoRAManager._apply_adapters calls add_adapter for each
    * adapter of the batch (a set: a second request of the same adapter
    * is a hit and costs nothing). */
   for (int32_t i = 0; i < step->reqs.n; i++) {

@@ -34,7 +34,8 @@
 static const char *const option_keys[] = {
     "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
     "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
-    "gpu_memory_capacity_mib", NULL};
+    "gpu_memory_capacity_mib", "speculative_num_steps", "speculative_eagle_topk",
+    "speculative_num_draft_tokens", NULL};
 static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
 
 /* python/sglang/srt/environ.py (earlier global_config.py):
@@ -71,6 +72,14 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_PREFILL_TOKENS, &o->max_prefill_tokens, w,
                                   err)) < 0)
     return rc;
+  int64_t tree[3] = {0, 0, 0};
+  if ((rc = kvsim__json_param_int(e, KVSIM_PARAM_SPECULATIVE_NUM_STEPS, &tree[0], w, err)) < 0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_SPECULATIVE_EAGLE_TOPK, &tree[1], w, err)) < 0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_SPECULATIVE_NUM_DRAFT_TOKENS, &tree[2], w, err)) < 0)
+    return rc;
+  o->spec_num_steps = (int32_t)tree[0];
+  o->spec_eagle_topk = (int32_t)tree[1];
+  o->spec_num_draft_tokens = (int32_t)tree[2];
   /* A null is the key left out: 0, the server's default size. */
   if (o->chunked_prefill_size == 0 && chunk_given > 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.chunked_prefill_size: 0 (use -1 to disable chunking)", w);
@@ -97,6 +106,10 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
   p->sglang.gpu_memory_capacity_mib = o->gpu_memory_capacity_mib;
   if (o->page_size > 0)
     p->block_size = o->page_size;
+  /* The tree without engine.speculative is the plan's error to give. */
+  p->spec.sgl_num_steps = o->spec_num_steps;
+  p->spec.sgl_eagle_topk = o->spec_eagle_topk;
+  p->spec.sgl_num_draft_tokens = o->spec_num_draft_tokens;
 }
 
 /* SGLang sizes its pool by mem_fraction_static (ServerArgs), never by
@@ -270,9 +283,16 @@ static int prefill(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   return KVSIM_OK;
 }
 
-/* Pages r's next token needs beyond those it holds. */
-static int64_t decode_need(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {
-  return kvsim_kvcache_blocks_for(kv, r->num_computed + 1) - r->blocks[0].len;
+/* Pages r's next decode step needs beyond those it holds: one token, or
+ * with EAGLE the slots a step may take, max(steps x topk, draft tokens)
+ * (mem_cache/common.py get_alloc_len_per_decode, which
+ * ScheduleBatch.check_decode_mem multiplies by the batch's requests): the
+ * draft's steps x topk slots are taken and given back within the step
+ * (EAGLEWorker.draft), the verify's num_draft_tokens kept for the
+ * accepted ones. */
+static int64_t decode_need(const kvsim_sched_t *s, const kvsim_request_t *r) {
+  const int64_t slots = s->cfg.num_spec_tokens > 0 ? s->cfg.num_lookahead_tokens : 1;
+  return kvsim_kvcache_blocks_for(s->kv, r->num_computed + slots) - r->blocks[0].len;
 }
 
 /* retract_decode: fewest outputs first (then the longest input) until
@@ -295,7 +315,7 @@ static int retract(sgl_t *v, int64_t need, kvsim_step_t *step) {
     if (best < 0)
       break;
     kvsim_request_t *r = s->running.v[best];
-    need -= decode_need(s->kv, r);
+    need -= decode_need(s, r);
     int rc = kvsim_sched_preempt(s, r);
     if (rc < 0)
       return rc;
@@ -318,7 +338,7 @@ static int decode(sgl_t *v, kvsim_step_t *step) {
   int64_t need = 0;
   for (int32_t i = 0; i < s->running.n; i++)
     if (s->running.v[i] != v->chunked)
-      need += decode_need(kv, s->running.v[i]);
+      need += decode_need(s, s->running.v[i]);
   if (need > kvsim_pool_num_free(&kv->pool)) {
     int n = retract(v, need, step);
     if (n < 0)
@@ -343,11 +363,16 @@ static int decode(sgl_t *v, kvsim_step_t *step) {
     kvsim_request_t *r = s->running.v[i];
     if (r == v->chunked)
       continue;
-    int rc = kvsim_kvcache_allocate_running(kv, r, 1);
+    /* With EAGLE the target verifies the last token and the tree's
+     * drafts, num_draft_tokens rows (forward_target_verify); allocate
+     * also caches the pages accepted drafts filled. */
+    const int64_t n = r->num_tokens + r->num_spec - r->num_computed;
+    int rc = s->cfg.num_spec_tokens > 0 ? kvsim_kvcache_allocate(kv, r, 0, n, 0)
+                                        : kvsim_kvcache_allocate_running(kv, r, 1);
     if (rc < 0)
       return rc;
     if (rc > 0) /* else it waits for the next decode (no room even alone) */
-      add_to_step(step, r, 1);
+      add_to_step(step, r, s->cfg.num_spec_tokens > 0 ? n : 1);
   }
   return KVSIM_OK;
 }

@@ -15,6 +15,9 @@ typedef struct sgl_opts {
   int64_t max_total_tokens, max_running_requests, chunked_prefill_size, max_prefill_tokens;
   int32_t page_size;
   int32_t policy;
+  /* --speculative-num-steps, --speculative-eagle-topk,
+   * --speculative-num-draft-tokens; 0: SGLang's automatic tree. */
+  int32_t spec_num_steps, spec_eagle_topk, spec_num_draft_tokens;
 } sgl_opts_t;
 _Static_assert(sizeof(sgl_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "sglang options fit the buffer");
 
