@@ -1,5 +1,6 @@
 /* Length distributions, popularity pickers and a small u64 hash map. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,48 @@ static gsl_ran_discrete_t *zipf_table(int64_t n, double s, int64_t first) {
   gsl_ran_discrete_t *t = gsl_ran_discrete_preproc((size_t)n, w);
   kvsim__free(w);
   return t;
+}
+
+/* The bounds of every number a distribution or a popularity picker takes,
+ * in one table: the checks and their wording read it. A length (a bare
+ * number, value, min, max) is a token count, capped at 1e15 so that it
+ * stays exact in a double and far below INT64_MAX; sigma past 10 makes
+ * exp(sigma^2 / 2) overflow the lengths' mean; zipf's exponent only needs
+ * to be positive. */
+typedef struct field {
+  const char *name;
+  double lo, hi;    /* hi: HUGE_VAL for none */
+  bool integer, lo_open;
+} field_t;
+
+enum { F_LENGTH, F_STD, F_MEAN, F_SIGMA, F_EXPONENT };
+static const field_t fields[] = {
+    [F_LENGTH] = {"length", 1, 1e15, true, false},
+    [F_STD] = {"std", 0, 1e15, false, false},
+    [F_MEAN] = {"lognormal mean", 0, 1e15, false, true},
+    [F_SIGMA] = {"sigma", 0, 10, false, false},
+    [F_EXPONENT] = {"zipf exponent", 0, HUGE_VAL, false, true},
+};
+
+static bool field_ok(const field_t *f, double v) {
+  if (!(f->lo_open ? v > f->lo : v >= f->lo) || !(v <= f->hi))
+    return false;
+  return !f->integer || v == floor(v);
+}
+
+/* "WHERE.KEY: bad value V (expected ...)", the range from the table. */
+static int field_check(int id, double v, const char *where, const char *key, kvsim_err *err) {
+  const field_t *f = &fields[id];
+  if (field_ok(f, v))
+    return 0;
+  char range[64];
+  if (f->hi == HUGE_VAL)
+    snprintf(range, sizeof range, "%s %g", f->lo_open ? ">" : ">=", f->lo);
+  else
+    snprintf(range, sizeof range, "%s%s%g, %g]", f->integer ? "an integer " : "", f->lo_open ? "in (" : "in [",
+             f->lo, f->hi);
+  return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: bad value %g (expected %s)", where, key ? "." : "",
+                       key ? key : "", v, range);
 }
 
 static int need_num(const cJSON *j, const char *key, double *out, const char *where,
@@ -45,12 +88,11 @@ static int parse_bounds(const cJSON *j, const char *where, kvsim__dist_t *d, bou
     return b->has_min;
   if ((b->has_max = kvsim__json_num(j, "max", &b->mx, where, err)) < 0)
     return b->has_max;
-  if (b->has_min && (b->mn != floor(b->mn) || b->mn < 1))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.min: bad value %g (expected an integer >= 1)",
-                         where, b->mn);
-  if (b->has_max && (b->mx != floor(b->mx) || b->mx < 1 || b->mx > 1e15))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: bad value %g (expected an integer >= 1)",
-                         where, b->mx);
+  int rc;
+  if (b->has_min && (rc = field_check(F_LENGTH, b->mn, where, "min", err)) < 0)
+    return rc;
+  if (b->has_max && (rc = field_check(F_LENGTH, b->mx, where, "max", err)) < 0)
+    return rc;
   if (b->has_min && b->has_max && b->mx < b->mn)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: %g is below min %g", where, b->mx, b->mn);
   if (b->has_min)
@@ -69,9 +111,8 @@ static int parse_params(const cJSON *j, const char *name, const bounds_t *b, con
     *allowed = "value min max";
     if ((rc = need_num(j, "value", &d->a, where, err)) < 0)
       return rc;
-    if (d->a != floor(d->a) || d->a < 1 || d->a > 1e15)
-      return kvsim_err_set(err, KVSIM_EINVAL,
-                           "%s.value: bad value %g (expected an integer >= 1)", where, d->a);
+    if ((rc = field_check(F_LENGTH, d->a, where, "value", err)) < 0)
+      return rc;
   } else if (!strcmp(name, "uniform")) {
     d->kind = KVSIM__DIST_UNIFORM;
     *allowed = "min max";
@@ -85,21 +126,17 @@ static int parse_params(const cJSON *j, const char *name, const bounds_t *b, con
     if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
         (rc = need_num(j, "std", &d->b, where, err)) < 0)
       return rc;
-    if (!(d->b >= 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.std: bad value %g (expected >= 0)", where,
-                           d->b);
+    if ((rc = field_check(F_STD, d->b, where, "std", err)) < 0)
+      return rc;
   } else if (!strcmp(name, "lognormal")) {
     d->kind = KVSIM__DIST_LOGNORMAL;
     *allowed = "mean sigma min max";
     if ((rc = need_num(j, "mean", &d->a, where, err)) < 0 ||
         (rc = need_num(j, "sigma", &d->b, where, err)) < 0)
       return rc;
-    if (!(d->a > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.mean: bad value %g (expected > 0)", where,
-                           d->a);
-    if (!(d->b >= 0 && d->b <= 10))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.sigma: bad value %g (expected 0..10)", where,
-                           d->b);
+    if ((rc = field_check(F_MEAN, d->a, where, "mean", err)) < 0 ||
+        (rc = field_check(F_SIGMA, d->b, where, "sigma", err)) < 0)
+      return rc;
     /* "mean" is the mean of the lengths, not of the underlying normal:
      * E[X] = exp(mu + sigma^2 / 2). */
     d->mu = log(d->a) - d->b * d->b / 2;
@@ -108,8 +145,8 @@ static int parse_params(const cJSON *j, const char *name, const bounds_t *b, con
     *allowed = "s min max";
     if ((rc = need_num(j, "s", &d->a, where, err)) < 0)
       return rc;
-    if (!(d->a > 0))
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s.s: bad value %g (expected > 0)", where, d->a);
+    if ((rc = field_check(F_EXPONENT, d->a, where, "s", err)) < 0)
+      return rc;
     if (!b->has_max)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s.max: missing (required for zipf)", where);
     if (b->mx > KVSIM__ZIPF_MAX_N)
@@ -146,9 +183,9 @@ int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim
   d->hi = INT64_MAX;
   if (cJSON_IsNumber(j)) {
     double v = j->valuedouble;
-    if (v != floor(v) || v < 1 || v > 1e15)
-      return kvsim_err_set(err, KVSIM_EINVAL, "%s: bad value %g (expected an integer >= 1)",
-                           where, v);
+    int rc = field_check(F_LENGTH, v, where, NULL, err);
+    if (rc < 0)
+      return rc;
     d->kind = KVSIM__DIST_FIXED;
     d->a = v;
     return 0;
@@ -274,9 +311,8 @@ int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pic
     return rc;
   if (rc && !p->zipf)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.zipf_s: needs \"popularity\": \"zipf\"", where);
-  if (!(p->s > 0))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.zipf_s: bad value %g (expected > 0)", where,
-                         p->s);
+  if ((rc = field_check(F_EXPONENT, p->s, where, "zipf_s", err)) < 0)
+    return rc;
   if (p->zipf) {
     if (n > KVSIM__ZIPF_MAX_N)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: zipf popularity supports <= %d items", where,
