@@ -207,23 +207,9 @@ static void not_run(FILE *f, const kvsim_deploy_result_t *res) {
   }
 }
 
-char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
-                             const char *command) {
-  kvsim_deploy_space_t s;
-  kvsim_err err = {0};
-  if (kvsim_deploy_space_parse(c->search, c->where, &s, &err) < 0)
-    return NULL; /* parsed before the run: cannot fail here */
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f)
-    return NULL;
-  char line[1024];
-  decision(c, res, line, sizeof line);
-  fputs("**", f);
-  kvsim__md_text(f, line);
-  fputs("**\n\n# Deployment search: ", f);
-  kvsim__md_text(f, c->name);
+/* The question a search answers and what it searched. */
+static void question_md(FILE *f, const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
+                        const kvsim_deploy_space_t *sp) {
   fprintf(f, "\n\n## Question\n\nThe cheapest deployment per GPU that serves %g req/s within", c->target_rate);
   if (c->slo_ttft_p99_s > 0)
     fprintf(f, " p99 TTFT <= %g s", c->slo_ttft_p99_s);
@@ -233,39 +219,27 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
     fprintf(f, " p99 E2E <= %g s", c->slo_e2e_p99_s);
   fputs(" (", f);
   kvsim__md_text(f, c->description[0] ? c->description : c->scenario_where);
-  if (s.disagg)
+  if (sp->disagg)
     fprintf(f,
             "). Searched: %d configurations (%lld aggregated: GPU x TP x quantization x KV dtype x "
             "max_num_seqs x max_num_batched_tokens; %lld disaggregated: the same without TP, x "
             "prefill instances x decode instances x prefill TP x decode TP a unit), each with the "
             "fewest replicas (units) (1, 2, 4, ... up to %d, then bisected) meeting the SLO; %d "
             "simulations.\n\n",
-            res->n, (long long)kvsim_deploy_space_count_aggregated(&s),
-            (long long)(res->n - kvsim_deploy_space_count_aggregated(&s)), s.max_replicas,
+            res->n, (long long)kvsim_deploy_space_count_aggregated(sp),
+            (long long)(res->n - kvsim_deploy_space_count_aggregated(sp)), sp->max_replicas,
             res->simulations);
   else
     fprintf(f,
             "). Searched: %d configurations (GPU x TP x quantization x KV dtype x max_num_seqs x "
             "max_num_batched_tokens), each with the fewest replicas (1, 2, 4, ... up to %d, then "
             "bisected) meeting the SLO; %d simulations.\n\n",
-            res->n, s.max_replicas, res->simulations);
-  fputs("## Cheapest deployment per GPU\n\n", f);
-  cheapest_table(f, &s, res);
-  if (s.disagg)
-    kvsim__deploy_pays_md(f, c, res);
-  if (res->winner >= 0) {
-    fputs("\n## Launch the winner\n\n", f);
-    if (res->winner_has_command && res->rows[res->winner].cfg.disagg)
-      kvsim__deploy_launch_note(f, &res->rows[res->winner]);
-    if (res->winner_has_command) {
-      kvsim__md_block(f, res->winner_command);
-    } else {
-      kvsim__md_text(f, res->winner_command);
-      fputs(".\n", f);
-    }
-  }
-  fputs("\n## Pareto frontier: throughput per GPU against speed per user\n\n", f);
-  frontier_table(f, res);
+            res->n, sp->max_replicas, res->simulations);
+}
+
+/* The frontier's plots, the configurations not run and the points that
+ * did not reach steady state. */
+static void plots_and_gaps_md(FILE *f, const kvsim_deploy_result_t *res) {
   if (res->plots[0]) {
     fputc('\n', f);
     for (const char *p = res->plots; *p;) {
@@ -285,6 +259,44 @@ char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result
     fprintf(f, "\n**%d SLO-meeting points did not reach steady state** (`steady` false in "
                "search.csv: the workload is too short for them; run more requests).\n",
             unsteady);
+}
+
+char *kvsim_deploy_report_md(const kvsim_compare_t *c, const kvsim_deploy_result_t *res,
+                             const char *command) {
+  kvsim_deploy_space_t s;
+  kvsim_err err = {0};
+  if (kvsim_deploy_space_parse(c->search, c->where, &s, &err) < 0)
+    return NULL; /* parsed before the run: cannot fail here */
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  char line[1024];
+  decision(c, res, line, sizeof line);
+  fputs("**", f);
+  kvsim__md_text(f, line);
+  fputs("**\n\n# Deployment search: ", f);
+  kvsim__md_text(f, c->name);
+  question_md(f, c, res, &s);
+  fputs("## Cheapest deployment per GPU\n\n", f);
+  cheapest_table(f, &s, res);
+  if (s.disagg)
+    kvsim__deploy_pays_md(f, c, res);
+  if (res->winner >= 0) {
+    fputs("\n## Launch the winner\n\n", f);
+    if (res->winner_has_command && res->rows[res->winner].cfg.disagg)
+      kvsim__deploy_launch_note(f, &res->rows[res->winner]);
+    if (res->winner_has_command) {
+      kvsim__md_block(f, res->winner_command);
+    } else {
+      kvsim__md_text(f, res->winner_command);
+      fputs(".\n", f);
+    }
+  }
+  fputs("\n## Pareto frontier: throughput per GPU against speed per user\n\n", f);
+  frontier_table(f, res);
+  plots_and_gaps_md(f, res);
   fputs("\n## What it rests on\n\nEvery point is one simulation at the GPU's nominal step times "
         "(the band's edges are not searched: run a winner through `kvsim compare` as a candidate "
         "for its ranges); latencies of the steady window (rule arrivals-10%); prices are the "
