@@ -57,7 +57,7 @@ typedef struct rules {
   double wiggle_room;
   bool room_on_free;   /* 2.x: room x (free - (1 - fraction) x total) */
   bool fixed_defaults; /* 2.0.0-2.4.0: the 4096-capped launcher defaults, no chunking */
-  int logits_tensors;   /* 2.x: [tokens x vocab] tensors of the warmup's prefill logprobs at TP 1 */
+  int logits_tensors;  /* 2.x: [tokens x vocab] tensors of the warmup's prefill logprobs at TP 1 */
   bool flashinfer;     /* ATTENTION=flashinfer exists (v2.3.0+) */
   bool kv_dtype;       /* --kv-cache-dtype exists (v2.4.0+) */
 } rules;
