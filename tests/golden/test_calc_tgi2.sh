@@ -33,6 +33,10 @@ js=$("$kvsim" calc --engine tgi --tgi-version 2.2.0 --model llama-3.1-8b --gpu a
 jq -e '.tgi_version == "2.2" and .attention == "paged" and .warmup_requests == 2
        and .warmup_blocks == 512 and .prefill_logits_bytes == 2126484480
        and .kv_cache_tokens == .max_batch_total_tokens' <<<"$js" >/dev/null || fail "JSON keys: $js"
+# 2.4.0 computes the prefill log_softmax in place (#2661): one [4145 x 128256] tensor.
+js=$("$kvsim" calc --engine tgi --tgi-version 2.4.0 --attention paged --model llama-3.1-8b --gpu a10 --json) ||
+  fail "2.4.0 json exited $?"
+jq -e '.prefill_logits_bytes == 1063242240' <<<"$js" >/dev/null || fail "2.4.0 in place: $js"
 
 for bad in "--tgi-version 2.5" "--tgi-version 2.4.2" "--tgi-version 2.1 --attention flashinfer" \
            "--tgi-version 2.3 --kv-cache-dtype fp8_e5m2"; do

@@ -287,18 +287,48 @@ Test(plan_tgi, v2_wiggle_room_and_launcher_by_release) {
 }
 
 Test(plan_tgi, v2_warmup_charges_the_prefill_logprob_logits) {
+  const int64_t full = 4145LL * 128256 * 2; /* one [4145 x 128256] tensor, 2 B */
+  /* The forward alone: 3.x (no logprobs) at the same 4,145 tokens. */
+  kvsim_plan_params_t q = params();
+  q.activation_gib = -1;
+  q.tgi.max_batch_prefill_tokens = 4145;
+  kvsim_plan_t pl3 = plan(&q);
+  cr_assert_eq(pl3.tgi.prefill_logits_bytes, 0, "3.x is unchanged (REQUEST_LOGPROBS off)");
+  int64_t fwd = pl3.activation_bytes;
+  cr_assert(fwd > 0 && fwd < full, "the forward is smaller than one logits tensor: %lld",
+            (long long)fwd);
+
   kvsim_plan_params_t p = params_v2(2, 0);
   p.activation_gib = -1; /* predicted */
   kvsim_plan_t pl = plan(&p);
-  int64_t logits = 2LL * 4145 * 128256 * 2;
-  cr_assert_eq(pl.tgi.prefill_logits_bytes, logits, "logits and log_softmax, [4145 x 128256] x 2 B");
-  cr_assert_eq(pl.activation_bytes, logits + 4145LL * 4096 * 2,
-               "the pair with the hidden states is the peak: %lld", (long long)pl.activation_bytes);
-  kvsim_plan_params_t q = params();
-  q.activation_gib = -1;
-  kvsim_plan_t pl3 = plan(&q);
-  cr_assert_eq(pl3.tgi.prefill_logits_bytes, 0, "3.x is unchanged");
-  cr_assert_lt(pl3.activation_bytes, logits, "3.x: the forward pass only");
+  cr_assert_eq(pl.tgi.prefill_logits_bytes, 2 * full, "2.2: logits and their log_softmax");
+  /* The logits get segments of their own on top of the forward's cached
+   * ones: the two add (was the larger of the two). */
+  cr_assert_eq(pl.activation_bytes, fwd + 2 * full, "forward + logits: %lld",
+               (long long)pl.activation_bytes);
+
+  /* v2.4.0: log_softmax in place (#2661), one tensor. */
+  p = params_v2(4, 0);
+  p.activation_gib = -1;
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.prefill_logits_bytes, full, "2.4.0: in place");
+  cr_assert_eq(pl.activation_bytes, fwd + full, "2.4.0: forward + one tensor");
+
+  /* TP 2: the gathered logits are a transposed view, so log_softmax copies
+   * them; this rank's [64128 x 4145] slice is cached too. */
+  p = params_v2(2, 0);
+  p.activation_gib = -1;
+  p.tp = 2;
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.prefill_logits_bytes, 3 * full + 4145LL * 64128 * 2,
+               "2.2 at TP 2: gathered, copied, log_softmax and the slice: %lld",
+               (long long)pl.tgi.prefill_logits_bytes);
+  p = params_v2(4, 0);
+  p.activation_gib = -1;
+  p.tp = 2;
+  pl = plan(&p);
+  cr_assert_eq(pl.tgi.prefill_logits_bytes, 2 * full + 4145LL * 64128 * 2,
+               "2.4.0 at TP 2: gathered, copied (in place into the view) and the slice");
 }
 
 Test(plan_tgi, v2_refuses_what_the_release_lacks) {

@@ -274,7 +274,7 @@ typedef struct kvsim_plan_tgi {
   int64_t max_input_tokens, max_total_tokens, max_batch_prefill_tokens;
   int64_t warmup_blocks;           /* the warmup batch's blocks, added back */
   int64_t warmup_requests;         /* requests of the warmup batch */
-  int64_t prefill_logits_bytes;    /* 2.x: the warmup's prefill-logprob logits, in the peak */
+  int64_t prefill_logits_bytes;    /* 2.x: the warmup's prefill-logprob logits (+ forward = peak) */
   bool room_on_free;               /* 2.x: blocks = room x (free - (1 - fraction) x total) */
   bool launcher_fixed_defaults;    /* 2.0.0-2.4.0: input/total/prefill from the 4096 cap */
   bool input_defaulted, total_defaulted; /* that launcher filled them ("Default `...` to") */

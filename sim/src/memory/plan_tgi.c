@@ -57,7 +57,7 @@ typedef struct rules {
   double wiggle_room;
   bool room_on_free;   /* 2.x: room x (free - (1 - fraction) x total) */
   bool fixed_defaults; /* 2.0.0-2.4.0: the 4096-capped launcher defaults, no chunking */
-  bool prefill_logits; /* 2.x: charge the warmup's prefill-logprob logits */
+  int logits_tensors;  /* 2.x: [tokens x vocab] tensors of the warmup's prefill logprobs at TP 1 */
   bool flashinfer;     /* ATTENTION=flashinfer exists (v2.3.0+) */
   bool kv_dtype;       /* --kv-cache-dtype exists (v2.4.0+) */
 } rules;
@@ -65,8 +65,10 @@ typedef struct rules {
 static rules release_rules(const kvsim_plan_tgi_params_t *t) {
   int major = t->version_major ? t->version_major : 3, minor = t->version_minor;
   if (major == 3)
-    return (rules){minor >= 3 ? 0.90 : minor >= 1 ? 0.93 : 0.95, false, false, false, true, true};
-  rules r = {minor >= 4 ? 0.90 : 0.95, true, true, true, minor >= 3, minor >= 4};
+    return (rules){minor >= 3 ? 0.90 : minor >= 1 ? 0.93 : 0.95, false, false, 0, true, true};
+  /* The logits and their log_softmax up to v2.3.1; v2.4.0 computes the
+   * log_softmax in place (flash_causal_lm.py generate_token, #2661). */
+  rules r = {minor >= 4 ? 0.90 : 0.95, true, true, minor >= 4 ? 1 : 2, minor >= 3, minor >= 4};
   r.fixed_defaults = minor < 4 || (minor == 4 && t->version_patch == 0);
   return r;
 }
@@ -164,25 +166,38 @@ static void fixed_defaults(const kvsim_model_t *m, kvsim_plan_params_t *p, kvsim
 }
 
 /* TGI 2.x's warmup requests ask for prefill_logprobs (router/client/src/
- * v3/client.rs warmup: prefill_logprobs: true), so FlashCausalLMBatch
- * keeps every prompt position for the LM head (prefill_head_indices None)
- * and generate_token holds the [tokens x vocab] logits and their
- * torch.log_softmax together, both in the model dtype; TensorParallelHead
- * gathers the full vocabulary on every shard, so the pair does not shrink
- * with TP (its per-shard slice is gone by the log_softmax). */
-static int64_t prefill_logits_bytes(const kvsim_model_t *m, int64_t tokens) {
-  return 2 * tokens * m->vocab_size * m->dtype_bytes;
+ * v3/client.rs warmup: prefill_logprobs: true; 3.x drops it unless
+ * REQUEST_LOGPROBS is set), so FlashCausalLMBatch.from_tokenized keeps
+ * every prompt position for the LM head (prefill_head_indices None) and
+ * generate_token holds `out`, the [tokens x vocab] logits in the model
+ * dtype, while torch.log_softmax(out, -1) allocates its result: two such
+ * tensors up to v2.3.1, one from v2.4.0 (in place, #2661). At TP > 1
+ * TensorParallelHead.forward (layers/tensor_parallel.py, v2.0.3-v2.4.1)
+ * computes this rank's [vocab / tp x tokens] slice, all-gathers it into a
+ * [vocab x tokens] tensor and returns its transpose, a view that is not
+ * contiguous, so log_softmax copies it first (PyTorch host_softmax,
+ * aten/src/ATen/native/cuda/SoftMax.cu: input_.contiguous()): one more
+ * full tensor and the slice. A vocabulary that tp does not divide loads
+ * the whole head on every rank and gathers nothing (TensorParallelHead.load). */
+static int64_t prefill_logits_bytes(const kvsim_model_t *m, int tp, int tensors, int64_t tokens) {
+  int64_t full = tokens * m->vocab_size * m->dtype_bytes, bytes = tensors * full;
+  if (tp > 1 && m->vocab_size % tp == 0)
+    bytes += full + tokens * (m->vocab_size / tp) * m->dtype_bytes;
+  return bytes;
 }
 
-/* The warmup's activation peak: the forward pass, or (2.x) the logits
- * pair with the batch's hidden states, whichever is larger. */
+/* The warmup's share of what the caching allocator holds when
+ * get_free_memory runs (it reads cudaMemGetInfo, which counts reserved
+ * segments, and nothing calls empty_cache between generate_token and it):
+ * the forward pass's segments and, on top of them, the logits. Each
+ * logits tensor is larger than any cached forward block and PyTorch's
+ * allocator never merges separate segments (c10/cuda/
+ * CUDACachingAllocator.cpp), so it gets a segment of its own rather than
+ * reusing the forward's: the two add, where vLLM's peak-allocated
+ * profile would take the larger. */
 static int64_t warmup_peak(const kvsim_model_t *m, int tp, const kvsim_plan_tgi_t *t) {
   int64_t fwd = kvsim__activation_bytes(m, tp, t->max_batch_prefill_tokens, 1, KVSIM_PLAN_V1);
-  int64_t logits = t->prefill_logits_bytes > 0
-                       ? t->prefill_logits_bytes +
-                             t->max_batch_prefill_tokens * m->hidden_size * m->dtype_bytes
-                       : 0;
-  return logits > fwd ? logits : fwd;
+  return fwd + t->prefill_logits_bytes;
 }
 
 /* Fills the geometry and the memory terms; returns the bytes of one block. */
@@ -239,8 +254,9 @@ static int geometry(const kvsim_model_t *m, const kvsim_gpu_t *g, kvsim_plan_t *
   }
   pl->weights_bytes =
       p->weights_gib >= 0 ? gib_bytes(p->weights_gib) : kvsim__weights_bytes(m, &q, p->tp, 1, 0);
-  if (r.prefill_logits)
-    t->prefill_logits_bytes = prefill_logits_bytes(m, t->max_batch_prefill_tokens);
+  if (r.logits_tensors > 0)
+    t->prefill_logits_bytes =
+        prefill_logits_bytes(m, p->tp, r.logits_tensors, t->max_batch_prefill_tokens);
   pl->activation_bytes =
       p->activation_gib >= 0 ? gib_bytes(p->activation_gib) : warmup_peak(m, p->tp, t);
   /* Context, workspaces and (TP > 1) NCCL buffers: all lower cudaMemGetInfo's

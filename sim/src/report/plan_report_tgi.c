@@ -155,11 +155,18 @@ static void print_free_2x(const kvsim_plan_t *pl, FILE *out) {
          warm = (double)t->warmup_blocks * (double)pl->block_bytes / KVSIM_GIB;
   double free_now = total - gib(pl->weights_bytes) - gib(pl->activation_bytes) - gib(pl->non_torch_bytes) - warm;
   int64_t per = t->warmup_requests > 0 ? t->warmup_blocks / t->warmup_requests : 0;
-  fprintf(out, "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f%s - "
-          "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB (%lld requests x %lld blocks) = %.2f GiB\n",
-          total, gib(pl->weights_bytes), gib(pl->activation_bytes),
-          t->prefill_logits_bytes > 0 && p->activation_gib < 0 ? " (prefill logprob logits)" : "",
-          gib(pl->non_torch_bytes), warm, (long long)t->warmup_requests, (long long)per, free_now);
+  /* Predicted: the forward's segments plus the logits' (plan_tgi.c warmup_peak). */
+  char split[96] = "";
+  if (t->prefill_logits_bytes > 0 && p->activation_gib < 0)
+    snprintf(split, sizeof split, " (forward %.2f + prefill logprob logits %.2f)",
+             gib(pl->activation_bytes - t->prefill_logits_bytes), gib(t->prefill_logits_bytes));
+  fprintf(
+      out,
+      "free memory after warmup: %.2f GiB total - weights %.2f - warmup activation peak %.2f%s - "
+      "CUDA context and non-torch %.2f - warmup batch KV %.2f GiB (%lld requests x %lld blocks) = "
+      "%.2f GiB\n",
+      total, gib(pl->weights_bytes), gib(pl->activation_bytes), split, gib(pl->non_torch_bytes),
+      warm, (long long)t->warmup_requests, (long long)per, free_now);
   double left = free_now - (1 - p->tgi.cuda_memory_fraction) * total;
   fprintf(out, "KV budget: TGI_WIGGLE_ROOM %.2f x (free - (1 - cuda_memory_fraction %.2f) x total) = %.2f GiB, "
           "plus the warmup batch's %lld blocks\n",
