@@ -2,90 +2,219 @@
 """The disaggregated rows of AIConfigurator's silicon tables against kvsim.
 
 Reads ../shared/validation/aiconfigurator/silicon_{sglang,vllm}.csv (never
-copied into the repository), prints what the disaggregated rows are, the
-rows kvsim cannot model and why, then simulates the others (one scenario per
-row: the row's prefill and decode workers and TP, fp8 weights and KV, fixed
-isl/osl, a closed loop of decode_batch_size x decode_num_workers clients,
-ten requests per client) and prints simulated against measured mean TTFT
-(plus the benchmark client's 35.2 ms, KVSIM_FID_CLIENT_US) and TPOT.
+copied into the repository) and
+1. prints what the disaggregated rows are: counts by engine, model, GPU,
+   precision, each side's workers x TP / attention-DP / EP, and whether the
+   row records its concurrency (`silicon_concurrency=N` in
+   silicon_data_source) and its worker counts;
+2. excludes, with a reason, each row kvsim cannot model (the first rule
+   that applies, in the order of `excluded` below);
+3. simulates the rest, one scenario per row: the row's prefill and decode
+   workers and TP, fp8 weights and KV, fixed isl/osl, a closed loop of the
+   row's recorded concurrency as clients, ten requests per client, and
+   prints simulated against measured mean TTFT (plus the benchmark client's
+   35.2 ms, KVSIM_FID_CLIENT_US) and TPOT per row, with the median |error|
+   per GPU and over all. Nothing in kvsim was fitted on these rows: the
+   step tables, the host terms and the client's 35.2 ms come from the
+   aggregated rows and the kernel profiles.
 Usage: scripts/disagg_silicon.py [KVSIM] [DATA_DIR]
 """
 import collections
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 kvsim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "kvsim")
 data = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "..", "..", "shared", "validation", "aiconfigurator")
+gpus = os.path.join(here, "..", "configs", "gpus")
 CLIENT_MS = 35.2  # sim/include/kvsim/fidelity.h KVSIM_FID_CLIENT_US
+MAX_TP = 8  # the kernel tables' all-reduce rows go to 8 GPUs (one NVLink node)
+
+# The catalog's names. DeepSeek-R1 is the DeepSeek-V3 architecture (its
+# config.json on Hugging Face has the same DeepseekV3ForCausalLM sizes),
+# so the R1 rows run as deepseek-v3.
+MODELS = {"Qwen/Qwen3-32B": "qwen3-32b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+          "deepseek-ai/DeepSeek-V3": "deepseek-v3", "deepseek-ai/DeepSeek-R1": "deepseek-v3"}
+GPUS = {"h100_sxm": "h100-sxm", "b200_sxm": "b200", "gb200": "gb200"}
 
 
-def excluded(r):
+def concurrency(r):
+    m = re.search(r"silicon_concurrency=(\d+)", r["silicon_data_source"])
+    return int(m.group(1)) if m else None
+
+
+def side(r, s):
+    w = r[f"{s}_num_workers"] or "?"
+    dp, ep = r[f"{s}_attention_dp_size"] or "1", r[f"{s}_moe_ep_size"] or "1"
+    return f"{w}x TP{r[s + '_tp_size']}" + (f" DP{dp}" if dp not in ("0", "1") else "") + \
+        (f" EP{ep}" if ep not in ("0", "1") else "")
+
+
+def scenario(flow, r, clients, i):
+    """The row as a kvsim scenario: both sides from the row, the link the
+    script has always used (the rows do not record theirs)."""
+    tp = lambda s: int(r[f"{s}_tp_size"])
+    return {"name": f"silicon-disagg-{i}", "seed": 1, "model": MODELS[r["model_path"]],
+            "hardware": {"gpu": GPUS[r["system"]]},
+            "engine": {"profile": "sglang" if flow == "sglang" else "vllm-v1",
+                       "quantization": "fp8", "kv_cache_dtype": "fp8"},
+            "disaggregation": {"flow": flow, "link": {"kind": "infiniband"},
+                               "prefill": {"tensor_parallel_size": tp("prefill"),
+                                           "replicas": int(r["prefill_num_workers"] or 1)},
+                               "decode": {"tensor_parallel_size": tp("decode"),
+                                          "replicas": int(r["decode_num_workers"] or 1)}},
+            "workload": {"synthetic": {"requests": 10 * clients,
+                                       "arrival": {"process": "closed_loop", "clients": clients, "think_s": 0},
+                                       "prompt_tokens": {"dist": "fixed", "value": int(r["isl"])},
+                                       "output_tokens": {"dist": "fixed", "value": int(r["osl"])}}}}
+
+
+def plans(sc, tmp):
+    """kvsim calc --scenario --json: each side's plan, or kvsim's error line."""
+    p = os.path.join(tmp, "calc.json")
+    json.dump(sc, open(p, "w"))
+    c = subprocess.run([kvsim, "calc", "--scenario", p, "--json"], capture_output=True, text=True)
+    if c.returncode:
+        return None, c.stderr.strip().splitlines()[-1]
+    j = json.loads(c.stdout)
+    for s in ("prefill", "decode"):
+        if not j[s]["fits"]:
+            text = subprocess.run([kvsim, "calc", "--scenario", p], capture_output=True, text=True).stdout
+            line = next((x for x in text.splitlines() if x.startswith(("RuntimeError", "To fit"))), "")
+            return None, f"the {s} side; kvsim: to fit, {line.split(': ', 1)[-1]}"
+    return j, None
+
+
+def decode_floor_ms(r, plan, seqs):
+    """The least time a decode step can take at the HBM's peak (the rule
+    of sim/src/fidelity/physical.c): one rank reads its weights (for a MoE,
+    at least the active share) and every running sequence's KV at the mean
+    context (prompt + half the output), no more KV than the pool holds."""
+    d = plan["decode"]
+    bw = json.load(open(os.path.join(gpus, GPUS[r["system"]] + ".json")))["hbm_bandwidth_GBps"] * 1e9
+    w = d["weights_bytes"] * d["params_active"] / d["params_total"]
+    kv = min(seqs * (int(r["isl"]) + int(r["osl"]) / 2) * d["per_token_kv_bytes"], d["available_kv_bytes"])
+    return (w + kv) / bw * 1e3, (w + kv) / 1e9
+
+
+def excluded(flow, r, tmp):
+    """The first reason kvsim cannot model row r, or None."""
     m = r["model_path"]
-    dp_ep = any(r[k] not in ("", "0", "1") for k in ("prefill_attention_dp_size", "prefill_moe_ep_size",
-                                               "decode_attention_dp_size", "decode_moe_ep_size"))
-    if dp_ep:
+    if m not in MODELS:
+        return f"{m} is not in the catalog"
+    if r["system"] not in GPUS:
+        return f"{r['system']} is not in the GPU catalog"
+    if r["precision"] not in ("fp8", "bf16", ""):
+        return f"precision {r['precision']} (NVFP4 weights) is not modelled"
+    if any(r[k] not in ("", "0", "1") for k in ("prefill_attention_dp_size", "prefill_moe_ep_size",
+                                               "decode_attention_dp_size", "decode_moe_ep_size")):
         return "attention-DP or expert parallelism inside a side (not modelled)"
-    if "DeepSeek" in m:
-        return "DeepSeek-R1/V3 at TP only: fp8-block / nvfp4 MoE at TP 8-16 not attempted here"
-    if "Kimi" in m:
-        return "Kimi-K2.5 is not in the catalog"
-    if "235B" in m:
-        return "Qwen3-235B-A22B fp8 at prefill TP 1 does not fit one H100"
-    if r["system"] != "h100_sxm":
-        return "GPU not in the catalog"
+    if max(int(r["prefill_tp_size"]), int(r["decode_tp_size"])) > MAX_TP:
+        return f"TP > {MAX_TP}: more than one node (the all-reduce tables go to {MAX_TP} GPUs)"
+    if concurrency(r) is None:
+        return "no concurrency recorded (silicon_data_source has no silicon_concurrency=)"
+    if not r["prefill_num_workers"] or not r["decode_num_workers"]:
+        return "worker counts not recorded: the deployment (how many prefill and decode instances) is unknown"
+    plan, err = plans(scenario(flow, r, concurrency(r), 0), tmp)
+    if err:
+        return f"does not fit at the recorded TP ({MODELS[m]} at TP{r['prefill_tp_size']} on {r['system']}): {err[:120]}"
+    floor, _ = decode_floor_ms(r, plan, concurrency(r) / int(r["decode_num_workers"]))
+    if float(r["silicon_tpot_ms"]) < floor:
+        return "TPOT below its HBM floor at the recorded concurrency"
     return None
 
 
-rows = []
-for name, flow in (("silicon_sglang.csv", "sglang"), ("silicon_vllm.csv", "vllm")):
-    path = os.path.join(data, name)
-    if not os.path.exists(path):
-        print(f"skip: {path} not found (the validation data live beside the repository)")
-        sys.exit(0)
-    rows += [(flow, r) for r in csv.DictReader(open(path)) if r["mode"] == "disagg"]
-what = collections.Counter((f, r["model_path"], r["system"], r["precision"]) for f, r in rows)
-print(f"{len(rows)} disaggregated rows:")
-for k, n in sorted(what.items()):
-    print(f"  {n:4d}  {k[0]:6s} {k[1]} on {k[2]}, {k[3]}")
-why = collections.Counter(excluded(r) for _, r in rows if excluded(r))
-print("excluded:")
-for k, n in why.most_common():
-    print(f"  {n:4d}  {k}")
-keep = [(f, r) for f, r in rows if not excluded(r)]
-et, ep = [], []
-with tempfile.TemporaryDirectory() as tmp:
-    for i, (flow, r) in enumerate(keep):
-        clients = int(r["decode_batch_size"]) * int(r["decode_num_workers"])
-        sc = {"name": f"silicon-disagg-{i}", "seed": 1, "model": "qwen3-32b",
-              "hardware": {"gpu": "h100-sxm"},
-              "engine": {"profile": "sglang" if flow == "sglang" else "vllm-v1",
-                         "quantization": "fp8", "kv_cache_dtype": "fp8"},
-              "disaggregation": {"flow": flow, "link": {"kind": "infiniband"},
-                                 "prefill": {"tensor_parallel_size": int(r["prefill_tp_size"]),
-                                             "replicas": int(r["prefill_num_workers"])},
-                                 "decode": {"tensor_parallel_size": int(r["decode_tp_size"]),
-                                            "replicas": int(r["decode_num_workers"])}},
-              "workload": {"synthetic": {"requests": 10 * clients,
-                                         "arrival": {"process": "closed_loop", "clients": clients, "think_s": 0},
-                                         "prompt_tokens": {"dist": "fixed", "value": int(r["isl"])},
-                                         "output_tokens": {"dist": "fixed", "value": int(r["osl"])}}}}
-        p = os.path.join(tmp, f"{i}.json")
-        json.dump(sc, open(p, "w"))
-        subprocess.run([kvsim, "run", p, "--no-band", "--quiet", "--out", os.path.join(tmp, str(i))], check=True)
-        lat = json.load(open(os.path.join(tmp, str(i), "summary.json")))["latency"]
-        st, sp = lat["ttft_s"]["mean"] * 1e3 + CLIENT_MS, lat["tpot_s"]["mean"] * 1e3
-        mt, mp = float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])
-        et.append(abs(st - mt) / mt)
-        ep.append(abs(sp - mp) / mp)
-        print(f"{flow:6s} {r['backend_version']:12s} {r['prefill_num_workers']}P x TP{r['prefill_tp_size']} : "
-              f"{r['decode_num_workers']}D x TP{r['decode_tp_size']}, {clients} clients: TTFT {st:.0f} ms vs {mt:.0f} "
-              f"({100 * (st - mt) / mt:+.0f} %), TPOT {sp:.1f} ms vs {mp:.1f} ({100 * (sp - mp) / mp:+.0f} %)")
-if et:
-    print(f"median |error| over {len(et)} rows: TTFT {100 * statistics.median(et):.0f} %, "
-          f"TPOT {100 * statistics.median(ep):.0f} %")
+def what(rows):
+    print(f"{len(rows)} disaggregated rows (engine, model, GPU, precision, prefill : decode, recorded):")
+    c = collections.Counter((f, r["model_path"], r["system"], r["precision"] or "bf16",
+                             f"{side(r, 'prefill')} : {side(r, 'decode')}",
+                             ("concurrency" if concurrency(r) else "no concurrency") +
+                             ("" if r["prefill_num_workers"] else ", no worker counts")) for f, r in rows)
+    for k, n in sorted(c.items()):
+        print(f"  {n:4d}  {k[0]:6s} {k[1]} on {k[2]}, {k[3]}, {k[4]}; {k[5]}")
+    # The same deployment at the same concurrency measured more than once:
+    # how far apart its figures are says how much the row leaves unrecorded.
+    same = collections.defaultdict(list)
+    for f, r in rows:
+        if concurrency(r):
+            same[(f, r["model_path"], r["system"], r["precision"], side(r, "prefill"), side(r, "decode"),
+                  r["isl"], r["osl"], concurrency(r))].append(float(r["silicon_tpot_ms"]))
+    spread = [(max(v) / min(v), k) for k, v in same.items() if len(v) > 1 and min(v) > 0]
+    if spread:
+        x, k = max(spread)
+        print(f"  {sum(len(same[k2]) for _, k2 in spread)} rows repeat a deployment and concurrency; the widest: "
+              f"{k[1]} on {k[2]} {k[4]} : {k[5]} at concurrency {k[8]}, TPOT {min(same[k]):.1f} to "
+              f"{max(same[k]):.1f} ms ({x:.1f}x)")
+
+
+def assumed_load(rows, tmp):
+    """The rows without a recorded concurrency, at the load the script once
+    assumed (decode_batch_size per decode worker): the HBM floor of that."""
+    for f, r in rows:
+        if concurrency(r) or r["model_path"] not in MODELS or not r["decode_batch_size"]:
+            continue
+        if any(r[k] not in ("", "0", "1") for k in ("prefill_attention_dp_size", "decode_attention_dp_size")):
+            continue
+        plan, err = plans(scenario(f, r, int(r["decode_batch_size"]) * int(r["decode_num_workers"]), 0), tmp)
+        if err:
+            continue
+        floor, gb = decode_floor_ms(r, plan, int(r["decode_batch_size"]))
+        print(f"    {f:6s} {r['model_path']} {side(r, 'prefill')} : {side(r, 'decode')}, {r['isl']}/{r['osl']}: "
+              f"at decode_batch_size {r['decode_batch_size']} a step reads {gb:.1f} GB per rank, >= {floor:.1f} ms "
+              f"at the HBM's peak; measured TPOT {float(r['silicon_tpot_ms']):.1f} ms"
+              + (" (impossible)" if float(r["silicon_tpot_ms"]) < floor else ""))
+
+
+def main():
+    t0 = time.time()
+    rows = []
+    for name, flow in (("silicon_sglang.csv", "sglang"), ("silicon_vllm.csv", "vllm")):
+        path = os.path.join(data, name)
+        if not os.path.exists(path):
+            print(f"skip: {path} not found (the validation data live beside the repository)")
+            sys.exit(0)
+        rows += [(flow, r) for r in csv.DictReader(open(path)) if r["mode"] == "disagg"]
+    what(rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        why = [(f, r, excluded(f, r, tmp)) for f, r in rows]
+        print("excluded (the first rule that applies):")
+        for k, n in collections.Counter(w for _, _, w in why if w).most_common():
+            print(f"  {n:4d}  {k}")
+        print("  the rows without a recorded concurrency, at decode_batch_size clients per decode worker:")
+        assumed_load(rows, tmp)
+        keep = [(f, r) for f, r, w in why if not w]
+        print(f"simulated: {len(keep)} rows, the row's concurrency as closed-loop clients, 10 requests each "
+              f"(nothing in kvsim was fitted on these rows)")
+        err = collections.defaultdict(lambda: ([], []))
+        for i, (flow, r) in enumerate(keep):
+            clients = concurrency(r)
+            p = os.path.join(tmp, f"{i}.json")
+            json.dump(scenario(flow, r, clients, i), open(p, "w"))
+            subprocess.run([kvsim, "run", p, "--no-band", "--quiet", "--out", os.path.join(tmp, str(i))], check=True)
+            lat = json.load(open(os.path.join(tmp, str(i), "summary.json")))["latency"]
+            st, sp = lat["ttft_s"]["mean"] * 1e3 + CLIENT_MS, lat["tpot_s"]["mean"] * 1e3
+            mt, mp = float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])
+            err[r["system"]][0].append(abs(st - mt) / mt)
+            err[r["system"]][1].append(abs(sp - mp) / mp)
+            print(f"  {flow:6s} {r['model_path']} on {r['system']} {r['backend_version']}, {side(r, 'prefill')} : "
+                  f"{side(r, 'decode')}, {r['isl']}/{r['osl']}, {clients} clients: TTFT {st:.0f} ms vs {mt:.0f} "
+                  f"({100 * (st - mt) / mt:+.0f} %), TPOT {sp:.1f} ms vs {mp:.1f} ({100 * (sp - mp) / mp:+.0f} %)")
+    for g, (et, ep) in sorted(err.items()):
+        print(f"median |error| on {g} ({len(et)} rows): TTFT {100 * statistics.median(et):.0f} %, "
+              f"TPOT {100 * statistics.median(ep):.0f} %")
+    et = [e for v in err.values() for e in v[0]]
+    ep = [e for v in err.values() for e in v[1]]
+    if et:
+        print(f"median |error| over all {len(et)} rows: TTFT {100 * statistics.median(et):.0f} %, "
+              f"TPOT {100 * statistics.median(ep):.0f} %")
+    print(f"wall time {time.time() - t0:.1f} s")
+
+
+main()

@@ -9,6 +9,7 @@
 #include "kvsim/engine.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
+#include "kvsim/study.h"
 
 static const char *base =
     "{\"name\": \"d\", \"seed\": 2, \"model\": \"llama-3.1-8b\", \"hardware\": {\"gpu\": \"h100-sxm\"},"
@@ -160,5 +161,27 @@ Test(disagg, a_run_finishes_every_request_once_on_the_decode_side) {
   cr_assert_eq(st.disagg.decode_replicas, 2, "2 decode instances");
   cr_assert_gt(st.disagg.bytes_transferred, 40LL * 1000 * 131072, "at least 1,000 tokens x 128 KiB each");
   cr_assert_eq(st.disagg.decode_pool_blocks, 299, "the decode side's pool (its override, less the null block)");
+  kvsim_scenario_fini(&sc);
+}
+
+/* The top level of a disaggregated scenario is no instance: a model that
+ * fits only at the sides' TP (Llama-3.1-70B bf16, 141 GB, on 80 GB H100s
+ * at TP 4) runs, though the top level's TP 1 would not fit. */
+Test(disagg, a_run_needs_only_the_sides_to_fit) {
+  static const char *big =
+      "{\"name\": \"d\", \"seed\": 2, \"model\": \"llama-3.1-70b\", \"hardware\": {\"gpu\": \"h100-sxm\"},"
+      " \"engine\": {\"max_model_len\": 4096},"
+      " \"disaggregation\": {\"prefill\": {\"tensor_parallel_size\": 4}, \"decode\": {\"tensor_parallel_size\": 4}},"
+      " \"workload\": {\"synthetic\": {\"requests\": 8, \"arrival\": {\"process\": \"poisson\", \"rate\": 4},"
+      "   \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 1000},"
+      "   \"output_tokens\": {\"dist\": \"fixed\", \"value\": 20}}}}";
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(big, "d.json", ".", NULL, 0, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  kvsim_resolved_t res;
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_ENOFIT, "the top level alone does not fit");
+  kvsim_summary_t sum;
+  cr_assert_eq(kvsim_study_run(&sc, NULL, &sum, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(sum.requests_finished, 8, "every request finished, got %lld", (long long)sum.requests_finished);
   kvsim_scenario_fini(&sc);
 }

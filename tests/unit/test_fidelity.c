@@ -427,6 +427,22 @@ Test(fidelity, silicon_rows_with_quoted_cells_are_named_by_their_line) {
   cr_assert(t.n == 0 && !t.rows, "an error leaves the table empty");
 }
 
+/* A disaggregated row is skipped with the reason naming where it is scored. */
+Test(fidelity, silicon_disagg_rows_are_skipped_with_where_they_are_scored) {
+  char path[512];
+  temp_file("silicon.csv",
+            SIL_HEAD "d,sglang,0.5.8,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,512,64,4,1,1,,1,60.0,7.0\n",
+            path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert(t.n == 1 && t.rows[0].skipped, "the disagg row is skipped");
+  cr_assert(strstr(t.rows[0].reason, "scripts/disagg_silicon.py"), "says where it is scored: %s", t.rows[0].reason);
+  kvsim_fidelity_silicon_free(&t);
+}
+
 #define SU_HEAD                                                                                    \
   "source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,"            \
   "kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,"           \

@@ -82,10 +82,14 @@ int kvsim__study_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t
   /* Resolve first (pure): a plan that is refused must not leave an
    * output folder behind. The run takes this configuration as it is. */
   kvsim_resolved_t own;
-  int rc = given ? KVSIM_OK : kvsim_scenario_resolve(sc, &own, err);
+  /* A disaggregated scenario runs its sides, each resolved by the run
+   * (engine/disagg_run.c); its top level (TP 1 unless given) is no
+   * instance and need not fit: DeepSeek-V3 fp8 fits at TP 8 only. */
+  const bool sides = sc->disagg.enabled && !given;
+  int rc = given || sides ? KVSIM_OK : kvsim_scenario_resolve(sc, &own, err);
   if (rc < 0)
     return rc;
-  const kvsim_resolved_t *res = given ? given : &own;
+  const kvsim_resolved_t *res = given ? given : sides ? NULL : &own;
   kvsim_run_output_t *o = NULL;
   rc = kvsim__study_run_into(sc, res, opts, &o, err);
   if (rc == KVSIM_OK && opts->dir)
