@@ -1,5 +1,6 @@
 #include "engine/replica.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -111,73 +112,44 @@ static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
 }
 
 /* The step's batch shape, as kvsim_batch_shape_add summed over its
- * requests would give it, but in integers: every term of that sum is a
- * whole number, so while the totals stay below 2^53 the double sums are
- * exact whatever their order and equal the integer ones converted once.
- * Each term is at most new x max(context + new) (attention pairs) or
- * max(context + new) (keys read), which bounds the totals; beyond the
- * bound (never at real context lengths) the double sum itself runs. The
- * loop runs for every running request every step. */
-static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape_t *shape) {
-  uint64_t seqs = 0, pseqs = 0, newt = 0, pft = 0, af = 0, as = 0, kf = 0, ks = 0, df = 0, ds = 0;
-  int64_t maxcn = 0;
-  const uint64_t w = window > 0 ? (uint64_t)window : 0;
-  bool big = false;
-  for (int32_t i = 0; i < st->reqs.n; i++) {
-    const kvsim_request_t *r = st->reqs.v[i];
-    const int64_t c64 = r->num_computed, n64 = r->step_new;
-    if (c64 < 0 || n64 < 0 || c64 > INT32_MAX || n64 > INT32_MAX) {
-      big = true;
-      break;
-    }
-    const uint64_t c = (uint64_t)c64, n = (uint64_t)n64;
-    if (c64 + n64 > maxcn)
-      maxcn = c64 + n64;
-    const bool prefill = n > 1 || c == 0;
-    seqs++;
-    newt += n;
-    const uint64_t pairs = n * c + n * (n + 1) / 2;
-    af += pairs;
-    kf += c + n;
-    if (prefill) {
-      pseqs++;
-      pft += n;
-    } else {
-      df += c + n;
-    }
-    if (w) {
-      uint64_t j0 = w > c ? w - c : 0;
-      if (j0 > n)
-        j0 = n;
-      as += j0 * c + j0 * (j0 + 1) / 2 + (n - j0) * w;
-      ks += (c < w ? c : w) + n;
-      if (!prefill)
-        ds += c + n < w ? c + n : w;
-    } else {
-      as += pairs;
-      ks += c + n;
-      if (!prefill)
-        ds += c + n;
-    }
-  }
+ * requests would give it, but from integer sums (kvsim_step_sums_t):
+ * every term of that sum is a whole number, so while the totals stay
+ * below 2^53 the double sums are exact whatever their order and equal the
+ * integer ones converted once. Each term is at most new x max(context +
+ * new) (attention pairs) or max(context + new) (keys read), which bounds
+ * the totals; beyond the bound (never at real context lengths) the double
+ * sum itself runs. */
+static void shape_of_sums(const kvsim_step_t *st, const kvsim_step_sums_t *s, int64_t window,
+                          kvsim_batch_shape_t *shape) {
   memset(shape, 0, sizeof *shape);
-  if (big || (double)maxcn * ((double)newt + (double)seqs) >= 0x1p52) {
+  if (s->big || (double)s->maxcn * ((double)s->newt + (double)s->seqs) >= 0x1p52) {
     for (int32_t i = 0; i < st->reqs.n; i++) {
       const kvsim_request_t *r = st->reqs.v[i];
       kvsim_batch_shape_add(shape, r->num_computed, r->step_new, window);
     }
     return;
   }
-  shape->num_seqs = (int64_t)seqs;
-  shape->num_prefill_seqs = (int64_t)pseqs;
-  shape->new_tokens = (int64_t)newt;
-  shape->prefill_tokens = (int64_t)pft;
-  shape->attn_full = (double)af;
-  shape->attn_sliding = (double)as;
-  shape->kv_read_full = (double)kf;
-  shape->kv_read_sliding = (double)ks;
-  shape->decode_keys_full = (double)df;
-  shape->decode_keys_sliding = (double)ds;
+  shape->num_seqs = (int64_t)s->seqs;
+  shape->num_prefill_seqs = (int64_t)s->pseqs;
+  shape->new_tokens = (int64_t)s->newt;
+  shape->prefill_tokens = (int64_t)s->pft;
+  shape->attn_full = (double)s->af;
+  shape->attn_sliding = (double)s->as;
+  shape->kv_read_full = (double)s->kf;
+  shape->kv_read_sliding = (double)s->ks;
+  shape->decode_keys_full = (double)s->df;
+  shape->decode_keys_sliding = (double)s->ds;
+}
+
+/* The sums by a walk over the step's rows, for a profile that does not
+ * keep them while scheduling. */
+static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape_t *shape) {
+  kvsim_step_sums_t s;
+  memset(&s, 0, sizeof s);
+  s.window = window;
+  for (int32_t i = 0; i < st->reqs.n && !s.big; i++)
+    kvsim_step_sums_row(&s, st->reqs.v[i]->num_computed, st->reqs.v[i]->step_new);
+  shape_of_sums(st, &s, window, shape);
 }
 
 /* The drafter's share of a step (vllm/v1/spec_decode/eagle.py
@@ -215,13 +187,16 @@ static double draft_seconds(const kvsim_perf_t *draft, int k, const kvsim_step_t
  * (EngineCore.step with nothing scheduled). Each such pass moves a
  * running request to the queue, so this ends within as many passes as
  * there were running requests. */
-static int schedule_step(kvsim__replica_t *rep, kvsim_time_ns now) {
+static int schedule_step(kvsim__replica_t *rep, int64_t window, kvsim_time_ns now) {
   kvsim_step_t *st = &rep->step;
   int32_t preempted = 0, passes = rep->sched->running.n + 1;
   int rc;
   do {
     preempted += st->num_preempted;
     st->num_preempted = 0;
+    /* A profile that keeps the step's sums starts them (sums.on). */
+    st->sums.on = false;
+    st->sums.window = window;
     rc = rep->sched->ops->schedule(rep->sched, now, st);
   } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
   st->num_preempted += preempted;
@@ -235,7 +210,17 @@ static int schedule_step(kvsim__replica_t *rep, kvsim_time_ns now) {
 static void batch_shape(const kvsim__replica_t *rep, int64_t window, kvsim_batch_shape_t *shape) {
   const kvsim_step_t *st = &rep->step;
   if (rep->sched->cfg.num_spec_tokens <= 0) {
-    step_shape(st, window, shape);
+    if (st->sums.on && !st->sums.big && st->sums.seqs == (uint64_t)st->reqs.n) {
+      shape_of_sums(st, &st->sums, window, shape);
+#ifndef NDEBUG
+      /* Checked builds: the profile's sums are the walk's. */
+      kvsim_batch_shape_t walked;
+      step_shape(st, window, &walked);
+      assert(memcmp(&walked, shape, sizeof walked) == 0);
+#endif
+    } else {
+      step_shape(st, window, shape);
+    }
     return;
   }
   memset(shape, 0, sizeof *shape);
@@ -279,7 +264,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   st->lora_ns = 0;
   *out_dt = -1;
   const uint64_t lora_clock = rep->lora.clock;
-  int rc = schedule_step(rep, now);
+  int rc = schedule_step(rep, window, now);
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
      * and compute nothing until the next schedule. */

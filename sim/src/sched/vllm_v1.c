@@ -60,6 +60,7 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
       r->step_new = 0;
       remove_at(&step->reqs, i);
       step->num_tokens -= n;
+      step->sums.on = false; /* a row left the step: the engine walks them */
       return n;
     }
   return 0;
@@ -95,6 +96,14 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   /* Every speculative step goes through allocate_slots, which also caches
    * the blocks accepted drafts filled (ngram has no lookahead). */
   const bool spec = s->cfg.num_spec_tokens > 0;
+  /* The step's shape (kvsim_step_sums_t) as the rows are scheduled: decode
+   * rows, nearly all of them, as two running sums in locals, the others
+   * one by one. A row ends at most at last_pos (n is cut there), which
+   * stands for their largest context + 1: an upper bound only sends the
+   * engine's exactness check to the double sums sooner, whose result is
+   * the same while that check holds. */
+  const bool dec_fast = step->sums.window <= 0 && last_pos <= INT32_MAX;
+  int64_t dec_rows = 0, dec_ctx = 0;
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
     int64_t n = r->num_tokens + r->num_spec - r->num_computed;
@@ -134,6 +143,13 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
     }
     if (self_preempted)
       break;
+    const int64_t c = r->num_computed;
+    if (n == 1 && c > 0 && dec_fast) {
+      dec_rows++;
+      dec_ctx += c;
+    } else {
+      kvsim_step_sums_row(&step->sums, c, n);
+    }
     r->step_new = (int32_t)n;
     out[nout++] = r;
     ntok += n;
@@ -142,6 +158,7 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   }
   step->reqs.n = nout;
   step->num_tokens = ntok;
+  kvsim_step_sums_decode(&step->sums, dec_rows, dec_ctx, last_pos - 1);
   *budget_io = budget;
   return KVSIM_OK;
 }
@@ -233,6 +250,7 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
     lora_set_add(ls, r->spec.lora);
     s->running.v[s->running.n++] = r;
     r->step_new = (int32_t)n;
+    kvsim_step_sums_row(&step->sums, r->num_computed, n);
     step->reqs.v[step->reqs.n++] = r;
     step->num_tokens += n;
     budget -= n;
@@ -243,6 +261,7 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
 static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
   int64_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = false;
+  kvsim_step_sums_begin(&step->sums);
   int rc = schedule_running(s, step, &budget, &preempted);
   /* Waiting requests, only if nothing was preempted in this step. */
   if (rc >= 0 && !preempted) {
