@@ -133,6 +133,10 @@ void kvsim_step_sums_decode(kvsim_step_sums_t *s, int64_t rows, int64_t context,
 typedef struct kvsim_step {
   kvsim_reqvec_t reqs;
   kvsim_step_sums_t sums; /* the rows' shape, when the profile keeps it (sums.on) */
+  /* Rows of one decode token each that the profile advanced without
+   * listing them in reqs (implicit decode, vllm-v1): counted in num_tokens
+   * and in sums, which is then always on. */
+  int32_t implicit_rows;
   int32_t num_preempted;    /* preemptions while building this step */
   int64_t num_tokens;       /* sum of step_new */
   kvsim_time_ns extra_ns;   /* transfer time the step waits for (swap, offload loads) */
@@ -227,6 +231,11 @@ typedef struct kvsim_sched_ops {
    * that can never hold it): the reason, or NULL to admit. A request this
    * lets in must be one the profile can schedule alone in an empty pool. */
   const char *(*refuse)(const kvsim_sched_t *s, const kvsim_request_t *r);
+  /* Optional (NULL = none): brings every running request's token counts
+   * up to date (a profile with implicit decode keeps them behind), and
+   * their step_new while a step is in flight. The engine calls it before
+   * it reads running requests' counts (sampling, the run's end). */
+  void (*sync)(kvsim_sched_t *s);
 } kvsim_sched_ops_t;
 
 struct kvsim_sched {
@@ -250,6 +259,9 @@ struct kvsim_sched {
   kvsim_lora_cache_t *lora;
   kvsim_reqvec_t lora_skipped;
   int64_t lora_skips;        /* waiting requests skipped for max_loras, summed over steps */
+  /* The engine allows implicit decode (set by the aggregated run, which
+   * calls sync before it reads running requests' counts). */
+  bool implicit_ok;
 };
 
 /* The profile's options of a scheduler (the struct its parse_opts filled). */

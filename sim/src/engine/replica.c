@@ -78,6 +78,11 @@ int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns 
   return KVSIM_OK;
 }
 
+void kvsim__replica_sync(kvsim__replica_t *rep) {
+  if (rep->sched->ops->sync)
+    rep->sched->ops->sync(rep->sched);
+}
+
 static int32_t held_of(const kvsim_sched_t *sc, kvsim_request_t *const **held) {
   *held = NULL;
   return sc->ops->held ? sc->ops->held(sc, held) : 0;
@@ -198,7 +203,7 @@ static int schedule_step(kvsim__replica_t *rep, int64_t window, kvsim_time_ns no
     st->sums.on = false;
     st->sums.window = window;
     rc = rep->sched->ops->schedule(rep->sched, now, st);
-  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
+  } while (rc >= 0 && st->reqs.n + st->implicit_rows == 0 && st->num_preempted > 0 && --passes > 0);
   st->num_preempted += preempted;
   return rc;
 }
@@ -210,15 +215,20 @@ static int schedule_step(kvsim__replica_t *rep, int64_t window, kvsim_time_ns no
 static void batch_shape(const kvsim__replica_t *rep, int64_t window, kvsim_batch_shape_t *shape) {
   const kvsim_step_t *st = &rep->step;
   if (rep->sched->cfg.num_spec_tokens <= 0) {
-    if (st->sums.on && !st->sums.big && st->sums.seqs == (uint64_t)st->reqs.n) {
+    if (st->sums.on && !st->sums.big && st->sums.seqs == (uint64_t)st->reqs.n + (uint64_t)st->implicit_rows) {
       shape_of_sums(st, &st->sums, window, shape);
 #ifndef NDEBUG
-      /* Checked builds: the profile's sums are the walk's. */
-      kvsim_batch_shape_t walked;
-      step_shape(st, window, &walked);
-      assert(memcmp(&walked, shape, sizeof walked) == 0);
+      /* Checked builds: the profile's sums are the walk's (implicit rows
+       * are not listed: rows of one token after their context). */
+      if (st->implicit_rows == 0) {
+        kvsim_batch_shape_t walked;
+        step_shape(st, window, &walked);
+        assert(memcmp(&walked, shape, sizeof walked) == 0);
+      }
 #endif
     } else {
+      /* A profile that advances rows implicitly keeps exact sums. */
+      assert(st->implicit_rows == 0);
       step_shape(st, window, shape);
     }
     return;
@@ -258,6 +268,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
                               kvsim_time_ns *out_dt, kvsim_err *err) {
   kvsim_step_t *st = &rep->step;
   st->reqs.n = 0;
+  st->implicit_rows = 0;
   st->num_preempted = 0;
   st->num_tokens = 0;
   st->extra_ns = 0;
@@ -271,12 +282,13 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
     for (int64_t i = 0; i < st->reqs.n; i++)
       st->reqs.v[i]->step_new = 0;
     st->reqs.n = 0;
+    st->implicit_rows = 0;
     st->num_tokens = 0;
     rep->busy = false;
     return kvsim_err_set(err, rc, "replica %d: scheduling a step: %s", rep->index,
                          kvsim_strerror(rc));
   }
-  if (st->reqs.n == 0) {
+  if (st->reqs.n + st->implicit_rows == 0) {
     rep->busy = false;
     return guard(rep, false, err);
   }
@@ -396,6 +408,7 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
                           kvsim_sample_t *s, kvsim_err *err) {
   const kvsim_pool_t *pool = &rep->kv.pool;
   const kvsim_sched_t *sc = rep->sched;
+  kvsim__replica_sync(rep);
   memset(s, 0, sizeof *s);
   s->time = now;
   s->replica = rep->index;
