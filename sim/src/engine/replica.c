@@ -326,6 +326,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   rep->busy = true;
   rep->step_start = now;
   rep->steps++;
+  rep->sequence_steps += st->reqs.n + st->implicit_rows;
   rep->busy_s += (double)dt / 1e9;
   double u = kvsim_pool_usage(&rep->kv.pool);
   if (u > rep->kv_usage_peak)

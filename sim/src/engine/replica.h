@@ -27,6 +27,7 @@ typedef struct kvsim__replica {
   double transfer_wait_s;    /* time steps spent on transfers beyond compute */
   kvsim_time_ns step_start;
   int64_t steps;
+  int64_t sequence_steps; /* rows over its steps */
   double busy_s;
   double kv_usage_peak;
   /* Progress guard: consecutive step attempts and sampling ticks that

@@ -656,6 +656,7 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
     stats->prompt_tokens += rep->sched->prompt_tokens_total;
     stats->generation_tokens += rep->sched->generation_tokens_total;
     stats->steps += rep->steps;
+    stats->sequence_steps += rep->sequence_steps;
     stats->busy_s += rep->busy_s;
     stats->evictions += rep->kv.pool.evictions;
     stats->cpu_bytes_to_cpu += rep->cpu.bytes_to_cpu;
