@@ -277,6 +277,9 @@ static int schedule_fast(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budget_i
   const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
   kvsim_kvcache_t *kv = s->kv;
   int64_t budget = *budget_io;
+  /* Decode rows among them join the cohort's sums (kvsim__imp_allowed:
+   * no window, rows below INT32_MAX tokens). */
+  int64_t dec_rows = 0, dec_ctx = 0;
   if (kvsim_reqvec_reserve(&step->reqs, m->ex.n) < 0)
     return KVSIM_ENOMEM;
   for (int32_t i = 0; i < m->ex.n; i++) {
@@ -295,13 +298,19 @@ static int schedule_fast(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budget_i
       assert(rc < 0); /* kvsim__imp_begin counted the free blocks */
       return rc < 0 ? rc : KVSIM_EINVAL;
     }
-    kvsim_step_sums_row(&step->sums, r->num_computed, n);
+    const int64_t c = r->num_computed;
+    if (n == 1 && c > 0) {
+      dec_rows++;
+      dec_ctx += c;
+    } else {
+      kvsim_step_sums_row(&step->sums, c, n);
+    }
     r->step_new = (int32_t)n;
     step->reqs.v[step->reqs.n++] = r;
     step->num_tokens += n;
     budget -= n;
   }
-  kvsim_step_sums_decode(&step->sums, m->n, m->ctx, last_pos - 1);
+  kvsim_step_sums_decode(&step->sums, m->n + dec_rows, m->ctx + dec_ctx, last_pos - 1);
   step->implicit_rows = (int32_t)m->n;
   step->num_tokens += m->n;
   *budget_io = budget - m->n;
