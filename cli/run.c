@@ -23,9 +23,9 @@ static void print_bench(const struct timespec *t0, const kvsim_summary_t *s) {
   getrusage(RUSAGE_SELF, &ru);
   fprintf(stderr,
           "{\"requests\": %lld, \"wall_s\": %.3f, \"requests_per_wall_s\": %.0f, "
-          "\"peak_rss_mb\": %.1f, \"steps\": %lld}\n",
+          "\"peak_rss_mb\": %.1f, \"steps\": %lld, \"sequence_steps\": %lld}\n",
           (long long)s->requests_total, wall, (double)s->requests_total / wall,
-          (double)ru.ru_maxrss / 1024.0, (long long)s->steps);
+          (double)ru.ru_maxrss / 1024.0, (long long)s->steps, (long long)s->sequence_steps);
 }
 
 /* The default folder: results/<name>/, and with --set overrides

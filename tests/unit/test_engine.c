@@ -826,3 +826,27 @@ Test(engine, kvsim_run_computes_one_plan_and_one_per_advised_change) {
                "plans, %d changes", (long long)plans, changes);
   kvsim_scenario_fini(&sc);
 }
+
+/* sequence_steps counts a row per request computing in a step: with no
+ * preemption and a budget no prompt needs to be chunked for, a row per
+ * generated token (the prefill samples the first), whether the rows were
+ * listed or advanced implicitly. */
+Test(engine, sequence_steps_count_a_row_per_generated_token_without_chunks) {
+  const char *text =
+      "{ \"name\": \"t\", \"seed\": 7, \"model\": \"llama-3.1-8b\", \"hardware\": { \"gpu\": \"h100-sxm\" },"
+      "  \"engine\": { \"max_model_len\": 4096, \"num_gpu_blocks_override\": 20000, \"max_num_seqs\": 64,"
+      "    \"max_num_batched_tokens\": 200000 },"
+      "  \"workload\": { \"synthetic\": { \"requests\": 200,"
+      "     \"arrival\": { \"process\": \"poisson\", \"rate\": 50 },"
+      "     \"prompt_tokens\": { \"dist\": \"uniform\", \"min\": 100, \"max\": 1500 },"
+      "     \"output_tokens\": { \"dist\": \"uniform\", \"min\": 1, \"max\": 400 } } } }";
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(text, "inline", ".", NULL, 0, &sc, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, NULL, NULL, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(st.preemptions, 0, "the pool holds every request");
+  cr_assert_gt(st.sequence_steps, 2 * st.steps, "steps batch several requests");
+  cr_assert_eq(st.sequence_steps, st.generation_tokens, "a row per generated token");
+  kvsim_scenario_fini(&sc);
+}

@@ -88,6 +88,7 @@ typedef struct kvsim_run_stats {
   int64_t prefix_isolation_lost;
   int64_t prompt_tokens, generation_tokens, cached_tokens;
   int64_t steps;
+  int64_t sequence_steps;         /* rows over all steps: each request computing in a step counts one */
   kvsim_time_ns first_arrival, last_finish, end_time;
   double busy_s;                  /* sum over replicas of time spent in steps */
   double kv_usage_peak, kv_usage_mean; /* mean over samples */

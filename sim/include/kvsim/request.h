@@ -87,6 +87,16 @@ typedef struct kvsim_request {
    * the hand-off to free once the decode side has its KV (vLLM's
    * KVConnector.request_finished returning delay_free_blocks). */
   bool hold_kv;
+  /* Implicit decode (vllm-v1, sched/v1_implicit.c): a running request in
+   * plain decode is advanced by its scheduler's clock without being
+   * touched; its token counts (num_computed, num_tokens, num_output) are
+   * then those of clock imp_base, behind by the clock's steps since, until
+   * the scheduler brings them up to date (its sync op, every event of the
+   * request). last_token is not kept for it; adm_seq orders the running
+   * requests as they were admitted. */
+  bool imp;
+  int64_t imp_base;
+  int64_t adm_seq;
 } kvsim_request_t;
 
 /* prompt + output tokens, saturated at INT64_MAX: an output length near

@@ -108,9 +108,40 @@ bool kvsim_waitq_remove(kvsim_waitq_t *q, kvsim_request_t *r);
 kvsim_request_t *kvsim_waitq_at(const kvsim_waitq_t *q, int32_t i);
 void kvsim_waitq_fini(kvsim_waitq_t *q);
 
+/* A step's batch shape as running integer sums, kept by a profile while
+ * it schedules the step (vllm-v1) so that the engine need not walk the
+ * step's rows a second time: rows, prefill rows, new and prefill tokens,
+ * attention pairs (a, full and sliding), keys read (k), decode keys (d).
+ * Every term is a whole number, so the sums are exact whatever the order
+ * (kvsim_batch_shape_add's doubles equal them while they stay below 2^53,
+ * which the engine checks with maxcn). */
+typedef struct kvsim_step_sums {
+  bool on;        /* the profile summed every row of this step */
+  bool big;       /* a row past int32 tokens: the engine sums in doubles */
+  int64_t window; /* the model's sliding window (0: none), set by the engine */
+  uint64_t seqs, pseqs, newt, pft, af, as, kf, ks, df, ds;
+  int64_t maxcn;  /* the largest context + new tokens of a row */
+} kvsim_step_sums_t;
+
+/* Starts the sums of a step (the window kept): the profile will add every
+ * row it schedules. */
+void kvsim_step_sums_begin(kvsim_step_sums_t *s);
+/* One row: `context` tokens cached, `new_tokens` computed this step. */
+void kvsim_step_sums_row(kvsim_step_sums_t *s, int64_t context, int64_t new_tokens);
+/* `rows` decode rows at once (one new token each after a context of 1 to
+ * INT32_MAX - 1 tokens; no sliding window): their contexts sum to
+ * `context`, none is above `max_context` (a bound is enough: it only
+ * feeds the engine's exactness check). */
+void kvsim_step_sums_decode(kvsim_step_sums_t *s, int64_t rows, int64_t context, int64_t max_context);
+
 /* One step: the scheduled requests, each with r->step_new tokens. */
 typedef struct kvsim_step {
   kvsim_reqvec_t reqs;
+  kvsim_step_sums_t sums; /* the rows' shape, when the profile keeps it (sums.on) */
+  /* Rows of one decode token each that the profile advanced without
+   * listing them in reqs (implicit decode, vllm-v1): counted in num_tokens
+   * and in sums, which is then always on. */
+  int32_t implicit_rows;
   int32_t num_preempted;    /* preemptions while building this step */
   int64_t num_tokens;       /* sum of step_new */
   kvsim_time_ns extra_ns;   /* transfer time the step waits for (swap, offload loads) */
@@ -205,6 +236,11 @@ typedef struct kvsim_sched_ops {
    * that can never hold it): the reason, or NULL to admit. A request this
    * lets in must be one the profile can schedule alone in an empty pool. */
   const char *(*refuse)(const kvsim_sched_t *s, const kvsim_request_t *r);
+  /* Optional (NULL = none): brings every running request's token counts
+   * up to date (a profile with implicit decode keeps them behind), and
+   * their step_new while a step is in flight. The engine calls it before
+   * it reads running requests' counts (sampling, the run's end). */
+  void (*sync)(kvsim_sched_t *s);
 } kvsim_sched_ops_t;
 
 struct kvsim_sched {
@@ -228,6 +264,9 @@ struct kvsim_sched {
   kvsim_lora_cache_t *lora;
   kvsim_reqvec_t lora_skipped;
   int64_t lora_skips;        /* waiting requests skipped for max_loras, summed over steps */
+  /* The engine allows implicit decode (set by the aggregated run, which
+   * calls sync before it reads running requests' counts). */
+  bool implicit_ok;
 };
 
 /* The profile's options of a scheduler (the struct its parse_opts filled). */

@@ -253,6 +253,7 @@ typedef struct kvsim_summary {
   double slo_attainment;
 
   int64_t steps;
+  int64_t sequence_steps; /* rows over all steps (the --bench line; not in summary.json) */
   double busy_s;
 
   kvsim_diagnosis_t diagnosis[KVSIM_SUMMARY_MAX_DIAGNOSES];

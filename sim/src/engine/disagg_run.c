@@ -482,6 +482,7 @@ static void totals(drun_t *r) {
       else
         st->generation_tokens += rep->sched->generation_tokens_total;
       st->steps += rep->steps;
+      st->sequence_steps += rep->sequence_steps;
       st->busy_s += rep->busy_s;
       if (rep->kv_usage_peak > st->kv_usage_peak)
         st->kv_usage_peak = rep->kv_usage_peak;

@@ -1,5 +1,6 @@
 #include "engine/replica.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -78,6 +79,11 @@ int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns 
   return KVSIM_OK;
 }
 
+void kvsim__replica_sync(kvsim__replica_t *rep) {
+  if (rep->sched->ops->sync)
+    rep->sched->ops->sync(rep->sched);
+}
+
 static int32_t held_of(const kvsim_sched_t *sc, kvsim_request_t *const **held) {
   *held = NULL;
   return sc->ops->held ? sc->ops->held(sc, held) : 0;
@@ -112,73 +118,44 @@ static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
 }
 
 /* The step's batch shape, as kvsim_batch_shape_add summed over its
- * requests would give it, but in integers: every term of that sum is a
- * whole number, so while the totals stay below 2^53 the double sums are
- * exact whatever their order and equal the integer ones converted once.
- * Each term is at most new x max(context + new) (attention pairs) or
- * max(context + new) (keys read), which bounds the totals; beyond the
- * bound (never at real context lengths) the double sum itself runs. The
- * loop runs for every running request every step. */
-static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape_t *shape) {
-  uint64_t seqs = 0, pseqs = 0, newt = 0, pft = 0, af = 0, as = 0, kf = 0, ks = 0, df = 0, ds = 0;
-  int64_t maxcn = 0;
-  const uint64_t w = window > 0 ? (uint64_t)window : 0;
-  bool big = false;
-  for (int32_t i = 0; i < st->reqs.n; i++) {
-    const kvsim_request_t *r = st->reqs.v[i];
-    const int64_t c64 = r->num_computed, n64 = r->step_new;
-    if (c64 < 0 || n64 < 0 || c64 > INT32_MAX || n64 > INT32_MAX) {
-      big = true;
-      break;
-    }
-    const uint64_t c = (uint64_t)c64, n = (uint64_t)n64;
-    if (c64 + n64 > maxcn)
-      maxcn = c64 + n64;
-    const bool prefill = n > 1 || c == 0;
-    seqs++;
-    newt += n;
-    const uint64_t pairs = n * c + n * (n + 1) / 2;
-    af += pairs;
-    kf += c + n;
-    if (prefill) {
-      pseqs++;
-      pft += n;
-    } else {
-      df += c + n;
-    }
-    if (w) {
-      uint64_t j0 = w > c ? w - c : 0;
-      if (j0 > n)
-        j0 = n;
-      as += j0 * c + j0 * (j0 + 1) / 2 + (n - j0) * w;
-      ks += (c < w ? c : w) + n;
-      if (!prefill)
-        ds += c + n < w ? c + n : w;
-    } else {
-      as += pairs;
-      ks += c + n;
-      if (!prefill)
-        ds += c + n;
-    }
-  }
+ * requests would give it, but from integer sums (kvsim_step_sums_t):
+ * every term of that sum is a whole number, so while the totals stay
+ * below 2^53 the double sums are exact whatever their order and equal the
+ * integer ones converted once. Each term is at most new x max(context +
+ * new) (attention pairs) or max(context + new) (keys read), which bounds
+ * the totals; beyond the bound (never at real context lengths) the double
+ * sum itself runs. */
+static void shape_of_sums(const kvsim_step_t *st, const kvsim_step_sums_t *s, int64_t window,
+                          kvsim_batch_shape_t *shape) {
   memset(shape, 0, sizeof *shape);
-  if (big || (double)maxcn * ((double)newt + (double)seqs) >= 0x1p52) {
+  if (s->big || (double)s->maxcn * ((double)s->newt + (double)s->seqs) >= 0x1p52) {
     for (int32_t i = 0; i < st->reqs.n; i++) {
       const kvsim_request_t *r = st->reqs.v[i];
       kvsim_batch_shape_add(shape, r->num_computed, r->step_new, window);
     }
     return;
   }
-  shape->num_seqs = (int64_t)seqs;
-  shape->num_prefill_seqs = (int64_t)pseqs;
-  shape->new_tokens = (int64_t)newt;
-  shape->prefill_tokens = (int64_t)pft;
-  shape->attn_full = (double)af;
-  shape->attn_sliding = (double)as;
-  shape->kv_read_full = (double)kf;
-  shape->kv_read_sliding = (double)ks;
-  shape->decode_keys_full = (double)df;
-  shape->decode_keys_sliding = (double)ds;
+  shape->num_seqs = (int64_t)s->seqs;
+  shape->num_prefill_seqs = (int64_t)s->pseqs;
+  shape->new_tokens = (int64_t)s->newt;
+  shape->prefill_tokens = (int64_t)s->pft;
+  shape->attn_full = (double)s->af;
+  shape->attn_sliding = (double)s->as;
+  shape->kv_read_full = (double)s->kf;
+  shape->kv_read_sliding = (double)s->ks;
+  shape->decode_keys_full = (double)s->df;
+  shape->decode_keys_sliding = (double)s->ds;
+}
+
+/* The sums by a walk over the step's rows, for a profile that does not
+ * keep them while scheduling. */
+static void step_shape(const kvsim_step_t *st, int64_t window, kvsim_batch_shape_t *shape) {
+  kvsim_step_sums_t s;
+  memset(&s, 0, sizeof s);
+  s.window = window;
+  for (int32_t i = 0; i < st->reqs.n && !s.big; i++)
+    kvsim_step_sums_row(&s, st->reqs.v[i]->num_computed, st->reqs.v[i]->step_new);
+  shape_of_sums(st, &s, window, shape);
 }
 
 /* The drafter's share of a step (vllm/v1/spec_decode/eagle.py
@@ -224,15 +201,18 @@ static double draft_seconds(const kvsim_perf_t *draft, int k, int width, const k
  * (EngineCore.step with nothing scheduled). Each such pass moves a
  * running request to the queue, so this ends within as many passes as
  * there were running requests. */
-static int schedule_step(kvsim__replica_t *rep, kvsim_time_ns now) {
+static int schedule_step(kvsim__replica_t *rep, int64_t window, kvsim_time_ns now) {
   kvsim_step_t *st = &rep->step;
   int32_t preempted = 0, passes = rep->sched->running.n + 1;
   int rc;
   do {
     preempted += st->num_preempted;
     st->num_preempted = 0;
+    /* A profile that keeps the step's sums starts them (sums.on). */
+    st->sums.on = false;
+    st->sums.window = window;
     rc = rep->sched->ops->schedule(rep->sched, now, st);
-  } while (rc >= 0 && st->reqs.n == 0 && st->num_preempted > 0 && --passes > 0);
+  } while (rc >= 0 && st->reqs.n + st->implicit_rows == 0 && st->num_preempted > 0 && --passes > 0);
   st->num_preempted += preempted;
   return rc;
 }
@@ -244,7 +224,22 @@ static int schedule_step(kvsim__replica_t *rep, kvsim_time_ns now) {
 static void batch_shape(const kvsim__replica_t *rep, int64_t window, kvsim_batch_shape_t *shape) {
   const kvsim_step_t *st = &rep->step;
   if (rep->sched->cfg.num_spec_tokens <= 0) {
-    step_shape(st, window, shape);
+    if (st->sums.on && !st->sums.big && st->sums.seqs == (uint64_t)st->reqs.n + (uint64_t)st->implicit_rows) {
+      shape_of_sums(st, &st->sums, window, shape);
+#ifndef NDEBUG
+      /* Checked builds: the profile's sums are the walk's (implicit rows
+       * are not listed: rows of one token after their context). */
+      if (st->implicit_rows == 0) {
+        kvsim_batch_shape_t walked;
+        step_shape(st, window, &walked);
+        assert(memcmp(&walked, shape, sizeof walked) == 0);
+      }
+#endif
+    } else {
+      /* A profile that advances rows implicitly keeps exact sums. */
+      assert(st->implicit_rows == 0);
+      step_shape(st, window, shape);
+    }
     return;
   }
   memset(shape, 0, sizeof *shape);
@@ -282,25 +277,27 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
                               kvsim_time_ns *out_dt, kvsim_err *err) {
   kvsim_step_t *st = &rep->step;
   st->reqs.n = 0;
+  st->implicit_rows = 0;
   st->num_preempted = 0;
   st->num_tokens = 0;
   st->extra_ns = 0;
   st->lora_ns = 0;
   *out_dt = -1;
   const uint64_t lora_clock = rep->lora.clock;
-  int rc = schedule_step(rep, now);
+  int rc = schedule_step(rep, window, now);
   if (rc < 0) {
     /* Discard the partial step: its requests keep their places and KV,
      * and compute nothing until the next schedule. */
     for (int64_t i = 0; i < st->reqs.n; i++)
       st->reqs.v[i]->step_new = 0;
     st->reqs.n = 0;
+    st->implicit_rows = 0;
     st->num_tokens = 0;
     rep->busy = false;
     return kvsim_err_set(err, rc, "replica %d: scheduling a step: %s", rep->index,
                          kvsim_strerror(rc));
   }
-  if (st->reqs.n == 0) {
+  if (st->reqs.n + st->implicit_rows == 0) {
     rep->busy = false;
     return guard(rep, false, err);
   }
@@ -339,6 +336,7 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   rep->busy = true;
   rep->step_start = now;
   rep->steps++;
+  rep->sequence_steps += st->reqs.n + st->implicit_rows;
   rep->busy_s += (double)dt / 1e9;
   double u = kvsim_pool_usage(&rep->kv.pool);
   if (u > rep->kv_usage_peak)
@@ -417,10 +415,49 @@ static void waste_paged(const kvsim__replica_t *rep, const kvsim_plan_t *pl, con
   }
 }
 
+/* The commonest pool's waste in one pass of integer sums: one
+ * full-attention group, no residual window, paged requests, a whole
+ * number of bytes per token. Each of waste_paged's double terms is then a
+ * whole number of bytes (tokens x bytes per token, below 2^53), so the
+ * sums times the bytes are its totals exactly. False, with *w untouched,
+ * when the pool is not of that kind. */
+static bool waste_simple(const kvsim__replica_t *rep, const kvsim_plan_t *pl,
+                         kvsim_request_t *const *running, int32_t nrun, kvsim_request_t *const *held,
+                         int32_t nheld, waste_t *w) {
+  const int32_t sh = rep->kv.fast_shift;
+  const int64_t bs = pl->p.block_size;
+  if (sh < 0 || bs != ((int64_t)1 << sh) || pl->block_bytes % bs != 0)
+    return false;
+  const int64_t per_tok = pl->block_bytes / bs;
+  int64_t live = 0, tokens = 0, needed = 0;
+  for (int32_t i = 0; i < nrun + nheld; i++) {
+    const kvsim_request_t *r = i < nrun ? running[i] : held[i - nrun];
+    if (r->reserved_tokens > 0)
+      return false;
+    const kvsim_blocks_t *t = &r->blocks[0];
+    const int64_t l = t->len - t->num_skipped;
+    int64_t n = r->num_computed + r->step_new - ((int64_t)t->num_skipped << sh);
+    n = n > (l << sh) ? l << sh : n;
+    n = n < 0 ? 0 : n;
+    live += l;
+    tokens += n;
+    needed += (n + bs - 1) >> sh;
+  }
+  /* Past these bounds a double term could round: the general loop. */
+  if ((double)live * (double)pl->block_bytes >= 0x1p53)
+    return false;
+  w->alloc_bytes = live * pl->block_bytes;
+  w->token_bytes = tokens * per_tok;
+  w->unused_bytes = (live - needed) * pl->block_bytes;
+  w->frag_bytes = (needed * bs - tokens) * per_tok;
+  return true;
+}
+
 int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_time_ns now, bool tick,
                           kvsim_sample_t *s, kvsim_err *err) {
   const kvsim_pool_t *pool = &rep->kv.pool;
   const kvsim_sched_t *sc = rep->sched;
+  kvsim__replica_sync(rep);
   memset(s, 0, sizeof *s);
   s->time = now;
   s->replica = rep->index;
@@ -441,7 +478,8 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
   kvsim_request_t *const *held = NULL;
   int32_t nheld = sc->ops->held ? sc->ops->held(sc, &held) : 0;
   waste_t w = {0, 0, 0, 0};
-  for (int32_t i = 0; i < sc->running.n + nheld; i++) {
+  const bool simple = waste_simple(rep, pl, sc->running.v, sc->running.n, held, nheld, &w);
+  for (int32_t i = 0; !simple && i < sc->running.n + nheld; i++) {
     const kvsim_request_t *r = i < sc->running.n ? sc->running.v[i] : held[i - sc->running.n];
     int64_t computed = r->num_computed + r->step_new;
     if (r->reserved_tokens > 0)

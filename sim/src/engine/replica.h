@@ -27,6 +27,7 @@ typedef struct kvsim__replica {
   double transfer_wait_s;    /* time steps spent on transfers beyond compute */
   kvsim_time_ns step_start;
   int64_t steps;
+  int64_t sequence_steps; /* rows over its steps */
   double busy_s;
   double kv_usage_peak;
   /* Progress guard: consecutive step attempts and sampling ticks that
@@ -56,6 +57,11 @@ bool kvsim__replica_fits(const kvsim__replica_t *rep, const kvsim_plan_t *pl, in
 /* A request arrives at the replica's scheduler. KVSIM_ENOMEM (the
  * request is not queued; the caller still owns it). */
 int kvsim__replica_add(kvsim__replica_t *rep, kvsim_request_t *r, kvsim_time_ns now, kvsim_err *err);
+
+/* Brings the running requests' token counts up to date (a profile with
+ * implicit decode keeps them behind): before anything outside the
+ * scheduler reads them. */
+void kvsim__replica_sync(kvsim__replica_t *rep);
 
 /* Builds the next step; sets *dt to its duration (the drafter's forwards
  * included when `draft` is given), or -1 when there is

@@ -505,9 +505,13 @@ static int setup(run_t *r, const kvsim_resolved_t *given) {
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for %d replicas", r->nrep);
   if ((rc = kvsim__router_init(&r->router, sc->router, r->nrep, sc->router_imbalance, err)) < 0)
     return rc;
-  for (int32_t i = 0; i < r->nrep; i++)
+  for (int32_t i = 0; i < r->nrep; i++) {
     if ((rc = kvsim__replica_init(&r->reps[i], i, sc, &r->res, err)) < 0)
       return rc;
+    /* This loop syncs each scheduler before it reads running requests'
+     * counts (sampling, leftovers): implicit decode may run. */
+    r->reps[i].sched->implicit_ok = true;
+  }
   if ((rc = setup_spec(r)) < 0)
     return rc;
   return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
@@ -539,6 +543,7 @@ static int report_leftovers(run_t *r) {
   for (int32_t i = 0; i < r->nrep; i++) {
     kvsim_sched_t *s = r->reps[i].sched;
     int rc;
+    kvsim__replica_sync(&r->reps[i]);
     for (int32_t k = 0; k < s->running.n; k++)
       if ((rc = emit_request(r, s->running.v[k])) < 0)
         return rc;
@@ -651,6 +656,7 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
     stats->prompt_tokens += rep->sched->prompt_tokens_total;
     stats->generation_tokens += rep->sched->generation_tokens_total;
     stats->steps += rep->steps;
+    stats->sequence_steps += rep->sequence_steps;
     stats->busy_s += rep->busy_s;
     stats->evictions += rep->kv.pool.evictions;
     stats->cpu_bytes_to_cpu += rep->cpu.bytes_to_cpu;

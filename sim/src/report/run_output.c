@@ -653,6 +653,7 @@ static int build_summary(kvsim_run_output_t *o, const kvsim_run_stats_t *st, kvs
   s->slo_e2e_p99 = slo_of(sc->slo_e2e_p99_s, &s->e2e, s->requests_finished);
   s->slo_attainment = o->slo_n ? (double)o->slo_ok / (double)o->slo_n : 0;
   s->steps = st->steps;
+  s->sequence_steps = st->sequence_steps;
   s->busy_s = rounded(st->busy_s, 1e-6);
   kvsim_summary_set_cluster(s, st);
   s->disagg_cfg = o->sc->disagg;

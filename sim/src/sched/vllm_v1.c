@@ -11,6 +11,13 @@
 #include "core/util.h"
 #include "kvsim/params.h"
 #include "kvsim/sched.h"
+#include "sched/v1_implicit.h"
+
+/* The profile's scheduler: the common state and its implicit decode. */
+typedef struct v1 {
+  kvsim_sched_t base;
+  kvsim__imp_t imp;
+} v1_t;
 
 /* vllm-v1's own options (EngineArgs of the V1 scheduler). */
 typedef struct v1_opts {
@@ -60,6 +67,7 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
       r->step_new = 0;
       remove_at(&step->reqs, i);
       step->num_tokens -= n;
+      step->sums.on = false; /* a row left the step: the engine walks them */
       return n;
     }
   return 0;
@@ -95,6 +103,14 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   /* Every speculative step goes through allocate_slots, which also caches
    * the blocks accepted drafts filled (ngram has no lookahead). */
   const bool spec = s->cfg.num_spec_tokens > 0;
+  /* The step's shape (kvsim_step_sums_t) as the rows are scheduled: decode
+   * rows, nearly all of them, as two running sums in locals, the others
+   * one by one. A row ends at most at last_pos (n is cut there), which
+   * stands for their largest context + 1: an upper bound only sends the
+   * engine's exactness check to the double sums sooner, whose result is
+   * the same while that check holds. */
+  const bool dec_fast = step->sums.window <= 0 && last_pos <= INT32_MAX;
+  int64_t dec_rows = 0, dec_ctx = 0;
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
     int64_t n = r->num_tokens + r->num_spec - r->num_computed;
@@ -134,6 +150,13 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
     }
     if (self_preempted)
       break;
+    const int64_t c = r->num_computed;
+    if (n == 1 && c > 0 && dec_fast) {
+      dec_rows++;
+      dec_ctx += c;
+    } else {
+      kvsim_step_sums_row(&step->sums, c, n);
+    }
     r->step_new = (int32_t)n;
     out[nout++] = r;
     ntok += n;
@@ -142,6 +165,7 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   }
   step->reqs.n = nout;
   step->num_tokens = ntok;
+  kvsim_step_sums_decode(&step->sums, dec_rows, dec_ctx, last_pos - 1);
   *budget_io = budget;
   return KVSIM_OK;
 }
@@ -186,7 +210,7 @@ static void unskip(kvsim_sched_t *s) {
  * max_loras constraint", len(scheduled_loras) == max_loras and
  * lora_int_id not in scheduled_loras -> skip). */
 static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, int64_t budget,
-                            lora_set_t *ls) {
+                            lora_set_t *ls, kvsim__imp_t *m /* a fast step's, or NULL */) {
   const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
   const int32_t max_loras = s->cfg.max_loras;
   int rc;
@@ -202,7 +226,7 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
     /* Reserve first, then commit: r moves to running and the step only
      * once nothing can fail. */
     if (kvsim_reqvec_reserve(&s->running, s->running.n + 1) < 0 ||
-        kvsim_reqvec_reserve(&step->reqs, step->reqs.n + 1) < 0)
+        kvsim_reqvec_reserve(&step->reqs, step->reqs.n + 1) < 0 || (m && kvsim__imp_reserve(m, 1) < 0))
       return KVSIM_ENOMEM;
     int64_t hit = 0;
     if (r->num_computed == 0 && (hit = kvsim_kvcache_lookup(s->kv, r, r->num_preemptions > 0)) < 0)
@@ -232,7 +256,10 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
     r->status = KVSIM_REQ_RUNNING;
     lora_set_add(ls, r->spec.lora);
     s->running.v[s->running.n++] = r;
+    if (m)
+      kvsim__imp_admitted(m, r);
     r->step_new = (int32_t)n;
+    kvsim_step_sums_row(&step->sums, r->num_computed, n);
     step->reqs.v[step->reqs.n++] = r;
     step->num_tokens += n;
     budget -= n;
@@ -240,10 +267,65 @@ static int schedule_waiting(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *s
   return KVSIM_OK;
 }
 
+/* A fast step (v1_implicit.h): the rows outside the cohort in running
+ * order, as schedule_running would schedule them (the budget holds them
+ * all and the pool their blocks, so none is cut and none preempts), and
+ * the cohort's rows as its sums. */
+static int schedule_fast(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budget_io) {
+  kvsim__imp_t *m = &((v1_t *)s)->imp;
+  const int64_t last_pos = s->cfg.max_model_len - 1;
+  const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
+  kvsim_kvcache_t *kv = s->kv;
+  int64_t budget = *budget_io;
+  /* Decode rows among them join the cohort's sums (kvsim__imp_allowed:
+   * no window, rows below INT32_MAX tokens). */
+  int64_t dec_rows = 0, dec_ctx = 0;
+  if (kvsim_reqvec_reserve(&step->reqs, m->ex.n) < 0)
+    return KVSIM_ENOMEM;
+  for (int32_t i = 0; i < m->ex.n; i++) {
+    kvsim_request_t *r = m->ex.v[i];
+    int64_t n = r->num_tokens + r->num_spec - r->num_computed;
+    if (threshold > 0 && n > threshold)
+      n = threshold;
+    if (n > budget)
+      n = budget;
+    if (n > last_pos - r->num_computed)
+      n = last_pos - r->num_computed;
+    if (n <= 0)
+      continue;
+    int rc = kvsim_kvcache_allocate_running(kv, r, n);
+    if (rc <= 0) {
+      assert(rc < 0); /* kvsim__imp_begin counted the free blocks */
+      return rc < 0 ? rc : KVSIM_EINVAL;
+    }
+    const int64_t c = r->num_computed;
+    if (n == 1 && c > 0) {
+      dec_rows++;
+      dec_ctx += c;
+    } else {
+      kvsim_step_sums_row(&step->sums, c, n);
+    }
+    r->step_new = (int32_t)n;
+    step->reqs.v[step->reqs.n++] = r;
+    step->num_tokens += n;
+    budget -= n;
+  }
+  kvsim_step_sums_decode(&step->sums, m->n + dec_rows, m->ctx + dec_ctx, last_pos - 1);
+  step->implicit_rows = (int32_t)m->n;
+  step->num_tokens += m->n;
+  *budget_io = budget - m->n;
+  return KVSIM_OK;
+}
+
 static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  kvsim__imp_t *m = &((v1_t *)s)->imp;
   int64_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = false;
-  int rc = schedule_running(s, step, &budget, &preempted);
+  kvsim_step_sums_begin(&step->sums);
+  step->implicit_rows = 0;
+  const int64_t threshold = ((const v1_opts_t *)kvsim_sched_opts(s))->long_prefill_token_threshold;
+  const bool fast = kvsim__imp_begin(m, s, budget, threshold);
+  int rc = fast ? schedule_fast(s, step, &budget) : schedule_running(s, step, &budget, &preempted);
   /* Waiting requests, only if nothing was preempted in this step. */
   if (rc >= 0 && !preempted) {
     lora_set_t ls;
@@ -251,13 +333,33 @@ static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
     if (s->cfg.max_loras > 0)
       for (int32_t i = 0; i < step->reqs.n; i++)
         lora_set_add(&ls, step->reqs.v[i]->spec.lora);
-    rc = schedule_waiting(s, now, step, budget, &ls);
+    rc = schedule_waiting(s, now, step, budget, &ls, fast ? m : NULL);
     unskip(s);
   }
   if (rc >= 0)
     kvsim_sched_lora_load(s, step);
+  m->in_flight = rc >= 0 && fast;
   return rc;
 }
+
+static int update(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step, kvsim_reqvec_t *finished) {
+  kvsim__imp_t *m = &((v1_t *)s)->imp;
+  const bool fast = m->in_flight;
+  int rc = kvsim_sched_update_tokens(s, now, step, finished);
+  if (rc < 0)
+    return rc;
+  m->in_flight = false;
+  kvsim__imp_after_update(m, s, fast, step->sums.window);
+  return KVSIM_OK;
+}
+
+static int init(kvsim_sched_t *s, kvsim_err *err) {
+  return kvsim__imp_init(&((v1_t *)s)->imp, s->kv, err);
+}
+
+static void fini(kvsim_sched_t *s) { kvsim__imp_fini(&((v1_t *)s)->imp); }
+
+static void sync(kvsim_sched_t *s) { kvsim__imp_sync(&((v1_t *)s)->imp, s); }
 
 static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
@@ -267,7 +369,7 @@ static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
 const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
     .name = "vllm-v1",
     .help = "vLLM V1: token budget, chunked prefill, recompute preemption, prefix caching",
-    .size = sizeof(kvsim_sched_t),
+    .size = sizeof(v1_t),
     /* V1 caches prefixes by default and its offloading connector loads
      * asynchronously (vllm/config/cache.py enable_prefix_caching; the
      * OffloadingConnector); it has no swap space (recompute only). */
@@ -280,7 +382,10 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
                  .lora_adapters = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .init = init,
+    .fini = fini,
     .add = add,
     .schedule = schedule,
-    .update = kvsim_sched_update_tokens,
+    .update = update,
+    .sync = sync,
 };
