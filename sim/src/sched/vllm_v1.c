@@ -73,6 +73,20 @@ static int64_t unschedule(kvsim_step_t *step, kvsim_request_t *r) {
   return 0;
 }
 
+/* The tokens a running row computes this step: what it has left (with
+ * its drafts), cut at the long-prefill threshold, the step's budget and
+ * the model's last position (vLLM's Scheduler.schedule, running loop). */
+static inline int64_t row_tokens(const kvsim_request_t *r, int64_t threshold, int64_t budget, int64_t last_pos) {
+  int64_t n = r->num_tokens + r->num_spec - r->num_computed;
+  if (threshold > 0 && n > threshold)
+    n = threshold;
+  if (n > budget)
+    n = budget;
+  if (n > last_pos - r->num_computed)
+    n = last_pos - r->num_computed;
+  return n;
+}
+
 /* Running requests first, in order, each its remaining tokens (and its
  * drafts) within the budget; a request that does not fit preempts the
  * victim until it does or is the victim itself. Sets *preempted. */
@@ -113,13 +127,7 @@ static int schedule_running(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budge
   int64_t dec_rows = 0, dec_ctx = 0;
   for (int32_t i = 0; i < s->running.n && budget > 0;) {
     kvsim_request_t *r = s->running.v[i];
-    int64_t n = r->num_tokens + r->num_spec - r->num_computed;
-    if (threshold > 0 && n > threshold)
-      n = threshold;
-    if (n > budget)
-      n = budget;
-    if (n > last_pos - r->num_computed)
-      n = last_pos - r->num_computed;
+    int64_t n = row_tokens(r, threshold, budget, last_pos);
     if (n <= 0) {
       i++;
       continue;
@@ -284,13 +292,7 @@ static int schedule_fast(kvsim_sched_t *s, kvsim_step_t *step, int64_t *budget_i
     return KVSIM_ENOMEM;
   for (int32_t i = 0; i < m->ex.n; i++) {
     kvsim_request_t *r = m->ex.v[i];
-    int64_t n = r->num_tokens + r->num_spec - r->num_computed;
-    if (threshold > 0 && n > threshold)
-      n = threshold;
-    if (n > budget)
-      n = budget;
-    if (n > last_pos - r->num_computed)
-      n = last_pos - r->num_computed;
+    int64_t n = row_tokens(r, threshold, budget, last_pos);
     if (n <= 0)
       continue;
     int rc = kvsim_kvcache_allocate_running(kv, r, n);
