@@ -336,13 +336,13 @@ static void rests_on(FILE *f, const kvsim_compare_t *c, const kvsim_compare_row_
       continue;
     fputs("- ", f);
     kvsim__md_text(f, r->gpu);
-    fprintf(f, ": step-time coefficients **%s**", kvsim_cal_status_name(r->cal_status));
+    fprintf(f, ": step times from kernel tables, **%s**", kvsim_cal_status_name(r->cal_status));
     if (r->cal_rows > 0)
       fprintf(f, " (%d measured rows)", r->cal_rows);
     fprintf(f, "; band +/- %.0f %% TTFT, +/- %.0f %% TPOT (%s); ranges re-run at step-time x%.3g and x%.3g "
-               "(prefill x%.3g and x%.3g).\n",
+               "(prefill x%.3g and x%.3g), each latency's top at least the nominal / (1 - band).\n",
             100 * r->band_ttft_rel, 100 * r->band_tpot_rel,
-            r->band_kind == 2   ? "the fit's held-out error"
+            r->band_kind == 2   ? "the held-out error of this status, leave-one-GPU-out"
             : r->band_kind == 1 ? "the fit's in-sample residual spread, widened unless fitted on this GPU; no held-out error yet"
                                 : "a default width for coefficients of this status, not a measured error",
             r->band_edge[0].step, r->band_edge[1].step, r->band_edge[0].prefill, r->band_edge[1].prefill);

@@ -91,7 +91,8 @@ static void rests_on(FILE *f, const kvsim_scenario_t *sc, const kvsim_band_edge_
   fprintf(f,
           ": step times from kernel tables, **%s**; band +/- %.0f %% "
           "TTFT, +/- %.0f %% TPOT (%s); ranges: the same runs with step-time x%.3g and x%.3g "
-          "(prefill x%.3g and x%.3g).\n",
+          "(prefill x%.3g and x%.3g), each latency's top at least the nominal / (1 - band), "
+          "the most a measured figure within the band's error can be.\n",
           kvsim_cal_status_name(sc->gpu.perf.status), 100 * t, 100 * d,
           "the held-out error of this status, leave-one-GPU-out",
           edge[0].step, edge[1].step, edge[0].prefill, edge[1].prefill);
