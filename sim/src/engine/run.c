@@ -534,6 +534,31 @@ static void teardown(run_t *r) {
     gsl_rng_free(r->spec_rng);
 }
 
+/* Requests in flight and nothing in the queue but this sampling tick: no
+ * arrival, step end or deadline will come, and only those start a step
+ * (on_arrival, on_step_end), so the run would sample for ever. It stops
+ * and names the first replica holding requests. No input reaches this
+ * today (the progress guard of kvsim__replica_start_step and the
+ * schedulers' re-scheduling after an empty preempting step come first);
+ * it keeps a future hole from writing time series without end. */
+static int stuck(run_t *r) {
+  for (int32_t i = 0; i < r->nrep; i++) {
+    kvsim_sched_t *s = r->reps[i].sched;
+    kvsim__replica_sync(&r->reps[i]);
+    kvsim_request_t *const *held = NULL;
+    const long long held_n = s->ops->held ? s->ops->held(s, &held) : 0;
+    if (s->running.n || s->waiting.n || held_n)
+      return kvsim_err_set(r->err, KVSIM_ETHRESH,
+                           "replica %d: %lld requests waiting, %lld running and %lld held, but no step, "
+                           "arrival or deadline is pending: the run cannot make progress (profile %s)",
+                           (int)i, (long long)s->waiting.n, (long long)s->running.n, held_n, s->ops->name);
+  }
+  return kvsim_err_set(r->err, KVSIM_ETHRESH,
+                       "%lld requests in flight in no replica's queues and nothing pending: the run "
+                       "cannot make progress",
+                       (long long)r->in_flight);
+}
+
 /* Requests still inside the system when the run stops are reported as
  * such: running, waiting, and swapped out (a profile's held list). Static
  * batches' placeholders of finished members were already reported and
@@ -614,7 +639,7 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
       for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
         rc = sample_replica(&r, &r.reps[i], now, true);
       if (rc >= 0 && active(&r))
-        rc = kvsim_eventq_push(&r.q, next_tick(&r, now, tick), EV_SAMPLE, -1);
+        rc = kvsim_eventq_len(&r.q) == 0 ? stuck(&r) : kvsim_eventq_push(&r.q, next_tick(&r, now, tick), EV_SAMPLE, -1);
       break;
     case EV_STOP:
       stopped = true;
