@@ -90,7 +90,9 @@ seed() { # TARGET DIR
       # study (aggregated against 1P:1D), and a deployment search of 4 configurations.
       { printf '\000\001'; cat tests/golden/cases/disagg-decode-full/scenario.json; } >"$d/plan-disagg"
       { printf '\001\000'; disagg_study; } >"$d/study-disagg"
-      { printf '\001\000'; python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["search"] = {"gpus": ["l4", "a10"], "kv_cache_dtype": ["auto", "fp8"], "max_replicas": 8}; print(json.dumps(s))' tests/golden/search/tiny-search.json; } >"$d/study-search" ;;
+      { printf '\001\000'; python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["search"] = {"gpus": ["l4", "a10"], "kv_cache_dtype": ["auto", "fp8"], "max_replicas": 8}; print(json.dumps(s))' tests/golden/search/tiny-search.json; } >"$d/study-search"
+      # The prefill:decode ratio search (search.disaggregation).
+      { printf '\001\000'; cat tests/golden/search/tiny-disagg-search.json; } >"$d/study-disagg-search" ;;
     fuzz_bench_vllm) cp tests/golden/fidelity/vllm-aggregates.json tests/golden/fidelity/bench.json "$d/" ;;
     fuzz_bench_sglang) cp tests/golden/fidelity/sglang-bench.jsonl "$d/" ;;
     fuzz_aiperf) cp tests/golden/fidelity/aiperf.jsonl "$d/" ;;
