@@ -10,7 +10,7 @@
 #   replicas.png     more than 4 replicas: one panel per replica (first 16)
 #   preemptions.png  cumulative preemptions (not drawn when none: a plot of
 #                    a constant 0 says nothing)
-#   latency_cdf.png  CDFs of TTFT, TPOT and end-to-end latency with their
+#   latency_cdf.png  CDFs of TTFT, TPOT and end-to-end latency (the steady window) with their
 #                    p50 and p99 marked and the SLO targets as lines
 #   disaggregation.png  a disaggregated run (transfer.csv): both pools' usage,
 #                    then the prefill side's waiting requests, the requests
@@ -148,9 +148,16 @@ GP
   check_png "$out/preemptions.png"
 fi
 
-# CDFs of finished requests: sorted latencies with their rank.
+# CDFs of finished requests: sorted latencies with their rank. Those of
+# the steady window when summary.json has one (arrivals in [window_start_s,
+# window_end_s], both kept, as kvsim_steady_keeps does): the p50 and p99
+# marked on the curves are that window's (latency.steady_state).
+w0=$(json_get "$sum" latency steady_state window_start_s)
+w1=$(json_get "$sum" latency steady_state window_end_s)
+w0=${w0:-0} w1=${w1:-0}
 cdf() { # COLUMN FILE
-  awk -F, -v c="$1" 'NR > 1 && $14 == "finished" && $c != "" { print $c }' "$run/requests.csv" | sort -g |
+  awk -F, -v c="$1" -v w0="$w0" -v w1="$w1" 'NR > 1 && $14 == "finished" && $c != "" &&
+    (w1 + 0 <= 0 || ($3 + 0 >= w0 + 0 && $3 + 0 <= w1 + 0)) { print $c }' "$run/requests.csv" | sort -g |
     awk '{ a[NR] = $1 } END { for (i = 1; i <= NR; i++) print a[i], i / NR }' >"$2"
 }
 cdf 11 "$tmp/ttft.dat"
@@ -180,7 +187,7 @@ set label $i '$name SLO (p99) $slo s' at $slo, graph $(awk -v i=$i 'BEGIN { prin
   done
   gnuplot <<GP
 $(gp_head "$out/latency_cdf.png" 520)
-set title '$(gq "Latency of finished requests (CDF) - $label")'
+set title '$(gq "Latency of finished requests$([ "$w1" != 0 ] && echo ", steady window") (CDF) - $label")'
 set xlabel 'seconds (log scale)'
 set ylabel 'fraction of requests'
 set logscale x
