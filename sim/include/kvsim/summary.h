@@ -300,6 +300,14 @@ void kvsim_summary_set_cluster(kvsim_summary_t *s, const kvsim_run_stats_t *st);
  * the band alone (no ranges yet). */
 void kvsim_summary_set_calibration(kvsim_summary_t *s, const kvsim_gpu_t *gpu, bool moe);
 
+/* The least top of an E2E range: its TTFT part t held by the TTFT band,
+ * the rest (e2e - t, the decode) by the TPOT band (kvsim_range_hold_band's
+ * rule on each part), to the nanosecond. Both bands below 1. */
+static inline double kvsim_e2e_band_top(double ttft, double e2e, double ttft_rel, double tpot_rel) {
+  const double decode = e2e > ttft ? e2e - ttft : 0;
+  return round((ttft / (1 - ttft_rel) + decode / (1 - tpot_rel)) * 1e9) / 1e9;
+}
+
 /* Merges the summaries of the same scenario run with step times at the
  * band's edges (lo, hi) into s: each range is the min and max over s
  * itself and edges[0..n), so it always holds the nominal value; the tops

@@ -73,8 +73,7 @@ static void hold_band(kvsim_fid_cover_item_t *it, int k) {
   if (k == KVSIM_FID_TTFT || k == KVSIM_FID_TPOT) {
     kvsim_range_hold_band(&r, b->sim, k == KVSIM_FID_TTFT ? it->band_ttft : it->band_tpot);
   } else if (k == KVSIM_FID_E2E && it->mean[KVSIM_FID_TTFT].has && it->band_ttft < 1 && it->band_tpot < 1) {
-    const double t = it->mean[KVSIM_FID_TTFT].sim, decode = b->sim > t ? b->sim - t : 0;
-    const double top = t / (1 - it->band_ttft) + decode / (1 - it->band_tpot);
+    const double top = kvsim_e2e_band_top(it->mean[KVSIM_FID_TTFT].sim, b->sim, it->band_ttft, it->band_tpot);
     r.hi = top > r.hi ? top : r.hi;
   }
   b->hi = r.hi;

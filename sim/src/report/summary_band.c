@@ -126,8 +126,7 @@ static void e2e_range_hold_band(kvsim_latency_range_t *r, const kvsim_latency_t 
   const double t[] = {ttft->mean, ttft->p50, ttft->p90, ttft->p99, ttft->max};
   const double e[] = {e2e->mean, e2e->p50, e2e->p90, e2e->p99, e2e->max};
   for (int k = 0; k < 5; k++) {
-    const double decode = e[k] > t[k] ? e[k] - t[k] : 0;
-    const double top = round((t[k] / (1 - ttft_rel) + decode / (1 - tpot_rel)) * 1e9) / 1e9;
+    const double top = kvsim_e2e_band_top(t[k], e[k], ttft_rel, tpot_rel);
     if (!isnan(all[k]->lo) && top > all[k]->hi)
       all[k]->hi = top;
   }
