@@ -30,6 +30,9 @@ ok() {
   "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err" || fail "'$*': $(head -c 300 "$tmp/err")"
 }
 
+# sparse_file FILE SIZE: SIZE (truncate's units) of NUL bytes that take no disk.
+sparse_file() { truncate -s "$2" "$1"; }
+
 cd "$tmp" || exit 1
 W='"workload": {"synthetic": {"requests": 5, "arrival": {"process": "poisson", "rate": 5},
    "prompt_tokens": 100, "output_tokens": 10}}'
