@@ -1,30 +1,12 @@
-# Shared by the golden tests of bad inputs (sourced; needs $kvsim, an
-# absolute path): a temporary folder that is the working directory,
-# expect (exit 2, one stderr line containing a fixed string, nothing on
-# stdout, no output folder, within 20 s and 1 GB) and ok, and base.json, a
-# five-request scenario, with run=(...) the flags of a quick run into o/.
+# Shared by the golden tests of bad inputs (sourced after lib_expect_error.sh;
+# needs $kvsim, an absolute path): a temporary folder that is the working
+# directory, ok (the command succeeds), sparse_file (a generated input),
+# and base.json, a five-request scenario, with run=(...) the flags of a
+# quick run into o/. Their error cases are data (lib_error_cases.sh), run
+# with a fixed string, within 20 s and 1 GiB (@fixed @timeout=20 @vmem=1048576).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# A sanitizer build reserves terabytes of address space: no memory cap there.
-mem=1048576
-grep -q __asan_init "$kvsim" && mem=unlimited
-
-# expect "fixed string" args...: exit 2, one stderr line containing it, within
-# 20 s and 1 GB of memory, nothing on stdout, no output folder.
-expect() {
-  local want=$1
-  shift
-  rm -rf "$tmp/o"
-  (ulimit -v $mem; timeout 20 "$kvsim" "$@") >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "'$*': exit $rc, want 2 ($(head -c 300 "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "'$*': want one line, got: $(head -c 600 "$tmp/err" | cat -A)"
-  grep -qF -- "$want" "$tmp/err" || fail "'$*': '$(cat "$tmp/err")' lacks '$want'"
-  [ ! -s "$tmp/out" ] || fail "'$*': wrote to stdout: $(head -c 300 "$tmp/out")"
-  [ ! -e "$tmp/o" ] || fail "'$*': left an output folder"
-}
 ok() {
   rm -rf "$tmp/o"
   "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err" || fail "'$*': $(head -c 300 "$tmp/err")"
