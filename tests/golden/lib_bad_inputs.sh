@@ -1,9 +1,9 @@
 # Shared by the golden tests of bad inputs (sourced after lib_expect_error.sh;
 # needs $kvsim, an absolute path): a temporary folder that is the working
-# directory, ok (the command succeeds), sparse_file (a generated input),
-# and base.json, a five-request scenario, with run=(...) the flags of a
-# quick run into o/. Their error cases are data (lib_error_cases.sh), run
-# with a fixed string, within 20 s and 1 GiB (@fixed @timeout=20 @vmem=1048576).
+# directory, ok (the command succeeds), and base.json, a five-request
+# scenario, with run=(...) the flags of a quick run into o/. Their error
+# cases are data (lib_error_cases.sh), run with a fixed string, within 20 s
+# and 1 GiB (@fixed @timeout=20 @vmem=1048576).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -11,9 +11,6 @@ ok() {
   rm -rf "$tmp/o"
   "$kvsim" "$@" >"$tmp/out" 2>"$tmp/err" || fail "'$*': $(head -c 300 "$tmp/err")"
 }
-
-# sparse_file FILE SIZE: SIZE (truncate's units) of NUL bytes that take no disk.
-sparse_file() { truncate -s "$2" "$1"; }
 
 cd "$tmp" || exit 1
 W='"workload": {"synthetic": {"requests": 5, "arrival": {"process": "poisson", "rate": 5},

@@ -57,3 +57,7 @@ run_error_cases() {
 
 # Everything under $tmp but the checks' own out and err.
 error_cases_ls() { find "$tmp" -mindepth 1 -not -name out -not -name err | sort; }
+
+# A generator for @make: sparse_file FILE SIZE writes SIZE (truncate's
+# units) of NUL bytes that take no disk.
+sparse_file() { truncate -s "$2" "$1"; }
