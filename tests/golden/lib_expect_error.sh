@@ -22,7 +22,7 @@ kvsim_is_asan() {
 }
 
 expect_error() {
-  local pattern=$1 fixed=0 whole=0 secs= vmem= also=() not=() p
+  local pattern=$1 fixed=0 whole=0 secs='' vmem='' also=() not=() p
   shift
   while [[ ${1-} == @* ]]; do
     case $1 in
