@@ -67,6 +67,7 @@ typedef struct kvsim_scenario {
   char path[4096];            /* the scenario file; "" when built in */
   char base_dir[4096];        /* relative paths resolve against it */
   uint64_t seed;
+  char model_id[4096];        /* "model" as given: a catalog name, HF id or path */
   kvsim_model_t model;
   kvsim_gpu_t gpu;
   int replicas;

@@ -515,6 +515,7 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'model'", where);
     goto fail;
   }
+  snprintf(sc->model_id, sizeof sc->model_id, "%s", model);
   const cJSON *hw = section(root, "hardware", where, w, sizeof w, err, &rc);
   if (rc < 0 || (hw && (rc = parse_hardware(sc, hw, w, gpu, sizeof gpu, err)) < 0))
     goto fail;

@@ -52,12 +52,12 @@ static int variant(const kvsim_scenario_t *sc, const char *key, cJSON *value, kv
  * enough for a p99, and no time cut (at 1/1000 of the target the run
  * spans long simulated hours). */
 static int unloaded(kvsim_scenario_t *sc, double rate, kvsim_summary_t *sum, kvsim_err *err) {
-  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload");
-  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(syn ? syn : wl, syn ? "requests" : "limit");
-  double count = cJSON_IsNumber(n) && n->valuedouble < PROBE_REQUESTS ? n->valuedouble : PROBE_REQUESTS;
-  int rc = kvsim_scenario_set_workload(sc, syn ? "synthetic.requests" : "limit", count, err);
-  if (rc == KVSIM_OK && syn && cJSON_GetObjectItemCaseSensitive(syn, "duration_s"))
+  kvsim_workload_shape_t w;
+  kvsim_workload_shape(sc->workload, &w);
+  const int64_t n = w.synthetic ? w.requests : w.limit; /* 0: not given */
+  double count = n > 0 && n < PROBE_REQUESTS ? (double)n : PROBE_REQUESTS;
+  int rc = kvsim_scenario_set_workload(sc, w.synthetic ? "synthetic.requests" : "limit", count, err);
+  if (rc == KVSIM_OK && w.synthetic && w.duration_given)
     rc = kvsim_scenario_set_workload(sc, "synthetic.duration_s", 4 * count / rate, err);
   if (rc == KVSIM_OK)
     rc = kvsim_scenario_set_workload(sc, "rate", rate, err);
