@@ -159,6 +159,13 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc);
  * KVSIM_ENOMEM, or the workload's own parse error. */
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
 
+/* summary.json's "config": the keys the scenario file and --set gave (and
+ * the typed overrides set), in the parameter registry's order, each
+ * parameter the scenario holds typed in canonical form, plus name,
+ * description and seed. Fed back as a scenario it reproduces the run.
+ * Caller deletes; NULL when out of memory. */
+cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc);
+
 /* Typed overrides of a parsed scenario, with the checks parsing makes
  * (KVSIM_EINVAL naming the key); each also updates sc->resolved so the
  * summary's "config" says what ran. */
