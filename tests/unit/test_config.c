@@ -108,3 +108,26 @@ Test(config, the_config_parsed_again_is_the_same_configuration) {
   kvsim_scenario_fini(&a);
   kvsim_scenario_fini(&b);
 }
+
+/* compare's feasibility probe sets the weights' method through the typed
+ * setter (study/compare_feasible.c): the plan takes it, the config shows it. */
+Test(config, set_quantization_is_typed_and_in_the_config) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_set_quantization(&sc, "", &err), KVSIM_EINVAL, "an empty method");
+  cr_assert(strstr(err.msg, "engine.quantization"), "names the key: %s", err.msg);
+  kvsim_resolved_t bf16, fp8;
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &bf16, &err), KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_quantization(&sc, "fp8", &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_str_eq(sc.plan.quantization, "fp8", "the plan's parameter");
+  cr_assert_eq(kvsim_scenario_resolve(&sc, &fp8, &err), KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert(fp8.plan.weights_bytes < bf16.plan.weights_bytes * 6 / 10,
+            "FP8 weights are about half: %lld vs %lld", (long long)fp8.plan.weights_bytes,
+            (long long)bf16.plan.weights_bytes);
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"engine\":{\"quantization\":\"fp8\"}"), "in the config: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}

@@ -196,6 +196,9 @@ int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kv
 int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err);
 int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
+/* engine.quantization: the weights' method (none, fp8, int8, awq, gptq,
+ * int4, mxfp4; the plan checks it against the model, as when parsed). */
+int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err);
 /* hardware.gpu: a catalog name or GPU file. The scenario is rebuilt from
  * its in-memory tree with the new GPU (so the scenario's own "perf" keys
  * apply to it as when parsed); on error sc is unchanged. */

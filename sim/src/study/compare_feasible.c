@@ -28,23 +28,22 @@ static void limits(const kvsim_compare_t *c, double lim[3]) {
   lim[2] = c->slo_e2e_p99_s;
 }
 
-/* A copy of sc's tree with one key set (value taken; NULL: none), built
- * again, so a change of GPU, TP or weights is resolved as when parsed. */
+/* A copy of sc with one key set (value taken; NULL: none) through the
+ * typed setters, which resolve a change of GPU, TP or weights as parsing does. */
 static int variant(const kvsim_scenario_t *sc, const char *key, cJSON *value, kvsim_scenario_t *out,
                    kvsim_err *err) {
-  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
-  if (!root) {
-    cJSON_Delete(value);
-    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  int rc = kvsim_scenario_copy(sc, out, err);
+  if (rc == KVSIM_OK && key) {
+    if (!strcmp(key, "hardware.tensor_parallel_size"))
+      rc = kvsim_scenario_set_tensor_parallel(out, (int64_t)value->valuedouble, err);
+    else if (!strcmp(key, "engine.quantization"))
+      rc = kvsim_scenario_set_quantization(out, value->valuestring, err);
+    else
+      rc = kvsim_scenario_set_gpu(out, value->valuestring, err);
+    if (rc < 0)
+      kvsim_scenario_fini(out);
   }
-  int rc = key ? kvsim_json_set_value(root, key, value, err) : KVSIM_OK;
-  if (rc < 0) {
-    cJSON_Delete(root);
-    return rc;
-  }
-  rc = kvsim_scenario_from_json(root, sc->path[0] ? sc->path : sc->name, sc->base_dir, out, err);
-  if (rc == KVSIM_OK)
-    snprintf(out->path, sizeof out->path, "%s", sc->path);
+  cJSON_Delete(value);
   return rc;
 }
 
