@@ -68,6 +68,7 @@ typedef struct kvsim_scenario {
   char base_dir[4096];        /* relative paths resolve against it */
   uint64_t seed;
   char model_id[4096];        /* "model" as given: a catalog name, HF id or path */
+  char gpu_id[4096];          /* hardware.gpu as given (a catalog name or path); "" = the default */
   kvsim_model_t model;
   kvsim_gpu_t gpu;
   int replicas;
@@ -101,7 +102,12 @@ typedef struct kvsim_scenario {
   /* Output. */
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
-  cJSON *resolved;            /* the scenario after --set, for summary.json (owned) */
+  /* The scenario's JSON after --set and the typed overrides (owned).
+   * Internal to the engine room, which still rebuilds copies, a changed
+   * GPU or workload and each disaggregated side from it and prints the
+   * keys it holds no typed field for; read the configuration through
+   * kvsim_scenario_config_json. */
+  cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
   /* The memory plan parsing computed (its parameters' checks are the

@@ -10,8 +10,9 @@
  * room holds no typed field for yet — a profile's own options (parsed by the
  * profile into its opaque options, sched/), the workload (the workload
  * room's opaque configuration), engine.speculative, the disaggregation
- * sides, a GPU path and perf's GPU keys. Those come after the registry's
- * keys of their object, in the order given. */
+ * sides, engine.dtype (held resolved: "auto" is the model's), perf's GPU
+ * keys and the description. A key outside the registry comes after the
+ * registry's keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,6 +81,7 @@ static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
   switch (id) {
   case KVSIM_PARAM_SEED: return num((double)sc->seed);
   case KVSIM_PARAM_MODEL: return sc->model_id[0] ? str(sc->model_id) : NULL;
+  case KVSIM_PARAM_GPU: return sc->gpu_id[0] ? str(sc->gpu_id) : NULL;
   case KVSIM_PARAM_TENSOR_PARALLEL_SIZE: return num(sc->plan.tp);
   case KVSIM_PARAM_PIPELINE_PARALLEL_SIZE: return num(sc->plan.pp);
   case KVSIM_PARAM_REPLICAS: return num(sc->replicas);

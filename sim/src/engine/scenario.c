@@ -519,6 +519,8 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
   const cJSON *hw = section(root, "hardware", where, w, sizeof w, err, &rc);
   if (rc < 0 || (hw && (rc = parse_hardware(sc, hw, w, gpu, sizeof gpu, err)) < 0))
     goto fail;
+  if (hw && kvsim__json_given(hw, "gpu"))
+    snprintf(sc->gpu_id, sizeof sc->gpu_id, "%s", gpu);
   /* Model and GPU paths are relative to the scenario's folder; a name
    * without a slash is a catalog name (or an HF id that maps onto one). */
   if ((rc = load_relative(model, sc->base_dir, &sc->model, NULL, err)) < 0) {
