@@ -9,7 +9,7 @@
 #include "kvsim/scenario.h"
 
 #define WORKLOAD                                                                                   \
-  "\"workload\": { \"synthetic\": { \"requests\": 10, \"arrival\": { \"process\": \"poisson\", "    \
+  "\"workload\": { \"synthetic\": { \"requests\": 10, \"arrival\": { \"process\": \"poisson\", "   \
   "\"rate\": 5 }, \"prompt_tokens\": 100, \"output_tokens\": 10 } }"
 
 static void parse(const char *json, const char *const *sets, int nsets, kvsim_scenario_t *sc) {
@@ -29,10 +29,11 @@ static char *config_text(const kvsim_scenario_t *sc) {
 
 Test(config, keys_in_the_registrys_order_and_values_in_canonical_form) {
   /* Sections and keys out of order; max_model_len as vLLM's "8k". */
-  const char *json = "{ " WORKLOAD ", \"engine\": { \"vllm_version\": \"0.11\", \"max_num_seqs\": 8, "
-                     "\"max_model_len\": \"8k\", \"profile\": \"vllm-v1\" }, "
-                     "\"hardware\": { \"replicas\": 2, \"gpu\": \"h100-sxm\" }, "
-                     "\"slo\": null, \"model\": \"llama-3.1-8b\" }";
+  const char *json =
+      "{ " WORKLOAD ", \"engine\": { \"vllm_version\": \"0.11\", \"max_num_seqs\": 8, "
+      "\"max_model_len\": \"8k\", \"profile\": \"vllm-v1\" }, "
+      "\"hardware\": { \"replicas\": 2, \"gpu\": \"h100-sxm\" }, "
+      "\"slo\": null, \"model\": \"llama-3.1-8b\" }";
   kvsim_scenario_t sc;
   parse(json, NULL, 0, &sc);
   char *s = config_text(&sc);
@@ -41,7 +42,8 @@ Test(config, keys_in_the_registrys_order_and_values_in_canonical_form) {
       "\"hardware\":{\"gpu\":\"h100-sxm\",\"replicas\":2},"
       "\"engine\":{\"profile\":\"vllm-v1\",\"max_model_len\":8000,\"max_num_seqs\":8,"
       "\"vllm_version\":\"0.11.0\"},"
-      "\"workload\":{\"synthetic\":{\"requests\":10,\"arrival\":{\"process\":\"poisson\",\"rate\":5},"
+      "\"workload\":{\"synthetic\":{\"requests\":10,\"arrival\":{\"process\":\"poisson\",\"rate\":"
+      "5},"
       "\"prompt_tokens\":100,\"output_tokens\":10}}}";
   cr_assert_str_eq(s, want, "the config:\n%s\nexpected\n%s", s, want);
   free(s);
@@ -50,14 +52,15 @@ Test(config, keys_in_the_registrys_order_and_values_in_canonical_form) {
 
 Test(config, a_key_outside_the_registry_follows_the_registrys_keys_of_its_object) {
   /* HF Transformers' cache class is its profile's own key (sched/). */
-  const char *json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"cache\": \"static\", "
-                     "\"max_cache_len\": 1024, \"profile\": \"hf-transformers\", \"batch\": 4 }, " WORKLOAD
-                     " }";
+  const char *json =
+      "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"cache\": \"static\", "
+      "\"max_cache_len\": 1024, \"profile\": \"hf-transformers\", \"batch\": 4 }, " WORKLOAD " }";
   kvsim_scenario_t sc;
   parse(json, NULL, 0, &sc);
   char *s = config_text(&sc);
-  cr_assert(strstr(s, "\"engine\":{\"profile\":\"hf-transformers\",\"batch\":4,\"max_cache_len\":1024,"
-                      "\"cache\":\"static\"}"),
+  cr_assert(strstr(s,
+                   "\"engine\":{\"profile\":\"hf-transformers\",\"batch\":4,\"max_cache_len\":1024,"
+                   "\"cache\":\"static\"}"),
             "registry keys first, then the profile's own: %s", s);
   free(s);
   kvsim_scenario_fini(&sc);
@@ -85,10 +88,11 @@ Test(config, a_typed_override_is_in_the_config) {
 Test(config, the_config_parsed_again_is_the_same_configuration) {
   const char *sets[] = {"engine.max_model_len=\"4K\"", "engine.kv_cache_dtype=fp8",
                         "hardware.router=least_kv", "admission.max_wait_s=30"};
-  const char *json = "{ \"name\": \"rt\", \"seed\": 9, \"model\": \"llama-3.1-8b\", "
-                     "\"hardware\": { \"gpu\": \"a100-80g\", \"tensor_parallel_size\": 2 }, "
-                     "\"engine\": { \"enable_prefix_caching\": false, \"gpu_memory_utilization\": 0.8 }, "
-                     "\"slo\": { \"ttft_p99_s\": 2 }, " WORKLOAD " }";
+  const char *json =
+      "{ \"name\": \"rt\", \"seed\": 9, \"model\": \"llama-3.1-8b\", "
+      "\"hardware\": { \"gpu\": \"a100-80g\", \"tensor_parallel_size\": 2 }, "
+      "\"engine\": { \"enable_prefix_caching\": false, \"gpu_memory_utilization\": 0.8 }, "
+      "\"slo\": { \"ttft_p99_s\": 2 }, " WORKLOAD " }";
   kvsim_scenario_t a, b;
   parse(json, sets, 4, &a);
   char *s = config_text(&a);

@@ -431,7 +431,8 @@ Test(workload, shape_says_what_was_given) {
   cr_assert(w.duration_given && w.requests == 0, "a duration and no request count");
   cr_assert(!w.arrival_has_rate, "a closed loop has no rate");
   kvsim_workload_cfg_free(cfg);
-  const char *t = tmp_write("shape.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n1,1,1\n2,1,1\n");
+  const char *t =
+      tmp_write("shape.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n1,1,1\n2,1,1\n");
   char json[600];
   snprintf(json, sizeof json, "{\"trace\": \"%s\", \"limit\": 2, \"rate\": 4}", t);
   cr_assert_eq(parse(json, &cfg, &err), 0, "trace: %s", err.msg);

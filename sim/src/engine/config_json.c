@@ -30,77 +30,129 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
   const kvsim_plan_params_t *p = &sc->plan;
   char v[16];
   switch (id) {
-  case KVSIM_PARAM_PROFILE: return str(sc->profile);
-  case KVSIM_PARAM_GPU_MEMORY_UTILIZATION: return num(p->gpu_memory_utilization);
-  case KVSIM_PARAM_MAX_MODEL_LEN: return num((double)p->max_model_len);
-  case KVSIM_PARAM_BLOCK_SIZE: return num(p->block_size);
-  case KVSIM_PARAM_MAX_NUM_SEQS: return num((double)p->max_num_seqs);
-  case KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS: return num((double)p->max_num_batched_tokens);
-  case KVSIM_PARAM_ENABLE_PREFIX_CACHING: return boolean(sc->sched.enable_prefix_caching);
+  case KVSIM_PARAM_PROFILE:
+    return str(sc->profile);
+  case KVSIM_PARAM_GPU_MEMORY_UTILIZATION:
+    return num(p->gpu_memory_utilization);
+  case KVSIM_PARAM_MAX_MODEL_LEN:
+    return num((double)p->max_model_len);
+  case KVSIM_PARAM_BLOCK_SIZE:
+    return num(p->block_size);
+  case KVSIM_PARAM_MAX_NUM_SEQS:
+    return num((double)p->max_num_seqs);
+  case KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS:
+    return num((double)p->max_num_batched_tokens);
+  case KVSIM_PARAM_ENABLE_PREFIX_CACHING:
+    return boolean(sc->sched.enable_prefix_caching);
   case KVSIM_PARAM_ENABLE_CHUNKED_PREFILL:
     return p->enable_chunked_prefill < 0 ? NULL : boolean(p->enable_chunked_prefill);
-  case KVSIM_PARAM_KV_CACHE_DTYPE: return str(kvsim_kv_dtype_name(p->kv_dtype));
-  case KVSIM_PARAM_KV_QUANT_GROUP: return num(p->kv_quant_group);
-  case KVSIM_PARAM_KV_RESIDUAL_TOKENS: return num(p->kv_residual_tokens);
-  case KVSIM_PARAM_QUANTIZATION: return str(p->quantization);
-  case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE: return num((double)p->num_gpu_blocks_override);
-  case KVSIM_PARAM_KV_CACHE_MEMORY_BYTES: return num((double)p->kv_cache_memory_bytes);
-  case KVSIM_PARAM_ENFORCE_EAGER: return boolean(p->enforce_eager);
-  case KVSIM_PARAM_ESTIMATE_CUDAGRAPHS: return boolean(p->estimate_cudagraphs);
+  case KVSIM_PARAM_KV_CACHE_DTYPE:
+    return str(kvsim_kv_dtype_name(p->kv_dtype));
+  case KVSIM_PARAM_KV_QUANT_GROUP:
+    return num(p->kv_quant_group);
+  case KVSIM_PARAM_KV_RESIDUAL_TOKENS:
+    return num(p->kv_residual_tokens);
+  case KVSIM_PARAM_QUANTIZATION:
+    return str(p->quantization);
+  case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:
+    return num((double)p->num_gpu_blocks_override);
+  case KVSIM_PARAM_KV_CACHE_MEMORY_BYTES:
+    return num((double)p->kv_cache_memory_bytes);
+  case KVSIM_PARAM_ENFORCE_EAGER:
+    return boolean(p->enforce_eager);
+  case KVSIM_PARAM_ESTIMATE_CUDAGRAPHS:
+    return boolean(p->estimate_cudagraphs);
   case KVSIM_PARAM_DISABLE_HYBRID_KV_CACHE_MANAGER:
     return boolean(p->disable_hybrid_kv_cache_manager);
   case KVSIM_PARAM_SCHEDULING_POLICY:
     return str(sc->sched.policy == KVSIM_POLICY_PRIORITY ? "priority" : "fcfs");
   case KVSIM_PARAM_PREEMPTION_MODE:
     return str(sc->sched.preemption_mode == KVSIM_PREEMPT_SWAP ? "swap" : "recompute");
-  case KVSIM_PARAM_SWAP_SPACE: return num(sc->swap_space_gib);
-  case KVSIM_PARAM_KV_OFFLOADING_SIZE: return num(sc->offload.cpu_gib);
-  case KVSIM_PARAM_OFFLOAD_STORE_THRESHOLD: return num((double)sc->offload.store_threshold);
-  case KVSIM_PARAM_TRANSFER_OVERLAP: return boolean(sc->offload.overlap);
-  case KVSIM_PARAM_QUANT_STEP_FACTOR: return num(sc->quant_step_factor);
-  case KVSIM_PARAM_WEIGHTS_GIB: return num(p->weights_gib);
-  case KVSIM_PARAM_ACTIVATION_GIB: return num(p->activation_gib);
-  case KVSIM_PARAM_NON_TORCH_GIB: return num(p->non_torch_gib);
-  case KVSIM_PARAM_CUDA_GRAPH_GIB: return num(p->cuda_graph_gib);
+  case KVSIM_PARAM_SWAP_SPACE:
+    return num(sc->swap_space_gib);
+  case KVSIM_PARAM_KV_OFFLOADING_SIZE:
+    return num(sc->offload.cpu_gib);
+  case KVSIM_PARAM_OFFLOAD_STORE_THRESHOLD:
+    return num((double)sc->offload.store_threshold);
+  case KVSIM_PARAM_TRANSFER_OVERLAP:
+    return boolean(sc->offload.overlap);
+  case KVSIM_PARAM_QUANT_STEP_FACTOR:
+    return num(sc->quant_step_factor);
+  case KVSIM_PARAM_WEIGHTS_GIB:
+    return num(p->weights_gib);
+  case KVSIM_PARAM_ACTIVATION_GIB:
+    return num(p->activation_gib);
+  case KVSIM_PARAM_NON_TORCH_GIB:
+    return num(p->non_torch_gib);
+  case KVSIM_PARAM_CUDA_GRAPH_GIB:
+    return num(p->cuda_graph_gib);
   case KVSIM_PARAM_VLLM_VERSION:
     if (p->vllm_version <= 0)
       return NULL;
     kvsim_vllm_version_format(p->vllm_version, v, sizeof v);
     return str(v);
-  case KVSIM_PARAM_ENABLE_LORA: return boolean(p->lora.enable);
-  case KVSIM_PARAM_MAX_LORAS: return num(p->lora.max_loras);
-  case KVSIM_PARAM_MAX_LORA_RANK: return num(p->lora.max_lora_rank);
-  case KVSIM_PARAM_MAX_CPU_LORAS: return num(p->lora.max_cpu_loras);
-  case KVSIM_PARAM_FULLY_SHARDED_LORAS: return boolean(p->lora.fully_sharded);
-  default: return NULL;
+  case KVSIM_PARAM_ENABLE_LORA:
+    return boolean(p->lora.enable);
+  case KVSIM_PARAM_MAX_LORAS:
+    return num(p->lora.max_loras);
+  case KVSIM_PARAM_MAX_LORA_RANK:
+    return num(p->lora.max_lora_rank);
+  case KVSIM_PARAM_MAX_CPU_LORAS:
+    return num(p->lora.max_cpu_loras);
+  case KVSIM_PARAM_FULLY_SHARDED_LORAS:
+    return boolean(p->lora.fully_sharded);
+  default:
+    return NULL;
   }
 }
 
 /* The typed value of a registry row, or NULL (the tree's is printed). */
 static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
   switch (id) {
-  case KVSIM_PARAM_SEED: return num((double)sc->seed);
-  case KVSIM_PARAM_MODEL: return sc->model_id[0] ? str(sc->model_id) : NULL;
-  case KVSIM_PARAM_GPU: return sc->gpu_id[0] ? str(sc->gpu_id) : NULL;
-  case KVSIM_PARAM_TENSOR_PARALLEL_SIZE: return num(sc->plan.tp);
-  case KVSIM_PARAM_PIPELINE_PARALLEL_SIZE: return num(sc->plan.pp);
-  case KVSIM_PARAM_REPLICAS: return num(sc->replicas);
-  case KVSIM_PARAM_ROUTER: return str(kvsim_router_name(sc->router));
-  case KVSIM_PARAM_ROUTER_IMBALANCE: return num((double)sc->router_imbalance);
-  case KVSIM_PARAM_EXPERT_PARALLEL_SIZE: return num(sc->plan.ep > 1 ? sc->plan.ep : 1);
-  case KVSIM_PARAM_TTFT_P99_S: return num(sc->slo_ttft_p99_s);
-  case KVSIM_PARAM_TPOT_P99_S: return num(sc->slo_tpot_p99_s);
-  case KVSIM_PARAM_E2E_P99_S: return num(sc->slo_e2e_p99_s);
-  case KVSIM_PARAM_SAMPLE_INTERVAL_S: return num(sc->sample_interval_s);
-  case KVSIM_PARAM_MAX_TIME_S: return num(sc->max_time_s);
-  case KVSIM_PARAM_MAX_PROMPT_TOKENS: return num((double)sc->admission.max_prompt_tokens);
-  case KVSIM_PARAM_MAX_OUTPUT_TOKENS: return num((double)sc->admission.max_output_tokens);
-  case KVSIM_PARAM_MAX_QUEUE_LENGTH: return num((double)sc->admission.max_queue_length);
-  case KVSIM_PARAM_MAX_WAIT_S: return num(sc->admission.max_wait_s);
-  case KVSIM_PARAM_STEP_TIME_SCALE: return num(sc->step_time_scale);
-  case KVSIM_PARAM_PREFILL_TIME_SCALE: return num(sc->prefill_time_scale);
-  case KVSIM_PARAM_DISAGG_FLOW: return str(kvsim_disagg_flow_name(sc->disagg.flow));
-  default: break;
+  case KVSIM_PARAM_SEED:
+    return num((double)sc->seed);
+  case KVSIM_PARAM_MODEL:
+    return sc->model_id[0] ? str(sc->model_id) : NULL;
+  case KVSIM_PARAM_GPU:
+    return sc->gpu_id[0] ? str(sc->gpu_id) : NULL;
+  case KVSIM_PARAM_TENSOR_PARALLEL_SIZE:
+    return num(sc->plan.tp);
+  case KVSIM_PARAM_PIPELINE_PARALLEL_SIZE:
+    return num(sc->plan.pp);
+  case KVSIM_PARAM_REPLICAS:
+    return num(sc->replicas);
+  case KVSIM_PARAM_ROUTER:
+    return str(kvsim_router_name(sc->router));
+  case KVSIM_PARAM_ROUTER_IMBALANCE:
+    return num((double)sc->router_imbalance);
+  case KVSIM_PARAM_EXPERT_PARALLEL_SIZE:
+    return num(sc->plan.ep > 1 ? sc->plan.ep : 1);
+  case KVSIM_PARAM_TTFT_P99_S:
+    return num(sc->slo_ttft_p99_s);
+  case KVSIM_PARAM_TPOT_P99_S:
+    return num(sc->slo_tpot_p99_s);
+  case KVSIM_PARAM_E2E_P99_S:
+    return num(sc->slo_e2e_p99_s);
+  case KVSIM_PARAM_SAMPLE_INTERVAL_S:
+    return num(sc->sample_interval_s);
+  case KVSIM_PARAM_MAX_TIME_S:
+    return num(sc->max_time_s);
+  case KVSIM_PARAM_MAX_PROMPT_TOKENS:
+    return num((double)sc->admission.max_prompt_tokens);
+  case KVSIM_PARAM_MAX_OUTPUT_TOKENS:
+    return num((double)sc->admission.max_output_tokens);
+  case KVSIM_PARAM_MAX_QUEUE_LENGTH:
+    return num((double)sc->admission.max_queue_length);
+  case KVSIM_PARAM_MAX_WAIT_S:
+    return num(sc->admission.max_wait_s);
+  case KVSIM_PARAM_STEP_TIME_SCALE:
+    return num(sc->step_time_scale);
+  case KVSIM_PARAM_PREFILL_TIME_SCALE:
+    return num(sc->prefill_time_scale);
+  case KVSIM_PARAM_DISAGG_FLOW:
+    return str(kvsim_disagg_flow_name(sc->disagg.flow));
+  default:
+    break;
   }
   const kvsim_param_t *p = kvsim_param_get(id);
   /* A profile's own option is the profile's to read (sched/). */
@@ -130,7 +182,8 @@ static bool child_of(const char *prefix, const char *key, char *part, size_t cap
 
 static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
 
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path, cJSON *out);
+static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
+                        cJSON *out);
 
 /* One child `part` of the object at `path`: a registry row's typed value,
  * an object printed in its turn, or the tree's value. */
@@ -157,7 +210,8 @@ static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *p
 
 /* The given children of the object `tree` at `path`: the registry's first,
  * in its order, then the others in the tree's. */
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path, cJSON *out) {
+static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
+                        cJSON *out) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
     char part[128];
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))

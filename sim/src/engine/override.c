@@ -204,8 +204,8 @@ int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_e
   char name[256];
   snprintf(name, sizeof name, "%s: %s", sc->name, p->key);
   if (!q[0] || strlen(q) >= sizeof sc->plan.quantization)
-    return kvsim_err_set_param(err, KVSIM_EINVAL, p->id, name, "'%s' (expected none, fp8, int8, awq, "
-                               "gptq, int4, mxfp4)", q);
+    return kvsim_err_set_param(err, KVSIM_EINVAL, p->id, name,
+                               "'%s' (expected none, fp8, int8, awq, gptq, int4, mxfp4)", q);
   snprintf(sc->plan.quantization, sizeof sc->plan.quantization, "%s", q);
   return record(sc, p->key, cJSON_CreateString(q), err);
 }

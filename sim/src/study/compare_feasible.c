@@ -55,7 +55,8 @@ static int unloaded(kvsim_scenario_t *sc, double rate, kvsim_summary_t *sum, kvs
   kvsim_workload_shape(sc->workload, &w);
   const int64_t n = w.synthetic ? w.requests : w.limit; /* 0: not given */
   double count = n > 0 && n < PROBE_REQUESTS ? (double)n : PROBE_REQUESTS;
-  int rc = kvsim_scenario_set_workload(sc, w.synthetic ? "synthetic.requests" : "limit", count, err);
+  int rc =
+      kvsim_scenario_set_workload(sc, w.synthetic ? "synthetic.requests" : "limit", count, err);
   if (rc == KVSIM_OK && w.synthetic && w.duration_given)
     rc = kvsim_scenario_set_workload(sc, "synthetic.duration_s", 4 * count / rate, err);
   if (rc == KVSIM_OK)
