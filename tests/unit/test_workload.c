@@ -406,6 +406,46 @@ Test(workload, rate_on_synthetic_sets_the_arrival_rate_or_refuses) {
             "says why: %s", err.msg);
 }
 
+/* The typed shape the studies read instead of the scenario's tree: given
+ * keys as given, nothing filled in by a default. */
+Test(workload, shape_says_what_was_given) {
+  kvsim_workload_cfg_t *cfg = NULL;
+  kvsim_err err = {0};
+  kvsim_workload_shape_t w;
+  cr_assert_eq(parse("{\"synthetic\": {\"requests\": 50, \"arrival\": {\"process\": \"gamma\", "
+                     "\"rate\": 3.5, \"cv\": 2}, \"prompt_tokens\": 5, \"output_tokens\": 5}}",
+                     &cfg, &err),
+               0, "gamma: %s", err.msg);
+  kvsim_workload_shape(cfg, &w);
+  cr_assert(w.synthetic && !w.rate_given && !w.duration_given, "synthetic, no rate, no duration");
+  cr_assert_eq(w.requests, 50, "requests as given: %lld", (long long)w.requests);
+  cr_assert(w.arrival_has_rate, "gamma has a rate");
+  cr_assert_float_eq(w.arrival_rate, 3.5, 1e-12, "the arrival rate: %g", w.arrival_rate);
+  kvsim_workload_cfg_free(cfg);
+  cr_assert_eq(parse("{\"synthetic\": {\"duration_s\": 9, \"arrival\": {\"process\": "
+                     "\"closed_loop\", \"clients\": 2}, \"prompt_tokens\": 5, "
+                     "\"output_tokens\": 5}}",
+                     &cfg, &err),
+               0, "closed loop: %s", err.msg);
+  kvsim_workload_shape(cfg, &w);
+  cr_assert(w.duration_given && w.requests == 0, "a duration and no request count");
+  cr_assert(!w.arrival_has_rate, "a closed loop has no rate");
+  kvsim_workload_cfg_free(cfg);
+  const char *t =
+      tmp_write("shape.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n1,1,1\n2,1,1\n");
+  char json[600];
+  snprintf(json, sizeof json, "{\"trace\": \"%s\", \"limit\": 2, \"rate\": 4}", t);
+  cr_assert_eq(parse(json, &cfg, &err), 0, "trace: %s", err.msg);
+  kvsim_workload_shape(cfg, &w);
+  cr_assert(!w.synthetic && w.rate_given && w.limit == 2, "a trace with its rate and limit");
+  kvsim_workload_cfg_free(cfg);
+  snprintf(json, sizeof json, "{\"trace\": \"%s\"}", t);
+  cr_assert_eq(parse(json, &cfg, &err), 0, "trace: %s", err.msg);
+  kvsim_workload_shape(cfg, &w);
+  cr_assert(!w.rate_given && w.limit == 0, "no rate, no limit given");
+  kvsim_workload_cfg_free(cfg);
+}
+
 Test(workload, max_total_tokens_clips_prompt_then_output) {
   const char *p = tmp_write("clip.jsonl",
                             "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 100, "

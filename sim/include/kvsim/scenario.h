@@ -67,6 +67,8 @@ typedef struct kvsim_scenario {
   char path[4096];            /* the scenario file; "" when built in */
   char base_dir[4096];        /* relative paths resolve against it */
   uint64_t seed;
+  char model_id[4096];        /* "model" as given: a catalog name, HF id or path */
+  char gpu_id[4096];          /* hardware.gpu as given (a catalog name or path); "" = the default */
   kvsim_model_t model;
   kvsim_gpu_t gpu;
   int replicas;
@@ -100,7 +102,12 @@ typedef struct kvsim_scenario {
   /* Output. */
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
-  cJSON *resolved;            /* the scenario after --set, for summary.json (owned) */
+  /* The scenario's JSON after --set and the typed overrides (owned).
+   * Internal to the engine room, which still rebuilds copies, a changed
+   * GPU or workload and each disaggregated side from it and prints the
+   * keys it holds no typed field for; read the configuration through
+   * kvsim_scenario_config_json. */
+  cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
   /* The memory plan parsing computed (its parameters' checks are the
@@ -158,6 +165,13 @@ void kvsim_scenario_fini(kvsim_scenario_t *sc);
  * KVSIM_ENOMEM, or the workload's own parse error. */
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
 
+/* summary.json's "config": the keys the scenario file and --set gave (and
+ * the typed overrides set), in the parameter registry's order, each
+ * parameter the scenario holds typed in canonical form, plus name,
+ * description and seed. Fed back as a scenario it reproduces the run.
+ * Caller deletes; NULL when out of memory. */
+cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc);
+
 /* Typed overrides of a parsed scenario, with the checks parsing makes
  * (KVSIM_EINVAL naming the key); each also updates sc->resolved so the
  * summary's "config" says what ran. */
@@ -188,6 +202,9 @@ int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kv
 int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err);
 int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
+/* engine.quantization: the weights' method (none, fp8, int8, awq, gptq,
+ * int4, mxfp4; the plan checks it against the model, as when parsed). */
+int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err);
 /* hardware.gpu: a catalog name or GPU file. The scenario is rebuilt from
  * its in-memory tree with the new GPU (so the scenario's own "perf" keys
  * apply to it as when parsed); on error sc is unchanged. */

@@ -99,6 +99,21 @@ bool kvsim_workload_reads(const kvsim_workload_cfg_t *cfg, const char *path);
  * rows name theirs, read as they come). */
 int64_t kvsim_workload_lora_adapters(const kvsim_workload_cfg_t *cfg);
 
+/* What a study that varies the workload needs to know of it, read from
+ * the typed configuration (the keys as given, defaults not filled in). */
+typedef struct kvsim_workload_shape {
+  bool synthetic;        /* workload.synthetic (else a trace) */
+  bool rate_given;       /* workload.rate */
+  int64_t requests;      /* synthetic.requests; 0 when not given */
+  bool duration_given;   /* synthetic.duration_s */
+  bool arrival_has_rate; /* synthetic.arrival has a rate (every process but closed_loop) */
+  double arrival_rate;   /* that rate, req/s (workload.rate's when given) */
+  int64_t limit;         /* a trace's workload.limit; 0 when not given */
+} kvsim_workload_shape_t;
+
+/* Fills *out from cfg (never fails). */
+void kvsim_workload_shape(const kvsim_workload_cfg_t *cfg, kvsim_workload_shape_t *out);
+
 typedef struct kvsim_source kvsim_source_t;
 
 /* Opens a stream (the source keeps a pointer to cfg: keep cfg alive until

@@ -197,6 +197,19 @@ int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err 
   return record(sc, "engine.max_model_len", cJSON_CreateNumber((double)n), err);
 }
 
+int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err) {
+  /* As parsing takes it (scenario.c parse_engine): "" is a slip, not the
+   * model's own; the method itself is the plan's to check. */
+  const kvsim_param_t *p = kvsim_param_get(KVSIM_PARAM_QUANTIZATION);
+  char name[256];
+  snprintf(name, sizeof name, "%s: %s", sc->name, p->key);
+  if (!q[0] || strlen(q) >= sizeof sc->plan.quantization)
+    return kvsim_err_set_param(err, KVSIM_EINVAL, p->id, name,
+                               "'%s' (expected none, fp8, int8, awq, gptq, int4, mxfp4)", q);
+  snprintf(sc->plan.quantization, sizeof sc->plan.quantization, "%s", q);
+  return record(sc, p->key, cJSON_CreateString(q), err);
+}
+
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
   cJSON *root = cJSON_Duplicate(sc->resolved, 1);
   if (!root)

@@ -515,9 +515,12 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
     rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: missing key 'model'", where);
     goto fail;
   }
+  snprintf(sc->model_id, sizeof sc->model_id, "%s", model);
   const cJSON *hw = section(root, "hardware", where, w, sizeof w, err, &rc);
   if (rc < 0 || (hw && (rc = parse_hardware(sc, hw, w, gpu, sizeof gpu, err)) < 0))
     goto fail;
+  if (hw && kvsim__json_given(hw, "gpu"))
+    snprintf(sc->gpu_id, sizeof sc->gpu_id, "%s", gpu);
   /* Model and GPU paths are relative to the scenario's folder; a name
    * without a slash is a catalog name (or an HF id that maps onto one). */
   if ((rc = load_relative(model, sc->base_dir, &sc->model, NULL, err)) < 0) {

@@ -57,8 +57,9 @@ static bool drive_sets(const kvsim_fid_drive_t *d, char *arrival, char *requests
 }
 
 static bool synthetic(const kvsim_scenario_t *sc) {
-  const cJSON *w = cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload");
-  return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(w, "synthetic"));
+  kvsim_workload_shape_t w;
+  kvsim_workload_shape(sc->workload, &w);
+  return w.synthetic;
 }
 
 int kvsim_fidelity_measured_scenario(kvsim_fid_measured_t *m, const char *path, const char *const *sets,

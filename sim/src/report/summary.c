@@ -421,7 +421,7 @@ cJSON *kvsim_summary_json(const kvsim_summary_t *s, const kvsim_scenario_t *sc) 
   cJSON_AddStringToObject(j, "name", s->name);
   cJSON_AddNumberToObject(j, "seed", (double)s->seed);
   cJSON_AddStringToObject(j, "kvsim_version", KVSIM_VERSION);
-  cJSON_AddItemToObject(j, "config", cJSON_Duplicate(sc->resolved, 1));
+  cJSON_AddItemToObject(j, "config", kvsim_scenario_config_json(sc));
   cJSON_AddItemToObject(j, "workload_resolved", kvsim_workload_cfg_json(sc->workload));
   cJSON *plan = cJSON_AddObjectToObject(j, "memory_plan");
   kvsim_report_plan_json(&s->plan, &sc->model, &sc->gpu, plan);

@@ -28,23 +28,22 @@ static void limits(const kvsim_compare_t *c, double lim[3]) {
   lim[2] = c->slo_e2e_p99_s;
 }
 
-/* A copy of sc's tree with one key set (value taken; NULL: none), built
- * again, so a change of GPU, TP or weights is resolved as when parsed. */
+/* A copy of sc with one key set (value taken; NULL: none) through the
+ * typed setters, which resolve a change of GPU, TP or weights as parsing does. */
 static int variant(const kvsim_scenario_t *sc, const char *key, cJSON *value, kvsim_scenario_t *out,
                    kvsim_err *err) {
-  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
-  if (!root) {
-    cJSON_Delete(value);
-    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  int rc = kvsim_scenario_copy(sc, out, err);
+  if (rc == KVSIM_OK && key) {
+    if (!strcmp(key, "hardware.tensor_parallel_size"))
+      rc = kvsim_scenario_set_tensor_parallel(out, (int64_t)value->valuedouble, err);
+    else if (!strcmp(key, "engine.quantization"))
+      rc = kvsim_scenario_set_quantization(out, value->valuestring, err);
+    else
+      rc = kvsim_scenario_set_gpu(out, value->valuestring, err);
+    if (rc < 0)
+      kvsim_scenario_fini(out);
   }
-  int rc = key ? kvsim_json_set_value(root, key, value, err) : KVSIM_OK;
-  if (rc < 0) {
-    cJSON_Delete(root);
-    return rc;
-  }
-  rc = kvsim_scenario_from_json(root, sc->path[0] ? sc->path : sc->name, sc->base_dir, out, err);
-  if (rc == KVSIM_OK)
-    snprintf(out->path, sizeof out->path, "%s", sc->path);
+  cJSON_Delete(value);
   return rc;
 }
 
@@ -52,12 +51,13 @@ static int variant(const kvsim_scenario_t *sc, const char *key, cJSON *value, kv
  * enough for a p99, and no time cut (at 1/1000 of the target the run
  * spans long simulated hours). */
 static int unloaded(kvsim_scenario_t *sc, double rate, kvsim_summary_t *sum, kvsim_err *err) {
-  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload");
-  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(syn ? syn : wl, syn ? "requests" : "limit");
-  double count = cJSON_IsNumber(n) && n->valuedouble < PROBE_REQUESTS ? n->valuedouble : PROBE_REQUESTS;
-  int rc = kvsim_scenario_set_workload(sc, syn ? "synthetic.requests" : "limit", count, err);
-  if (rc == KVSIM_OK && syn && cJSON_GetObjectItemCaseSensitive(syn, "duration_s"))
+  kvsim_workload_shape_t w;
+  kvsim_workload_shape(sc->workload, &w);
+  const int64_t n = w.synthetic ? w.requests : w.limit; /* 0: not given */
+  double count = n > 0 && n < PROBE_REQUESTS ? (double)n : PROBE_REQUESTS;
+  int rc =
+      kvsim_scenario_set_workload(sc, w.synthetic ? "synthetic.requests" : "limit", count, err);
+  if (rc == KVSIM_OK && w.synthetic && w.duration_given)
     rc = kvsim_scenario_set_workload(sc, "synthetic.duration_s", 4 * count / rate, err);
   if (rc == KVSIM_OK)
     rc = kvsim_scenario_set_workload(sc, "rate", rate, err);

@@ -138,10 +138,9 @@ static void serve_args(const kvsim_scenario_t *sc, const kvsim_resolved_t *res, 
   a->engine = p->engine;
   /* The checkpoint as the scenario names it (an HF id keeps its suffix:
    * -Instruct, -FP8), else the catalog model's id. */
-  const cJSON *given = cJSON_GetObjectItemCaseSensitive(sc->resolved, "model");
   const char *id = kvsim_model_hf_id(sc->model.name);
-  if (cJSON_IsString(given) && strchr(given->valuestring, '/'))
-    id = given->valuestring;
+  if (strchr(sc->model_id, '/'))
+    id = sc->model_id;
   snprintf(a->model, sizeof a->model, "%s", id ? id : sc->model.name);
   a->tp = p->tp;
   a->max_num_seqs = res->sched.max_num_seqs;

@@ -41,12 +41,14 @@ void kvsim__study_memo_end(void) {
 
 int64_t kvsim__study_memo_hits(void) { return hits_total; }
 
-/* Everything a run reads: the resolved tree (every typed override is
- * recorded in it, kvsim_scenario_set_*), where it came from, and the
- * typed settings besides, exactly (%a). NULL when out of memory (the
- * point then simply runs). */
+/* Everything a run reads: the scenario's canonical configuration (every
+ * typed override in it, kvsim_scenario_config_json), where it came from,
+ * and the typed settings besides, exactly (%a). NULL when out of memory
+ * (the point then simply runs). */
 static char *key_of(const kvsim_scenario_t *sc) {
-  char *json = sc->resolved ? cJSON_PrintUnformatted(sc->resolved) : NULL;
+  cJSON *cfg = kvsim_scenario_config_json(sc);
+  char *json = cfg ? cJSON_PrintUnformatted(cfg) : NULL;
+  cJSON_Delete(cfg);
   if (!json)
     return NULL;
   char *key = NULL;

@@ -14,10 +14,9 @@
 /* The synthetic workload's request count (0 when it has none: a
  * duration-bounded workload, or a trace). */
 static double synthetic_requests(const kvsim_scenario_t *sc) {
-  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload");
-  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(syn, "requests");
-  return cJSON_IsNumber(n) && n->valuedouble > 0 ? n->valuedouble : 0;
+  kvsim_workload_shape_t w;
+  kvsim_workload_shape(sc->workload, &w);
+  return (double)w.requests;
 }
 
 int kvsim_study_set_rate(kvsim_scenario_t *sc, const char *key, double rate, kvsim_err *err) {

@@ -223,23 +223,21 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
  * (req/s) on a trace or where the scenario gives it, else the synthetic
  * arrival process's own rate. */
 static int rate_key(kvsim_search_t *se, kvsim_err *err) {
-  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(se->base->resolved, "workload");
-  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(syn, "arrival");
-  const cJSON *rate = cJSON_GetObjectItemCaseSensitive(arr, "rate");
+  kvsim_workload_shape_t w;
+  kvsim_workload_shape(se->base->workload, &w);
   se->unit = "req/s";
-  if (!syn || cJSON_GetObjectItemCaseSensitive(wl, "rate")) {
+  if (!w.synthetic || w.rate_given) {
     /* A trace goes faster by compressing its clock; workload.rate derives
      * the time_scale from the trace's own mean rate. */
     se->key = "workload.rate";
     se->trace = true;
     return kvsim_workload_mean_rate(se->base->workload, &se->base_value, err);
   }
-  if (!cJSON_IsNumber(rate))
+  if (!w.arrival_has_rate)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "--search rate needs an open-loop arrival process with a rate, or a trace");
   se->key = "workload.synthetic.arrival.rate";
-  se->base_value = rate->valuedouble;
+  se->base_value = w.arrival_rate;
   return KVSIM_OK;
 }
 

@@ -636,6 +636,21 @@ int64_t kvsim_workload_lora_adapters(const kvsim_workload_cfg_t *cfg) {
   return cfg->synthetic ? cfg->syn.lora_adapters : 0;
 }
 
+void kvsim_workload_shape(const kvsim_workload_cfg_t *cfg, kvsim_workload_shape_t *out) {
+  memset(out, 0, sizeof *out);
+  out->synthetic = cfg->synthetic;
+  out->rate_given = cfg->rate > 0; /* a given rate is >= 1e-6 (the registry's row) */
+  if (!cfg->synthetic) {
+    out->limit = cfg->limit > 0 ? cfg->limit : 0;
+    return;
+  }
+  const kvsim__synth_cfg_t *c = &cfg->syn;
+  out->requests = c->requests > 0 ? c->requests : 0;
+  out->duration_given = c->duration_s > 0; /* -1: not given; a given one is > 0 */
+  out->arrival_has_rate = c->arrival != KVSIM__ARR_CLOSED;
+  out->arrival_rate = out->arrival_has_rate ? c->rate : 0;
+}
+
 cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg) {
   cJSON *o = cJSON_CreateObject();
   if (cfg->max_total_tokens > 0)

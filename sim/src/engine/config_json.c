@@ -1,0 +1,247 @@
+/* summary.json's "config": the scenario as it ran, printed through the
+ * parameter registry (kvsim/params.h). The keys are those the scenario file
+ * and --set gave (and the typed overrides made), in the registry's order;
+ * a parameter the scenario holds typed is printed from its typed field, so
+ * its value is in canonical form ("8k" prints as 8000, version "0.11" as
+ * "0.11.0"). Fed back as a scenario, the config reproduces the run
+ * (tests/golden/test_config_roundtrip.sh).
+ *
+ * Still read from the scenario's tree (sc->resolved): the keys the engine
+ * room holds no typed field for yet — a profile's own options (parsed by the
+ * profile into its opaque options, sched/), the workload (the workload
+ * room's opaque configuration), engine.speculative, the disaggregation
+ * sides, engine.dtype (held resolved: "auto" is the model's), perf's GPU
+ * keys and the description. A key outside the registry comes after the
+ * registry's keys of its object, in the order given. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kvsim/params.h"
+#include "kvsim/scenario.h"
+
+static cJSON *num(double v) { return cJSON_CreateNumber(v); }
+static cJSON *str(const char *s) { return cJSON_CreateString(s); }
+static cJSON *boolean(bool b) { return cJSON_CreateBool(b); }
+
+/* The scheduler's and the plan's typed fields of the engine section; NULL
+ * when the row has no typed field here (the tree's value is printed). */
+static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
+  const kvsim_plan_params_t *p = &sc->plan;
+  char v[16];
+  switch (id) {
+  case KVSIM_PARAM_PROFILE:
+    return str(sc->profile);
+  case KVSIM_PARAM_GPU_MEMORY_UTILIZATION:
+    return num(p->gpu_memory_utilization);
+  case KVSIM_PARAM_MAX_MODEL_LEN:
+    return num((double)p->max_model_len);
+  case KVSIM_PARAM_BLOCK_SIZE:
+    return num(p->block_size);
+  case KVSIM_PARAM_MAX_NUM_SEQS:
+    return num((double)p->max_num_seqs);
+  case KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS:
+    return num((double)p->max_num_batched_tokens);
+  case KVSIM_PARAM_ENABLE_PREFIX_CACHING:
+    return boolean(sc->sched.enable_prefix_caching);
+  case KVSIM_PARAM_ENABLE_CHUNKED_PREFILL:
+    return p->enable_chunked_prefill < 0 ? NULL : boolean(p->enable_chunked_prefill);
+  case KVSIM_PARAM_KV_CACHE_DTYPE:
+    return str(kvsim_kv_dtype_name(p->kv_dtype));
+  case KVSIM_PARAM_KV_QUANT_GROUP:
+    return num(p->kv_quant_group);
+  case KVSIM_PARAM_KV_RESIDUAL_TOKENS:
+    return num(p->kv_residual_tokens);
+  case KVSIM_PARAM_QUANTIZATION:
+    return str(p->quantization);
+  case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:
+    return num((double)p->num_gpu_blocks_override);
+  case KVSIM_PARAM_KV_CACHE_MEMORY_BYTES:
+    return num((double)p->kv_cache_memory_bytes);
+  case KVSIM_PARAM_ENFORCE_EAGER:
+    return boolean(p->enforce_eager);
+  case KVSIM_PARAM_ESTIMATE_CUDAGRAPHS:
+    return boolean(p->estimate_cudagraphs);
+  case KVSIM_PARAM_DISABLE_HYBRID_KV_CACHE_MANAGER:
+    return boolean(p->disable_hybrid_kv_cache_manager);
+  case KVSIM_PARAM_SCHEDULING_POLICY:
+    return str(sc->sched.policy == KVSIM_POLICY_PRIORITY ? "priority" : "fcfs");
+  case KVSIM_PARAM_PREEMPTION_MODE:
+    return str(sc->sched.preemption_mode == KVSIM_PREEMPT_SWAP ? "swap" : "recompute");
+  case KVSIM_PARAM_SWAP_SPACE:
+    return num(sc->swap_space_gib);
+  case KVSIM_PARAM_KV_OFFLOADING_SIZE:
+    return num(sc->offload.cpu_gib);
+  case KVSIM_PARAM_OFFLOAD_STORE_THRESHOLD:
+    return num((double)sc->offload.store_threshold);
+  case KVSIM_PARAM_TRANSFER_OVERLAP:
+    return boolean(sc->offload.overlap);
+  case KVSIM_PARAM_QUANT_STEP_FACTOR:
+    return num(sc->quant_step_factor);
+  case KVSIM_PARAM_WEIGHTS_GIB:
+    return num(p->weights_gib);
+  case KVSIM_PARAM_ACTIVATION_GIB:
+    return num(p->activation_gib);
+  case KVSIM_PARAM_NON_TORCH_GIB:
+    return num(p->non_torch_gib);
+  case KVSIM_PARAM_CUDA_GRAPH_GIB:
+    return num(p->cuda_graph_gib);
+  case KVSIM_PARAM_VLLM_VERSION:
+    if (p->vllm_version <= 0)
+      return NULL;
+    kvsim_vllm_version_format(p->vllm_version, v, sizeof v);
+    return str(v);
+  case KVSIM_PARAM_ENABLE_LORA:
+    return boolean(p->lora.enable);
+  case KVSIM_PARAM_MAX_LORAS:
+    return num(p->lora.max_loras);
+  case KVSIM_PARAM_MAX_LORA_RANK:
+    return num(p->lora.max_lora_rank);
+  case KVSIM_PARAM_MAX_CPU_LORAS:
+    return num(p->lora.max_cpu_loras);
+  case KVSIM_PARAM_FULLY_SHARDED_LORAS:
+    return boolean(p->lora.fully_sharded);
+  default:
+    return NULL;
+  }
+}
+
+/* The typed value of a registry row, or NULL (the tree's is printed). */
+static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
+  switch (id) {
+  case KVSIM_PARAM_SEED:
+    return num((double)sc->seed);
+  case KVSIM_PARAM_MODEL:
+    return sc->model_id[0] ? str(sc->model_id) : NULL;
+  case KVSIM_PARAM_GPU:
+    return sc->gpu_id[0] ? str(sc->gpu_id) : NULL;
+  case KVSIM_PARAM_TENSOR_PARALLEL_SIZE:
+    return num(sc->plan.tp);
+  case KVSIM_PARAM_PIPELINE_PARALLEL_SIZE:
+    return num(sc->plan.pp);
+  case KVSIM_PARAM_REPLICAS:
+    return num(sc->replicas);
+  case KVSIM_PARAM_ROUTER:
+    return str(kvsim_router_name(sc->router));
+  case KVSIM_PARAM_ROUTER_IMBALANCE:
+    return num((double)sc->router_imbalance);
+  case KVSIM_PARAM_EXPERT_PARALLEL_SIZE:
+    return num(sc->plan.ep > 1 ? sc->plan.ep : 1);
+  case KVSIM_PARAM_TTFT_P99_S:
+    return num(sc->slo_ttft_p99_s);
+  case KVSIM_PARAM_TPOT_P99_S:
+    return num(sc->slo_tpot_p99_s);
+  case KVSIM_PARAM_E2E_P99_S:
+    return num(sc->slo_e2e_p99_s);
+  case KVSIM_PARAM_SAMPLE_INTERVAL_S:
+    return num(sc->sample_interval_s);
+  case KVSIM_PARAM_MAX_TIME_S:
+    return num(sc->max_time_s);
+  case KVSIM_PARAM_MAX_PROMPT_TOKENS:
+    return num((double)sc->admission.max_prompt_tokens);
+  case KVSIM_PARAM_MAX_OUTPUT_TOKENS:
+    return num((double)sc->admission.max_output_tokens);
+  case KVSIM_PARAM_MAX_QUEUE_LENGTH:
+    return num((double)sc->admission.max_queue_length);
+  case KVSIM_PARAM_MAX_WAIT_S:
+    return num(sc->admission.max_wait_s);
+  case KVSIM_PARAM_STEP_TIME_SCALE:
+    return num(sc->step_time_scale);
+  case KVSIM_PARAM_PREFILL_TIME_SCALE:
+    return num(sc->prefill_time_scale);
+  case KVSIM_PARAM_DISAGG_FLOW:
+    return str(kvsim_disagg_flow_name(sc->disagg.flow));
+  default:
+    break;
+  }
+  const kvsim_param_t *p = kvsim_param_get(id);
+  /* A profile's own option is the profile's to read (sched/). */
+  if (p->flags & KVSIM_PARAM_PROFILE_OPTION || strncmp(p->key, "engine.", 7))
+    return NULL;
+  return engine_value(sc, id);
+}
+
+/* The next part of `key` after the object path `prefix` ("" at the top):
+ * "engine" for ("", "engine.block_size"), "block_size" for ("engine",
+ * ...); false when key is not below prefix. */
+static bool child_of(const char *prefix, const char *key, char *part, size_t cap) {
+  size_t n = strlen(prefix);
+  if (n) {
+    if (strncmp(key, prefix, n) || key[n] != '.')
+      return false;
+    key += n + 1;
+  }
+  const char *dot = strchr(key, '.');
+  size_t l = dot ? (size_t)(dot - key) : strlen(key);
+  if (l >= cap)
+    return false;
+  memcpy(part, key, l);
+  part[l] = '\0';
+  return true;
+}
+
+static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
+
+static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
+                        cJSON *out);
+
+/* One child `part` of the object at `path`: a registry row's typed value,
+ * an object printed in its turn, or the tree's value. */
+static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *path,
+                       const char *part, cJSON *out) {
+  char key[512];
+  snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
+  const kvsim_param_t *p = kvsim_param_by_key(key);
+  cJSON *item = p ? typed_value(sc, p->id) : NULL;
+  if (!item && cJSON_IsObject(v)) {
+    item = cJSON_CreateObject();
+    if (item && print_object(sc, v, key, item) < 0) {
+      cJSON_Delete(item);
+      return KVSIM_ENOMEM;
+    }
+  } else if (!item) {
+    item = cJSON_Duplicate(v, 1);
+  }
+  if (!item)
+    return KVSIM_ENOMEM;
+  cJSON_AddItemToObject(out, part, item);
+  return KVSIM_OK;
+}
+
+/* The given children of the object `tree` at `path`: the registry's first,
+ * in its order, then the others in the tree's. */
+static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
+                        cJSON *out) {
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    char part[128];
+    if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
+      continue;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
+    if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
+      continue;
+    if (print_child(sc, v, path, part, out) < 0)
+      return KVSIM_ENOMEM;
+  }
+  for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next)
+    if (given(v) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
+        print_child(sc, v, path, v->string, out) < 0)
+      return KVSIM_ENOMEM;
+  return KVSIM_OK;
+}
+
+cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
+  cJSON *out = cJSON_CreateObject();
+  if (!out)
+    return NULL;
+  /* Name and seed always (the name a file's stem may have given; the seed
+   * the default), the description when there is one. */
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->resolved, "description");
+  if (!cJSON_AddStringToObject(out, "name", sc->name) ||
+      (cJSON_IsString(d) && !cJSON_AddStringToObject(out, "description", d->valuestring)) ||
+      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
+      print_object(sc, sc->resolved, "", out) < 0) {
+    cJSON_Delete(out);
+    return NULL;
+  }
+  return out;
+}
