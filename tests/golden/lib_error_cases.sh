@@ -2,7 +2,8 @@
 # lib_expect_error.sh). A cases file holds one case per line:
 #   [@FIELD...] ARGS => PATTERN
 # ARGS are the command's arguments as a shell would read them ($tmp, $src
-# and the calling script's variables and functions expand; quotes group),
+# and the calling script's variables and functions expand; quotes group:
+# "$(bad 'EDIT')" may write an input and give its path, before $tmp is listed),
 # PATTERN the extended regex the one stderr line must match. Blank lines
 # and lines starting with # are comments. Each case must exit 2 with one
 # line on stderr, nothing on stdout, and leave nothing new under $tmp (a

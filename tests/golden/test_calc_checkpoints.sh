@@ -8,7 +8,10 @@ set -u
 kvsim=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib_expect_error.sh
 . "$2/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$2/tests/golden/lib_error_cases.sh"
 
 # Qwen2.5-32B-Instruct-AWQ on an L40S: 4-bit AWQ weights (18.01 GiB =
 # 19.34 GB, where the bf16 base model is 61 GiB and does not fit) and the
@@ -40,8 +43,7 @@ cmp -s <(sed 1d "$tmp/fp8") <(sed 1d "$tmp/flag") || fail "the -FP8 id plans wha
 grep -q "^note: Qwen/Qwen3-8B-Base resolved to qwen3-8b (assumed" "$tmp/err" || fail "note: $(cat "$tmp/err")"
 grep -q "^Model qwen3-8b on h100-sxm" "$tmp/out" || fail "plan printed"
 
-# What kvsim does not model is an error naming the id.
-expect_error "model 'nvidia/Llama-3.1-8B-Instruct-NVFP4': nvfp4 weights are not modelled" \
-  calc --model nvidia/Llama-3.1-8B-Instruct-NVFP4 --gpu h100-sxm
-expect_error "two precisions in one name" calc --model acme/Llama-3.1-8B-AWQ-GPTQ --gpu h100-sxm
+# What kvsim does not model is an error naming the id
+# (errors/calc_checkpoints.cases).
+run_error_cases "$2/tests/golden/errors/calc_checkpoints.cases"
 echo "ok"

@@ -11,12 +11,17 @@ set -u
 command -v jq >/dev/null || { echo "SKIP: jq is not installed (scripts/deps.sh --test installs it)"; exit 77; }
 kvsim=$1
 src=$2
-fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scens=$(mktemp -d)
+trap 'rm -rf "$tmp" "$scens"' EXIT
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 
 e3='{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"}'
-calc() { "$kvsim" calc --engine sglang --model llama-3.1-70b --gpu h100-sxm --tp-size 4 --context-length 32768 "$@"; }
+c=(calc --engine sglang --model llama-3.1-70b --gpu h100-sxm --tp-size 4 --context-length 32768)
+calc() { "$kvsim" "${c[@]}" "$@"; }
 out=$(calc --speculative-config "$e3") || fail "calc exited $?"
 diff <(echo "$out") "$src/tests/golden/data/calc-sglang-eagle3-llama-3.1-70b.txt" || fail "golden text moved"
 
@@ -56,23 +61,6 @@ line=$("$kvsim" calc --scenario "$src/tests/golden/cases/sglang-eagle/scenario.j
 [ "$line" = "KV cache per token: 81,920 bytes (80 layers x 2 KV heads x 128 head_dim x 2 (K,V) x 2 bytes); block: 81,920 bytes" ] ||
   fail "per-token line: $line"
 
-bad_calc() { # one line, exit 2, nothing on stdout
-  local o e rc
-  o=$(calc "$@" 2>"$tmp/err"); rc=$?
-  e=$(cat "$tmp/err")
-  [ "$rc" -eq 2 ] || fail "$*: exit $rc"
-  [ -z "$o" ] || fail "$*: printed $o"
-  [ "$(wc -l <<<"$e")" -eq 1 ] || fail "$*: one line: $e"
-}
-bad_calc --speculative-config '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B","num_speculative_tokens":3}'
-bad_calc --speculative-config '{"method":"ngram"}'
-bad_calc --speculative-config '{"method":"eagle3"}'
-bad_calc --speculative-config "$e3" --speculative-num-steps 3
-bad_calc --speculative-config "$e3" --page-size 16
-bad_calc --speculative-config "$e3" --speculative-eagle-topk 0
-bad_calc --speculative-num-steps 3
-bad_calc --speculative-config "$e3" --pipeline-parallel-size 2
-
 # Runs: all drafts accepted yields up to num_steps + 1 tokens a step, none
 # one; outputs are complete either way.
 scen() { # $1 acceptance (JSON), $2 more engine keys
@@ -108,24 +96,15 @@ scen 1 ', "speculative_num_steps": 2, "speculative_eagle_topk": 1, "speculative_
 "$kvsim" run "$tmp/c.json" --out "$tmp/chain" --quiet --check-invariants || fail "chain run exited $?"
 jq -e '.speculative.draft_acceptance_rate == 1' "$tmp/chain/summary.json" >/dev/null || fail "chain: all accepted"
 
-for bad in '"acceptance_rate": 1.5' '"acceptance_rate": "high"' '"num_speculative_tokens": 3, "acceptance_rate": 0.7' \
-           '"acceptance_rate": [0.9, 0.7, 0.5]'; do
-  scen 0.7 "" | sed "s/\"acceptance_rate\": 0.7/$bad/" >"$tmp/bad.json"
-  err=$("$kvsim" run "$tmp/bad.json" --out "$tmp/bad" --quiet 2>&1); rc=$?
-  [ "$rc" -eq 2 ] || fail "$bad: exit $rc"
-  [ "$(wc -l <<<"$err")" -eq 1 ] || fail "$bad: one line: $err"
-  [ ! -e "$tmp/bad/summary.json" ] || fail "$bad: no output"
-done
-grep -q "per-depth rates for speculative_num_steps 5" <<<"$err" || fail "names SGLang's depth: $err"
+# One rate a depth of the tree (5 depths here) runs.
 scen '[0.9, 0.7, 0.5, 0.3, 0.1]' "" >"$tmp/depth.json"
 "$kvsim" run "$tmp/depth.json" --out "$tmp/depth" --quiet --check-invariants || fail "per-depth rates exited $?"
-scen 0.7 ', "speculative_num_steps": 3' >"$tmp/bad.json"
-err=$("$kvsim" run "$tmp/bad.json" --out "$tmp/bad" --quiet 2>&1); rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "partial tree: $rc $err"
-# The tree without engine.speculative is an error, not ignored.
-scen 0.7 ', "speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4' |
-  jq 'del(.engine.speculative)' >"$tmp/bad.json"
-err=$("$kvsim" run "$tmp/bad.json" --out "$tmp/bad" --quiet 2>&1); rc=$?
-[ "$rc" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || fail "tree alone: $rc $err"
-grep -q "without engine.speculative" <<<"$err" || fail "tree alone: $err"
+
+# Bad flags and engine keys: one line each naming them, exit 2, nothing
+# written (errors/calc_sglang_eagle.cases).
+eagle_scen() { # ACCEPTANCE [ENGINE-KEYS [JQ]]: scen's file, jq applied, outside $tmp
+  rm -f "$scens/bad.json"
+  scen "$1" "${2-}" | jq "${3-.}" >"$scens/bad.json" && printf '%s' "$scens/bad.json"
+}
+run_error_cases "$src/tests/golden/errors/calc_sglang_eagle.cases"
 echo ok

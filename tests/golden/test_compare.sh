@@ -11,7 +11,12 @@ set -euo pipefail
 kvsim=$1
 src=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+studies=$(mktemp -d)
+trap 'rm -rf "$tmp" "$studies"' EXIT
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 study="tests/golden/compare/tiny-study.json"
 cd "$src"
 "$kvsim" compare "$study" --jobs 1 --out "$tmp/a" --quiet
@@ -79,27 +84,11 @@ grep -qx 'No plots: gnuplot was not found on PATH.' "$tmp/a/REPORT.md" &&
   ! grep -q '\.png)' "$tmp/a/REPORT.md" && ! ls "$tmp/a"/*.png >/dev/null 2>&1 ||
   { echo "without gnuplot: PNGs linked or left"; sed -n '/## Plots/,+3p' "$tmp/a/REPORT.md"; exit 1; }
 
-# A bad study: one line, exit 2, no folder.
-bad() {  # JSON EXPECTED-WORDS
-  echo "$1" >"$tmp/bad.json"
-  rc=0; "$kvsim" compare "$tmp/bad.json" --out "$tmp/bad" 2>"$tmp/err" >/dev/null || rc=$?
-  [ $rc = 2 ] || { echo "bad study: exit $rc, want 2"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "error is not one line"; cat "$tmp/err"; exit 1; }
-  grep -q "$2" "$tmp/err" || { echo "error does not say '$2':"; cat "$tmp/err"; exit 1; }
-  [ ! -e "$tmp/bad" ] || { echo "a bad study wrote a folder"; exit 1; }
-}
-cp "$src/tests/golden/data/small-synthetic.json" "$tmp/"
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [] }' 'candidates: expected a non-empty array'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a", "set": { "engine.max_num_seq": 8 } } ] }' "did you mean 'engine.max_num_seqs'"
-bad '{ "scenario": "small-synthetic.json", "target_rate": 0, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" } ] }' 'target_rate: 0 req/s is outside (0, 1e9]'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "candidates": [ { "label": "a" } ] }' 'no SLO'
-# The scenario's SLO bounds and words: (0, the simulator's time limit].
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1e300 }, "candidates": [ { "label": "a" } ] }' 'bad.json: slo.ttft_p99_s: 1e+300 is outside (0, 9e+09\]$'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "e2e_p99_s": 0 }, "candidates": [ { "label": "a" } ] }' 'slo.e2e_p99_s: 0 must be > 0 (leave the key out for no target)$'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "a" } ] }' "label 'a' is given twice"
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": "a" }, { "label": "" } ] }' 'candidates\[1\].label: is empty'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "label": " " } ] }' 'candidates\[0\].label: is empty'
-bad '{ "scenario": "small-synthetic.json", "target_rate": 5, "slo": { "ttft_p99_s": 1 }, "candidates": [ { "set": {} } ] }' "candidates\[0\]: missing key 'label'"
+# A bad study: one line naming the key, exit 2, no folder
+# (errors/compare.cases).
+cp "$src/tests/golden/data/small-synthetic.json" "$studies/"
+study_file() { printf '%s\n' "$1" >"$studies/bad.json" && printf '%s' "$studies/bad.json"; } # JSON: its file
+run_error_cases "$src/tests/golden/errors/compare.cases"
 
 # kvsim run --report and sweep --report: one page each beside the outputs.
 "$kvsim" run tests/golden/data/small-synthetic.json --set slo.ttft_p99_s=0.03 --out "$tmp/r" --report --quiet

@@ -11,6 +11,10 @@ kvsim=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 cat >"$tmp/gap.json" <<'JSON'
 { "name": "gap", "model": "llama-3.2-1b", "hardware": { "gpu": "l4" },
   "engine": { "max_model_len": 4096 }, "workload": { "trace": "gap.csv" } }
@@ -28,16 +32,10 @@ rows=$(($(wc -l <"$tmp/gap2/timeseries.csv") - 1))
 [ "$rows" = 1003 ] || { echo "a 1,000-tick gap wrote $rows rows, want every tick (1003)"; exit 1; }
 
 scen="$src/tests/golden/data/small-synthetic.json"
-expect_error() {  # WORDS ARGS...
-  words=$1; shift
-  rc=0; "$kvsim" run "$scen" --quiet --out "$tmp/x" "$@" 2>"$tmp/err" || rc=$?
-  [ $rc = 2 ] || { echo "run $*: exit $rc, want 2"; cat "$tmp/err"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "not one line:"; cat "$tmp/err"; exit 1; }
-  grep -qF "$words" "$tmp/err" || { echo "error does not say '$words':"; cat "$tmp/err"; exit 1; }
-}
-expect_error 'hardware.tensor_parallel_size: 0 is out of range [1, 1024]' \
-  --set hardware.tensor_parallel_size=0 --set hardware.expert_parallel_size=2
-expect_error 'hardware.gpu_memory_gib: 1e+12 GiB is outside [1/1024, 4096]' --set hardware.gpu_memory_gib=1e12
+# tensor_parallel_size 0 with expert_parallel_size 2, gpu_memory_gib 1e12:
+# one line naming key and range (errors/run_hardening.cases).
+q=(run "$scen" --quiet --out "$tmp/x")
+run_error_cases "$src/tests/golden/errors/run_hardening.cases"
 
 # A long run, stopped while its outputs are being written.
 "$kvsim" run "$scen" --quiet --out "$tmp/big" --set workload.synthetic.requests=50000000 \

@@ -10,8 +10,13 @@ set -euo pipefail
 kvsim=$1
 src=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+studies=$(mktemp -d)
+trap 'rm -rf "$tmp" "$studies"' EXIT
 cd "$src"
+# shellcheck source=lib_expect_error.sh
+. tests/golden/lib_expect_error.sh
+# shellcheck source=lib_error_cases.sh
+. tests/golden/lib_error_cases.sh
 study=tests/golden/search/tiny-search.json
 "$kvsim" compare "$study" --jobs 1 --out "$tmp/a" --quiet
 "$kvsim" compare "$study" --jobs 2 --out "$tmp/b" >"$tmp/b.out"
@@ -38,24 +43,13 @@ if command -v gnuplot >/dev/null; then
   grep -q '^!\[frontier.png\](frontier.png)$' "$tmp/a/REPORT.md" || { echo "frontier.png not linked"; exit 1; }
 fi
 
-# A bad search block: one line naming the key, exit 2, no folder.
-bad() { # EDIT (python on s["search"]) EXPECTED
+# A bad search block: one line naming the key, exit 2, no folder
+# (errors/search.cases).
+bad() { # EDIT (python on s, the study, and b, its search block) -> its file, outside $tmp
+  rm -f "$studies/bad.json" # (an EDIT that fails leaves no file, not the last case's)
   python3 -c "import json,sys; s=json.load(open(sys.argv[1])); b=s['search']; $1; json.dump(s, open(sys.argv[2], 'w'))" \
-    "$study" "$tmp/bad.json"
-  set +e
-  "$kvsim" compare "$tmp/bad.json" --out "$tmp/bad" 2>"$tmp/err" >/dev/null
-  rc=$?
-  set -e
-  [ "$rc" = 2 ] || { echo "$1: exit $rc, want 2"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "$2" "$tmp/err" || { echo "$1: want '$2', got:"; cat "$tmp/err"; exit 1; }
-  [ ! -e "$tmp/bad" ] || { echo "$1: wrote $tmp/bad"; exit 1; }
+    "$study" "$studies/bad.json"
+  printf '%s' "$studies/bad.json"
 }
-bad 'b["tp"] = [1]' "search.tp: unknown key"
-bad 'b["max_num_seqs"] = []' "search.max_num_seqs: expected a non-empty list"
-bad 'b["tensor_parallel_size"] = [0]' "search.tensor_parallel_size\[0\]: expected an integer in \[1, 64\]"
-bad 'b["gpus"] = ["l4", "h999"]' "search.gpus\[1\]: 'h999' is not a GPU"
-bad 'b["kv_cache_dtype"] = ["auto", "fp9"]' "search.kv_cache_dtype\[1\]"
-bad 'b["max_replicas"] = 1000' "search.max_replicas: expected an integer in \[1, 256\]"
-bad 'del b["gpus"]' "search: missing key 'gpus'"
-bad 's["candidates"] = [{"label": "x"}]' "candidates or a search block, not both"
+run_error_cases tests/golden/errors/search.cases
 echo ok

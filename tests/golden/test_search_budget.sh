@@ -10,7 +10,10 @@ set -uo pipefail
 kvsim=$(realpath "$1")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/lib_expect_error.sh"
+# shellcheck source=lib_expect_error.sh
+. "$(dirname "$0")/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$(dirname "$0")/lib_error_cases.sh"
 cat >"$tmp/hf.json" <<'JSON'
 { "name": "hf-l4", "seed": 1, "model": "llama-3.1-8b", "hardware": { "gpu": "l4" },
   "engine": { "profile": "hf-transformers", "cache": "dynamic", "batch": 4, "max_cache_len": 2048 },
@@ -39,14 +42,6 @@ rc=$?
 grep -q '^L4,l4,' "$tmp/c/compare.csv" && ! grep -q 'out of memory' "$tmp/c/compare.csv" ||
   fail "compare's row: $(cat "$tmp/c/compare.csv")"
 
-# The budget: 300 replicas of 46,195 blocks are 1.14 GiB.
-expect_error 'run: error: hardware.replicas = 300: .* past the memory budget of 1 GiB \(--memory-budget\)' \
-  run "$tmp/hf.json" --set hardware.replicas=300 --memory-budget 1 --out "$tmp/r" --quiet
-[ ! -e "$tmp/r" ] || fail "a refused run left $tmp/r"
-expect_error 'run: error: [0-9]+ requests in flight .* past the memory budget of 0.004 GiB' \
-  run "$tmp/hf.json" --set workload.synthetic.requests=100000 --set workload.synthetic.arrival.rate=1e6 \
-  --set engine.max_cache_len=4096 --memory-budget 0.004 --out "$tmp/r" --quiet --no-band
-[ ! -e "$tmp/r" ] || fail "a refused run left $tmp/r"
 # A replica search ends its doubling at the budget, as at 1,024 replicas.
 "$kvsim" plan "$tmp/hf.json" --slo ttft_p99=1us --search replicas --set engine.max_cache_len=4096 \
   --memory-budget 0.0186 --no-range --quiet >"$tmp/out" 2>"$tmp/err"
@@ -54,7 +49,7 @@ rc=$?
 [ $rc -eq 1 ] || fail "plan past the budget exited $rc, want 1: $(cat "$tmp/err")"
 grep -q 'No replicas meets the SLO ttft_p99=1us: hardware.replicas = 8: .*past the memory budget of 0.0186 GiB (--memory-budget) (stopped after 4 simulations)' "$tmp/out" ||
   fail "the answer does not name the budget: $(cat "$tmp/out")"
-expect_error '--memory-budget: 0 GiB must be in \[1/1024, 1048576\]' plan "$tmp/hf.json" --slo ttft_p99=2s --memory-budget 0
-expect_error '--memory-budget: -1 GiB' compare "$tmp/study.json" --memory-budget -1
-expect_error '--memory-budget: 2e\+06 GiB' sweep "$tmp/study.json" --memory-budget 2e6
+# Runs past the budget, and the flag's range in plan, compare and sweep
+# (errors/search_budget.cases).
+run_error_cases "$(dirname "$0")/errors/search_budget.cases"
 echo "ok: searches stop at once and the memory budget is an error naming it"

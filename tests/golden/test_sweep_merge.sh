@@ -5,9 +5,13 @@
 # line and exit 2.
 set -euo pipefail
 kvsim=$(realpath "$1")
-src=$2
+src=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 grid() {  # NAME MAX_NUM_SEQS_LIST
   cat >"$tmp/$1.json" <<JSON
 { "name": "$1", "scenario": "$src/tests/golden/data/small-synthetic.json",
@@ -36,35 +40,17 @@ cmp "$tmp/j1/sweep.csv" "$tmp/m1/sweep.csv" || { echo "shards in one folder merg
 (cd "$tmp" && "$kvsim" sweep --merge together >/dev/null)  # default: results/<sweep name>
 cmp "$tmp/j1/sweep.csv" "$tmp/results/g/sweep.csv" || { echo "merge's default folder"; exit 1; }
 
-refused() {  # WORDS DIR...
-  local words=$1
-  shift
-  rc=0; "$kvsim" sweep --merge "$@" --out "$tmp/bad" >/dev/null 2>"$tmp/err" || rc=$?
-  [ $rc = 2 ] || { echo "merge $*: exit $rc, want 2"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "error is not one line:"; cat "$tmp/err"; exit 1; }
-  grep -q "$words" "$tmp/err" || { echo "error does not say '$words':"; cat "$tmp/err"; exit 1; }
-}
+# Shards of another sweep, a missing shard, a duplicate, folders without
+# shards, and records whose sweep name would climb out of results/: one
+# line each, exit 2, nothing written (errors/sweep_merge.cases).
 "$kvsim" sweep "$tmp/other.json" --shard 1/3 --out "$tmp/other-1" >/dev/null
-refused 'another sweep' "$tmp/shard-0" "$tmp/other-1" "$tmp/shard-2"
-refused 'shard 2/3 of sweep .g. is missing' "$tmp/shard-0" "$tmp/shard-1"
-refused 'shard 1/3 given twice' "$tmp/shard-0" "$tmp/shard-1" "$tmp/shard-2" "$tmp/together"
-refused 'no shard in this folder' "$tmp/j1"
-refused 'cannot read the folder' "$tmp/nowhere"
-[ ! -e "$tmp/bad" ] || { echo "a refused merge wrote a folder"; exit 1; }
-# A record's sweep name is the merged table's default folder, results/<name>:
-# refused as a sweep file's name is, never climbing out (it wrote
-# ../escape/sweep.csv, or ./sweep.csv for '..').
-for name in ../../escape .. "a/b" ""; do
-  rm -rf "$tmp/named" && cp -r "$tmp/together" "$tmp/named" && mkdir -p "$tmp/w/x"
-  sed -Ei "s|(\"sweep\":[[:space:]]*)\"g\"|\\1\"$name\"|" "$tmp/named"/sweep.shard*.json
-  grep -Fq "\"$name\"," "$tmp/named/sweep.shard0.json" || { echo "record not edited"; exit 1; }
-  rc=0; (cd "$tmp/w/x" && "$kvsim" sweep --merge ../../named >/dev/null 2>"$tmp/err") || rc=$?
-  [ $rc = 2 ] || { echo "merge of records named '$name': exit $rc, want 2"; exit 1; }
-  grep -Eq "sweep.shard[0-9].json: (sweep: name|not a shard record)" "$tmp/err" || { echo "'$name':"; cat "$tmp/err"; exit 1; }
-  [ -z "$(find "$tmp" -newer "$tmp/named/sweep.shard0.json" -name sweep.csv)" ] ||
-    { echo "merge of '$name' wrote $(find "$tmp" -newer "$tmp/named/sweep.shard0.json" -name sweep.csv)"; exit 1; }
-done
-rc=0; "$kvsim" sweep --merge 2>"$tmp/err" || rc=$?
-[ $rc = 2 ] && grep -q 'expected the shards' "$tmp/err" || { echo "--merge without folders"; exit 1; }
+named() { # NAME: $tmp/together as $tmp/named, its records' sweep name NAME
+  rm -rf "$tmp/named" && cp -r "$tmp/together" "$tmp/named"
+  sed -Ei "s|(\"sweep\":[[:space:]]*)\"g\"|\\1\"$1\"|" "$tmp/named"/sweep.shard*.json
+  grep -Fq "\"$1\"," "$tmp/named/sweep.shard0.json" || echo "test setup: record not named '$1'" >&2
+  printf '../../named'
+}
+mkdir -p "$tmp/w/x"
+(cd "$tmp/w/x" && run_error_cases "$src/tests/golden/errors/sweep_merge.cases") || exit 1
 
 echo "5x3x2 sweep: --jobs 1, --jobs 2 and 3 merged shards give one sweep.csv"

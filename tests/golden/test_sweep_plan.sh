@@ -10,7 +10,12 @@ set -euo pipefail
 kvsim=$1
 src=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sweeps=$(mktemp -d)
+trap 'rm -rf "$tmp" "$sweeps"' EXIT
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 sw="$src/tests/golden/data/small-sweep.json"
 "$kvsim" sweep "$sw" --jobs 1 --out "$tmp/a" >/dev/null
 "$kvsim" sweep "$sw" --jobs 3 --out "$tmp/b" >/dev/null
@@ -26,18 +31,11 @@ n0=$(($(wc -l <"$tmp/c/sweep.shard0.csv") - 1))
 n1=$(($(wc -l <"$tmp/c/sweep.shard1.csv") - 1))
 [ $((n0 + n1)) = 4 ] || { echo "shards cover $((n0 + n1)) runs, want 4"; exit 1; }
 cp "$src/tests/golden/data/small-synthetic.json" "$tmp/"
-bad_sweep() {  # GRID-JSON EXPECTED-WORDS
-  echo "{ \"scenario\": \"small-synthetic.json\", $1 }" >"$tmp/bad.json"
-  rc=0; "$kvsim" sweep "$tmp/bad.json" --out "$tmp/bad" 2>"$tmp/err" || rc=$?
-  [ $rc = 2 ] || { echo "bad sweep ($1): exit $rc, want 2"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "error is not one line"; cat "$tmp/err"; exit 1; }
-  grep -q "$2" "$tmp/err" || { echo "error does not say '$2':"; cat "$tmp/err"; exit 1; }
-}
-bad_sweep '"grid": {}' 'grid: expected an object'
-bad_sweep '"grid": { "engine.max_num_seq": [8] }' "did you mean 'engine.max_num_seqs'"
-bad_sweep '"grid": { "engine.max_num_seqs": [] }' 'expected a non-empty array'
-bad_sweep '"mode": "zip", "grid": { "hardware.gpu": ["l4", "a10"], "engine.max_num_seqs": [8] }' 'equal length'
-[ ! -e "$tmp/bad" ] || { echo "a bad sweep wrote a folder"; exit 1; }
+# A bad sweep file (unknown key, empty axis, zip lists of unequal length)
+# is one line and exit 2 (errors/sweep_plan.cases).
+cp "$src/tests/golden/data/small-synthetic.json" "$sweeps/"
+sweep_file() { printf '{ "scenario": "small-synthetic.json", %s }\n' "$1" >"$sweeps/bad.json" && printf '%s' "$sweeps/bad.json"; }
+run_error_cases "$src/tests/golden/errors/sweep_plan.cases"
 
 cat >"$tmp/zip.json" <<'JSON'
 { "scenario": "small-synthetic.json", "mode": "zip", "set": { "workload.synthetic.requests": 20 },

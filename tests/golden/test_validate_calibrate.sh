@@ -12,7 +12,10 @@ src=$2
 d=$src/tests/golden/fidelity
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 
 # The truth and the start: the H100's hardware facts (its lines as they
 # are in the catalog), its kernel tables, and a host term that differs
@@ -62,39 +65,12 @@ done
 "$kvsim" validate --measured "$tmp/measured/requests.csv" "$d/calib.json" --set "hardware.gpu=$tmp/fitted.json" \
   --max-error 5 >/dev/null || fail "the fitted file reproduces the truth run within 5 %"
 
-rc=0
-"$kvsim" calibrate --gpu "$tmp/twice.json" --fit host_us --measured "$tmp/measured/requests.csv" \
-  --scenario "$d/calib.json" --max-iter 1 --out "$tmp/once.json" >/dev/null 2>"$tmp/twice.err" || rc=$?
-[ $rc = 2 ] && grep -q "duplicate key 'perf'" "$tmp/twice.err" && [ ! -e "$tmp/once.json" ] ||
-  fail "two perf objects: exit $rc, want 2 naming the key and no output: $(cat "$tmp/twice.err")"
-
 # JSON report.
 j=$("$kvsim" calibrate --gpu "$tmp/start.json" --fit host_us --measured "$tmp/measured/requests.csv" \
   --scenario "$d/calib.json" --json) || fail "--json exited $?"
 grep -Eq '"residuals":[[:space:]]+\[' <<<"$j" && grep -Eq '"stddev":' <<<"$j" || fail "JSON residuals / stddev: $j"
 
-# Bad input: exit 2 and one line.
-expect2() {
-  local what=$1
-  shift
-  "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "$what: exit $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: want one line, got: $(cat "$tmp/err")"
-}
-expect2 "no --gpu" "$kvsim" calibrate --measured "$tmp/measured/requests.csv" --scenario "$d/calib.json"
-expect2 "unpaired" "$kvsim" calibrate --gpu h100-sxm --measured "$tmp/measured/requests.csv"
-expect2 "unknown coefficient" "$kvsim" calibrate --gpu h100-sxm --fit host_us,speed \
-  --measured "$tmp/measured/requests.csv" --scenario "$d/calib.json"
-grep -q "speed" "$tmp/err" || fail "the bad coefficient is named"
-# The old fit's coefficients are no longer fitted: kernel tables replace them.
-expect2 "removed coefficient" "$kvsim" calibrate --gpu h100-sxm --fit mfu \
-  --measured "$tmp/measured/requests.csv" --scenario "$d/calib.json"
-grep -q "unknown coefficient 'mfu' (expected host_us, host_per_seq_us, frontend_us, frontend_per_token_us)" "$tmp/err" \
-  || fail "mfu refusal: $(cat "$tmp/err")"
-expect2 "other GPU" "$kvsim" calibrate --gpu b200 --measured "$tmp/measured/requests.csv" --scenario "$d/calib.json"
-grep -q "coefficients are per GPU" "$tmp/err" || fail "per-GPU refusal: $(cat "$tmp/err")"
-expect2 "no data" "$kvsim" calibrate --gpu h100-sxm
-expect2 "bad loss" "$kvsim" calibrate --gpu h100-sxm --loss cubic --measured "$tmp/measured/requests.csv" \
-  --scenario "$d/calib.json"
+# Bad input: one line naming the flag or file, exit 2, nothing written
+# (errors/validate_calibrate.cases).
+run_error_cases "$src/tests/golden/errors/validate_calibrate.cases"
 exit 0

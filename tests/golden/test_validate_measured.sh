@@ -5,10 +5,14 @@
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$1
-d=$2/tests/golden/fidelity
+src=$2
+d=$src/tests/golden/fidelity
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 
 # -- LLMServingSim requests.jsonl: the measured side, computed by hand from
 # the file (anchored on queued_ts): TTFT 0.05 0.10 0.10 0.16 0.03 -> mean
@@ -64,24 +68,9 @@ grep -q 'exceeds --max-error' "$tmp/e" || fail "the exceeded metric is named: $(
 "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --max-error 1e9 >/dev/null \
   || fail "--max-error 1e9 should pass"
 
-# -- bad input: exit 2, one line naming the file or flag.
-expect2() { # what, then the command
-  local what=$1
-  shift
-  "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "$what: exit $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: want one line, got: $(cat "$tmp/err")"
-}
-expect2 "missing file" "$kvsim" validate --measured "$tmp/nope.jsonl" "$d/scenario.json"
-grep -q "nope.jsonl" "$tmp/err" || fail "the missing file is named: $(cat "$tmp/err")"
+# -- bad input: exit 2, one line naming the file (and line and key) or
+# flag, nothing written (errors/validate_measured.cases).
 printf '{"input_toks": 5, "output_toks": 2, "queued_ts": 1}\n' >"$tmp/bad.jsonl"
-expect2 "missing key" "$kvsim" validate --measured "$tmp/bad.jsonl" "$d/scenario.json"
-grep -q "bad.jsonl:1: 'scheduled_ts'" "$tmp/err" || fail "file:line and key named: $(cat "$tmp/err")"
 printf 'hello\n' >"$tmp/what.txt"
-expect2 "unknown format" "$kvsim" validate --measured "$tmp/what.txt" "$d/scenario.json"
-expect2 "no scenario" "$kvsim" validate --measured "$d/requests.jsonl"
-expect2 "bad --max-error" "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --max-error x
-expect2 "two modes" "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --silicon "$d/silicon.csv"
-expect2 "bad --set" "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --set engine.nope=1
+run_error_cases "$src/tests/golden/errors/validate_measured.cases"
 exit 0

@@ -15,7 +15,10 @@ src=$2
 d=$src/tests/golden/fidelity
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 # The number under key k ("running_mean_measured") in validate's JSON.
 num() { awk -v k="\"$1\":" '$1 == k { gsub(/,/, "", $2); print $2; exit }'; }
 near() { awk -v a="$1" -v b="$2" -v e="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= e) }'; }
@@ -150,28 +153,9 @@ j=$(series "$tmp/anchor.txt") || fail "unanchored exited $?"
 check "unanchored" "$j" ticks 3
 check "unanchored" "$j" running_mean_measured 3.3333333333333335
 
-# -- bad input: exit 2, one line naming the file (and line or JSON path).
-expect2() { # WHAT PATTERN FILE
-  "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --series "$3" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "$1: exit $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$1: want one line, got: $(cat "$tmp/err")"
-  grep -Eq "$2" "$tmp/err" || fail "$1: message: $(cat "$tmp/err")"
-}
-printf '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine="0"} 3\n' >"$tmp/nots.prom"
-expect2 "no timestamp" 'nots\.prom:2: a sample without a timestamp' "$tmp/nots.prom"
-printf 'vllm:num_requests_running{engine="0} 3 1735689600000\n' >"$tmp/quote.prom"
-expect2 "unclosed quote" 'quote\.prom:1: expected a quoted label value' "$tmp/quote.prom"
-printf 'vllm:num_requests_running 3 1735689600000\nvllm:num_requests_waiting -1 1735689600000\n' >"$tmp/neg.prom"
-expect2 "negative value" "neg\.prom:2: bad value .* at '-1 1735689600000'" "$tmp/neg.prom"
-printf 'vllm:num_requests_running 3 1735689600000\n' >"$tmp/half.prom"
-expect2 "no waiting series" 'half\.prom: no waiting samples' "$tmp/half.prom"
-printf '{"status": "error", "errorType": "bad_data", "error": "parse error"}' >"$tmp/err.json"
-expect2 "API error" 'err\.json: \$\.status: not "success": parse error' "$tmp/err.json"
-printf '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": []}]}}' >"$tmp/noname.json"
-expect2 "aggregation" 'noname\.json: \$\.data\.result\[0\]\.metric: no "__name__"' "$tmp/noname.json"
-printf '[{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"__name__": "vllm:num_requests_running"}, "values": [[1, "x"]]}]}}]' >"$tmp/val.json"
-expect2 "bad JSON value" 'val\.json: \$\[0\]\.data\.result\[0\]\.values\[0\]\[1\]: bad value "x"' "$tmp/val.json"
-printf '[{"status": "success",\n "data": }]' >"$tmp/syntax.json"
-expect2 "JSON syntax" 'syntax\.json:2: ' "$tmp/syntax.json"
+# -- bad input: exit 2, one line naming the file (and line or JSON path),
+# nothing written (errors/validate_prometheus.cases).
+v=(validate --measured "$d/requests.jsonl" "$d/scenario.json" --series)
+put() { printf '%b' "$2" >"$tmp/$1" && printf '%s' "$tmp/$1"; } # NAME TEXT: the file, written
+run_error_cases "$src/tests/golden/errors/validate_prometheus.cases"
 echo "Prometheus series: dump, OpenMetrics, query_range read; round trip exact; anchored; errors named"

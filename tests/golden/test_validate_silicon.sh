@@ -6,10 +6,14 @@
 # $1 = kvsim binary, $2 = source dir. Exit non-zero on failure.
 set -u
 kvsim=$1
-d=$2/tests/golden/fidelity
+src=$2
+d=$src/tests/golden/fidelity
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib_expect_error.sh
+. "$src/tests/golden/lib_expect_error.sh"
+# shellcheck source=lib_error_cases.sh
+. "$src/tests/golden/lib_error_cases.sh"
 
 out=$("$kvsim" validate --silicon "$d/silicon.csv") || fail "text mode exited $?"
 # meta-llama/Llama-3.1-8B-Instruct and nvidia/Llama-3.1-8B-Instruct-FP8 both
@@ -60,35 +64,12 @@ h200=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --pe
 via=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --perf "$2/configs/kernels/h200.json" --json | tpot)
 [ "$via" = "$h200" ] || fail "--perf FILE gives the same tables as --perf NAME: $via vs $h200"
 
-# Bad input: exit 2 and one line naming the file or flag.
-expect2() {
-  local what=$1
-  shift
-  "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  [ $rc -eq 2 ] || fail "$what: exit $rc, want 2"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: want one line, got: $(cat "$tmp/err")"
-}
-expect2 "unknown filter key" "$kvsim" validate --silicon "$d/silicon.csv" --filter colour=red
-grep -q "colour" "$tmp/err" || fail "the bad filter is named: $(cat "$tmp/err")"
-expect2 "filter without =" "$kvsim" validate --silicon "$d/silicon.csv" --filter model
-expect2 "missing file" "$kvsim" validate --silicon "$tmp/none.csv"
-grep -q "none.csv" "$tmp/err" || fail "the missing file is named"
+# Bad input: exit 2, one line naming the file (line, column) or flag,
+# nothing written (errors/validate_silicon.cases). Its tables, cut from
+# silicon.csv: a header without 'system', a row with isl 5x2, the b300 row alone.
 head -1 "$d/silicon.csv" | cut -d, -f1-5 >"$tmp/short.csv"
-expect2 "missing columns" "$kvsim" validate --silicon "$tmp/short.csv"
-grep -q "no column 'system'" "$tmp/err" || fail "the missing column is named: $(cat "$tmp/err")"
 { head -2 "$d/silicon.csv"; sed -n 2p "$d/silicon.csv" | sed 's/,512,64,/,5x2,64,/'; } >"$tmp/badnum.csv"
-expect2 "bad number" "$kvsim" validate --silicon "$tmp/badnum.csv"
-grep -q "badnum.csv:3: column 'isl': bad value '5x2'" "$tmp/err" || fail "file:line, column, value: $(cat "$tmp/err")"
-# A table whose only row is skipped says why, not "check --filter" with no filter given.
+grep -q ',5x2,64,' "$tmp/badnum.csv" || fail "test setup: no isl 512 to replace"
 { head -1 "$d/silicon.csv"; grep b300_sxm "$d/silicon.csv"; } >"$tmp/b300.csv"
-expect2 "only row skipped" "$kvsim" validate --silicon "$tmp/b300.csv"
-grep -q "b300.csv: no row could be compared (1 skipped: system 'b300_sxm' is not in the GPU catalog; 0 failed)$" "$tmp/err" ||
-  fail "the skipped row's reason: $(cat "$tmp/err")"
-expect2 "no row passes the filter" "$kvsim" validate --silicon "$d/silicon.csv" --filter system=nope
-grep -q "no row could be compared (0 skipped; 0 failed; check --filter)$" "$tmp/err" || fail "filter: $(cat "$tmp/err")"
-expect2 "bad range ratio" "$kvsim" validate --silicon "$d/silicon.csv" --range-ratio 0
-expect2 "--filter without --silicon" "$kvsim" validate --startup "$d/silicon.csv" --filter model=x
-expect2 "unknown kernel profile" "$kvsim" validate --silicon "$d/silicon.csv" --perf default:hopper
-grep -q "unknown kernel profile 'default:hopper'" "$tmp/err" || fail "the bad profile is named: $(cat "$tmp/err")"
+run_error_cases "$src/tests/golden/errors/validate_silicon.cases"
 exit 0
