@@ -293,13 +293,22 @@ static int on_arrival(drun_t *r, int32_t slot, kvsim_time_ns now) {
   return start_step(r, p, now);
 }
 
-/* A prefill instance's step ended: its finished requests hold their
- * blocks for the hand-off. */
+/* A prefill instance's step ended: with chunk transfers its requests
+ * still prefilling send the blocks this chunk completed; its finished
+ * requests hold their blocks for the hand-off. */
 static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
   r->finished.n = 0;
-  int rc = kvsim__replica_end_step(&r->side[0].reps[p], now, &r->finished, r->err);
+  kvsim__replica_t *rep = &r->side[0].reps[p];
+  int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
   if (rc < 0)
     return rc;
+  for (int64_t i = 0; r->ho.chunked && i < rep->step.reqs.n; i++) {
+    kvsim_request_t *pre = rep->step.reqs.v[i];
+    kvsim__handoff_entry_t *e;
+    if (pre->status == KVSIM_REQ_RUNNING && pre->num_computed < pre->num_prompt &&
+        (e = kvsim__handoff_of(&r->ho, pre)))
+      kvsim__handoff_chunk(&r->ho, e, pre->num_computed, now);
+  }
   for (int64_t i = 0; i < r->finished.n; i++) {
     kvsim_request_t *pre = r->finished.v[i];
     kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
@@ -335,6 +344,8 @@ static int decode_end(drun_t *r, int32_t d, kvsim_time_ns now) {
  * joins its running batch with the prompt's KV in place. */
 static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim__handoff_entry_t *e = kvsim__handoff_done(&r->ho, slot, now);
+  if (!e) /* a chunk: the link is free for the next send */
+    return start_transfers(r, now);
   kvsim_request_t *dec = e->dec;
   int32_t p = e->p, d = e->d;
   kvsim__reqpool_put(&r->pool, e->pre);
@@ -425,7 +436,15 @@ static int setup(drun_t *r) {
     hs[k] = (kvsim__handoff_side_t){r->side[k].n, r->side[k].kvs, pl->p.tp,
                                     pl->block_bytes * pl->p.tp * (pl->p.pp > 0 ? pl->p.pp : 1)};
   }
-  if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, &hs[0], &hs[1], r->err)) < 0)
+  /* What one transfer moves: the scenario's, else the prefill profile's
+   * rule, which needs the decode blocks before the prefill (kvsim/disagg.h). */
+  kvsim_disagg_unit unit = r->sc->disagg.unit;
+  if (unit == KVSIM_DISAGG_UNIT_PROFILE)
+    unit = r->side[0].sc.sched_ops->defaults.kv_send_chunks &&
+                   r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG
+               ? KVSIM_DISAGG_UNIT_CHUNK
+               : KVSIM_DISAGG_UNIT_REQUEST;
+  if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, unit, &hs[0], &hs[1], r->err)) < 0)
     return rc;
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
   r->started_cap = 64;
