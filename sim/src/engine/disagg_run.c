@@ -11,6 +11,7 @@
  * scheduler.py _update_waiting_for_remote_kv sets num_computed_tokens to
  * the prompt length minus one when every block arrived). TPOT is the
  * decode side's alone. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -563,6 +564,51 @@ static int leftovers(drun_t *r) {
   return KVSIM_OK;
 }
 
+/* Requests in flight and nothing pending but the sampling tick: no
+ * arrival, step end or transfer end will come, and only those start a
+ * step, an allocation or a transfer, so the run would sample for ever (as
+ * run.c's stuck()). Names the first instance holding requests, prefill
+ * side first, with its queues and the hand-off's share of them. No input
+ * reaches this today: admission lets in only prompts each side's empty
+ * pool holds and each profile would schedule alone (refuse), a decode
+ * instance with nothing running or inbound takes the head of its queue,
+ * held prefill blocks and inbound decode ones free or land when a
+ * transfer ends, transfers start whenever their endpoints are idle, and
+ * the replica's own progress guard stops an instance that cannot run
+ * what it holds; the guard keeps a future hole to one error line. */
+static int stuck(drun_t *r) {
+  const int32_t np = r->side[0].n;
+  for (int32_t g = 0; g < np + r->side[1].n; g++) {
+    kvsim__replica_t *rep = rep_of(r, g);
+    const kvsim_sched_t *s = rep->sched;
+    kvsim__replica_sync(rep);
+    kvsim_request_t *const *held = NULL;
+    const long long held_n = s->ops->held ? s->ops->held(s, &held) : 0;
+    const bool pre = g < np;
+    const int32_t i = pre ? g : g - np;
+    /* The hand-off's: blocks held for hand-offs (prefill), requests
+     * allocated and not yet landed, or waiting for blocks (decode). */
+    const long long ho = pre ? r->ho.held[i] : r->ho.inbound[i];
+    const long long waitq = pre ? 0 : r->ho.waitq[i].n - r->ho.waitq_head[i];
+    if (!s->running.n && !s->waiting.n && !held_n && !ho && !waitq)
+      continue;
+    char extra[96];
+    if (pre)
+      snprintf(extra, sizeof extra, "%lld blocks held for hand-offs", ho);
+    else
+      snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
+    return kvsim_err_set(r->err, KVSIM_ETHRESH,
+                         "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
+                         "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
+                         pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n,
+                         (long long)s->running.n, held_n, extra, s->ops->name);
+  }
+  return kvsim_err_set(r->err, KVSIM_ETHRESH,
+                       "disaggregation: %lld requests in flight in no instance's queues and nothing "
+                       "pending: the run cannot make progress",
+                       (long long)r->in_flight);
+}
+
 /* --check-invariants: after every event, each pool's references are its
  * scheduler's requests' plus the hand-off's (kvsim__handoff_check), and
  * the blocks of every scheduled request are live (the replica's own
@@ -633,8 +679,7 @@ int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, 
       break;
     /* Requests in flight with nothing scheduled: nothing can move them. */
     if (r.pending == 0 && r.arrivals == 0 && r.in_flight > 0) {
-      rc = kvsim_err_set(err, KVSIM_ETHRESH, "disaggregation: %lld requests stuck with no step or transfer to run",
-                         (long long)r.in_flight);
+      rc = stuck(&r);
       goto out;
     }
   }
