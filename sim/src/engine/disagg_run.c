@@ -23,7 +23,7 @@
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
-#include "engine/tally.h"
+#include "engine/lifecycle.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 
@@ -80,23 +80,14 @@ static kvsim__replica_t *rep_of(drun_t *r, int32_t g) {
   return g < np ? &r->side[0].reps[g] : &r->side[1].reps[g - np];
 }
 
-static int emit(drun_t *r, kvsim_request_t *q) {
-  return r->sink && r->sink->request ? r->sink->request(r->sink->ctx, q) : KVSIM_OK;
-}
+static int emit(drun_t *r, kvsim_request_t *q) { return kvsim__emit_request(r->sink, q); }
 
 static int pull(drun_t *r);
 
-/* A request leaves: the sink, the workload, the pool (and its prefill
- * twin if it never reached the prefill engine). */
+/* A request leaves (lifecycle.h; its prefill twin, if it never reached
+ * the prefill engine, went back to the pool before). */
 static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
-  kvsim__tally_retired(r->st, q);
-  int rc = emit(r, q);
-  if (rc < 0)
-    return rc;
-  r->in_flight--;
-  int more = kvsim_source_on_finish(r->src, &q->spec, now,
-                                    q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
-  kvsim__reqpool_put(&r->pool, q);
+  int more = kvsim__request_leave(r->st, r->sink, r->src, &r->pool, &r->in_flight, q, now);
   if (more < 0)
     return more;
   return more > 0 || r->src_blocked ? pull(r) : KVSIM_OK;
@@ -106,21 +97,11 @@ static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
  * with max_tokens=1, as vLLM's proxy sends it to the prefill instance:
  * tests/v1/kv_connector/nixl_integration/toy_proxy_server.py). */
 static int pull(drun_t *r) {
-  if (r->src_end)
-    return KVSIM_OK;
   kvsim_req_spec_t spec;
-  int rc = kvsim_source_next(r->src, &spec, r->err);
-  if (rc < 0)
+  int rc = kvsim__request_next(r->src, &spec, &r->src_end, &r->src_blocked, r->in_flight,
+                               kvsim_eventq_now(&r->q), r->err);
+  if (rc <= 0)
     return rc;
-  r->src_blocked = rc == KVSIM_SOURCE_BLOCKED;
-  if (rc == KVSIM_SOURCE_END) {
-    r->src_end = true;
-    return KVSIM_OK;
-  }
-  if (r->src_blocked)
-    return r->in_flight ? KVSIM_OK
-                        : kvsim_err_set(r->err, KVSIM_EINVAL,
-                                        "workload: waits for a request to finish with none in flight");
   /* A new chunk of request objects: within the memory budget beside both
    * sides' pools (budget.h), as run.c's pull_one checks. */
   if (r->pool.nfree < 2 &&
@@ -134,13 +115,8 @@ static int pull(drun_t *r) {
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
   }
   kvsim_time_ns now = kvsim_eventq_now(&r->q);
-  for (int k = 0; k < 2; k++) {
-    kvsim_request_t *q = k ? pre : dec;
-    q->spec = spec;
-    q->status = KVSIM_REQ_PENDING;
-    q->num_prompt = q->num_tokens = spec.prompt_tokens;
-    q->arrival = spec.arrival < now ? now : spec.arrival;
-  }
+  kvsim__request_from_spec(dec, &spec, now);
+  kvsim__request_from_spec(pre, &spec, now);
   pre->spec.output_tokens = 1;
   int32_t s = dec->slot;
   if (kvsim__vec_reserve(&r->pre_of, (int64_t)s + 1) < 0 ||
