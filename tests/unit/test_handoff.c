@@ -248,7 +248,8 @@ static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns 
   int32_t n = 0, slots[1];
   kvsim_request_t *started[1];
   kvsim_time_ns ends[1];
-  cr_assert_eq(kvsim__handoff_alloc(&e->h, 0, 0, 8, 0, 0, started, 1, &n, &err), 1, "pre-allocated");
+  cr_assert_eq(kvsim__handoff_alloc(&e->h, 0, 0, 8, 0, 0, started, 1, &n, &err), 1,
+               "pre-allocated");
   cr_assert_eq(kvsim_waitq_push_back(&e->pf.s->waiting, started[0]), KVSIM_OK, "queued");
   en = kvsim__handoff_of(&e->h, &e->dec[0]);
   int64_t decode_blocks = kvsim_kvcache_held(&e->dc.kv, &e->dec[0]);
@@ -260,7 +261,8 @@ static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns 
   cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "after the first chunk: %s", err.msg);
   if (unit == KVSIM_DISAGG_UNIT_CHUNK) {
     cr_assert_eq(e->h.xferq.n, 1, "its full blocks queue for the link");
-    cr_assert_eq(kvsim__handoff_start(&e->h, e->pf.now, slots, ends, 1), 1, "the chunk's send starts");
+    cr_assert_eq(kvsim__handoff_start(&e->h, e->pf.now, slots, ends, 1), 1,
+                 "the chunk's send starts");
     cr_assert_eq(e->h.bytes_in_flight, 16000, "16 full blocks x 1000 bytes on the link");
     cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "a chunk on the link: %s", err.msg);
   } else {
@@ -275,7 +277,8 @@ static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns 
   cr_assert_eq(kvsim__handoff_prefill_done(&e->h, en, 0, e->pf.now, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "after the prefill: %s", err.msg);
   if (unit == KVSIM_DISAGG_UNIT_CHUNK) {
-    cr_assert_eq(e->h.xferq.n, 0, "the rest waits for the chunk on the link, not in the queue twice");
+    cr_assert_eq(e->h.xferq.n, 0,
+                 "the rest waits for the chunk on the link, not in the queue twice");
     cr_assert_null(kvsim__handoff_done(&e->h, slots[0], ends[0]), "a chunk's end lands nothing");
     cr_assert_eq(e->h.st.chunk_sends, 1, "one chunk sent");
     cr_assert_eq(e->h.bytes_in_flight, 0, "nothing on the link between the sends");
@@ -319,7 +322,8 @@ Test(handoff, chunk_transfers_move_each_block_once_and_expose_only_the_tail) {
   /* Both last sends start as the prefill ends, 2 ms in: the chunked one
    * is 16 blocks (16,000 bytes at 1 GB/s) shorter, 16 us earlier (to the
    * nanosecond the durations are truncated to). */
-  cr_assert_leq(llabs(land_w - land_c - 16000), 1, "the chunked request lands 16 us earlier, got %lld ns",
+  cr_assert_leq(llabs(land_w - land_c - 16000), 1,
+                "the chunked request lands 16 us earlier, got %lld ns",
                 (long long)(land_w - land_c));
   pair_teardown(&c);
   pair_teardown(&w);

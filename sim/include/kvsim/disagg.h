@@ -95,11 +95,11 @@ typedef struct kvsim_disagg_stats {
   int32_t prefill_replicas, decode_replicas;
   int64_t prefill_pool_blocks, decode_pool_blocks; /* usable blocks per instance */
   double prefill_kv_usage_peak, decode_kv_usage_peak;
-  kvsim_disagg_unit unit;       /* the run's (REQUEST or CHUNK, never PROFILE) */
-  int64_t transfers;            /* hand-offs completed (a request's last send) */
-  int64_t chunk_sends;          /* sends of a chunk before its request's last */
+  kvsim_disagg_unit unit; /* the run's (REQUEST or CHUNK, never PROFILE) */
+  int64_t transfers;      /* hand-offs completed (a request's last send) */
+  int64_t chunk_sends;    /* sends of a chunk before its request's last */
   int64_t bytes_transferred;
-  double transfer_s_sum, transfer_s_max;  /* link time per hand-off (its sends summed) */
+  double transfer_s_sum, transfer_s_max; /* link time per hand-off (its sends summed) */
   /* The link time of each hand-off's last send, what its TTFT waits for
    * after the prefill (REQUEST: all of transfer_s). */
   double transfer_exposed_s_sum;

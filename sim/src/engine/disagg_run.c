@@ -20,10 +20,10 @@
 #include "engine/budget.h"
 #include "engine/disagg.h"
 #include "engine/handoff.h"
+#include "engine/lifecycle.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
-#include "engine/lifecycle.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 
@@ -573,16 +573,18 @@ static int stuck(drun_t *r) {
       snprintf(extra, sizeof extra, "%lld blocks held for hand-offs", ho);
     else
       snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
-    return kvsim_err_set(r->err, KVSIM_ETHRESH,
-                         "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
-                         "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
-                         pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n,
-                         (long long)s->running.n, held_n, extra, s->ops->name);
+    return kvsim_err_set(
+        r->err, KVSIM_ETHRESH,
+        "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
+        "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
+        pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n, (long long)s->running.n,
+        held_n, extra, s->ops->name);
   }
-  return kvsim_err_set(r->err, KVSIM_ETHRESH,
-                       "disaggregation: %lld requests in flight in no instance's queues and nothing "
-                       "pending: the run cannot make progress",
-                       (long long)r->in_flight);
+  return kvsim_err_set(
+      r->err, KVSIM_ETHRESH,
+      "disaggregation: %lld requests in flight in no instance's queues and nothing "
+      "pending: the run cannot make progress",
+      (long long)r->in_flight);
 }
 
 /* --check-invariants: after every event, each pool's references are its

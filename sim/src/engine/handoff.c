@@ -344,9 +344,10 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     /* Chunk sends never pass what pre's prefill holds: no block leaves twice. */
     if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE &&
         e->sent_blocks > kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre)) {
-      rc = kvsim_err_set(err, KVSIM_EINVAL, "hand-off: request %llu sent %lld blocks of %lld held",
-                         (unsigned long long)e->dec->spec.id, (long long)e->sent_blocks,
-                         (long long)kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre));
+      rc = kvsim_err_set(
+          err, KVSIM_EINVAL, "hand-off: request %llu sent %lld blocks of %lld held",
+          (unsigned long long)e->dec->spec.id, (long long)e->sent_blocks,
+          (long long)kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre));
       break;
     }
     const bool pre_held = e->state == KVSIM__HO_PREALLOC || e->state == KVSIM__HO_QUEUED ||
@@ -361,12 +362,14 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     if (e->dec_alloc)
       mine[np + e->d] += kvsim_kvcache_held(h->side[KVSIM_SIDE_DECODE].kv[e->d], e->dec);
   }
-  if (rc == KVSIM_OK && (link_bytes != h->bytes_in_flight || on_link != h->in_flight || queued != h->xferq.n))
-    rc = kvsim_err_set(err, KVSIM_EINVAL,
-                       "hand-off: %lld bytes in flight on %lld sends and %lld queued, entries have "
-                       "%lld bytes on %lld sends and %lld queued",
-                       (long long)h->bytes_in_flight, (long long)h->in_flight, (long long)h->xferq.n,
-                       (long long)link_bytes, (long long)on_link, (long long)queued);
+  if (rc == KVSIM_OK &&
+      (link_bytes != h->bytes_in_flight || on_link != h->in_flight || queued != h->xferq.n))
+    rc =
+        kvsim_err_set(err, KVSIM_EINVAL,
+                      "hand-off: %lld bytes in flight on %lld sends and %lld queued, entries have "
+                      "%lld bytes on %lld sends and %lld queued",
+                      (long long)h->bytes_in_flight, (long long)h->in_flight, (long long)h->xferq.n,
+                      (long long)link_bytes, (long long)on_link, (long long)queued);
   for (int32_t i = 0; i < np + nd && rc == KVSIM_OK; i++) {
     const bool pre = i < np;
     const kvsim_kvcache_t *kv = pre ? h->side[0].kv[i] : h->side[1].kv[i - np];

@@ -8,10 +8,10 @@
 #include "core/vec.h"
 #include "engine/budget.h"
 #include "engine/disagg.h"
+#include "engine/lifecycle.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
-#include "engine/lifecycle.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 #include <gsl/gsl_rng.h>

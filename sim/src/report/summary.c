@@ -166,7 +166,8 @@ static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
   cJSON_AddNumberToObject(o, "transfer_s_max", round6(d->transfer_s_max));
   cJSON_AddNumberToObject(o, "chunk_sends", (double)d->chunk_sends);
   cJSON_AddNumberToObject(o, "transfer_exposed_s_mean",
-                          d->transfers ? round6(d->transfer_exposed_s_sum / (double)d->transfers) : 0);
+                          d->transfers ? round6(d->transfer_exposed_s_sum / (double)d->transfers)
+                                       : 0);
   cJSON_AddNumberToObject(o, "decode_alloc_wait_s_mean",
                           d->transfers ? round6(d->handoff_wait_s_sum / (double)d->transfers) : 0);
   cJSON_AddNumberToObject(o, "decode_alloc_wait_s_max", round6(d->handoff_wait_s_max));
