@@ -130,6 +130,11 @@ gt "$(get "$tmp/whole" disaggregation.transfer_exposed_s_mean)" "$(get "$tmp/chu
 grep -q '^== prefill: 1 x h100-sxm (TP 1), profile vllm-v1 ==$' "$tmp/calc.txt" || { echo "FAIL: calc prefill header"; cat "$tmp/calc.txt"; exit 1; }
 grep -q '^GPU KV cache size: 9,600 tokens$' "$tmp/calc.txt" || { echo "FAIL: calc decode pool"; exit 1; }
 grep -q 'prompt of 8,192 tokens: 1,073,741,824 bytes' "$tmp/calc.txt" || { echo "FAIL: calc transfer bytes"; exit 1; }
+grep -q '^Sent whole after the prefill (transfer request)$' "$tmp/calc.txt" || { echo "FAIL: calc: vLLM's unit"; exit 1; }
+"$kvsim" calc --scenario "$tmp/long.json" | grep -q '^Sent per chunked-prefill chunk as it is computed (transfer chunk)' ||
+  { echo "FAIL: calc: SGLang's unit"; exit 1; }
+[ "$("$kvsim" calc --scenario "$tmp/long.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transfer"])')" = chunk ] ||
+  { echo "FAIL: calc --json transfer"; exit 1; }
 
 # 6. compare takes disaggregated candidates beside aggregated ones: a
 # replica is one unit of the block's instances (GPUs: both sides'), and a

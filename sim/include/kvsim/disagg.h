@@ -83,6 +83,10 @@ void kvsim_xfer_link_defaults(kvsim_xfer_link kind, double gpu_spec_GBps, double
 const char *kvsim_xfer_link_name(kvsim_xfer_link kind);
 const char *kvsim_disagg_flow_name(kvsim_disagg_flow flow);
 const char *kvsim_disagg_unit_name(kvsim_disagg_unit unit);
+/* The run's unit (REQUEST or CHUNK): the block's, else CHUNK when the
+ * prefill side's profile sends chunks (kvsim_sched_defaults_t.
+ * kv_send_chunks) and the flow is sglang, else REQUEST. */
+kvsim_disagg_unit kvsim_disagg_unit_of(const kvsim_disagg_cfg_t *d, bool prefill_sends_chunks);
 
 /* The seconds one transfer of `bytes` takes on an idle link between a
  * prefill instance of TP tp_p and a decode instance of TP tp_d: every

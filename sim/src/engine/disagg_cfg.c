@@ -42,6 +42,14 @@ const char *kvsim_disagg_unit_name(kvsim_disagg_unit u) {
   return u == KVSIM_DISAGG_UNIT_PROFILE ? "profile" : (unsigned)u <= 2 ? unit_names[u - 1] : "?";
 }
 
+kvsim_disagg_unit kvsim_disagg_unit_of(const kvsim_disagg_cfg_t *d, bool prefill_sends_chunks) {
+  if (d->unit != KVSIM_DISAGG_UNIT_PROFILE)
+    return d->unit;
+  /* A chunk needs the decode blocks before the prefill: the sglang flow. */
+  return prefill_sends_chunks && d->flow == KVSIM_DISAGG_FLOW_SGLANG ? KVSIM_DISAGG_UNIT_CHUNK
+                                                                     : KVSIM_DISAGG_UNIT_REQUEST;
+}
+
 /* NVLink: a measured H100 SXM peer-to-peer copy reaches 376-380 GB/s of
  * the 450 GB/s one direction (NVIDIA/nccl#1264, p2pBandwidthLatencyTest),
  * 0.84 of the spec link; the GPU's own spec link times that.

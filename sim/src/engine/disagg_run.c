@@ -415,12 +415,8 @@ static int setup(drun_t *r) {
   }
   /* What one transfer moves: the scenario's, else the prefill profile's
    * rule, which needs the decode blocks before the prefill (kvsim/disagg.h). */
-  kvsim_disagg_unit unit = r->sc->disagg.unit;
-  if (unit == KVSIM_DISAGG_UNIT_PROFILE)
-    unit = r->side[0].sc.sched_ops->defaults.kv_send_chunks &&
-                   r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG
-               ? KVSIM_DISAGG_UNIT_CHUNK
-               : KVSIM_DISAGG_UNIT_REQUEST;
+  kvsim_disagg_unit unit =
+      kvsim_disagg_unit_of(&r->sc->disagg, r->side[0].sc.sched_ops->defaults.kv_send_chunks);
   if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, unit, &hs[0], &hs[1], r->err)) < 0)
     return rc;
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
