@@ -50,8 +50,9 @@ int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out,
     }
     if (n == 2) {
       cJSON_AddStringToObject(j, "flow", kvsim_disagg_flow_name(sc->disagg.flow));
-      cJSON_AddStringToObject(j, "transfer", kvsim_disagg_unit_name(kvsim_disagg_unit_of(
-                                                 &sc->disagg, side[0].sched_ops->defaults.kv_send_chunks)));
+      cJSON_AddStringToObject(j, "transfer",
+                              kvsim_disagg_unit_name(kvsim_disagg_unit_of(
+                                  &sc->disagg, side[0].sched_ops->defaults.kv_send_chunks)));
       cJSON_AddStringToObject(j, "link", kvsim_xfer_link_name(sc->disagg.link));
       cJSON_AddNumberToObject(j, "link_bandwidth_GBps", sc->disagg.link_GBps);
       cJSON_AddNumberToObject(j, "transfer_bytes_per_prompt_token",
