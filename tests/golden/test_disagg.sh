@@ -90,6 +90,37 @@ gt "$(get "$tmp/sgl" disaggregation.decode_prealloc_queue_peak)" 10 "SGLang's pr
 head -1 "$tmp/sgl/transfer.csv" | grep -q '^time_s,prefill_kv_cache_usage_perc,decode_kv_cache_usage_perc,' ||
   { echo "FAIL: transfer.csv header"; exit 1; }
 
+# 3b. What one transfer moves. SGLang sends each chunked-prefill chunk's
+# KV as it is computed (prefill.py send_kv_chunk), so on a long prompt over
+# a slow link the transfer overlaps the later chunks and TTFT waits for the
+# last chunk's share only; a whole-request transfer (vLLM's connector, or
+# disaggregation.transfer=request) waits for all of it. The same bytes
+# cross the link either way.
+cat >"$tmp/long.json" <<'JSON'
+{ "name": "sgl-long-prompt", "seed": 7, "model": "llama-3.1-8b", "hardware": { "gpu": "h100-sxm" },
+  "engine": { "profile": "sglang", "max_model_len": 32768 },
+  "disaggregation": { "prefill": {}, "decode": {}, "link": { "kind": "roce", "bandwidth_GBps": 2 } },
+  "workload": { "synthetic": { "requests": 10, "arrival": { "process": "poisson", "rate": 0.2 },
+    "prompt_tokens": { "dist": "uniform", "min": 16000, "max": 24000 },
+    "output_tokens": { "dist": "uniform", "min": 50, "max": 100 } } } }
+JSON
+"$kvsim" run "$tmp/long.json" --quiet --no-band --check-invariants --out "$tmp/chunk"
+"$kvsim" run "$tmp/long.json" --quiet --no-band --check-invariants --out "$tmp/whole" --set disaggregation.transfer=request
+[ "$(get "$tmp/chunk" disaggregation.transfer)" = chunk ] || { echo "FAIL: sglang's default transfer is not per chunk"; exit 1; }
+gt "$(get "$tmp/chunk" disaggregation.chunk_sends)" 9 "every 16k+ prompt should send a chunk before its last"
+[ "$(get "$tmp/chunk" disaggregation.kv_bytes_transferred)" = "$(get "$tmp/whole" disaggregation.kv_bytes_transferred)" ] ||
+  { echo "FAIL: per-chunk transfers moved other bytes than whole ones"; exit 1; }
+echo "TTFT p50 of 16-24k prompts over 2 GB/s: per chunk $(get "$tmp/chunk" latency.ttft_s.p50) s, whole request $(get "$tmp/whole" latency.ttft_s.p50) s"
+gt "$(awk -v b="$(get "$tmp/whole" latency.ttft_s.p50)" 'BEGIN { print 0.9 * b }')" "$(get "$tmp/chunk" latency.ttft_s.p50)" \
+  "per-chunk transfers should cut TTFT by a tenth or more"
+gt "$(get "$tmp/whole" disaggregation.transfer_exposed_s_mean)" "$(get "$tmp/chunk" disaggregation.transfer_exposed_s_mean)" \
+  "per chunk, less of the transfer should be left after the prefill"
+# The rule is the prefill profile's: vllm-v1 under the sglang flow sends
+# whole requests.
+"$kvsim" run "$tmp/long.json" --quiet --no-band --out "$tmp/v1sgl" --set engine.profile=vllm-v1 \
+  --set disaggregation.flow=sglang --set workload.synthetic.requests=2
+[ "$(get "$tmp/v1sgl" disaggregation.transfer)" = request ] || { echo "FAIL: vllm-v1 should send whole requests"; exit 1; }
+
 # 4. An aggregated run writes no transfer.csv.
 "$kvsim" run "$src/tests/golden/cases/v1-two-replicas/scenario.json" --quiet --no-band --out "$tmp/agg"
 [ ! -e "$tmp/agg/transfer.csv" ] || { echo "FAIL: transfer.csv beside an aggregated run"; exit 1; }
@@ -99,6 +130,11 @@ head -1 "$tmp/sgl/transfer.csv" | grep -q '^time_s,prefill_kv_cache_usage_perc,d
 grep -q '^== prefill: 1 x h100-sxm (TP 1), profile vllm-v1 ==$' "$tmp/calc.txt" || { echo "FAIL: calc prefill header"; cat "$tmp/calc.txt"; exit 1; }
 grep -q '^GPU KV cache size: 9,600 tokens$' "$tmp/calc.txt" || { echo "FAIL: calc decode pool"; exit 1; }
 grep -q 'prompt of 8,192 tokens: 1,073,741,824 bytes' "$tmp/calc.txt" || { echo "FAIL: calc transfer bytes"; exit 1; }
+grep -q '^Sent whole after the prefill (transfer request)$' "$tmp/calc.txt" || { echo "FAIL: calc: vLLM's unit"; exit 1; }
+"$kvsim" calc --scenario "$tmp/long.json" | grep -q '^Sent per chunked-prefill chunk as it is computed (transfer chunk)' ||
+  { echo "FAIL: calc: SGLang's unit"; exit 1; }
+[ "$("$kvsim" calc --scenario "$tmp/long.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transfer"])')" = chunk ] ||
+  { echo "FAIL: calc --json transfer"; exit 1; }
 
 # 6. compare takes disaggregated candidates beside aggregated ones: a
 # replica is one unit of the block's instances (GPUs: both sides'), and a
@@ -128,7 +164,8 @@ grep -q 'replicas = [0-9]* GPUs ([0-9]* x 3 GPUs per replica)' "$tmp/plan.txt" |
 
 # 7. Bad blocks: one line naming the key, exit 2, nothing written.
 for set in disaggregation.link.kind=ethernet disaggregation.decode=null disaggregation.prefill.tensor_parallel_size=3 \
-           hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1; do
+           hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1 \
+           disaggregation.transfer=layer disaggregation.transfer=chunk; do
   set +e
   "$kvsim" run "$scen" --quiet --out "$tmp/bad" --set "$set" 2>"$tmp/err"
   rc=$?

@@ -463,6 +463,7 @@ static void disagg_run(kvsim_summary_t *s, double queue, double wait, double xfe
   d->transfers = 200;
   d->handoff_wait_s_sum = 200 * wait;
   d->transfer_s_sum = link_busy > 0 ? 100 * link_busy : 200 * xfer;
+  d->transfer_exposed_s_sum = 200 * xfer; /* whole-request transfers: all of it after the prefill */
   d->prefill_busy_s = 100 * prefill_busy;
   d->decode_busy_s = 100;
   d->prefill_kv_usage_peak = 0.3;
@@ -511,6 +512,18 @@ Test(diagnosis, disaggregated_run_names_the_side_that_bounds_it) {
   d = find(&s, "disagg_unbound");
   cr_assert(d && !strcmp(d->severity, "info") && d->nadvice == 0,
             "an unloaded run bounds on nothing");
+  /* Per-chunk transfers: 0.3 s of link time per request, 60 % of the run,
+   * but the earlier chunks' sends overlap the prefill and only 15 ms is
+   * left after it: TTFT does not wait on the link. As whole transfers the
+   * same link time bounds. */
+  disagg_run(&s, 0.05, 0, 0.3, 0.2, 0);
+  kvsim__diagnose_disagg(&in, &s);
+  cr_assert_not_null(find(&s, "disagg_link_bound"), "whole transfers of 0.3 s bound on the link");
+  disagg_run(&s, 0.05, 0, 0.3, 0.2, 0);
+  s.disagg.transfer_exposed_s_sum = 200 * 0.015;
+  kvsim__diagnose_disagg(&in, &s);
+  cr_assert_not_null(find(&s, "disagg_unbound"), "chunked, 15 ms exposed: got %s",
+                     s.ndiagnosis ? s.diagnosis[0].code : "nothing");
   /* An aggregated run gets none of these. */
   disagg_run(&s, 1.2, 0.05, 0.01, 0.9, 0);
   s.disaggregated = false;

@@ -15,7 +15,8 @@ typedef struct pair_env {
   kvsim_request_t dec[4];
 } pair_env_t;
 
-static void pair_setup(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks) {
+static void pair_setup_unit(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks,
+                            kvsim_disagg_unit unit) {
   memset(e, 0, sizeof *e);
   env_setup(&e->pf, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = 33,
                                  .budget = 64, .max_seqs = 8, .chunked = true});
@@ -27,7 +28,11 @@ static void pair_setup(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blo
                             .link_GBps = 1, .link_latency_s = 1e-3};
   kvsim__handoff_side_t p = {1, e->pkv, 1, 1000}, d = {1, e->dkv, 1, 1000};
   kvsim_err err = {0};
-  cr_assert_eq(kvsim__handoff_init(&e->h, &cfg, &p, &d, &err), KVSIM_OK, "init: %s", err.msg);
+  cr_assert_eq(kvsim__handoff_init(&e->h, &cfg, unit, &p, &d, &err), KVSIM_OK, "init: %s", err.msg);
+}
+
+static void pair_setup(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks) {
+  pair_setup_unit(e, flow, decode_blocks, KVSIM_DISAGG_UNIT_REQUEST);
 }
 
 static void pair_teardown(pair_env_t *e) {
@@ -228,4 +233,130 @@ Test(handoff, transfer_time_uses_the_narrower_side) {
   kvsim_xfer_link_defaults(KVSIM_XFER_INFINIBAND, 450, &bw, &lat, &src);
   cr_assert_float_eq(bw, 43, 1e-9, "InfiniBand default: DeepEP's measured RDMA figure");
   cr_assert(strstr(src, "DeepEP"), "the source is named: %s", src);
+}
+
+/* Runs one 100-token prompt (25 blocks of 4 tokens; chunks of 64 and 36
+ * tokens under the 64-token budget) through the sglang flow with the given
+ * transfer unit, checking the accounting after every move. Returns its
+ * entry's figures through the hand-off's stats; *land is when the decode
+ * side has its KV. */
+static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns *land) {
+  pair_setup_unit(e, KVSIM_DISAGG_FLOW_SGLANG, 32, unit);
+  kvsim_err err = {0};
+  kvsim__handoff_entry_t *en = pair_add(e, 0, 100, KVSIM__HO_BOOTSTRAP, 0);
+  cr_assert(kvsim_waitq_remove(&e->pf.s->waiting, en->pre), "dequeued until bootstrapped");
+  int32_t n = 0, slots[1];
+  kvsim_request_t *started[1];
+  kvsim_time_ns ends[1];
+  cr_assert_eq(kvsim__handoff_alloc(&e->h, 0, 0, 8, 0, 0, started, 1, &n, &err), 1,
+               "pre-allocated");
+  cr_assert_eq(kvsim_waitq_push_back(&e->pf.s->waiting, started[0]), KVSIM_OK, "queued");
+  en = kvsim__handoff_of(&e->h, &e->dec[0]);
+  int64_t decode_blocks = kvsim_kvcache_held(&e->dc.kv, &e->dec[0]);
+  /* The first chunk: 64 tokens, 16 full blocks. */
+  schedule(&e->pf);
+  finish_step(&e->pf);
+  cr_assert_eq(en->pre->num_computed, 64, "the first chunk is the budget");
+  kvsim__handoff_chunk(&e->h, en, en->pre->num_computed, e->pf.now);
+  cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "after the first chunk: %s", err.msg);
+  if (unit == KVSIM_DISAGG_UNIT_CHUNK) {
+    cr_assert_eq(e->h.xferq.n, 1, "its full blocks queue for the link");
+    cr_assert_eq(kvsim__handoff_start(&e->h, e->pf.now, slots, ends, 1), 1,
+                 "the chunk's send starts");
+    cr_assert_eq(e->h.bytes_in_flight, 16000, "16 full blocks x 1000 bytes on the link");
+    cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "a chunk on the link: %s", err.msg);
+  } else {
+    cr_assert_eq(e->h.xferq.n, 0, "a whole-request transfer waits for the prefill's end");
+  }
+  /* The last chunk, while the first's send is on the link: its forward
+   * takes 2 ms, longer than the send. */
+  schedule(&e->pf);
+  e->pf.now += 2000000;
+  finish_step(&e->pf);
+  cr_assert_eq(e->pf.done.n, 1, "the prefill ends with the second chunk");
+  cr_assert_eq(kvsim__handoff_prefill_done(&e->h, en, 0, e->pf.now, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "after the prefill: %s", err.msg);
+  if (unit == KVSIM_DISAGG_UNIT_CHUNK) {
+    cr_assert_eq(e->h.xferq.n, 0,
+                 "the rest waits for the chunk on the link, not in the queue twice");
+    cr_assert_null(kvsim__handoff_done(&e->h, slots[0], ends[0]), "a chunk's end lands nothing");
+    cr_assert_eq(e->h.st.chunk_sends, 1, "one chunk sent");
+    cr_assert_eq(e->h.bytes_in_flight, 0, "nothing on the link between the sends");
+    cr_assert_eq(e->h.xferq.n, 1, "the rest queues as the chunk ends");
+    cr_assert_eq(used(&e->pf.kv), en->pre_blocks, "the prefill side still holds every block");
+    cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "between the sends: %s", err.msg);
+  }
+  cr_assert_eq(kvsim__handoff_start(&e->h, e->pf.now, slots, ends, 1), 1, "the last send starts");
+  cr_assert_eq(e->h.bytes_in_flight, en->bytes - (unit == KVSIM_DISAGG_UNIT_CHUNK ? 16000 : 0),
+               "the last send moves what the chunks did not");
+  kvsim__handoff_entry_t *d = kvsim__handoff_done(&e->h, slots[0], ends[0]);
+  cr_assert_not_null(d, "the last send lands the request");
+  cr_assert_eq(used(&e->pf.kv), 0, "the prefill side frees every block at the end");
+  kvsim__handoff_landed(&e->h, d);
+  cr_assert_eq(pair_check(e, decode_blocks, &err), KVSIM_OK, "landed: %s", err.msg);
+  *land = ends[0];
+}
+
+Test(handoff, chunk_transfers_move_each_block_once_and_expose_only_the_tail) {
+  pair_env_t c, w;
+  kvsim_time_ns land_c, land_w;
+  run_one_prompt(&w, KVSIM_DISAGG_UNIT_REQUEST, &land_w);
+  run_one_prompt(&c, KVSIM_DISAGG_UNIT_CHUNK, &land_c);
+  cr_assert_eq(c.h.st.unit, KVSIM_DISAGG_UNIT_CHUNK, "the unit is the run's");
+  cr_assert_eq(c.h.st.transfers, 1, "one hand-off");
+  cr_assert_eq(w.h.st.chunk_sends, 0, "a whole-request transfer sends no chunk");
+  /* The prompt's 25 blocks: every one crosses the link once, whatever
+   * the unit. */
+  cr_assert_eq(c.h.st.bytes_transferred, w.h.st.bytes_transferred,
+               "chunks move the same bytes in total (%lld vs %lld)",
+               (long long)c.h.st.bytes_transferred, (long long)w.h.st.bytes_transferred);
+  cr_assert_eq(c.h.st.bytes_transferred, 25000, "25 blocks x 1000 bytes, got %lld",
+               (long long)c.h.st.bytes_transferred);
+  /* The link time: the chunks pay one more latency (1 ms), but the
+   * request waits after its prefill for the last 9 blocks only. */
+  cr_assert_float_eq(c.h.st.transfer_s_sum, 0.001016 + 0.001009, 1e-9, "two sends' link time");
+  cr_assert_float_eq(w.h.st.transfer_s_sum, 0.001025, 1e-9, "one send's link time");
+  cr_assert_float_eq(c.h.st.transfer_exposed_s_sum, 0.001009, 1e-9, "the last send is exposed");
+  cr_assert_float_eq(w.h.st.transfer_exposed_s_sum, w.h.st.transfer_s_sum, 1e-12,
+                     "a whole-request transfer is all exposed");
+  /* Both last sends start as the prefill ends, 2 ms in: the chunked one
+   * is 16 blocks (16,000 bytes at 1 GB/s) shorter, 16 us earlier (to the
+   * nanosecond the durations are truncated to). */
+  cr_assert_leq(llabs(land_w - land_c - 16000), 1,
+                "the chunked request lands 16 us earlier, got %lld ns",
+                (long long)(land_w - land_c));
+  pair_teardown(&c);
+  pair_teardown(&w);
+}
+
+Test(handoff, a_chunk_sent_twice_or_bytes_off_the_link_are_caught) {
+  pair_env_t e;
+  kvsim_time_ns land;
+  pair_setup_unit(&e, KVSIM_DISAGG_FLOW_SGLANG, 32, KVSIM_DISAGG_UNIT_CHUNK);
+  kvsim_err err = {0};
+  kvsim__handoff_entry_t *en = pair_add(&e, 0, 100, KVSIM__HO_BOOTSTRAP, 0);
+  cr_assert(kvsim_waitq_remove(&e.pf.s->waiting, en->pre), "dequeued");
+  int32_t n = 0, slots[1];
+  kvsim_request_t *started[1];
+  kvsim_time_ns ends[1];
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, 0, started, 1, &n, &err), 1, "pre-allocated");
+  cr_assert_eq(kvsim_waitq_push_back(&e.pf.s->waiting, started[0]), KVSIM_OK, "queued");
+  en = kvsim__handoff_of(&e.h, &e.dec[0]);
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  kvsim__handoff_chunk(&e.h, en, en->pre->num_computed, e.pf.now);
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the chunk's send starts");
+  /* Bytes on the link that no send carries. */
+  e.h.bytes_in_flight += 1000;
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_EINVAL, "bytes off the link are an error");
+  cr_assert(strstr(err.msg, "17000 bytes in flight on 1 sends"), "names it: %s", err.msg);
+  e.h.bytes_in_flight -= 1000;
+  /* More blocks sent than the prefill computed and holds. */
+  en->sent_blocks += 100;
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_EINVAL, "a block sent twice is an error");
+  cr_assert(strstr(err.msg, "sent 116 blocks of"), "names it: %s", err.msg);
+  en->sent_blocks -= 100;
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "restored: %s", err.msg);
+  (void)land;
+  pair_teardown(&e);
 }

@@ -31,6 +31,26 @@ extern "C" {
  *   forward and frees when the transfer is done (inflight queue). */
 typedef enum { KVSIM_DISAGG_FLOW_VLLM = 0, KVSIM_DISAGG_FLOW_SGLANG } kvsim_disagg_flow;
 
+/* What one transfer moves.
+ * - REQUEST: the whole request's KV after its prefill (vLLM's
+ *   NixlConnector: the decode side reads every block once the prefill
+ *   request has finished, nixl_connector.py NixlConnectorScheduler
+ *   request_finished -> NixlConnectorWorker.start_load_kv / _read_blocks).
+ * - CHUNK: each chunked-prefill chunk's full blocks as they are computed,
+ *   then the rest after the last chunk (SGLang: prefill.py
+ *   process_prefill_chunk and process_batch_result_disagg_prefill ->
+ *   send_kv_chunk), so that the transfer overlaps the later chunks and
+ *   only the last chunk's share is left after the prefill. Needs the
+ *   decode side's blocks before the prefill runs (the sglang flow).
+ * PROFILE (the scenario's default): CHUNK when the prefill side's profile
+ * sends chunks (kvsim_sched_defaults_t.kv_send_chunks) and the flow is
+ * sglang, else REQUEST. */
+typedef enum {
+  KVSIM_DISAGG_UNIT_PROFILE = 0,
+  KVSIM_DISAGG_UNIT_REQUEST,
+  KVSIM_DISAGG_UNIT_CHUNK
+} kvsim_disagg_unit;
+
 /* The KV-transfer link between the groups (not gpu.h's kvsim_link_kind,
  * which is how GPUs of one instance talk). */
 typedef enum {
@@ -43,6 +63,7 @@ typedef struct kvsim_disagg_cfg {
   bool enabled;
   kvsim_disagg_flow flow;
   kvsim_xfer_link link;
+  kvsim_disagg_unit unit;  /* as given: PROFILE unless the block names one */
   double link_GBps;        /* per GPU, one direction */
   double link_latency_s;   /* fixed cost of every transfer */
   /* Instances of each side in one deployment unit, as the block gives
@@ -61,6 +82,11 @@ void kvsim_xfer_link_defaults(kvsim_xfer_link kind, double gpu_spec_GBps, double
                               double *latency_s, const char **source);
 const char *kvsim_xfer_link_name(kvsim_xfer_link kind);
 const char *kvsim_disagg_flow_name(kvsim_disagg_flow flow);
+const char *kvsim_disagg_unit_name(kvsim_disagg_unit unit);
+/* The run's unit (REQUEST or CHUNK): the block's, else CHUNK when the
+ * prefill side's profile sends chunks (kvsim_sched_defaults_t.
+ * kv_send_chunks) and the flow is sglang, else REQUEST. */
+kvsim_disagg_unit kvsim_disagg_unit_of(const kvsim_disagg_cfg_t *d, bool prefill_sends_chunks);
 
 /* The seconds one transfer of `bytes` takes on an idle link between a
  * prefill instance of TP tp_p and a decode instance of TP tp_d: every
@@ -73,9 +99,14 @@ typedef struct kvsim_disagg_stats {
   int32_t prefill_replicas, decode_replicas;
   int64_t prefill_pool_blocks, decode_pool_blocks; /* usable blocks per instance */
   double prefill_kv_usage_peak, decode_kv_usage_peak;
-  int64_t transfers;            /* completed */
+  kvsim_disagg_unit unit; /* the run's (REQUEST or CHUNK, never PROFILE) */
+  int64_t transfers;      /* hand-offs completed (a request's last send) */
+  int64_t chunk_sends;    /* sends of a chunk before its request's last */
   int64_t bytes_transferred;
-  double transfer_s_sum, transfer_s_max;  /* link time per transfer */
+  double transfer_s_sum, transfer_s_max; /* link time per hand-off (its sends summed) */
+  /* The link time of each hand-off's last send, what its TTFT waits for
+   * after the prefill (REQUEST: all of transfer_s). */
+  double transfer_exposed_s_sum;
   double handoff_wait_s_sum, handoff_wait_s_max; /* prefill done -> decode blocks allocated */
   int64_t held_blocks_peak;     /* prefill blocks held for hand-offs, max over instances */
   int64_t bytes_in_flight_peak;

@@ -129,6 +129,7 @@ typedef enum kvsim_param_id {
   KVSIM_PARAM_PREFILL_TIME_SCALE,
   /* disaggregation: the block, each side's own keys, the link */
   KVSIM_PARAM_DISAGG_FLOW,
+  KVSIM_PARAM_DISAGG_TRANSFER,
   KVSIM_PARAM_DISAGG_PREFILL,
   KVSIM_PARAM_DISAGG_PREFILL_GPU,
   KVSIM_PARAM_DISAGG_PREFILL_TP,

@@ -170,6 +170,11 @@ typedef struct kvsim_sched_defaults {
    * a request marked hold_kv) and takes a request into `running` with its
    * prompt's KV already in its blocks. */
   bool kv_connector;
+  /* On the prefill side of a disaggregated deployment whose decode side
+   * allocated before the prefill (the sglang flow), sends each
+   * chunked-prefill chunk's KV as it is computed instead of the whole
+   * request after its prefill (kvsim/disagg.h, KVSIM_DISAGG_UNIT_CHUNK). */
+  bool kv_send_chunks;
   /* Schedules and swaps LoRA adapters per request (kvsim/lora.h): a
    * workload whose requests name adapters runs only under it. */
   bool lora_adapters;

@@ -248,6 +248,10 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "the profile's engine (sglang for sglang, else vllm)", KVC,
       "KV hand-off: vllm (connector, blocks kept until pulled) or sglang (bootstrap, decode "
       "pre-allocation)"),
+    P(DISAGG_TRANSFER, "disaggregation.transfer", NULL, NULL, S, 0, 0, 0,
+      "the prefill profile's (chunk for sglang under the sglang flow, else request)", KVC,
+      "what one transfer moves: request (the whole KV after the prefill) or chunk (each "
+      "chunked-prefill chunk's KV as computed; sglang flow only)"),
     SIDE(PREFILL, "prefill"),
     SIDE(DECODE, "decode"),
     P(DISAGG_LINK, "disaggregation.link", NULL, NULL, O, 0, 0, 0, "infiniband's defaults", KVC,

@@ -11,6 +11,7 @@
  * scheduler.py _update_waiting_for_remote_kv sets num_computed_tokens to
  * the prompt length minus one when every block arrived). TPOT is the
  * decode side's alone. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,10 +20,10 @@
 #include "engine/budget.h"
 #include "engine/disagg.h"
 #include "engine/handoff.h"
+#include "engine/lifecycle.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
-#include "engine/tally.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 
@@ -79,23 +80,14 @@ static kvsim__replica_t *rep_of(drun_t *r, int32_t g) {
   return g < np ? &r->side[0].reps[g] : &r->side[1].reps[g - np];
 }
 
-static int emit(drun_t *r, kvsim_request_t *q) {
-  return r->sink && r->sink->request ? r->sink->request(r->sink->ctx, q) : KVSIM_OK;
-}
+static int emit(drun_t *r, kvsim_request_t *q) { return kvsim__emit_request(r->sink, q); }
 
 static int pull(drun_t *r);
 
-/* A request leaves: the sink, the workload, the pool (and its prefill
- * twin if it never reached the prefill engine). */
+/* A request leaves (lifecycle.h; its prefill twin, if it never reached
+ * the prefill engine, went back to the pool before). */
 static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
-  kvsim__tally_retired(r->st, q);
-  int rc = emit(r, q);
-  if (rc < 0)
-    return rc;
-  r->in_flight--;
-  int more = kvsim_source_on_finish(r->src, &q->spec, now,
-                                    q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
-  kvsim__reqpool_put(&r->pool, q);
+  int more = kvsim__request_leave(r->st, r->sink, r->src, &r->pool, &r->in_flight, q, now);
   if (more < 0)
     return more;
   return more > 0 || r->src_blocked ? pull(r) : KVSIM_OK;
@@ -105,21 +97,11 @@ static int retire(drun_t *r, kvsim_request_t *q, kvsim_time_ns now) {
  * with max_tokens=1, as vLLM's proxy sends it to the prefill instance:
  * tests/v1/kv_connector/nixl_integration/toy_proxy_server.py). */
 static int pull(drun_t *r) {
-  if (r->src_end)
-    return KVSIM_OK;
   kvsim_req_spec_t spec;
-  int rc = kvsim_source_next(r->src, &spec, r->err);
-  if (rc < 0)
+  int rc = kvsim__request_next(r->src, &spec, &r->src_end, &r->src_blocked, r->in_flight,
+                               kvsim_eventq_now(&r->q), r->err);
+  if (rc <= 0)
     return rc;
-  r->src_blocked = rc == KVSIM_SOURCE_BLOCKED;
-  if (rc == KVSIM_SOURCE_END) {
-    r->src_end = true;
-    return KVSIM_OK;
-  }
-  if (r->src_blocked)
-    return r->in_flight ? KVSIM_OK
-                        : kvsim_err_set(r->err, KVSIM_EINVAL,
-                                        "workload: waits for a request to finish with none in flight");
   /* A new chunk of request objects: within the memory budget beside both
    * sides' pools (budget.h), as run.c's pull_one checks. */
   if (r->pool.nfree < 2 &&
@@ -133,13 +115,8 @@ static int pull(drun_t *r) {
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
   }
   kvsim_time_ns now = kvsim_eventq_now(&r->q);
-  for (int k = 0; k < 2; k++) {
-    kvsim_request_t *q = k ? pre : dec;
-    q->spec = spec;
-    q->status = KVSIM_REQ_PENDING;
-    q->num_prompt = q->num_tokens = spec.prompt_tokens;
-    q->arrival = spec.arrival < now ? now : spec.arrival;
-  }
+  kvsim__request_from_spec(dec, &spec, now);
+  kvsim__request_from_spec(pre, &spec, now);
   pre->spec.output_tokens = 1;
   int32_t s = dec->slot;
   if (kvsim__vec_reserve(&r->pre_of, (int64_t)s + 1) < 0 ||
@@ -293,13 +270,22 @@ static int on_arrival(drun_t *r, int32_t slot, kvsim_time_ns now) {
   return start_step(r, p, now);
 }
 
-/* A prefill instance's step ended: its finished requests hold their
- * blocks for the hand-off. */
+/* A prefill instance's step ended: with chunk transfers its requests
+ * still prefilling send the blocks this chunk completed; its finished
+ * requests hold their blocks for the hand-off. */
 static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
   r->finished.n = 0;
-  int rc = kvsim__replica_end_step(&r->side[0].reps[p], now, &r->finished, r->err);
+  kvsim__replica_t *rep = &r->side[0].reps[p];
+  int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
   if (rc < 0)
     return rc;
+  for (int64_t i = 0; r->ho.chunked && i < rep->step.reqs.n; i++) {
+    kvsim_request_t *pre = rep->step.reqs.v[i];
+    kvsim__handoff_entry_t *e;
+    if (pre->status == KVSIM_REQ_RUNNING && pre->num_computed < pre->num_prompt &&
+        (e = kvsim__handoff_of(&r->ho, pre)))
+      kvsim__handoff_chunk(&r->ho, e, pre->num_computed, now);
+  }
   for (int64_t i = 0; i < r->finished.n; i++) {
     kvsim_request_t *pre = r->finished.v[i];
     kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
@@ -335,6 +321,8 @@ static int decode_end(drun_t *r, int32_t d, kvsim_time_ns now) {
  * joins its running batch with the prompt's KV in place. */
 static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim__handoff_entry_t *e = kvsim__handoff_done(&r->ho, slot, now);
+  if (!e) /* a chunk: the link is free for the next send */
+    return start_transfers(r, now);
   kvsim_request_t *dec = e->dec;
   int32_t p = e->p, d = e->d;
   kvsim__reqpool_put(&r->pool, e->pre);
@@ -425,7 +413,11 @@ static int setup(drun_t *r) {
     hs[k] = (kvsim__handoff_side_t){r->side[k].n, r->side[k].kvs, pl->p.tp,
                                     pl->block_bytes * pl->p.tp * (pl->p.pp > 0 ? pl->p.pp : 1)};
   }
-  if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, &hs[0], &hs[1], r->err)) < 0)
+  /* What one transfer moves: the scenario's, else the prefill profile's
+   * rule, which needs the decode blocks before the prefill (kvsim/disagg.h). */
+  kvsim_disagg_unit unit =
+      kvsim_disagg_unit_of(&r->sc->disagg, r->side[0].sc.sched_ops->defaults.kv_send_chunks);
+  if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, unit, &hs[0], &hs[1], r->err)) < 0)
     return rc;
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
   r->started_cap = 64;
@@ -544,6 +536,53 @@ static int leftovers(drun_t *r) {
   return KVSIM_OK;
 }
 
+/* Requests in flight and nothing pending but the sampling tick: no
+ * arrival, step end or transfer end will come, and only those start a
+ * step, an allocation or a transfer, so the run would sample for ever (as
+ * run.c's stuck()). Names the first instance holding requests, prefill
+ * side first, with its queues and the hand-off's share of them. No input
+ * reaches this today: admission lets in only prompts each side's empty
+ * pool holds and each profile would schedule alone (refuse), a decode
+ * instance with nothing running or inbound takes the head of its queue,
+ * held prefill blocks and inbound decode ones free or land when a
+ * transfer ends, transfers start whenever their endpoints are idle, and
+ * the replica's own progress guard stops an instance that cannot run
+ * what it holds; the guard keeps a future hole to one error line. */
+static int stuck(drun_t *r) {
+  const int32_t np = r->side[0].n;
+  for (int32_t g = 0; g < np + r->side[1].n; g++) {
+    kvsim__replica_t *rep = rep_of(r, g);
+    const kvsim_sched_t *s = rep->sched;
+    kvsim__replica_sync(rep);
+    kvsim_request_t *const *held = NULL;
+    const long long held_n = s->ops->held ? s->ops->held(s, &held) : 0;
+    const bool pre = g < np;
+    const int32_t i = pre ? g : g - np;
+    /* The hand-off's: blocks held for hand-offs (prefill), requests
+     * allocated and not yet landed, or waiting for blocks (decode). */
+    const long long ho = pre ? r->ho.held[i] : r->ho.inbound[i];
+    const long long waitq = pre ? 0 : r->ho.waitq[i].n - r->ho.waitq_head[i];
+    if (!s->running.n && !s->waiting.n && !held_n && !ho && !waitq)
+      continue;
+    char extra[96];
+    if (pre)
+      snprintf(extra, sizeof extra, "%lld blocks held for hand-offs", ho);
+    else
+      snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
+    return kvsim_err_set(
+        r->err, KVSIM_ETHRESH,
+        "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
+        "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
+        pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n, (long long)s->running.n,
+        held_n, extra, s->ops->name);
+  }
+  return kvsim_err_set(
+      r->err, KVSIM_ETHRESH,
+      "disaggregation: %lld requests in flight in no instance's queues and nothing "
+      "pending: the run cannot make progress",
+      (long long)r->in_flight);
+}
+
 /* --check-invariants: after every event, each pool's references are its
  * scheduler's requests' plus the hand-off's (kvsim__handoff_check), and
  * the blocks of every scheduled request are live (the replica's own
@@ -614,8 +653,7 @@ int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, 
       break;
     /* Requests in flight with nothing scheduled: nothing can move them. */
     if (r.pending == 0 && r.arrivals == 0 && r.in_flight > 0) {
-      rc = kvsim_err_set(err, KVSIM_ETHRESH, "disaggregation: %lld requests stuck with no step or transfer to run",
-                         (long long)r.in_flight);
+      rc = stuck(&r);
       goto out;
     }
   }

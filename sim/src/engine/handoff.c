@@ -5,7 +5,7 @@
 
 #include "core/alloc.h"
 
-int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg,
+int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg, kvsim_disagg_unit unit,
                         const kvsim__handoff_side_t *prefill, const kvsim__handoff_side_t *decode,
                         kvsim_err *err) {
   memset(h, 0, sizeof *h);
@@ -21,6 +21,8 @@ int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg,
   h->inbound = kvsim__calloc(nd, sizeof *h->inbound);
   if (!h->waitq || !h->waitq_head || !h->p_busy || !h->d_busy || !h->held || !h->inbound)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the KV hand-off");
+  h->chunked = unit == KVSIM_DISAGG_UNIT_CHUNK;
+  h->st.unit = h->chunked ? KVSIM_DISAGG_UNIT_CHUNK : KVSIM_DISAGG_UNIT_REQUEST;
   h->st.prefill_replicas = prefill->n;
   h->st.decode_replicas = decode->n;
   return KVSIM_OK;
@@ -61,7 +63,10 @@ static int enqueue(kvsim__handoff_t *h, int32_t d, int32_t slot, kvsim_err *err)
 
 int kvsim__handoff_add(kvsim__handoff_t *h, kvsim_request_t *pre, kvsim_request_t *dec, int32_t p,
                        int32_t d, kvsim__ho_state first, kvsim_time_ns now, kvsim_err *err) {
-  if (GROW_TO(&h->e, dec->slot) < 0 || GROW_TO(&h->dec_of, pre->slot) < 0)
+  /* The transfer queue holds an entry at most once (its `queued` flag):
+   * room for every entry now, so that queueing never fails. */
+  if (GROW_TO(&h->e, dec->slot) < 0 || GROW_TO(&h->dec_of, pre->slot) < 0 ||
+      kvsim__vec_reserve(&h->xferq, h->e.n) < 0)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the KV hand-off");
   kvsim__handoff_entry_t *e = &h->e.v[dec->slot];
   *e = (kvsim__handoff_entry_t){.pre = pre, .dec = dec, .p = p, .d = d, .state = first,
@@ -85,14 +90,38 @@ kvsim__handoff_entry_t *kvsim__handoff_of(kvsim__handoff_t *h, const kvsim_reque
   return NULL;
 }
 
-static void to_xferq(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, kvsim_time_ns now) {
-  e->state = KVSIM__HO_QUEUED;
-  e->waiting_since = now;
-  /* Room was reserved when the entry was added (kvsim__handoff_prefill_done
-   * or _alloc): the queue never outgrows the entries. */
+/* e joins the transfer queue unless it is there or has a send on the
+ * link (kvsim__handoff_done queues it again then). Room was reserved when
+ * the entry was added: the queue never outgrows the entries. */
+static void enqueue_send(kvsim__handoff_t *h, kvsim__handoff_entry_t *e) {
+  if (e->queued || e->on_link)
+    return;
+  e->queued = true;
   h->xferq.v[h->xferq.n++] = e->dec->slot;
   if (h->xferq.n > h->st.transfer_queue_peak)
     h->st.transfer_queue_peak = h->xferq.n;
+}
+
+/* e's last send (the whole request, or the rest after the prefill) waits
+ * for the link. */
+static void to_xferq(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, kvsim_time_ns now) {
+  e->state = KVSIM__HO_QUEUED;
+  e->waiting_since = now;
+  enqueue_send(h, e);
+}
+
+void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          kvsim_time_ns now) {
+  (void)now;
+  if (!h->chunked || !e->dec_alloc || e->state != KVSIM__HO_PREFILL)
+    return;
+  /* Only full pages leave before the last chunk (send_kv_chunk:
+   * end_idx - end_idx % page_size). */
+  int64_t full = computed / h->side[KVSIM_SIDE_PREFILL].kv[e->p]->block_size;
+  if (full > e->ready_blocks)
+    e->ready_blocks = full;
+  if (e->ready_blocks > e->sent_blocks)
+    enqueue_send(h, e);
 }
 
 /* What the prefill side holds for e from now until the transfer is done;
@@ -206,13 +235,31 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
       continue;
     }
     h->p_busy[e->p] = h->d_busy[e->d] = true;
-    e->state = KVSIM__HO_XFER;
+    /* The send: after the prefill, what is left of the request (all of it
+     * unless chunks went before); during it, the blocks computed since the
+     * last send. Each block leaves once. */
+    const int64_t bb = h->side[KVSIM_SIDE_PREFILL].block_bytes_all_ranks;
+    if (e->state == KVSIM__HO_QUEUED) {
+      e->state = KVSIM__HO_XFER;
+      e->send_blocks = e->pre_blocks - e->sent_blocks;
+      e->send_bytes = e->bytes - e->sent_blocks * bb;
+    } else {
+      e->send_blocks = e->ready_blocks - e->sent_blocks;
+      e->send_bytes = e->send_blocks * bb;
+    }
+    if (e->send_blocks < 0)
+      e->send_blocks = 0;
+    if (e->send_bytes < 0)
+      e->send_bytes = 0;
+    e->sent_blocks += e->send_blocks;
+    e->queued = false;
+    e->on_link = true;
     e->xfer_start = now;
-    double secs = kvsim_disagg_transfer_s(&h->cfg, e->bytes, tp_p, tp_d);
+    double secs = kvsim_disagg_transfer_s(&h->cfg, e->send_bytes, tp_p, tp_d);
     kvsim_time_ns dt = (kvsim_time_ns)(secs * 1e9);
     slots[started] = s;
     ends[started++] = now + (dt > 0 ? dt : 1);
-    h->bytes_in_flight += e->bytes;
+    h->bytes_in_flight += e->send_bytes;
     h->in_flight++;
     if (h->bytes_in_flight > h->st.bytes_in_flight_peak)
       h->st.bytes_in_flight_peak = h->bytes_in_flight;
@@ -224,14 +271,24 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
 kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, kvsim_time_ns now) {
   kvsim__handoff_entry_t *e = &h->e.v[slot];
   h->p_busy[e->p] = h->d_busy[e->d] = false;
-  h->bytes_in_flight -= e->bytes;
+  h->bytes_in_flight -= e->send_bytes;
   h->in_flight--;
+  h->st.bytes_transferred += e->send_bytes;
+  e->on_link = false;
   double secs = (double)(now - e->xfer_start) / 1e9;
+  e->link_s += secs;
+  if (e->state != KVSIM__HO_XFER) {
+    /* A chunk: the next waits for more blocks, or for the prefill's end. */
+    h->st.chunk_sends++;
+    if (e->state == KVSIM__HO_QUEUED || e->ready_blocks > e->sent_blocks)
+      enqueue_send(h, e);
+    return NULL;
+  }
   h->st.transfers++;
-  h->st.bytes_transferred += e->bytes;
-  h->st.transfer_s_sum += secs;
-  if (secs > h->st.transfer_s_max)
-    h->st.transfer_s_max = secs;
+  h->st.transfer_s_sum += e->link_s;
+  h->st.transfer_exposed_s_sum += secs;
+  if (e->link_s > h->st.transfer_s_max)
+    h->st.transfer_s_max = e->link_s;
   /* The decode side reported the pull done: the prefill side frees
    * (vLLM: get_finished's done_sending -> Scheduler._update_from_kv_xfer_finished
    * frees the blocks; SGLang: the inflight queue releases on KVPoll.Success). */
@@ -276,10 +333,23 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
   if (!mine)
     return kvsim_err_set(err, KVSIM_ENOMEM, "hand-off check: out of memory");
   int rc = KVSIM_OK;
+  int64_t link_bytes = 0, on_link = 0, queued = 0;
   for (int64_t s = 0; s < h->e.n && rc == KVSIM_OK; s++) {
     const kvsim__handoff_entry_t *e = &h->e.v[s];
     if (e->state == KVSIM__HO_FREE)
       continue;
+    link_bytes += e->on_link ? e->send_bytes : 0;
+    on_link += e->on_link;
+    queued += e->queued;
+    /* Chunk sends never pass what pre's prefill holds: no block leaves twice. */
+    if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE &&
+        e->sent_blocks > kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre)) {
+      rc = kvsim_err_set(
+          err, KVSIM_EINVAL, "hand-off: request %llu sent %lld blocks of %lld held",
+          (unsigned long long)e->dec->spec.id, (long long)e->sent_blocks,
+          (long long)kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre));
+      break;
+    }
     const bool pre_held = e->state == KVSIM__HO_PREALLOC || e->state == KVSIM__HO_QUEUED ||
                           e->state == KVSIM__HO_XFER;
     if (pre_held) {
@@ -292,6 +362,14 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     if (e->dec_alloc)
       mine[np + e->d] += kvsim_kvcache_held(h->side[KVSIM_SIDE_DECODE].kv[e->d], e->dec);
   }
+  if (rc == KVSIM_OK &&
+      (link_bytes != h->bytes_in_flight || on_link != h->in_flight || queued != h->xferq.n))
+    rc =
+        kvsim_err_set(err, KVSIM_EINVAL,
+                      "hand-off: %lld bytes in flight on %lld sends and %lld queued, entries have "
+                      "%lld bytes on %lld sends and %lld queued",
+                      (long long)h->bytes_in_flight, (long long)h->in_flight, (long long)h->xferq.n,
+                      (long long)link_bytes, (long long)on_link, (long long)queued);
   for (int32_t i = 0; i < np + nd && rc == KVSIM_OK; i++) {
     const bool pre = i < np;
     const kvsim_kvcache_t *kv = pre ? h->side[0].kv[i] : h->side[1].kv[i - np];

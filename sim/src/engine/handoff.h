@@ -14,6 +14,10 @@
  *   QUEUED    both sides hold the prompt's blocks; waiting for the link
  *   XFER      on the link
  *   DONE      pre's blocks freed; dec in the decode engine
+ * With chunk transfers (h->chunked) an entry in PREFILL may also queue and
+ * send the full blocks its prefill has computed so far (QUEUED and XFER
+ * then name only the last send, of the rest, after the prefill): one send
+ * of an entry on the link at a time, each block sent once.
  * Blocks: pre holds its prompt's blocks from its prefill until DONE; dec
  * holds the prompt's blocks from its allocation (QUEUED, or BOOTSTRAP's
  * end) on. No block is held by two entries, and each pool's used blocks
@@ -47,6 +51,13 @@ typedef struct kvsim__handoff_entry {
   bool dec_alloc;        /* dec holds the prompt's decode blocks */
   int64_t bytes;         /* KV bytes to move, over all TP ranks */
   kvsim_time_ns waiting_since, xfer_start;
+  /* Chunk transfers: blocks computed and ready to send, blocks sent or on
+   * the link, the send on the link now (blocks, bytes), whether the entry
+   * waits in the transfer queue or has a send on the link, and the link
+   * time of its sends so far. */
+  int64_t ready_blocks, sent_blocks, send_blocks, send_bytes;
+  bool queued, on_link;
+  double link_s;
 } kvsim__handoff_entry_t;
 
 /* One side's instances as the hand-off sees them. */
@@ -60,6 +71,7 @@ typedef struct kvsim__handoff_side {
 typedef struct kvsim__handoff {
   kvsim_disagg_cfg_t cfg;
   kvsim__handoff_side_t side[2];
+  bool chunked;                         /* chunk transfers (kvsim_disagg_unit CHUNK) */
   kvsim__vec(kvsim__handoff_entry_t) e; /* indexed by dec's slot */
   kvsim__vec(int32_t) dec_of;           /* pre's slot -> dec's slot */
   /* Per decode instance: FIFO of entries waiting for its blocks. */
@@ -73,7 +85,8 @@ typedef struct kvsim__handoff {
   kvsim_disagg_stats_t st;
 } kvsim__handoff_t;
 
-int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg,
+/* unit: REQUEST or CHUNK (the run's, resolved from the profile). */
+int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg, kvsim_disagg_unit unit,
                         const kvsim__handoff_side_t *prefill, const kvsim__handoff_side_t *decode,
                         kvsim_err *err);
 void kvsim__handoff_fini(kvsim__handoff_t *h);
@@ -92,6 +105,14 @@ kvsim__handoff_entry_t *kvsim__handoff_of(kvsim__handoff_t *h, const kvsim_reque
  * already there (QUEUED). KVSIM_ENOMEM. */
 int kvsim__handoff_prefill_done(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int32_t d,
                                 kvsim_time_ns now, kvsim_err *err);
+
+/* Chunk transfers: pre's prefill has computed `computed` prompt tokens
+ * and goes on; its full blocks not yet sent join the transfer queue (the
+ * partial last block waits for the next chunk, as SGLang's send_kv_chunk
+ * with last_chunk=False). No-op unless h->chunked and e's decode blocks
+ * are allocated. */
+void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          kvsim_time_ns now);
 
 /* Allocates decode instance d's blocks to the entries waiting for them,
  * in order, while `room` allows: blocks for the prompt free in its pool
@@ -112,10 +133,12 @@ int kvsim__handoff_alloc(kvsim__handoff_t *h, int32_t d, int64_t running, int64_
 int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *slots, kvsim_time_ns *ends,
                              int32_t cap);
 
-/* The transfer of entry `slot` ended: pre's blocks are freed (pre is then
- * the caller's to recycle), the endpoints idle, the entry DONE and dec
+/* A send of entry `slot` ended and its endpoints are idle. Its last send
+ * (the whole request, or the rest after the prefill): pre's blocks are
+ * freed (pre is then the caller's to recycle), the entry DONE and dec
  * ready for its decode engine (still counted inbound until
- * kvsim__handoff_landed). */
+ * kvsim__handoff_landed); returns the entry. A chunk before it: the entry
+ * queues again if it has more to send; returns NULL. */
 kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, kvsim_time_ns now);
 /* dec entered its decode engine: the entry is released. */
 void kvsim__handoff_landed(kvsim__handoff_t *h, kvsim__handoff_entry_t *e);

@@ -8,10 +8,10 @@
 #include "core/vec.h"
 #include "engine/budget.h"
 #include "engine/disagg.h"
+#include "engine/lifecycle.h"
 #include "engine/replica.h"
 #include "engine/reqpool.h"
 #include "engine/router.h"
-#include "engine/tally.h"
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 #include <gsl/gsl_rng.h>
@@ -79,21 +79,12 @@ typedef struct run {
   int64_t events;
 } run_t;
 
-static int emit_request(run_t *r, kvsim_request_t *q) {
-  return r->sink && r->sink->request ? r->sink->request(r->sink->ctx, q) : KVSIM_OK;
-}
+static int emit_request(run_t *r, kvsim_request_t *q) { return kvsim__emit_request(r->sink, q); }
 
-/* A request leaves the system: tell the sink and the workload, recycle it.
- * Returns 1 when the workload made a new request known (pull it). */
+/* A request leaves the system (lifecycle.h). Returns 1 when the workload
+ * made a new request known, or waits for one to leave (pull it). */
 static int retire(run_t *r, kvsim_request_t *q, kvsim_time_ns now) {
-  kvsim__tally_retired(r->st, q);
-  int rc = emit_request(r, q);
-  if (rc < 0)
-    return rc;
-  r->in_flight--;
-  int more = kvsim_source_on_finish(r->src, &q->spec, now,
-                                    q->status == KVSIM_REQ_FINISHED ? q->num_output : 0);
-  kvsim__reqpool_put(&r->pool, q);
+  int more = kvsim__request_leave(r->st, r->sink, r->src, &r->pool, &r->in_flight, q, now);
   if (more < 0)
     return more;
   return more > 0 || r->src_blocked ? 1 : KVSIM_OK;
@@ -101,26 +92,11 @@ static int retire(run_t *r, kvsim_request_t *q, kvsim_time_ns now) {
 
 /* Pulls one request from the workload and schedules its arrival. */
 static int pull_one(run_t *r) {
-  if (r->src_end)
-    return KVSIM_OK;
   kvsim_req_spec_t spec;
-  int rc = kvsim_source_next(r->src, &spec, r->err);
-  if (rc < 0)
+  int rc = kvsim__request_next(r->src, &spec, &r->src_end, &r->src_blocked, r->in_flight,
+                               kvsim_eventq_now(&r->q), r->err);
+  if (rc <= 0)
     return rc;
-  r->src_blocked = rc == KVSIM_SOURCE_BLOCKED;
-  if (rc == KVSIM_SOURCE_END) {
-    r->src_end = true;
-    return KVSIM_OK;
-  }
-  /* Blocked with nothing in flight: no request can leave to unblock it,
-   * and the run would sample an empty engine for ever. */
-  if (r->src_blocked && r->in_flight == 0)
-    return kvsim_err_set(r->err, KVSIM_EINVAL,
-                         "workload: waits for a request to finish with none in flight at %.3f s "
-                         "simulated (no request can arrive): stopped",
-                         kvsim_time_to_s(kvsim_eventq_now(&r->q)));
-  if (r->src_blocked)
-    return KVSIM_OK;
   /* A new chunk of requests: within the budget (budget.h)? */
   if (r->pool.nfree == 0 &&
       (rc = kvsim__budget_check_requests(r->fixed_bytes,
@@ -129,11 +105,7 @@ static int pull_one(run_t *r) {
   kvsim_request_t *q = kvsim__reqpool_get(&r->pool);
   if (!q)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for requests in flight");
-  q->spec = spec;
-  q->status = KVSIM_REQ_PENDING;
-  q->num_prompt = spec.prompt_tokens;
-  q->num_tokens = spec.prompt_tokens;
-  q->arrival = spec.arrival < kvsim_eventq_now(&r->q) ? kvsim_eventq_now(&r->q) : spec.arrival;
+  kvsim__request_from_spec(q, &spec, kvsim_eventq_now(&r->q));
   /* The router's key, while the source's segments are still valid. */
   if (kvsim__vec_reserve(&r->prefix_key, (int64_t)q->slot + 1) < 0)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for request identity");

@@ -27,7 +27,9 @@ static parts_t parts_of(const kvsim_summary_t *s) {
   p.ttft = s->ttft.mean;
   p.queue = s->queue.count ? s->queue.mean : 0;
   p.wait = d->transfers > 0 ? d->handoff_wait_s_sum / n : 0;
-  p.xfer = d->transfers > 0 ? d->transfer_s_sum / n : 0;
+  /* The link time TTFT waits for after the prefill: a chunked request's
+   * earlier sends overlap its later chunks (kvsim/disagg.h). */
+  p.xfer = d->transfers > 0 ? d->transfer_exposed_s_sum / n : 0;
   p.rest = fmax(0, p.ttft - p.queue - p.wait - p.xfer);
   if (span > 0) {
     p.busy_p = d->prefill_replicas > 0 ? d->prefill_busy_s / (span * d->prefill_replicas) : 0;

@@ -50,6 +50,9 @@ int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out,
     }
     if (n == 2) {
       cJSON_AddStringToObject(j, "flow", kvsim_disagg_flow_name(sc->disagg.flow));
+      cJSON_AddStringToObject(j, "transfer",
+                              kvsim_disagg_unit_name(kvsim_disagg_unit_of(
+                                  &sc->disagg, side[0].sched_ops->defaults.kv_send_chunks)));
       cJSON_AddStringToObject(j, "link", kvsim_xfer_link_name(sc->disagg.link));
       cJSON_AddNumberToObject(j, "link_bandwidth_GBps", sc->disagg.link_GBps);
       cJSON_AddNumberToObject(j, "transfer_bytes_per_prompt_token",
@@ -77,6 +80,14 @@ int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out,
       fprintf(out, "KV to transfer per request: %s bytes per prompt token over %d prefill rank%s, in whole blocks of %lld tokens\n",
               kvsim__commas(pp->per_token_kv_bytes * pp->p.tp, b, sizeof b), pp->p.tp,
               pp->p.tp > 1 ? "s" : "", (long long)pp->p.block_size);
+      /* The idle-link times below are one whole transfer's; per chunk, the
+       * prefill's later chunks hide all but the last send (kvsim/disagg.h). */
+      if (kvsim_disagg_unit_of(&sc->disagg, side[0].sched_ops->defaults.kv_send_chunks) ==
+          KVSIM_DISAGG_UNIT_CHUNK)
+        fprintf(out, "Sent per chunked-prefill chunk as it is computed (transfer chunk): after the "
+                     "prefill only the last chunk's share is left to move\n");
+      else
+        fprintf(out, "Sent whole after the prefill (transfer request)\n");
       for (size_t i = 0; i < sizeof shown_prompts / sizeof *shown_prompts; i++) {
         int64_t bytes = prompt_bytes(pp, shown_prompts[i]);
         fprintf(out, "  prompt of %s tokens: %s bytes (%.3f GiB), %.2f ms on an idle link\n",

@@ -133,8 +133,9 @@ static void add_advice(cJSON *d, const kvsim_diagnosis_t *g) {
     cJSON_AddStringToObject(d, "verified", g->verified);
 }
 
-/* "disaggregation": the flow and link, each side's pool, and the
- * hand-off: transfers, bytes, link time, the wait for decode blocks, and
+/* "disaggregation": the flow, transfer unit and link, each side's pool,
+ * and the hand-off: transfers, bytes, link time (all of it, and the last
+ * send's, which TTFT waits for), the wait for decode blocks, and
  * the peaks of what was held and queued. */
 static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
   if (!s->disaggregated)
@@ -142,6 +143,7 @@ static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
   const kvsim_disagg_stats_t *d = &s->disagg;
   cJSON *o = cJSON_AddObjectToObject(j, "disaggregation");
   cJSON_AddStringToObject(o, "flow", kvsim_disagg_flow_name(s->disagg_cfg.flow));
+  cJSON_AddStringToObject(o, "transfer", kvsim_disagg_unit_name(d->unit));
   cJSON_AddStringToObject(o, "link", kvsim_xfer_link_name(s->disagg_cfg.link));
   cJSON_AddNumberToObject(o, "link_bandwidth_GBps", s->disagg_cfg.link_GBps);
   cJSON_AddNumberToObject(o, "link_latency_us", round6(s->disagg_cfg.link_latency_s * 1e6));
@@ -162,6 +164,10 @@ static void add_disagg(cJSON *j, const kvsim_summary_t *s) {
   cJSON_AddNumberToObject(o, "decode_prefix_hit_tokens", (double)d->decode_hit_tokens);
   cJSON_AddNumberToObject(o, "transfer_s_mean", d->transfers ? round6(d->transfer_s_sum / (double)d->transfers) : 0);
   cJSON_AddNumberToObject(o, "transfer_s_max", round6(d->transfer_s_max));
+  cJSON_AddNumberToObject(o, "chunk_sends", (double)d->chunk_sends);
+  cJSON_AddNumberToObject(o, "transfer_exposed_s_mean",
+                          d->transfers ? round6(d->transfer_exposed_s_sum / (double)d->transfers)
+                                       : 0);
   cJSON_AddNumberToObject(o, "decode_alloc_wait_s_mean",
                           d->transfers ? round6(d->handoff_wait_s_sum / (double)d->transfers) : 0);
   cJSON_AddNumberToObject(o, "decode_alloc_wait_s_max", round6(d->handoff_wait_s_max));

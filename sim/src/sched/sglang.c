@@ -418,7 +418,17 @@ const kvsim_sched_ops_t kvsim__sched_sglang = {
     .defaults = {.enable_prefix_caching = true, .transfer_overlap = true,
                  .recompute_only = true, .retracts = true,
                  /* --disaggregation-mode prefill|decode (python/sglang/srt/disaggregation/) */
-                 .kv_connector = true},
+                 .kv_connector = true,
+                 /* Each chunk's KV leaves as it is computed: the scheduler
+                  * sends the chunked request's full pages after every
+                  * chunk (disaggregation/prefill.py process_prefill_chunk
+                  * -> send_kv_chunk, last_chunk=False: the partial last
+                  * page waits), then the rest after the last chunk
+                  * (process_batch_result_disagg_prefill -> send_kv_chunk,
+                  * last_chunk=True); the transfer engine moves each in the
+                  * background (mooncake/conn.py MooncakeKVManager
+                  * add_transfer_request -> transfer_worker). */
+                 .kv_send_chunks = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
     .plan_params = plan_params,
