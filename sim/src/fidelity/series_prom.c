@@ -54,22 +54,28 @@ static size_t take_name(line_t *l) {
   return (size_t)(l->p - s);
 }
 
-/* A quoted label value at l->p (escapes \\, \" and \n): *v, *vn the text
- * between the quotes, escapes kept. */
-static bool take_quoted(line_t *l, const char **v, size_t *vn) {
+static bool escapable(char c) { return c == '\\' || c == '"' || c == 'n'; }
+
+/* A quoted label value at l->p (escapes \\, \" and \n, the exposition
+ * format's): *v, *vn the text between the quotes, escapes kept. NULL, or
+ * what is wrong with l->p at the place to show. */
+static const char *take_quoted(line_t *l, const char **v, size_t *vn) {
   if (l->p >= l->end || *l->p != '"')
-    return false;
+    return "expected a quoted label value";
+  const char *open = l->p;
   const char *s = ++l->p;
   while (l->p < l->end && *l->p != '"') {
-    if (*l->p == '\\' && (++l->p >= l->end || !strchr("\\\"n", *l->p)))
-      return false;
-    l->p++;
+    if (*l->p == '\\' && (l->p + 1 >= l->end || !escapable(l->p[1])))
+      return "expected \\\\, \\\" or \\n after '\\' in a label value";
+    l->p += *l->p == '\\' ? 2 : 1;
   }
-  if (l->p >= l->end)
-    return false;
+  if (l->p >= l->end) {
+    l->p = open; /* the message shows the value from its quote on */
+    return "unclosed quote in a label value";
+  }
   *v = s;
   *vn = (size_t)(l->p++ - s);
-  return true;
+  return NULL;
 }
 
 /* The label set {a="x", b="y"} at l->p: *labels, *ln its inside; a
@@ -92,8 +98,9 @@ static int take_labels(line_t *l, const char **labels, size_t *ln, const char **
     skip_blank(l);
     const char *v;
     size_t vn;
-    if (!take_quoted(l, &v, &vn))
-      return bad(l, "expected a quoted label value", err);
+    const char *why = take_quoted(l, &v, &vn);
+    if (why)
+      return bad(l, why, err);
     if (kn == 8 && !memcmp(k, "__name__", 8)) {
       *name = v;
       *nn = vn;
