@@ -443,6 +443,32 @@ Test(fidelity, silicon_disagg_rows_are_skipped_with_where_they_are_scored) {
   kvsim_fidelity_silicon_free(&t);
 }
 
+/* DeepSeek-R1 rows resolve to the catalog's deepseek-v3 (the same
+ * architecture), are found by either name, and are not skipped for
+ * their model. */
+Test(fidelity, silicon_deepseek_r1_rows_run_as_deepseek_v3) {
+  char path[512];
+  temp_file("silicon.csv",
+            SIL_HEAD "r,sglang,0.5.9,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,128,4,8,1,,1,90.0,9.0\n"
+                     "k,vllm,0.15.1,moonshotai/Kimi-K2.5,b200_sxm,fp8,agg,1024,128,4,8,1,,1,90.0,9.0\n",
+            path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(t.n, 2, "two rows, got %lld", (long long)t.n);
+  cr_assert_str_eq(t.rows[0].model, "deepseek-v3", "R1 runs as deepseek-v3");
+  cr_assert(!t.rows[0].skipped, "the R1 row is kept: %s", t.rows[0].reason);
+  cr_assert(t.rows[1].skipped && strstr(t.rows[1].reason, "not in the catalog"),
+            "a model the catalog lacks is still skipped: %s", t.rows[1].reason);
+  kvsim_fidelity_silicon_free(&t);
+  const char *filters[] = {"model=deepseek-v3"};
+  rc = kvsim_fidelity_silicon_read(path, filters, 1, &t, &err);
+  unlink(path);
+  cr_assert(rc == KVSIM_OK && t.n == 1 && !strcmp(t.rows[0].id, "r"), "found by its catalog name: %s", err.msg);
+  kvsim_fidelity_silicon_free(&t);
+}
+
 #define SU_HEAD                                                                                    \
   "source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,"            \
   "kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,"           \

@@ -78,10 +78,33 @@ static bool map_gpu(const char *system, char *out, size_t cap) {
   return kvsim_gpu_catalog_name(system, out, cap) == 1;
 }
 
+/* Checkpoints the tables name that are a catalog architecture under
+ * another name. DeepSeek-R1 is DeepSeek-V3's architecture: its config.json
+ * (huggingface.co/deepseek-ai/DeepSeek-R1, config.json) declares
+ * DeepseekV3ForCausalLM with V3's sizes (61 layers, hidden 7168, 256
+ * routed experts, 8 per token, MLA with a 512-wide latent): the two
+ * config.json files aiconfigurator caches (ai-dynamo/aiconfigurator,
+ * aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-
+ * {R1,V3}_config.json) differ only in transformers_version. */
+static const struct {
+  const char *model_path, *catalog;
+} model_aliases[] = {{"deepseek-ai/DeepSeek-R1", "deepseek-v3"}};
+
+/* The catalog name of a row's model_path (an alias above, else the
+ * catalog's own Hugging Face ids); true when the catalog has it. */
+static bool map_model(const char *model_path, char *out, size_t cap) {
+  for (size_t i = 0; i < sizeof model_aliases / sizeof *model_aliases; i++)
+    if (!strcasecmp(model_path, model_aliases[i].model_path)) {
+      snprintf(out, cap, "%s", model_aliases[i].catalog);
+      return true;
+    }
+  return kvsim_model_catalog_name(model_path, out, cap) == 1;
+}
+
 static void resolve(kvsim_fid_sil_row_t *w) {
   w->skipped = true;
   /* Names first, so that filters on model / gpu see skipped rows too. */
-  bool model_ok = kvsim_model_catalog_name(w->model_path, w->model, sizeof w->model) == 1;
+  bool model_ok = map_model(w->model_path, w->model, sizeof w->model);
   bool gpu_ok = map_gpu(w->system, w->gpu, sizeof w->gpu);
   if (strcasecmp(w->backend, "vllm") && strcasecmp(w->backend, "sglang")) {
     snprintf(w->reason, sizeof w->reason, "backend '%s' is neither vLLM nor SGLang", w->backend);
