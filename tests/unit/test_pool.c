@@ -98,3 +98,34 @@ Test(pool, cache_map_survives_heavy_churn) {
                "the newest hash maps to its block");
   kvsim_pool_fini(&p);
 }
+
+Test(pool, counted_pool_is_its_free_count) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init_counted(&p, 1, &err), KVSIM_ENOFIT,
+               "the same size check as a walked pool");
+  cr_assert_eq(kvsim_pool_init_counted(&p, 9, &err), KVSIM_OK, "init: %s", err.msg);
+  cr_assert(p.counted && !p.ref_cnt && !p.next, "no per-block arrays");
+  cr_assert_eq(kvsim_pool_num_free(&p), 8, "8 usable blocks free");
+  kvsim_pool_take(&p, 5);
+  kvsim_pool_take(&p, 3);
+  cr_assert_eq(kvsim_pool_refs(&p), 8, "every usable block taken");
+  cr_assert_float_eq(kvsim_pool_usage(&p), 1.0, 1e-12, "full");
+  kvsim_pool_give(&p, 3);
+  cr_assert_float_eq(kvsim_pool_usage(&p), 5.0 / 8.0, 1e-12, "5 of 8 in use");
+  check(&p);
+  kvsim_pool_give(&p, 6); /* one more than taken */
+  cr_assert_neq(kvsim_pool_check(&p, &err), KVSIM_OK, "more free blocks than usable is caught");
+  kvsim_pool_fini(&p);
+}
+
+Test(pool, refs_of_a_walked_pool_sum_its_references) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init(&p, 6, &err), KVSIM_OK, "init: %s", err.msg);
+  kvsim_block_id b[3];
+  kvsim_pool_alloc(&p, 3, b);
+  kvsim_pool_touch(&p, b[1]);
+  cr_assert_eq(kvsim_pool_refs(&p), 4, "three blocks, one shared");
+  kvsim_pool_fini(&p);
+}

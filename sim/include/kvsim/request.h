@@ -28,7 +28,7 @@ typedef enum kvsim_req_status {
 
 /* A growable array of block ids. */
 typedef struct kvsim_blocks {
-  kvsim_block_id *ids;
+  kvsim_block_id *ids; /* unset over a counted pool (kvcache.h): len is the table */
   int32_t len, cap;
   int32_t num_skipped; /* leading entries replaced by the null block (sliding window) */
 } kvsim_blocks_t;

@@ -64,6 +64,28 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+int kvsim_pool_init_counted(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
+  memset(p, 0, sizeof *p);
+  if (num_blocks < 2)
+    return kvsim_err_set(err, KVSIM_ENOFIT,
+                         "KV pool of %d blocks: need at least 2 (one is the null block)",
+                         num_blocks);
+  p->num_blocks = num_blocks;
+  p->counted = true;
+  p->head = p->tail = -1;
+  p->num_free = num_blocks - 1;
+  return KVSIM_OK;
+}
+
+int64_t kvsim_pool_refs(const kvsim_pool_t *p) {
+  if (p->counted)
+    return (int64_t)kvsim_pool_usable(p) - p->num_free;
+  int64_t n = 0;
+  for (int32_t b = 1; b < p->num_blocks; b++)
+    n += p->ref_cnt[b];
+  return n;
+}
+
 void kvsim_pool_fini(kvsim_pool_t *p) {
   kvsim__free(p->ref_cnt);
   kvsim__free(p->hash);
@@ -162,7 +184,7 @@ static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
 }
 
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
-  assert(n <= p->num_free);
+  assert(!p->counted && n <= p->num_free);
   for (int32_t i = 0; i < n; i++) {
     kvsim_block_id b = p->head;
     queue_remove(p, b);
@@ -179,7 +201,7 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
 }
 
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
-  assert(b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
+  assert(!p->counted && b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
   if (--p->ref_cnt[b] > 0)
     return;
   kvsim__ilist_push_tail(free_queue(p), b);
@@ -189,13 +211,26 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
 }
 
 void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b) {
-  assert(b > 0 && b < p->num_blocks);
+  assert(!p->counted && b > 0 && b < p->num_blocks);
   if (p->ref_cnt[b] == 0)
     queue_remove(p, b);
   p->ref_cnt[b]++;
 }
 
+static int check_counted(const kvsim_pool_t *p, kvsim_err *err) {
+  if (p->num_free < 0 || p->num_free > kvsim_pool_usable(p))
+    return kvsim_err_set(err, KVSIM_EINVAL, "pool: %d free of %d usable blocks", p->num_free,
+                         kvsim_pool_usable(p));
+  if (p->num_cached_free != 0 || p->evictions != 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "pool: a counted pool caches nothing (%d cached free, %lld evicted)",
+                         p->num_cached_free, (long long)p->evictions);
+  return KVSIM_OK;
+}
+
 int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
+  if (p->counted)
+    return check_counted(p, err);
   int32_t used = 0, free_n = 0, cached = 0;
   for (int32_t b = 1; b < p->num_blocks; b++) {
     if (p->ref_cnt[b] < 0)
