@@ -660,9 +660,7 @@ void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {
     kvsim_blocks_t *t = &r->blocks[g];
     /* SingleTypeKVCacheManager.free: reversed(req_blocks), so the tail
      * block reaches the free queue first and is evicted first. */
-    for (int32_t i = t->len - 1; i >= 0; i--)
-      if (t->ids[i] != KVSIM_NULL_BLOCK)
-        kvsim_pool_release(&kv->pool, t->ids[i]);
+    kvsim_pool_release_table(&kv->pool, t->ids, t->len);
     t->len = 0;
     t->num_skipped = 0;
   }

@@ -183,21 +183,37 @@ static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
     p->num_cached_free--;
 }
 
+/* Pops from the head only, so the run of n blocks is cut off the queue
+ * once (not unlinked block by block) and the counters are written once:
+ * this runs for every block a request takes. */
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
   assert(!p->counted && n <= p->num_free);
+  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
+  uint64_t *const hash = p->hash;
+  int32_t b = p->head, cached = 0;
   for (int32_t i = 0; i < n; i++) {
-    kvsim_block_id b = p->head;
-    queue_remove(p, b);
-    if (p->hash[b]) {
+    const uint64_t h = hash[b];
+    if (h) {
       /* _maybe_evict_cached_block: the block leaves the prefix cache. */
-      if (p->hash[b] != KVSIM_ANON_HASH)
-        map_remove(p, p->hash[b], b);
-      p->hash[b] = 0;
-      p->evictions++;
+      if (h != KVSIM_ANON_HASH)
+        map_remove(p, h, b);
+      hash[b] = 0;
+      cached++;
     }
-    p->ref_cnt[b] = 1;
+    ref[b] = 1;
     out[i] = b;
+    const int32_t nx = next[b];
+    prev[b] = next[b] = -1;
+    b = nx;
   }
+  p->head = b;
+  if (b >= 0)
+    prev[b] = -1;
+  else
+    p->tail = -1;
+  p->num_free -= n;
+  p->num_cached_free -= cached;
+  p->evictions += cached;
 }
 
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
@@ -208,6 +224,34 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
   p->num_free++;
   if (p->hash[b])
     p->num_cached_free++;
+}
+
+void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len) {
+  assert(!p->counted);
+  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
+  const uint64_t *const hash = p->hash;
+  int32_t tail = p->tail, freed = 0, cached = 0;
+  for (int32_t i = len - 1; i >= 0; i--) {
+    const kvsim_block_id b = ids[i];
+    if (b == KVSIM_NULL_BLOCK)
+      continue;
+    assert(b > 0 && b < p->num_blocks && ref[b] > 0);
+    if (--ref[b] > 0)
+      continue;
+    /* kvsim__ilist_push_tail with the tail in a local */
+    prev[b] = tail;
+    next[b] = -1;
+    if (tail >= 0)
+      next[tail] = b;
+    else
+      p->head = b;
+    tail = b;
+    freed++;
+    cached += hash[b] != 0;
+  }
+  p->tail = tail;
+  p->num_free += freed;
+  p->num_cached_free += cached;
 }
 
 void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b) {
