@@ -306,7 +306,8 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   batch_shape(rep, window, &shape);
   const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
   kvsim_step_cost_t cost;
-  kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
+  kvsim_time_ns dt =
+      kvsim_perf_step_time_memo(perf, rep->step_memo, &shape, scaled_run ? &cost : NULL);
   if (draft && rep->sched->cfg.num_spec_tokens > 0) {
     const kvsim_sched_cfg_t *sc = &rep->sched->cfg;
     double total = (double)dt + draft_seconds(draft, sc->draft_steps, sc->draft_width, st, &shape) * 1e9;
