@@ -277,3 +277,71 @@ Test(kvcache, counted_and_walked_accounting_agree) {
   kvsim_kvcache_fini(&kv[0]);
   kvsim_kvcache_fini(&kv[1]);
 }
+
+/* An anonymous request (no prefix identity) of `prompt` tokens. */
+static kvsim_request_t *anon_req(kvsim_kvcache_t *kv, uint64_t id, int64_t prompt) {
+  kvsim_request_t *r = calloc(1, sizeof *r);
+  r->spec.id = id;
+  r->spec.prompt_tokens = prompt;
+  r->spec.output_tokens = 8;
+  r->num_prompt = r->num_tokens = prompt;
+  cr_assert_eq(kvsim_kvcache_prepare(kv, r), KVSIM_OK, "prepare");
+  cr_assert(r->anon, "no segments, no offloading: anonymous");
+  return r;
+}
+
+/* One decode row of n tokens. */
+static void decode_n(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t n) {
+  r->num_tokens += n;
+  cr_assert_eq(kvsim_kvcache_allocate(kv, r, 0, n, 0), 1, "the decode row fits");
+  r->num_computed += n;
+}
+
+/* An anonymous request's full blocks count as cached while it holds them
+ * and once released (their marks wait for the release in a one-group
+ * table), a preempted one finds its own blocks again, and the blocks it
+ * hit are not marked over: the cached-free count and the evictions are
+ * those of marking each block as it fills. */
+Test(kvcache, anonymous_blocks_are_cached_as_they_fill) {
+  kvsim_kvcache_t kv;
+  make(&kv, 64, true, 0); /* blocks of 4 tokens */
+  kvsim_request_t *r = anon_req(&kv, 1, 10);
+  admit(&kv, r);
+  cr_assert(kvsim_kvcache_block_cached(&kv, r, 0, 0) && kvsim_kvcache_block_cached(&kv, r, 0, 1),
+            "the prompt's two full blocks are cached");
+  cr_assert(!kvsim_kvcache_block_cached(&kv, r, 0, 2), "its partial block is not");
+  decode_n(&kv, r, 2);
+  cr_assert(kvsim_kvcache_block_cached(&kv, r, 0, 2), "two decoded tokens fill the third");
+  kvsim_kvcache_free(&kv, r);
+  cr_assert_eq(kv.pool.num_cached_free, 3, "its three blocks are free and cached (%d)",
+               kv.pool.num_cached_free);
+  check(&kv);
+
+  kvsim_request_t *p = anon_req(&kv, 2, 9);
+  admit(&kv, p);
+  cr_assert_eq(kv.pool.evictions, 0, "the never-used blocks go first");
+  cr_assert_eq(kvsim_kvcache_free_preempted(&kv, p), KVSIM_OK, "preempt");
+  p->num_computed = 0;
+  cr_assert_eq(kv.pool.num_cached_free, 5, "its two full blocks join the cache (%d)",
+               kv.pool.num_cached_free);
+  const int64_t hit = kvsim_kvcache_lookup(&kv, p, true);
+  cr_assert_eq(hit, 8, "the resumed request finds its two full blocks");
+  cr_assert_eq(kvsim_kvcache_allocate(&kv, p, hit, p->num_tokens - hit, 0), 1, "resume");
+  p->num_computed = p->num_tokens;
+  decode_n(&kv, p, 3);
+  cr_assert(kvsim_kvcache_block_cached(&kv, p, 0, 2),
+            "the block after the hit fills and is cached");
+  kvsim_kvcache_free(&kv, p);
+  cr_assert_eq(kv.pool.num_cached_free, 6, "both requests' full blocks are free and cached (%d)",
+               kv.pool.num_cached_free);
+  check(&kv);
+
+  kvsim_request_t *big = anon_req(&kv, 3, 63 * 4);
+  cr_assert_eq(kvsim_kvcache_allocate(&kv, big, 0, 63 * 4, 0), 1, "the whole pool");
+  cr_assert_eq(kv.pool.evictions, 6, "taking every block evicts the six cached ones (%lld)",
+               (long long)kv.pool.evictions);
+  kvsim_kvcache_free(&kv, big);
+  check(&kv);
+  drop(r), drop(p), drop(big);
+  kvsim_kvcache_fini(&kv);
+}

@@ -142,8 +142,9 @@ static void same_queue(const kvsim_pool_t *a, const kvsim_pool_t *b, int op) {
 }
 
 /* Releasing a table at once (kvsim_pool_release_table) leaves the queue,
- * the counters and the cache as releasing it block by block, tail first,
- * over seeded random tables with shared, cached and null blocks. */
+ * the counters and the cache as marking its first entries anonymous and
+ * releasing it block by block, tail first, over seeded random tables with
+ * shared, cached and null blocks. */
 Test(pool, release_table_is_release_tail_first) {
   enum { NB = 48, NT = 6, OPS = 3000 };
   kvsim_pool_t p[2];
@@ -178,9 +179,13 @@ Test(pool, release_table_is_release_tail_first) {
         if (m == 1)
           len[t] = l;
       } else if (len[t] > 0 && n < 3) {
+        const int32_t upto = (int32_t)((x >> 44) % (uint64_t)(len[t] + 1));
         if (m == 0)
-          kvsim_pool_release_table(q, tab[0][t], len[t]);
+          kvsim_pool_release_table(q, tab[0][t], len[t], upto);
         else {
+          for (int32_t k = 0; k < upto; k++)
+            if (tab[1][t][k] != KVSIM_NULL_BLOCK)
+              kvsim_pool_cache_anon(q, tab[1][t][k]);
           for (int32_t k = len[t] - 1; k >= 0; k--)
             if (tab[1][t][k] != KVSIM_NULL_BLOCK)
               kvsim_pool_release(q, tab[1][t][k]);

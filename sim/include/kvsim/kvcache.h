@@ -135,6 +135,12 @@ void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
  * they need cannot be made. */
 int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
 
+/* Whether entry k of the request's table g holds a cached block: one with
+ * a hash, or an anonymous request's full block whose mark waits for its
+ * release (kvsim_blocks_t.anon_upto). */
+bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int g,
+                                int32_t k);
+
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);
 

@@ -81,8 +81,11 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out);
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b);
 
 /* kvsim_pool_release of ids[len - 1] down to ids[0], null blocks skipped:
- * a whole table, its tail block first. */
-void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len);
+ * a whole table, its tail block first. The blocks of entries below
+ * anon_upto are first marked cached without a hash
+ * (kvsim_pool_cache_anon), in the same pass. */
+void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len,
+                              int32_t anon_upto);
 
 /* Takes a reference on a cached block (removing it from the free queue if
  * it was free). */

@@ -404,7 +404,46 @@ static int32_t first_to_cache(const kvsim_kvcache_t *kv, const kvsim_request_t *
   return first;
 }
 
+/* The anonymous marks a one-group table defers (anon_upto), given to its
+ * blocks: those below it without a hash, as cache_full_blocks would have
+ * marked them step by step. The blocks above the hit were allocated with
+ * no hash and nothing else hashes them while the request holds them
+ * (nobody can find them); the hit blocks below carry their real hashes. */
+static void mark_anon(kvsim_kvcache_t *kv, kvsim_blocks_t *t) {
+  const int32_t upto = t->anon_upto < t->len ? t->anon_upto : t->len;
+  for (int32_t k = 0; k < upto; k++)
+    if (t->ids[k] > 0)
+      kvsim_pool_cache_anon(&kv->pool, t->ids[k]);
+  t->anon_upto = 0;
+}
+
 static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t first, int32_t full) {
+  if (r->anon && kv->fast_shift >= 0) {
+    /* One full-attention group: a held block's anonymous mark is read by
+     * nobody (its hash is in no map, it is never shared or evicted), so it
+     * is given when the block is released (kvsim_pool_release_table, or
+     * mark_anon before a preemption hashes them), and the table keeps
+     * a high-water mark now. That says which blocks only while the marks
+     * are one run: blocks between the mark and `first` must be ones this
+     * marking would skip (the hit's, with their real hashes). Otherwise
+     * this step marks its blocks at once, as before. */
+    kvsim_blocks_t *t = &r->blocks[0];
+    const int32_t upto = full < t->len ? full : t->len;
+    int32_t k = t->anon_upto;
+    while (k < first && k < t->len && (t->ids[k] <= 0 || kv->pool.hash[t->ids[k]] != 0))
+      k++;
+    if (k >= first) {
+      if (upto > t->anon_upto)
+        t->anon_upto = upto;
+    } else {
+      for (int32_t j = first; j < upto; j++)
+        if (t->ids[j] > 0)
+          kvsim_pool_cache_anon(&kv->pool, t->ids[j]);
+    }
+    if (full > r->cached_blocks)
+      r->cached_blocks = full;
+    return;
+  }
   if (r->anon) {
     for (int g = 0; g < kv->num_groups; g++) {
       kvsim_blocks_t *t = &r->blocks[g];
@@ -633,6 +672,8 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
     if (reserve_hashes(r, r->cached_blocks) < 0)
       return KVSIM_ENOMEM;
     int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
+    if (r->blocks[0].anon_upto)
+      mark_anon(kv, &r->blocks[0]);
     for (int g = 0; g < kv->num_groups; g++) {
       kvsim_blocks_t *t = &r->blocks[g];
       for (int32_t k = 0; k < full && k < t->len; k++) {
@@ -660,12 +701,21 @@ void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {
     kvsim_blocks_t *t = &r->blocks[g];
     /* SingleTypeKVCacheManager.free: reversed(req_blocks), so the tail
      * block reaches the free queue first and is evicted first. */
-    kvsim_pool_release_table(&kv->pool, t->ids, t->len);
+    kvsim_pool_release_table(&kv->pool, t->ids, t->len, t->anon_upto); /* and the deferred marks */
     t->len = 0;
+    t->anon_upto = 0;
     t->num_skipped = 0;
   }
   if (kv->hit_req == r)
     kv->hit_req = NULL;
+}
+
+bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int g,
+                                int32_t k) {
+  const kvsim_blocks_t *t = &r->blocks[g];
+  if (kv->pool.counted || k < 0 || k >= t->len || t->ids[k] <= 0)
+    return false;
+  return kv->pool.hash[t->ids[k]] != 0 || k < t->anon_upto;
 }
 
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {

@@ -226,16 +226,19 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
     p->num_cached_free++;
 }
 
-void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len) {
+void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len,
+                              int32_t anon_upto) {
   assert(!p->counted);
   int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
-  const uint64_t *const hash = p->hash;
+  uint64_t *const hash = p->hash;
   int32_t tail = p->tail, freed = 0, cached = 0;
   for (int32_t i = len - 1; i >= 0; i--) {
     const kvsim_block_id b = ids[i];
     if (b == KVSIM_NULL_BLOCK)
       continue;
     assert(b > 0 && b < p->num_blocks && ref[b] > 0);
+    if (i < anon_upto && hash[b] == 0)
+      hash[b] = KVSIM_ANON_HASH; /* kvsim_pool_cache_anon */
     if (--ref[b] > 0)
       continue;
     /* kvsim__ilist_push_tail with the tail in a local */
