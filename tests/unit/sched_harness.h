@@ -31,6 +31,7 @@ typedef struct env_opts {
   double watermark;
   bool swap, chunked, oracle;
   bool prefix;                /* prefix caching on */
+  bool walk;                  /* a pool of real block ids even where it would count (kvcache.h) */
   int64_t cpu_blocks;         /* a CPU tier of 1 MiB blocks over 1 GB/s, 10 us */
   const char *engine_json;    /* more engine keys for the profile's options ("{...}"), or NULL */
 } env_opts_t;
@@ -46,6 +47,8 @@ static inline void env_setup(env_t *e, env_opts_t o) {
   pl.num_groups = 1;
   kvsim_err err = {0};
   cr_assert_eq(kvsim_kvcache_init(&e->kv, &pl, o.blocks, o.prefix, &err), KVSIM_OK, "kv: %s", err.msg);
+  if (o.walk)
+    cr_assert_eq(kvsim_kvcache_walk_blocks(&e->kv, &err), KVSIM_OK, "walk: %s", err.msg);
   cr_assert_eq(kvsim_cpu_tier_init(&e->cpu, o.cpu_blocks, 1 << 20, 1.0, 10.0, false, &err),
                KVSIM_OK, "cpu: %s", err.msg);
   kvsim_sched_cfg_t cfg = {.max_num_seqs = o.max_seqs,

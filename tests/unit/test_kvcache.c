@@ -172,3 +172,176 @@ Test(kvcache, sliding_window_frees_blocks_behind_the_window) {
   drop(r);
   kvsim_kvcache_fini(&kv);
 }
+
+/* A manager over a pool of `blocks` blocks of 4 tokens, one full-attention
+ * group, max_model_len 64, prefix caching off: counted unless `walk`. */
+static void make_uncached(kvsim_kvcache_t *kv, int32_t blocks, bool walk) {
+  kvsim_plan_t pl;
+  memset(&pl, 0, sizeof pl);
+  pl.p.engine = KVSIM_PLAN_V1;
+  pl.p.block_size = 4;
+  pl.p.max_model_len = 64;
+  pl.num_groups = 1;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_kvcache_init(kv, &pl, blocks, false, &err), KVSIM_OK, "init: %s", err.msg);
+  if (walk)
+    cr_assert_eq(kvsim_kvcache_walk_blocks(kv, &err), KVSIM_OK, "walk: %s", err.msg);
+  cr_assert_eq(kv->pool.counted, !walk, "the pool is %s", walk ? "walked" : "counted");
+}
+
+Test(kvcache, only_an_uncached_single_full_group_counts_blocks) {
+  kvsim_kvcache_t kv;
+  make(&kv, 16, false, 0);
+  cr_assert(kv.pool.counted, "prefix caching off, one full group: counted");
+  cr_assert_null(kv.pool.ref_cnt, "a counted pool allocates no per-block arrays");
+  kvsim_kvcache_fini(&kv);
+  make(&kv, 16, true, 0);
+  cr_assert(!kv.pool.counted, "prefix caching on reuses blocks by id: walked");
+  kvsim_kvcache_fini(&kv);
+  make(&kv, 16, false, 8);
+  cr_assert(!kv.pool.counted, "a sliding window puts null blocks in a table: walked");
+  kvsim_kvcache_fini(&kv);
+  make(&kv, 16, false, 0);
+  kvsim_cpu_tier_t cpu;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_cpu_tier_init(&cpu, 8, 100, 1, 0, true, &err), KVSIM_OK, "cpu tier: %s",
+               err.msg);
+  cr_assert_eq(kvsim_kvcache_set_offload(&kv, &cpu, 1, &err), KVSIM_OK, "offload: %s", err.msg);
+  cr_assert(!kv.pool.counted, "offloading stores blocks by id: walked");
+  cr_assert_eq(kvsim_pool_num_free(&kv.pool), 15,
+               "the walked pool starts as full as the counted one");
+  kvsim_kvcache_fini(&kv);
+  kvsim_cpu_tier_fini(&cpu);
+}
+
+/* Side by side, a counted and a walked manager take the same seeded
+ * random admissions (with lookahead), decode steps (some past
+ * max_model_len), finishes and preemptions, the pools small enough to
+ * refuse: every answer, table length, held count and free count agree. */
+Test(kvcache, counted_and_walked_accounting_agree) {
+  enum { NR = 12, OPS = 6000 };
+  kvsim_kvcache_t kv[2];
+  make_uncached(&kv[0], 41, false);
+  make_uncached(&kv[1], 41, true);
+  kvsim_request_t rq[2][NR];
+  memset(rq, 0, sizeof rq);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  int64_t refused = 0, grown = 0;
+  for (int op = 0; op < OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+    const int i = (int)(x % NR);
+    const int64_t a = (int64_t)((x >> 8) % 24), la = (int64_t)((x >> 16) % 4);
+    const int what = (int)((x >> 24) % 8);
+    int rc[2] = {1, 1};
+    for (int m = 0; m < 2; m++) {
+      kvsim_request_t *r = &rq[m][i];
+      if (r->blocks[0].len == 0 && r->num_computed == 0) { /* waiting: admit a prompt */
+        rc[m] = kvsim_kvcache_allocate(&kv[m], r, 0, a + 1, la);
+        if (rc[m] > 0)
+          r->num_computed = a + 1;
+      } else if (what == 0) {
+        kvsim_kvcache_free(&kv[m], r);
+        r->num_computed = 0;
+      } else if (what == 1) {
+        cr_assert_eq(kvsim_kvcache_free_preempted(&kv[m], r), KVSIM_OK, "preempt");
+        r->num_computed = 0;
+      } else { /* decode rows, one to three tokens, some with lookahead */
+        const int64_t n = 1 + what % 3;
+        rc[m] = what & 1 ? kvsim_kvcache_allocate_running(&kv[m], r, n)
+                         : kvsim_kvcache_allocate(&kv[m], r, 0, n, la);
+        if (rc[m] > 0)
+          r->num_computed += n;
+      }
+    }
+    const kvsim_request_t *c = &rq[0][i], *w = &rq[1][i];
+    cr_assert_eq(rc[0], rc[1], "op %d: counted %d, walked %d", op, rc[0], rc[1]);
+    cr_assert_eq(c->blocks[0].len, w->blocks[0].len, "op %d: request %d's table", op, i);
+    cr_assert_eq(kvsim_kvcache_held(&kv[0], c), kvsim_kvcache_held(&kv[1], w), "op %d: held", op);
+    cr_assert_eq(kvsim_pool_num_free(&kv[0].pool), kvsim_pool_num_free(&kv[1].pool), "op %d: free",
+                 op);
+    cr_assert_eq(kvsim_pool_refs(&kv[0].pool), kvsim_pool_refs(&kv[1].pool), "op %d: references",
+                 op);
+    refused += rc[0] == 0;
+    grown += c->blocks[0].len > 4;
+    check(&kv[0]);
+    if (op % 64 == 0)
+      check(&kv[1]);
+  }
+  cr_assert_gt(refused, 50, "the pool ran full (%lld refusals)", (long long)refused);
+  cr_assert_gt(grown, 500, "tables grew past a few blocks (%lld)", (long long)grown);
+  cr_assert_null(rq[0][0].blocks[0].ids, "the counted tables never held ids");
+  for (int i = 0; i < NR; i++)
+    for (int m = 0; m < 2; m++)
+      kvsim_kvcache_free(&kv[m], &rq[m][i]), free(rq[m][i].blocks[0].ids);
+  cr_assert_eq(kvsim_pool_num_free(&kv[0].pool), 40, "every block back");
+  kvsim_kvcache_fini(&kv[0]);
+  kvsim_kvcache_fini(&kv[1]);
+}
+
+/* An anonymous request (no prefix identity) of `prompt` tokens. */
+static kvsim_request_t *anon_req(kvsim_kvcache_t *kv, uint64_t id, int64_t prompt) {
+  kvsim_request_t *r = calloc(1, sizeof *r);
+  r->spec.id = id;
+  r->spec.prompt_tokens = prompt;
+  r->spec.output_tokens = 8;
+  r->num_prompt = r->num_tokens = prompt;
+  cr_assert_eq(kvsim_kvcache_prepare(kv, r), KVSIM_OK, "prepare");
+  cr_assert(r->anon, "no segments, no offloading: anonymous");
+  return r;
+}
+
+/* One decode row of n tokens. */
+static void decode_n(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t n) {
+  r->num_tokens += n;
+  cr_assert_eq(kvsim_kvcache_allocate(kv, r, 0, n, 0), 1, "the decode row fits");
+  r->num_computed += n;
+}
+
+/* An anonymous request's full blocks count as cached while it holds them
+ * and once released (their marks wait for the release in a one-group
+ * table), a preempted one finds its own blocks again, and the blocks it
+ * hit are not marked over: the cached-free count and the evictions are
+ * those of marking each block as it fills. */
+Test(kvcache, anonymous_blocks_are_cached_as_they_fill) {
+  kvsim_kvcache_t kv;
+  make(&kv, 64, true, 0); /* blocks of 4 tokens */
+  kvsim_request_t *r = anon_req(&kv, 1, 10);
+  admit(&kv, r);
+  cr_assert(kvsim_kvcache_block_cached(&kv, r, 0, 0) && kvsim_kvcache_block_cached(&kv, r, 0, 1),
+            "the prompt's two full blocks are cached");
+  cr_assert(!kvsim_kvcache_block_cached(&kv, r, 0, 2), "its partial block is not");
+  decode_n(&kv, r, 2);
+  cr_assert(kvsim_kvcache_block_cached(&kv, r, 0, 2), "two decoded tokens fill the third");
+  kvsim_kvcache_free(&kv, r);
+  cr_assert_eq(kv.pool.num_cached_free, 3, "its three blocks are free and cached (%d)",
+               kv.pool.num_cached_free);
+  check(&kv);
+
+  kvsim_request_t *p = anon_req(&kv, 2, 9);
+  admit(&kv, p);
+  cr_assert_eq(kv.pool.evictions, 0, "the never-used blocks go first");
+  cr_assert_eq(kvsim_kvcache_free_preempted(&kv, p), KVSIM_OK, "preempt");
+  p->num_computed = 0;
+  cr_assert_eq(kv.pool.num_cached_free, 5, "its two full blocks join the cache (%d)",
+               kv.pool.num_cached_free);
+  const int64_t hit = kvsim_kvcache_lookup(&kv, p, true);
+  cr_assert_eq(hit, 8, "the resumed request finds its two full blocks");
+  cr_assert_eq(kvsim_kvcache_allocate(&kv, p, hit, p->num_tokens - hit, 0), 1, "resume");
+  p->num_computed = p->num_tokens;
+  decode_n(&kv, p, 3);
+  cr_assert(kvsim_kvcache_block_cached(&kv, p, 0, 2),
+            "the block after the hit fills and is cached");
+  kvsim_kvcache_free(&kv, p);
+  cr_assert_eq(kv.pool.num_cached_free, 6, "both requests' full blocks are free and cached (%d)",
+               kv.pool.num_cached_free);
+  check(&kv);
+
+  kvsim_request_t *big = anon_req(&kv, 3, 63 * 4);
+  cr_assert_eq(kvsim_kvcache_allocate(&kv, big, 0, 63 * 4, 0), 1, "the whole pool");
+  cr_assert_eq(kv.pool.evictions, 6, "taking every block evicts the six cached ones (%lld)",
+               (long long)kv.pool.evictions);
+  kvsim_kvcache_free(&kv, big);
+  check(&kv);
+  drop(r), drop(p), drop(big);
+  kvsim_kvcache_fini(&kv);
+}

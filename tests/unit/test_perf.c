@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvsim/gpu.h"
@@ -647,4 +648,50 @@ Test(perf, pcie_allreduce_share_grows_with_tp_on_the_l40s) {
   cr_assert_gt(share[0][1], share[0][0], "L40S: TP4 share %g > TP2 %g", share[0][1], share[0][0]);
   cr_assert_gt(share[0][1], 1.0 / 3, "L40S TP4: the all-reduce is over a third of the step (%g)", share[0][1]);
   cr_assert_lt(share[1][1], 1.0 / 3, "H100 TP4 over NVLink: under a third (%g)", share[1][1]);
+}
+
+/* The GEMM memo changes nothing: over seeded random steps (decodes,
+ * prefill chunks, verify rows, many more distinct rows than slots, so
+ * slots are overwritten and hit again), the memoised step time and every
+ * cost term equal the plain model's bit for bit, on a dense and a MoE
+ * model. */
+Test(perf, gemm_memo_is_exact) {
+  static const char *const models[][2] = {{"llama-3.1-8b", "a100-80g"}, {"mixtral-8x7b", "h100-sxm"}};
+  for (int mi = 0; mi < 2; mi++) {
+    setup_t s;
+    make(&s, models[mi][0], models[mi][1], mi ? 2 : 1, 1, "", KVSIM_KV_AUTO);
+    kvsim_perf_memo_t *memo = calloc(1, sizeof *memo);
+    cr_assert_not_null(memo, "memo");
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    int64_t hits = 0;
+    for (int i = 0; i < 20000; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      kvsim_batch_shape_t b;
+      memset(&b, 0, sizeof b);
+      const int64_t rows = 1 + (int64_t)(x % 300), ctx = 1 + (int64_t)((x >> 12) % 4000);
+      for (int64_t k = 0; k < rows; k++)
+        kvsim_batch_shape_add(&b, ctx + k, 1, 0);
+      if ((x >> 30) % 3 == 0)
+        kvsim_batch_shape_add(&b, (int64_t)((x >> 34) % 2) * 512, 1 + (int64_t)((x >> 36) % 2048),
+                              0);
+      if ((x >> 50) % 5 == 0)
+        kvsim_batch_shape_add_verify(&b, ctx, 1 + (int64_t)((x >> 52) % 4), 0);
+      kvsim_step_cost_t c0, c1;
+      const kvsim_time_ns t0 = kvsim_perf_step_time(&s.pf, &b, &c0);
+      bool held = false;
+      for (int k = 0; k < KVSIM_PERF_MEMO_SLOTS; k++)
+        held |=
+            memo->slot[k].tokens == b.new_tokens && memo->slot[k].seqs == b.num_seqs + b.spec_rows;
+      hits += held;
+      const kvsim_time_ns t1 = kvsim_perf_step_time_memo(&s.pf, memo, &b, &c1);
+      cr_assert_eq(t0, t1, "%s step %d: %lld ns plain, %lld memoised", models[mi][0], i,
+                   (long long)t0, (long long)t1);
+      cr_assert_eq(memcmp(&c0, &c1, sizeof c0), 0, "%s step %d: the cost terms differ",
+                   models[mi][0], i);
+    }
+    cr_assert_gt(hits, 2000, "%s: the memo served steps (%lld)", models[mi][0], (long long)hits);
+    cr_assert_lt(hits, 19000, "%s: and was overwritten (%lld hits)", models[mi][0],
+                 (long long)hits);
+    free(memo);
+  }
 }

@@ -98,3 +98,107 @@ Test(pool, cache_map_survives_heavy_churn) {
                "the newest hash maps to its block");
   kvsim_pool_fini(&p);
 }
+
+Test(pool, counted_pool_is_its_free_count) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init_counted(&p, 1, &err), KVSIM_ENOFIT,
+               "the same size check as a walked pool");
+  cr_assert_eq(kvsim_pool_init_counted(&p, 9, &err), KVSIM_OK, "init: %s", err.msg);
+  cr_assert(p.counted && !p.ref_cnt && !p.next, "no per-block arrays");
+  cr_assert_eq(kvsim_pool_num_free(&p), 8, "8 usable blocks free");
+  kvsim_pool_take(&p, 5);
+  kvsim_pool_take(&p, 3);
+  cr_assert_eq(kvsim_pool_refs(&p), 8, "every usable block taken");
+  cr_assert_float_eq(kvsim_pool_usage(&p), 1.0, 1e-12, "full");
+  kvsim_pool_give(&p, 3);
+  cr_assert_float_eq(kvsim_pool_usage(&p), 5.0 / 8.0, 1e-12, "5 of 8 in use");
+  check(&p);
+  kvsim_pool_give(&p, 6); /* one more than taken */
+  cr_assert_neq(kvsim_pool_check(&p, &err), KVSIM_OK, "more free blocks than usable is caught");
+  kvsim_pool_fini(&p);
+}
+
+Test(pool, refs_of_a_walked_pool_sum_its_references) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init(&p, 6, &err), KVSIM_OK, "init: %s", err.msg);
+  kvsim_block_id b[3];
+  kvsim_pool_alloc(&p, 3, b);
+  kvsim_pool_touch(&p, b[1]);
+  cr_assert_eq(kvsim_pool_refs(&p), 4, "three blocks, one shared");
+  kvsim_pool_fini(&p);
+}
+
+/* The free queues of two walked pools, head to tail, and their counters. */
+static void same_queue(const kvsim_pool_t *a, const kvsim_pool_t *b, int op) {
+  cr_assert_eq(a->num_free, b->num_free, "op %d: free %d vs %d", op, a->num_free, b->num_free);
+  cr_assert_eq(a->num_cached_free, b->num_cached_free, "op %d: cached free", op);
+  cr_assert_eq(a->evictions, b->evictions, "op %d: evictions", op);
+  int32_t x = a->head, y = b->head;
+  for (; x >= 0 && y >= 0; x = a->next[x], y = b->next[y])
+    cr_assert_eq(x, y, "op %d: the queues' orders differ at %d / %d", op, x, y);
+  cr_assert(x < 0 && y < 0, "op %d: the queues' lengths differ", op);
+}
+
+/* Releasing a table at once (kvsim_pool_release_table) leaves the queue,
+ * the counters and the cache as marking its first entries anonymous and
+ * releasing it block by block, tail first, over seeded random tables with
+ * shared, cached and null blocks. */
+Test(pool, release_table_is_release_tail_first) {
+  enum { NB = 48, NT = 6, OPS = 3000 };
+  kvsim_pool_t p[2];
+  kvsim_err err = {0};
+  for (int m = 0; m < 2; m++)
+    cr_assert_eq(kvsim_pool_init(&p[m], NB, &err), KVSIM_OK, "init: %s", err.msg);
+  kvsim_block_id tab[2][NT][NB];
+  int32_t len[NT] = {0};
+  uint64_t x = 88172645463325252ull;
+  int64_t shared = 0;
+  for (int op = 0; op < OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int t = (int)(x % NT);
+    const int32_t n = (int32_t)((x >> 8) % 7);
+    for (int m = 0; m < 2; m++) {
+      kvsim_pool_t *q = &p[m];
+      if (len[t] == 0 && n > 0 && n + 1 <= q->num_free) {
+        /* A table: a null block, n new blocks (some cached), maybe a
+         * block of another table shared by reference. */
+        tab[m][t][0] = KVSIM_NULL_BLOCK;
+        kvsim_pool_alloc(q, n, &tab[m][t][1]);
+        int32_t l = n + 1;
+        for (int32_t k = 1; k < l; k++)
+          if ((x >> (16 + k)) & 1)
+            kvsim_pool_cache(q, tab[m][t][k], 1000 + (x >> 40) + (uint64_t)k);
+        const int u = (t + 1) % NT;
+        if (len[u] > 1 && ((x >> 30) & 1)) {
+          kvsim_pool_touch(q, tab[m][u][1]);
+          tab[m][t][l++] = tab[m][u][1];
+          shared += m == 0;
+        }
+        if (m == 1)
+          len[t] = l;
+      } else if (len[t] > 0 && n < 3) {
+        const int32_t upto = (int32_t)((x >> 44) % (uint64_t)(len[t] + 1));
+        if (m == 0)
+          kvsim_pool_release_table(q, tab[0][t], len[t], upto);
+        else {
+          for (int32_t k = 0; k < upto; k++)
+            if (tab[1][t][k] != KVSIM_NULL_BLOCK)
+              kvsim_pool_cache_anon(q, tab[1][t][k]);
+          for (int32_t k = len[t] - 1; k >= 0; k--)
+            if (tab[1][t][k] != KVSIM_NULL_BLOCK)
+              kvsim_pool_release(q, tab[1][t][k]);
+          len[t] = 0;
+        }
+      }
+    }
+    same_queue(&p[0], &p[1], op);
+    check(&p[0]);
+  }
+  cr_assert_gt(shared, 20, "tables shared blocks (%lld)", (long long)shared);
+  cr_assert_gt(p[0].evictions, 20, "allocation evicted cached blocks (%lld)",
+               (long long)p[0].evictions);
+  for (int m = 0; m < 2; m++)
+    kvsim_pool_fini(&p[m]);
+}

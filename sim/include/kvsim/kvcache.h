@@ -79,6 +79,13 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
                        bool prefix_caching, kvsim_err *err);
 void kvsim_kvcache_fini(kvsim_kvcache_t *kv);
 
+/* Without prefix caching, with one full-attention group and no residual
+ * table, the pool is counted (kvsim_pool_init_counted) and a request's
+ * table holds only its length: its ids stay unset. This gives the manager
+ * a pool of real block ids instead (offloading needs them; the unit tests
+ * compare the two). Only before the first allocation. KVSIM_ENOMEM. */
+int kvsim_kvcache_walk_blocks(kvsim_kvcache_t *kv, kvsim_err *err);
+
 /* Turns on the offloading connector over `cpu` (must outlive kv). */
 int kvsim_kvcache_set_offload(kvsim_kvcache_t *kv, kvsim_cpu_tier_t *cpu, int64_t store_threshold,
                               kvsim_err *err);
@@ -127,6 +134,12 @@ void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
  * for its own resumption. KVSIM_ENOMEM, freeing nothing, when the hashes
  * they need cannot be made. */
 int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
+
+/* Whether entry k of the request's table g holds a cached block: one with
+ * a hash, or an anonymous request's full block whose mark waits for its
+ * release (kvsim_blocks_t.anon_upto). */
+bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int g,
+                                int32_t k);
 
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);

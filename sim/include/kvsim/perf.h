@@ -277,6 +277,25 @@ double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens);
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b,
                                    kvsim_step_cost_t *cost /* may be NULL */);
 
+/* The GEMMs' share of a step (time, FLOPs, bytes) depends only on its
+ * token rows and sequences (new_tokens, num_seqs + spec_rows), which
+ * repeat from step to step: a run keeps the last ones it computed here,
+ * direct-mapped, for one kvsim_perf_t. Start it zeroed; the caller owns
+ * it (one per thread). */
+#define KVSIM_PERF_MEMO_SLOTS 256
+typedef struct kvsim_perf_memo_slot {
+  int64_t tokens, seqs; /* the key; seqs 0 (never stored): an empty slot */
+  double gemm_s, flops, weight_bytes, bytes;
+} kvsim_perf_memo_slot_t;
+typedef struct kvsim_perf_memo {
+  kvsim_perf_memo_slot_t slot[KVSIM_PERF_MEMO_SLOTS];
+} kvsim_perf_memo_t;
+
+/* kvsim_perf_step_time with the GEMM terms taken from `memo` (may be NULL)
+ * when it holds them: the same result, bit for bit. */
+kvsim_time_ns kvsim_perf_step_time_memo(const kvsim_perf_t *pf, kvsim_perf_memo_t *memo,
+                                        const kvsim_batch_shape_t *b, kvsim_step_cost_t *cost);
+
 /* The step model's terms at a run's mean step (what its steps spend their
  * time on, for the diagnosis): `steps` steps computed `prompt_tokens`
  * prompt tokens and `decode_tokens` output tokens for `requests`

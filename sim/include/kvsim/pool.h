@@ -4,7 +4,14 @@
  * block 0 is the null block and never handed out; free blocks sit in a
  * doubly linked queue in eviction order (LRU at the head); blocks are
  * reference counted; a freed block keeps its hash and stays findable in
- * the prefix cache until it is handed out again. */
+ * the prefix cache until it is handed out again.
+ *
+ * A counted pool keeps only the number of free blocks: where no block can
+ * ever be reused (prefix caching off, one full-attention group, no
+ * offloading), which block a request gets changes nothing but its id, so
+ * its table can be a count and allocation an integer subtraction. It
+ * allocates none of the arrays below (they stay NULL); kvsim_pool_take and
+ * kvsim_pool_give are its whole interface, with the counters and checks. */
 #ifndef KVSIM_POOL_H
 #define KVSIM_POOL_H
 
@@ -37,9 +44,13 @@ typedef struct kvsim_pool {
   uint32_t map_mask;
   uint32_t map_used;
   int64_t evictions;       /* cached blocks whose hash was dropped on reuse */
+  bool counted;            /* no free queue, no ids: num_free is all there is */
 } kvsim_pool_t;
 
 int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err);
+/* A counted pool of num_blocks (the null block included, as above): only
+ * kvsim_pool_take/give, the counters and kvsim_pool_check apply. */
+int kvsim_pool_init_counted(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err);
 /* The bytes kvsim_pool_init allocates for num_blocks (for memory budgets). */
 int64_t kvsim_pool_bytes(int64_t num_blocks);
 void kvsim_pool_fini(kvsim_pool_t *p);
@@ -52,6 +63,14 @@ static inline double kvsim_pool_usage(const kvsim_pool_t *p) {
   return p->num_blocks > 1 ? 1.0 - (double)p->num_free / (double)(p->num_blocks - 1) : 0.0;
 }
 
+/* Counted pool: n blocks leave (the caller checked n <= num_free) or come
+ * back (at most the blocks taken). */
+static inline void kvsim_pool_take(kvsim_pool_t *p, int32_t n) { p->num_free -= n; }
+static inline void kvsim_pool_give(kvsim_pool_t *p, int32_t n) { p->num_free += n; }
+/* References held on usable blocks: the sum of ref_cnt, or in a counted
+ * pool (where no block is shared) the blocks taken. */
+int64_t kvsim_pool_refs(const kvsim_pool_t *p);
+
 /* Pops n blocks from the head of the free queue (ref 1 each), evicting any
  * hash they carried. The caller checked n <= num_free. */
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out);
@@ -60,6 +79,13 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out);
  * queue, keeping its hash. Free a request's blocks tail-first so that its
  * last block is evicted before its prefix. */
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b);
+
+/* kvsim_pool_release of ids[len - 1] down to ids[0], null blocks skipped:
+ * a whole table, its tail block first. The blocks of entries below
+ * anon_upto are first marked cached without a hash
+ * (kvsim_pool_cache_anon), in the same pass. */
+void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len,
+                              int32_t anon_upto);
 
 /* Takes a reference on a cached block (removing it from the free queue if
  * it was free). */
@@ -76,8 +102,9 @@ static inline void kvsim_pool_cache_anon(kvsim_pool_t *p, kvsim_block_id b) {
     p->hash[b] = KVSIM_ANON_HASH;
 }
 
-/* Checks used + cached + free = total and the queue links; returns 0 or a
- * negative code with the first broken rule in err. */
+/* Checks used + cached + free = total and the queue links (a counted
+ * pool: 0 <= free <= usable, nothing cached); returns 0 or a negative code
+ * with the first broken rule in err. */
 int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err);
 
 #ifdef __cplusplus

@@ -28,9 +28,13 @@ typedef enum kvsim_req_status {
 
 /* A growable array of block ids. */
 typedef struct kvsim_blocks {
-  kvsim_block_id *ids;
+  kvsim_block_id *ids; /* unset over a counted pool (kvcache.h): len is the table */
   int32_t len, cap;
   int32_t num_skipped; /* leading entries replaced by the null block (sliding window) */
+  /* An anonymous request's entries below this are full and cached
+   * unhashed, their blocks marked KVSIM_ANON_HASH only when they are
+   * released (kvcache.c mark_anon): nothing reads a held block's mark. */
+  int32_t anon_upto;
 } kvsim_blocks_t;
 
 typedef struct kvsim_request {

@@ -320,13 +320,6 @@ void kvsim__handoff_sample(const kvsim__handoff_t *h, kvsim_disagg_sample_t *s) 
   s->bytes_in_flight = h->bytes_in_flight;
 }
 
-static int64_t pool_refs(const kvsim_pool_t *p) {
-  int64_t n = 0;
-  for (int32_t b = 1; b < p->num_blocks; b++)
-    n += p->ref_cnt[b];
-  return n;
-}
-
 int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks, kvsim_err *err) {
   const int32_t np = h->side[KVSIM_SIDE_PREFILL].n, nd = h->side[KVSIM_SIDE_DECODE].n;
   int64_t *mine = kvsim__calloc((size_t)(np + nd), sizeof *mine);
@@ -373,7 +366,7 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
   for (int32_t i = 0; i < np + nd && rc == KVSIM_OK; i++) {
     const bool pre = i < np;
     const kvsim_kvcache_t *kv = pre ? h->side[0].kv[i] : h->side[1].kv[i - np];
-    int64_t refs = pool_refs(&kv->pool);
+    int64_t refs = kvsim_pool_refs(&kv->pool);
     if (pre && mine[i] != h->held[i])
       rc = kvsim_err_set(err, KVSIM_EINVAL, "hand-off: prefill instance %d: held %lld, entries hold %lld",
                          i, (long long)h->held[i], (long long)mine[i]);

@@ -306,7 +306,8 @@ int kvsim__replica_start_step(kvsim__replica_t *rep, const kvsim_perf_t *perf,
   batch_shape(rep, window, &shape);
   const bool scaled_run = rep->step_time_scale != 1.0 || rep->prefill_time_scale != 1.0;
   kvsim_step_cost_t cost;
-  kvsim_time_ns dt = kvsim_perf_step_time(perf, &shape, scaled_run ? &cost : NULL);
+  kvsim_time_ns dt =
+      kvsim_perf_step_time_memo(perf, rep->step_memo, &shape, scaled_run ? &cost : NULL);
   if (draft && rep->sched->cfg.num_spec_tokens > 0) {
     const kvsim_sched_cfg_t *sc = &rep->sched->cfg;
     double total = (double)dt + draft_seconds(draft, sc->draft_steps, sc->draft_width, st, &shape) * 1e9;
@@ -501,9 +502,12 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   int rc = kvsim_pool_check(pool, err);
   if (rc < 0 || (rc = kvsim_cpu_tier_check(&rep->cpu, err)) < 0)
     return kvsim_err_prefix(err, "replica %d", rep->index);
-  int32_t *holders = kvsim__calloc((size_t)pool->num_blocks, sizeof *holders);
-  if (!holders)
+  /* A counted pool has no ids: its holders' tables add up to its refs. */
+  int32_t *holders =
+      pool->counted ? NULL : kvsim__calloc((size_t)pool->num_blocks, sizeof *holders);
+  if (!holders && !pool->counted)
     return kvsim_err_set(err, KVSIM_ENOMEM, "invariant check: out of memory");
+  int64_t counted_held = 0;
   const kvsim_sched_t *sc = rep->sched;
   int tables = rep->kv.num_groups + (rep->kv.residual_blocks ? 1 : 0);
   kvsim_request_t *const *held = NULL;
@@ -511,9 +515,11 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
   int64_t swapped_blocks = 0;
   for (int32_t i = 0; i < sc->running.n + nheld; i++) {
     const kvsim_request_t *r = i < sc->running.n ? sc->running.v[i] : held[i - sc->running.n];
-    for (int g = 0; g < tables; g++)
-      for (int32_t k = 0; k < r->blocks[g].len; k++)
+    for (int g = 0; g < tables; g++) {
+      counted_held += r->blocks[g].len;
+      for (int32_t k = 0; holders && k < r->blocks[g].len; k++)
         holders[r->blocks[g].ids[k]]++;
+    }
     if (r->status == KVSIM_REQ_SWAPPED)
       swapped_blocks += r->swapped_blocks;
   }
@@ -534,7 +540,11 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
                              rep->index, (unsigned long long)r->spec.id, r->blocks[g].len);
       }
   }
-  for (int32_t b = 1; b < pool->num_blocks; b++)
+  if (pool->counted && counted_held != kvsim_pool_refs(pool))
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "replica %d: requests hold %lld blocks, the counted pool %lld", rep->index,
+                         (long long)counted_held, (long long)kvsim_pool_refs(pool));
+  for (int32_t b = 1; holders && b < pool->num_blocks; b++)
     if (holders[b] != pool->ref_cnt[b]) {
       int32_t h = holders[b], c = pool->ref_cnt[b];
       kvsim__free(holders);
@@ -565,6 +575,15 @@ static int check_held_block(const kvsim__replica_t *rep, const kvsim_request_t *
   return KVSIM_OK;
 }
 
+/* A walked pool's free queue: its ends and counters agree. */
+static bool queue_ends_ok(const kvsim_pool_t *p) {
+  return (p->head < 0) == (p->num_free == 0) && (p->tail < 0) == (p->num_free == 0) &&
+         p->num_free >= 0 && p->num_free <= kvsim_pool_usable(p) && p->num_cached_free >= 0 &&
+         p->num_cached_free <= p->num_free &&
+         (p->head < 0 || (p->prev[p->head] == -1 && p->ref_cnt[p->head] == 0)) &&
+         (p->tail < 0 || (p->next[p->tail] == -1 && p->ref_cnt[p->tail] == 0));
+}
+
 int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finished, kvsim_err *err) {
   const kvsim_kvcache_t *kv = &rep->kv;
   const kvsim_pool_t *p = &kv->pool;
@@ -572,12 +591,10 @@ int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finis
   int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
   int rc;
   int64_t work = 1;
-  /* The free queue's ends and counters. */
-  if ((p->head < 0) != (p->num_free == 0) || (p->tail < 0) != (p->num_free == 0) ||
-      p->num_free < 0 || p->num_free > kvsim_pool_usable(p) || p->num_cached_free < 0 ||
-      p->num_cached_free > p->num_free ||
-      (p->head >= 0 && (p->prev[p->head] != -1 || p->ref_cnt[p->head] != 0)) ||
-      (p->tail >= 0 && (p->next[p->tail] != -1 || p->ref_cnt[p->tail] != 0)))
+  /* The free queue's ends and counters (a counted pool: its counters). */
+  if (p->counted && (rc = kvsim_pool_check(p, err)) < 0)
+    return kvsim_err_prefix(err, "replica %d", rep->index);
+  if (!p->counted && !queue_ends_ok(p))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "replica %d: pool: free queue ends %d..%d disagree with %d free (%d cached)",
                          rep->index, p->head, p->tail, p->num_free, p->num_cached_free);
@@ -589,12 +606,12 @@ int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finis
       continue; /* finished (below), or a profile's placeholder */
     for (int g = 0; g < tables; g++) {
       const kvsim_blocks_t *t = &r->blocks[g];
-      if (t->len < 0 || t->len > t->cap || t->num_skipped > t->len)
+      if (t->len < 0 || (t->len > t->cap && !p->counted) || t->num_skipped > t->len)
         return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: request %llu: table %d of %d blocks is broken",
                              rep->index, (unsigned long long)r->spec.id, g, t->len);
       /* The blocks holding this step's last tokens, and the table's tail
        * (the rest of a table was checked in the step that wrote it). */
-      if (t->len == t->num_skipped)
+      if (t->len == t->num_skipped || p->counted) /* a count has no ids to probe */
         continue;
       int32_t at = (int32_t)((r->num_computed > 0 ? r->num_computed - 1 : 0) / kv->block_size);
       int32_t probe[3] = {at, at + 1, t->len - 1};

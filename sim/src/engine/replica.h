@@ -22,6 +22,10 @@ typedef struct kvsim__replica {
   kvsim_step_t step;
   bool busy;
   bool overlap_transfers;    /* step = max(compute, transfers) instead of the sum */
+  /* The run's GEMM terms by step rows for the perf this replica is timed
+   * with (kvsim_perf_step_time_memo; shared by the run's replicas, which
+   * run on one thread). NULL: none. */
+  kvsim_perf_memo_t *step_memo;
   double step_time_scale;    /* the scenario's perf.step_time_scale (1: as modelled) */
   double prefill_time_scale; /* its perf.prefill_time_scale (step_time_scale when not given) */
   double transfer_wait_s;    /* time steps spent on transfers beyond compute */

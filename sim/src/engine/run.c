@@ -40,6 +40,7 @@ typedef struct run {
   kvsim_resolved_t res;  /* the configuration this run uses */
   kvsim_plan_t plan;
   kvsim_perf_t perf;
+  kvsim_perf_memo_t perf_memo; /* perf's GEMM terms by step rows, for every replica */
   /* Speculative decoding: the drafter's step model (has_draft) and the
    * run's generator of accepted-token draws. */
   kvsim_perf_t draft_perf;
@@ -483,6 +484,7 @@ static int setup(run_t *r, const kvsim_resolved_t *given) {
     /* This loop syncs each scheduler before it reads running requests'
      * counts (sampling, leftovers): implicit decode may run. */
     r->reps[i].sched->implicit_ok = true;
+    r->reps[i].step_memo = &r->perf_memo;
   }
   if ((rc = setup_spec(r)) < 0)
     return rc;

@@ -30,7 +30,9 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
   kv->fast_shift = -1; /* until the groups are known (below) */
   if (num_blocks > INT32_MAX)
     return kvsim_err_set(err, KVSIM_EUNSUP, "KV pool of %lld blocks is too large", (long long)num_blocks);
-  int rc = kvsim_pool_init(&kv->pool, (int32_t)num_blocks, err);
+  /* Counted until the groups are known (below): the same check of the
+   * size, without the free queue's arrays that counting never reads. */
+  int rc = kvsim_pool_init_counted(&kv->pool, (int32_t)num_blocks, err);
   if (rc < 0)
     return rc;
   kv->block_size = pl->p.block_size;
@@ -53,14 +55,35 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
       return kvsim_err_set(err, KVSIM_EUNSUP, "no room for the residual window's block table");
     kv->residual_blocks = (int32_t)cdiv(pl->residual_bytes_per_request, pl->block_bytes);
   }
-  kv->fast_shift = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks ? kv->bs_shift : -1;
+  const bool one_full_group = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks;
+  kv->fast_shift = one_full_group ? kv->bs_shift : -1;
+  /* No block can be reused without prefix caching: nothing is looked up,
+   * nothing cached, nothing touched, so a block's id is never read again
+   * and a count does (allocate_counted). Sliding windows (null blocks
+   * inside a table), several groups and the residual table keep ids;
+   * so does offloading (kvsim_kvcache_walk_blocks, from set_offload). */
+  if (!(one_full_group && !prefix_caching))
+    return kvsim_kvcache_walk_blocks(kv, err);
   return KVSIM_OK;
+}
+
+int kvsim_kvcache_walk_blocks(kvsim_kvcache_t *kv, kvsim_err *err) {
+  if (!kv->pool.counted)
+    return KVSIM_OK;
+  assert(kv->pool.num_free == kvsim_pool_usable(&kv->pool)); /* before any allocation */
+  int32_t n = kv->pool.num_blocks;
+  kvsim_pool_fini(&kv->pool);
+  return kvsim_pool_init(&kv->pool, n, err);
 }
 
 #define SEEN_SLOTS 65536 /* vLLM's offload tracker keeps 64,000 entries */
 
 int kvsim_kvcache_set_offload(kvsim_kvcache_t *kv, kvsim_cpu_tier_t *cpu, int64_t store_threshold,
                               kvsim_err *err) {
+  /* The connector stores and loads blocks by what they hold: real ids. */
+  int rc = kvsim_kvcache_walk_blocks(kv, err);
+  if (rc < 0)
+    return rc;
   kv->cpu = cpu;
   kv->store_threshold = store_threshold;
   if (store_threshold >= 2) {
@@ -381,7 +404,46 @@ static int32_t first_to_cache(const kvsim_kvcache_t *kv, const kvsim_request_t *
   return first;
 }
 
+/* The anonymous marks a one-group table defers (anon_upto), given to its
+ * blocks: those below it without a hash, as cache_full_blocks would have
+ * marked them step by step. The blocks above the hit were allocated with
+ * no hash and nothing else hashes them while the request holds them
+ * (nobody can find them); the hit blocks below carry their real hashes. */
+static void mark_anon(kvsim_kvcache_t *kv, kvsim_blocks_t *t) {
+  const int32_t upto = t->anon_upto < t->len ? t->anon_upto : t->len;
+  for (int32_t k = 0; k < upto; k++)
+    if (t->ids[k] > 0)
+      kvsim_pool_cache_anon(&kv->pool, t->ids[k]);
+  t->anon_upto = 0;
+}
+
 static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t first, int32_t full) {
+  if (r->anon && kv->fast_shift >= 0) {
+    /* One full-attention group: a held block's anonymous mark is read by
+     * nobody (its hash is in no map, it is never shared or evicted), so it
+     * is given when the block is released (kvsim_pool_release_table, or
+     * mark_anon before a preemption hashes them), and the table keeps
+     * a high-water mark now. That says which blocks only while the marks
+     * are one run: blocks between the mark and `first` must be ones this
+     * marking would skip (the hit's, with their real hashes). Otherwise
+     * this step marks its blocks at once, as before. */
+    kvsim_blocks_t *t = &r->blocks[0];
+    const int32_t upto = full < t->len ? full : t->len;
+    int32_t k = t->anon_upto;
+    while (k < first && k < t->len && (t->ids[k] <= 0 || kv->pool.hash[t->ids[k]] != 0))
+      k++;
+    if (k >= first) {
+      if (upto > t->anon_upto)
+        t->anon_upto = upto;
+    } else {
+      for (int32_t j = first; j < upto; j++)
+        if (t->ids[j] > 0)
+          kvsim_pool_cache_anon(&kv->pool, t->ids[j]);
+    }
+    if (full > r->cached_blocks)
+      r->cached_blocks = full;
+    return;
+  }
   if (r->anon) {
     for (int g = 0; g < kv->num_groups; g++) {
       kvsim_blocks_t *t = &r->blocks[g];
@@ -462,6 +524,26 @@ static int allocate_simple(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t num_
   return 1;
 }
 
+/* A counted pool (prefix caching off, one full-attention group): the
+ * table is its length, allocation a subtraction. The same blocks, limit
+ * and refusal as allocate_simple, which then neither hashes nor caches. */
+static int allocate_counted(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t num_new,
+                            int64_t num_lookahead) {
+  const int32_t bs = kv->block_size;
+  kvsim_blocks_t *t = &r->blocks[0];
+  int64_t need = r->num_computed + num_new + num_lookahead;
+  if (need > kv->max_model_len)
+    need = kv->max_model_len;
+  int32_t n = (int32_t)((need + bs - 1) / bs) - t->len;
+  if (n > 0) {
+    if (n > kvsim_pool_num_free(&kv->pool))
+      return 0;
+    kvsim_pool_take(&kv->pool, n);
+    t->len += n;
+  }
+  return 1;
+}
+
 /* Blocks the general path must take off the free queue: each group's new
  * blocks up to `target` (less those wholly outside a sliding window from
  * the start, which are never allocated) plus hit blocks that are free
@@ -530,6 +612,8 @@ static void fill_tables(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t target,
 int kvsim_kvcache_allocate(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t hit_tokens,
                            int64_t num_new, int64_t num_lookahead) {
   const int32_t bs = kv->block_size;
+  if (kv->pool.counted)
+    return allocate_counted(kv, r, num_new, num_lookahead); /* no hits without a prefix cache */
   if (hit_tokens == 0 && kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks)
     return allocate_simple(kv, r, num_new, num_lookahead);
   int32_t hits = hit_tokens > 0 && kv->hit_req == r ? kv->hit_blocks : 0;
@@ -588,6 +672,8 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
     if (reserve_hashes(r, r->cached_blocks) < 0)
       return KVSIM_ENOMEM;
     int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
+    if (r->blocks[0].anon_upto)
+      mark_anon(kv, &r->blocks[0]);
     for (int g = 0; g < kv->num_groups; g++) {
       kvsim_blocks_t *t = &r->blocks[g];
       for (int32_t k = 0; k < full && k < t->len; k++) {
@@ -602,19 +688,34 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
 }
 
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  if (kv->pool.counted) { /* one table, no null blocks in it */
+    kvsim_pool_give(&kv->pool, r->blocks[0].len);
+    r->blocks[0].len = 0;
+    r->blocks[0].num_skipped = 0;
+    if (kv->hit_req == r)
+      kv->hit_req = NULL;
+    return;
+  }
   int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
   for (int g = 0; g < tables; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
     /* SingleTypeKVCacheManager.free: reversed(req_blocks), so the tail
      * block reaches the free queue first and is evicted first. */
-    for (int32_t i = t->len - 1; i >= 0; i--)
-      if (t->ids[i] != KVSIM_NULL_BLOCK)
-        kvsim_pool_release(&kv->pool, t->ids[i]);
+    kvsim_pool_release_table(&kv->pool, t->ids, t->len, t->anon_upto); /* and the deferred marks */
     t->len = 0;
+    t->anon_upto = 0;
     t->num_skipped = 0;
   }
   if (kv->hit_req == r)
     kv->hit_req = NULL;
+}
+
+bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int g,
+                                int32_t k) {
+  const kvsim_blocks_t *t = &r->blocks[g];
+  if (kv->pool.counted || k < 0 || k >= t->len || t->ids[k] <= 0)
+    return false;
+  return kv->pool.hash[t->ids[k]] != 0 || k < t->anon_upto;
 }
 
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {

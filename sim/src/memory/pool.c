@@ -64,6 +64,28 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+int kvsim_pool_init_counted(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
+  memset(p, 0, sizeof *p);
+  if (num_blocks < 2)
+    return kvsim_err_set(err, KVSIM_ENOFIT,
+                         "KV pool of %d blocks: need at least 2 (one is the null block)",
+                         num_blocks);
+  p->num_blocks = num_blocks;
+  p->counted = true;
+  p->head = p->tail = -1;
+  p->num_free = num_blocks - 1;
+  return KVSIM_OK;
+}
+
+int64_t kvsim_pool_refs(const kvsim_pool_t *p) {
+  if (p->counted)
+    return (int64_t)kvsim_pool_usable(p) - p->num_free;
+  int64_t n = 0;
+  for (int32_t b = 1; b < p->num_blocks; b++)
+    n += p->ref_cnt[b];
+  return n;
+}
+
 void kvsim_pool_fini(kvsim_pool_t *p) {
   kvsim__free(p->ref_cnt);
   kvsim__free(p->hash);
@@ -161,25 +183,41 @@ static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
     p->num_cached_free--;
 }
 
+/* Pops from the head only, so the run of n blocks is cut off the queue
+ * once (not unlinked block by block) and the counters are written once:
+ * this runs for every block a request takes. */
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
-  assert(n <= p->num_free);
+  assert(!p->counted && n <= p->num_free);
+  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
+  uint64_t *const hash = p->hash;
+  int32_t b = p->head, cached = 0;
   for (int32_t i = 0; i < n; i++) {
-    kvsim_block_id b = p->head;
-    queue_remove(p, b);
-    if (p->hash[b]) {
+    const uint64_t h = hash[b];
+    if (h) {
       /* _maybe_evict_cached_block: the block leaves the prefix cache. */
-      if (p->hash[b] != KVSIM_ANON_HASH)
-        map_remove(p, p->hash[b], b);
-      p->hash[b] = 0;
-      p->evictions++;
+      if (h != KVSIM_ANON_HASH)
+        map_remove(p, h, b);
+      hash[b] = 0;
+      cached++;
     }
-    p->ref_cnt[b] = 1;
+    ref[b] = 1;
     out[i] = b;
+    const int32_t nx = next[b];
+    prev[b] = next[b] = -1;
+    b = nx;
   }
+  p->head = b;
+  if (b >= 0)
+    prev[b] = -1;
+  else
+    p->tail = -1;
+  p->num_free -= n;
+  p->num_cached_free -= cached;
+  p->evictions += cached;
 }
 
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
-  assert(b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
+  assert(!p->counted && b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
   if (--p->ref_cnt[b] > 0)
     return;
   kvsim__ilist_push_tail(free_queue(p), b);
@@ -188,14 +226,58 @@ void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
     p->num_cached_free++;
 }
 
+void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len,
+                              int32_t anon_upto) {
+  assert(!p->counted);
+  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
+  uint64_t *const hash = p->hash;
+  int32_t tail = p->tail, freed = 0, cached = 0;
+  for (int32_t i = len - 1; i >= 0; i--) {
+    const kvsim_block_id b = ids[i];
+    if (b == KVSIM_NULL_BLOCK)
+      continue;
+    assert(b > 0 && b < p->num_blocks && ref[b] > 0);
+    if (i < anon_upto && hash[b] == 0)
+      hash[b] = KVSIM_ANON_HASH; /* kvsim_pool_cache_anon */
+    if (--ref[b] > 0)
+      continue;
+    /* kvsim__ilist_push_tail with the tail in a local */
+    prev[b] = tail;
+    next[b] = -1;
+    if (tail >= 0)
+      next[tail] = b;
+    else
+      p->head = b;
+    tail = b;
+    freed++;
+    cached += hash[b] != 0;
+  }
+  p->tail = tail;
+  p->num_free += freed;
+  p->num_cached_free += cached;
+}
+
 void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b) {
-  assert(b > 0 && b < p->num_blocks);
+  assert(!p->counted && b > 0 && b < p->num_blocks);
   if (p->ref_cnt[b] == 0)
     queue_remove(p, b);
   p->ref_cnt[b]++;
 }
 
+static int check_counted(const kvsim_pool_t *p, kvsim_err *err) {
+  if (p->num_free < 0 || p->num_free > kvsim_pool_usable(p))
+    return kvsim_err_set(err, KVSIM_EINVAL, "pool: %d free of %d usable blocks", p->num_free,
+                         kvsim_pool_usable(p));
+  if (p->num_cached_free != 0 || p->evictions != 0)
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "pool: a counted pool caches nothing (%d cached free, %lld evicted)",
+                         p->num_cached_free, (long long)p->evictions);
+  return KVSIM_OK;
+}
+
 int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
+  if (p->counted)
+    return check_counted(p, err);
   int32_t used = 0, free_n = 0, cached = 0;
   for (int32_t b = 1; b < p->num_blocks; b++) {
     if (p->ref_cnt[b] < 0)

@@ -163,7 +163,39 @@ double kvsim_perf_experts_touched(const kvsim_perf_t *pf, int64_t tokens) {
   return (double)pf->num_experts * -expm1((double)tokens * pf->moe_log_miss);
 }
 
+/* The GEMM terms into k (zeroed): from the memo's slot for the step's
+ * rows when it holds them, else computed and stored there. They start
+ * from zero either way, so a stored sum is the computed one. */
+static double gemm_terms(const kvsim_perf_t *pf, kvsim_perf_memo_t *memo,
+                         const kvsim_batch_shape_t *b, kvsim_step_cost_t *k) {
+  const int64_t seqs = b->num_seqs + b->spec_rows;
+  if (!memo || seqs <= 0)
+    return kvsim__perf_gemms(pf, b, k);
+  const uint64_t h =
+      (uint64_t)b->new_tokens * 0x9e3779b97f4a7c15ull ^ (uint64_t)seqs * 0xc2b2ae3d27d4eb4full;
+  kvsim_perf_memo_slot_t *m = &memo->slot[h >> 56 & (KVSIM_PERF_MEMO_SLOTS - 1)];
+  if (m->seqs != seqs || m->tokens != b->new_tokens) {
+    kvsim_step_cost_t g;
+    memset(&g, 0, sizeof g);
+    m->gemm_s = kvsim__perf_gemms(pf, b, &g);
+    m->flops = g.flops;
+    m->weight_bytes = g.weight_bytes;
+    m->bytes = g.bytes;
+    m->tokens = b->new_tokens;
+    m->seqs = seqs;
+  }
+  k->flops = m->flops;
+  k->weight_bytes = m->weight_bytes;
+  k->bytes = m->bytes;
+  return m->gemm_s;
+}
+
 kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, kvsim_step_cost_t *cost) {
+  return kvsim_perf_step_time_memo(pf, NULL, b, cost);
+}
+
+kvsim_time_ns kvsim_perf_step_time_memo(const kvsim_perf_t *pf, kvsim_perf_memo_t *memo,
+                                        const kvsim_batch_shape_t *b, kvsim_step_cost_t *cost) {
   kvsim_step_cost_t k;
   memset(&k, 0, sizeof k);
   if (b->num_seqs <= 0 && b->new_tokens <= 0) {
@@ -173,7 +205,7 @@ kvsim_time_ns kvsim_perf_step_time(const kvsim_perf_t *pf, const kvsim_batch_sha
   }
   /* The kernels of a step run one after the other on the rank's stream, so
    * their times add; the engine's host time per step adds to them. */
-  k.gemm_s = kvsim__perf_gemms(pf, b, &k);
+  k.gemm_s = gemm_terms(pf, memo, b, &k);
   k.attn_s = kvsim__perf_attention(pf, b, &k);
   k.moe_s = kvsim__perf_moe(pf, b, &k);
   k.comm_s = kvsim__perf_comm(pf, b);
