@@ -669,7 +669,7 @@ typedef struct kvsim_fid_logo_group {
 /* A row left out of the fits and the table, and why. */
 typedef struct kvsim_fid_logo_excl {
   char id[160];
-  char reason[192];
+  char reason[576]; /* room for a whole kvsim_err message and its prefix */
 } kvsim_fid_logo_excl_t;
 
 typedef struct kvsim_fid_logo_opts {

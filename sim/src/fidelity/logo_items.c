@@ -154,7 +154,7 @@ static int collect_rows(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvs
         kvsim__logo_group(l, r->gpu, r->model, precision_of(r), sglang ? "silicon-sglang" : "silicon");
     if (!g)
       return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
-    char why[256];
+    char why[sizeof l->excl[0].reason];
     if (!kvsim_fidelity_sil_physical(r, KVSIM_FID_SIL_RANGE_AUTO, why, sizeof why)) {
       if (kvsim__logo_exclude(l, r->id, why) < 0)
         return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
