@@ -50,8 +50,9 @@ Test(config, keys_in_the_registrys_order_and_values_in_canonical_form) {
   kvsim_scenario_fini(&sc);
 }
 
-Test(config, a_key_outside_the_registry_follows_the_registrys_keys_of_its_object) {
-  /* HF Transformers' cache class is its profile's own key (sched/). */
+Test(config, a_profiles_own_options_print_from_its_typed_options) {
+  /* HF Transformers' cache class is its profile's own key (sched/), whose
+   * row follows the other options' (where it printed before it had one). */
   const char *json =
       "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"cache\": \"static\", "
       "\"max_cache_len\": 1024, \"profile\": \"hf-transformers\", \"batch\": 4 }, " WORKLOAD " }";
@@ -132,6 +133,32 @@ Test(config, set_quantization_is_typed_and_in_the_config) {
             (long long)bf16.plan.weights_bytes);
   char *s = config_text(&sc);
   cr_assert(strstr(s, "\"engine\":{\"quantization\":\"fp8\"}"), "in the config: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
+/* SGLang's share set by the typed override prints from the plan's
+ * parameters; its other options from the profile's typed options, the
+ * release canonical (TGI's below). */
+Test(config, a_profiles_memory_share_set_by_override_is_in_the_config) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"profile\": \"sglang\", "
+                     "\"schedule_policy\": \"lpm\" }, " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_set_memory_fraction(&sc, 0.75, &err), KVSIM_OK, "%s", err.msg);
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"engine\":{\"profile\":\"sglang\",\"mem_fraction_static\":0.75,"
+                      "\"schedule_policy\":\"lpm\"}"),
+            "the share and the policy: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+  json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"profile\": \"tgi\", \"tgi_version\": "
+         "3.2 }, " WORKLOAD " }";
+  parse(json, NULL, 0, &sc);
+  s = config_text(&sc);
+  cr_assert(strstr(s, "\"engine\":{\"profile\":\"tgi\",\"tgi_version\":\"3.2.0\"}"),
+            "the release canonical: %s", s);
   free(s);
   kvsim_scenario_fini(&sc);
 }

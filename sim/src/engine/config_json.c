@@ -6,13 +6,14 @@
  * "0.11.0"). Fed back as a scenario, the config reproduces the run
  * (tests/golden/test_config_roundtrip.sh).
  *
- * Still read from the scenario's tree (sc->resolved): the keys the engine
- * room holds no typed field for yet — a profile's own options (parsed by the
- * profile into its opaque options, sched/), the workload (the workload
- * room's opaque configuration), engine.speculative, the disaggregation
- * sides, engine.dtype (held resolved: "auto" is the model's), perf's GPU
- * keys and the description. A key outside the registry comes after the
- * registry's keys of its object, in the order given. */
+ * A profile's own options are printed by the profile from its typed
+ * options (kvsim/sched.h print_opts). Still read from the scenario's tree
+ * (sc->resolved): which keys were given, and the values the engine room
+ * holds no typed field for yet — the workload (the workload room's opaque
+ * configuration), engine.speculative, the disaggregation sides,
+ * engine.dtype (held resolved: "auto" is the model's), perf's GPU keys and
+ * the description. A key outside the registry comes after the registry's
+ * keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,8 +107,17 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
   }
 }
 
+/* What the printer reads: the scenario, and its profile's given options as
+ * the profile prints them back from its typed options (sched.h
+ * print_opts). */
+typedef struct printer {
+  const kvsim_scenario_t *sc;
+  cJSON *opts;
+} printer_t;
+
 /* The typed value of a registry row, or NULL (the tree's is printed). */
-static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
+static cJSON *typed_value(const printer_t *pr, int id) {
+  const kvsim_scenario_t *sc = pr->sc;
   switch (id) {
   case KVSIM_PARAM_SEED:
     return num((double)sc->seed);
@@ -155,9 +165,13 @@ static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
     break;
   }
   const kvsim_param_t *p = kvsim_param_get(id);
-  /* A profile's own option is the profile's to read (sched/). */
-  if (p->flags & KVSIM_PARAM_PROFILE_OPTION || strncmp(p->key, "engine.", 7))
+  if (strncmp(p->key, "engine.", 7))
     return NULL;
+  /* A profile's own option is the profile's to print (sched/). */
+  if (p->flags & KVSIM_PARAM_PROFILE_OPTION) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(pr->opts, kvsim_param_leaf(p));
+    return v ? cJSON_Duplicate(v, 1) : NULL;
+  }
   return engine_value(sc, id);
 }
 
@@ -182,20 +196,19 @@ static bool child_of(const char *prefix, const char *key, char *part, size_t cap
 
 static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
 
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
-                        cJSON *out);
+static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
 
 /* One child `part` of the object at `path`: a registry row's typed value,
  * an object printed in its turn, or the tree's value. */
-static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *path,
-                       const char *part, cJSON *out) {
+static int print_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
+                       cJSON *out) {
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
-  cJSON *item = p ? typed_value(sc, p->id) : NULL;
+  cJSON *item = p ? typed_value(pr, p->id) : NULL;
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
-    if (item && print_object(sc, v, key, item) < 0) {
+    if (item && print_object(pr, v, key, item) < 0) {
       cJSON_Delete(item);
       return KVSIM_ENOMEM;
     }
@@ -210,8 +223,7 @@ static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *p
 
 /* The given children of the object `tree` at `path`: the registry's first,
  * in its order, then the others in the tree's. */
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
-                        cJSON *out) {
+static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
     char part[128];
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
@@ -219,29 +231,36 @@ static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const cha
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
     if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
       continue;
-    if (print_child(sc, v, path, part, out) < 0)
+    if (print_child(pr, v, path, part, out) < 0)
       return KVSIM_ENOMEM;
   }
   for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next)
     if (given(v) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
-        print_child(sc, v, path, v->string, out) < 0)
+        print_child(pr, v, path, v->string, out) < 0)
       return KVSIM_ENOMEM;
   return KVSIM_OK;
 }
 
 cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
+  printer_t pr = {sc, cJSON_CreateObject()};
   cJSON *out = cJSON_CreateObject();
-  if (!out)
+  if (!out || !pr.opts ||
+      (sc->sched_ops &&
+       kvsim_sched_print_opts(sc->sched_ops, &sc->sched.opts, &sc->plan, pr.opts) < 0)) {
+    cJSON_Delete(out);
+    cJSON_Delete(pr.opts);
     return NULL;
+  }
   /* Name and seed always (the name a file's stem may have given; the seed
    * the default), the description when there is one. */
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->resolved, "description");
   if (!cJSON_AddStringToObject(out, "name", sc->name) ||
       (cJSON_IsString(d) && !cJSON_AddStringToObject(out, "description", d->valuestring)) ||
       !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
-      print_object(sc, sc->resolved, "", out) < 0) {
+      print_object(&pr, sc->resolved, "", out) < 0) {
     cJSON_Delete(out);
-    return NULL;
+    out = NULL;
   }
+  cJSON_Delete(pr.opts);
   return out;
 }

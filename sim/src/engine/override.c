@@ -104,6 +104,7 @@ int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err
   if (!ops->set_fraction)
     return kvsim_scenario_set_utilization(sc, f, err);
   ops->set_fraction(&sc->plan, f); /* the plan checks the range, as when parsed */
+  kvsim_sched_opts_mark_given(ops, &sc->sched.opts, key); /* printed from the plan's */
   char path[96];
   snprintf(path, sizeof path, "engine.%s", key);
   return record(sc, path, cJSON_CreateNumber(f), err);
