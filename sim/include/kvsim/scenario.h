@@ -103,10 +103,10 @@ typedef struct kvsim_scenario {
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
-   * Internal to the engine room, which still rebuilds copies, a changed
-   * GPU or workload and each disaggregated side from it and prints the
-   * keys it holds no typed field for; read the configuration through
-   * kvsim_scenario_config_json. */
+   * Internal to the engine room, which still rebuilds a changed GPU and
+   * each disaggregated side from it and prints from it which keys were
+   * given and the values it holds no typed field for (the workload's among
+   * them); read the configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
@@ -160,9 +160,9 @@ int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenar
 /* Frees what sc owns (workload, resolved); sc may be zeroed or failed. */
 void kvsim_scenario_fini(kvsim_scenario_t *sc);
 
-/* A deep copy: dst owns its own tree and workload (fini both). The copy's
- * workload is rebuilt from the in-memory tree; no file is read. Errors:
- * KVSIM_ENOMEM, or the workload's own parse error. */
+/* A deep copy: dst owns its own tree and workload (fini both); the
+ * workload is copied typed (kvsim_workload_cfg_copy), no file is read.
+ * Errors: KVSIM_ENOMEM (dst zeroed). */
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
 
 /* summary.json's "config": the keys the scenario file and --set gave (and
@@ -209,9 +209,9 @@ int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_e
  * its in-memory tree with the new GPU (so the scenario's own "perf" keys
  * apply to it as when parsed); on error sc is unchanged. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err);
-/* A number under "workload" (key "synthetic.arrival.rate", "time_scale"):
- * the workload room's configuration is opaque, so the key is set in the
- * in-memory tree and the workload rebuilt from it. */
+/* A number under "workload" (key "synthetic.arrival.rate", "rate", ...;
+ * the keys of kvsim_workload_set), set through the workload room's typed
+ * setter with parsing's checks; on error sc is unchanged. */
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err);
 
 /* KVSIM_OK when key_path ("engine.max_num_seqs") names a scenario key;
