@@ -162,3 +162,30 @@ Test(config, a_profiles_memory_share_set_by_override_is_in_the_config) {
   free(s);
   kvsim_scenario_fini(&sc);
 }
+
+/* The description and engine.dtype print from the scenario's typed fields,
+ * as given, whatever its tree says; a copy owns its own description. */
+Test(config, description_and_dtype_print_as_given_from_typed_fields) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"description\": \"two words\", \"engine\": "
+                     "{ \"dtype\": \"auto\" }, " WORKLOAD " }";
+  kvsim_scenario_t sc, copy;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_copy(&sc, &copy, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_scenario_fini(&sc);
+  /* The tree is the engine room's own; change it under the printer. */
+  cJSON_ReplaceItemInObjectCaseSensitive(copy.resolved, "description", cJSON_CreateString("x"));
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy.resolved, "engine"),
+                                         "dtype", cJSON_CreateString("y"));
+  char *s = config_text(&copy);
+  cr_assert(strstr(s, "\"name\":\"scen\",\"description\":\"two words\",\"seed\":1"),
+            "the description: %s", s);
+  cr_assert(strstr(s, "\"engine\":{\"dtype\":\"auto\"}"), "dtype as given, not the model's: %s", s);
+  free(s);
+  kvsim_scenario_fini(&copy);
+  parse("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", NULL, 0, &sc);
+  s = config_text(&sc);
+  cr_assert(!strstr(s, "description") && !strstr(s, "dtype"), "neither given: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}

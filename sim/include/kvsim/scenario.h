@@ -64,6 +64,7 @@ typedef struct kvsim_offload_cfg {
 
 typedef struct kvsim_scenario {
   char name[128];
+  char *description;          /* "description" as given (owned); NULL without one */
   char path[4096];            /* the scenario file; "" when built in */
   char base_dir[4096];        /* relative paths resolve against it */
   uint64_t seed;
@@ -75,6 +76,9 @@ typedef struct kvsim_scenario {
   kvsim_router router;
   int64_t router_imbalance;   /* prefix_affinity's threshold, requests (>= 0) */
   char profile[32];
+  /* engine.dtype as given ("auto", "fp8", ...); "" when left out. The
+   * model holds it resolved ("auto" is the model's own). */
+  char dtype[64];
   const kvsim_sched_ops_t *sched_ops;
   kvsim_plan_params_t plan;   /* memory plan parameters (tp, pp, util, ...) */
   kvsim_sched_cfg_t sched;    /* scheduler settings, resolved after the plan */
@@ -157,7 +161,8 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
 /* The embedded default study (configs/scenarios/default.json). */
 int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenario_t *sc,
                                 kvsim_err *err);
-/* Frees what sc owns (workload, resolved); sc may be zeroed or failed. */
+/* Frees what sc owns (description, workload, resolved); sc may be zeroed
+ * or failed. */
 void kvsim_scenario_fini(kvsim_scenario_t *sc);
 
 /* A deep copy: dst owns its own tree and workload (fini both); the

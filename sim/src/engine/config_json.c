@@ -10,9 +10,8 @@
  * options (kvsim/sched.h print_opts). Still read from the scenario's tree
  * (sc->resolved): which keys were given, and the values the engine room
  * holds no typed field for yet — the workload (the workload room's opaque
- * configuration), engine.speculative, the disaggregation sides,
- * engine.dtype (held resolved: "auto" is the model's), perf's GPU keys and
- * the description. A key outside the registry comes after the registry's
+ * configuration), engine.speculative, the disaggregation sides and
+ * perf's GPU keys. A key outside the registry comes after the registry's
  * keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +52,8 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
     return num(p->kv_quant_group);
   case KVSIM_PARAM_KV_RESIDUAL_TOKENS:
     return num(p->kv_residual_tokens);
+  case KVSIM_PARAM_DTYPE:
+    return sc->dtype[0] ? str(sc->dtype) : NULL;
   case KVSIM_PARAM_QUANTIZATION:
     return str(p->quantization);
   case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:
@@ -253,9 +254,8 @@ cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
   }
   /* Name and seed always (the name a file's stem may have given; the seed
    * the default), the description when there is one. */
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->resolved, "description");
   if (!cJSON_AddStringToObject(out, "name", sc->name) ||
-      (cJSON_IsString(d) && !cJSON_AddStringToObject(out, "description", d->valuestring)) ||
+      (sc->description && !cJSON_AddStringToObject(out, "description", sc->description)) ||
       !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
       print_object(&pr, sc->resolved, "", out) < 0) {
     cJSON_Delete(out);

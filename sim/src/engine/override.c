@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/scenario.h"
@@ -10,9 +11,11 @@
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err) {
   *dst = *src;
   dst->workload = NULL;
+  dst->description = src->description ? kvsim__strdup(src->description) : NULL;
   dst->resolved = cJSON_Duplicate(src->resolved, 1);
-  int rc =
-      dst->resolved ? kvsim_workload_cfg_copy(src->workload, &dst->workload, err) : KVSIM_ENOMEM;
+  int rc = dst->resolved && (dst->description || !src->description)
+               ? kvsim_workload_cfg_copy(src->workload, &dst->workload, err)
+               : KVSIM_ENOMEM;
   if (rc < 0) {
     kvsim_scenario_fini(dst);
     memset(dst, 0, sizeof *dst);
