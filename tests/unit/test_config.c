@@ -189,3 +189,24 @@ Test(config, description_and_dtype_print_as_given_from_typed_fields) {
   free(s);
   kvsim_scenario_fini(&sc);
 }
+
+/* engine.speculative prints its given keys from the typed fields in one
+ * order (vLLM's keys, then acceptance_rate, as given: a list stays one),
+ * whatever the file's order or the tree. */
+Test(config, speculative_prints_from_typed_fields_in_canonical_order) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"speculative\": { "
+                     "\"acceptance_rate\": [0.5, 0.25], \"prompt_lookup_max\": 4, \"method\": "
+                     "\"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_min\": null } }, "
+                     "" WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  cJSON *engine = cJSON_GetObjectItemCaseSensitive(sc.resolved, "engine");
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(engine, "speculative"),
+                                         "method", cJSON_CreateString("eagle"));
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"speculative\":{\"method\":\"ngram\",\"num_speculative_tokens\":2,"
+                      "\"prompt_lookup_max\":4,\"acceptance_rate\":[0.5,0.25]}"),
+            "typed, in order, the null left out: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}

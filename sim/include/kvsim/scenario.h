@@ -100,6 +100,12 @@ typedef struct kvsim_scenario {
    * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
   double spec_rates[KVSIM_SPEC_MAX_TOKENS];
   int spec_nrates;
+  /* Which keys of engine.speculative were given (not null), for the
+   * config: bit i is the engine room's key i (method, model,
+   * num_speculative_tokens, draft_tensor_parallel_size, prompt_lookup_min,
+   * prompt_lookup_max, acceptance_rate); and the rate given as a list. */
+  unsigned spec_given;
+  bool spec_rates_list;
   kvsim_workload_cfg_t *workload; /* owned */
   /* SLO targets (seconds); 0 = none. */
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s;

@@ -10,19 +10,59 @@
  * options (kvsim/sched.h print_opts). Still read from the scenario's tree
  * (sc->resolved): which keys were given, and the values the engine room
  * holds no typed field for yet — the workload (the workload room's opaque
- * configuration), engine.speculative, the disaggregation sides and
- * perf's GPU keys. A key outside the registry comes after the registry's
- * keys of its object, in the order given. */
+ * configuration), the disaggregation sides and perf's GPU keys. A key outside the registry comes
+ * after the registry's keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
+#include "kvsim/spec.h"
 
 static cJSON *num(double v) { return cJSON_CreateNumber(v); }
 static cJSON *str(const char *s) { return cJSON_CreateString(s); }
 static cJSON *boolean(bool b) { return cJSON_CreateBool(b); }
+
+/* engine.speculative's given keys from the typed fields (the method's
+ * canonical name; the drafter as given), in kvsim__spec_keys' order;
+ * NULL when none was given or out of memory. */
+static cJSON *spec_value(const kvsim_scenario_t *sc) {
+  const kvsim_plan_spec_params_t *p = &sc->plan.spec;
+  if (!sc->spec_given)
+    return NULL;
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; o && kvsim__spec_keys[i]; i++) {
+    const char *k = kvsim__spec_keys[i];
+    cJSON *v = NULL;
+    if (!(sc->spec_given >> i & 1u))
+      continue;
+    if (!strcmp(k, "method"))
+      v = str(kvsim_spec_method_name(p->method));
+    else if (!strcmp(k, "model"))
+      v = p->model[0] ? str(p->model) : NULL; /* ngram reads none */
+    else if (!strcmp(k, "num_speculative_tokens"))
+      v = num(p->num_speculative_tokens);
+    else if (!strcmp(k, "draft_tensor_parallel_size"))
+      v = num(p->draft_tensor_parallel_size);
+    else if (!strcmp(k, "prompt_lookup_min"))
+      v = num(p->prompt_lookup_min);
+    else if (!strcmp(k, "prompt_lookup_max"))
+      v = num(p->prompt_lookup_max);
+    else if (sc->spec_rates_list)
+      v = cJSON_CreateDoubleArray(sc->spec_rates, sc->spec_nrates);
+    else
+      v = num(sc->spec_rates[0]);
+    if (!v && (strcmp(k, "model") || p->model[0])) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    if (v)
+      cJSON_AddItemToObject(o, k, v);
+  }
+  return o;
+}
 
 /* The scheduler's and the plan's typed fields of the engine section; NULL
  * when the row has no typed field here (the tree's value is printed). */
@@ -54,6 +94,8 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
     return num(p->kv_residual_tokens);
   case KVSIM_PARAM_DTYPE:
     return sc->dtype[0] ? str(sc->dtype) : NULL;
+  case KVSIM_PARAM_SPECULATIVE:
+    return spec_value(sc);
   case KVSIM_PARAM_QUANTIZATION:
     return str(p->quantization);
   case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:

@@ -161,6 +161,12 @@ static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, 
   char aw[640];
   snprintf(aw, sizeof aw, "%s.acceptance_rate", where);
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "acceptance_rate");
+  for (int i = 0; kvsim__spec_keys[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim__spec_keys[i]);
+    if (v && !cJSON_IsNull(v))
+      sc->spec_given |= 1u << i;
+  }
+  sc->spec_rates_list = cJSON_IsArray(a);
   if (cJSON_IsNumber(a)) {
     sc->spec_rates[0] = a->valuedouble;
     sc->spec_nrates = 1;

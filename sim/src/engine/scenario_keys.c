@@ -13,6 +13,15 @@ static const char *const top_keys[] = {"name",     "description", "seed",     "m
                                        "hardware", "engine",      "workload", "slo",
                                        "output",   "admission",   "perf",     "disaggregation",
                                        NULL};
+const char *const kvsim__spec_keys[] = {"method",
+                                        "model",
+                                        "num_speculative_tokens",
+                                        "draft_tensor_parallel_size",
+                                        "prompt_lookup_min",
+                                        "prompt_lookup_max",
+                                        "acceptance_rate",
+                                        NULL};
+
 /* The keys of a section ("hardware.", "engine.", ...) in the registry's
  * order, NULL-terminated, without the profiles' own options: those come
  * from each profile's ops table (kvsim_sched_option_keys). Built once (the
