@@ -210,3 +210,20 @@ Test(config, speculative_prints_from_typed_fields_in_canonical_order) {
   free(s);
   kvsim_scenario_fini(&sc);
 }
+
+/* perf's GPU keys print from the GPU's perf as the scenario overrode it
+ * (the status by its name), not from the tree. */
+Test(config, perf_gpu_keys_print_from_the_gpus_perf) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"perf\": { \"host_us\": 250, \"status\": "
+                     "\"spec-only\", \"step_time_scale\": 1.5 }, " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "perf"),
+                                         "host_us", cJSON_CreateNumber(9));
+  char *s = config_text(&sc);
+  cr_assert(
+      strstr(s, "\"perf\":{\"step_time_scale\":1.5,\"host_us\":250,\"status\":\"spec-only\"}"),
+      "the registry's key, then the GPU's in the order given: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}

@@ -96,6 +96,10 @@ typedef struct kvsim_scenario {
    * (1 - f) x step_time_scale + f x prefill_time_scale of its modelled
    * time); 0 = not given, step_time_scale throughout. */
   double prefill_time_scale;
+  /* Which of the GPU's perf keys (kernels, collectives, status, source,
+   * host_us, host_per_seq_us) the scenario's perf section gave: their
+   * values are the GPU's (gpu.perf) as overridden. */
+  unsigned perf_given;
   /* engine.speculative.acceptance_rate: one rate, or one per position
    * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
   double spec_rates[KVSIM_SPEC_MAX_TOKENS];

@@ -7,10 +7,12 @@
  * (tests/golden/test_config_roundtrip.sh).
  *
  * A profile's own options are printed by the profile from its typed
- * options (kvsim/sched.h print_opts). Still read from the scenario's tree
- * (sc->resolved): which keys were given, and the values the engine room
- * holds no typed field for yet — the workload (the workload room's opaque
- * configuration), the disaggregation sides and perf's GPU keys. A key outside the registry comes
+ * options (kvsim/sched.h print_opts); engine.speculative, engine.dtype,
+ * perf's GPU keys and the description from the scenario's own records of
+ * them. Still read from the scenario's tree (sc->resolved): which keys
+ * were given, and the values the engine room holds no typed field for yet,
+ * the workload's (the workload room's opaque configuration) and the
+ * disaggregation sides'. A key outside the registry comes
  * after the registry's keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
@@ -218,6 +220,30 @@ static cJSON *typed_value(const printer_t *pr, int id) {
   return engine_value(sc, id);
 }
 
+/* The value of a key outside the registry the scenario holds typed: the
+ * GPU's perf keys of the perf section, as the GPU holds them overridden;
+ * NULL otherwise (the tree's is printed). */
+static cJSON *unregistered_value(const printer_t *pr, const char *key) {
+  const kvsim_gpu_perf_t *g = &pr->sc->gpu.perf;
+  if (strncmp(key, "perf.", 5))
+    return NULL;
+  for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
+    const char *k = kvsim__perf_gpu_keys[i];
+    if (strcmp(key + 5, k) || !(pr->sc->perf_given >> i & 1u))
+      continue;
+    if (!strcmp(k, "kernels"))
+      return str(g->kernels);
+    if (!strcmp(k, "collectives"))
+      return str(g->collectives);
+    if (!strcmp(k, "status"))
+      return str(kvsim_cal_status_name(g->status));
+    if (!strcmp(k, "source"))
+      return str(g->source);
+    return num(!strcmp(k, "host_us") ? g->host_us : g->host_per_seq_us);
+  }
+  return NULL;
+}
+
 /* The next part of `key` after the object path `prefix` ("" at the top):
  * "engine" for ("", "engine.block_size"), "block_size" for ("engine",
  * ...); false when key is not below prefix. */
@@ -248,7 +274,7 @@ static int print_child(const printer_t *pr, const cJSON *v, const char *path, co
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
-  cJSON *item = p ? typed_value(pr, p->id) : NULL;
+  cJSON *item = p ? typed_value(pr, p->id) : unregistered_value(pr, key);
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
     if (item && print_object(pr, v, key, item) < 0) {

@@ -395,6 +395,11 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
       a < 0 ? a : parse_scale(o, KVSIM_PARAM_PREFILL_TIME_SCALE, w, &sc->prefill_time_scale, err);
   if (a < 0 || b < 0)
     return a < 0 ? a : b;
+  for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim__perf_gpu_keys[i]);
+    if (v && !cJSON_IsNull(v))
+      sc->perf_given |= 1u << i;
+  }
   /* Taken out even when null (left out), which the GPU's keys know not. */
   if (!cJSON_GetObjectItemCaseSensitive(o, "step_time_scale") &&
       !cJSON_GetObjectItemCaseSensitive(o, "prefill_time_scale"))

@@ -22,6 +22,9 @@ const char *const kvsim__spec_keys[] = {"method",
                                         "acceptance_rate",
                                         NULL};
 
+const char *const kvsim__perf_gpu_keys[] = {"kernels", "collectives",     "status", "source",
+                                            "host_us", "host_per_seq_us", NULL};
+
 /* The keys of a section ("hardware.", "engine.", ...) in the registry's
  * order, NULL-terminated, without the profiles' own options: those come
  * from each profile's ops table (kvsim_sched_option_keys). Built once (the
