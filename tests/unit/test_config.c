@@ -50,8 +50,9 @@ Test(config, keys_in_the_registrys_order_and_values_in_canonical_form) {
   kvsim_scenario_fini(&sc);
 }
 
-Test(config, a_key_outside_the_registry_follows_the_registrys_keys_of_its_object) {
-  /* HF Transformers' cache class is its profile's own key (sched/). */
+Test(config, a_profiles_own_options_print_from_its_typed_options) {
+  /* HF Transformers' cache class is its profile's own key (sched/), whose
+   * row follows the other options' (where it printed before it had one). */
   const char *json =
       "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"cache\": \"static\", "
       "\"max_cache_len\": 1024, \"profile\": \"hf-transformers\", \"batch\": 4 }, " WORKLOAD " }";
@@ -132,6 +133,97 @@ Test(config, set_quantization_is_typed_and_in_the_config) {
             (long long)bf16.plan.weights_bytes);
   char *s = config_text(&sc);
   cr_assert(strstr(s, "\"engine\":{\"quantization\":\"fp8\"}"), "in the config: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
+/* SGLang's share set by the typed override prints from the plan's
+ * parameters; its other options from the profile's typed options, the
+ * release canonical (TGI's below). */
+Test(config, a_profiles_memory_share_set_by_override_is_in_the_config) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"profile\": \"sglang\", "
+                     "\"schedule_policy\": \"lpm\" }, " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_set_memory_fraction(&sc, 0.75, &err), KVSIM_OK, "%s", err.msg);
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"engine\":{\"profile\":\"sglang\",\"mem_fraction_static\":0.75,"
+                      "\"schedule_policy\":\"lpm\"}"),
+            "the share and the policy: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+  json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"profile\": \"tgi\", \"tgi_version\": "
+         "3.2 }, " WORKLOAD " }";
+  parse(json, NULL, 0, &sc);
+  s = config_text(&sc);
+  cr_assert(strstr(s, "\"engine\":{\"profile\":\"tgi\",\"tgi_version\":\"3.2.0\"}"),
+            "the release canonical: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
+/* The description and engine.dtype print from the scenario's typed fields,
+ * as given, whatever its tree says; a copy owns its own description. */
+Test(config, description_and_dtype_print_as_given_from_typed_fields) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"description\": \"two words\", \"engine\": "
+                     "{ \"dtype\": \"auto\" }, " WORKLOAD " }";
+  kvsim_scenario_t sc, copy;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_copy(&sc, &copy, &err), KVSIM_OK, "%s", err.msg);
+  kvsim_scenario_fini(&sc);
+  /* The tree is the engine room's own; change it under the printer. */
+  cJSON_ReplaceItemInObjectCaseSensitive(copy.resolved, "description", cJSON_CreateString("x"));
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy.resolved, "engine"),
+                                         "dtype", cJSON_CreateString("y"));
+  char *s = config_text(&copy);
+  cr_assert(strstr(s, "\"name\":\"scen\",\"description\":\"two words\",\"seed\":1"),
+            "the description: %s", s);
+  cr_assert(strstr(s, "\"engine\":{\"dtype\":\"auto\"}"), "dtype as given, not the model's: %s", s);
+  free(s);
+  kvsim_scenario_fini(&copy);
+  parse("{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }", NULL, 0, &sc);
+  s = config_text(&sc);
+  cr_assert(!strstr(s, "description") && !strstr(s, "dtype"), "neither given: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
+/* engine.speculative prints its given keys from the typed fields in one
+ * order (vLLM's keys, then acceptance_rate, as given: a list stays one),
+ * whatever the file's order or the tree. */
+Test(config, speculative_prints_from_typed_fields_in_canonical_order) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"engine\": { \"speculative\": { "
+                     "\"acceptance_rate\": [0.5, 0.25], \"prompt_lookup_max\": 4, \"method\": "
+                     "\"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_min\": null } }, "
+                     "" WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  cJSON *engine = cJSON_GetObjectItemCaseSensitive(sc.resolved, "engine");
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(engine, "speculative"),
+                                         "method", cJSON_CreateString("eagle"));
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"speculative\":{\"method\":\"ngram\",\"num_speculative_tokens\":2,"
+                      "\"prompt_lookup_max\":4,\"acceptance_rate\":[0.5,0.25]}"),
+            "typed, in order, the null left out: %s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}
+
+/* perf's GPU keys print from the GPU's perf as the scenario overrode it
+ * (the status by its name), not from the tree. */
+Test(config, perf_gpu_keys_print_from_the_gpus_perf) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", \"perf\": { \"host_us\": 250, \"status\": "
+                     "\"spec-only\", \"step_time_scale\": 1.5 }, " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "perf"),
+                                         "host_us", cJSON_CreateNumber(9));
+  char *s = config_text(&sc);
+  cr_assert(
+      strstr(s, "\"perf\":{\"step_time_scale\":1.5,\"host_us\":250,\"status\":\"spec-only\"}"),
+      "the registry's key, then the GPU's in the order given: %s", s);
   free(s);
   kvsim_scenario_fini(&sc);
 }

@@ -64,6 +64,7 @@ typedef struct kvsim_offload_cfg {
 
 typedef struct kvsim_scenario {
   char name[128];
+  char *description;          /* "description" as given (owned); NULL without one */
   char path[4096];            /* the scenario file; "" when built in */
   char base_dir[4096];        /* relative paths resolve against it */
   uint64_t seed;
@@ -75,6 +76,9 @@ typedef struct kvsim_scenario {
   kvsim_router router;
   int64_t router_imbalance;   /* prefix_affinity's threshold, requests (>= 0) */
   char profile[32];
+  /* engine.dtype as given ("auto", "fp8", ...); "" when left out. The
+   * model holds it resolved ("auto" is the model's own). */
+  char dtype[64];
   const kvsim_sched_ops_t *sched_ops;
   kvsim_plan_params_t plan;   /* memory plan parameters (tp, pp, util, ...) */
   kvsim_sched_cfg_t sched;    /* scheduler settings, resolved after the plan */
@@ -92,10 +96,20 @@ typedef struct kvsim_scenario {
    * (1 - f) x step_time_scale + f x prefill_time_scale of its modelled
    * time); 0 = not given, step_time_scale throughout. */
   double prefill_time_scale;
+  /* Which of the GPU's perf keys (kernels, collectives, status, source,
+   * host_us, host_per_seq_us) the scenario's perf section gave: their
+   * values are the GPU's (gpu.perf) as overridden. */
+  unsigned perf_given;
   /* engine.speculative.acceptance_rate: one rate, or one per position
    * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
   double spec_rates[KVSIM_SPEC_MAX_TOKENS];
   int spec_nrates;
+  /* Which keys of engine.speculative were given (not null), for the
+   * config: bit i is the engine room's key i (method, model,
+   * num_speculative_tokens, draft_tensor_parallel_size, prompt_lookup_min,
+   * prompt_lookup_max, acceptance_rate); and the rate given as a list. */
+  unsigned spec_given;
+  bool spec_rates_list;
   kvsim_workload_cfg_t *workload; /* owned */
   /* SLO targets (seconds); 0 = none. */
   double slo_ttft_p99_s, slo_tpot_p99_s, slo_e2e_p99_s;
@@ -103,10 +117,10 @@ typedef struct kvsim_scenario {
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
-   * Internal to the engine room, which still rebuilds copies, a changed
-   * GPU or workload and each disaggregated side from it and prints the
-   * keys it holds no typed field for; read the configuration through
-   * kvsim_scenario_config_json. */
+   * Internal to the engine room, which still rebuilds a changed GPU and
+   * each disaggregated side from it and prints from it which keys were
+   * given and the values it holds no typed field for (the workload's among
+   * them); read the configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
@@ -157,12 +171,13 @@ int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_di
 /* The embedded default study (configs/scenarios/default.json). */
 int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenario_t *sc,
                                 kvsim_err *err);
-/* Frees what sc owns (workload, resolved); sc may be zeroed or failed. */
+/* Frees what sc owns (description, workload, resolved); sc may be zeroed
+ * or failed. */
 void kvsim_scenario_fini(kvsim_scenario_t *sc);
 
-/* A deep copy: dst owns its own tree and workload (fini both). The copy's
- * workload is rebuilt from the in-memory tree; no file is read. Errors:
- * KVSIM_ENOMEM, or the workload's own parse error. */
+/* A deep copy: dst owns its own tree and workload (fini both); the
+ * workload is copied typed (kvsim_workload_cfg_copy), no file is read.
+ * Errors: KVSIM_ENOMEM (dst zeroed). */
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
 
 /* summary.json's "config": the keys the scenario file and --set gave (and
@@ -209,9 +224,9 @@ int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_e
  * its in-memory tree with the new GPU (so the scenario's own "perf" keys
  * apply to it as when parsed); on error sc is unchanged. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err);
-/* A number under "workload" (key "synthetic.arrival.rate", "time_scale"):
- * the workload room's configuration is opaque, so the key is set in the
- * in-memory tree and the workload rebuilt from it. */
+/* A number under "workload" (key "synthetic.arrival.rate", "rate", ...;
+ * the keys of kvsim_workload_set), set through the workload room's typed
+ * setter with parsing's checks; on error sc is unchanged. */
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err);
 
 /* KVSIM_OK when key_path ("engine.max_num_seqs") names a scenario key;

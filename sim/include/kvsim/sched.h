@@ -27,14 +27,23 @@ typedef enum { KVSIM_PREEMPT_RECOMPUTE = 0, KVSIM_PREEMPT_SWAP } kvsim_preempt_m
 
 /* A profile's own options (vllm-v0's watermark, contiguous's
  * oracle_lengths, ...), parsed by the profile into this opaque buffer and
- * read back through its own struct (at most KVSIM_SCHED_OPTS_BYTES). Held
- * by value so that a configuration copies without owning anything. */
+ * read back through its own struct (at most KVSIM_SCHED_OPTS_BYTES), and
+ * which of them the scenario gave. Held by value so that a configuration
+ * copies without owning anything. */
 #define KVSIM_SCHED_OPTS_BYTES 96
-typedef union kvsim_sched_opts {
-  unsigned char bytes[KVSIM_SCHED_OPTS_BYTES];
-  int64_t align_i;
-  double align_d;
-  void *align_p;
+/* A profile has at most this many options (bits of `given`). */
+#define KVSIM_SCHED_MAX_OPTIONS 32
+typedef struct kvsim_sched_opts {
+  union {
+    unsigned char bytes[KVSIM_SCHED_OPTS_BYTES];
+    int64_t align_i;
+    double align_d;
+    void *align_p;
+  };
+  /* Bit i: the profile's option_keys[i] was given (not null), set by
+   * kvsim_sched_parse_opts and kvsim_sched_opts_mark_given; what
+   * print_opts prints. */
+  uint32_t given;
 } kvsim_sched_opts_t;
 
 /* Engine settings a scheduler reads (resolved: no "default" left). What
@@ -206,6 +215,15 @@ typedef struct kvsim_sched_ops {
    * cuda_memory_fraction, HF's cache class) from the parsed opts into the
    * plan's parameters, after parse_opts. */
   void (*plan_params)(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p);
+  /* Optional (NULL = none; a profile with option_keys has one): the given
+   * options (opts->given) back as the scenario's engine keys, added to
+   * `engine` from the typed opts in canonical form, so that parse_opts
+   * reads them back into the same opts (summary.json's config). The
+   * memory share (set_fraction's) is printed from p, where
+   * kvsim_scenario_set_memory_fraction changes it. KVSIM_OK or
+   * KVSIM_ENOMEM. */
+  int (*print_opts)(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p,
+                    struct cJSON *engine);
   /* Optional: the shared engine keys the profile does not read (SGLang's
    * pool ignores gpu_memory_utilization), refused in a scenario as another
    * profile's options are, rather than accepted and echoed unused. */
@@ -297,6 +315,14 @@ int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap);
 const char *kvsim_sched_fraction_key(const kvsim_sched_ops_t *ops);
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err);
+/* Marks ops' option `key` given in opts (a typed override that sets it,
+ * e.g. the memory share); false when key is none of ops' options. */
+bool kvsim_sched_opts_mark_given(const kvsim_sched_ops_t *ops, kvsim_sched_opts_t *opts,
+                                 const char *key);
+/* ops' given options added to `engine` (its print_opts); KVSIM_OK for a
+ * profile without options, or KVSIM_ENOMEM. */
+int kvsim_sched_print_opts(const kvsim_sched_ops_t *ops, const kvsim_sched_opts_t *opts,
+                           const kvsim_plan_params_t *p, struct cJSON *engine);
 
 /* Creates a scheduler of the given profile over kv. */
 int kvsim_sched_new(const kvsim_sched_ops_t *ops, const kvsim_sched_cfg_t *cfg,

@@ -75,6 +75,18 @@ typedef struct kvsim_workload_cfg kvsim_workload_cfg_t;
 int kvsim_workload_parse(const cJSON *obj, const char *base_dir, const char *where,
                          kvsim_workload_cfg_t **out, kvsim_err *err);
 void kvsim_workload_cfg_free(kvsim_workload_cfg_t *cfg);
+/* A deep copy of cfg into *out (caller frees): nothing shared, no file
+ * read. KVSIM_ENOMEM. */
+int kvsim_workload_cfg_copy(const kvsim_workload_cfg_t *cfg, kvsim_workload_cfg_t **out,
+                            kvsim_err *err);
+/* Sets one number of the workload as parsing its object with that key set
+ * would, checks and errors included (where = "scenario.json: workload"):
+ * rate (a trace is read again for its mean rate), max_total_tokens,
+ * limit and time_scale (traces), synthetic.requests, synthetic.duration_s,
+ * synthetic.arrival.rate. KVSIM_EINVAL naming the key; on error cfg may be
+ * partly changed (set a copy). */
+int kvsim_workload_set(kvsim_workload_cfg_t *cfg, const char *key, double value, const char *where,
+                       kvsim_err *err);
 /* The configuration as resolved JSON (for summary.json). Caller deletes. */
 cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg);
 /* Largest prompt + output a request of this workload can ask for, or -1

@@ -217,6 +217,29 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "64", "hf-transformers", "quantized: elements per scale/zero point (default 64)"),
     P(RESIDUAL_LENGTH, "engine.residual_length", "--residual-length", NULL, I, 0, CTX, PO, "128",
       "hf-transformers", "quantized: tokens kept unquantized (default 128)"),
+    /* The profiles' options below came after the others in a scenario's
+     * config while they had no row; their rows keep that place. */
+    P(CACHE, "engine.cache", "--cache", NULL, S, 0, 0, PO, "dynamic", "hf-transformers",
+      "dynamic (default), static, quantized, offloaded"),
+    P(SCHEDULE_POLICY, "engine.schedule_policy", "--schedule-policy", NULL, S, 0, 0, PO, "fcfs",
+      "sglang", "fcfs (default), lpm, lof, random (a run's; no effect on the plan)"),
+    /* server_args.py --schedule-conservativeness; the bounds are parse_opts'. */
+    P(SCHEDULE_CONSERVATIVENESS, "engine.schedule_conservativeness", NULL, NULL, N, 1e-3, 1e3, PO,
+      "1.0", "sglang", "scales the new-token ratio that admission reserves for decodes"),
+    /* launcher/src/main.rs Args: --waiting-served-ratio, --max-waiting-tokens. */
+    P(WAITING_SERVED_RATIO, "engine.waiting_served_ratio", NULL, NULL, N, 0, 1e6, PO, "0.3", "tgi",
+      "without chunking, a new batch forms once it has batch size x this many entries"),
+    P(MAX_WAITING_TOKENS, "engine.max_waiting_tokens", NULL, NULL, I, 0, CTX, PO, "20", "tgi",
+      "without chunking, decode steps after which a new batch forms whatever its size"),
+    P(RESERVE_MAX_TOTAL_TOKENS, "engine.reserve_max_total_tokens", NULL, NULL, B, 0, 0, PO, "false",
+      "tgi", "max_new_tokens is max_total_tokens - input_length (a client that gives none)"),
+    /* block_manager.py: watermark = 0.01 (a fraction in [0, 1)). */
+    P(WATERMARK, "engine.watermark", NULL, NULL, N, 0, 1, KVSIM_PARAM_MAX_OPEN | PO, "0.01",
+      "vllm-v0", "fraction of blocks kept free when admitting a request"),
+    P(LONG_PREFILL_TOKEN_THRESHOLD, "engine.long_prefill_token_threshold", NULL, NULL, I, 0, JMAX,
+      PO, "0 (off)", "vllm-v1", "a prefill's chunk per step is capped at this many tokens"),
+    P(ORACLE_LENGTHS, "engine.oracle_lengths", NULL, NULL, B, 0, 0, PO, "false", "contiguous",
+      "Orca (Oracle): reserve each request's true length, not max_model_len"),
     P(TTFT_P99_S, "slo.ttft_p99_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, MO, "none", ALL,
       "p99 time-to-first-token target, seconds"),
     P(TPOT_P99_S, "slo.tpot_p99_s", NULL, NULL, N, 0, KVSIM_TIME_MAX_S, MO, "none", ALL,

@@ -6,23 +6,65 @@
  * "0.11.0"). Fed back as a scenario, the config reproduces the run
  * (tests/golden/test_config_roundtrip.sh).
  *
- * Still read from the scenario's tree (sc->resolved): the keys the engine
- * room holds no typed field for yet — a profile's own options (parsed by the
- * profile into its opaque options, sched/), the workload (the workload
- * room's opaque configuration), engine.speculative, the disaggregation
- * sides, engine.dtype (held resolved: "auto" is the model's), perf's GPU
- * keys and the description. A key outside the registry comes after the
- * registry's keys of its object, in the order given. */
+ * A profile's own options are printed by the profile from its typed
+ * options (kvsim/sched.h print_opts); engine.speculative, engine.dtype,
+ * perf's GPU keys and the description from the scenario's own records of
+ * them. Still read from the scenario's tree (sc->resolved): which keys
+ * were given, and the values the engine room holds no typed field for yet,
+ * the workload's (the workload room's opaque configuration) and the
+ * disaggregation sides'. A key outside the registry comes
+ * after the registry's keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
+#include "kvsim/spec.h"
 
 static cJSON *num(double v) { return cJSON_CreateNumber(v); }
 static cJSON *str(const char *s) { return cJSON_CreateString(s); }
 static cJSON *boolean(bool b) { return cJSON_CreateBool(b); }
+
+/* engine.speculative's given keys from the typed fields (the method's
+ * canonical name; the drafter as given), in kvsim__spec_keys' order;
+ * NULL when none was given or out of memory. */
+static cJSON *spec_value(const kvsim_scenario_t *sc) {
+  const kvsim_plan_spec_params_t *p = &sc->plan.spec;
+  if (!sc->spec_given)
+    return NULL;
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; o && kvsim__spec_keys[i]; i++) {
+    const char *k = kvsim__spec_keys[i];
+    cJSON *v = NULL;
+    if (!(sc->spec_given >> i & 1u))
+      continue;
+    if (!strcmp(k, "method"))
+      v = str(kvsim_spec_method_name(p->method));
+    else if (!strcmp(k, "model"))
+      v = p->model[0] ? str(p->model) : NULL; /* ngram reads none */
+    else if (!strcmp(k, "num_speculative_tokens"))
+      v = num(p->num_speculative_tokens);
+    else if (!strcmp(k, "draft_tensor_parallel_size"))
+      v = num(p->draft_tensor_parallel_size);
+    else if (!strcmp(k, "prompt_lookup_min"))
+      v = num(p->prompt_lookup_min);
+    else if (!strcmp(k, "prompt_lookup_max"))
+      v = num(p->prompt_lookup_max);
+    else if (sc->spec_rates_list)
+      v = cJSON_CreateDoubleArray(sc->spec_rates, sc->spec_nrates);
+    else
+      v = num(sc->spec_rates[0]);
+    if (!v && (strcmp(k, "model") || p->model[0])) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    if (v)
+      cJSON_AddItemToObject(o, k, v);
+  }
+  return o;
+}
 
 /* The scheduler's and the plan's typed fields of the engine section; NULL
  * when the row has no typed field here (the tree's value is printed). */
@@ -52,6 +94,10 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
     return num(p->kv_quant_group);
   case KVSIM_PARAM_KV_RESIDUAL_TOKENS:
     return num(p->kv_residual_tokens);
+  case KVSIM_PARAM_DTYPE:
+    return sc->dtype[0] ? str(sc->dtype) : NULL;
+  case KVSIM_PARAM_SPECULATIVE:
+    return spec_value(sc);
   case KVSIM_PARAM_QUANTIZATION:
     return str(p->quantization);
   case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:
@@ -106,8 +152,17 @@ static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
   }
 }
 
+/* What the printer reads: the scenario, and its profile's given options as
+ * the profile prints them back from its typed options (sched.h
+ * print_opts). */
+typedef struct printer {
+  const kvsim_scenario_t *sc;
+  cJSON *opts;
+} printer_t;
+
 /* The typed value of a registry row, or NULL (the tree's is printed). */
-static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
+static cJSON *typed_value(const printer_t *pr, int id) {
+  const kvsim_scenario_t *sc = pr->sc;
   switch (id) {
   case KVSIM_PARAM_SEED:
     return num((double)sc->seed);
@@ -155,10 +210,38 @@ static cJSON *typed_value(const kvsim_scenario_t *sc, int id) {
     break;
   }
   const kvsim_param_t *p = kvsim_param_get(id);
-  /* A profile's own option is the profile's to read (sched/). */
-  if (p->flags & KVSIM_PARAM_PROFILE_OPTION || strncmp(p->key, "engine.", 7))
+  if (strncmp(p->key, "engine.", 7))
     return NULL;
+  /* A profile's own option is the profile's to print (sched/). */
+  if (p->flags & KVSIM_PARAM_PROFILE_OPTION) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(pr->opts, kvsim_param_leaf(p));
+    return v ? cJSON_Duplicate(v, 1) : NULL;
+  }
   return engine_value(sc, id);
+}
+
+/* The value of a key outside the registry the scenario holds typed: the
+ * GPU's perf keys of the perf section, as the GPU holds them overridden;
+ * NULL otherwise (the tree's is printed). */
+static cJSON *unregistered_value(const printer_t *pr, const char *key) {
+  const kvsim_gpu_perf_t *g = &pr->sc->gpu.perf;
+  if (strncmp(key, "perf.", 5))
+    return NULL;
+  for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
+    const char *k = kvsim__perf_gpu_keys[i];
+    if (strcmp(key + 5, k) || !(pr->sc->perf_given >> i & 1u))
+      continue;
+    if (!strcmp(k, "kernels"))
+      return str(g->kernels);
+    if (!strcmp(k, "collectives"))
+      return str(g->collectives);
+    if (!strcmp(k, "status"))
+      return str(kvsim_cal_status_name(g->status));
+    if (!strcmp(k, "source"))
+      return str(g->source);
+    return num(!strcmp(k, "host_us") ? g->host_us : g->host_per_seq_us);
+  }
+  return NULL;
 }
 
 /* The next part of `key` after the object path `prefix` ("" at the top):
@@ -182,20 +265,19 @@ static bool child_of(const char *prefix, const char *key, char *part, size_t cap
 
 static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
 
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
-                        cJSON *out);
+static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
 
 /* One child `part` of the object at `path`: a registry row's typed value,
  * an object printed in its turn, or the tree's value. */
-static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *path,
-                       const char *part, cJSON *out) {
+static int print_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
+                       cJSON *out) {
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
-  cJSON *item = p ? typed_value(sc, p->id) : NULL;
+  cJSON *item = p ? typed_value(pr, p->id) : unregistered_value(pr, key);
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
-    if (item && print_object(sc, v, key, item) < 0) {
+    if (item && print_object(pr, v, key, item) < 0) {
       cJSON_Delete(item);
       return KVSIM_ENOMEM;
     }
@@ -210,8 +292,7 @@ static int print_child(const kvsim_scenario_t *sc, const cJSON *v, const char *p
 
 /* The given children of the object `tree` at `path`: the registry's first,
  * in its order, then the others in the tree's. */
-static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const char *path,
-                        cJSON *out) {
+static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
     char part[128];
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
@@ -219,29 +300,35 @@ static int print_object(const kvsim_scenario_t *sc, const cJSON *tree, const cha
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
     if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
       continue;
-    if (print_child(sc, v, path, part, out) < 0)
+    if (print_child(pr, v, path, part, out) < 0)
       return KVSIM_ENOMEM;
   }
   for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next)
     if (given(v) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
-        print_child(sc, v, path, v->string, out) < 0)
+        print_child(pr, v, path, v->string, out) < 0)
       return KVSIM_ENOMEM;
   return KVSIM_OK;
 }
 
 cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
+  printer_t pr = {sc, cJSON_CreateObject()};
   cJSON *out = cJSON_CreateObject();
-  if (!out)
-    return NULL;
-  /* Name and seed always (the name a file's stem may have given; the seed
-   * the default), the description when there is one. */
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(sc->resolved, "description");
-  if (!cJSON_AddStringToObject(out, "name", sc->name) ||
-      (cJSON_IsString(d) && !cJSON_AddStringToObject(out, "description", d->valuestring)) ||
-      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
-      print_object(sc, sc->resolved, "", out) < 0) {
+  if (!out || !pr.opts ||
+      (sc->sched_ops &&
+       kvsim_sched_print_opts(sc->sched_ops, &sc->sched.opts, &sc->plan, pr.opts) < 0)) {
     cJSON_Delete(out);
+    cJSON_Delete(pr.opts);
     return NULL;
   }
+  /* Name and seed always (the name a file's stem may have given; the seed
+   * the default), the description when there is one. */
+  if (!cJSON_AddStringToObject(out, "name", sc->name) ||
+      (sc->description && !cJSON_AddStringToObject(out, "description", sc->description)) ||
+      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
+      print_object(&pr, sc->resolved, "", out) < 0) {
+    cJSON_Delete(out);
+    out = NULL;
+  }
+  cJSON_Delete(pr.opts);
   return out;
 }

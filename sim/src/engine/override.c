@@ -3,39 +3,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/scenario.h"
 
-/* Rebuilds sc->workload from sc->resolved's "workload" object. The
- * workload room's configuration is opaque, so a copy or an override of a
- * workload key goes through the in-memory tree; the scenario file is not
- * read again. */
-static int rebuild_workload(kvsim_scenario_t *sc, kvsim_err *err) {
-  char w[4200];
-  snprintf(w, sizeof w, "%s: workload", sc->path[0] ? sc->path : sc->name);
-  kvsim_workload_cfg_t *cfg = NULL;
-  int rc = kvsim_workload_parse(cJSON_GetObjectItemCaseSensitive(sc->resolved, "workload"),
-                                sc->base_dir, w, &cfg, err);
-  if (rc < 0)
-    return rc;
-  kvsim_workload_cfg_free(sc->workload);
-  sc->workload = cfg;
-  return KVSIM_OK;
-}
-
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err) {
   *dst = *src;
   dst->workload = NULL;
+  dst->description = src->description ? kvsim__strdup(src->description) : NULL;
   dst->resolved = cJSON_Duplicate(src->resolved, 1);
-  if (!dst->resolved) {
+  int rc = dst->resolved && (dst->description || !src->description)
+               ? kvsim_workload_cfg_copy(src->workload, &dst->workload, err)
+               : KVSIM_ENOMEM;
+  if (rc < 0) {
+    kvsim_scenario_fini(dst);
     memset(dst, 0, sizeof *dst);
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", src->name);
   }
-  int rc = rebuild_workload(dst, err);
-  if (rc < 0)
-    kvsim_scenario_fini(dst);
-  return rc;
+  return KVSIM_OK;
 }
 
 /* Keeps the "config" of summary.json true to a typed override. */
@@ -104,6 +90,7 @@ int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err
   if (!ops->set_fraction)
     return kvsim_scenario_set_utilization(sc, f, err);
   ops->set_fraction(&sc->plan, f); /* the plan checks the range, as when parsed */
+  kvsim_sched_opts_mark_given(ops, &sc->sched.opts, key); /* printed from the plan's */
   char path[96];
   snprintf(path, sizeof path, "engine.%s", key);
   return record(sc, path, cJSON_CreateNumber(f), err);
@@ -232,10 +219,20 @@ int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err
 }
 
 int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double value, kvsim_err *err) {
-  char path[256];
+  char w[4200], path[256];
+  snprintf(w, sizeof w, "%s: workload", sc->path[0] ? sc->path : sc->name);
   snprintf(path, sizeof path, "workload.%s", key);
-  int rc = record(sc, path, cJSON_CreateNumber(value), err);
-  return rc < 0 ? rc : rebuild_workload(sc, err);
+  /* Set on a copy, so that an error leaves sc as it was. */
+  kvsim_workload_cfg_t *cfg = NULL;
+  int rc = kvsim_workload_cfg_copy(sc->workload, &cfg, err);
+  if (rc == KVSIM_OK && (rc = kvsim_workload_set(cfg, key, value, w, err)) == KVSIM_OK &&
+      (rc = record(sc, path, cJSON_CreateNumber(value), err)) == KVSIM_OK) {
+    kvsim_workload_cfg_free(sc->workload);
+    sc->workload = cfg;
+    return KVSIM_OK;
+  }
+  kvsim_workload_cfg_free(cfg);
+  return rc;
 }
 
 static const char *closest(const char *const *keys, const char *k, int *dist) {

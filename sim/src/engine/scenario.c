@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/catalog.h"
 #include "core/params_json.h"
 #include "core/util.h"
@@ -30,15 +31,16 @@ static int top_level(int rc, const char *where, kvsim_err *err) {
   return rc;
 }
 
-/* The description is for people and read by no code, but a number there
- * is a mistake all the same. */
-static int check_description(const cJSON *root, kvsim_err *err) {
+/* The description is for people and read by no code (kept for the
+ * config), but a number there is a mistake all the same. */
+static int parse_description(const cJSON *root, kvsim_scenario_t *sc, kvsim_err *err) {
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "description");
   if (d && !cJSON_IsNull(d) && !cJSON_IsString(d))
     return kvsim_err_set(err, KVSIM_EINVAL, "description: expected a string");
+  if (cJSON_IsString(d) && !(sc->description = kvsim__strdup(d->valuestring)))
+    return kvsim_err_set(err, KVSIM_ENOMEM, "description: out of memory");
   return KVSIM_OK;
 }
-
 
 /* vLLM --enable-expert-parallel with data parallelism: the experts are
  * spread over tp x dp ranks; here dp ranks are replicas, so the EP group
@@ -159,6 +161,12 @@ static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, 
   char aw[640];
   snprintf(aw, sizeof aw, "%s.acceptance_rate", where);
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "acceptance_rate");
+  for (int i = 0; kvsim__spec_keys[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim__spec_keys[i]);
+    if (v && !cJSON_IsNull(v))
+      sc->spec_given |= 1u << i;
+  }
+  sc->spec_rates_list = cJSON_IsArray(a);
   if (cJSON_IsNumber(a)) {
     sc->spec_rates[0] = a->valuedouble;
     sc->spec_nrates = 1;
@@ -253,6 +261,8 @@ static int parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvs
   strcpy(s, "auto");
   if ((rc = get_str(o, "dtype", s, sizeof s, w, err)) < 0)
     return rc;
+  if (rc > 0)
+    snprintf(sc->dtype, sizeof sc->dtype, "%s", s);
   if (kvsim_model_set_dtype(&sc->model, s) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected " KVSIM_MODEL_DTYPES ")", w,
                          s);
@@ -385,6 +395,11 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
       a < 0 ? a : parse_scale(o, KVSIM_PARAM_PREFILL_TIME_SCALE, w, &sc->prefill_time_scale, err);
   if (a < 0 || b < 0)
     return a < 0 ? a : b;
+  for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, kvsim__perf_gpu_keys[i]);
+    if (v && !cJSON_IsNull(v))
+      sc->perf_given |= 1u << i;
+  }
   /* Taken out even when null (left out), which the GPU's keys know not. */
   if (!cJSON_GetObjectItemCaseSensitive(o, "step_time_scale") &&
       !cJSON_GetObjectItemCaseSensitive(o, "prefill_time_scale"))
@@ -482,7 +497,7 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
     goto fail;
   const int named =
       top_level(kvsim__json_str(root, "name", sc->name, sizeof sc->name, "", err), where, err);
-  if ((rc = named) < 0 || (rc = top_level(check_description(root, err), where, err)) < 0)
+  if ((rc = named) < 0 || (rc = top_level(parse_description(root, sc, err), where, err)) < 0)
     goto fail;
   /* An empty name would silently be the file's: the key left out is. */
   if (named > 0 && !sc->name[0]) {
@@ -635,6 +650,8 @@ fail:
   cJSON_Delete(root);
   kvsim_workload_cfg_free(sc->workload);
   sc->workload = NULL;
+  kvsim__free(sc->description);
+  sc->description = NULL;
   return rc < 0 ? rc : KVSIM_EINVAL;
 }
 
@@ -688,5 +705,6 @@ int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
 void kvsim_scenario_fini(kvsim_scenario_t *sc) {
   kvsim_workload_cfg_free(sc->workload);
   cJSON_Delete(sc->resolved);
+  kvsim__free(sc->description);
   memset(sc, 0, sizeof *sc);
 }

@@ -13,6 +13,18 @@ static const char *const top_keys[] = {"name",     "description", "seed",     "m
                                        "hardware", "engine",      "workload", "slo",
                                        "output",   "admission",   "perf",     "disaggregation",
                                        NULL};
+const char *const kvsim__spec_keys[] = {"method",
+                                        "model",
+                                        "num_speculative_tokens",
+                                        "draft_tensor_parallel_size",
+                                        "prompt_lookup_min",
+                                        "prompt_lookup_max",
+                                        "acceptance_rate",
+                                        NULL};
+
+const char *const kvsim__perf_gpu_keys[] = {"kernels", "collectives",     "status", "source",
+                                            "host_us", "host_per_seq_us", NULL};
+
 /* The keys of a section ("hardware.", "engine.", ...) in the registry's
  * order, NULL-terminated, without the profiles' own options: those come
  * from each profile's ops table (kvsim_sched_option_keys). Built once (the

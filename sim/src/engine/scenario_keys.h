@@ -13,6 +13,16 @@
  * checked when parsed. */
 const char *const *kvsim__scenario_keys(const char *section);
 
+/* engine.speculative's keys (vLLM's --speculative-config, kvsim/spec.h,
+ * then kvsim's acceptance_rate), in the order summary.json's config prints
+ * them; bit i of kvsim_scenario_t.spec_given is key i. NULL-ended. */
+extern const char *const kvsim__spec_keys[];
+
+/* The GPU's "perf" keys a scenario's perf section may override
+ * (kvsim_gpu_perf_parse); bit i of kvsim_scenario_t.perf_given is key i.
+ * NULL-ended. */
+extern const char *const kvsim__perf_gpu_keys[];
+
 /* KVSIM_EINVAL naming the first key of `o` that section `self` ("" for the
  * top level) does not take, as "W.key: unknown key" ("W: key" at the top
  * level), with "did you mean `engine.block_size`?" when it is a key (or a

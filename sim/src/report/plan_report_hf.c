@@ -20,7 +20,7 @@ static kvsim_calc_flag_t flags[] = {
     F("--gpu", STR, c.gpu, "catalog name or path to a GPU JSON (default h100-sxm)"),
     F("--gpu-memory-gib", NUM, mem_gib, "override the GPU's total memory"),
     F("--engine", STR, c.engine, "hf-transformers"),
-    F("--cache", STR, cache, "dynamic (default), static, quantized, offloaded"),
+    R(CACHE, STR, cache),
     R(BATCH, INT, batch),
     R(MAX_CACHE_LEN, INT, len),
     R(NBITS, INT, nbits),

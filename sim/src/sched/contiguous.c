@@ -30,6 +30,7 @@
 #include "core/util.h"
 #include "core/vec.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 
 /* contiguous's own options. */
 typedef struct contig_opts {
@@ -43,6 +44,13 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   contig_opts_t *o = (contig_opts_t *)opts->bytes;
   int rc = kvsim__json_bool(engine, "oracle_lengths", &o->oracle_lengths, w, err);
   return rc < 0 ? rc : KVSIM_OK;
+}
+
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  (void)p;
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_bool(&out, "oracle_lengths", ((const contig_opts_t *)opts->bytes)->oracle_lengths);
+  return out.rc;
 }
 
 typedef struct extent {
@@ -219,6 +227,7 @@ const kvsim_sched_ops_t kvsim__sched_contiguous = {
     .plan_engine = KVSIM_PLAN_V0,
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .init = init_max,
     .fini = fini,
     .add = add,
@@ -233,6 +242,7 @@ const kvsim_sched_ops_t kvsim__sched_contiguous_pow2 = {
     .plan_engine = KVSIM_PLAN_V0,
     .option_keys = option_keys, /* accepted, unused: pow2 decides the length */
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .init = init_pow2,
     .fini = fini,
     .add = add,

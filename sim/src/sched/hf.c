@@ -23,6 +23,7 @@
 #include "core/params_json.h"
 #include "core/util.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 #include "sched/static.h"
 
 typedef struct hf_opts {
@@ -75,6 +76,19 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   return KVSIM_OK;
 }
 
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  (void)p;
+  const hf_opts_t *o = (const hf_opts_t *)opts->bytes;
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_str(&out, "cache", kvsim_hf_cache_name((kvsim_hf_cache)o->cache));
+  kvsim__optout_num(&out, "batch", (double)o->batch);
+  kvsim__optout_num(&out, "max_cache_len", (double)o->max_cache_len);
+  kvsim__optout_num(&out, "nbits", o->nbits);
+  kvsim__optout_num(&out, "q_group_size", o->q_group_size);
+  kvsim__optout_num(&out, "residual_length", o->residual_length);
+  return out.rc;
+}
+
 static void plan_opts(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
   const hf_opts_t *o = (const hf_opts_t *)opts->bytes;
   p->hf.cache = (kvsim_hf_cache)o->cache;
@@ -124,6 +138,7 @@ const kvsim_sched_ops_t kvsim__sched_hf = {
     .defaults = {.enable_prefix_caching = false, .transfer_overlap = true, .recompute_only = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .plan_params = plan_opts,
     .ignored_keys = ignored_keys,
     .init = init,

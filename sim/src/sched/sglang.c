@@ -29,6 +29,7 @@
 #include "core/util.h"
 #include "kvsim/params.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 #include "sched/sglang.h"
 
 static const char *const option_keys[] = {
@@ -94,6 +95,26 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
                          "%s.schedule_policy: unknown policy '%s' (expected fcfs, lpm, lof, random)",
                          w, name);
   return KVSIM_OK;
+}
+
+/* The options in option_keys' order; the memory share from the plan's
+ * parameters (set_fraction). */
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  const sgl_opts_t *o = (const sgl_opts_t *)opts->bytes;
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_num(&out, "mem_fraction_static", p->sglang.mem_fraction_static);
+  kvsim__optout_num(&out, "page_size", o->page_size);
+  kvsim__optout_num(&out, "max_total_tokens", (double)o->max_total_tokens);
+  kvsim__optout_num(&out, "max_running_requests", (double)o->max_running_requests);
+  kvsim__optout_num(&out, "chunked_prefill_size", (double)o->chunked_prefill_size);
+  kvsim__optout_num(&out, "max_prefill_tokens", (double)o->max_prefill_tokens);
+  kvsim__optout_str(&out, "schedule_policy", policy_names[o->policy]);
+  kvsim__optout_num(&out, "schedule_conservativeness", o->schedule_conservativeness);
+  kvsim__optout_num(&out, "gpu_memory_capacity_mib", o->gpu_memory_capacity_mib);
+  kvsim__optout_num(&out, "speculative_num_steps", o->spec_num_steps);
+  kvsim__optout_num(&out, "speculative_eagle_topk", o->spec_eagle_topk);
+  kvsim__optout_num(&out, "speculative_num_draft_tokens", o->spec_num_draft_tokens);
+  return out.rc;
 }
 
 static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) {
@@ -431,6 +452,7 @@ const kvsim_sched_ops_t kvsim__sched_sglang = {
                  .kv_send_chunks = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .plan_params = plan_params,
     .ignored_keys = ignored_keys,
     .fraction_key = "mem_fraction_static",

@@ -31,6 +31,7 @@
 #include "core/util.h"
 #include "kvsim/params.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 
 typedef struct tgi_opts {
   double cuda_memory_fraction;
@@ -113,6 +114,26 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
   o->version_patch = patch;
   o->attention = (int32_t)a;
   return KVSIM_OK;
+}
+
+/* The options in option_keys' order; the memory share from the plan's
+ * parameters (set_fraction), the release as MAJOR.MINOR.PATCH. */
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  const tgi_opts_t *o = (const tgi_opts_t *)opts->bytes;
+  char ver[48];
+  snprintf(ver, sizeof ver, "%d.%d.%d", o->version_major, o->version_minor, o->version_patch);
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_num(&out, "cuda_memory_fraction", p->tgi.cuda_memory_fraction);
+  kvsim__optout_str(&out, "tgi_version", ver);
+  kvsim__optout_str(&out, "attention", kvsim_tgi_attention_name((kvsim_tgi_attention)o->attention));
+  kvsim__optout_num(&out, "max_input_tokens", o->max_input_tokens);
+  kvsim__optout_num(&out, "max_total_tokens", o->max_total_tokens);
+  kvsim__optout_num(&out, "max_batch_prefill_tokens", o->max_batch_prefill_tokens);
+  kvsim__optout_num(&out, "max_batch_total_tokens", o->max_batch_total_tokens);
+  kvsim__optout_num(&out, "waiting_served_ratio", o->waiting_served_ratio);
+  kvsim__optout_num(&out, "max_waiting_tokens", o->max_waiting_tokens);
+  kvsim__optout_bool(&out, "reserve_max_total_tokens", o->reserve_max_total_tokens);
+  return out.rc;
 }
 
 /* TGI's share is --cuda-memory-fraction (launcher); the plan derives the
@@ -302,6 +323,7 @@ const kvsim_sched_ops_t kvsim__sched_tgi = {
     .defaults = {.enable_prefix_caching = true, .recompute_only = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .plan_params = plan_opts,
     .ignored_keys = ignored_keys,
     .fraction_key = "cuda_memory_fraction",

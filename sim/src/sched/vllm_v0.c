@@ -24,6 +24,7 @@
 
 #include "core/util.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 
 /* vllm-v0's own options. */
 typedef struct v0_opts {
@@ -51,6 +52,13 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
     o->watermark = x;
   }
   return KVSIM_OK;
+}
+
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  (void)p;
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_num(&out, "watermark", ((const v0_opts_t *)opts->bytes)->watermark);
+  return out.rc;
 }
 
 typedef enum { ALLOC_OK, ALLOC_LATER, ALLOC_NEVER } alloc_status;
@@ -492,6 +500,7 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v0 = {
     .defaults = {.swap_space_gib = 4},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .init = init,
     .fini = fini,
     .add = add,

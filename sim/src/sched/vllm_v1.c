@@ -11,6 +11,7 @@
 #include "core/util.h"
 #include "kvsim/params.h"
 #include "kvsim/sched.h"
+#include "sched/opts_print.h"
 #include "sched/v1_implicit.h"
 
 /* The profile's scheduler: the common state and its implicit decode. */
@@ -36,6 +37,14 @@ static int parse_opts(const cJSON *engine, const char *w, kvsim_sched_opts_t *op
     return rc;
   o->long_prefill_token_threshold = thr;
   return KVSIM_OK;
+}
+
+static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t *p, cJSON *engine) {
+  (void)p;
+  const v1_opts_t *o = (const v1_opts_t *)opts->bytes;
+  kvsim__optout_t out = kvsim__optout(option_keys, opts, engine);
+  kvsim__optout_num(&out, "long_prefill_token_threshold", (double)o->long_prefill_token_threshold);
+  return out.rc;
 }
 
 /* The victim: FCFS pops the newest running request; PRIORITY takes
@@ -384,6 +393,7 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
                  .lora_adapters = true},
     .option_keys = option_keys,
     .parse_opts = parse_opts,
+    .print_opts = print_opts,
     .init = init,
     .fini = fini,
     .add = add,

@@ -84,6 +84,16 @@ static int req_num(const cJSON *o, const char *key, int id, double *out, bool re
   return req_num_from(o, key, id, kvsim_param_get(id)->min, out, required, where, err);
 }
 
+int kvsim__wl_req_int(const cJSON *o, const char *key, int id, int64_t *out, const char *where,
+                      kvsim_err *err) {
+  return req_int(o, key, id, out, true, where, err);
+}
+
+int kvsim__wl_req_num_from(const cJSON *o, const char *key, int id, double lo, double *out,
+                           const char *where, kvsim_err *err) {
+  return req_num_from(o, key, id, lo, out, true, where, err);
+}
+
 static void resolve_path(char *out, size_t cap, const char *base_dir, const char *p) {
   if (p[0] == '/' || !base_dir || !*base_dir)
     snprintf(out, cap, "%s", p);

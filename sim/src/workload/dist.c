@@ -287,6 +287,14 @@ cJSON *kvsim__dist_json(const kvsim__dist_t *d) {
   return o;
 }
 
+int kvsim__dist_copy(const kvsim__dist_t *src, kvsim__dist_t *dst) {
+  *dst = *src;
+  /* A zipf table is built from its parameters as kvsim__dist_parse builds
+   * it: the same weights, the same draws. */
+  dst->table = src->table ? zipf_table((int64_t)src->b, src->a, 1) : NULL;
+  return src->table && !dst->table ? KVSIM_ENOMEM : KVSIM_OK;
+}
+
 void kvsim__dist_fini(kvsim__dist_t *d) {
   if (d->table)
     gsl_ran_discrete_free(d->table);
@@ -336,6 +344,12 @@ void kvsim__pick_json(const kvsim__pick_t *p, cJSON *obj) {
   cJSON_AddStringToObject(obj, "popularity", p->zipf ? "zipf" : "uniform");
   if (p->zipf)
     cJSON_AddNumberToObject(obj, "zipf_s", p->s);
+}
+
+int kvsim__pick_copy(const kvsim__pick_t *src, kvsim__pick_t *dst) {
+  *dst = *src;
+  dst->table = src->table ? zipf_table(src->n, src->s, 1) : NULL;
+  return src->table && !dst->table ? KVSIM_ENOMEM : KVSIM_OK;
 }
 
 void kvsim__pick_fini(kvsim__pick_t *p) {

@@ -68,6 +68,8 @@ int64_t kvsim__dist_draw(const kvsim__dist_t *d, gsl_rng *r);
 /* Largest value a draw can take (INT64_MAX when unbounded). */
 int64_t kvsim__dist_max(const kvsim__dist_t *d);
 cJSON *kvsim__dist_json(const kvsim__dist_t *d);
+/* dst = src with a table of its own; KVSIM_ENOMEM leaves dst without one. */
+int kvsim__dist_copy(const kvsim__dist_t *src, kvsim__dist_t *dst);
 void kvsim__dist_fini(kvsim__dist_t *d);
 
 /* Picks one of n items, uniformly or with Zipf popularity P(i) ~ (i+1)^-s. */
@@ -81,6 +83,8 @@ int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pic
                       kvsim_err *err);
 int64_t kvsim__pick_draw(const kvsim__pick_t *p, gsl_rng *r);
 void kvsim__pick_json(const kvsim__pick_t *p, cJSON *obj);
+/* dst = src with a table of its own; KVSIM_ENOMEM leaves dst without one. */
+int kvsim__pick_copy(const kvsim__pick_t *src, kvsim__pick_t *dst);
 void kvsim__pick_fini(kvsim__pick_t *p);
 
 /* ---- configuration ---------------------------------------------------- */
@@ -152,6 +156,15 @@ struct kvsim_workload_cfg {
   double rate;              /* workload.rate, req/s; 0: not given */
   kvsim__synth_cfg_t syn;
 };
+
+/* The workload's checks of one given key of `o` (config.c): an integer or
+ * a number of registry row id ("WHERE.KEY: bad value V (expected ...)";
+ * the number in [lo, max], or (lo, max] for a MIN_OPEN row). 1 when read,
+ * or a negative code; a missing key is an error. */
+int kvsim__wl_req_int(const cJSON *o, const char *key, int id, int64_t *out, const char *where,
+                      kvsim_err *err);
+int kvsim__wl_req_num_from(const cJSON *o, const char *key, int id, double lo, double *out,
+                           const char *where, kvsim_err *err);
 
 /* kvsim_workload_parse for a trace named on the command line (obj holds
  * "trace" and the trace flags as keys): errors about the file name the
