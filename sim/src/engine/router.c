@@ -146,7 +146,8 @@ int kvsim__router_track(kvsim__router_t *rt, const kvsim__router_load_t *loads, 
     m *= 2;
   int32_t *tree = kvsim__malloc(2 * (size_t)m * sizeof *tree);
   if (!tree)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "router: out of memory for %d replicas' loads", rt->nrep);
+    return kvsim_err_set(err, KVSIM_ENOMEM, "router: out of memory for %d replicas' loads",
+                         rt->nrep);
   rt->tree = tree;
   rt->tree_m = m;
   rt->tracked = loads;
@@ -162,9 +163,9 @@ void kvsim__router_update(kvsim__router_t *rt, int32_t i, const kvsim__router_lo
     return;
   const kvsim__router_load_t *l = &rt->tracked[i];
   /* Most of a replica's events leave its request count alone. */
-  if (l->requests == old->requests && (rt->kind != KVSIM_ROUTER_LEAST_KV ||
-                                       (l->used_blocks == old->used_blocks &&
-                                        l->usable_blocks == old->usable_blocks)))
+  if (l->requests == old->requests &&
+      (rt->kind != KVSIM_ROUTER_LEAST_KV ||
+       (l->used_blocks == old->used_blocks && l->usable_blocks == old->usable_blocks)))
     return;
   for (int32_t k = (rt->tree_m + i) / 2; k >= 1; k /= 2)
     rt->tree[k] = winner(rt, rt->tree[2 * k], rt->tree[2 * k + 1]);

@@ -51,7 +51,7 @@ typedef struct run {
   kvsim__replica_t *reps;
   int32_t nrep;
   kvsim__router_t router;
-  kvsim__router_load_t *loads;      /* one row per replica, as of the last arrival */
+  kvsim__router_load_t *loads; /* one row per replica, as of the last arrival */
   /* The replicas whose rows may be stale: each had an event since the
    * last arrival (only its own events change a replica's row). The router
    * tracks the rows in a tree, so an arrival refreshes these rows instead
@@ -240,7 +240,8 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
 static kvsim__router_load_t load_of(const kvsim__replica_t *rep) {
   const kvsim_pool_t *p = &rep->kv.pool;
   return (kvsim__router_load_t){rep->sched->running.n + rep->sched->waiting.n,
-                                kvsim_pool_usable(p) - kvsim_pool_num_free(p), kvsim_pool_usable(p)};
+                                kvsim_pool_usable(p) - kvsim_pool_num_free(p),
+                                kvsim_pool_usable(p)};
 }
 
 /* Replica i had an event: its load row may have changed. */
