@@ -166,3 +166,57 @@ Test(router, scenario_keys) {
             "the message names the key and the choices: %s", err.msg);
   kvsim_scenario_fini(&sc);
 }
+
+/* A tracking router (the tournament tree) picks what a scanning one
+ * picks, on rows changed one at a time at random, for every kind that
+ * reads loads and replica counts that are and are not powers of two;
+ * ties are frequent (few distinct values) and must go to the lower index. */
+Test(router, tracked_tree_picks_as_the_scan_does) {
+  const kvsim_router kinds[] = {KVSIM_ROUTER_LEAST_LOADED, KVSIM_ROUTER_LEAST_KV,
+                                KVSIM_ROUTER_PREFIX_AFFINITY};
+  const int32_t sizes[] = {2, 3, 7, 64, 100, 256};
+  unsigned x = 99;
+  for (int k = 0; k < 3; k++)
+    for (int z = 0; z < 6; z++) {
+      int32_t n = sizes[z];
+      kvsim__router_t tracked = make(kinds[k], n, 2), scanned = make(kinds[k], n, 2);
+      kvsim__router_load_t *l = kvsim__calloc((size_t)n, sizeof *l);
+      kvsim__router_load_t *copy = kvsim__calloc((size_t)n, sizeof *copy);
+      cr_assert(l && copy);
+      for (int32_t i = 0; i < n; i++)
+        l[i] = (kvsim__router_load_t){i % 3, i % 5, 100 + 100 * (i % 2)};
+      kvsim_err err = {0};
+      cr_assert_eq(kvsim__router_track(&tracked, l, &err), KVSIM_OK);
+      cr_assert_not_null(tracked.tree, "a load-reading router keeps a tree");
+      for (int step = 0; step < 3000; step++) {
+        x = x * 1103515245u + 12345u;
+        int32_t i = (int32_t)((x >> 8) % (unsigned)n);
+        kvsim__router_load_t old = l[i];
+        l[i].requests = (x >> 20) % 4;
+        l[i].used_blocks = (x >> 24) % 6;
+        kvsim__router_update(&tracked, i, &old);
+        memcpy(copy, l, (size_t)n * sizeof *l);
+        uint64_t key = (x & 1) ? key_of(x >> 4, 0) : 0;
+        int32_t want = kvsim__router_pick(&scanned, key, copy);
+        int32_t got = kvsim__router_pick(&tracked, key, l);
+        cr_assert_eq(got, want, "%s, %d replicas, step %d: tree picks %d, scan %d",
+                     kvsim_router_name(kinds[k]), n, step, got, want);
+      }
+      cr_assert_eq(tracked.fallbacks, scanned.fallbacks, "the same fallbacks");
+      kvsim__free(l);
+      kvsim__free(copy);
+      kvsim__router_fini(&tracked);
+      kvsim__router_fini(&scanned);
+    }
+}
+
+Test(router, round_robin_tracks_nothing) {
+  kvsim__router_t rt = make(KVSIM_ROUTER_ROUND_ROBIN, 4, 0);
+  kvsim__router_load_t l[4] = {{0, 0, 1}, {0, 0, 1}, {0, 0, 1}, {0, 0, 1}};
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim__router_track(&rt, l, &err), KVSIM_OK);
+  cr_assert_null(rt.tree, "round robin needs no tree");
+  kvsim__router_update(&rt, 2, &l[2]); /* harmless */
+  cr_assert_eq(kvsim__router_pick(&rt, 0, l), 0);
+  kvsim__router_fini(&rt);
+}

@@ -1,6 +1,9 @@
 /* Event queue: a binary min-heap ordered by (time, seq). seq is assigned at
  * push and only grows, so ties resolve in push order (deterministic).
- * The clock is the time of the last popped event; it never runs back. */
+ * The clock is the time of the last popped event; it never runs back.
+ * A pop leaves its slot at the root vacant (`hole`) and the next push
+ * fills it: the run's usual pop-then-push (a step ends, the next one is
+ * scheduled) costs one pass down the heap instead of two. */
 #ifndef KVSIM_EVENTS_H
 #define KVSIM_EVENTS_H
 
@@ -25,6 +28,9 @@ typedef struct kvsim_eventq {
   size_t len, cap;
   uint64_t next_seq;
   kvsim_time_ns now;
+  /* heap[0] is vacant (popped, not yet refilled): the len live events
+   * are heap[1 .. len], a heap under the vacant root. */
+  int hole;
 } kvsim_eventq_t;
 
 void kvsim_eventq_init(kvsim_eventq_t *q);
@@ -37,7 +43,13 @@ static inline size_t kvsim_eventq_len(const kvsim_eventq_t *q) { return q->len; 
 static inline kvsim_time_ns kvsim_eventq_now(const kvsim_eventq_t *q) { return q->now; }
 /* Time of the earliest pending event, KVSIM_TIME_NEVER if none. */
 static inline kvsim_time_ns kvsim_eventq_peek_time(const kvsim_eventq_t *q) {
-  return q->len ? q->heap[0].time : KVSIM_TIME_NEVER;
+  if (!q->len)
+    return KVSIM_TIME_NEVER;
+  if (!q->hole)
+    return q->heap[0].time;
+  /* The earlier of the vacant root's children (time ties do not matter here). */
+  kvsim_time_ns t = q->heap[1].time;
+  return q->len >= 2 && q->heap[2].time < t ? q->heap[2].time : t;
 }
 
 #ifdef __cplusplus

@@ -80,6 +80,7 @@ int kvsim__router_init(kvsim__router_t *rt, kvsim_router kind, int32_t nrep, int
 }
 
 void kvsim__router_fini(kvsim__router_t *rt) {
+  kvsim__free(rt->tree);
   kvsim__free(rt->routed);
   kvsim__free(rt->ring_keys);
   kvsim__free(rt->ring_rep);
@@ -121,6 +122,63 @@ static int32_t least_kv(const kvsim__router_load_t *l, int32_t n) {
   return best;
 }
 
+/* The order the tree keeps: whether replica a's row is strictly better
+ * than b's (least_kv by usage, the others by requests: prefix_affinity's
+ * fallback is least_loaded). */
+static bool better(const kvsim__router_t *rt, int32_t a, int32_t b) {
+  const kvsim__router_load_t *l = rt->tracked;
+  return rt->kind == KVSIM_ROUTER_LEAST_KV ? emptier(&l[a], &l[b]) : l[a].requests < l[b].requests;
+}
+
+/* The winner of two subtrees: the left one (lower indices) unless the
+ * right one is strictly better, as the scans above keep the first best. */
+static int32_t winner(const kvsim__router_t *rt, int32_t left, int32_t right) {
+  if (left < 0 || right < 0)
+    return left < 0 ? right : left;
+  return better(rt, right, left) ? right : left;
+}
+
+int kvsim__router_track(kvsim__router_t *rt, const kvsim__router_load_t *loads, kvsim_err *err) {
+  if (!kvsim__router_needs_load(rt))
+    return KVSIM_OK;
+  int32_t m = 1;
+  while (m < rt->nrep)
+    m *= 2;
+  int32_t *tree = kvsim__malloc(2 * (size_t)m * sizeof *tree);
+  if (!tree)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "router: out of memory for %d replicas' loads",
+                         rt->nrep);
+  rt->tree = tree;
+  rt->tree_m = m;
+  rt->tracked = loads;
+  for (int32_t i = 0; i < m; i++)
+    tree[m + i] = i < rt->nrep ? i : -1;
+  for (int32_t k = m - 1; k >= 1; k--)
+    tree[k] = winner(rt, tree[2 * k], tree[2 * k + 1]);
+  return KVSIM_OK;
+}
+
+void kvsim__router_update(kvsim__router_t *rt, int32_t i, const kvsim__router_load_t *old) {
+  if (!rt->tree)
+    return;
+  const kvsim__router_load_t *l = &rt->tracked[i];
+  /* Most of a replica's events leave its request count alone. */
+  if (l->requests == old->requests &&
+      (rt->kind != KVSIM_ROUTER_LEAST_KV ||
+       (l->used_blocks == old->used_blocks && l->usable_blocks == old->usable_blocks)))
+    return;
+  for (int32_t k = (rt->tree_m + i) / 2; k >= 1; k /= 2)
+    rt->tree[k] = winner(rt, rt->tree[2 * k], rt->tree[2 * k + 1]);
+}
+
+/* The least-loaded (by the kind's order) replica: the tree's root when
+ * tracking, else a scan. */
+static int32_t best_of(const kvsim__router_t *rt, const kvsim__router_load_t *l) {
+  if (rt->tree && l == rt->tracked)
+    return rt->tree[1];
+  return rt->kind == KVSIM_ROUTER_LEAST_KV ? least_kv(l, rt->nrep) : least_loaded(l, rt->nrep);
+}
+
 /* The replica owning `key` on the ring: the first point >= key. */
 static int32_t ring_owner(const kvsim__router_t *rt, uint64_t key) {
   int64_t lo = 0, hi = rt->ring_n; /* first index with ring_keys >= key */
@@ -147,7 +205,7 @@ static int32_t ring_owner(const kvsim__router_t *rt, uint64_t key) {
  * replica while others idle (the balance check of SGLang's cache-aware
  * router, balance_abs_threshold, plays the same part). */
 static int32_t prefix_affinity(kvsim__router_t *rt, uint64_t key, const kvsim__router_load_t *l) {
-  int32_t least = least_loaded(l, rt->nrep);
+  int32_t least = best_of(rt, l);
   if (!key) {
     rt->no_identity++;
     return least;
@@ -166,10 +224,8 @@ int32_t kvsim__router_pick(kvsim__router_t *rt, uint64_t key, const kvsim__route
   if (rt->nrep > 1) {
     switch (rt->kind) {
     case KVSIM_ROUTER_LEAST_LOADED:
-      i = least_loaded(loads, rt->nrep);
-      break;
     case KVSIM_ROUTER_LEAST_KV:
-      i = least_kv(loads, rt->nrep);
+      i = best_of(rt, loads);
       break;
     case KVSIM_ROUTER_PREFIX_AFFINITY:
       i = prefix_affinity(rt, key, loads);

@@ -46,6 +46,13 @@ typedef struct kvsim__router {
   int64_t affinity_hits;   /* prefix_affinity: sent to the ring's replica */
   int64_t fallbacks;       /* prefix_affinity: ring's replica too far behind */
   int64_t no_identity;     /* prefix_affinity: no prefix key, least-loaded */
+  /* Tracking (kvsim__router_track): a tournament tree over the caller's
+   * load rows, so that a pick reads the best replica at the root instead
+   * of scanning every row. tree[1] is the root, tree[tree_m + i] replica
+   * i's leaf, -1 a padding leaf. */
+  const kvsim__router_load_t *tracked;
+  int32_t *tree;
+  int32_t tree_m;
 } kvsim__router_t;
 
 /* The router named `name` as a scenario spells it: KVSIM_OK, or
@@ -69,6 +76,19 @@ bool kvsim__router_needs_load(const kvsim__router_t *rt);
  * tenant (cache salt: tenants never share blocks). 0 when the prompt has
  * no identity (no segments: it shares nothing). */
 uint64_t kvsim__router_prefix_key(const kvsim_segment_t *segs, int32_t nsegs, int32_t tenant);
+
+/* From now on the router keeps a tournament tree over `loads` (one row
+ * per replica, owned by the caller, already filled): the caller calls
+ * kvsim__router_update after each change of a row, and passes the same
+ * array to kvsim__router_pick, which then reads the tree's root (the same
+ * pick as the scan: the best row, ties by index) in O(1), an update
+ * costing O(log replicas). For a run of many replicas whose rows change
+ * only when their replica has an event. A no-op for kinds that read no
+ * loads. KVSIM_OK or KVSIM_ENOMEM (the router keeps scanning). */
+int kvsim__router_track(kvsim__router_t *rt, const kvsim__router_load_t *loads, kvsim_err *err);
+/* Row i of the tracked loads was `old` and may have changed: the tree
+ * replays its path when a field the kind orders by moved. */
+void kvsim__router_update(kvsim__router_t *rt, int32_t i, const kvsim__router_load_t *old);
 
 /* Picks the replica for a request with prefix key `key` (0 = none) given
  * one load row per replica (NULL allowed when !needs_load), and counts

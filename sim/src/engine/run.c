@@ -2,6 +2,7 @@
  * at a time), a replica's step ends, a sampling tick, the stop time.
  * Requests are materialised only when pulled, so memory is O(requests in
  * flight + blocks) whatever the trace length. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +52,15 @@ typedef struct run {
   kvsim__replica_t *reps;
   int32_t nrep;
   kvsim__router_t router;
-  kvsim__router_load_t *loads;      /* one row per replica, filled at each arrival */
+  kvsim__router_load_t *loads; /* one row per replica, as of the last arrival */
+  /* The replicas whose rows may be stale: each had an event since the
+   * last arrival (only its own events change a replica's row). The router
+   * tracks the rows in a tree, so an arrival refreshes these rows instead
+   * of reading every replica's state (issue 29: with 256 replicas, that
+   * read was 256 replicas' cold cache lines per request). */
+  uint8_t *load_stale;
+  int32_t *stale;
+  int32_t nstale;
   kvsim__vec(uint64_t) prefix_key;  /* per request slot: the router's prefix key */
   kvsim_eventq_t q;
   kvsim_source_t *src;
@@ -229,17 +238,49 @@ static const char *admit(run_t *r, kvsim__replica_t *rep, kvsim_request_t *q) {
   return NULL;
 }
 
+static kvsim__router_load_t load_of(const kvsim__replica_t *rep) {
+  const kvsim_pool_t *p = &rep->kv.pool;
+  return (kvsim__router_load_t){rep->sched->running.n + rep->sched->waiting.n,
+                                kvsim_pool_usable(p) - kvsim_pool_num_free(p),
+                                kvsim_pool_usable(p)};
+}
+
+/* Replica i had an event: its load row may have changed. */
+static void touch_load(run_t *r, int32_t i) {
+  if (r->stale && !r->load_stale[i]) {
+    r->load_stale[i] = 1;
+    r->stale[r->nstale++] = i;
+  }
+}
+
+static void touch_all_loads(run_t *r) {
+  for (int32_t i = 0; i < r->nrep; i++)
+    touch_load(r, i);
+}
+
 /* The replica for request `q`: the router's pick over the replicas' loads
  * as they stand at its arrival (router.h). */
 static int32_t route(run_t *r, const kvsim_request_t *q) {
-  if (kvsim__router_needs_load(&r->router))
-    for (int32_t i = 0; i < r->nrep; i++) {
-      const kvsim__replica_t *rep = &r->reps[i];
-      const kvsim_pool_t *p = &rep->kv.pool;
-      r->loads[i] = (kvsim__router_load_t){
-          rep->sched->running.n + rep->sched->waiting.n,
-          kvsim_pool_usable(p) - kvsim_pool_num_free(p), kvsim_pool_usable(p)};
+  if (r->stale) {
+    for (int32_t k = 0; k < r->nstale; k++) {
+      int32_t i = r->stale[k];
+      r->load_stale[i] = 0;
+      kvsim__router_load_t old = r->loads[i];
+      r->loads[i] = load_of(&r->reps[i]);
+      kvsim__router_update(&r->router, i, &old);
     }
+    r->nstale = 0;
+#ifndef NDEBUG
+    for (int32_t i = 0; i < r->nrep; i++) {
+      kvsim__router_load_t l = load_of(&r->reps[i]);
+      assert(l.requests == r->loads[i].requests && l.used_blocks == r->loads[i].used_blocks &&
+             l.usable_blocks == r->loads[i].usable_blocks);
+    }
+#endif
+  } else if (kvsim__router_needs_load(&r->router)) {
+    for (int32_t i = 0; i < r->nrep; i++)
+      r->loads[i] = load_of(&r->reps[i]);
+  }
   return kvsim__router_pick(&r->router, r->prefix_key.v[q->slot], r->loads);
 }
 
@@ -250,6 +291,7 @@ static int on_arrival(run_t *r, int32_t slot, kvsim_time_ns now) {
   if (r->st->first_arrival == KVSIM_TIME_NEVER || q->arrival < r->st->first_arrival)
     r->st->first_arrival = q->arrival;
   int32_t ri = route(r, q);
+  touch_load(r, ri);
   kvsim__replica_t *rep = &r->reps[ri];
   q->replica = ri;
   const char *why = admit(r, rep, q);
@@ -311,6 +353,7 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
         q->first_scheduled != KVSIM_TIME_NEVER)
       continue;
     kvsim_sched_t *s = r->reps[q->replica].sched;
+    touch_load(r, q->replica);
     if (!kvsim_waitq_remove(&s->waiting, q))
       continue;
     q->status = KVSIM_REQ_REJECTED;
@@ -326,6 +369,7 @@ static int on_deadline(run_t *r, kvsim_time_ns now) {
 
 /* Builds one replica's next step; returns its duration or -1 (idle). */
 static int build_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now, kvsim_time_ns *dt) {
+  touch_load(r, rep->index);
   int rc = kvsim__replica_start_step(rep, &r->perf, r->has_draft ? &r->draft_perf : NULL, r->window,
                                      now, dt, r->err);
   if (rc < 0)
@@ -374,6 +418,7 @@ static int start_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
 /* A replica's step ended: account tokens, retire finished requests. */
 static int end_replica_step(run_t *r, kvsim__replica_t *rep, kvsim_time_ns now) {
   r->finished.n = 0;
+  touch_load(r, rep->index);
   int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
   if (rc < 0)
     return rc;
@@ -448,6 +493,19 @@ static int setup_spec(run_t *r) {
   return KVSIM_OK;
 }
 
+/* The load rows the router tracks (route), for routers that read them. */
+static int setup_loads(run_t *r) {
+  if (!kvsim__router_needs_load(&r->router))
+    return KVSIM_OK;
+  for (int32_t i = 0; i < r->nrep; i++)
+    r->loads[i] = load_of(&r->reps[i]);
+  r->load_stale = kvsim__calloc((size_t)r->nrep, sizeof *r->load_stale);
+  r->stale = kvsim__malloc((size_t)r->nrep * sizeof *r->stale);
+  if (!r->load_stale || !r->stale)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for %d replicas' loads", r->nrep);
+  return kvsim__router_track(&r->router, r->loads, r->err);
+}
+
 /* given: the caller's resolved configuration (no plan computed), or NULL. */
 static int setup(run_t *r, const kvsim_resolved_t *given) {
   const kvsim_scenario_t *sc = r->sc;
@@ -486,7 +544,7 @@ static int setup(run_t *r, const kvsim_resolved_t *given) {
     r->reps[i].sched->implicit_ok = true;
     r->reps[i].step_memo = &r->perf_memo;
   }
-  if ((rc = setup_spec(r)) < 0)
+  if ((rc = setup_loads(r)) < 0 || (rc = setup_spec(r)) < 0)
     return rc;
   return kvsim_source_open(sc->workload, sc->seed, &r->src, err);
 }
@@ -496,6 +554,8 @@ static void teardown(run_t *r) {
     kvsim__replica_fini(&r->reps[i]);
   free(r->reps);
   kvsim__free(r->loads);
+  kvsim__free(r->load_stale);
+  kvsim__free(r->stale);
   kvsim__router_fini(&r->router);
   kvsim__vec_free(&r->prefix_key);
   if (r->src)
@@ -610,6 +670,9 @@ static int run(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
       rc = on_step_end(&r, ev.target, now);
       break;
     case EV_SAMPLE:
+      /* A sample syncs each scheduler: no count changes, but no row is
+       * assumed unchanged where it costs only a refresh per tick. */
+      touch_all_loads(&r);
       for (int32_t i = 0; i < r.nrep && rc >= 0; i++)
         rc = sample_replica(&r, &r.reps[i], now, true);
       if (rc >= 0 && active(&r))
