@@ -374,6 +374,9 @@ typedef struct kvsim_search_point {
   double actual[KVSIM_SLO_MAX_TARGETS]; /* NAN when no sample (nothing finished, or no TPOT) */
   int64_t rejected;
   char note[256]; /* why it misses or did not run; a figure with no sample */
+  /* The run stopped once its miss was decided (kvsim_search.early_stop):
+   * actual NAN, rejected 0, the note says which target decided it. */
+  bool stopped_early;
 } kvsim_search_point_t;
 
 typedef struct kvsim_search kvsim_search_t;
@@ -393,6 +396,14 @@ struct kvsim_search {
   bool no_range;             /* skip the re-runs at the band's edges (range stays NAN) */
   kvsim_search_point_fn on_point; /* each point tried, run or not (p->ran; may be NULL) */
   void *ctx;
+  /* A rate or util point's run stops as soon as its miss is decided
+   * (enough requests of its steady window past a quantile target): the
+   * verdict is the full run's, its figures are not. For searches whose
+   * points' figures are not reported (compare's; every search's band
+   * edges, which set it themselves); kvsim plan leaves it false. The
+   * replicas search always runs to the end (its rejections decide when
+   * it stops). */
+  bool early_stop;
   /* Results. */
   const char *key;           /* the scenario key varied */
   const char *unit;          /* "req/s", "replicas", "gpu_memory_utilization" */

@@ -5,7 +5,10 @@
  * band's edges of it, a sweep point at the goodput) is not run again.
  * Active between kvsim__study_memo_begin and _end (nestable), within one
  * process: a compare candidate, a plan search. Only runs without output
- * files, progress or checks are kept; failures are not kept. */
+ * files, progress or checks are kept; failures are not kept. A search
+ * point stopped early (study/early.h) is kept as its verdict alone, under
+ * its key and the targets it was stopped for: it serves the same search
+ * point again, never a run whose figures are wanted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,7 @@ void kvsim__study_memo_end(void) {
   if (depth > 0 && --depth == 0) {
     for (int64_t i = 0; i < n; i++) {
       free(entries[i].key);
-      kvsim__free(entries[i].sum);
+      kvsim__free(entries[i].sum); /* NULL for a stopped point */
     }
     kvsim__free(entries);
     entries = NULL;
@@ -70,22 +73,50 @@ static char *key_of(const kvsim_scenario_t *sc) {
   return key;
 }
 
-bool kvsim__study_memo_get(const kvsim_scenario_t *sc, kvsim_summary_t *out) {
-  if (!depth || !n)
-    return false;
+/* key_of(sc), then a stopped point's tag (NULL: a full run). */
+static char *key_tagged(const kvsim_scenario_t *sc, const char *tag) {
   char *key = key_of(sc);
-  bool hit = false;
+  if (!key || !tag)
+    return key;
+  size_t a = strlen(key), b = strlen(tag);
+  char *k = realloc(key, a + b + sizeof "stopped \n");
+  if (!k) {
+    free(key);
+    return NULL;
+  }
+  snprintf(k + a, b + sizeof "stopped \n", "stopped %s\n", tag);
+  return k;
+}
+
+/* The entry under sc (and tag), or NULL. */
+static entry_t *find(const kvsim_scenario_t *sc, const char *tag) {
+  if (!depth || !n)
+    return NULL;
+  char *key = key_tagged(sc, tag);
+  entry_t *hit = NULL;
   for (int64_t i = 0; key && i < n && !hit; i++)
-    if (!strcmp(entries[i].key, key)) {
-      *out = *entries[i].sum;
-      hit = true;
-      hits_total++;
-    }
+    if (!strcmp(entries[i].key, key) && (tag != NULL) == (entries[i].sum == NULL))
+      hit = &entries[i];
   free(key);
+  if (hit)
+    hits_total++;
   return hit;
 }
 
-void kvsim__study_memo_put(const kvsim_scenario_t *sc, const kvsim_summary_t *s) {
+bool kvsim__study_memo_get(const kvsim_scenario_t *sc, kvsim_summary_t *out) {
+  entry_t *e = find(sc, NULL);
+  if (e)
+    *out = *e->sum;
+  return e != NULL;
+}
+
+bool kvsim__study_memo_get_stopped(const kvsim_scenario_t *sc, const char *tag) {
+  return find(sc, tag) != NULL;
+}
+
+/* Adds sc's entry (tag: a stopped point's, s NULL); nothing when out of
+ * memory (the point then simply runs again). */
+static void put(const kvsim_scenario_t *sc, const char *tag, const kvsim_summary_t *s) {
   if (!depth)
     return;
   if (n == cap) {
@@ -96,12 +127,19 @@ void kvsim__study_memo_put(const kvsim_scenario_t *sc, const kvsim_summary_t *s)
     entries = e;
     cap = c;
   }
-  char *key = key_of(sc);
-  kvsim_summary_t *copy = key ? kvsim__malloc(sizeof *copy) : NULL;
-  if (!copy) {
+  char *key = key_tagged(sc, tag);
+  kvsim_summary_t *copy = key && s ? kvsim__malloc(sizeof *copy) : NULL;
+  if (!key || (s && !copy)) {
     free(key);
     return;
   }
-  *copy = *s;
+  if (s)
+    *copy = *s;
   entries[n++] = (entry_t){key, copy};
+}
+
+void kvsim__study_memo_put(const kvsim_scenario_t *sc, const kvsim_summary_t *s) { put(sc, NULL, s); }
+
+void kvsim__study_memo_put_stopped(const kvsim_scenario_t *sc, const char *tag) {
+  put(sc, tag, NULL);
 }

@@ -138,6 +138,42 @@ static void stop_for_length(kvsim_search_t *se, const kvsim_summary_t *sum) {
              (long long)sum->rejected_no_fit, (long long)sum->pool_usable_blocks);
 }
 
+/* The targets as a cache tag: a point stopped for these targets. */
+static void targets_tag(const kvsim_search_t *se, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < se->ntargets && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%d %d %a;", (int)se->targets[i].metric,
+                            (int)se->targets[i].stat, se->targets[i].limit_s);
+}
+
+/* sc's run for a point, ended once its miss is decided (study/early.h):
+ * KVSIM_OK with *sum, or KVSIM__STUDY_STOPPED with pt's note. A point
+ * already run in full or already stopped is not run again. */
+static int run_point(const kvsim_search_t *se, const kvsim_scenario_t *sc, kvsim_summary_t *sum,
+                     kvsim_search_point_t *pt, kvsim_err *err) {
+  char tag[KVSIM_SLO_MAX_TARGETS * 64];
+  targets_tag(se, tag, sizeof tag);
+  if (kvsim__study_memo_get(sc, sum))
+    return KVSIM_OK;
+  if (kvsim__study_memo_get_stopped(sc, tag)) {
+    snprintf(pt->note, sizeof pt->note, "stopped early: a point already stopped in this study");
+    return KVSIM__STUDY_STOPPED;
+  }
+  kvsim__early_t *e = kvsim__malloc(sizeof *e);
+  if (!e)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  int rc = kvsim__early_init(e, sc, se->targets, se->ntargets, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim__study_run_early(sc, NULL, NULL, e->active ? e : NULL, sum, err);
+  if (rc == KVSIM__STUDY_STOPPED) {
+    kvsim__study_memo_put_stopped(sc, tag);
+    kvsim__early_note(e, pt->note, sizeof pt->note);
+  }
+  free(e);
+  return rc;
+}
+
 /* Simulates at x: 1 meets, 0 misses, < 0 the scenario itself is wrong. */
 static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_search_t *se = ctx;
@@ -157,8 +193,9 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_summary_t *sum = kvsim__malloc(sizeof *sum);
   if (!sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  const bool early = se->early_stop && se->kind != KVSIM_SEARCH_REPLICAS;
   if (rc == KVSIM_OK && (rc = apply(se, &sc, pt->value, err)) == KVSIM_OK)
-    rc = kvsim_study_run(&sc, NULL, sum, err);
+    rc = early ? run_point(se, &sc, sum, pt, err) : kvsim_study_run(&sc, NULL, sum, err);
   kvsim_scenario_fini(&sc);
   if (rc == KVSIM_EINVAL || rc == KVSIM_EPARSE || rc == KVSIM_EIO || rc == KVSIM_ENOMEM) {
     free(sum);
@@ -173,6 +210,11 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   } else if (rc < 0) {
     /* A rate whose requests pile up past the budget misses, as overloaded. */
     snprintf(pt->note, sizeof pt->note, "%s", err->msg);
+  } else if (rc == KVSIM__STUDY_STOPPED) {
+    /* Missed, as the full run would: no figures (run_point's note). */
+    pt->ran = pt->stopped_early = true;
+    for (int i = 0; i < se->ntargets; i++)
+      pt->actual[i] = NAN;
   } else {
     pt->ran = pt->meets = true;
     pt->rejected = sum->requests_rejected;
@@ -253,6 +295,7 @@ static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double *b
   *e = *se;
   e->on_point = NULL;
   e->no_range = true;
+  e->early_stop = true; /* an edge's points are not reported, its answer is */
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc == KVSIM_OK &&
