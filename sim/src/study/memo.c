@@ -46,9 +46,9 @@ int64_t kvsim__study_memo_hits(void) { return hits_total; }
 
 /* Everything a run reads: the resolved tree (every typed override is
  * recorded in it, kvsim_scenario_set_*), where it came from, and the
- * typed settings besides, exactly (%a). NULL when out of memory (the
- * point then simply runs). */
-static char *key_of(const kvsim_scenario_t *sc) {
+ * typed settings besides, exactly (%a); a stopped point's tag last (NULL:
+ * a full run). NULL when out of memory (the point then simply runs). */
+static char *key_of(const kvsim_scenario_t *sc, const char *tag) {
   char *json = sc->resolved ? cJSON_PrintUnformatted(sc->resolved) : NULL;
   if (!json)
     return NULL;
@@ -64,6 +64,8 @@ static char *key_of(const kvsim_scenario_t *sc) {
             sc->quant_step_factor, sc->swap_space_gib, sc->plan.gpu_memory_utilization,
             sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, sc->slo_e2e_p99_s, sc->sample_interval_s,
             sc->max_time_s);
+    if (tag) /* a stopped point's: the targets it was stopped for */
+      fprintf(f, "stopped %s\n", tag);
     if (fclose(f) != 0) {
       free(key);
       key = NULL;
@@ -73,26 +75,11 @@ static char *key_of(const kvsim_scenario_t *sc) {
   return key;
 }
 
-/* key_of(sc), then a stopped point's tag (NULL: a full run). */
-static char *key_tagged(const kvsim_scenario_t *sc, const char *tag) {
-  char *key = key_of(sc);
-  if (!key || !tag)
-    return key;
-  size_t a = strlen(key), b = strlen(tag);
-  char *k = realloc(key, a + b + sizeof "stopped \n");
-  if (!k) {
-    free(key);
-    return NULL;
-  }
-  snprintf(k + a, b + sizeof "stopped \n", "stopped %s\n", tag);
-  return k;
-}
-
 /* The entry under sc (and tag), or NULL. */
 static entry_t *find(const kvsim_scenario_t *sc, const char *tag) {
   if (!depth || !n)
     return NULL;
-  char *key = key_tagged(sc, tag);
+  char *key = key_of(sc, tag);
   entry_t *hit = NULL;
   for (int64_t i = 0; key && i < n && !hit; i++)
     if (!strcmp(entries[i].key, key) && (tag != NULL) == (entries[i].sum == NULL))
@@ -127,7 +114,7 @@ static void put(const kvsim_scenario_t *sc, const char *tag, const kvsim_summary
     entries = e;
     cap = c;
   }
-  char *key = key_tagged(sc, tag);
+  char *key = key_of(sc, tag);
   kvsim_summary_t *copy = key && s ? kvsim__malloc(sizeof *copy) : NULL;
   if (!key || (s && !copy)) {
     free(key);
