@@ -911,3 +911,38 @@ Test(study, a_higher_rate_keeps_the_workload_duration_not_its_count) {
   kvsim_scenario_fini(&up);
   kvsim_scenario_fini(&sc);
 }
+
+/* A band edge's rate search starts from a guess of its answer: within
+ * tolerance of the boundary, in fewer points than the doubling from 1
+ * when the guess is near, and as the doubling at the ends of its range. */
+Test(study, a_rate_search_from_a_guess_finds_the_boundary_in_fewer_points) {
+  kvsim_err err = {0};
+  double best, from1;
+  const double edges[] = {0.37, 1.956, 7.3, 40};
+  for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+    pred_t a = {edges[i], 0, true}, b = a;
+    cr_assert_eq(kvsim_search_rate(below, &a, 0.02, &from1, &err), KVSIM_OK);
+    for (int g = 0; g < 3; g++) {
+      const double guess = edges[i] * (g == 0 ? 0.96 : g == 1 ? 1.05 : 0.5);
+      b.calls = 0;
+      cr_assert_eq(kvsim_search_rate_near(below, &b, guess, 0.02, &best, &err), KVSIM_OK);
+      cr_assert(best <= edges[i] && edges[i] - best <= 0.02 * best, "edge %g guess %g: %g",
+                edges[i], guess, best);
+      if (g < 2)
+        cr_assert_lt(b.calls, a.calls, "edge %g guess %g: %d points against %d from 1", edges[i],
+                     guess, b.calls, a.calls);
+    }
+  }
+  pred_t never = {-1, 0, true}, always = {1e300, 0, true};
+  cr_assert_eq(kvsim_search_rate_near(below, &never, 3, 0.02, &best, &err), KVSIM_OK);
+  cr_assert(isnan(best), "never meeting: no rate (got %g)", best);
+  cr_assert_eq(kvsim_search_rate_near(below, &always, 3, 0.02, &best, &err), KVSIM_OK);
+  cr_assert_eq(best, 2048, "always meeting: the largest multiplier tried (got %g)", best);
+  cr_assert_eq(kvsim_search_rate_near(below, &always, 3, 1e-17, &best, &err), KVSIM_EINVAL);
+  /* No guess: the doubling from 1, point for point. */
+  pred_t c = {7.3, 0, true}, d = c;
+  cr_assert_eq(kvsim_search_rate(below, &c, 0.02, &from1, &err), KVSIM_OK);
+  cr_assert_eq(kvsim_search_rate_near(below, &d, 0, 0.02, &best, &err), KVSIM_OK);
+  cr_assert_eq(best, from1);
+  cr_assert_eq(c.calls, d.calls);
+}

@@ -348,6 +348,14 @@ int kvsim_search_bisect_down(kvsim_search_pred_fn pred, void *ctx, double lo, do
  * meeting at every multiplier tried gives the largest. tol outside
  * [KVSIM_SEARCH_MIN_TOLERANCE, 1) is an error. */
 int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *best, kvsim_err *err);
+/* rate from a guess of the answer (a band edge's search from the nominal
+ * answer): the guess, then steps of 4 tol in log-rate from it, each twice
+ * the last, until the predicate flips (12 tries, within the multipliers
+ * kvsim_search_rate tries: 2^-11 to 2^11), then bisected to relative tol.
+ * A guess near the answer costs a few points instead of the doubling's
+ * eight or so. guess <= 0: kvsim_search_rate. */
+int kvsim_search_rate_near(kvsim_search_pred_fn pred, void *ctx, double guess, double tol,
+                           double *best, kvsim_err *err);
 /* replicas: 1, 2, 4, ... up to 1024 until one meets, then the fewest
  * between the last miss and it. */
 int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err);
@@ -374,6 +382,9 @@ typedef struct kvsim_search_point {
   double actual[KVSIM_SLO_MAX_TARGETS]; /* NAN when no sample (nothing finished, or no TPOT) */
   int64_t rejected;
   char note[256]; /* why it misses or did not run; a figure with no sample */
+  /* The run stopped once its miss was decided (kvsim_search.early_stop):
+   * actual NAN, rejected 0, the note says which target decided it. */
+  bool stopped_early;
 } kvsim_search_point_t;
 
 typedef struct kvsim_search kvsim_search_t;
@@ -393,6 +404,18 @@ struct kvsim_search {
   bool no_range;             /* skip the re-runs at the band's edges (range stays NAN) */
   kvsim_search_point_fn on_point; /* each point tried, run or not (p->ran; may be NULL) */
   void *ctx;
+  /* A rate or util point's run stops as soon as its miss is decided
+   * (enough requests of its steady window past a quantile target): the
+   * verdict is the full run's, its figures are not. For searches whose
+   * points' figures are not reported (compare's; every search's band
+   * edges, which set it themselves); kvsim plan leaves it false. The
+   * replicas search always runs to the end (its rejections decide when
+   * it stops). */
+  bool early_stop;
+  /* Rate search: a guess of the multiplier to start from (0: from 1,
+   * kvsim_search_rate; a band edge's search starts from the nominal
+   * answer scaled by the edge's step time, kvsim_search_rate_near). */
+  double start;
   /* Results. */
   const char *key;           /* the scenario key varied */
   const char *unit;          /* "req/s", "replicas", "gpu_memory_utilization" */

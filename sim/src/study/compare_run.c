@@ -242,6 +242,9 @@ int kvsim_compare_candidate(const kvsim_compare_t *c, int i, double tolerance,
     }
     se->base = &sc;
     se->tolerance = tolerance > 0 ? tolerance : 0.02;
+    /* No search point's figures are reported, only the answers: a point
+     * stops once its miss is decided (kvsim_search.early_stop). */
+    se->early_stop = true;
     slo_targets(c, se);
     /* Feasibility first: unloaded, then the nearest changes. */
     if ((rc = kvsim__compare_probe(c, &sc, r, err)) < 0)

@@ -45,6 +45,12 @@ static int outputs_not_inputs(const kvsim_scenario_t *sc, const char *dir, kvsim
 int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
                           const kvsim_study_run_opts_t *opts, kvsim_run_output_t **o,
                           kvsim_err *err) {
+  return kvsim__study_run_guarded(sc, res, opts, NULL, o, err);
+}
+
+int kvsim__study_run_guarded(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                             const kvsim_study_run_opts_t *opts, kvsim__early_t *early,
+                             kvsim_run_output_t **o, kvsim_err *err) {
   int rc = opts->dir ? outputs_not_inputs(sc, opts->dir, err) : KVSIM_OK;
   if (rc == KVSIM_OK && opts->dir)
     rc = first_request(sc, err);
@@ -54,12 +60,16 @@ int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *re
   if (rc < 0)
     return rc;
   kvsim_sink_t sink = kvsim_run_output_sink(*o);
+  if (early)
+    sink = kvsim__early_sink(early, sink);
   kvsim_run_opts_t ro = {.check_invariants = opts->check > 0, .check_period = opts->check == 2 ? -1 : 0};
   kvsim_run_stats_t st;
   rc =
       res ? kvsim_run_resolved(sc, res, &ro, &sink, &st, err) : kvsim_run(sc, &ro, &sink, &st, err);
   if (opts->progress)
     fputs("\r\033[K", stderr);
+  if (rc < 0 && early && early->decided)
+    return KVSIM__STUDY_STOPPED; /* the verdict is decided: no summary */
   if (rc < 0 && kvsim_run_output_failed(*o, err) < 0)
     return rc; /* the sink's code: its message is the output's */
   return rc == KVSIM_OK ? kvsim_run_output_finish(*o, &st, false, err) : rc;
@@ -73,6 +83,12 @@ int kvsim_study_run(const kvsim_scenario_t *sc, const kvsim_study_run_opts_t *op
 int kvsim__study_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t *given,
                               const kvsim_study_run_opts_t *opts, kvsim_summary_t *out,
                               kvsim_err *err) {
+  return kvsim__study_run_early(sc, given, opts, NULL, out, err);
+}
+
+int kvsim__study_run_early(const kvsim_scenario_t *sc, const kvsim_resolved_t *given,
+                           const kvsim_study_run_opts_t *opts, kvsim__early_t *early,
+                           kvsim_summary_t *out, kvsim_err *err) {
   static const kvsim_study_run_opts_t none = {NULL, false, 0};
   if (!opts)
     opts = &none;
@@ -91,7 +107,11 @@ int kvsim__study_run_resolved(const kvsim_scenario_t *sc, const kvsim_resolved_t
     return rc;
   const kvsim_resolved_t *res = given ? given : sides ? NULL : &own;
   kvsim_run_output_t *o = NULL;
-  rc = kvsim__study_run_into(sc, res, opts, &o, err);
+  rc = kvsim__study_run_guarded(sc, res, opts, early, &o, err);
+  if (rc == KVSIM__STUDY_STOPPED) {
+    kvsim_run_output_close(o);
+    return rc;
+  }
   if (rc == KVSIM_OK && opts->dir)
     rc = kvsim_run_output_commit(o, err);
   if (rc == KVSIM_OK)

@@ -5,6 +5,11 @@
 
 #include "kvsim/run_output.h"
 #include "kvsim/study.h"
+#include "study/early.h"
+
+/* A run that its early-stop rule ended (study/early.h): the verdict is a
+ * miss, and there is no summary. Positive: not an error. */
+#define KVSIM__STUDY_STOPPED 1
 
 /* Opens sc's outputs in opts->dir (none when NULL) into *o and runs sc
  * into them, building the summary (kvsim_run_output_finish) but
@@ -14,6 +19,20 @@
 int kvsim__study_run_into(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
                           const kvsim_study_run_opts_t *opts, kvsim_run_output_t **o,
                           kvsim_err *err);
+
+/* kvsim__study_run_into with an early-stop rule (NULL: none): returns
+ * KVSIM__STUDY_STOPPED, nothing built, when the rule ended the run. */
+int kvsim__study_run_guarded(const kvsim_scenario_t *sc, const kvsim_resolved_t *res,
+                             const kvsim_study_run_opts_t *opts, kvsim__early_t *early,
+                             kvsim_run_output_t **o, kvsim_err *err);
+
+/* kvsim__study_run_resolved with an early-stop rule (NULL: none; else
+ * only for runs without output files, progress or checks): a summary,
+ * or KVSIM__STUDY_STOPPED when the rule ended the run (not cached here:
+ * the caller keeps the verdict, kvsim__study_memo_put_stopped). */
+int kvsim__study_run_early(const kvsim_scenario_t *sc, const kvsim_resolved_t *given,
+                           const kvsim_study_run_opts_t *opts, kvsim__early_t *early,
+                           kvsim_summary_t *out, kvsim_err *err);
 
 /* kvsim_study_run with sc's resolved configuration when the caller has
  * it (res; a band edge takes its nominal run's, as only step times
@@ -51,6 +70,11 @@ void kvsim__study_memo_begin(void);
 void kvsim__study_memo_end(void);
 bool kvsim__study_memo_get(const kvsim_scenario_t *sc, kvsim_summary_t *out);
 void kvsim__study_memo_put(const kvsim_scenario_t *sc, const kvsim_summary_t *s);
+/* A point stopped early for the targets `tag` names: a miss, no summary.
+ * get_stopped: true when sc was stopped for the same tag. A full run's
+ * summary (memo_get) serves any tag; a stopped entry never a full run. */
+void kvsim__study_memo_put_stopped(const kvsim_scenario_t *sc, const char *tag);
+bool kvsim__study_memo_get_stopped(const kvsim_scenario_t *sc, const char *tag);
 /* Hits since the process started (tests). */
 int64_t kvsim__study_memo_hits(void);
 

@@ -72,6 +72,43 @@ int kvsim_search_rate(kvsim_search_pred_fn pred, void *ctx, double tol, double *
   return KVSIM_OK;
 }
 
+int kvsim_search_rate_near(kvsim_search_pred_fn pred, void *ctx, double guess, double tol,
+                           double *best, kvsim_err *err) {
+  if (!(guess > 0))
+    return kvsim_search_rate(pred, ctx, tol, best, err);
+  *best = NAN;
+  if (!(tol >= KVSIM_SEARCH_MIN_TOLERANCE && tol < 1))
+    return kvsim_err_set(err, KVSIM_EINVAL, "--tolerance: %g must be in [%g, 1)", tol,
+                         KVSIM_SEARCH_MIN_TOLERANCE);
+  const double floor_x = ldexp(1, -11), ceil_x = ldexp(1, 11);
+  double x = guess < floor_x ? floor_x : guess > ceil_x ? ceil_x : guess;
+  double lo = 0, hi = 0, f = 1 + 4 * tol;
+  for (int i = 0; i < 12; i++) {
+    int ok = pred(ctx, x, err);
+    if (ok < 0)
+      return ok;
+    if (ok)
+      lo = x;
+    else
+      hi = x;
+    if (lo > 0 && hi > 0)
+      break;
+    /* On in the direction that has not flipped yet, each step twice the
+     * last in log-rate; the end of the range tried is the last. */
+    double next = lo > 0 ? lo * f : hi / f;
+    next = next < floor_x ? floor_x : next > ceil_x ? ceil_x : next;
+    if (next == x)
+      break;
+    x = next;
+    f *= f;
+  }
+  if (lo > 0 && hi > 0)
+    return kvsim_search_bisect_up(pred, ctx, lo, hi, tol, false, best, err);
+  if (lo > 0)
+    *best = lo; /* meets even at the largest multiplier tried */
+  return KVSIM_OK;
+}
+
 int kvsim_search_replicas(kvsim_search_pred_fn pred, void *ctx, double *best, kvsim_err *err) {
   *best = NAN;
   double n = 1, prev = 0;
@@ -138,6 +175,42 @@ static void stop_for_length(kvsim_search_t *se, const kvsim_summary_t *sum) {
              (long long)sum->rejected_no_fit, (long long)sum->pool_usable_blocks);
 }
 
+/* The targets as a cache tag: a point stopped for these targets. */
+static void targets_tag(const kvsim_search_t *se, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < se->ntargets && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%d %d %a;", (int)se->targets[i].metric,
+                            (int)se->targets[i].stat, se->targets[i].limit_s);
+}
+
+/* sc's run for a point, ended once its miss is decided (study/early.h):
+ * KVSIM_OK with *sum, or KVSIM__STUDY_STOPPED with pt's note. A point
+ * already run in full or already stopped is not run again. */
+static int run_point(const kvsim_search_t *se, const kvsim_scenario_t *sc, kvsim_summary_t *sum,
+                     kvsim_search_point_t *pt, kvsim_err *err) {
+  char tag[KVSIM_SLO_MAX_TARGETS * 64];
+  targets_tag(se, tag, sizeof tag);
+  if (kvsim__study_memo_get(sc, sum))
+    return KVSIM_OK;
+  if (kvsim__study_memo_get_stopped(sc, tag)) {
+    snprintf(pt->note, sizeof pt->note, "stopped early: a point already stopped in this study");
+    return KVSIM__STUDY_STOPPED;
+  }
+  kvsim__early_t *e = kvsim__malloc(sizeof *e);
+  if (!e)
+    return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  int rc = kvsim__early_init(e, sc, se->targets, se->ntargets, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim__study_run_early(sc, NULL, NULL, e->active ? e : NULL, sum, err);
+  if (rc == KVSIM__STUDY_STOPPED) {
+    kvsim__study_memo_put_stopped(sc, tag);
+    kvsim__early_note(e, pt->note, sizeof pt->note);
+  }
+  free(e);
+  return rc;
+}
+
 /* Simulates at x: 1 meets, 0 misses, < 0 the scenario itself is wrong. */
 static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_search_t *se = ctx;
@@ -157,8 +230,9 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   kvsim_summary_t *sum = kvsim__malloc(sizeof *sum);
   if (!sum)
     rc = kvsim_err_set(err, KVSIM_ENOMEM, "out of memory");
+  const bool early = se->early_stop && se->kind != KVSIM_SEARCH_REPLICAS;
   if (rc == KVSIM_OK && (rc = apply(se, &sc, pt->value, err)) == KVSIM_OK)
-    rc = kvsim_study_run(&sc, NULL, sum, err);
+    rc = early ? run_point(se, &sc, sum, pt, err) : kvsim_study_run(&sc, NULL, sum, err);
   kvsim_scenario_fini(&sc);
   if (rc == KVSIM_EINVAL || rc == KVSIM_EPARSE || rc == KVSIM_EIO || rc == KVSIM_ENOMEM) {
     free(sum);
@@ -173,6 +247,11 @@ static int evaluate(void *ctx, double x, kvsim_err *err) {
   } else if (rc < 0) {
     /* A rate whose requests pile up past the budget misses, as overloaded. */
     snprintf(pt->note, sizeof pt->note, "%s", err->msg);
+  } else if (rc == KVSIM__STUDY_STOPPED) {
+    /* Missed, as the full run would: no figures (run_point's note). */
+    pt->ran = pt->stopped_early = true;
+    for (int i = 0; i < se->ntargets; i++)
+      pt->actual[i] = NAN;
   } else {
     pt->ran = pt->meets = true;
     pt->rejected = sum->requests_rejected;
@@ -242,8 +321,8 @@ static int rate_key(kvsim_search_t *se, kvsim_err *err) {
 }
 
 /* The search again on a copy of the base at one edge of the band. */
-static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double *best, bool *lower_bound,
-                int *npoints, kvsim_err *err) {
+static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double elasticity,
+                double *best, bool *lower_bound, int *npoints, kvsim_err *err) {
   *best = NAN;
   kvsim_search_t *e = kvsim__malloc(sizeof *e);
   if (!e)
@@ -251,6 +330,12 @@ static int edge(const kvsim_search_t *se, const kvsim_band_edge_t *at, double *b
   *e = *se;
   e->on_point = NULL;
   e->no_range = true;
+  e->early_stop = true; /* an edge's points are not reported, its answer is */
+  /* From the nominal answer, interpolated in log-rate against the log of
+   * the edge's step-time scale: rate ~ scale^-elasticity. */
+  e->start = se->kind == KVSIM_SEARCH_RATE && se->factor > 0 && at->step > 0
+                 ? se->factor * pow(at->step, -elasticity)
+                 : 0;
   kvsim_scenario_t sc;
   int rc = kvsim_scenario_copy(se->base, &sc, err);
   if (rc == KVSIM_OK &&
@@ -273,8 +358,18 @@ static int range(kvsim_search_t *se, kvsim_err *err) {
   double fast, slow;
   bool fast_lb = false, slow_lb = false;
   int rc;
-  if ((rc = edge(se, &se->band_edge[0], &fast, &fast_lb, &se->range_points, err)) < 0 ||
-      (rc = edge(se, &se->band_edge[1], &slow, &slow_lb, &se->range_points, err)) < 0)
+  /* A goodput falls faster than the step time grows (the queue's knee):
+   * about scale^-2 on the default study's GPUs. The fast edge's answer
+   * gives the slow edge its own exponent. */
+  double k = 2;
+  if ((rc = edge(se, &se->band_edge[0], k, &fast, &fast_lb, &se->range_points, err)) < 0)
+    return rc;
+  double s0 = se->band_edge[0].step;
+  if (fast > 0 && se->best > 0 && s0 > 0 && fabs(log(s0)) > 1e-3) {
+    k = log(fast / se->best) / -log(s0);
+    k = k < 0.5 ? 0.5 : k > 4 ? 4 : k;
+  }
+  if ((rc = edge(se, &se->band_edge[1], k, &slow, &slow_lb, &se->range_points, err)) < 0)
     return rc;
   bool up = se->kind == KVSIM_SEARCH_RATE;
   se->range[0] = up ? slow : fast;
@@ -297,7 +392,8 @@ static int search(kvsim_search_t *se, kvsim_err *err) {
   double m;
   switch (se->kind) {
   case KVSIM_SEARCH_RATE:
-    if ((rc = rate_key(se, err)) < 0 || (rc = kvsim_search_rate(evaluate, se, se->tolerance, &m, err)) < 0)
+    if ((rc = rate_key(se, err)) < 0 ||
+        (rc = kvsim_search_rate_near(evaluate, se, se->start, se->tolerance, &m, err)) < 0)
       return rc;
     se->factor = m;
     se->best = isnan(m) ? m : se->base_value * m;

@@ -143,6 +143,8 @@ cJSON *kvsim_search_json(const kvsim_search_t *se, const char *what, const char 
     }
     if (pt->note[0])
       cJSON_AddStringToObject(p, "note", pt->note);
+    if (pt->stopped_early) /* its figures are null: the run ended at its miss */
+      cJSON_AddBoolToObject(p, "stopped_early", true);
     cJSON_AddItemToArray(pts, p);
   }
   add_num(o, "best", se->best); /* the older name of value */
