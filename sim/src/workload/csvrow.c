@@ -181,26 +181,27 @@ static int feed(kvsim__csvrow_t *r, kvsim_err *err) {
   const char *s = r->buf + r->pos;
   size_t avail = r->len - r->pos, n = avail;
   bool nl = false, bare = false;
-  for (size_t i = 0; i < avail; i++) {
-    if (s[i] == '\n') {
-      n = i + 1;
-      nl = true;
-      break;
-    }
-    if (s[i] == '\r') {
-      if (i + 1 < avail) {
-        nl = s[i + 1] == '\n';
-        bare = !nl;
-        n = nl ? i + 2 : i + 1;
-      } else if (!r->eof) {
-        /* Whether an LF follows is in the next read. */
-        if (i == 0)
-          return read_more(r, err);
-        n = i;
-      } else {
-        n = i + 1; /* a CR that ends the file ends its last line */
-      }
-      break;
+  /* The piece ends at the first CR or LF: the first LF, then a CR before
+   * it (memchr, rather than a loop over each byte). */
+  const char *lf = memchr(s, '\n', avail);
+  const size_t upto = lf ? (size_t)(lf - s) + 1 : avail;
+  const char *cr = memchr(s, '\r', upto);
+  if (!cr && lf) {
+    n = upto;
+    nl = true;
+  } else if (cr) {
+    const size_t i = (size_t)(cr - s);
+    if (i + 1 < avail) {
+      nl = s[i + 1] == '\n';
+      bare = !nl;
+      n = nl ? i + 2 : i + 1;
+    } else if (!r->eof) {
+      /* Whether an LF follows is in the next read. */
+      if (i == 0)
+        return read_more(r, err);
+      n = i;
+    } else {
+      n = i + 1; /* a CR that ends the file ends its last line */
     }
   }
   if (!r->in_row) {
