@@ -106,9 +106,9 @@ Test(rowfmt, unsigned_as_printf) {
 }
 
 Test(rowfmt, integers_as_before) {
-  int64_t p10 = 1;
-  for (int k = 0; k < 19; k++, p10 *= 10)
+  for (int k = 0; k < 19; k++)
     for (int64_t d = -2; d <= 2; d++) {
+      const int64_t p10 = (int64_t)kvsim__pow10[k];
       same_i64(p10 + d);
       same_i64(-(p10 + d));
     }
