@@ -225,7 +225,7 @@ static size_t transcript(const char *path, bool header, char *out, size_t cap) {
     PUT("\nnext %d %s line %lld:", rc, rc < 0 ? err.msg : "", (long long)kvsim__csvrow_line(r));
     for (int i = 0; rc == 1 && i < kvsim__csvrow_nfields(r); i++)
       PUT("[%s]@%lld", kvsim__csvrow_field(r, i), (long long)kvsim__csvrow_field_line(r, i));
-    if (rc == KVSIM_EPARSE && strstr(err.msg, "bare carriage") )
+    if (rc == KVSIM_EPARSE && strstr(err.msg, "bare carriage"))
       rc = 1; /* reading goes on after a bare CR or a wrong width */
     if (rc == KVSIM_EPARSE && strstr(err.msg, "fields, the header"))
       rc = 1;
@@ -240,8 +240,22 @@ static size_t transcript(const char *path, bool header, char *out, size_t cap) {
  * without any quote, where most lines take the reader's own path), both
  * ways give the same transcript: fields, lines, codes and messages. */
 Test(csvrow, own_splitting_reads_as_libcsv_does) {
-  static const char *atoms[] = {"a",  "17", ",", ",",   " ",  "\t", "\"", "\n",
-                                "\r\n", "\r", "x y", "\xc3\xa9", "2023-11-16 18:15:46.6805900", ",,", "  \n", "\"\""};
+  static const char *atoms[] = {"a",
+                                "17",
+                                ",",
+                                ",",
+                                " ",
+                                "\t",
+                                "\"",
+                                "\n",
+                                "\r\n",
+                                "\r",
+                                "x y",
+                                "\xc3\xa9",
+                                "2023-11-16 18:15:46.6805900",
+                                ",,",
+                                "  \n",
+                                "\"\""};
   const int natoms = (int)(sizeof atoms / sizeof *atoms);
   static char text[4096], a[65536], b[65536];
   uint64_t s = 0x9e3779b97f4a7c15u;
@@ -276,7 +290,8 @@ Test(csvrow, own_splitting_reads_as_libcsv_does) {
     size_t nb = transcript(p, header, b, sizeof b);
     remove(p);
     cr_assert(na < sizeof a, "transcript fits");
-    cr_assert(na == nb && !memcmp(a, b, na), "file %d (%zu bytes) reads differently:\n%.*s\n--- libcsv:\n%s\n--- own:\n%s", it,
+    cr_assert(na == nb && !memcmp(a, b, na),
+              "file %d (%zu bytes) reads differently:\n%.*s\n--- libcsv:\n%s\n--- own:\n%s", it,
               len, (int)len, text, a, b);
     plain_rows += strstr(a, "next 1") != NULL;
   }
@@ -287,9 +302,16 @@ Test(csvrow, own_splitting_reads_as_libcsv_does) {
  * fields, a line of blanks, CRLF, a tab before the comma, UTF-8. */
 Test(csvrow, own_splitting_edge_lines) {
   static const char *files[] = {
-      "a,b,c\n 1 , 2 ,3 \n",     "a,b\n,\n",          "a\n \t \n\n x \n",  "a,b\r\n1,\t2\t\r\n",
-      "a,b\n1 2,\xc3\xa9 \n",    "a,b,c\n,,\n  ,\t,\n", "a\n1\n2",           "a,b\n1,2\r\n\r\n3,4\r\n",
-      "a,b\n1,2,3\n4,5\n",       " a ,b\n1,2\n",
+      "a,b,c\n 1 , 2 ,3 \n",
+      "a,b\n,\n",
+      "a\n \t \n\n x \n",
+      "a,b\r\n1,\t2\t\r\n",
+      "a,b\n1 2,\xc3\xa9 \n",
+      "a,b,c\n,,\n  ,\t,\n",
+      "a\n1\n2",
+      "a,b\n1,2\r\n\r\n3,4\r\n",
+      "a,b\n1,2,3\n4,5\n",
+      " a ,b\n1,2\n",
   };
   static char a[8192], b[8192];
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tmpdir.h"
 #include "kvsim/workload.h"
+#include "tmpdir.h"
 #include "workload/formats/format.h"
 #include "workload/text.h"
 #include "workload/wl.h"
@@ -525,10 +525,24 @@ static int ref_parse_int(const char *s, int64_t *out) {
  * signs, points, blanks and letters, and around the int64 limits. */
 Test(formats, integer_fields_parse_as_strtoll_did) {
   static const char alpha[] = "0123456789000999+-.  \te";
-  static const char *edge[] = {"9223372036854775807", "9223372036854775808", "-9223372036854775808",
-                               "-9223372036854775809", "999999999999999999", "1000000000000000000",
-                               "+0", "-0", "0000000000000000000000001", "12.000", "12.5", "", " ",
-                               "-", "+", "1 2", " 7\t", "99999999999999999999999"};
+  static const char *edge[] = {"9223372036854775807",
+                               "9223372036854775808",
+                               "-9223372036854775808",
+                               "-9223372036854775809",
+                               "999999999999999999",
+                               "1000000000000000000",
+                               "+0",
+                               "-0",
+                               "0000000000000000000000001",
+                               "12.000",
+                               "12.5",
+                               "",
+                               " ",
+                               "-",
+                               "+",
+                               "1 2",
+                               " 7\t",
+                               "99999999999999999999999"};
   char buf[40];
   int64_t a = 0, b = 0;
   for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {

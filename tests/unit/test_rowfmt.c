@@ -4,9 +4,9 @@
  * ten, halves of a microsecond, the int64 limits. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "report/rowfmt.h"
@@ -126,9 +126,11 @@ Test(rowfmt, integers_as_before) {
 }
 
 Test(rowfmt, fixed_six_decimals_as_before) {
-  const double edge[] = {0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-7, 4.9999999e-7,
-                         5e-7, 5.000001e-7, 1.5e-6, 2.5e-6, 0.5, 0.9999995, 0.99999949999,
-                         1.0, 1e12, -1e12, 9.2e12, -9.2e12, 0.1, 0.2, 0.3, 123456.5e-6};
+  const double edge[] = {0.0,    -0.0,         5e-324,     -5e-324,       2.2250738585072014e-308,
+                         1e-7,   4.9999999e-7, 5e-7,       5.000001e-7,   1.5e-6,
+                         2.5e-6, 0.5,          0.9999995,  0.99999949999, 1.0,
+                         1e12,   -1e12,        9.2e12,     -9.2e12,       0.1,
+                         0.2,    0.3,          123456.5e-6};
   for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
     same_fixed6(edge[i]);
   double p10 = 1e-12;

@@ -205,24 +205,39 @@ Test(steady, the_selected_window_is_the_sorted_one) {
       s = s * 6364136223846793005u + 1442695040888963407u;
       int64_t r = (int64_t)(s >> 20);
       switch (kind) {
-      case 0: v[i] = r; break;
-      case 1: v[i] = i * 1000; break;
-      case 2: v[i] = (n - i) * 1000; break;
-      case 3: v[i] = i * 1000 + r % 5000; break;
-      case 4: v[i] = r % 3; break;
-      case 5: v[i] = r % 2000 - 1000; break;
-      default: v[i] = i < n / 2 ? i : n - i; break;
+      case 0:
+        v[i] = r;
+        break;
+      case 1:
+        v[i] = i * 1000;
+        break;
+      case 2:
+        v[i] = (n - i) * 1000;
+        break;
+      case 3:
+        v[i] = i * 1000 + r % 5000;
+        break;
+      case 4:
+        v[i] = r % 3;
+        break;
+      case 5:
+        v[i] = r % 2000 - 1000;
+        break;
+      default:
+        v[i] = i < n / 2 ? i : n - i;
+        break;
       }
     }
     kvsim_steady_t a, b;
     ref_window(v, n, &a);
     cr_assert_eq(kvsim_steady_window(v, n, &b), KVSIM_OK);
-    cr_assert(a.arrivals == b.arrivals && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
-                  a.warmup == b.warmup && a.drain == b.drain && a.warmup_s == b.warmup_s,
-              "case %d kind %d n %lld: start %lld/%lld end %lld/%lld warmup %lld/%lld drain %lld/%lld",
-              it, kind, (long long)n, (long long)a.start_ns, (long long)b.start_ns,
-              (long long)a.end_ns, (long long)b.end_ns, (long long)a.warmup, (long long)b.warmup,
-              (long long)a.drain, (long long)b.drain);
+    cr_assert(
+        a.arrivals == b.arrivals && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+            a.warmup == b.warmup && a.drain == b.drain && a.warmup_s == b.warmup_s,
+        "case %d kind %d n %lld: start %lld/%lld end %lld/%lld warmup %lld/%lld drain %lld/%lld",
+        it, kind, (long long)n, (long long)a.start_ns, (long long)b.start_ns, (long long)a.end_ns,
+        (long long)b.end_ns, (long long)a.warmup, (long long)b.warmup, (long long)a.drain,
+        (long long)b.drain);
   }
   free(v);
 }

@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/vec.h"
 #include "kvsim/report.h"
 #include "kvsim/stats.h"
 #include "kvsim/steady.h"
 #include "kvsim/summary.h"
-#include "core/vec.h"
 #include "report/diagnosis.h"
 #include "report/reqlog.h"
 #include "report/rowfmt.h"
