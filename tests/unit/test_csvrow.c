@@ -1,6 +1,7 @@
 /* The CSV row reader: quoting, the line where each row and field starts,
  * line endings, rows of the wrong width, bad bytes, and out of memory. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,4 +205,127 @@ Test(csvrow, the_first_nul_byte_stops_the_read_on_its_line) {
   cr_assert_eq(kvsim__csvrow_open(p, true, &r, &err), KVSIM_EINVAL, "a NUL in the header");
   cr_assert(strstr(err.msg, "nulhead.csv:1: a NUL byte"), "%s", err.msg);
   cr_assert_null(r, "no reader");
+}
+
+/* Everything a reader hands out for one file, in order: open's code and
+ * message, then each record's code, message, width, lines and fields. */
+static size_t transcript(const char *path, bool header, char *out, size_t cap) {
+  size_t n = 0;
+#define PUT(...) (n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, __VA_ARGS__))
+  kvsim__csvrow_t *r = NULL;
+  kvsim_err err = {0};
+  int rc = kvsim__csvrow_open(path, header, &r, &err);
+  PUT("open %d %s\n", rc, rc < 0 ? err.msg : "");
+  if (rc == 0 && header)
+    for (int i = 0; i < kvsim__csvrow_ncolumns(r); i++)
+      PUT("h[%s]", kvsim__csvrow_colname(r, i));
+  for (int k = 0; rc >= 0 && r && k < 200; k++) {
+    err.msg[0] = '\0';
+    rc = kvsim__csvrow_next(r, &err);
+    PUT("\nnext %d %s line %lld:", rc, rc < 0 ? err.msg : "", (long long)kvsim__csvrow_line(r));
+    for (int i = 0; rc == 1 && i < kvsim__csvrow_nfields(r); i++)
+      PUT("[%s]@%lld", kvsim__csvrow_field(r, i), (long long)kvsim__csvrow_field_line(r, i));
+    if (rc == KVSIM_EPARSE && strstr(err.msg, "bare carriage"))
+      rc = 1; /* reading goes on after a bare CR or a wrong width */
+    if (rc == KVSIM_EPARSE && strstr(err.msg, "fields, the header"))
+      rc = 1;
+  }
+#undef PUT
+  kvsim__csvrow_close(r);
+  return n;
+}
+
+/* The reader splits plain lines itself; libcsv reads the rest. Over
+ * random files of commas, blanks, quotes, CR, LF and text (and some
+ * without any quote, where most lines take the reader's own path), both
+ * ways give the same transcript: fields, lines, codes and messages. */
+Test(csvrow, own_splitting_reads_as_libcsv_does) {
+  static const char *atoms[] = {"a",
+                                "17",
+                                ",",
+                                ",",
+                                " ",
+                                "\t",
+                                "\"",
+                                "\n",
+                                "\r\n",
+                                "\r",
+                                "x y",
+                                "\xc3\xa9",
+                                "2023-11-16 18:15:46.6805900",
+                                ",,",
+                                "  \n",
+                                "\"\""};
+  const int natoms = (int)(sizeof atoms / sizeof *atoms);
+  static char text[4096], a[65536], b[65536];
+  uint64_t s = 0x9e3779b97f4a7c15u;
+  int plain_rows = 0;
+  for (int it = 0; it < 4000; it++) {
+    size_t len = 0;
+    int quotes = it % 2; /* half the files have no quote */
+    int atomsn = 1 + (int)((s >> 33) % 120);
+    for (int k = 0; k < atomsn; k++) {
+      s = s * 6364136223846793005u + 1442695040888963407u;
+      int i = (int)((s >> 35) % (uint64_t)natoms);
+      if (!quotes && strchr(atoms[i], '"'))
+        continue;
+      if (it % 3 == 0 && !strcmp(atoms[i], "\r"))
+        continue; /* some files with no bare CR */
+      size_t l = strlen(atoms[i]);
+      if (len + l >= sizeof text)
+        break;
+      memcpy(text + len, atoms[i], l);
+      len += l;
+    }
+    if (it % 5 == 0 && len + 1 < sizeof text)
+      text[len++] = '\n';
+    char name[32];
+    snprintf(name, sizeof name, "rand%d.csv", it);
+    next = 0;
+    const char *p = tmp_write(name, text, len);
+    bool header = it % 4 != 0;
+    kvsim__csvrow_libcsv_only(true);
+    size_t na = transcript(p, header, a, sizeof a);
+    kvsim__csvrow_libcsv_only(false);
+    size_t nb = transcript(p, header, b, sizeof b);
+    remove(p);
+    cr_assert(na < sizeof a, "transcript fits");
+    cr_assert(na == nb && !memcmp(a, b, na),
+              "file %d (%zu bytes) reads differently:\n%.*s\n--- libcsv:\n%s\n--- own:\n%s", it,
+              len, (int)len, text, a, b);
+    plain_rows += strstr(a, "next 1") != NULL;
+  }
+  cr_assert_gt(plain_rows, 1000, "most files had rows (%d)", plain_rows);
+}
+
+/* Edge lines, each against libcsv: blanks around and inside fields, empty
+ * fields, a line of blanks, CRLF, a tab before the comma, UTF-8. */
+Test(csvrow, own_splitting_edge_lines) {
+  static const char *files[] = {
+      "a,b,c\n 1 , 2 ,3 \n",
+      "a,b\n,\n",
+      "a\n \t \n\n x \n",
+      "a,b\r\n1,\t2\t\r\n",
+      "a,b\n1 2,\xc3\xa9 \n",
+      "a,b,c\n,,\n  ,\t,\n",
+      "a\n1\n2",
+      "a,b\n1,2\r\n\r\n3,4\r\n",
+      "a,b\n1,2,3\n4,5\n",
+      " a ,b\n1,2\n",
+  };
+  static char a[8192], b[8192];
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    next = 0;
+    char name[32];
+    snprintf(name, sizeof name, "edge%zu.csv", i);
+    const char *p = tmp_write(name, files[i], strlen(files[i]));
+    for (int header = 0; header < 2; header++) {
+      kvsim__csvrow_libcsv_only(true);
+      size_t na = transcript(p, header, a, sizeof a);
+      kvsim__csvrow_libcsv_only(false);
+      size_t nb = transcript(p, header, b, sizeof b);
+      cr_assert(na == nb && !memcmp(a, b, na), "file %zu header %d:\n%s\n---\n%s", i, header, a, b);
+    }
+    remove(p);
+  }
 }

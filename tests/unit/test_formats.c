@@ -2,15 +2,19 @@
  * escaping of bad values, range checks where values are read, and the
  * kvsim CSV writer's refusals and write errors. */
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tmpdir.h"
 #include "kvsim/workload.h"
+#include "tmpdir.h"
 #include "workload/formats/format.h"
+#include "workload/text.h"
 #include "workload/wl.h"
 
 static char paths[8][512];
@@ -487,4 +491,84 @@ Test(formats, kvsim_csv_lora_column) {
                "convert and gen write the column back");
   kvsim_source_close(s);
   kvsim_workload_cfg_free(cfg);
+}
+
+/* kvsim__parse_int as it was, all through strtoll: the reference for the
+ * summed fast path. */
+static int ref_parse_int(const char *s, int64_t *out) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  const char *p = s;
+  if (*p == '+' || *p == '-')
+    p++;
+  if (!isdigit((unsigned char)*p))
+    return -1;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno)
+    return -1;
+  if (*end == '.') {
+    end++;
+    while (*end == '0')
+      end++;
+  }
+  while (*end == ' ' || *end == '\t')
+    end++;
+  if (*end)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* The same verdict and value as strtoll over random fields of digits,
+ * signs, points, blanks and letters, and around the int64 limits. */
+Test(formats, integer_fields_parse_as_strtoll_did) {
+  static const char alpha[] = "0123456789000999+-.  \te";
+  static const char *edge[] = {"9223372036854775807",
+                               "9223372036854775808",
+                               "-9223372036854775808",
+                               "-9223372036854775809",
+                               "999999999999999999",
+                               "1000000000000000000",
+                               "+0",
+                               "-0",
+                               "0000000000000000000000001",
+                               "12.000",
+                               "12.5",
+                               "",
+                               " ",
+                               "-",
+                               "+",
+                               "1 2",
+                               " 7\t",
+                               "99999999999999999999999"};
+  char buf[40];
+  int64_t a = 0, b = 0;
+  for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+    a = b = -77;
+    int ra = ref_parse_int(edge[i], &a), rb = kvsim__parse_int(edge[i], &b);
+    cr_assert(ra == rb && a == b, "'%s': %d %lld against %d %lld", edge[i], ra, (long long)a, rb,
+              (long long)b);
+  }
+  uint64_t s = 12345;
+  int ok = 0;
+  for (int it = 0; it < 2000000; it++) {
+    s = s * 6364136223846793005u + 1442695040888963407u;
+    int len = (int)((s >> 59) + (it & 3 ? 0 : 8)) % 26;
+    bool digits_only = it % 3 == 0;
+    for (int k = 0; k < len; k++) {
+      s = s * 6364136223846793005u + 1442695040888963407u;
+      buf[k] = digits_only ? (char)('0' + (s >> 40) % 10) : alpha[(s >> 40) % (sizeof alpha - 1)];
+    }
+    buf[len] = '\0';
+    if (digits_only && (s & 1))
+      buf[0] = '-';
+    a = b = -77;
+    int ra = ref_parse_int(buf, &a), rb = kvsim__parse_int(buf, &b);
+    cr_assert(ra == rb && a == b, "'%s': %d %lld against %d %lld", buf, ra, (long long)a, rb,
+              (long long)b);
+    ok += ra == 0;
+  }
+  cr_assert_gt(ok, 100000, "many were numbers (%d)", ok);
 }

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,4 +164,80 @@ Test(steady, a_run_past_the_memory_share_keeps_its_window) {
   cr_assert(s->steady.reached, "70,000 requests reach steady state: %s", s->steady.why);
   kvsim_scenario_fini(&sc);
   free(s);
+}
+
+static int cmp_ref(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The window as it was computed, from the whole sorted array: the
+ * reference for the selection that replaced the sort. */
+static void ref_window(const int64_t *v, int64_t n, kvsim_steady_t *w) {
+  memset(w, 0, sizeof *w);
+  w->arrivals = n;
+  int64_t *t = malloc((size_t)n * sizeof *t);
+  cr_assert(t);
+  memcpy(t, v, (size_t)n * sizeof *t);
+  qsort(t, (size_t)n, sizeof *t, cmp_ref);
+  int64_t cut = (int64_t)((double)n * KVSIM_STEADY_TRIM);
+  w->start_ns = t[cut];
+  w->end_ns = t[n - 1 - cut];
+  for (int64_t i = 0; i < n && t[i] < w->start_ns; i++)
+    w->warmup++;
+  for (int64_t i = n - 1; i >= 0 && t[i] > w->end_ns; i--)
+    w->drain++;
+  w->warmup_s = (double)(w->start_ns - t[0]) / 1e9;
+  free(t);
+}
+
+/* Random, sorted, reversed, nearly sorted, few distinct values, negative
+ * times, organ pipes: the same window, field for field, as the sort's. */
+Test(steady, the_selected_window_is_the_sorted_one) {
+  uint64_t s = 77;
+  int64_t *v = malloc(70000 * sizeof *v);
+  cr_assert(v);
+  for (int it = 0; it < 3000; it++) {
+    s = s * 6364136223846793005u + 1442695040888963407u;
+    int64_t n = it < 2900 ? 1 + (int64_t)((s >> 33) % 400) : 1 + (int64_t)((s >> 33) % 70000);
+    int kind = it % 7;
+    for (int64_t i = 0; i < n; i++) {
+      s = s * 6364136223846793005u + 1442695040888963407u;
+      int64_t r = (int64_t)(s >> 20);
+      switch (kind) {
+      case 0:
+        v[i] = r;
+        break;
+      case 1:
+        v[i] = i * 1000;
+        break;
+      case 2:
+        v[i] = (n - i) * 1000;
+        break;
+      case 3:
+        v[i] = i * 1000 + r % 5000;
+        break;
+      case 4:
+        v[i] = r % 3;
+        break;
+      case 5:
+        v[i] = r % 2000 - 1000;
+        break;
+      default:
+        v[i] = i < n / 2 ? i : n - i;
+        break;
+      }
+    }
+    kvsim_steady_t a, b;
+    ref_window(v, n, &a);
+    cr_assert_eq(kvsim_steady_window(v, n, &b), KVSIM_OK);
+    cr_assert(
+        a.arrivals == b.arrivals && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+            a.warmup == b.warmup && a.drain == b.drain && a.warmup_s == b.warmup_s,
+        "case %d kind %d n %lld: start %lld/%lld end %lld/%lld warmup %lld/%lld drain %lld/%lld",
+        it, kind, (long long)n, (long long)a.start_ns, (long long)b.start_ns, (long long)a.end_ns,
+        (long long)b.end_ns, (long long)a.warmup, (long long)b.warmup, (long long)a.drain,
+        (long long)b.drain);
+  }
+  free(v);
 }

@@ -11,13 +11,14 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/vec.h"
 #include "kvsim/report.h"
 #include "kvsim/stats.h"
 #include "kvsim/steady.h"
 #include "kvsim/summary.h"
-#include "core/vec.h"
 #include "report/diagnosis.h"
 #include "report/reqlog.h"
+#include "report/rowfmt.h"
 #include "report/tmpfiles.h"
 
 const char *const kvsim_timeseries_header =
@@ -167,37 +168,12 @@ int kvsim_run_output_open(const char *dir, const kvsim_scenario_t *sc, bool prog
   return KVSIM_OK;
 }
 
-/* Row formatting without printf: these files have one row per request
- * and per sample, and printf's float path dominated the run's cost.
- * Fixed six decimals (microseconds), rounded half away from zero. */
-static char *put_i64(char *p, int64_t v) {
-  char tmp[24];
-  int n = 0;
-  uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
-  if (v < 0)
-    *p++ = '-';
-  do {
-    tmp[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  while (n)
-    *p++ = tmp[--n];
-  return p;
-}
+/* Row formatting without printf (report/rowfmt.h): these files have one
+ * row per request and per sample, and printf's float path dominated the
+ * run's cost. */
+static char *put_i64(char *p, int64_t v) { return kvsim__put_i64(p, v); }
 
-static char *put_fixed6(char *p, double x) {
-  int64_t v = llround(x * 1e6);
-  if (v < 0) {
-    *p++ = '-';
-    v = -v;
-  }
-  p = put_i64(p, v / 1000000);
-  *p++ = '.';
-  int64_t f = v % 1000000;
-  for (int64_t d = 100000; d; d /= 10)
-    *p++ = (char)('0' + (f / d) % 10);
-  return p;
-}
+static char *put_fixed6(char *p, double x) { return kvsim__put_fixed6(p, x); }
 
 static char *put_sep(char *p) {
   *p++ = ',';
@@ -256,21 +232,7 @@ static int on_sample(void *ctx, const kvsim_sample_t *s) {
   return ferror(o->ts) ? write_failed(o, o->ts_path) : KVSIM_OK;
 }
 
-static char *put_time(char *p, kvsim_time_ns t) {
-  if (t != KVSIM_TIME_NEVER) {
-    /* Integer nanoseconds to microseconds, rounded half up, no float. */
-    int64_t us = t >= 0 ? (t + 500) / 1000 : -((-t + 500) / 1000);
-    if (us < 0) {
-      *p++ = '-';
-      us = -us;
-    }
-    p = put_i64(p, us / 1000000);
-    *p++ = '.';
-    for (int64_t d = 100000, f = us % 1000000; d; d /= 10)
-      *p++ = (char)('0' + (f / d) % 10);
-  }
-  return put_sep(p);
-}
+static char *put_time(char *p, kvsim_time_ns t) { return put_sep(kvsim__put_time_s(p, t)); }
 
 static const char *status_name(kvsim_req_status s) {
   switch (s) {

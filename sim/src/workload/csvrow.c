@@ -89,6 +89,53 @@ static void cb_row(int c, void *data) {
   r->bare_cr = c == '\r' && r->piece_bare_cr;
 }
 
+/* The common piece, a whole line without quotes, is split here rather
+ * than by libcsv (about 1,700 instructions a row of a three-column trace
+ * went to its per-byte state machine and callbacks). Only where libcsv
+ * would read it the same way: it is waiting for a row to begin (its
+ * ROW_NOT_BEGUN state, 0 in libcsv.c), and the piece ends at a line break
+ * ('\n' or "\r\n": feed stops at the first CR or LF, so no other CR is
+ * in it). Any quote, a bare CR or the file's unterminated last line go to
+ * libcsv. kvsim__csvrow_libcsv_only turns this off (the unit test's
+ * reference). */
+static bool libcsv_only;
+
+void kvsim__csvrow_libcsv_only(bool on) { libcsv_only = on; }
+
+static bool plain_line(const kvsim__csvrow_t *r, const char *s, size_t n, bool nl) {
+  return nl && !libcsv_only && r->p.pstate == 0 && r->p.entry_pos == 0 && !memchr(s, '"', n);
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t'; }
+
+/* libcsv's reading of such a line with options 0 (csv_parse, libcsv.c):
+ * a line of blanks (space, tab) is no row; otherwise fields split at each
+ * comma, each with its leading and trailing blanks removed, and the row
+ * ends at the CR or LF. */
+static void split_line(kvsim__csvrow_t *r, const char *s, size_t n) {
+  size_t end = n - 1;
+  if (end && s[end - 1] == '\r')
+    end--;
+  size_t a = 0;
+  while (a < end && blank(s[a]))
+    a++;
+  if (a == end)
+    return;
+  for (;;) {
+    const char *c = memchr(s + a, ',', end - a);
+    size_t b = c ? (size_t)(c - s) : end, y = b;
+    while (a < y && blank(s[a]))
+      a++;
+    while (y > a && blank(s[y - 1]))
+      y--;
+    cb_field((void *)(s + a), y - a, r);
+    if (b == end)
+      break;
+    a = b + 1;
+  }
+  cb_row((unsigned char)s[end], r);
+}
+
 static int read_more(kvsim__csvrow_t *r, kvsim_err *err) {
   /* Keep what is left (at most a CR waiting for its LF) at the front. */
   size_t keep = r->len - r->pos;
@@ -134,26 +181,27 @@ static int feed(kvsim__csvrow_t *r, kvsim_err *err) {
   const char *s = r->buf + r->pos;
   size_t avail = r->len - r->pos, n = avail;
   bool nl = false, bare = false;
-  for (size_t i = 0; i < avail; i++) {
-    if (s[i] == '\n') {
-      n = i + 1;
-      nl = true;
-      break;
-    }
-    if (s[i] == '\r') {
-      if (i + 1 < avail) {
-        nl = s[i + 1] == '\n';
-        bare = !nl;
-        n = nl ? i + 2 : i + 1;
-      } else if (!r->eof) {
-        /* Whether an LF follows is in the next read. */
-        if (i == 0)
-          return read_more(r, err);
-        n = i;
-      } else {
-        n = i + 1; /* a CR that ends the file ends its last line */
-      }
-      break;
+  /* The piece ends at the first CR or LF: the first LF, then a CR before
+   * it (memchr, rather than a loop over each byte). */
+  const char *lf = memchr(s, '\n', avail);
+  const size_t upto = lf ? (size_t)(lf - s) + 1 : avail;
+  const char *cr = memchr(s, '\r', upto);
+  if (!cr && lf) {
+    n = upto;
+    nl = true;
+  } else if (cr) {
+    const size_t i = (size_t)(cr - s);
+    if (i + 1 < avail) {
+      nl = s[i + 1] == '\n';
+      bare = !nl;
+      n = nl ? i + 2 : i + 1;
+    } else if (!r->eof) {
+      /* Whether an LF follows is in the next read. */
+      if (i == 0)
+        return read_more(r, err);
+      n = i;
+    } else {
+      n = i + 1; /* a CR that ends the file ends its last line */
     }
   }
   if (!r->in_row) {
@@ -173,7 +221,9 @@ static int feed(kvsim__csvrow_t *r, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL, "%s:%lld: a NUL byte (a binary file?)", r->path,
                          (long long)r->line);
   r->piece_bare_cr = bare;
-  if (csv_parse(&r->p, s, n, cb_field, cb_row, r) != n)
+  if (plain_line(r, s, n, nl))
+    split_line(r, s, n);
+  else if (csv_parse(&r->p, s, n, cb_field, cb_row, r) != n)
     return parse_failed(r, err);
   r->pos += n;
   if (nl)

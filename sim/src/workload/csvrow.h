@@ -54,4 +54,8 @@ const char *kvsim__csvrow_path(const kvsim__csvrow_t *r);
 
 void kvsim__csvrow_close(kvsim__csvrow_t *r);
 
+/* Tests: true sends every piece to libcsv, the reference that the
+ * reader's own splitting of plain lines is compared with. */
+void kvsim__csvrow_libcsv_only(bool on);
+
 #endif
