@@ -119,8 +119,9 @@ typedef struct kvsim_scenario {
   /* The scenario's JSON after --set and the typed overrides (owned).
    * Internal to the engine room, which still rebuilds a changed GPU and
    * each disaggregated side from it and prints from it which keys were
-   * given and the values it holds no typed field for (the workload's among
-   * them); read the configuration through kvsim_scenario_config_json. */
+   * given outside the workload (whose room records its own) and the values
+   * it holds no typed field for; read the configuration through
+   * kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;

@@ -9,10 +9,11 @@
  * A profile's own options are printed by the profile from its typed
  * options (kvsim/sched.h print_opts); engine.speculative, engine.dtype,
  * perf's GPU keys and the description from the scenario's own records of
- * them. Still read from the scenario's tree (sc->resolved): which keys
- * were given, and the values the engine room holds no typed field for yet,
- * the workload's (the workload room's opaque configuration) and the
- * disaggregation sides'. A key outside the registry comes
+ * them; the workload by its room (kvsim_workload_given_json), which
+ * records its own given keys. Still read from the scenario's tree
+ * (sc->resolved): which keys were given outside the workload, and the
+ * values the engine room holds no typed field for yet, the disaggregation
+ * sides'. A key outside the registry comes
  * after the registry's keys of its object, in the order given. */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
 #include "kvsim/spec.h"
+#include "kvsim/workload.h"
 
 static cJSON *num(double v) { return cJSON_CreateNumber(v); }
 static cJSON *str(const char *s) { return cJSON_CreateString(s); }
@@ -221,10 +223,13 @@ static cJSON *typed_value(const printer_t *pr, int id) {
 }
 
 /* The value of a key outside the registry the scenario holds typed: the
- * GPU's perf keys of the perf section, as the GPU holds them overridden;
- * NULL otherwise (the tree's is printed). */
+ * workload as its room prints it given, the GPU's perf keys of the perf
+ * section as the GPU holds them overridden; NULL otherwise (the tree's is
+ * printed). */
 static cJSON *unregistered_value(const printer_t *pr, const char *key) {
   const kvsim_gpu_perf_t *g = &pr->sc->gpu.perf;
+  if (!strcmp(key, "workload") && pr->sc->workload)
+    return kvsim_workload_given_json(pr->sc->workload);
   if (strncmp(key, "perf.", 5))
     return NULL;
   for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
