@@ -100,6 +100,19 @@ typedef struct kvsim_scenario {
    * host_us, host_per_seq_us) the scenario's perf section gave: their
    * values are the GPU's (gpu.perf) as overridden. */
   unsigned perf_given;
+  /* The order the perf section gave them in (indices into that list). */
+  uint8_t perf_order[8];
+  uint8_t nperf_order;
+  /* Which keys the scenario gave (not null), for the config, as parsed
+   * and as the typed overrides set them: bit id of given_rows per
+   * registry row (kvsim/params.h), bit i of given_sections per top-level
+   * section given as an object (hardware, engine, slo, output, admission,
+   * perf, disaggregation, workload, in that order). The workload's own
+   * keys its room records (kvsim_workload_given_json). */
+  uint64_t given_rows[(KVSIM_PARAM_COUNT + 63) / 64];
+  unsigned given_sections;
+  /* hardware.gpu_memory_gib as given; 0 when left out (the GPU's). */
+  double gpu_memory_gib;
   /* engine.speculative.acceptance_rate: one rate, or one per position
    * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
   double spec_rates[KVSIM_SPEC_MAX_TOKENS];
@@ -118,10 +131,9 @@ typedef struct kvsim_scenario {
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
    * Internal to the engine room, which still rebuilds a changed GPU and
-   * each disaggregated side from it and prints from it which keys were
-   * given outside the workload (whose room records its own) and the values
-   * it holds no typed field for; read the configuration through
-   * kvsim_scenario_config_json. */
+   * each disaggregated side from it and prints the disaggregation block
+   * from it (given_rows and given_sections say which keys were given
+   * elsewhere); read the configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;

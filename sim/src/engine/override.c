@@ -28,7 +28,10 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
 static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *err) {
   if (!v)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", key);
-  return kvsim_json_set_value(sc->resolved, key, v, err);
+  int rc = kvsim_json_set_value(sc->resolved, key, v, err);
+  if (rc == KVSIM_OK)
+    kvsim__scenario_mark_key(sc, key);
+  return rc;
 }
 
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {

@@ -82,8 +82,10 @@ static int parse_hardware(kvsim_scenario_t *sc, const cJSON *o, const char *w, c
   if (gib_given && !kvsim_param_in_range(kvsim_param_get(KVSIM_PARAM_GPU_MEMORY_GIB), gib))
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.gpu_memory_gib: %g GiB is outside " KVSIM_GPU_MEMORY_RANGE,
                          w, gib);
-  if (gib_given)
+  if (gib_given) {
     sc->plan.total_memory_bytes = (int64_t)llround(gib * KVSIM_GIB);
+    sc->gpu_memory_gib = gib;
+  }
   sc->plan.tp = (int)tp;
   sc->plan.pp = (int)pp;
   sc->replicas = (int)rep;
@@ -641,6 +643,7 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
   if ((rc = check_plan(sc, where, err)) < 0 || (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
     goto fail;
   sc->resolved = root;
+  kvsim__scenario_mark_tree(sc, root);
   if (sc->disagg.enabled && (rc = kvsim__disagg_check(sc, where, err)) < 0) {
     sc->resolved = NULL;
     goto fail;

@@ -4,6 +4,7 @@
 #define KVSIM_ENGINE_SCENARIO_KEYS_H
 
 #include <cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kvsim/error.h"
@@ -43,6 +44,18 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
  * key that told. So a study passed to `kvsim run` (or a scenario to
  * `kvsim compare`) is named for what it is, not as its first unknown key. */
 const char *kvsim__json_file_kind(const cJSON *root, const char **key);
+
+/* The top-level sections, in the order of kvsim_scenario_t's
+ * given_sections bits; NULL-ended. Their index, or -1. */
+extern const char *const kvsim__scenario_sections[];
+int kvsim__scenario_section(const char *name);
+
+/* Given marks (given.c): every key `root` (the scenario's tree) gives,
+ * recorded into sc at parse; `key` (a dotted path) given by a typed
+ * override; whether registry row id was given. */
+void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root);
+void kvsim__scenario_mark_key(struct kvsim_scenario *sc, const char *key);
+bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id);
 
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */
