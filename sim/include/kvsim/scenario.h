@@ -130,8 +130,9 @@ typedef struct kvsim_scenario {
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
-   * Internal to the engine room, which still rebuilds a changed GPU and
-   * each disaggregated side from it and prints the disaggregation block
+   * Internal to the engine room, which still builds each disaggregated
+   * side from it (the sides a changed GPU checks too) and prints the
+   * disaggregation block
    * from it (given_rows and given_sections say which keys were given
    * elsewhere); read the configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
@@ -233,9 +234,11 @@ int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err 
 /* engine.quantization: the weights' method (none, fp8, int8, awq, gptq,
  * int4, mxfp4; the plan checks it against the model, as when parsed). */
 int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err);
-/* hardware.gpu: a catalog name or GPU file. The scenario is rebuilt from
- * its in-memory tree with the new GPU (so the scenario's own "perf" keys
- * apply to it as when parsed); on error sc is unchanged. */
+/* hardware.gpu: a catalog name or GPU file (relative to the scenario's
+ * folder as when parsed). The typed fields end as parsing with the new
+ * GPU would leave them: the scenario's own "perf" keys laid over the
+ * GPU's perf, hardware.gpu_memory_gib kept, the plan computed again, a
+ * disaggregation block checked again; on error sc is unchanged. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err);
 /* A number under "workload" (key "synthetic.arrival.rate", "rate", ...;
  * the keys of kvsim_workload_set), set through the workload room's typed

@@ -422,7 +422,7 @@ static int parse_perf(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim
  * ("scen.json: engine.max_num_seqs: ..."): the error carries the
  * parameter's id and where its text after the name starts (kvsim/error.h),
  * so the key is the registry's, never read back from the message. */
-static int check_plan(kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
+int kvsim__scenario_check_plan(kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   kvsim_err e = {0};
   int rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &sc->parsed_plan.plan, &e);
   if (rc == KVSIM_OK) {
@@ -441,8 +441,8 @@ static int check_plan(kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
   return kvsim_err_set_param(err, rc, p->id, name, "%s", kvsim_err_what(&e));
 }
 
-static int load_relative(const char *name, const char *base, kvsim_model_t *m, kvsim_gpu_t *g,
-                         kvsim_err *err) {
+int kvsim__scenario_load_relative(const char *name, const char *base, kvsim_model_t *m,
+                                  kvsim_gpu_t *g, kvsim_err *err) {
   if (strchr(name, '/') && name[0] != '/') {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", base, name);
@@ -540,11 +540,11 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
     snprintf(sc->gpu_id, sizeof sc->gpu_id, "%s", gpu);
   /* Model and GPU paths are relative to the scenario's folder; a name
    * without a slash is a catalog name (or an HF id that maps onto one). */
-  if ((rc = load_relative(model, sc->base_dir, &sc->model, NULL, err)) < 0) {
+  if ((rc = kvsim__scenario_load_relative(model, sc->base_dir, &sc->model, NULL, err)) < 0) {
     kvsim_err_prefix(err, "%s: model", where);
     goto fail;
   }
-  if ((rc = load_relative(gpu, sc->base_dir, NULL, &sc->gpu, err)) < 0) {
+  if ((rc = kvsim__scenario_load_relative(gpu, sc->base_dir, NULL, &sc->gpu, err)) < 0) {
     kvsim_err_prefix(err, "%s: hardware.gpu", where);
     goto fail;
   }
@@ -640,7 +640,7 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
   }
   if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
     goto fail;
-  if ((rc = check_plan(sc, where, err)) < 0 || (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
+  if ((rc = kvsim__scenario_check_plan(sc, where, err)) < 0 || (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
     goto fail;
   sc->resolved = root;
   kvsim__scenario_mark_tree(sc, root);

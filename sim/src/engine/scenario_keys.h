@@ -57,6 +57,16 @@ void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root);
 void kvsim__scenario_mark_key(struct kvsim_scenario *sc, const char *key);
 bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id);
 
+/* Loads the model (m) or GPU (g) `name`: a path relative to base when
+ * one is there, else a catalog name or a path as given. */
+struct kvsim_model;
+struct kvsim_gpu;
+int kvsim__scenario_load_relative(const char *name, const char *base, struct kvsim_model *m,
+                                  struct kvsim_gpu *g, kvsim_err *err);
+/* Computes sc's memory plan (kept as sc->parsed_plan); an error names
+ * `where` and the parameter's scenario key. */
+int kvsim__scenario_check_plan(struct kvsim_scenario *sc, const char *where, kvsim_err *err);
+
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */
 int kvsim__scenario_check_ep(int64_t ep, int64_t tp, int64_t rep, const char *w, kvsim_err *err);
