@@ -57,6 +57,13 @@ void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root);
 void kvsim__scenario_mark_key(struct kvsim_scenario *sc, const char *key);
 bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id);
 
+/* Parses the "engine" section `o` (named `w` in errors) into sc's plan
+ * parameters and scheduler settings (scenario_engine.c); returns whether
+ * enable_prefix_caching was given (the profile's default applies
+ * otherwise), or a negative code. */
+int kvsim__scenario_parse_engine(struct kvsim_scenario *sc, const cJSON *o, const char *w,
+                                 kvsim_err *err);
+
 /* Loads the model (m) or GPU (g) `name`: a path relative to base when
  * one is there, else a catalog name or a path as given. */
 struct kvsim_model;
