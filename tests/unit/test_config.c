@@ -233,10 +233,10 @@ Test(config, perf_gpu_keys_print_from_the_gpus_perf) {
  * keys in the order given, hardware.gpu_memory_gib as given, a null key
  * left out). */
 Test(config, given_keys_come_from_the_scenarios_record) {
-  const char *json = "{ \"model\": \"llama-3.1-8b\", \"slo\": {}, \"admission\": null, "
-                     "\"hardware\": { \"gpu_memory_gib\": 79.6, \"router\": null }, "
-                     "\"perf\": { \"source\": \"me\", \"step_time_scale\": 1.5, \"host_us\": 30 }, "
-                     WORKLOAD " }";
+  const char *json =
+      "{ \"model\": \"llama-3.1-8b\", \"slo\": {}, \"admission\": null, "
+      "\"hardware\": { \"gpu_memory_gib\": 79.6, \"router\": null }, "
+      "\"perf\": { \"source\": \"me\", \"step_time_scale\": 1.5, \"host_us\": 30 }, " WORKLOAD " }";
   kvsim_scenario_t sc;
   parse(json, NULL, 0, &sc);
   char *before = config_text(&sc);

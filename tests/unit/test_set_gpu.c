@@ -76,9 +76,8 @@ Test(set_gpu, the_gpus_own_perf_without_overrides) {
 }
 
 Test(set_gpu, a_plan_that_does_not_fit_is_the_parsers_error) {
-  same_as_parsed("{ \"model\": \"llama-3.1-70b\", \"hardware\": { \"gpu\": \"h200\" }, " WORKLOAD
-                 " }",
-                 "l4");
+  same_as_parsed(
+      "{ \"model\": \"llama-3.1-70b\", \"hardware\": { \"gpu\": \"h200\" }, " WORKLOAD " }", "l4");
 }
 
 Test(set_gpu, an_unknown_gpu_is_the_parsers_error) {

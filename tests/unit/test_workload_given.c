@@ -49,16 +49,15 @@ Test(workload_given, synthetic_prints_back_as_given) {
       "\"sessions\":{\"turns\":3,\"user_tokens\":{\"dist\":\"fixed\",\"value\":30,\"max\":40}}}}");
   char *s = given(c);
   cr_assert_str_eq(
-      s,
-      "{\"synthetic\":{\"requests\":100,\"duration_s\":3,"
-      "\"arrival\":{\"process\":\"gamma\",\"rate\":2,\"cv\":1.5},"
-      "\"prompt_tokens\":{\"max\":900,\"dist\":\"normal\",\"std\":50,\"mean\":400,\"min\":10},"
-      "\"output_tokens\":64,"
-      "\"few_shot\":{\"templates\":5,\"tokens\":{\"dist\":\"zipf\",\"s\":1.2,\"max\":300},"
-      "\"zipf_s\":0.9,\"popularity\":\"zipf\"},"
-      "\"sessions\":{\"turns\":3,\"user_tokens\":{\"dist\":\"fixed\",\"value\":30,\"max\":40}},"
-      "\"tenants\":{\"count\":3,\"popularity\":\"uniform\"},"
-      "\"priority\":{\"levels\":3,\"weights\":[1,2.5,0]}},\"max_total_tokens\":6000}");
+      s, "{\"synthetic\":{\"requests\":100,\"duration_s\":3,"
+         "\"arrival\":{\"process\":\"gamma\",\"rate\":2,\"cv\":1.5},"
+         "\"prompt_tokens\":{\"max\":900,\"dist\":\"normal\",\"std\":50,\"mean\":400,\"min\":10},"
+         "\"output_tokens\":64,"
+         "\"few_shot\":{\"templates\":5,\"tokens\":{\"dist\":\"zipf\",\"s\":1.2,\"max\":300},"
+         "\"zipf_s\":0.9,\"popularity\":\"zipf\"},"
+         "\"sessions\":{\"turns\":3,\"user_tokens\":{\"dist\":\"fixed\",\"value\":30,\"max\":40}},"
+         "\"tenants\":{\"count\":3,\"popularity\":\"uniform\"},"
+         "\"priority\":{\"levels\":3,\"weights\":[1,2.5,0]}},\"max_total_tokens\":6000}");
   free(s);
   kvsim_workload_cfg_free(c);
 }

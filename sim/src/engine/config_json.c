@@ -372,10 +372,10 @@ static int print_section(const printer_t *pr, const char *name, cJSON *out) {
   if (!strcmp(name, "workload")) {
     item = pr->sc->workload ? kvsim_workload_given_json(pr->sc->workload) : cJSON_CreateObject();
   } else if ((item = cJSON_CreateObject())) {
-    int rc = !strcmp(name, "disaggregation")
-                 ? print_tree(pr, cJSON_GetObjectItemCaseSensitive(pr->sc->resolved, name), name,
-                              item)
-                 : print_rows(pr, name, item);
+    int rc =
+        !strcmp(name, "disaggregation")
+            ? print_tree(pr, cJSON_GetObjectItemCaseSensitive(pr->sc->resolved, name), name, item)
+            : print_rows(pr, name, item);
     if (rc == KVSIM_OK && !strcmp(name, "perf"))
       rc = print_perf_keys(pr, item);
     if (rc < 0) {
@@ -403,8 +403,7 @@ cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
    * the default), the description when there is one. */
   if (!cJSON_AddStringToObject(out, "name", sc->name) ||
       (sc->description && !cJSON_AddStringToObject(out, "description", sc->description)) ||
-      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
-      print_rows(&pr, "", out) < 0) {
+      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) || print_rows(&pr, "", out) < 0) {
     cJSON_Delete(out);
     out = NULL;
   }

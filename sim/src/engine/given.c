@@ -8,9 +8,8 @@
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
 
-const char *const kvsim__scenario_sections[] = {"hardware", "engine",         "slo",
-                                                "output",   "admission",      "perf",
-                                                "disaggregation", "workload", NULL};
+const char *const kvsim__scenario_sections[] = {
+    "hardware", "engine", "slo", "output", "admission", "perf", "disaggregation", "workload", NULL};
 
 int kvsim__scenario_section(const char *name) {
   for (int i = 0; kvsim__scenario_sections[i]; i++)
@@ -40,7 +39,8 @@ static void mark_row(struct kvsim_scenario *sc, int id) {
 }
 
 bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id) {
-  return id > KVSIM_PARAM_NONE && id < KVSIM_PARAM_COUNT && (sc->given_rows[id / 64] >> (id % 64) & 1u);
+  return id > KVSIM_PARAM_NONE && id < KVSIM_PARAM_COUNT &&
+         (sc->given_rows[id / 64] >> (id % 64) & 1u);
 }
 
 void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root) {

@@ -420,7 +420,8 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
   }
   if ((rc = kvsim_workload_parse(wl, sc->base_dir, w, &sc->workload, err)) < 0)
     goto fail;
-  if ((rc = kvsim__scenario_check_plan(sc, where, err)) < 0 || (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
+  if ((rc = kvsim__scenario_check_plan(sc, where, err)) < 0 ||
+      (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
     goto fail;
   sc->resolved = root;
   kvsim__scenario_mark_tree(sc, root);

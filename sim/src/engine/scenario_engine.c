@@ -93,7 +93,8 @@ static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, 
   } else {
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: %s; give one rate in [0, 1] or a list of 1 to %d per-position rates",
-                         aw, a ? "expected a number or a list of numbers" : "missing (a run needs it)",
+                         aw,
+                         a ? "expected a number or a list of numbers" : "missing (a run needs it)",
                          KVSIM_SPEC_MAX_TOKENS);
   }
   /* Checked against k here when k is given; MTP's default k when the plan
@@ -106,15 +107,15 @@ static int parse_spec(kvsim_scenario_t *sc, const cJSON *engine, const char *w, 
   return KVSIM_OK;
 }
 
-int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w, kvsim_err *err) {
+int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const char *w,
+                                 kvsim_err *err) {
   int rc;
   if ((rc = kvsim__scenario_check_keys(o, "engine", w, err)) < 0)
     return rc;
   if ((rc = kvsim__json_str(o, "profile", sc->profile, sizeof sc->profile, w, err)) < 0)
     return rc;
   kvsim_plan_params_t *p = &sc->plan;
-  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128,
-          store = 0;
+  int64_t mml = 0, bs = 0, seqs = 0, mbt = 0, blocks = 0, kvb = 0, grp = 64, res = 128, store = 0;
   double util = p->gpu_memory_utilization;
   /* Each key is held to the registry's range (kvsim/params.h), the one
    * the plan checks too. The plan takes 0 for "the engine's default", so a
@@ -165,10 +166,11 @@ int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const cha
   if ((rc = kvsim__json_str(o, "kv_cache_dtype", s, sizeof s, w, err)) < 0)
     return rc;
   if (kvsim_kv_dtype_parse(s, &p->kv_dtype) < 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s.kv_cache_dtype: '%s' (expected auto, bfloat16, float16, fp8, fp8_e4m3, "
-                         "fp8_e5m2, int8, int4)",
-                         w, s);
+    return kvsim_err_set(
+        err, KVSIM_EINVAL,
+        "%s.kv_cache_dtype: '%s' (expected auto, bfloat16, float16, fp8, fp8_e4m3, "
+        "fp8_e5m2, int8, int4)",
+        w, s);
   strcpy(s, "auto");
   if ((rc = kvsim__json_str(o, "dtype", s, sizeof s, w, err)) < 0)
     return rc;
@@ -177,7 +179,8 @@ int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const cha
   if (kvsim_model_set_dtype(&sc->model, s) < 0)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.dtype: '%s' (expected " KVSIM_MODEL_DTYPES ")", w,
                          s);
-  if ((rc = kvsim__json_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) < 0)
+  if ((rc = kvsim__json_str(o, "quantization", p->quantization, sizeof p->quantization, w, err)) <
+      0)
     return rc;
   /* "" is what the plan takes for the model's own quantization: written,
    * it is a slip, not a choice (null or no key is the model's own). */
@@ -203,7 +206,8 @@ int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const cha
   else if (!strcmp(s, "priority"))
     sc->sched.policy = KVSIM_POLICY_PRIORITY;
   else
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.scheduling_policy: '%s' (expected fcfs or priority)", w, s);
+    return kvsim_err_set(err, KVSIM_EINVAL,
+                         "%s.scheduling_policy: '%s' (expected fcfs or priority)", w, s);
   strcpy(s, "recompute");
   if ((rc = kvsim__json_str(o, "preemption_mode", s, sizeof s, w, err)) < 0)
     return rc;
@@ -212,7 +216,8 @@ int kvsim__scenario_parse_engine(kvsim_scenario_t *sc, const cJSON *o, const cha
   else if (!strcmp(s, "swap"))
     sc->sched.preemption_mode = KVSIM_PREEMPT_SWAP;
   else
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s.preemption_mode: '%s' (expected recompute or swap)", w, s);
+    return kvsim_err_set(err, KVSIM_EINVAL, "%s.preemption_mode: '%s' (expected recompute or swap)",
+                         w, s);
 
   /* Sizes in GiB, each held to the registry's range; quant_step_factor
    * is a multiplier of the step time like perf.step_time_scale. */

@@ -515,7 +515,8 @@ static void record_given(kvsim_workload_cfg_t *c, const cJSON *obj) {
   g->lengths_object = cJSON_IsObject(lf);
   if (g->lengths_object)
     lf = get(lf, "file");
-  snprintf(g->lengths_from, sizeof g->lengths_from, "%s", cJSON_IsString(lf) ? lf->valuestring : "");
+  snprintf(g->lengths_from, sizeof g->lengths_from, "%s",
+           cJSON_IsString(lf) ? lf->valuestring : "");
 }
 
 /* trace_key: errors about the trace file name where's "trace" key (a

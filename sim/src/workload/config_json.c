@@ -79,8 +79,9 @@ static cJSON *dist_json(const kvsim__dist_t *d) {
 /* A popularity's keys as given, added to o; false when out of memory. */
 static bool pick_json(const kvsim__pick_t *p, cJSON *o) {
   for (int i = 0; i < p->ngiven; i++) {
-    cJSON *v = p->given[i] == 0 ? cJSON_AddStringToObject(o, "popularity", p->zipf ? "zipf" : "uniform")
-                                : cJSON_AddNumberToObject(o, "zipf_s", p->s);
+    cJSON *v = p->given[i] == 0
+                   ? cJSON_AddStringToObject(o, "popularity", p->zipf ? "zipf" : "uniform")
+                   : cJSON_AddNumberToObject(o, "zipf_s", p->s);
     if (!v)
       return false;
   }
@@ -92,7 +93,7 @@ static cJSON *object_json(const kvsim_workload_cfg_t *c, int id);
 /* The value of a given row: a leaf from its typed field, an object built
  * in its turn. NULL when out of memory. */
 static cJSON *row_json(const kvsim_workload_cfg_t *c, int id) {
-  static const char *const processes[] = {"poisson", "gamma",  "constant",
+  static const char *const processes[] = {"poisson",     "gamma",  "constant",
                                           "closed_loop", "bursts", "diurnal"};
   const kvsim__synth_cfg_t *s = &c->syn;
   switch (id) {

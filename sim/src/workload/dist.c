@@ -177,8 +177,8 @@ static int check_keys(const cJSON *j, const char *name, const char *allowed, con
   return 0;
 }
 
-const char *const kvsim__dist_keys[] = {"dist", "value", "min", "max", "mean", "std",
-                                        "sigma", "s", NULL};
+const char *const kvsim__dist_keys[] = {"dist", "value", "min", "max", "mean",
+                                        "std",  "sigma", "s",   NULL};
 
 /* The keys j gives (not null), in its order, indices into list. */
 static uint8_t given_order(const cJSON *j, const char *const *list, uint8_t *out, uint8_t cap) {

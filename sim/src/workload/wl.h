@@ -156,11 +156,11 @@ typedef struct kvsim__synth_cfg {
  * synthetic process's rate; a format "auto" is resolved). */
 #define KVSIM__WL_ROW_FIRST KVSIM_PARAM_WL_TRACE
 typedef struct kvsim__wl_given {
-  uint64_t rows;           /* bit id - KVSIM__WL_ROW_FIRST per row given */
-  char format[32];         /* workload.format as given */
-  double time_scale;       /* workload.time_scale as given */
-  double arrival_rate;     /* workload.synthetic.arrival.rate as given */
-  bool lengths_object;     /* lengths_from given as {"file": ...} */
+  uint64_t rows;                         /* bit id - KVSIM__WL_ROW_FIRST per row given */
+  char format[32];                       /* workload.format as given */
+  double time_scale;                     /* workload.time_scale as given */
+  double arrival_rate;                   /* workload.synthetic.arrival.rate as given */
+  bool lengths_object;                   /* lengths_from given as {"file": ...} */
   char lengths_from[KVSIM__WL_PATH_MAX]; /* its file as given */
 } kvsim__wl_given_t;
 
