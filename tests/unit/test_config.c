@@ -227,3 +227,52 @@ Test(config, perf_gpu_keys_print_from_the_gpus_perf) {
   free(s);
   kvsim_scenario_fini(&sc);
 }
+
+/* Which keys were given is the scenario's record, not the tree's: with the
+ * tree emptied the config prints the same (an empty section, the GPU's perf
+ * keys in the order given, hardware.gpu_memory_gib as given, a null key
+ * left out). */
+Test(config, given_keys_come_from_the_scenarios_record) {
+  const char *json =
+      "{ \"model\": \"llama-3.1-8b\", \"slo\": {}, \"admission\": null, "
+      "\"hardware\": { \"gpu_memory_gib\": 79.6, \"router\": null }, "
+      "\"perf\": { \"source\": \"me\", \"step_time_scale\": 1.5, \"host_us\": 30 }, " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  char *before = config_text(&sc);
+  const char *want =
+      "{\"name\":\"scen\",\"seed\":1,\"model\":\"llama-3.1-8b\","
+      "\"hardware\":{\"gpu_memory_gib\":79.6},\"slo\":{},"
+      "\"perf\":{\"step_time_scale\":1.5,\"source\":\"me\",\"host_us\":30},"
+      "\"workload\":{\"synthetic\":{\"requests\":10,\"arrival\":{\"process\":\"poisson\",\"rate\":"
+      "5},\"prompt_tokens\":100,\"output_tokens\":10}}}";
+  cr_assert_str_eq(before, want);
+  cJSON *tree = sc.resolved;
+  sc.resolved = cJSON_CreateObject();
+  char *after = config_text(&sc);
+  cJSON_Delete(sc.resolved);
+  sc.resolved = tree;
+  cr_assert_str_eq(after, want, "printed without the tree");
+  free(before);
+  free(after);
+  kvsim_scenario_fini(&sc);
+}
+
+/* A typed override of a key the file left out marks it given, in its
+ * section's place in the registry's order. */
+Test(config, a_typed_override_marks_its_key_given) {
+  const char *json = "{ \"model\": \"llama-3.1-8b\", " WORKLOAD " }";
+  kvsim_scenario_t sc;
+  parse(json, NULL, 0, &sc);
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_set_step_time_scale(&sc, 2, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_max_num_seqs(&sc, 16, &err), KVSIM_OK, "%s", err.msg);
+  cJSON_Delete(sc.resolved);
+  sc.resolved = cJSON_CreateObject();
+  char *s = config_text(&sc);
+  cr_assert(strstr(s, "\"model\":\"llama-3.1-8b\",\"engine\":{\"max_num_seqs\":16},"
+                      "\"perf\":{\"step_time_scale\":2},\"workload\":"),
+            "%s", s);
+  free(s);
+  kvsim_scenario_fini(&sc);
+}

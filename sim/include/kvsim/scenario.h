@@ -100,6 +100,19 @@ typedef struct kvsim_scenario {
    * host_us, host_per_seq_us) the scenario's perf section gave: their
    * values are the GPU's (gpu.perf) as overridden. */
   unsigned perf_given;
+  /* The order the perf section gave them in (indices into that list). */
+  uint8_t perf_order[8];
+  uint8_t nperf_order;
+  /* Which keys the scenario gave (not null), for the config, as parsed
+   * and as the typed overrides set them: bit id of given_rows per
+   * registry row (kvsim/params.h), bit i of given_sections per top-level
+   * section given as an object (hardware, engine, slo, output, admission,
+   * perf, disaggregation, workload, in that order). The workload's own
+   * keys its room records (kvsim_workload_given_json). */
+  uint64_t given_rows[(KVSIM_PARAM_COUNT + 63) / 64];
+  unsigned given_sections;
+  /* hardware.gpu_memory_gib as given; 0 when left out (the GPU's). */
+  double gpu_memory_gib;
   /* engine.speculative.acceptance_rate: one rate, or one per position
    * (kvsim/spec.h); spec_nrates 0 without speculative decoding. */
   double spec_rates[KVSIM_SPEC_MAX_TOKENS];
@@ -117,10 +130,11 @@ typedef struct kvsim_scenario {
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
-   * Internal to the engine room, which still rebuilds a changed GPU and
-   * each disaggregated side from it and prints from it which keys were
-   * given and the values it holds no typed field for (the workload's among
-   * them); read the configuration through kvsim_scenario_config_json. */
+   * Internal to the engine room, which still builds each disaggregated
+   * side from it (the sides a changed GPU checks too) and prints the
+   * disaggregation block
+   * from it (given_rows and given_sections say which keys were given
+   * elsewhere); read the configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
@@ -220,9 +234,11 @@ int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err 
 /* engine.quantization: the weights' method (none, fp8, int8, awq, gptq,
  * int4, mxfp4; the plan checks it against the model, as when parsed). */
 int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err);
-/* hardware.gpu: a catalog name or GPU file. The scenario is rebuilt from
- * its in-memory tree with the new GPU (so the scenario's own "perf" keys
- * apply to it as when parsed); on error sc is unchanged. */
+/* hardware.gpu: a catalog name or GPU file (relative to the scenario's
+ * folder as when parsed). The typed fields end as parsing with the new
+ * GPU would leave them: the scenario's own "perf" keys laid over the
+ * GPU's perf, hardware.gpu_memory_gib kept, the plan computed again, a
+ * disaggregation block checked again; on error sc is unchanged. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err);
 /* A number under "workload" (key "synthetic.arrival.rate", "rate", ...;
  * the keys of kvsim_workload_set), set through the workload room's typed

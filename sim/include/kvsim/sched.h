@@ -302,17 +302,19 @@ void kvsim_sched_names(char *buf, size_t cap);
 
 /* Appends every profile's option keys (each once) to keys[*n..cap - 1],
  * keeping a NULL after the last; returns KVSIM_EINVAL if cap is too small.
- * A scenario accepts any profile's keys whatever its profile, so that one
- * override (--set engine.oracle_lengths=false) serves a sweep over them. */
+ * The scenario's key check knows them all, so that another profile's key
+ * is not "unknown" with a did-you-mean: kvsim_sched_parse_opts refuses it
+ * by name ("an option of the sglang profile, not of vllm-v1"). */
 int kvsim_sched_option_keys(const char **keys, size_t *n, size_t cap);
 
-/* Parses the engine object's profile options: every profile checks its
- * own keys (a bad value is an error whichever profile runs), and `ops`'
- * values land in *opts. engine may be NULL (all defaults). Returns KVSIM_OK
- * or the first profile's error (KVSIM_EINVAL, naming "<where>.<key>"). */
 /* The engine key of ops' share of GPU memory (see fraction_key), or NULL
  * when the profile sizes its cache otherwise (HF Transformers). */
 const char *kvsim_sched_fraction_key(const kvsim_sched_ops_t *ops);
+/* Parses the engine object's profile options: a key of another profile's
+ * (or one ops ignores) is refused by name, every profile checks its own
+ * keys' values, and `ops`' values land in *opts. engine may be NULL (all
+ * defaults). Returns KVSIM_OK or the first error (KVSIM_EINVAL, naming
+ * "<where>.<key>"). */
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err);
 /* Marks ops' option `key` given in opts (a typed override that sets it,

@@ -89,6 +89,12 @@ int kvsim_workload_set(kvsim_workload_cfg_t *cfg, const char *key, double value,
                        kvsim_err *err);
 /* The configuration as resolved JSON (for summary.json). Caller deletes. */
 cJSON *kvsim_workload_cfg_json(const kvsim_workload_cfg_t *cfg);
+/* The "workload" object as given (the keys the scenario gave, each value
+ * in canonical form from the typed fields: registry rows in the registry's
+ * order, a dist's and a popularity's own keys in the order given), for
+ * summary.json's config; fed back it parses to the same workload. NULL
+ * when out of memory. */
+cJSON *kvsim_workload_given_json(const kvsim_workload_cfg_t *cfg);
 /* Largest prompt + output a request of this workload can ask for, or -1
  * when unknown in advance (traces, unbounded distributions, sessions).
  * Used for up-front checks only. */

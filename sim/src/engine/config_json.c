@@ -9,11 +9,13 @@
  * A profile's own options are printed by the profile from its typed
  * options (kvsim/sched.h print_opts); engine.speculative, engine.dtype,
  * perf's GPU keys and the description from the scenario's own records of
- * them. Still read from the scenario's tree (sc->resolved): which keys
- * were given, and the values the engine room holds no typed field for yet,
- * the workload's (the workload room's opaque configuration) and the
- * disaggregation sides'. A key outside the registry comes
- * after the registry's keys of its object, in the order given. */
+ * them; the workload by its room (kvsim_workload_given_json), which
+ * records its own given keys. Which keys were given is the scenario's
+ * record (given.c: given_rows, given_sections, perf_order). Still read
+ * from the scenario's tree (sc->resolved): the disaggregation block, whose
+ * sides the engine room holds no typed fields for yet. A key outside the
+ * registry comes after the registry's keys of its object, in the order
+ * given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
 #include "kvsim/spec.h"
+#include "kvsim/workload.h"
 
 static cJSON *num(double v) { return cJSON_CreateNumber(v); }
 static cJSON *str(const char *s) { return cJSON_CreateString(s); }
@@ -221,8 +224,9 @@ static cJSON *typed_value(const printer_t *pr, int id) {
 }
 
 /* The value of a key outside the registry the scenario holds typed: the
- * GPU's perf keys of the perf section, as the GPU holds them overridden;
- * NULL otherwise (the tree's is printed). */
+ * workload as its room prints it given, the GPU's perf keys of the perf
+ * section as the GPU holds them overridden; NULL otherwise (the tree's is
+ * printed). */
 static cJSON *unregistered_value(const printer_t *pr, const char *key) {
   const kvsim_gpu_perf_t *g = &pr->sc->gpu.perf;
   if (strncmp(key, "perf.", 5))
@@ -265,19 +269,20 @@ static bool child_of(const char *prefix, const char *key, char *part, size_t cap
 
 static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
 
-static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
+static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
 
-/* One child `part` of the object at `path`: a registry row's typed value,
- * an object printed in its turn, or the tree's value. */
-static int print_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
-                       cJSON *out) {
+/* disaggregation's sides are not typed yet: the tree's object at `path`,
+ * its children the registry's first, in its order, then the others in the
+ * tree's; a registry row the scenario holds typed printed from its field. */
+static int print_tree_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
+                            cJSON *out) {
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
-  cJSON *item = p ? typed_value(pr, p->id) : unregistered_value(pr, key);
+  cJSON *item = p ? typed_value(pr, p->id) : NULL;
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
-    if (item && print_object(pr, v, key, item) < 0) {
+    if (item && print_tree(pr, v, key, item) < 0) {
       cJSON_Delete(item);
       return KVSIM_ENOMEM;
     }
@@ -290,9 +295,7 @@ static int print_child(const printer_t *pr, const cJSON *v, const char *path, co
   return KVSIM_OK;
 }
 
-/* The given children of the object `tree` at `path`: the registry's first,
- * in its order, then the others in the tree's. */
-static int print_object(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out) {
+static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
     char part[128];
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
@@ -300,13 +303,89 @@ static int print_object(const printer_t *pr, const cJSON *tree, const char *path
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
     if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
       continue;
-    if (print_child(pr, v, path, part, out) < 0)
+    if (print_tree_child(pr, v, path, part, out) < 0)
       return KVSIM_ENOMEM;
   }
   for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next)
     if (given(v) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
-        print_child(pr, v, path, v->string, out) < 0)
+        print_tree_child(pr, v, path, v->string, out) < 0)
       return KVSIM_ENOMEM;
+  return KVSIM_OK;
+}
+
+/* A given row's value from its typed field: hardware.gpu_memory_gib as
+ * given, an object row given without keys (engine.speculative {}) empty. */
+static cJSON *row_value(const printer_t *pr, const kvsim_param_t *p) {
+  if (p->id == KVSIM_PARAM_GPU_MEMORY_GIB)
+    return num(pr->sc->gpu_memory_gib);
+  cJSON *v = typed_value(pr, p->id);
+  return v || p->type != KVSIM_PARAM_OBJECT ? v : cJSON_CreateObject();
+}
+
+/* The perf section's GPU keys, in the order given, after its rows. */
+static int print_perf_keys(const printer_t *pr, cJSON *out) {
+  for (int i = 0; i < pr->sc->nperf_order; i++) {
+    const char *k = kvsim__perf_gpu_keys[pr->sc->perf_order[i]];
+    char key[64];
+    snprintf(key, sizeof key, "perf.%s", k);
+    cJSON *v = unregistered_value(pr, key);
+    if (!v)
+      return KVSIM_ENOMEM;
+    cJSON_AddItemToObject(out, k, v);
+  }
+  return KVSIM_OK;
+}
+
+static int print_section(const printer_t *pr, const char *name, cJSON *out);
+
+/* The rows given directly below the object `path` ("" at the top, or a
+ * section), in the registry's order; a section below the top printed in
+ * its turn when given. */
+static int print_rows(const printer_t *pr, const char *path, cJSON *out) {
+  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    char part[128];
+    if (!child_of(path, p->key, part, sizeof part) || cJSON_GetObjectItemCaseSensitive(out, part))
+      continue;
+    cJSON *item = NULL;
+    int s = path[0] ? -1 : kvsim__scenario_section(part);
+    if (s >= 0) {
+      if (!(pr->sc->given_sections >> s & 1u))
+        continue;
+      if (print_section(pr, part, out) < 0)
+        return KVSIM_ENOMEM;
+      continue;
+    }
+    if (!kvsim__scenario_row_given(pr->sc, id))
+      continue;
+    if (!(item = row_value(pr, p)))
+      return KVSIM_ENOMEM;
+    cJSON_AddItemToObject(out, part, item);
+  }
+  return KVSIM_OK;
+}
+
+/* A section given: the workload by its room, the disaggregation block
+ * from the tree (its sides are not typed yet), the others row by row. */
+static int print_section(const printer_t *pr, const char *name, cJSON *out) {
+  cJSON *item = NULL;
+  if (!strcmp(name, "workload")) {
+    item = pr->sc->workload ? kvsim_workload_given_json(pr->sc->workload) : cJSON_CreateObject();
+  } else if ((item = cJSON_CreateObject())) {
+    int rc =
+        !strcmp(name, "disaggregation")
+            ? print_tree(pr, cJSON_GetObjectItemCaseSensitive(pr->sc->resolved, name), name, item)
+            : print_rows(pr, name, item);
+    if (rc == KVSIM_OK && !strcmp(name, "perf"))
+      rc = print_perf_keys(pr, item);
+    if (rc < 0) {
+      cJSON_Delete(item);
+      item = NULL;
+    }
+  }
+  if (!item)
+    return KVSIM_ENOMEM;
+  cJSON_AddItemToObject(out, name, item);
   return KVSIM_OK;
 }
 
@@ -324,8 +403,7 @@ cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc) {
    * the default), the description when there is one. */
   if (!cJSON_AddStringToObject(out, "name", sc->name) ||
       (sc->description && !cJSON_AddStringToObject(out, "description", sc->description)) ||
-      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) ||
-      print_object(&pr, sc->resolved, "", out) < 0) {
+      !cJSON_AddNumberToObject(out, "seed", (double)sc->seed) || print_rows(&pr, "", out) < 0) {
     cJSON_Delete(out);
     out = NULL;
   }

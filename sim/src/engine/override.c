@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/util.h"
+#include "engine/disagg.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/scenario.h"
 
@@ -28,7 +29,10 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
 static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *err) {
   if (!v)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", key);
-  return kvsim_json_set_value(sc->resolved, key, v, err);
+  int rc = kvsim_json_set_value(sc->resolved, key, v, err);
+  if (rc == KVSIM_OK)
+    kvsim__scenario_mark_key(sc, key);
+  return rc;
 }
 
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
@@ -197,22 +201,59 @@ int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_e
   return record(sc, p->key, cJSON_CreateString(q), err);
 }
 
-int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
-  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
-  if (!root)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
-  int rc = kvsim_json_set_value(root, "hardware.gpu", cJSON_CreateString(gpu), err);
-  if (rc < 0) {
-    cJSON_Delete(root);
-    return rc;
+/* The scenario's perf section's GPU keys (perf_given) laid over the GPU's
+ * own perf, as parsing lays the section over the GPU it loads. */
+static void keep_perf_overrides(const kvsim_scenario_t *sc, kvsim_gpu_perf_t *to) {
+  const kvsim_gpu_perf_t *from = &sc->gpu.perf;
+  for (int i = 0; kvsim__perf_gpu_keys[i]; i++) {
+    const char *k = kvsim__perf_gpu_keys[i];
+    if (!(sc->perf_given >> i & 1u))
+      continue;
+    if (!strcmp(k, "kernels"))
+      snprintf(to->kernels, sizeof to->kernels, "%s", from->kernels);
+    else if (!strcmp(k, "collectives"))
+      snprintf(to->collectives, sizeof to->collectives, "%s", from->collectives);
+    else if (!strcmp(k, "status"))
+      to->status = from->status;
+    else if (!strcmp(k, "source"))
+      snprintf(to->source, sizeof to->source, "%s", from->source);
+    else if (!strcmp(k, "host_us"))
+      to->host_us = from->host_us;
+    else
+      to->host_per_seq_us = from->host_per_seq_us;
   }
-  kvsim_scenario_t fresh;
+}
+
+/* What parsing the scenario with hardware.gpu set would do, on the typed
+ * fields: the GPU loaded (relative to the scenario's folder, as parsed),
+ * the perf section's keys laid over its perf (hardware.gpu_memory_gib
+ * stays in the plan's parameters), the plan computed again, and a
+ * disaggregated deployment's block and sides checked again (the link's
+ * default bandwidth is the GPU's; the sides are built from the tree,
+ * where the GPU is recorded first). Errors leave sc as it was. */
+int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
-  rc = kvsim_scenario_from_json(root, where, sc->base_dir, &fresh, err); /* takes root */
+  kvsim_gpu_t g;
+  int rc = kvsim__scenario_load_relative(gpu, sc->base_dir, NULL, &g, err);
   if (rc < 0)
+    return kvsim_err_prefix(err, "%s: hardware.gpu", where);
+  kvsim_scenario_t fresh;
+  if ((rc = kvsim_scenario_copy(sc, &fresh, err)) < 0)
     return rc;
-  snprintf(fresh.path, sizeof fresh.path, "%s", sc->path);
+  keep_perf_overrides(sc, &g.perf);
+  fresh.gpu = g;
+  fresh.parsed_plan.valid = false;
+  snprintf(fresh.gpu_id, sizeof fresh.gpu_id, "%s", gpu);
+  if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK &&
+      (rc = record(&fresh, "hardware.gpu", cJSON_CreateString(gpu), err)) == KVSIM_OK &&
+      fresh.disagg.enabled &&
+      (rc = kvsim__disagg_parse(fresh.resolved, &fresh, where, err)) == KVSIM_OK)
+    rc = kvsim__disagg_check(&fresh, where, err);
+  if (rc < 0) {
+    kvsim_scenario_fini(&fresh);
+    return rc;
+  }
   kvsim_scenario_fini(sc);
   *sc = fresh;
   return KVSIM_OK;

@@ -4,6 +4,7 @@
 #define KVSIM_ENGINE_SCENARIO_KEYS_H
 
 #include <cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kvsim/error.h"
@@ -43,6 +44,35 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
  * key that told. So a study passed to `kvsim run` (or a scenario to
  * `kvsim compare`) is named for what it is, not as its first unknown key. */
 const char *kvsim__json_file_kind(const cJSON *root, const char **key);
+
+/* The top-level sections, in the order of kvsim_scenario_t's
+ * given_sections bits; NULL-ended. Their index, or -1. */
+extern const char *const kvsim__scenario_sections[];
+int kvsim__scenario_section(const char *name);
+
+/* Given marks (given.c): every key `root` (the scenario's tree) gives,
+ * recorded into sc at parse; `key` (a dotted path) given by a typed
+ * override; whether registry row id was given. */
+void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root);
+void kvsim__scenario_mark_key(struct kvsim_scenario *sc, const char *key);
+bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id);
+
+/* Parses the "engine" section `o` (named `w` in errors) into sc's plan
+ * parameters and scheduler settings (scenario_engine.c); returns whether
+ * enable_prefix_caching was given (the profile's default applies
+ * otherwise), or a negative code. */
+int kvsim__scenario_parse_engine(struct kvsim_scenario *sc, const cJSON *o, const char *w,
+                                 kvsim_err *err);
+
+/* Loads the model (m) or GPU (g) `name`: a path relative to base when
+ * one is there, else a catalog name or a path as given. */
+struct kvsim_model;
+struct kvsim_gpu;
+int kvsim__scenario_load_relative(const char *name, const char *base, struct kvsim_model *m,
+                                  struct kvsim_gpu *g, kvsim_err *err);
+/* Computes sc's memory plan (kept as sc->parsed_plan); an error names
+ * `where` and the parameter's scenario key. */
+int kvsim__scenario_check_plan(struct kvsim_scenario *sc, const char *where, kvsim_err *err);
 
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */

@@ -502,6 +502,23 @@ static int parse_trace(const cJSON *obj, const cJSON *tr, const char *base_dir, 
   return check_trace_file(c, autodetect, where, trace_key, allow_lengths, err);
 }
 
+/* What the config prints as given (wl.h kvsim__wl_given_t), from the
+ * parsed object: before workload.rate derives the scale and the rate. */
+static void record_given(kvsim_workload_cfg_t *c, const cJSON *obj) {
+  kvsim__wl_mark_tree(c, obj);
+  kvsim__wl_given_t *g = &c->given;
+  const cJSON *f = get(obj, "format");
+  snprintf(g->format, sizeof g->format, "%s", cJSON_IsString(f) ? f->valuestring : "auto");
+  g->time_scale = c->time_scale;
+  g->arrival_rate = c->syn.rate;
+  const cJSON *lf = get(get(obj, "synthetic"), "lengths_from");
+  g->lengths_object = cJSON_IsObject(lf);
+  if (g->lengths_object)
+    lf = get(lf, "file");
+  snprintf(g->lengths_from, sizeof g->lengths_from, "%s",
+           cJSON_IsString(lf) ? lf->valuestring : "");
+}
+
 /* trace_key: errors about the trace file name where's "trace" key (a
  * scenario's); false: the file alone (a path from the command line). */
 static int parse(const cJSON *obj, const char *base_dir, const char *where, bool trace_key,
@@ -530,6 +547,8 @@ static int parse(const cJSON *obj, const char *base_dir, const char *where, bool
            (rc = req_num(obj, "rate", KVSIM_PARAM_WL_RATE, &rate, false, where, err)) >= 0)
     rc = sy ? parse_synthetic(obj, sy, base_dir, where, c, err)
             : parse_trace(obj, tr, base_dir, where, trace_key, allow_lengths, c, err);
+  if (rc >= 0)
+    record_given(c, obj);
   /* A rate replaces any time_scale given (--set workload.rate=10 on a
    * scenario that has one means the rate). */
   if (rc >= 0 && rate > 0)

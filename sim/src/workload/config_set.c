@@ -103,8 +103,8 @@ static int set_arrival_rate(kvsim_workload_cfg_t *c, double v, const char *where
   return rc;
 }
 
-int kvsim_workload_set(kvsim_workload_cfg_t *c, const char *key, double v, const char *where,
-                       kvsim_err *err) {
+static int set(kvsim_workload_cfg_t *c, const char *key, double v, const char *where,
+               kvsim_err *err) {
   char w[600];
   snprintf(w, sizeof w, "%s.synthetic", where);
   int rc;
@@ -155,4 +155,22 @@ int kvsim_workload_set(kvsim_workload_cfg_t *c, const char *key, double v, const
                        "time_scale, synthetic.requests, synthetic.duration_s, "
                        "synthetic.arrival.rate)",
                        where, key);
+}
+
+/* The key set is given from now on, with v as its given value (what the
+ * config prints: a rate given still prints time_scale as given). */
+int kvsim_workload_set(kvsim_workload_cfg_t *c, const char *key, double v, const char *where,
+                       kvsim_err *err) {
+  int rc = set(c, key, v, where, err);
+  char full[128];
+  snprintf(full, sizeof full, "workload.%s", key);
+  const kvsim_param_t *p = kvsim_param_by_key(full);
+  if (rc < 0 || !p)
+    return rc;
+  kvsim__wl_mark(c, p->id);
+  if (p->id == KVSIM_PARAM_WL_TIME_SCALE)
+    c->given.time_scale = v;
+  else if (p->id == KVSIM_PARAM_WL_ARRIVAL_RATE)
+    c->given.arrival_rate = v;
+  return rc;
 }

@@ -177,6 +177,19 @@ static int check_keys(const cJSON *j, const char *name, const char *allowed, con
   return 0;
 }
 
+const char *const kvsim__dist_keys[] = {"dist", "value", "min", "max", "mean",
+                                        "std",  "sigma", "s",   NULL};
+
+/* The keys j gives (not null), in its order, indices into list. */
+static uint8_t given_order(const cJSON *j, const char *const *list, uint8_t *out, uint8_t cap) {
+  uint8_t n = 0;
+  for (const cJSON *c = j->child; c; c = c->next)
+    for (uint8_t i = 0; list[i] && !cJSON_IsNull(c) && n < cap; i++)
+      if (!strcmp(c->string, list[i]))
+        out[n++] = i;
+  return n;
+}
+
 int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim_err *err) {
   memset(d, 0, sizeof *d);
   d->lo = 1;
@@ -188,10 +201,10 @@ int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim
       return rc;
     d->kind = KVSIM__DIST_FIXED;
     d->a = v;
+    d->bare = true;
     return 0;
   }
-  static const char *const keys[] = {"dist", "value", "min", "max", "mean", "std",
-                                     "sigma", "s", NULL};
+  const char *const *keys = kvsim__dist_keys;
   int rc = kvsim__json_only_keys(j, keys, where, err);
   if (rc < 0)
     return rc;
@@ -207,6 +220,7 @@ int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim
       (rc = parse_params(j, name, &b, where, d, &allowed, err)) < 0 ||
       (rc = check_keys(j, name, allowed, where, err)) < 0)
     return rc;
+  d->ngiven = given_order(j, keys, d->given, sizeof d->given);
   if (d->kind == KVSIM__DIST_ZIPF) {
     d->table = zipf_table((int64_t)d->b, d->a, 1);
     if (!d->table)
@@ -321,6 +335,8 @@ int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pic
     return kvsim_err_set(err, KVSIM_EINVAL, "%s.zipf_s: needs \"popularity\": \"zipf\"", where);
   if ((rc = field_check(F_EXPONENT, p->s, where, "zipf_s", err)) < 0)
     return rc;
+  static const char *const keys[] = {"popularity", "zipf_s", NULL};
+  p->ngiven = given_order(obj, keys, p->given, sizeof p->given);
   if (p->zipf) {
     if (n > KVSIM__ZIPF_MAX_N)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s: zipf popularity supports <= %d items", where,

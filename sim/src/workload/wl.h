@@ -60,7 +60,15 @@ typedef struct kvsim__dist {
   int64_t lo, hi;     /* caps: every draw is clamped to [lo, hi], lo >= 1 */
   double mu;          /* lognormal: location of the underlying normal */
   gsl_ran_discrete_t *table; /* zipf: P(k) ~ k^-s, k = 1..max (owned) */
+  /* As given, for the config (config_json.c): a bare number, or the
+   * object's keys in the order given (indices into kvsim__dist_keys). */
+  bool bare;
+  uint8_t ngiven;
+  uint8_t given[8];
 } kvsim__dist_t;
+
+/* A dist object's keys: dist, value, min, max, mean, std, sigma, s. */
+extern const char *const kvsim__dist_keys[];
 
 /* Parses {"dist": ..., ...} (or a bare integer = fixed). where names it. */
 int kvsim__dist_parse(const cJSON *j, const char *where, kvsim__dist_t *d, kvsim_err *err);
@@ -78,6 +86,9 @@ typedef struct kvsim__pick {
   bool zipf;
   double s;
   gsl_ran_discrete_t *table;
+  /* popularity (0) and zipf_s (1) in the order given, for the config. */
+  uint8_t ngiven;
+  uint8_t given[2];
 } kvsim__pick_t;
 int kvsim__pick_parse(const cJSON *obj, const char *where, int64_t n, kvsim__pick_t *p,
                       kvsim_err *err);
@@ -139,6 +150,26 @@ typedef struct kvsim__synth_cfg {
   gsl_ran_discrete_t *priority_table;
 } kvsim__synth_cfg_t;
 
+/* What the "workload" object gave, for the config (config_json.c): the
+ * registry rows given (not null), and the values as given where the typed
+ * fields hold others (workload.rate derives time_scale and replaces a
+ * synthetic process's rate; a format "auto" is resolved). */
+#define KVSIM__WL_ROW_FIRST KVSIM_PARAM_WL_TRACE
+typedef struct kvsim__wl_given {
+  uint64_t rows;                         /* bit id - KVSIM__WL_ROW_FIRST per row given */
+  char format[32];                       /* workload.format as given */
+  double time_scale;                     /* workload.time_scale as given */
+  double arrival_rate;                   /* workload.synthetic.arrival.rate as given */
+  bool lengths_object;                   /* lengths_from given as {"file": ...} */
+  char lengths_from[KVSIM__WL_PATH_MAX]; /* its file as given */
+} kvsim__wl_given_t;
+
+/* Marks registry row id (a workload row) given. */
+void kvsim__wl_mark(kvsim_workload_cfg_t *c, int id);
+bool kvsim__wl_is_given(const kvsim_workload_cfg_t *c, int id);
+/* Marks every workload row `obj` (the "workload" object) gives. */
+void kvsim__wl_mark_tree(kvsim_workload_cfg_t *c, const cJSON *obj);
+
 struct kvsim_workload_cfg {
   bool synthetic;
   /* Trace. */
@@ -155,6 +186,7 @@ struct kvsim_workload_cfg {
   int64_t max_total_tokens; /* 0: no clipping */
   double rate;              /* workload.rate, req/s; 0: not given */
   kvsim__synth_cfg_t syn;
+  kvsim__wl_given_t given;
 };
 
 /* The workload's checks of one given key of `o` (config.c): an integer or
