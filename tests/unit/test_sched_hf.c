@@ -62,6 +62,25 @@ Test(sched_hf, dynamic_rows_grow_from_the_padded_prompt) {
   teardown_env(&e);
 }
 
+/* The last token is sampled and never fed back, so a row peaks at its
+ * prompt plus output minus one: a request the gateway admits because that
+ * fills the pool exactly must run (it was held back forever, one token
+ * short, until the run stopped as stuck). */
+Test(sched_hf, dynamic_row_that_fills_the_pool_exactly_runs) {
+  env_t e;
+  setup(&e, 13, 2, "{\"cache\": \"dynamic\"}"); /* 12 blocks = 48 tokens */
+  kvsim_request_t *a = add(&e, 0, 8, 41);        /* peaks at 8 + 41 - 1 = 48 */
+  schedule(&e);
+  cr_assert_eq(e.s->running.n, 1, "the row's peak fits the pool: it runs");
+  for (int s = 0; s < 100 && e.s->running.n; s++) {
+    schedule(&e);
+    finish_step(&e);
+  }
+  cr_assert_eq(a->status, KVSIM_REQ_FINISHED, "all 41 tokens, within the pool");
+  cr_assert_eq(kvsim_pool_num_free(&e.kv.pool), 12, "its row freed");
+  teardown_env(&e);
+}
+
 Test(sched_hf, dynamic_batch_closes_when_the_rows_would_outgrow_the_pool) {
   env_t e;
   setup(&e, 21, 4, "{\"cache\": \"dynamic\"}"); /* 20 blocks = 80 tokens */

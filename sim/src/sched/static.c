@@ -109,13 +109,14 @@ static int form_batch(static_t *v, kvsim_time_ns now) {
     kvsim_request_t *r = kvsim_waitq_peek(&s->waiting);
     int64_t tokens = v->slot_tokens;
     if (v->grow) {
-      /* Every row grows to the padded prompt plus the longest output: the
-       * batch takes r only if all its rows then fit the pool and the cache
-       * length. */
+      /* Every row grows to the padded prompt plus the longest output but
+       * its last token (sampled, never fed back: grow_row's target peaks at
+       * pad_len + max_out - 1, the gateway's rule too): the batch takes r
+       * only if all its rows then fit the pool and the cache length. */
       int64_t pad = r->num_tokens > v->pad_len ? r->num_tokens : v->pad_len;
       int64_t out = r->spec.output_tokens > v->max_out ? r->spec.output_tokens : v->max_out;
       if (pad + out > s->cfg.max_model_len ||
-          (s->running.n + 1) * blocks_for(s->kv, pad + out) > usable)
+          (s->running.n + 1) * blocks_for(s->kv, pad + out - 1) > usable)
         break;
       tokens = r->num_tokens;
       v->max_out = out;
