@@ -136,7 +136,7 @@ static void same_queue(const kvsim_pool_t *a, const kvsim_pool_t *b, int op) {
   cr_assert_eq(a->num_cached_free, b->num_cached_free, "op %d: cached free", op);
   cr_assert_eq(a->evictions, b->evictions, "op %d: evictions", op);
   int32_t x = a->head, y = b->head;
-  for (; x >= 0 && y >= 0; x = a->blocks[x].next, y = b->blocks[y].next)
+  for (; x >= 0 && y >= 0; x = kvsim_pool_next(a, x), y = kvsim_pool_next(b, y))
     cr_assert_eq(x, y, "op %d: the queues' orders differ at %d / %d", op, x, y);
   cr_assert(x < 0 && y < 0, "op %d: the queues' lengths differ", op);
 }
@@ -280,7 +280,7 @@ static void same_as_model(const kvsim_pool_t *p, const model_t *m, int op) {
       cr_assert_eq(kvsim_pool_lookup(p, h), b, "op %d: block %d is found by its hash", op, b);
   }
   int32_t b = p->head, i = 0;
-  for (; b >= 0 && i < m->qn; b = p->blocks[b].next, i++) {
+  for (; b >= 0 && i < m->qn; b = kvsim_pool_next(p, b), i++) {
     cr_assert_eq(b, m->q[i], "op %d: queue entry %d is %d, model %d", op, i, b, m->q[i]);
     cached += m->hash[b] != 0;
   }

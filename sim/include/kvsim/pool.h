@@ -41,7 +41,11 @@ enum { KVSIM_BLOCK_UNCACHED = 0, KVSIM_BLOCK_ANON = 1, KVSIM_BLOCK_HASHED = 2 };
  * is the key in its map slot, so eviction removes it without a probe. */
 typedef struct kvsim_pool_block {
   int32_t ref_cnt;
-  int32_t prev, next; /* free queue links, -1 = none */
+  /* The free queue's links (kvsim_pool_prev/next), -1 = none, 0 = b - 1
+   * and b + 1: no link is ever the null block, so the queue a pool
+   * starts with, blocks in id order, is all zeros, and a fresh pool's
+   * records are calloc's untouched pages instead of a sweep. */
+  int32_t prev, next;
   uint32_t cached;    /* KVSIM_BLOCK_UNCACHED, _ANON, or _HASHED + map slot */
 } kvsim_pool_block_t;
 
@@ -118,6 +122,14 @@ static inline void kvsim_pool_cache_anon(kvsim_pool_t *p, kvsim_block_id b) {
  * (anonymous or findable); whether that is the anonymous mark. */
 static inline int32_t kvsim_pool_ref(const kvsim_pool_t *p, kvsim_block_id b) {
   return p->blocks[b].ref_cnt;
+}
+static inline int32_t kvsim_pool_prev(const kvsim_pool_t *p, kvsim_block_id b) {
+  const int32_t v = p->blocks[b].prev;
+  return v ? v : b - 1;
+}
+static inline int32_t kvsim_pool_next(const kvsim_pool_t *p, kvsim_block_id b) {
+  const int32_t v = p->blocks[b].next;
+  return v ? v : b + 1;
 }
 static inline bool kvsim_pool_cached(const kvsim_pool_t *p, kvsim_block_id b) {
   return p->blocks[b].cached != KVSIM_BLOCK_UNCACHED;

@@ -13,6 +13,23 @@ static uint64_t key_of(uint64_t h) { return h ? h : 1; }
 
 /* The prefix map's slots: load <= 1/4 (1/2 past a million blocks, to
  * bound memory): short probe runs for lookups, inserts and deletions. */
+/* The links as stored (pool.h): 0 reads as b - 1 and b + 1; a link
+ * written is never 0 (the null block is never queued). */
+static inline int32_t get_prev(const kvsim_pool_block_t *blk, kvsim_block_id b) {
+  return blk[b].prev ? blk[b].prev : b - 1;
+}
+static inline int32_t get_next(const kvsim_pool_block_t *blk, kvsim_block_id b) {
+  return blk[b].next ? blk[b].next : b + 1;
+}
+static inline void set_prev(kvsim_pool_block_t *blk, kvsim_block_id b, int32_t v) {
+  assert(v != 0);
+  blk[b].prev = v;
+}
+static inline void set_next(kvsim_pool_block_t *blk, kvsim_block_id b, int32_t v) {
+  assert(v != 0);
+  blk[b].next = v;
+}
+
 static uint64_t map_cap(int64_t num_blocks) {
   uint64_t cap = 16;
   uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
@@ -41,7 +58,7 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   p->num_blocks = num_blocks;
   size_t n = (size_t)num_blocks;
   uint32_t cap = (uint32_t)map_cap(num_blocks);
-  p->blocks = kvsim__malloc(n * sizeof *p->blocks);
+  p->blocks = kvsim__calloc(n, sizeof *p->blocks);
   p->map_keys = kvsim__calloc(cap, sizeof *p->map_keys);
   p->map_vals = kvsim__malloc(cap * sizeof *p->map_vals);
   if (!p->blocks || !p->map_keys || !p->map_vals) {
@@ -51,12 +68,12 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   p->map_mask = cap - 1;
   /* The free queue starts in block-id order; block 0 is popped off as the
    * null block (BlockPool.__init__). */
-  for (int32_t i = 1; i < num_blocks; i++)
-    p->blocks[i] = (kvsim_pool_block_t){.ref_cnt = 0,
-                                        .prev = i - 1 >= 1 ? i - 1 : -1,
-                                        .next = i + 1 < num_blocks ? i + 1 : -1,
-                                        .cached = KVSIM_BLOCK_UNCACHED};
-  p->blocks[0] = (kvsim_pool_block_t){.ref_cnt = 1, .prev = -1, .next = -1};
+  kvsim_pool_block_t *const blk = p->blocks;
+  blk[0].ref_cnt = 1;
+  set_prev(blk, 0, -1);
+  set_next(blk, 0, -1);
+  set_prev(blk, 1, -1);
+  set_next(blk, num_blocks - 1, -1); /* the rest: zeros, b - 1 and b + 1 */
   p->head = 1;
   p->tail = num_blocks - 1;
   p->num_free = num_blocks - 1;
@@ -180,16 +197,17 @@ void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
  * the records. */
 static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
   kvsim_pool_block_t *const blk = p->blocks, *const e = &blk[b];
-  const int32_t pr = e->prev, nx = e->next;
+  const int32_t pr = get_prev(blk, b), nx = get_next(blk, b);
   if (pr >= 0)
-    blk[pr].next = nx;
+    set_next(blk, pr, nx);
   else
     p->head = nx;
   if (nx >= 0)
-    blk[nx].prev = pr;
+    set_prev(blk, nx, pr);
   else
     p->tail = pr;
-  e->prev = e->next = -1;
+  set_prev(blk, b, -1);
+  set_next(blk, b, -1);
   p->num_free--;
   if (e->cached)
     p->num_cached_free--;
@@ -197,10 +215,10 @@ static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
 
 static void queue_push_tail(kvsim_pool_t *p, kvsim_block_id b) {
   kvsim_pool_block_t *const blk = p->blocks;
-  blk[b].prev = p->tail;
-  blk[b].next = -1;
+  set_prev(blk, b, p->tail);
+  set_next(blk, b, -1);
   if (p->tail >= 0)
-    blk[p->tail].next = b;
+    set_next(blk, p->tail, b);
   else
     p->head = b;
   p->tail = b;
@@ -224,13 +242,14 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
     }
     e->ref_cnt = 1;
     out[i] = b;
-    const int32_t nx = e->next;
-    e->prev = e->next = -1;
+    const int32_t nx = get_next(blk, b);
+    set_prev(blk, b, -1);
+    set_next(blk, b, -1);
     b = nx;
   }
   p->head = b;
   if (b >= 0)
-    blk[b].prev = -1;
+    set_prev(blk, b, -1);
   else
     p->tail = -1;
   p->num_free -= n;
@@ -264,10 +283,10 @@ void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_
     if (--e->ref_cnt > 0)
       continue;
     /* queue_push_tail with the tail in a local */
-    e->prev = tail;
-    e->next = -1;
+    set_prev(blk, b, tail);
+    set_next(blk, b, -1);
     if (tail >= 0)
-      blk[tail].next = b;
+      set_next(blk, tail, b);
     else
       p->head = b;
     tail = b;
@@ -316,11 +335,11 @@ int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
     used += e->ref_cnt > 0;
   }
   int32_t prev = -1;
-  for (int32_t b = p->head; b >= 0; b = p->blocks[b].next) {
+  for (int32_t b = p->head; b >= 0; b = kvsim_pool_next(p, b)) {
     if (p->blocks[b].ref_cnt != 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d in the free queue with ref_cnt %d", b,
                            p->blocks[b].ref_cnt);
-    if (p->blocks[b].prev != prev)
+    if (kvsim_pool_prev(p, b) != prev)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue link broken at block %d", b);
     if (++free_n > p->num_blocks)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue has a cycle");
