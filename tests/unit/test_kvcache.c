@@ -66,12 +66,14 @@ Test(kvcache, shared_prefix_hits_whole_blocks_by_chain) {
   /* 10 shared tokens = 2 full blocks of 4; block 3 mixes in the unique part. */
   cr_assert_eq(admit(&kv, r2), 8, "hit = the 2 full blocks of the shared 10 tokens");
   cr_assert_eq(r2->blocks[0].ids[0], r1->blocks[0].ids[0], "hit blocks are shared, not copied");
-  cr_assert_eq(kv.pool.ref_cnt[r1->blocks[0].ids[0]], 2, "a shared block counts both holders");
+  cr_assert_eq(kvsim_pool_ref(&kv.pool, r1->blocks[0].ids[0]), 2,
+               "a shared block counts both holders");
   cr_assert_eq(kv.queries, 32, "queries count prompt tokens (16 + 16)");
   cr_assert_eq(kv.hits, 8, "hits count tokens");
   check(&kv);
   kvsim_kvcache_free(&kv, r1);
-  cr_assert_eq(kv.pool.ref_cnt[r2->blocks[0].ids[0]], 1, "freeing one holder keeps the block");
+  cr_assert_eq(kvsim_pool_ref(&kv.pool, r2->blocks[0].ids[0]), 1,
+               "freeing one holder keeps the block");
   kvsim_kvcache_free(&kv, r2);
   check(&kv);
   drop(r1), drop(r2);
@@ -193,7 +195,7 @@ Test(kvcache, only_an_uncached_single_full_group_counts_blocks) {
   kvsim_kvcache_t kv;
   make(&kv, 16, false, 0);
   cr_assert(kv.pool.counted, "prefix caching off, one full group: counted");
-  cr_assert_null(kv.pool.ref_cnt, "a counted pool allocates no per-block arrays");
+  cr_assert_null(kv.pool.blocks, "a counted pool allocates no per-block arrays");
   kvsim_kvcache_fini(&kv);
   make(&kv, 16, true, 0);
   cr_assert(!kv.pool.counted, "prefix caching on reuses blocks by id: walked");

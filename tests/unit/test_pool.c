@@ -70,9 +70,9 @@ Test(pool, touch_takes_a_cached_free_block_out_of_the_queue) {
   cr_assert_eq(kvsim_pool_num_free(&p), 3, "released block is free");
   kvsim_pool_touch(&p, b[0]);
   cr_assert_eq(kvsim_pool_num_free(&p), 2, "touch removed it from the free queue");
-  cr_assert_eq(p.ref_cnt[b[0]], 1, "touch took a reference");
+  cr_assert_eq(kvsim_pool_ref(&p, b[0]), 1, "touch took a reference");
   kvsim_pool_touch(&p, b[0]);
-  cr_assert_eq(p.ref_cnt[b[0]], 2, "a second user shares it by reference");
+  cr_assert_eq(kvsim_pool_ref(&p, b[0]), 2, "a second user shares it by reference");
   kvsim_pool_release(&p, b[0]);
   cr_assert_eq(kvsim_pool_num_free(&p), 2, "still held by one user");
   check(&p);
@@ -105,7 +105,7 @@ Test(pool, counted_pool_is_its_free_count) {
   cr_assert_eq(kvsim_pool_init_counted(&p, 1, &err), KVSIM_ENOFIT,
                "the same size check as a walked pool");
   cr_assert_eq(kvsim_pool_init_counted(&p, 9, &err), KVSIM_OK, "init: %s", err.msg);
-  cr_assert(p.counted && !p.ref_cnt && !p.next, "no per-block arrays");
+  cr_assert(p.counted && !p.blocks, "no per-block arrays");
   cr_assert_eq(kvsim_pool_num_free(&p), 8, "8 usable blocks free");
   kvsim_pool_take(&p, 5);
   kvsim_pool_take(&p, 3);
@@ -136,7 +136,7 @@ static void same_queue(const kvsim_pool_t *a, const kvsim_pool_t *b, int op) {
   cr_assert_eq(a->num_cached_free, b->num_cached_free, "op %d: cached free", op);
   cr_assert_eq(a->evictions, b->evictions, "op %d: evictions", op);
   int32_t x = a->head, y = b->head;
-  for (; x >= 0 && y >= 0; x = a->next[x], y = b->next[y])
+  for (; x >= 0 && y >= 0; x = kvsim_pool_next(a, x), y = kvsim_pool_next(b, y))
     cr_assert_eq(x, y, "op %d: the queues' orders differ at %d / %d", op, x, y);
   cr_assert(x < 0 && y < 0, "op %d: the queues' lengths differ", op);
 }
@@ -201,4 +201,174 @@ Test(pool, release_table_is_release_tail_first) {
                (long long)p[0].evictions);
   for (int m = 0; m < 2; m++)
     kvsim_pool_fini(&p[m]);
+}
+
+/* The per-block record against a model of the parallel arrays it
+ * replaced (a reference count, a hash where 0 is none, and the free queue
+ * as an ordered list): seeded random allocations, hashed, anonymous,
+ * colliding and 0/1 hashes (in crowded map slots), touches, single and whole-table releases.
+ * After every operation each block's count and cache state, the queue's
+ * order, the counters and every cached hash's lookup must agree. */
+enum { MB = 40, MQ = 64 };
+typedef struct model {
+  int32_t ref[MB];
+  uint64_t hash[MB]; /* 0 = none, as the old array */
+  int32_t q[MB], qn; /* the free queue, head first */
+  uint64_t keys[MQ];
+  int32_t vals[MQ], nk;
+  int64_t evictions;
+} model_t;
+
+static uint64_t mkey(uint64_t h) { return h ? h : 1; }
+
+static int model_find(const model_t *m, uint64_t key) {
+  for (int i = 0; i < m->nk; i++)
+    if (m->keys[i] == key)
+      return i;
+  return -1;
+}
+
+static void model_unqueue(model_t *m, int32_t b) {
+  int i = 0;
+  while (m->q[i] != b)
+    i++;
+  for (; i + 1 < m->qn; i++)
+    m->q[i] = m->q[i + 1];
+  m->qn--;
+}
+
+static void model_alloc(model_t *m, int32_t b) {
+  const uint64_t h = m->hash[b];
+  if (h) {
+    int i = h != KVSIM_ANON_HASH ? model_find(m, mkey(h)) : -1;
+    if (i >= 0 && m->vals[i] == b) {
+      m->keys[i] = m->keys[m->nk - 1];
+      m->vals[i] = m->vals[--m->nk];
+    }
+    m->hash[b] = 0;
+    m->evictions++;
+  }
+  m->ref[b] = 1;
+  model_unqueue(m, b);
+}
+
+static void model_cache(model_t *m, int32_t b, uint64_t h) {
+  if (model_find(m, mkey(h)) >= 0) {
+    if (m->hash[b] == KVSIM_ANON_HASH)
+      m->hash[b] = 0;
+    return;
+  }
+  m->keys[m->nk] = mkey(h);
+  m->vals[m->nk++] = b;
+  m->hash[b] = h;
+}
+
+static void model_release(model_t *m, int32_t b) {
+  if (--m->ref[b] == 0)
+    m->q[m->qn++] = b;
+}
+
+static void same_as_model(const kvsim_pool_t *p, const model_t *m, int op) {
+  int32_t cached = 0;
+  for (int32_t b = 1; b < MB; b++) {
+    cr_assert_eq(kvsim_pool_ref(p, b), m->ref[b], "op %d: block %d ref %d, model %d", op, b,
+                 kvsim_pool_ref(p, b), m->ref[b]);
+    const uint64_t h = m->hash[b];
+    cr_assert_eq(kvsim_pool_cached(p, b), h != 0, "op %d: block %d cached", op, b);
+    cr_assert_eq(kvsim_pool_anon(p, b), h == KVSIM_ANON_HASH, "op %d: block %d anonymous", op, b);
+    if (h > KVSIM_ANON_HASH)
+      cr_assert_eq(kvsim_pool_lookup(p, h), b, "op %d: block %d is found by its hash", op, b);
+  }
+  int32_t b = p->head, i = 0;
+  for (; b >= 0 && i < m->qn; b = kvsim_pool_next(p, b), i++) {
+    cr_assert_eq(b, m->q[i], "op %d: queue entry %d is %d, model %d", op, i, b, m->q[i]);
+    cached += m->hash[b] != 0;
+  }
+  cr_assert(b < 0 && i == m->qn, "op %d: the queue's length differs from the model's", op);
+  cr_assert_eq(p->num_free, m->qn, "op %d: free count", op);
+  cr_assert_eq(p->num_cached_free, cached, "op %d: cached free count", op);
+  cr_assert_eq(p->evictions, m->evictions, "op %d: evictions", op);
+  for (int k = 0; k < m->nk; k++)
+    cr_assert_eq(kvsim_pool_lookup(p, m->keys[k]), m->vals[k], "op %d: lookup of %llu", op,
+                 (unsigned long long)m->keys[k]);
+  check(p);
+}
+
+Test(pool, block_records_match_the_parallel_arrays_model) {
+  kvsim_pool_t p;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_pool_init(&p, MB, &err), KVSIM_OK, "init: %s", err.msg);
+  cr_assert_eq(sizeof(kvsim_pool_block_t), 16, "a block's record is 16 bytes, four to a line");
+  model_t m = {0};
+  for (int32_t b = 1; b < MB; b++)
+    m.q[m.qn++] = b;
+  m.ref[0] = 1;
+  enum { NT = 5 };
+  kvsim_block_id tab[NT][MB];
+  int32_t len[NT] = {0};
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  int64_t hashed = 0, anon = 0, collided = 0;
+  for (int op = 0; op < 4000; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int t = (int)(x % NT);
+    const int32_t n = (int32_t)((x >> 8) % 6) + 1;
+    if (len[t] == 0 && n <= p.num_free) {
+      kvsim_pool_alloc(&p, n, tab[t]);
+      for (int32_t k = 0; k < n; k++) {
+        cr_assert_eq(tab[t][k], m.q[0], "op %d: allocation takes the queue's head", op);
+        model_alloc(&m, tab[t][k]);
+      }
+      len[t] = n;
+      const int u = (int)((x >> 20) % NT);
+      if (u != t && len[u] > 0 && ((x >> 24) & 1)) { /* share a block by reference */
+        const int32_t b = tab[u][0];
+        kvsim_pool_touch(&p, b);
+        if (m.ref[b]++ == 0)
+          model_unqueue(&m, b);
+        tab[t][len[t]++] = b;
+      }
+    } else if (len[t] > 0 && (x >> 30) % 3 == 0) {
+      /* Cache a held block: a hash from a small set (so that some are
+       * cached already), now and then 0 or 1, or the anonymous mark. */
+      const int32_t b = tab[t][(x >> 32) % (uint64_t)len[t]];
+      const uint64_t v = (x >> 40) % 29;
+      /* Hashes above 1 fall on three home slots of the map (multiples
+       * of 256 apart), so evictions shift probe runs. */
+      const uint64_t h = v <= 1 ? v : 2 + v % 3 + 256 * v;
+      if (v == 28) {
+        kvsim_pool_cache_anon(&p, b);
+        if (m.hash[b] == 0)
+          m.hash[b] = KVSIM_ANON_HASH;
+        anon++;
+      } else if (!kvsim_pool_cached(&p, b) || kvsim_pool_anon(&p, b)) {
+        collided += model_find(&m, mkey(h)) >= 0;
+        kvsim_pool_cache(&p, b, h);
+        model_cache(&m, b, h);
+        hashed++;
+      }
+    } else if (len[t] > 0) {
+      const int32_t upto = (int32_t)((x >> 44) % (uint64_t)(len[t] + 1));
+      if ((x >> 50) & 1)
+        kvsim_pool_release_table(&p, tab[t], len[t], upto);
+      else {
+        for (int32_t k = 0; k < upto; k++)
+          kvsim_pool_cache_anon(&p, tab[t][k]);
+        for (int32_t k = len[t] - 1; k >= 0; k--)
+          kvsim_pool_release(&p, tab[t][k]);
+      }
+      for (int32_t k = 0; k < upto; k++)
+        if (m.hash[tab[t][k]] == 0)
+          m.hash[tab[t][k]] = KVSIM_ANON_HASH;
+      for (int32_t k = len[t] - 1; k >= 0; k--)
+        model_release(&m, tab[t][k]);
+      len[t] = 0;
+    }
+    same_as_model(&p, &m, op);
+  }
+  cr_assert_gt(hashed, 100, "blocks were hashed (%lld)", (long long)hashed);
+  cr_assert_gt(collided, 20, "hashes collided with cached ones (%lld)", (long long)collided);
+  cr_assert_gt(anon, 20, "blocks were marked anonymous (%lld)", (long long)anon);
+  cr_assert_gt(m.evictions, 50, "allocation evicted cached blocks (%lld)", (long long)m.evictions);
+  cr_assert_eq(p.map_mask, 255, "the map of this pool has 256 slots");
+  kvsim_pool_fini(&p);
 }

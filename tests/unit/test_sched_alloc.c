@@ -61,8 +61,9 @@ static void check_state(env_t *e, const bool *finished, const char *profile, int
     cr_assert_eq(kvsim_waitq_at(&s->waiting, i)->blocks[0].len, 0,
                  "%s step %d, failing %d: a waiting request holds blocks", profile, step, n);
   for (int32_t b = 1; !p->counted && b < p->num_blocks; b++)
-    cr_assert_eq(holders[b], p->ref_cnt[b], "%s step %d, failing %d: block %d has ref %d, %d holders",
-                 profile, step, n, b, p->ref_cnt[b], holders[b]);
+    cr_assert_eq(holders[b], kvsim_pool_ref(p, b),
+                 "%s step %d, failing %d: block %d has ref %d, %d holders", profile, step, n, b,
+                 kvsim_pool_ref(p, b), holders[b]);
   free(holders);
   cr_assert_eq(e->cpu.swap_used + e->cpu.cached <= e->cpu.num_blocks, true, "CPU tier within capacity");
 }

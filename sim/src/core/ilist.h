@@ -1,6 +1,6 @@
-/* One doubly linked list over int32 indices, for LRU orders: the block
- * pool's free queue (eviction order, LRU at the head), the CPU tier's
- * offloaded slots and `trace stats`' LRU caches. The links live in the
+/* One doubly linked list over int32 indices, for LRU orders: the CPU
+ * tier's offloaded slots and `trace stats`' LRU caches (the block pool
+ * links its free queue through its per-block records instead, pool.c). The links live in the
  * owner's arrays (prev[i], next[i]; -1 = none) and its head and tail (-1
  * = empty), so the list allocates nothing and the owners' public structs
  * keep their fields. Internal: not part of the public API. */

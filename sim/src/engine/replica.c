@@ -545,8 +545,8 @@ int kvsim__replica_check(const kvsim__replica_t *rep, kvsim_err *err) {
                          "replica %d: requests hold %lld blocks, the counted pool %lld", rep->index,
                          (long long)counted_held, (long long)kvsim_pool_refs(pool));
   for (int32_t b = 1; holders && b < pool->num_blocks; b++)
-    if (holders[b] != pool->ref_cnt[b]) {
-      int32_t h = holders[b], c = pool->ref_cnt[b];
+    if (holders[b] != kvsim_pool_ref(pool, b)) {
+      int32_t h = holders[b], c = kvsim_pool_ref(pool, b);
       kvsim__free(holders);
       return kvsim_err_set(err, KVSIM_EINVAL, "replica %d: block %d has ref_cnt %d but %d holders",
                            rep->index, b, c, h);
@@ -566,8 +566,8 @@ static int check_held_block(const kvsim__replica_t *rep, const kvsim_request_t *
                : kvsim_err_set(err, KVSIM_EINVAL,
                                "replica %d: request %llu holds the null block at %d of table %d",
                                rep->index, (unsigned long long)r->spec.id, k, g);
-  if (b < 0 || b >= p->num_blocks || p->ref_cnt[b] < 1 || p->prev[b] != -1 || p->next[b] != -1 ||
-      p->head == b)
+  if (b < 0 || b >= p->num_blocks || p->blocks[b].ref_cnt < 1 || kvsim_pool_prev(p, b) != -1 ||
+      kvsim_pool_next(p, b) != -1 || p->head == b)
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "replica %d: request %llu holds block %d (table %d, entry %d) that is free "
                          "or unreferenced",
@@ -580,8 +580,8 @@ static bool queue_ends_ok(const kvsim_pool_t *p) {
   return (p->head < 0) == (p->num_free == 0) && (p->tail < 0) == (p->num_free == 0) &&
          p->num_free >= 0 && p->num_free <= kvsim_pool_usable(p) && p->num_cached_free >= 0 &&
          p->num_cached_free <= p->num_free &&
-         (p->head < 0 || (p->prev[p->head] == -1 && p->ref_cnt[p->head] == 0)) &&
-         (p->tail < 0 || (p->next[p->tail] == -1 && p->ref_cnt[p->tail] == 0));
+         (p->head < 0 || (kvsim_pool_prev(p, p->head) == -1 && p->blocks[p->head].ref_cnt == 0)) &&
+         (p->tail < 0 || (kvsim_pool_next(p, p->tail) == -1 && p->blocks[p->tail].ref_cnt == 0));
 }
 
 int kvsim__replica_check_step(kvsim__replica_t *rep, const kvsim_reqvec_t *finished, kvsim_err *err) {

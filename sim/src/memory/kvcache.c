@@ -399,7 +399,8 @@ static int32_t first_to_cache(const kvsim_kvcache_t *kv, const kvsim_request_t *
     return c < first ? c : first;
   }
   const kvsim_blocks_t *t = &r->blocks[0];
-  while (first > lo && first - 1 < t->len && t->ids[first - 1] > 0 && kv->pool.hash[t->ids[first - 1]] == 0)
+  while (first > lo && first - 1 < t->len && t->ids[first - 1] > 0 &&
+         !kvsim_pool_cached(&kv->pool, t->ids[first - 1]))
     first--;
   return first;
 }
@@ -430,7 +431,7 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
     kvsim_blocks_t *t = &r->blocks[0];
     const int32_t upto = full < t->len ? full : t->len;
     int32_t k = t->anon_upto;
-    while (k < first && k < t->len && (t->ids[k] <= 0 || kv->pool.hash[t->ids[k]] != 0))
+    while (k < first && k < t->len && (t->ids[k] <= 0 || kvsim_pool_cached(&kv->pool, t->ids[k])))
       k++;
     if (k >= first) {
       if (upto > t->anon_upto)
@@ -460,7 +461,7 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
     kvsim_blocks_t *t = &r->blocks[g];
     for (int32_t k = first; k < full && k < t->len; k++) {
       kvsim_block_id b = t->ids[k];
-      if (b > 0 && kv->pool.hash[b] == 0)
+      if (b > 0 && !kvsim_pool_cached(&kv->pool, b))
         kvsim_pool_cache(&kv->pool, b, block_key(r, k, g));
     }
   }
@@ -565,7 +566,7 @@ static int64_t blocks_to_take(const kvsim_kvcache_t *kv, const kvsim_request_t *
     }
     for (int32_t k = 0; k < hits; k++) {
       kvsim_block_id b = kv->hit_ids[g * kv->hit_cap + k];
-      if (b > 0 && kv->pool.ref_cnt[b] == 0)
+      if (b > 0 && kvsim_pool_ref(&kv->pool, b) == 0)
         take++;
     }
   }
@@ -678,7 +679,7 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
       kvsim_blocks_t *t = &r->blocks[g];
       for (int32_t k = 0; k < full && k < t->len; k++) {
         kvsim_block_id b = t->ids[k];
-        if (b > 0 && kv->pool.hash[b] == KVSIM_ANON_HASH)
+        if (b > 0 && kvsim_pool_anon(&kv->pool, b))
           kvsim_pool_cache(&kv->pool, b, block_key(r, k, g));
       }
     }
@@ -715,7 +716,7 @@ bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t
   const kvsim_blocks_t *t = &r->blocks[g];
   if (kv->pool.counted || k < 0 || k >= t->len || t->ids[k] <= 0)
     return false;
-  return kv->pool.hash[t->ids[k]] != 0 || k < t->anon_upto;
+  return kvsim_pool_cached(&kv->pool, t->ids[k]) || k < t->anon_upto;
 }
 
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/ilist.h"
 
 #define MAP_EMPTY 0ull
 
@@ -14,6 +13,23 @@ static uint64_t key_of(uint64_t h) { return h ? h : 1; }
 
 /* The prefix map's slots: load <= 1/4 (1/2 past a million blocks, to
  * bound memory): short probe runs for lookups, inserts and deletions. */
+/* The links as stored (pool.h): 0 reads as b - 1 and b + 1; a link
+ * written is never 0 (the null block is never queued). */
+static inline int32_t get_prev(const kvsim_pool_block_t *blk, kvsim_block_id b) {
+  return blk[b].prev ? blk[b].prev : b - 1;
+}
+static inline int32_t get_next(const kvsim_pool_block_t *blk, kvsim_block_id b) {
+  return blk[b].next ? blk[b].next : b + 1;
+}
+static inline void set_prev(kvsim_pool_block_t *blk, kvsim_block_id b, int32_t v) {
+  assert(v != 0);
+  blk[b].prev = v;
+}
+static inline void set_next(kvsim_pool_block_t *blk, kvsim_block_id b, int32_t v) {
+  assert(v != 0);
+  blk[b].next = v;
+}
+
 static uint64_t map_cap(int64_t num_blocks) {
   uint64_t cap = 16;
   uint64_t want = (num_blocks > (1 << 20) ? 2u : 4u) * (uint64_t)num_blocks;
@@ -27,7 +43,10 @@ int64_t kvsim_pool_bytes(int64_t num_blocks) {
   if (num_blocks < 0)
     return 0;
   uint64_t n = (uint64_t)num_blocks;
-  return (int64_t)(n * (sizeof *p->ref_cnt + sizeof *p->hash + sizeof *p->prev + sizeof *p->next) +
+  (void)p;
+  /* Still the four arrays' 20 bytes a block, so that the memory budget
+   * refuses what it refused before this layout; the record is 16. */
+  return (int64_t)(n * (3 * sizeof(int32_t) + sizeof(uint64_t)) +
                    map_cap(num_blocks) * (sizeof *p->map_keys + sizeof *p->map_vals));
 }
 
@@ -39,25 +58,22 @@ int kvsim_pool_init(kvsim_pool_t *p, int32_t num_blocks, kvsim_err *err) {
   p->num_blocks = num_blocks;
   size_t n = (size_t)num_blocks;
   uint32_t cap = (uint32_t)map_cap(num_blocks);
-  p->ref_cnt = kvsim__calloc(n, sizeof *p->ref_cnt);
-  p->hash = kvsim__calloc(n, sizeof *p->hash);
-  p->prev = kvsim__malloc(n * sizeof *p->prev);
-  p->next = kvsim__malloc(n * sizeof *p->next);
+  p->blocks = kvsim__calloc(n, sizeof *p->blocks);
   p->map_keys = kvsim__calloc(cap, sizeof *p->map_keys);
   p->map_vals = kvsim__malloc(cap * sizeof *p->map_vals);
-  if (!p->ref_cnt || !p->hash || !p->prev || !p->next || !p->map_keys || !p->map_vals) {
+  if (!p->blocks || !p->map_keys || !p->map_vals) {
     kvsim_pool_fini(p);
     return kvsim_err_set(err, KVSIM_ENOMEM, "KV pool of %d blocks: out of memory", num_blocks);
   }
   p->map_mask = cap - 1;
   /* The free queue starts in block-id order; block 0 is popped off as the
    * null block (BlockPool.__init__). */
-  for (int32_t i = 1; i < num_blocks; i++) {
-    p->prev[i] = i - 1 >= 1 ? i - 1 : -1;
-    p->next[i] = i + 1 < num_blocks ? i + 1 : -1;
-  }
-  p->prev[0] = p->next[0] = -1;
-  p->ref_cnt[0] = 1;
+  kvsim_pool_block_t *const blk = p->blocks;
+  blk[0].ref_cnt = 1;
+  set_prev(blk, 0, -1);
+  set_next(blk, 0, -1);
+  set_prev(blk, 1, -1);
+  set_next(blk, num_blocks - 1, -1); /* the rest: zeros, b - 1 and b + 1 */
   p->head = 1;
   p->tail = num_blocks - 1;
   p->num_free = num_blocks - 1;
@@ -82,15 +98,12 @@ int64_t kvsim_pool_refs(const kvsim_pool_t *p) {
     return (int64_t)kvsim_pool_usable(p) - p->num_free;
   int64_t n = 0;
   for (int32_t b = 1; b < p->num_blocks; b++)
-    n += p->ref_cnt[b];
+    n += p->blocks[b].ref_cnt;
   return n;
 }
 
 void kvsim_pool_fini(kvsim_pool_t *p) {
-  kvsim__free(p->ref_cnt);
-  kvsim__free(p->hash);
-  kvsim__free(p->prev);
-  kvsim__free(p->next);
+  kvsim__free(p->blocks);
   kvsim__free(p->map_keys);
   kvsim__free(p->map_vals);
   memset(p, 0, sizeof *p);
@@ -119,28 +132,28 @@ kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash) {
   }
 }
 
-static void map_remove(kvsim_pool_t *p, uint64_t hash, kvsim_block_id b) {
-  uint64_t key = key_of(hash);
-  uint32_t i = slot_of(p, key);
-  for (;; i = (i + 1) & p->map_mask) {
-    uint64_t k = p->map_keys[i];
-    if (k == MAP_EMPTY)
-      return;
-    if (k == key)
-      break;
-  }
-  if (p->map_vals[i] != b)
-    return;
+/* Takes block b's hash out of the map: b is hashed, so its slot holds
+ * its key (the map's owner of a hash is the only block hashed with it). */
+static void map_remove(kvsim_pool_t *p, kvsim_block_id b) {
+  kvsim_pool_block_t *const blk = p->blocks;
+  uint32_t i = blk[b].cached - KVSIM_BLOCK_HASHED;
+  assert(i <= p->map_mask && p->map_vals[i] == b && p->map_keys[i] != MAP_EMPTY);
   /* Shift later members of the run back over the hole when their home
-   * slot does not lie cyclically in (hole, j]. */
+   * slot does not lie cyclically in (hole, j]; a moved hash's block
+   * follows its slot. */
   uint32_t hole = i;
   for (uint32_t j = (i + 1) & p->map_mask; p->map_keys[j] != MAP_EMPTY; j = (j + 1) & p->map_mask) {
     uint32_t home = slot_of(p, p->map_keys[j]);
     bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
     if (stays)
       continue;
+    const kvsim_block_id v = p->map_vals[j];
     p->map_keys[hole] = p->map_keys[j];
-    p->map_vals[hole] = p->map_vals[j];
+    p->map_vals[hole] = v;
+    /* Keys 1 (hashes 0 and 1) stay in the map unowned (see
+     * kvsim_pool_cache): move a block's slot only if it is this one. */
+    if (blk[v].cached == KVSIM_BLOCK_HASHED + j)
+      blk[v].cached = KVSIM_BLOCK_HASHED + hole;
     hole = j;
   }
   p->map_keys[hole] = MAP_EMPTY;
@@ -148,16 +161,17 @@ static void map_remove(kvsim_pool_t *p, uint64_t hash, kvsim_block_id b) {
 }
 
 void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
-  assert(b > 0 && b < p->num_blocks && (p->hash[b] == 0 || p->hash[b] == KVSIM_ANON_HASH));
+  kvsim_pool_block_t *const e = &p->blocks[b];
+  assert(b > 0 && b < p->num_blocks && e->cached <= KVSIM_BLOCK_ANON);
   uint64_t key = key_of(hash);
   uint32_t i = slot_of(p, key);
   for (;; i = (i + 1) & p->map_mask) {
     uint64_t k = p->map_keys[i];
     if (k == key) {
       /* Already cached by another block: this one stays unfindable. */
-      if (p->hash[b] == KVSIM_ANON_HASH) {
-        p->hash[b] = 0;
-        if (p->ref_cnt[b] == 0)
+      if (e->cached == KVSIM_BLOCK_ANON) {
+        e->cached = KVSIM_BLOCK_UNCACHED;
+        if (e->ref_cnt == 0)
           p->num_cached_free--;
       }
       return;
@@ -168,19 +182,46 @@ void kvsim_pool_cache(kvsim_pool_t *p, kvsim_block_id b, uint64_t hash) {
   p->map_keys[i] = key;
   p->map_vals[i] = b;
   p->map_used++;
-  p->hash[b] = hash;
+  /* Hashes 0 and KVSIM_ANON_HASH (both key 1) leave the block uncached or
+   * anonymous, as a hash array holding them said: their key is never
+   * evicted from the map. */
+  if (hash == 0)
+    e->cached = KVSIM_BLOCK_UNCACHED;
+  else if (hash == KVSIM_ANON_HASH)
+    e->cached = KVSIM_BLOCK_ANON;
+  else
+    e->cached = KVSIM_BLOCK_HASHED + i;
 }
 
-/* The free queue, in eviction order (LRU at the head). */
-static kvsim__ilist_t free_queue(kvsim_pool_t *p) {
-  return (kvsim__ilist_t){p->prev, p->next, &p->head, &p->tail};
-}
-
+/* The free queue, in eviction order (LRU at the head), linked through
+ * the records. */
 static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
-  kvsim__ilist_unlink(free_queue(p), b);
+  kvsim_pool_block_t *const blk = p->blocks, *const e = &blk[b];
+  const int32_t pr = get_prev(blk, b), nx = get_next(blk, b);
+  if (pr >= 0)
+    set_next(blk, pr, nx);
+  else
+    p->head = nx;
+  if (nx >= 0)
+    set_prev(blk, nx, pr);
+  else
+    p->tail = pr;
+  set_prev(blk, b, -1);
+  set_next(blk, b, -1);
   p->num_free--;
-  if (p->hash[b])
+  if (e->cached)
     p->num_cached_free--;
+}
+
+static void queue_push_tail(kvsim_pool_t *p, kvsim_block_id b) {
+  kvsim_pool_block_t *const blk = p->blocks;
+  set_prev(blk, b, p->tail);
+  set_next(blk, b, -1);
+  if (p->tail >= 0)
+    set_next(blk, p->tail, b);
+  else
+    p->head = b;
+  p->tail = b;
 }
 
 /* Pops from the head only, so the run of n blocks is cut off the queue
@@ -188,27 +229,27 @@ static void queue_remove(kvsim_pool_t *p, kvsim_block_id b) {
  * this runs for every block a request takes. */
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
   assert(!p->counted && n <= p->num_free);
-  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
-  uint64_t *const hash = p->hash;
+  kvsim_pool_block_t *const blk = p->blocks;
   int32_t b = p->head, cached = 0;
   for (int32_t i = 0; i < n; i++) {
-    const uint64_t h = hash[b];
-    if (h) {
+    kvsim_pool_block_t *const e = &blk[b];
+    if (e->cached) {
       /* _maybe_evict_cached_block: the block leaves the prefix cache. */
-      if (h != KVSIM_ANON_HASH)
-        map_remove(p, h, b);
-      hash[b] = 0;
+      if (e->cached >= KVSIM_BLOCK_HASHED)
+        map_remove(p, b);
+      e->cached = KVSIM_BLOCK_UNCACHED;
       cached++;
     }
-    ref[b] = 1;
+    e->ref_cnt = 1;
     out[i] = b;
-    const int32_t nx = next[b];
-    prev[b] = next[b] = -1;
+    const int32_t nx = get_next(blk, b);
+    set_prev(blk, b, -1);
+    set_next(blk, b, -1);
     b = nx;
   }
   p->head = b;
   if (b >= 0)
-    prev[b] = -1;
+    set_prev(blk, b, -1);
   else
     p->tail = -1;
   p->num_free -= n;
@@ -217,40 +258,40 @@ void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out) {
 }
 
 void kvsim_pool_release(kvsim_pool_t *p, kvsim_block_id b) {
-  assert(!p->counted && b > 0 && b < p->num_blocks && p->ref_cnt[b] > 0);
-  if (--p->ref_cnt[b] > 0)
+  assert(!p->counted && b > 0 && b < p->num_blocks && p->blocks[b].ref_cnt > 0);
+  if (--p->blocks[b].ref_cnt > 0)
     return;
-  kvsim__ilist_push_tail(free_queue(p), b);
+  queue_push_tail(p, b);
   p->num_free++;
-  if (p->hash[b])
+  if (p->blocks[b].cached)
     p->num_cached_free++;
 }
 
 void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_t len,
                               int32_t anon_upto) {
   assert(!p->counted);
-  int32_t *const next = p->next, *const prev = p->prev, *const ref = p->ref_cnt;
-  uint64_t *const hash = p->hash;
+  kvsim_pool_block_t *const blk = p->blocks;
   int32_t tail = p->tail, freed = 0, cached = 0;
   for (int32_t i = len - 1; i >= 0; i--) {
     const kvsim_block_id b = ids[i];
     if (b == KVSIM_NULL_BLOCK)
       continue;
-    assert(b > 0 && b < p->num_blocks && ref[b] > 0);
-    if (i < anon_upto && hash[b] == 0)
-      hash[b] = KVSIM_ANON_HASH; /* kvsim_pool_cache_anon */
-    if (--ref[b] > 0)
+    kvsim_pool_block_t *const e = &blk[b];
+    assert(b > 0 && b < p->num_blocks && e->ref_cnt > 0);
+    if (i < anon_upto && e->cached == KVSIM_BLOCK_UNCACHED)
+      e->cached = KVSIM_BLOCK_ANON; /* kvsim_pool_cache_anon */
+    if (--e->ref_cnt > 0)
       continue;
-    /* kvsim__ilist_push_tail with the tail in a local */
-    prev[b] = tail;
-    next[b] = -1;
+    /* queue_push_tail with the tail in a local */
+    set_prev(blk, b, tail);
+    set_next(blk, b, -1);
     if (tail >= 0)
-      next[tail] = b;
+      set_next(blk, tail, b);
     else
       p->head = b;
     tail = b;
     freed++;
-    cached += hash[b] != 0;
+    cached += e->cached != KVSIM_BLOCK_UNCACHED;
   }
   p->tail = tail;
   p->num_free += freed;
@@ -259,9 +300,9 @@ void kvsim_pool_release_table(kvsim_pool_t *p, const kvsim_block_id *ids, int32_
 
 void kvsim_pool_touch(kvsim_pool_t *p, kvsim_block_id b) {
   assert(!p->counted && b > 0 && b < p->num_blocks);
-  if (p->ref_cnt[b] == 0)
+  if (p->blocks[b].ref_cnt == 0)
     queue_remove(p, b);
-  p->ref_cnt[b]++;
+  p->blocks[b].ref_cnt++;
 }
 
 static int check_counted(const kvsim_pool_t *p, kvsim_err *err) {
@@ -280,20 +321,29 @@ int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
     return check_counted(p, err);
   int32_t used = 0, free_n = 0, cached = 0;
   for (int32_t b = 1; b < p->num_blocks; b++) {
-    if (p->ref_cnt[b] < 0)
-      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d has ref_cnt %d", b, p->ref_cnt[b]);
-    used += p->ref_cnt[b] > 0;
+    const kvsim_pool_block_t *e = &p->blocks[b];
+    if (e->ref_cnt < 0)
+      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d has ref_cnt %d", b, e->ref_cnt);
+    if (e->cached >= KVSIM_BLOCK_HASHED) {
+      const uint32_t i = e->cached - KVSIM_BLOCK_HASHED;
+      if (i > p->map_mask || p->map_vals[i] != b || p->map_keys[i] == MAP_EMPTY ||
+          kvsim_pool_lookup(p, p->map_keys[i]) != b)
+        return kvsim_err_set(err, KVSIM_EINVAL,
+                             "pool: block %d points at map slot %u, which does not map to it", b,
+                             i);
+    }
+    used += e->ref_cnt > 0;
   }
   int32_t prev = -1;
-  for (int32_t b = p->head; b >= 0; b = p->next[b]) {
-    if (p->ref_cnt[b] != 0)
+  for (int32_t b = p->head; b >= 0; b = kvsim_pool_next(p, b)) {
+    if (p->blocks[b].ref_cnt != 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d in the free queue with ref_cnt %d", b,
-                           p->ref_cnt[b]);
-    if (p->prev[b] != prev)
+                           p->blocks[b].ref_cnt);
+    if (kvsim_pool_prev(p, b) != prev)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue link broken at block %d", b);
     if (++free_n > p->num_blocks)
       return kvsim_err_set(err, KVSIM_EINVAL, "pool: free queue has a cycle");
-    cached += p->hash[b] != 0;
+    cached += p->blocks[b].cached != KVSIM_BLOCK_UNCACHED;
     prev = b;
   }
   if (prev != p->tail)
@@ -304,8 +354,5 @@ int kvsim_pool_check(const kvsim_pool_t *p, kvsim_err *err) {
   if (used + free_n != p->num_blocks - 1)
     return kvsim_err_set(err, KVSIM_EINVAL, "pool: used %d + free %d != usable %d", used, free_n,
                          p->num_blocks - 1);
-  for (int32_t b = 1; b < p->num_blocks; b++)
-    if (p->hash[b] && p->hash[b] != KVSIM_ANON_HASH && kvsim_pool_lookup(p, p->hash[b]) != b)
-      return kvsim_err_set(err, KVSIM_EINVAL, "pool: block %d carries a hash the cache does not map to it", b);
   return KVSIM_OK;
 }

@@ -193,7 +193,7 @@ static void admit(kvsim_sched_t *s, kvsim_request_t *r, int64_t hit, int64_t n, 
 static int64_t hit_unlocks(const kvsim_kvcache_t *kv) {
   int64_t n = 0;
   for (int32_t i = 0; i < kv->hit_blocks; i++)
-    n += kv->pool.ref_cnt[kv->hit_ids[i]] == 0;
+    n += kvsim_pool_ref(&kv->pool, kv->hit_ids[i]) == 0;
   return n * kv->block_size;
 }
 
