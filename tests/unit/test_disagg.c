@@ -185,3 +185,52 @@ Test(disagg, a_run_needs_only_the_sides_to_fit) {
   cr_assert_eq(sum.requests_finished, 8, "every request finished, got %lld", (long long)sum.requests_finished);
   kvsim_scenario_fini(&sc);
 }
+
+/* The side's instances, from the block's typed count or an override's. */
+static int side_replicas(const kvsim_scenario_t *sc, kvsim_disagg_side side) {
+  kvsim_scenario_t d;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_disagg_side(sc, side, &d, &err), KVSIM_OK, "side: %s", err.msg);
+  const int n = d.replicas;
+  kvsim_scenario_fini(&d);
+  return n;
+}
+
+/* Each side's instances are typed (disagg.h replicas): the overrides set
+ * them, the sides and summary.json's config read them, a new GPU keeps
+ * them, and the tree's copy of the block is not what the side runs. */
+Test(disagg, each_sides_instances_are_typed) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(NULL, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_PREFILL], 1, "the prefill side left out: one");
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 2, "the decode side's as given");
+  cr_assert_eq(kvsim_scenario_set_disagg_replicas(&sc, KVSIM_SIDE_PREFILL, 3, &err), KVSIM_OK, "%s",
+               err.msg);
+  /* A stale tree value must not reach the side. */
+  cJSON *pre = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(sc.resolved, "disaggregation"), "prefill");
+  cJSON_AddNumberToObject(pre, "replicas", 7);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "the override's count");
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_DECODE), 2, "the other side as it was");
+  cJSON_DeleteItemFromObjectCaseSensitive(pre, "replicas");
+  cJSON *c = kvsim_scenario_config_json(&sc);
+  cr_assert(c, "the config prints");
+  char *s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"prefill\":{\"replicas\":3,"), "the override in the config: %s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  /* A new GPU reads the block again for the link; the counts stay. */
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "h200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "kept across set_gpu");
+  /* n units: the block's counts n times, the override's replaced. */
+  cr_assert_eq(kvsim_scenario_set_replicas(&sc, 3, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "3 units x 1");
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_DECODE), 6, "3 units x 2");
+  c = kvsim_scenario_config_json(&sc);
+  s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"decode\":{\"tensor_parallel_size\":2,\"replicas\":6,"), "%s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  kvsim_scenario_fini(&sc);
+}

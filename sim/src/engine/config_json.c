@@ -209,6 +209,10 @@ static cJSON *typed_value(const printer_t *pr, int id) {
     return num(sc->prefill_time_scale);
   case KVSIM_PARAM_DISAGG_FLOW:
     return str(kvsim_disagg_flow_name(sc->disagg.flow));
+  case KVSIM_PARAM_DISAGG_PREFILL_REPLICAS:
+    return num(sc->disagg.replicas[KVSIM_SIDE_PREFILL]);
+  case KVSIM_PARAM_DISAGG_DECODE_REPLICAS:
+    return num(sc->disagg.replicas[KVSIM_SIDE_DECODE]);
   default:
     break;
   }
@@ -273,13 +277,16 @@ static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, 
 
 /* disaggregation's sides are not typed yet: the tree's object at `path`,
  * its children the registry's first, in its order, then the others in the
- * tree's; a registry row the scenario holds typed printed from its field. */
+ * tree's; a registry row the scenario holds typed printed from its field,
+ * also when only a typed override gave it (the sides' replicas). */
 static int print_tree_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
                             cJSON *out) {
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
   cJSON *item = p ? typed_value(pr, p->id) : NULL;
+  if (!item && !v)
+    return KVSIM_OK; /* given only as the tree's null */
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
     if (item && print_tree(pr, v, key, item) < 0) {
@@ -301,7 +308,8 @@ static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, 
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
       continue;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
-    if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
+    if (cJSON_GetObjectItemCaseSensitive(out, part) ||
+        (!given(v) && !kvsim__scenario_row_given(pr->sc, id)))
       continue;
     if (print_tree_child(pr, v, path, part, out) < 0)
       return KVSIM_ENOMEM;

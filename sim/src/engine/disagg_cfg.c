@@ -192,6 +192,7 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
         (rc = kvsim__json_param_int(g, ids[s][2], &n, ws, err)) < 0)
       return rc;
     *(s ? &d->unit_decode : &d->unit_prefill) = (int32_t)n;
+    d->replicas[s] = (int32_t)n;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(g, "engine");
     if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e)) {
       char we[4400];
@@ -207,11 +208,16 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
   return KVSIM_OK;
 }
 
-/* Lays the side's keys over a copy of the scenario's tree. */
-static int overlay(cJSON *root, const cJSON *g, kvsim_err *err) {
+/* Lays the side's keys over a copy of the scenario's tree, its instances
+ * the typed count (disagg.h replicas): the block's, or an override's. A
+ * side is one instance unless it says otherwise: the scenario's own
+ * hardware.replicas describes an aggregated deployment. */
+static int overlay(cJSON *root, const cJSON *g, int32_t replicas, kvsim_err *err) {
   cJSON_DeleteItemFromObjectCaseSensitive(root, "disaggregation");
   for (const cJSON *c = g->child; c; c = c->next) {
     char path[160];
+    if (!strcmp(c->string, "replicas"))
+      continue;
     if (!strcmp(c->string, "engine")) {
       for (const cJSON *k = c->child; k; k = k->next) {
         snprintf(path, sizeof path, "engine.%s", k->string);
@@ -226,11 +232,7 @@ static int overlay(cJSON *root, const cJSON *g, kvsim_err *err) {
     if (rc < 0)
       return rc;
   }
-  /* A side is one instance unless it says otherwise: the scenario's own
-   * hardware.replicas describes an aggregated deployment. */
-  if (!cJSON_GetObjectItemCaseSensitive(g, "replicas"))
-    return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(1), err);
-  return KVSIM_OK;
+  return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(replicas), err);
 }
 
 static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
@@ -252,7 +254,7 @@ static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const 
   cJSON *root = cJSON_Duplicate(sc->resolved, 1);
   if (!root)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
-  int rc = overlay(root, g, err);
+  int rc = overlay(root, g, sc->disagg.replicas[side], err);
   if (rc < 0) {
     cJSON_Delete(root);
     return kvsim_err_prefix(err, "%s: disaggregation.%s", where, name);

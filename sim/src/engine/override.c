@@ -45,15 +45,13 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
     return rc;
   if (sc->disagg.enabled) {
     /* n deployment units: each side's instances of the block, n times
-     * (disagg.h unit_prefill, unit_decode). */
-    rc = record(sc, "disaggregation.prefill.replicas",
-                cJSON_CreateNumber((double)(n * sc->disagg.unit_prefill)), err);
-    if (rc == KVSIM_OK)
-      rc = record(sc, "disaggregation.decode.replicas",
-                  cJSON_CreateNumber((double)(n * sc->disagg.unit_decode)), err);
-    if (rc == KVSIM_OK)
-      sc->replicas = (int)n;
-    return rc;
+     * (disagg.h unit_prefill, unit_decode); the sides are built with them. */
+    sc->disagg.replicas[KVSIM_SIDE_PREFILL] = (int32_t)(n * sc->disagg.unit_prefill);
+    sc->disagg.replicas[KVSIM_SIDE_DECODE] = (int32_t)(n * sc->disagg.unit_decode);
+    kvsim__scenario_mark_key(sc, "disaggregation.prefill.replicas");
+    kvsim__scenario_mark_key(sc, "disaggregation.decode.replicas");
+    sc->replicas = (int)n;
+    return KVSIM_OK;
   }
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   if ((rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err)) < 0)
@@ -74,7 +72,9 @@ int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side s
                          name, (long long)n);
   char key[64];
   snprintf(key, sizeof key, "disaggregation.%s.replicas", name);
-  return record(sc, key, cJSON_CreateNumber((double)n), err);
+  sc->disagg.replicas[side == KVSIM_SIDE_DECODE] = (int32_t)n;
+  kvsim__scenario_mark_key(sc, key);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
@@ -248,8 +248,12 @@ int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err
   if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK &&
       (rc = record(&fresh, "hardware.gpu", cJSON_CreateString(gpu), err)) == KVSIM_OK &&
       fresh.disagg.enabled &&
-      (rc = kvsim__disagg_parse(fresh.resolved, &fresh, where, err)) == KVSIM_OK)
+      (rc = kvsim__disagg_parse(fresh.resolved, &fresh, where, err)) == KVSIM_OK) {
+    /* The block read again gives the link's default for this GPU; each
+     * side's instances stay as the typed overrides set them. */
+    memcpy(fresh.disagg.replicas, sc->disagg.replicas, sizeof sc->disagg.replicas);
     rc = kvsim__disagg_check(&fresh, where, err);
+  }
   if (rc < 0) {
     kvsim_scenario_fini(&fresh);
     return rc;
