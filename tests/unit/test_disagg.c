@@ -234,3 +234,26 @@ Test(disagg, each_sides_instances_are_typed) {
   cJSON_Delete(c);
   kvsim_scenario_fini(&sc);
 }
+
+/* A new GPU moves NVLink's default bandwidth (its spec link x 378/450,
+ * kvsim_xfer_link_defaults) unless the block gave one; the latency and the
+ * instances stay. */
+Test(disagg, set_gpu_moves_the_links_default_only) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("disaggregation.link.kind=nvlink", &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 378, 1e-9, "H100's 450 GB/s link x 378/450");
+  cr_assert_eq(kvsim_scenario_set_disagg_replicas(&sc, KVSIM_SIDE_DECODE, 5, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "b200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 900 * 378.0 / 450, 1e-9, "B200's 900 GB/s link");
+  cr_assert_float_eq(sc.disagg.link_latency_s, 10e-6, 1e-12, "NVLink's latency");
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 5, "the override kept");
+  kvsim_scenario_fini(&sc);
+  cr_assert_eq(
+      parse("disaggregation.link={\"kind\": \"nvlink\", \"bandwidth_GBps\": 100}", &sc, &err),
+      KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "b200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 100, 1e-9, "the given bandwidth stays");
+  kvsim_scenario_fini(&sc);
+}

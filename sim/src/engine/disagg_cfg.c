@@ -10,6 +10,7 @@
 #include "core/params_json.h"
 #include "core/util.h"
 #include "engine/disagg.h"
+#include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
 
@@ -235,6 +236,15 @@ static int overlay(cJSON *root, const cJSON *g, int32_t replicas, kvsim_err *err
   return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(replicas), err);
 }
 
+void kvsim__disagg_follow_gpu(kvsim_scenario_t *sc) {
+  if (!sc->disagg.enabled || kvsim__scenario_row_given(sc, KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS))
+    return;
+  double GBps, latency_s;
+  const char *src;
+  kvsim_xfer_link_defaults(sc->disagg.link, sc->gpu.gpu_link_GBps, &GBps, &latency_s, &src);
+  sc->disagg.link_GBps = GBps;
+}
+
 static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
                       kvsim_scenario_t *out, kvsim_err *err);
 
@@ -286,8 +296,7 @@ static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const 
 }
 
 int kvsim__disagg_check(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
-  const cJSON *hw = cJSON_GetObjectItemCaseSensitive(sc->resolved, "hardware");
-  if (kvsim__json_given(hw, "replicas"))
+  if (kvsim__scenario_row_given(sc, KVSIM_PARAM_REPLICAS))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: hardware.replicas: a disaggregated deployment counts instances per "
                          "side (disaggregation.prefill.replicas, disaggregation.decode.replicas)",

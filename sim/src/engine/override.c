@@ -228,9 +228,9 @@ static void keep_perf_overrides(const kvsim_scenario_t *sc, kvsim_gpu_perf_t *to
  * fields: the GPU loaded (relative to the scenario's folder, as parsed),
  * the perf section's keys laid over its perf (hardware.gpu_memory_gib
  * stays in the plan's parameters), the plan computed again, and a
- * disaggregated deployment's block and sides checked again (the link's
- * default bandwidth is the GPU's; the sides are built from the tree,
- * where the GPU is recorded first). Errors leave sc as it was. */
+ * disaggregated deployment's link default following the GPU and its
+ * sides checked again (the sides are built from the tree, where the GPU
+ * is recorded first). Errors leave sc as it was. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
@@ -247,11 +247,8 @@ int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err
   snprintf(fresh.gpu_id, sizeof fresh.gpu_id, "%s", gpu);
   if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK &&
       (rc = record(&fresh, "hardware.gpu", cJSON_CreateString(gpu), err)) == KVSIM_OK &&
-      fresh.disagg.enabled &&
-      (rc = kvsim__disagg_parse(fresh.resolved, &fresh, where, err)) == KVSIM_OK) {
-    /* The block read again gives the link's default for this GPU; each
-     * side's instances stay as the typed overrides set them. */
-    memcpy(fresh.disagg.replicas, sc->disagg.replicas, sizeof sc->disagg.replicas);
+      fresh.disagg.enabled) {
+    kvsim__disagg_follow_gpu(&fresh);
     rc = kvsim__disagg_check(&fresh, where, err);
   }
   if (rc < 0) {
