@@ -257,3 +257,31 @@ Test(disagg, set_gpu_moves_the_links_default_only) {
   cr_assert_float_eq(sc.disagg.link_GBps, 100, 1e-9, "the given bandwidth stays");
   kvsim_scenario_fini(&sc);
 }
+
+/* summary.json's config prints the block's flow, transfer and link from
+ * the typed block, which keys from the given marks: a stale tree value is
+ * not what prints, and link.latency_us prints as given (15, though 15 us
+ * read as seconds and back is 14.999999999999998). */
+Test(disagg, the_blocks_link_and_transfer_print_from_the_typed_block) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(
+      parse("disaggregation.link={\"kind\": \"roce\", \"bandwidth_GBps\": 25, \"latency_us\": 15}",
+            &sc, &err),
+      KVSIM_OK, "parse: %s", err.msg);
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(sc.resolved, "disaggregation");
+  cJSON *link = cJSON_GetObjectItemCaseSensitive(o, "link");
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "kind", cJSON_CreateString("nvlink"));
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "bandwidth_GBps", cJSON_CreateNumber(1));
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "latency_us", cJSON_CreateNumber(2));
+  cJSON_AddStringToObject(o, "transfer", "chunk");
+  cJSON *c = kvsim_scenario_config_json(&sc);
+  cr_assert(c, "the config prints");
+  char *s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"link\":{\"kind\":\"roce\",\"bandwidth_GBps\":25,\"latency_us\":15}}"),
+            "the typed link: %s", s);
+  cr_assert(!strstr(s, "\"transfer\""), "transfer was not given: %s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  kvsim_scenario_fini(&sc);
+}
