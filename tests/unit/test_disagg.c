@@ -185,3 +185,103 @@ Test(disagg, a_run_needs_only_the_sides_to_fit) {
   cr_assert_eq(sum.requests_finished, 8, "every request finished, got %lld", (long long)sum.requests_finished);
   kvsim_scenario_fini(&sc);
 }
+
+/* The side's instances, from the block's typed count or an override's. */
+static int side_replicas(const kvsim_scenario_t *sc, kvsim_disagg_side side) {
+  kvsim_scenario_t d;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_disagg_side(sc, side, &d, &err), KVSIM_OK, "side: %s", err.msg);
+  const int n = d.replicas;
+  kvsim_scenario_fini(&d);
+  return n;
+}
+
+/* Each side's instances are typed (disagg.h replicas): the overrides set
+ * them, the sides and summary.json's config read them, a new GPU keeps
+ * them, and the tree's copy of the block is not what the side runs. */
+Test(disagg, each_sides_instances_are_typed) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse(NULL, &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_PREFILL], 1, "the prefill side left out: one");
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 2, "the decode side's as given");
+  cr_assert_eq(kvsim_scenario_set_disagg_replicas(&sc, KVSIM_SIDE_PREFILL, 3, &err), KVSIM_OK, "%s",
+               err.msg);
+  /* A stale tree value must not reach the side. */
+  cJSON *pre = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(sc.resolved, "disaggregation"), "prefill");
+  cJSON_AddNumberToObject(pre, "replicas", 7);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "the override's count");
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_DECODE), 2, "the other side as it was");
+  cJSON_DeleteItemFromObjectCaseSensitive(pre, "replicas");
+  cJSON *c = kvsim_scenario_config_json(&sc);
+  cr_assert(c, "the config prints");
+  char *s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"prefill\":{\"replicas\":3,"), "the override in the config: %s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  /* A new GPU reads the block again for the link; the counts stay. */
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "h200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "kept across set_gpu");
+  /* n units: the block's counts n times, the override's replaced. */
+  cr_assert_eq(kvsim_scenario_set_replicas(&sc, 3, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_PREFILL), 3, "3 units x 1");
+  cr_assert_eq(side_replicas(&sc, KVSIM_SIDE_DECODE), 6, "3 units x 2");
+  c = kvsim_scenario_config_json(&sc);
+  s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"decode\":{\"tensor_parallel_size\":2,\"replicas\":6,"), "%s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  kvsim_scenario_fini(&sc);
+}
+
+/* A new GPU moves NVLink's default bandwidth (its spec link x 378/450,
+ * kvsim_xfer_link_defaults) unless the block gave one; the latency and the
+ * instances stay. */
+Test(disagg, set_gpu_moves_the_links_default_only) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(parse("disaggregation.link.kind=nvlink", &sc, &err), KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 378, 1e-9, "H100's 450 GB/s link x 378/450");
+  cr_assert_eq(kvsim_scenario_set_disagg_replicas(&sc, KVSIM_SIDE_DECODE, 5, &err), KVSIM_OK, "%s",
+               err.msg);
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "b200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 900 * 378.0 / 450, 1e-9, "B200's 900 GB/s link");
+  cr_assert_float_eq(sc.disagg.link_latency_s, 10e-6, 1e-12, "NVLink's latency");
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 5, "the override kept");
+  kvsim_scenario_fini(&sc);
+  cr_assert_eq(
+      parse("disaggregation.link={\"kind\": \"nvlink\", \"bandwidth_GBps\": 100}", &sc, &err),
+      KVSIM_OK, "parse: %s", err.msg);
+  cr_assert_eq(kvsim_scenario_set_gpu(&sc, "b200", &err), KVSIM_OK, "set_gpu: %s", err.msg);
+  cr_assert_float_eq(sc.disagg.link_GBps, 100, 1e-9, "the given bandwidth stays");
+  kvsim_scenario_fini(&sc);
+}
+
+/* summary.json's config prints the block's flow, transfer and link from
+ * the typed block, which keys from the given marks: a stale tree value is
+ * not what prints, and link.latency_us prints as given (15, though 15 us
+ * read as seconds and back is 14.999999999999998). */
+Test(disagg, the_blocks_link_and_transfer_print_from_the_typed_block) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(
+      parse("disaggregation.link={\"kind\": \"roce\", \"bandwidth_GBps\": 25, \"latency_us\": 15}",
+            &sc, &err),
+      KVSIM_OK, "parse: %s", err.msg);
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(sc.resolved, "disaggregation");
+  cJSON *link = cJSON_GetObjectItemCaseSensitive(o, "link");
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "kind", cJSON_CreateString("nvlink"));
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "bandwidth_GBps", cJSON_CreateNumber(1));
+  cJSON_ReplaceItemInObjectCaseSensitive(link, "latency_us", cJSON_CreateNumber(2));
+  cJSON_AddStringToObject(o, "transfer", "chunk");
+  cJSON *c = kvsim_scenario_config_json(&sc);
+  cr_assert(c, "the config prints");
+  char *s = cJSON_PrintUnformatted(c);
+  cr_assert(strstr(s, "\"link\":{\"kind\":\"roce\",\"bandwidth_GBps\":25,\"latency_us\":15}}"),
+            "the typed link: %s", s);
+  cr_assert(!strstr(s, "\"transfer\""), "transfer was not given: %s", s);
+  cJSON_free(s);
+  cJSON_Delete(c);
+  kvsim_scenario_fini(&sc);
+}

@@ -70,6 +70,11 @@ typedef struct kvsim_disagg_cfg {
    * them: kvsim_scenario_set_replicas(sc, n) runs n units (compare's and
    * plan's replica searches scale both sides together). */
   int32_t unit_prefill, unit_decode;
+  /* Each side's instances now, indexed by kvsim_disagg_side: the block's
+   * (1 left out), then as the typed overrides set them
+   * (kvsim_scenario_set_replicas: n units; set_disagg_replicas: one
+   * side). The side's scenario runs this many (kvsim_scenario_disagg_side). */
+  int32_t replicas[2];
 } kvsim_disagg_cfg_t;
 
 /* The two sides of a deployment. */

@@ -131,10 +131,11 @@ typedef struct kvsim_scenario {
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
   /* The scenario's JSON after --set and the typed overrides (owned).
    * Internal to the engine room, which still builds each disaggregated
-   * side from it (the sides a changed GPU checks too) and prints the
-   * disaggregation block
-   * from it (given_rows and given_sections say which keys were given
-   * elsewhere); read the configuration through kvsim_scenario_config_json. */
+   * side from it (the sides a changed GPU checks too; each side's
+   * instances come from disagg.replicas) and prints the sides' gpu,
+   * tensor_parallel_size, router and engine keys from it (given_rows and
+   * given_sections say which keys were given elsewhere); read the
+   * configuration through kvsim_scenario_config_json. */
   cJSON *resolved;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
@@ -202,8 +203,10 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
 cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc);
 
 /* Typed overrides of a parsed scenario, with the checks parsing makes
- * (KVSIM_EINVAL naming the key); each also updates sc->resolved so the
- * summary's "config" says what ran. */
+ * (KVSIM_EINVAL naming the key); each marks its key given so the
+ * summary's "config" says what ran, and (but the sides' replicas, which
+ * disagg.replicas holds) also writes sc->resolved, from which the
+ * disaggregated sides are still built. */
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err);
 /* The profile's own share of GPU memory (kvsim/sched.h

@@ -12,8 +12,9 @@
  * them; the workload by its room (kvsim_workload_given_json), which
  * records its own given keys. Which keys were given is the scenario's
  * record (given.c: given_rows, given_sections, perf_order). Still read
- * from the scenario's tree (sc->resolved): the disaggregation block, whose
- * sides the engine room holds no typed fields for yet. A key outside the
+ * from the scenario's tree (sc->resolved): the sides' engine keys inside
+ * the disaggregation block, which the engine room holds no typed fields
+ * for yet (the block's own rows print from kvsim_disagg_cfg_t). A key outside the
  * registry comes after the registry's keys of its object, in the order
  * given. */
 #include <math.h>
@@ -209,6 +210,24 @@ static cJSON *typed_value(const printer_t *pr, int id) {
     return num(sc->prefill_time_scale);
   case KVSIM_PARAM_DISAGG_FLOW:
     return str(kvsim_disagg_flow_name(sc->disagg.flow));
+  case KVSIM_PARAM_DISAGG_TRANSFER:
+    return sc->disagg.unit == KVSIM_DISAGG_UNIT_PROFILE
+               ? NULL
+               : str(kvsim_disagg_unit_name(sc->disagg.unit));
+  case KVSIM_PARAM_DISAGG_LINK_KIND:
+    return str(kvsim_xfer_link_name(sc->disagg.link));
+  case KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS:
+    return num(sc->disagg.link_GBps);
+  case KVSIM_PARAM_DISAGG_LINK_LATENCY_US:
+    /* Seconds back to us is off by an ulp (15 -> 14.999999999999998);
+     * cJSON prints the shortest form that reads back within its epsilon
+     * (cJSON.c print_number), which is the value given: checked for
+     * 0.1 .. 9999.9 us in steps of 0.1. */
+    return num(sc->disagg.link_latency_s * 1e6);
+  case KVSIM_PARAM_DISAGG_PREFILL_REPLICAS:
+    return num(sc->disagg.replicas[KVSIM_SIDE_PREFILL]);
+  case KVSIM_PARAM_DISAGG_DECODE_REPLICAS:
+    return num(sc->disagg.replicas[KVSIM_SIDE_DECODE]);
   default:
     break;
   }
@@ -271,15 +290,19 @@ static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
 
 static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
 
-/* disaggregation's sides are not typed yet: the tree's object at `path`,
- * its children the registry's first, in its order, then the others in the
- * tree's; a registry row the scenario holds typed printed from its field. */
+/* The disaggregation block: its registry rows those the given marks
+ * (given.c) name, in the registry's order, printed from their typed fields
+ * (flow, transfer, the link's, the sides' replicas); the sides' other keys
+ * are not typed yet: an object's children not in the registry (a side's
+ * engine keys) come from the tree, in the order given. */
 static int print_tree_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
                             cJSON *out) {
   char key[512];
   snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
   const kvsim_param_t *p = kvsim_param_by_key(key);
   cJSON *item = p ? typed_value(pr, p->id) : NULL;
+  if (!item && !v)
+    return KVSIM_OK; /* a row no typed field holds, not in the tree */
   if (!item && cJSON_IsObject(v)) {
     item = cJSON_CreateObject();
     if (item && print_tree(pr, v, key, item) < 0) {
@@ -301,15 +324,18 @@ static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, 
     if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
       continue;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
-    if (!given(v) || cJSON_GetObjectItemCaseSensitive(out, part))
+    if (cJSON_GetObjectItemCaseSensitive(out, part) || !kvsim__scenario_row_given(pr->sc, id))
       continue;
     if (print_tree_child(pr, v, path, part, out) < 0)
       return KVSIM_ENOMEM;
   }
-  for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next)
-    if (given(v) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
+  for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next) {
+    char key[512];
+    snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", v->string);
+    if (given(v) && !kvsim_param_by_key(key) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
         print_tree_child(pr, v, path, v->string, out) < 0)
       return KVSIM_ENOMEM;
+  }
   return KVSIM_OK;
 }
 
@@ -366,7 +392,8 @@ static int print_rows(const printer_t *pr, const char *path, cJSON *out) {
 }
 
 /* A section given: the workload by its room, the disaggregation block
- * from the tree (its sides are not typed yet), the others row by row. */
+ * walking the tree for its sides' engine keys (not typed yet), the others
+ * row by row. */
 static int print_section(const printer_t *pr, const char *name, cJSON *out) {
   cJSON *item = NULL;
   if (!strcmp(name, "workload")) {

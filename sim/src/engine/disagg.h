@@ -11,6 +11,11 @@
  * without one): keys, flow, link and its bounds. KVSIM_EINVAL naming the
  * key. */
 int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *where, kvsim_err *err);
+/* The link's default bandwidth (kvsim_xfer_link_defaults) for sc->gpu,
+ * unless the block gave link.bandwidth_GBps: what reading the block again
+ * with a new GPU would give (latency, flow and the rest do not follow
+ * the GPU). */
+void kvsim__disagg_follow_gpu(kvsim_scenario_t *sc);
 /* Builds both sides once (sc->resolved set), so that a bad side is an
  * error when the scenario is read, and refuses the scenario keys a
  * disaggregated run does not apply. */

@@ -10,6 +10,7 @@
 #include "core/params_json.h"
 #include "core/util.h"
 #include "engine/disagg.h"
+#include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
 
@@ -192,6 +193,7 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
         (rc = kvsim__json_param_int(g, ids[s][2], &n, ws, err)) < 0)
       return rc;
     *(s ? &d->unit_decode : &d->unit_prefill) = (int32_t)n;
+    d->replicas[s] = (int32_t)n;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(g, "engine");
     if (e && !cJSON_IsNull(e) && !cJSON_IsObject(e)) {
       char we[4400];
@@ -207,11 +209,16 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
   return KVSIM_OK;
 }
 
-/* Lays the side's keys over a copy of the scenario's tree. */
-static int overlay(cJSON *root, const cJSON *g, kvsim_err *err) {
+/* Lays the side's keys over a copy of the scenario's tree, its instances
+ * the typed count (disagg.h replicas): the block's, or an override's. A
+ * side is one instance unless it says otherwise: the scenario's own
+ * hardware.replicas describes an aggregated deployment. */
+static int overlay(cJSON *root, const cJSON *g, int32_t replicas, kvsim_err *err) {
   cJSON_DeleteItemFromObjectCaseSensitive(root, "disaggregation");
   for (const cJSON *c = g->child; c; c = c->next) {
     char path[160];
+    if (!strcmp(c->string, "replicas"))
+      continue;
     if (!strcmp(c->string, "engine")) {
       for (const cJSON *k = c->child; k; k = k->next) {
         snprintf(path, sizeof path, "engine.%s", k->string);
@@ -226,11 +233,16 @@ static int overlay(cJSON *root, const cJSON *g, kvsim_err *err) {
     if (rc < 0)
       return rc;
   }
-  /* A side is one instance unless it says otherwise: the scenario's own
-   * hardware.replicas describes an aggregated deployment. */
-  if (!cJSON_GetObjectItemCaseSensitive(g, "replicas"))
-    return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(1), err);
-  return KVSIM_OK;
+  return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(replicas), err);
+}
+
+void kvsim__disagg_follow_gpu(kvsim_scenario_t *sc) {
+  if (!sc->disagg.enabled || kvsim__scenario_row_given(sc, KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS))
+    return;
+  double GBps, latency_s;
+  const char *src;
+  kvsim_xfer_link_defaults(sc->disagg.link, sc->gpu.gpu_link_GBps, &GBps, &latency_s, &src);
+  sc->disagg.link_GBps = GBps;
 }
 
 static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
@@ -252,7 +264,7 @@ static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const 
   cJSON *root = cJSON_Duplicate(sc->resolved, 1);
   if (!root)
     return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
-  int rc = overlay(root, g, err);
+  int rc = overlay(root, g, sc->disagg.replicas[side], err);
   if (rc < 0) {
     cJSON_Delete(root);
     return kvsim_err_prefix(err, "%s: disaggregation.%s", where, name);
@@ -284,8 +296,7 @@ static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const 
 }
 
 int kvsim__disagg_check(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
-  const cJSON *hw = cJSON_GetObjectItemCaseSensitive(sc->resolved, "hardware");
-  if (kvsim__json_given(hw, "replicas"))
+  if (kvsim__scenario_row_given(sc, KVSIM_PARAM_REPLICAS))
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: hardware.replicas: a disaggregated deployment counts instances per "
                          "side (disaggregation.prefill.replicas, disaggregation.decode.replicas)",

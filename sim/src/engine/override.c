@@ -45,15 +45,13 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
     return rc;
   if (sc->disagg.enabled) {
     /* n deployment units: each side's instances of the block, n times
-     * (disagg.h unit_prefill, unit_decode). */
-    rc = record(sc, "disaggregation.prefill.replicas",
-                cJSON_CreateNumber((double)(n * sc->disagg.unit_prefill)), err);
-    if (rc == KVSIM_OK)
-      rc = record(sc, "disaggregation.decode.replicas",
-                  cJSON_CreateNumber((double)(n * sc->disagg.unit_decode)), err);
-    if (rc == KVSIM_OK)
-      sc->replicas = (int)n;
-    return rc;
+     * (disagg.h unit_prefill, unit_decode); the sides are built with them. */
+    sc->disagg.replicas[KVSIM_SIDE_PREFILL] = (int32_t)(n * sc->disagg.unit_prefill);
+    sc->disagg.replicas[KVSIM_SIDE_DECODE] = (int32_t)(n * sc->disagg.unit_decode);
+    kvsim__scenario_mark_key(sc, "disaggregation.prefill.replicas");
+    kvsim__scenario_mark_key(sc, "disaggregation.decode.replicas");
+    sc->replicas = (int)n;
+    return KVSIM_OK;
   }
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   if ((rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err)) < 0)
@@ -74,7 +72,9 @@ int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side s
                          name, (long long)n);
   char key[64];
   snprintf(key, sizeof key, "disaggregation.%s.replicas", name);
-  return record(sc, key, cJSON_CreateNumber((double)n), err);
+  sc->disagg.replicas[side == KVSIM_SIDE_DECODE] = (int32_t)n;
+  kvsim__scenario_mark_key(sc, key);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
@@ -228,9 +228,9 @@ static void keep_perf_overrides(const kvsim_scenario_t *sc, kvsim_gpu_perf_t *to
  * fields: the GPU loaded (relative to the scenario's folder, as parsed),
  * the perf section's keys laid over its perf (hardware.gpu_memory_gib
  * stays in the plan's parameters), the plan computed again, and a
- * disaggregated deployment's block and sides checked again (the link's
- * default bandwidth is the GPU's; the sides are built from the tree,
- * where the GPU is recorded first). Errors leave sc as it was. */
+ * disaggregated deployment's link default following the GPU and its
+ * sides checked again (the sides are built from the tree, where the GPU
+ * is recorded first). Errors leave sc as it was. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
@@ -247,9 +247,10 @@ int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err
   snprintf(fresh.gpu_id, sizeof fresh.gpu_id, "%s", gpu);
   if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK &&
       (rc = record(&fresh, "hardware.gpu", cJSON_CreateString(gpu), err)) == KVSIM_OK &&
-      fresh.disagg.enabled &&
-      (rc = kvsim__disagg_parse(fresh.resolved, &fresh, where, err)) == KVSIM_OK)
+      fresh.disagg.enabled) {
+    kvsim__disagg_follow_gpu(&fresh);
     rc = kvsim__disagg_check(&fresh, where, err);
+  }
   if (rc < 0) {
     kvsim_scenario_fini(&fresh);
     return rc;
