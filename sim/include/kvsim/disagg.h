@@ -44,9 +44,10 @@ typedef enum { KVSIM_DISAGG_FLOW_VLLM = 0, KVSIM_DISAGG_FLOW_SGLANG } kvsim_disa
  *   decode side's blocks before the prefill runs (the sglang flow).
  * - LAYER: each layer's KV of a prefill step goes on the link as that
  *   layer's forward finishes (vLLM's KVConnectorBase_V1.save_kv_layer,
- *   called per attention layer during the forward; P2pNcclConnector.
- *   save_kv_layer sends it at once, LMCache's use_layerwise mode stores
- *   it layer by layer; NixlConnector.save_kv_layer does nothing), so the
+ *   called per attention layer during the forward; LMCache's
+ *   use_layerwise mode stores each step's new tokens layer by layer,
+ *   P2pNcclConnector.save_kv_layer sends the whole prompt's layers during
+ *   its last chunk; NixlConnector.save_kv_layer does nothing), so the
  *   transfer overlaps the prefill's own forward and only what the link
  *   has not finished by the step's end is left after it. kvsim splits a
  *   step's time evenly over the model's layers. vLLM flow only.

@@ -135,11 +135,14 @@ void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_
   if (!h->layered || e->state != KVSIM__HO_PREFILL)
     return;
   /* The step's forward saved every layer of the tokens it computed
-   * (vLLM: attention's unified_attention_with_output -> maybe_save_kv_layer_to_connector
-   * -> KVConnectorBase_V1.save_kv_layer per layer; P2pNcclConnector.save_kv_layer
-   * sends at once; LMCache's vllm_v1_adapter.py save_kv_layer with
-   * use_layerwise stores each layer's blocks). kvsim moves whole blocks as
-   * the other units do: a chunk's full blocks, all of them after the last. */
+   * (vLLM: attention/layer.py maybe_save_kv_layer_to_connector ->
+   * KVConnectorBase_V1.save_kv_layer per layer, wait_for_save at the
+   * forward's end). LMCache (vllm_v1_adapter.py, use_layerwise) saves each
+   * step's new tokens past skip_leading_tokens, as here; P2pNcclConnector
+   * (build_connector_meta skips a chunked prompt until its last chunk)
+   * sends the whole prompt's layers in the last chunk's forward, the same
+   * for an unchunked prompt. kvsim moves whole blocks as the other units
+   * do: a chunk's full blocks, all of them after the last. */
   const kvsim_kvcache_t *kv = h->side[KVSIM_SIDE_PREFILL].kv[e->p];
   int64_t ready = last ? kvsim_kvcache_held(kv, e->pre) : computed / kv->block_size;
   if (ready > e->ready_blocks)
