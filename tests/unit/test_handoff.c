@@ -410,6 +410,64 @@ Test(handoff, layer_transfers_pay_a_latency_per_layer) {
   pair_teardown(&w);
 }
 
+/* vLLM preempts a prefill (recompute) after its first step's layers went:
+ * the receiver has them, so while it recomputes it has sent more blocks
+ * than it holds, which is no block sent twice; its recompute sends nothing
+ * again and the last step only the rest. */
+Test(handoff, a_preempted_layered_prefill_sends_no_block_twice) {
+  pair_env_t e;
+  pair_setup_link(&e, KVSIM_DISAGG_FLOW_VLLM, 32, KVSIM_DISAGG_UNIT_LAYER, 0);
+  kvsim_err err = {0};
+  pair_add(&e, 0, 100, KVSIM__HO_PREFILL, -1);
+  kvsim__handoff_entry_t *en = kvsim__handoff_of(&e.h, &e.dec[0]);
+  int32_t slots[1], n = 0;
+  kvsim_time_ns ends[1];
+  kvsim_request_t *started[1];
+  kvsim_time_ns t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  kvsim__handoff_layer(&e.h, en, en->pre->num_computed, false, t, e.pf.now);
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the first step's layers");
+  cr_assert_null(kvsim__handoff_done(&e.h, slots[0], ends[0]), "sent");
+  e.pf.now = ends[0];
+  /* The preemption, as the scheduler's recompute does it. */
+  kvsim_request_t *pre = en->pre;
+  cr_assert_eq(e.pf.s->running.n, 1, "the prefill runs alone");
+  e.pf.s->running.n = 0;
+  kvsim_kvcache_free(&e.pf.kv, pre);
+  pre->num_computed = 0;
+  pre->num_preemptions++;
+  pre->status = KVSIM_REQ_WAITING;
+  cr_assert_eq(kvsim_waitq_push_front(&e.pf.s->waiting, pre), KVSIM_OK, "requeued");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "16 blocks sent, none held: %s", err.msg);
+  /* The recompute of the first chunk: nothing new to send. */
+  t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  cr_assert_eq(pre->num_computed, 64, "the first chunk again");
+  kvsim__handoff_layer(&e.h, en, pre->num_computed, false, t, e.pf.now);
+  cr_assert_eq(e.h.xferq.n, 0, "the recomputed blocks are not sent again");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "recomputed: %s", err.msg);
+  t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  cr_assert_eq(e.pf.done.n, 1, "the prefill ends");
+  kvsim__handoff_layer(&e.h, en, pre->num_computed, true, t, e.pf.now);
+  cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en, 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, e.pf.now, started, 1, &n, &err), 1, "allocated");
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the last step's layers");
+  cr_assert_eq(e.h.bytes_in_flight, 9000, "only the 9 blocks past the first chunk");
+  cr_assert_null(kvsim__handoff_done(&e.h, slots[0], ends[0]), "layers");
+  cr_assert_eq(kvsim__handoff_start(&e.h, ends[0], slots, ends, 1), 1, "the last send");
+  kvsim__handoff_entry_t *d = kvsim__handoff_done(&e.h, slots[0], ends[0]);
+  cr_assert_not_null(d, "landed");
+  kvsim__handoff_landed(&e.h, d);
+  cr_assert_eq(e.h.st.bytes_transferred, 25000, "each block once, got %lld",
+               (long long)e.h.st.bytes_transferred);
+  cr_assert_eq(pair_check(&e, kvsim_kvcache_held(&e.dc.kv, &e.dec[0]), &err), KVSIM_OK, "%s", err.msg);
+  pair_teardown(&e);
+}
+
 Test(handoff, chunk_transfers_move_each_block_once_and_expose_only_the_tail) {
   pair_env_t c, w;
   kvsim_time_ns land_c, land_w;

@@ -423,8 +423,11 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     link_bytes += e->on_link ? e->send_bytes : 0;
     on_link += e->on_link;
     queued += e->queued;
-    /* Chunk sends never pass what pre's prefill holds: no block leaves twice. */
-    if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE &&
+    /* Chunk sends never pass what pre's prefill holds: no block leaves
+     * twice (a layered prefill preempted after some of its layers went
+     * recomputes what the receiver already has: it sends only past them). */
+    const bool recomputing = h->layered && e->state == KVSIM__HO_PREFILL && e->pre->num_preemptions > 0;
+    if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE && !recomputing &&
         e->sent_blocks > kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre)) {
       rc = kvsim_err_set(
           err, KVSIM_EINVAL, "hand-off: request %llu sent %lld blocks of %lld held",

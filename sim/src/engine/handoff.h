@@ -22,7 +22,11 @@
  * go on the link layer by layer during the step (kvsim__handoff_layer):
  * the send is timed as if it began when the step's first layer finished,
  * and the last send after the prefill moves nothing and only waits for the
- * link; pre's blocks are freed when both the last layer's send has ended
+ * link; a prefill preempted after some of its layers went (vLLM's
+ * recompute) does not send them again, the receiver has them (LMCache's
+ * RequestTracker.update resets num_saved_tokens to what LMCache holds),
+ * so while it recomputes it may have sent more blocks than it holds;
+ * pre's blocks are freed when both the last layer's send has ended
  * and the decode side has its blocks (kvsim keeps no receive buffer
  * outside the decode pool). Layer sends take only the prefill instance's
  * link (the decode instance is picked after the prefill).
