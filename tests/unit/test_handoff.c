@@ -26,8 +26,11 @@ static void pair_setup_link(pair_env_t *e, kvsim_disagg_flow flow, int32_t decod
                                  .blocks = decode_blocks, .budget = 64, .max_seqs = 8});
   e->pkv[0] = &e->pf.kv;
   e->dkv[0] = &e->dc.kv;
-  kvsim_disagg_cfg_t cfg = {.enabled = true, .flow = flow, .link = KVSIM_XFER_INFINIBAND,
-                            .link_GBps = 1, .link_latency_s = latency_s};
+  kvsim_disagg_cfg_t cfg = {.enabled = true,
+                            .flow = flow,
+                            .link = KVSIM_XFER_INFINIBAND,
+                            .link_GBps = 1,
+                            .link_latency_s = latency_s};
   kvsim__handoff_side_t p = {1, e->pkv, 1, 1000, 4}, d = {1, e->dkv, 1, 1000, 4};
   kvsim_err err = {0};
   cr_assert_eq(kvsim__handoff_init(&e->h, &cfg, unit, &p, &d, &err), KVSIM_OK, "init: %s", err.msg);
@@ -454,7 +457,8 @@ Test(handoff, a_preempted_layered_prefill_sends_no_block_twice) {
   cr_assert_eq(e.pf.done.n, 1, "the prefill ends");
   kvsim__handoff_layer(&e.h, en, pre->num_computed, true, t, e.pf.now);
   cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en, 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
-  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, e.pf.now, started, 1, &n, &err), 1, "allocated");
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, e.pf.now, started, 1, &n, &err), 1,
+               "allocated");
   cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the last step's layers");
   cr_assert_eq(e.h.bytes_in_flight, 9000, "only the 9 blocks past the first chunk");
   cr_assert_null(kvsim__handoff_done(&e.h, slots[0], ends[0]), "layers");
@@ -464,7 +468,8 @@ Test(handoff, a_preempted_layered_prefill_sends_no_block_twice) {
   kvsim__handoff_landed(&e.h, d);
   cr_assert_eq(e.h.st.bytes_transferred, 25000, "each block once, got %lld",
                (long long)e.h.st.bytes_transferred);
-  cr_assert_eq(pair_check(&e, kvsim_kvcache_held(&e.dc.kv, &e.dec[0]), &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(pair_check(&e, kvsim_kvcache_held(&e.dc.kv, &e.dec[0]), &err), KVSIM_OK, "%s",
+               err.msg);
   pair_teardown(&e);
 }
 

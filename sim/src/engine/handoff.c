@@ -130,8 +130,8 @@ void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_
     enqueue_send(h, e);
 }
 
-void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed, bool last,
-                          kvsim_time_ns step_start, kvsim_time_ns step_end) {
+void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          bool last, kvsim_time_ns step_start, kvsim_time_ns step_end) {
   if (!h->layered || e->state != KVSIM__HO_PREFILL)
     return;
   /* The step's forward saved every layer of the tokens it computed
@@ -331,7 +331,8 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
     if (layer) {
       end = layer_send_end(h, e, e->send_bytes, now, &e->xfer_start);
     } else {
-      double secs = last_of_layers ? 0 : kvsim_disagg_transfer_s(&h->cfg, e->send_bytes, tp_p, tp_d);
+      double secs =
+          last_of_layers ? 0 : kvsim_disagg_transfer_s(&h->cfg, e->send_bytes, tp_p, tp_d);
       kvsim_time_ns dt = (kvsim_time_ns)(secs * 1e9);
       end = now + (dt > 0 ? dt : 1);
     }
@@ -374,8 +375,9 @@ kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, k
   /* Layer sends: what the TTFT waits for after the prefill is the link's
    * tail past the step's end. */
   h->st.transfer_exposed_s_sum +=
-      h->layered ? (e->layers_end > e->prefill_end ? (double)(e->layers_end - e->prefill_end) / 1e9 : 0)
-                 : secs;
+      h->layered
+          ? (e->layers_end > e->prefill_end ? (double)(e->layers_end - e->prefill_end) / 1e9 : 0)
+          : secs;
   if (e->link_s > h->st.transfer_s_max)
     h->st.transfer_s_max = e->link_s;
   /* The decode side reported the pull done: the prefill side frees
@@ -426,7 +428,8 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     /* Chunk sends never pass what pre's prefill holds: no block leaves
      * twice (a layered prefill preempted after some of its layers went
      * recomputes what the receiver already has: it sends only past them). */
-    const bool recomputing = h->layered && e->state == KVSIM__HO_PREFILL && e->pre->num_preemptions > 0;
+    const bool recomputing =
+        h->layered && e->state == KVSIM__HO_PREFILL && e->pre->num_preemptions > 0;
     if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE && !recomputing &&
         e->sent_blocks > kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre)) {
       rc = kvsim_err_set(

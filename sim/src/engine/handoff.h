@@ -138,8 +138,8 @@ void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_
  * completed (full ones; all pre holds after the last step) join the
  * transfer queue as the step's layer sends. No-op unless h->layered and e
  * is still in PREFILL. */
-void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed, bool last,
-                          kvsim_time_ns step_start, kvsim_time_ns step_end);
+void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          bool last, kvsim_time_ns step_start, kvsim_time_ns step_end);
 
 /* Allocates decode instance d's blocks to the entries waiting for them,
  * in order, while `room` allows: blocks for the prompt free in its pool

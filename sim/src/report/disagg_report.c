@@ -89,8 +89,9 @@ int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out,
         fprintf(out, "Sent per chunked-prefill chunk as it is computed (transfer chunk): after the "
                      "prefill only the last chunk's share is left to move\n");
       else if (unit == KVSIM_DISAGG_UNIT_LAYER)
-        fprintf(out, "Sent per layer as each layer's forward ends (transfer layer, %d sends per "
-                     "step): after the prefill only what the link has not finished is left\n",
+        fprintf(out,
+                "Sent per layer as each layer's forward ends (transfer layer, %d sends per "
+                "step): after the prefill only what the link has not finished is left\n",
                 side[0].model.num_layers);
       else
         fprintf(out, "Sent whole after the prefill (transfer request)\n");
