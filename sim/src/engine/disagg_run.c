@@ -181,7 +181,7 @@ static int start_transfers(drun_t *r, kvsim_time_ns now) {
         return rc;
       r->pending++;
     }
-  } while (n == r->xcap);
+  } while (n > 0 && n == r->xcap);
   return KVSIM_OK;
 }
 

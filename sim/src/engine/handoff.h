@@ -154,7 +154,9 @@ int kvsim__handoff_alloc(kvsim__handoff_t *h, int32_t d, int64_t running, int64_
                          int64_t reserve_tokens, kvsim_time_ns now, kvsim_request_t **started,
                          int32_t started_cap, int32_t *nstarted, kvsim_err *err);
 
-/* Starts every QUEUED transfer whose two endpoints are idle, in order:
+/* Starts every QUEUED transfer whose two endpoints are idle (a layer
+ * send: its prefill instance's; the last send after layer sends: none),
+ * in order:
  * their entries go to XFER and their indices (dec slots) and end times to
  * the arrays (room for the queue's length). Returns how many started. */
 int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *slots, kvsim_time_ns *ends,
