@@ -121,6 +121,35 @@ gt "$(get "$tmp/whole" disaggregation.transfer_exposed_s_mean)" "$(get "$tmp/chu
   --set disaggregation.flow=sglang --set workload.synthetic.requests=2
 [ "$(get "$tmp/v1sgl" disaggregation.transfer)" = request ] || { echo "FAIL: vllm-v1 should send whole requests"; exit 1; }
 
+# 3c. Per layer (disaggregation.transfer=layer, vLLM's flow): the
+# connector's save_kv_layer puts each layer's KV on the link as that
+# layer's forward ends (P2pNcclConnector, LMCache's layerwise mode), so
+# the transfer overlaps the prefill's own forward, chunk by chunk, and
+# TTFT waits only for what the link has not finished by the last step's
+# end. The same long prompts over the same slow link, vllm-v1 both ways.
+"$kvsim" run "$tmp/long.json" --quiet --no-band --check-invariants --out "$tmp/v1whole" \
+  --set engine.profile=vllm-v1 --set disaggregation.flow=vllm
+"$kvsim" run "$tmp/long.json" --quiet --no-band --check-invariants --out "$tmp/v1layer" \
+  --set engine.profile=vllm-v1 --set disaggregation.flow=vllm --set disaggregation.transfer=layer
+[ "$(get "$tmp/v1whole" disaggregation.transfer)" = request ] || { echo "FAIL: vLLM's default transfer is not whole"; exit 1; }
+[ "$(get "$tmp/v1layer" disaggregation.transfer)" = layer ] || { echo "FAIL: transfer=layer not taken"; exit 1; }
+[ "$(get "$tmp/v1layer" disaggregation.kv_bytes_transferred)" = "$(get "$tmp/v1whole" disaggregation.kv_bytes_transferred)" ] ||
+  { echo "FAIL: per-layer transfers moved other bytes than whole ones"; exit 1; }
+[ "$(get "$tmp/v1layer" requests.finished)" = 10 ] || { echo "FAIL: per layer: not every request finished"; exit 1; }
+gt "$(get "$tmp/v1layer" disaggregation.chunk_sends)" 9 "every 16k+ prompt's first chunk should send its layers during the prefill"
+echo "TTFT p50 of 16-24k prompts over 2 GB/s, vLLM flow: per layer $(get "$tmp/v1layer" latency.ttft_s.p50) s, whole request $(get "$tmp/v1whole" latency.ttft_s.p50) s"
+gt "$(awk -v b="$(get "$tmp/v1whole" latency.ttft_s.p50)" 'BEGIN { print 0.9 * b }')" "$(get "$tmp/v1layer" latency.ttft_s.p50)" \
+  "per-layer transfers should cut TTFT by a tenth or more"
+gt "$(get "$tmp/v1whole" disaggregation.transfer_exposed_s_mean)" "$(get "$tmp/v1layer" disaggregation.transfer_exposed_s_mean)" \
+  "per layer, less of the transfer should be left after the prefill"
+# Per layer needs vLLM's connector: under the sglang flow, one line, exit 2.
+set +e
+"$kvsim" run "$tmp/long.json" --quiet --out "$tmp/badlayer" --set disaggregation.transfer=layer 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "disaggregation.transfer.*'layer' needs flow vllm" "$tmp/err" &&
+  [ ! -e "$tmp/badlayer" ] || { echo "FAIL: transfer=layer under sglang: exit $rc, $(cat "$tmp/err")"; exit 1; }
+
 # 4. An aggregated run writes no transfer.csv.
 "$kvsim" run "$src/tests/golden/cases/v1-two-replicas/scenario.json" --quiet --no-band --out "$tmp/agg"
 [ ! -e "$tmp/agg/transfer.csv" ] || { echo "FAIL: transfer.csv beside an aggregated run"; exit 1; }
@@ -133,6 +162,10 @@ grep -q 'prompt of 8,192 tokens: 1,073,741,824 bytes' "$tmp/calc.txt" || { echo 
 grep -q '^Sent whole after the prefill (transfer request)$' "$tmp/calc.txt" || { echo "FAIL: calc: vLLM's unit"; exit 1; }
 "$kvsim" calc --scenario "$tmp/long.json" | grep -q '^Sent per chunked-prefill chunk as it is computed (transfer chunk)' ||
   { echo "FAIL: calc: SGLang's unit"; exit 1; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['disaggregation']['transfer']='layer'
+json.dump(d, open(sys.argv[2], 'w'))" "$scen" "$tmp/layer.json"
+"$kvsim" calc --scenario "$tmp/layer.json" | grep -q '^Sent per layer as each layer.s forward ends (transfer layer, 32 sends per step)' ||
+  { echo "FAIL: calc: the layer unit"; exit 1; }
 [ "$("$kvsim" calc --scenario "$tmp/long.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transfer"])')" = chunk ] ||
   { echo "FAIL: calc --json transfer"; exit 1; }
 
@@ -165,7 +198,7 @@ grep -q 'replicas = [0-9]* GPUs ([0-9]* x 3 GPUs per replica)' "$tmp/plan.txt" |
 # 7. Bad blocks: one line naming the key, exit 2, nothing written.
 for set in disaggregation.link.kind=ethernet disaggregation.decode=null disaggregation.prefill.tensor_parallel_size=3 \
            hardware.replicas=2 disaggregation.prefill.engine.profile=tgi disaggregation.link.latency_us=-1 \
-           disaggregation.transfer=layer disaggregation.transfer=chunk; do
+           disaggregation.transfer=packet disaggregation.transfer=chunk; do
   set +e
   "$kvsim" run "$scen" --quiet --out "$tmp/bad" --set "$set" 2>"$tmp/err"
   rc=$?

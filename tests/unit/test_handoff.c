@@ -15,8 +15,10 @@ typedef struct pair_env {
   kvsim_request_t dec[4];
 } pair_env_t;
 
-static void pair_setup_unit(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks,
-                            kvsim_disagg_unit unit) {
+/* A link of 1 GB/s (1000 bytes, one block, in 1 us) and latency_s per
+ * send; a model of 4 layers. */
+static void pair_setup_link(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks,
+                            kvsim_disagg_unit unit, double latency_s) {
   memset(e, 0, sizeof *e);
   env_setup(&e->pf, (env_opts_t){.profile = "vllm-v1", .engine = KVSIM_PLAN_V1, .blocks = 33,
                                  .budget = 64, .max_seqs = 8, .chunked = true});
@@ -24,11 +26,19 @@ static void pair_setup_unit(pair_env_t *e, kvsim_disagg_flow flow, int32_t decod
                                  .blocks = decode_blocks, .budget = 64, .max_seqs = 8});
   e->pkv[0] = &e->pf.kv;
   e->dkv[0] = &e->dc.kv;
-  kvsim_disagg_cfg_t cfg = {.enabled = true, .flow = flow, .link = KVSIM_XFER_INFINIBAND,
-                            .link_GBps = 1, .link_latency_s = 1e-3};
-  kvsim__handoff_side_t p = {1, e->pkv, 1, 1000}, d = {1, e->dkv, 1, 1000};
+  kvsim_disagg_cfg_t cfg = {.enabled = true,
+                            .flow = flow,
+                            .link = KVSIM_XFER_INFINIBAND,
+                            .link_GBps = 1,
+                            .link_latency_s = latency_s};
+  kvsim__handoff_side_t p = {1, e->pkv, 1, 1000, 4}, d = {1, e->dkv, 1, 1000, 4};
   kvsim_err err = {0};
   cr_assert_eq(kvsim__handoff_init(&e->h, &cfg, unit, &p, &d, &err), KVSIM_OK, "init: %s", err.msg);
+}
+
+static void pair_setup_unit(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks,
+                            kvsim_disagg_unit unit) {
+  pair_setup_link(e, flow, decode_blocks, unit, 1e-3);
 }
 
 static void pair_setup(pair_env_t *e, kvsim_disagg_flow flow, int32_t decode_blocks) {
@@ -240,8 +250,9 @@ Test(handoff, transfer_time_uses_the_narrower_side) {
  * transfer unit, checking the accounting after every move. Returns its
  * entry's figures through the hand-off's stats; *land is when the decode
  * side has its KV. */
-static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns *land) {
-  pair_setup_unit(e, KVSIM_DISAGG_FLOW_SGLANG, 32, unit);
+static void run_one_prompt_on(pair_env_t *e, kvsim_disagg_unit unit, double latency_s,
+                              kvsim_time_ns *land) {
+  pair_setup_link(e, KVSIM_DISAGG_FLOW_SGLANG, 32, unit, latency_s);
   kvsim_err err = {0};
   kvsim__handoff_entry_t *en = pair_add(e, 0, 100, KVSIM__HO_BOOTSTRAP, 0);
   cr_assert(kvsim_waitq_remove(&e->pf.s->waiting, en->pre), "dequeued until bootstrapped");
@@ -295,6 +306,171 @@ static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns 
   kvsim__handoff_landed(&e->h, d);
   cr_assert_eq(pair_check(e, decode_blocks, &err), KVSIM_OK, "landed: %s", err.msg);
   *land = ends[0];
+}
+
+static void run_one_prompt(pair_env_t *e, kvsim_disagg_unit unit, kvsim_time_ns *land) {
+  run_one_prompt_on(e, unit, 1e-3, land);
+}
+
+/* The same 100-token prompt through the vllm flow with layer transfers:
+ * a first step of 1 ms (64 tokens, 16 full blocks) and a last of 2 ms (36
+ * tokens, the other 9 blocks), each sending its blocks as its 4 layers
+ * finish; the link's events in time order, the accounting checked after
+ * every move. *land is when the decode side has the KV. */
+static void run_layer_prompt(pair_env_t *e, double latency_s, kvsim_time_ns *land) {
+  pair_setup_link(e, KVSIM_DISAGG_FLOW_VLLM, 32, KVSIM_DISAGG_UNIT_LAYER, latency_s);
+  kvsim_err err = {0};
+  pair_add(e, 0, 100, KVSIM__HO_PREFILL, -1);
+  kvsim__handoff_entry_t *en = kvsim__handoff_of(&e->h, &e->dec[0]);
+  int32_t n = 0, slots[1];
+  kvsim_request_t *started[1];
+  kvsim_time_ns ends[1];
+  const kvsim_time_ns t0 = e->pf.now;
+  schedule(&e->pf);
+  e->pf.now += 1000000 - 10; /* finish_step adds 10 ns */
+  finish_step(&e->pf);
+  const kvsim_time_ns t1 = e->pf.now;
+  cr_assert_eq(en->pre->num_computed, 64, "the first chunk is the budget");
+  kvsim__handoff_layer(&e->h, en, en->pre->num_computed, false, t0, t1);
+  cr_assert_eq(e->h.xferq.n, 1, "the step's layer sends queue with no decode instance yet");
+  cr_assert_eq(kvsim__handoff_start(&e->h, t1, slots, ends, 1), 1, "the layer sends start");
+  cr_assert_eq(e->h.bytes_in_flight, 16000, "16 full blocks x 1000 bytes");
+  cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "layers on the link: %s", err.msg);
+  schedule(&e->pf);
+  e->pf.now += 2000000 - 10;
+  finish_step(&e->pf);
+  const kvsim_time_ns t2 = e->pf.now;
+  cr_assert_eq(e->pf.done.n, 1, "the prefill ends with the second chunk");
+  if (ends[0] <= t2)
+    cr_assert_null(kvsim__handoff_done(&e->h, slots[0], ends[0]), "a step's layers land nothing");
+  kvsim__handoff_layer(&e->h, en, en->pre->num_computed, true, t1, t2);
+  cr_assert_eq(kvsim__handoff_prefill_done(&e->h, en, 0, t2, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim__handoff_alloc(&e->h, 0, 0, 8, 0, t2, started, 1, &n, &err), 1, "allocated");
+  cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "after the prefill: %s", err.msg);
+  cr_assert_leq(e->h.xferq.n, 1, "queued once at most");
+  if (ends[0] > t2)
+    cr_assert_null(kvsim__handoff_done(&e->h, slots[0], ends[0]), "a step's layers land nothing");
+  kvsim_time_ns now = ends[0] > t2 ? ends[0] : t2;
+  cr_assert_eq(kvsim__handoff_start(&e->h, now, slots, ends, 1), 1, "the last step's layers");
+  cr_assert_eq(e->h.bytes_in_flight, 9000, "the other 9 blocks");
+  cr_assert_eq(pair_check(e, 0, &err), KVSIM_OK, "the last layers on the link: %s", err.msg);
+  cr_assert_null(kvsim__handoff_done(&e->h, slots[0], ends[0]), "layers again");
+  cr_assert_eq(used(&e->pf.kv), 25, "the prefill side holds its 25 blocks until the last send");
+  cr_assert_eq(kvsim__handoff_start(&e->h, ends[0], slots, ends, 1), 1, "the last send");
+  cr_assert_eq(e->h.bytes_in_flight, 0, "it moves nothing: every block went with its layer");
+  kvsim__handoff_entry_t *d = kvsim__handoff_done(&e->h, slots[0], ends[0]);
+  cr_assert_not_null(d, "the last send lands the request");
+  cr_assert_eq(used(&e->pf.kv), 0, "the prefill side frees every block at the end");
+  kvsim__handoff_landed(&e->h, d);
+  cr_assert_eq(pair_check(e, kvsim_kvcache_held(&e->dc.kv, &e->dec[0]), &err), KVSIM_OK,
+               "landed: %s", err.msg);
+  *land = ends[0] - t2; /* after the prefill */
+}
+
+Test(handoff, layer_transfers_overlap_the_forward_and_expose_the_last_layer) {
+  pair_env_t l, c, w;
+  kvsim_time_ns land_l, land_c, land_w;
+  /* A link of bandwidth only: the sends' times are their bytes. */
+  run_layer_prompt(&l, 0, &land_l);
+  run_one_prompt_on(&c, KVSIM_DISAGG_UNIT_CHUNK, 0, &land_c);
+  run_one_prompt_on(&w, KVSIM_DISAGG_UNIT_REQUEST, 0, &land_w);
+  cr_assert_eq(l.h.st.unit, KVSIM_DISAGG_UNIT_LAYER, "the unit is the run's");
+  cr_assert_eq(l.h.st.transfers, 1, "one hand-off");
+  cr_assert_eq(l.h.st.chunk_sends, 2, "two steps' layer sends before the last");
+  cr_assert_eq(l.h.st.bytes_transferred, 25000, "each of the 25 blocks once, got %lld",
+               (long long)l.h.st.bytes_transferred);
+  cr_assert_eq(l.h.st.bytes_transferred, w.h.st.bytes_transferred, "as a whole-request transfer");
+  cr_assert_float_eq(l.h.st.transfer_s_sum, 25e-6, 1e-9, "25,000 bytes of link time");
+  /* The last step's 9 blocks leave a quarter at a time as its layers end,
+   * each in 2.25 us, well within the step's 0.5 ms per layer: only the
+   * last layer's share is left when the step ends. Chunks leave the last
+   * chunk's 9 blocks (9 us), a whole request all 25 (25 us). */
+  cr_assert_float_eq(l.h.st.transfer_exposed_s_sum, 2.25e-6, 1e-9, "the last layer's share");
+  cr_assert_float_eq(c.h.st.transfer_exposed_s_sum, 9e-6, 1e-9, "the last chunk");
+  cr_assert_float_eq(w.h.st.transfer_exposed_s_sum, 25e-6, 1e-9, "the whole request");
+  cr_assert_leq(llabs(land_l - 2251), 1, "the KV lands 2.25 us after the prefill (+1 ns), got %lld",
+                (long long)land_l);
+  pair_teardown(&l);
+  pair_teardown(&c);
+  pair_teardown(&w);
+}
+
+Test(handoff, layer_transfers_pay_a_latency_per_layer) {
+  pair_env_t l, w;
+  kvsim_time_ns land_l, land_w;
+  run_layer_prompt(&l, 1e-3, &land_l);
+  run_one_prompt_on(&w, KVSIM_DISAGG_UNIT_REQUEST, 1e-3, &land_w);
+  /* With 1 ms per send, the first step's four sends (4 x 1.004 ms from
+   * its first layer's end at 0.25 ms) run to 4.266 ms, past the prefill's
+   * end at 3 ms; the last step's four (4 x 1.00225 ms) follow: 8.275 ms,
+   * 5.275 ms after the prefill, where one whole-request send is 1.025 ms. */
+  cr_assert_float_eq(l.h.st.transfer_exposed_s_sum, 0.005275, 1e-9, "got %.9f",
+                     l.h.st.transfer_exposed_s_sum);
+  cr_assert_float_eq(w.h.st.transfer_exposed_s_sum, 0.001025, 1e-9, "one send");
+  cr_assert_gt(land_l, land_w, "per-layer latencies can cost more than they overlap");
+  cr_assert_eq(l.h.st.bytes_transferred, 25000, "the bytes do not change");
+  pair_teardown(&l);
+  pair_teardown(&w);
+}
+
+/* vLLM preempts a prefill (recompute) after its first step's layers went:
+ * the receiver has them, so while it recomputes it has sent more blocks
+ * than it holds, which is no block sent twice; its recompute sends nothing
+ * again and the last step only the rest. */
+Test(handoff, a_preempted_layered_prefill_sends_no_block_twice) {
+  pair_env_t e;
+  pair_setup_link(&e, KVSIM_DISAGG_FLOW_VLLM, 32, KVSIM_DISAGG_UNIT_LAYER, 0);
+  kvsim_err err = {0};
+  pair_add(&e, 0, 100, KVSIM__HO_PREFILL, -1);
+  kvsim__handoff_entry_t *en = kvsim__handoff_of(&e.h, &e.dec[0]);
+  int32_t slots[1], n = 0;
+  kvsim_time_ns ends[1];
+  kvsim_request_t *started[1];
+  kvsim_time_ns t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  kvsim__handoff_layer(&e.h, en, en->pre->num_computed, false, t, e.pf.now);
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the first step's layers");
+  cr_assert_null(kvsim__handoff_done(&e.h, slots[0], ends[0]), "sent");
+  e.pf.now = ends[0];
+  /* The preemption, as the scheduler's recompute does it. */
+  kvsim_request_t *pre = en->pre;
+  cr_assert_eq(e.pf.s->running.n, 1, "the prefill runs alone");
+  e.pf.s->running.n = 0;
+  kvsim_kvcache_free(&e.pf.kv, pre);
+  pre->num_computed = 0;
+  pre->num_preemptions++;
+  pre->status = KVSIM_REQ_WAITING;
+  cr_assert_eq(kvsim_waitq_push_front(&e.pf.s->waiting, pre), KVSIM_OK, "requeued");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "16 blocks sent, none held: %s", err.msg);
+  /* The recompute of the first chunk: nothing new to send. */
+  t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  cr_assert_eq(pre->num_computed, 64, "the first chunk again");
+  kvsim__handoff_layer(&e.h, en, pre->num_computed, false, t, e.pf.now);
+  cr_assert_eq(e.h.xferq.n, 0, "the recomputed blocks are not sent again");
+  cr_assert_eq(pair_check(&e, 0, &err), KVSIM_OK, "recomputed: %s", err.msg);
+  t = e.pf.now;
+  schedule(&e.pf);
+  finish_step(&e.pf);
+  cr_assert_eq(e.pf.done.n, 1, "the prefill ends");
+  kvsim__handoff_layer(&e.h, en, pre->num_computed, true, t, e.pf.now);
+  cr_assert_eq(kvsim__handoff_prefill_done(&e.h, en, 0, e.pf.now, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_eq(kvsim__handoff_alloc(&e.h, 0, 0, 8, 0, e.pf.now, started, 1, &n, &err), 1,
+               "allocated");
+  cr_assert_eq(kvsim__handoff_start(&e.h, e.pf.now, slots, ends, 1), 1, "the last step's layers");
+  cr_assert_eq(e.h.bytes_in_flight, 9000, "only the 9 blocks past the first chunk");
+  cr_assert_null(kvsim__handoff_done(&e.h, slots[0], ends[0]), "layers");
+  cr_assert_eq(kvsim__handoff_start(&e.h, ends[0], slots, ends, 1), 1, "the last send");
+  kvsim__handoff_entry_t *d = kvsim__handoff_done(&e.h, slots[0], ends[0]);
+  cr_assert_not_null(d, "landed");
+  kvsim__handoff_landed(&e.h, d);
+  cr_assert_eq(e.h.st.bytes_transferred, 25000, "each block once, got %lld",
+               (long long)e.h.st.bytes_transferred);
+  cr_assert_eq(pair_check(&e, kvsim_kvcache_held(&e.dc.kv, &e.dec[0]), &err), KVSIM_OK, "%s",
+               err.msg);
+  pair_teardown(&e);
 }
 
 Test(handoff, chunk_transfers_move_each_block_once_and_expose_only_the_tail) {

@@ -42,13 +42,23 @@ typedef enum { KVSIM_DISAGG_FLOW_VLLM = 0, KVSIM_DISAGG_FLOW_SGLANG } kvsim_disa
  *   send_kv_chunk), so that the transfer overlaps the later chunks and
  *   only the last chunk's share is left after the prefill. Needs the
  *   decode side's blocks before the prefill runs (the sglang flow).
+ * - LAYER: each layer's KV of a prefill step goes on the link as that
+ *   layer's forward finishes (vLLM's KVConnectorBase_V1.save_kv_layer,
+ *   called per attention layer during the forward; LMCache's
+ *   use_layerwise mode stores each step's new tokens layer by layer,
+ *   P2pNcclConnector.save_kv_layer sends the whole prompt's layers during
+ *   its last chunk; NixlConnector.save_kv_layer does nothing), so the
+ *   transfer overlaps the prefill's own forward and only what the link
+ *   has not finished by the step's end is left after it. kvsim splits a
+ *   step's time evenly over the model's layers. vLLM flow only.
  * PROFILE (the scenario's default): CHUNK when the prefill side's profile
  * sends chunks (kvsim_sched_defaults_t.kv_send_chunks) and the flow is
  * sglang, else REQUEST. */
 typedef enum {
   KVSIM_DISAGG_UNIT_PROFILE = 0,
   KVSIM_DISAGG_UNIT_REQUEST,
-  KVSIM_DISAGG_UNIT_CHUNK
+  KVSIM_DISAGG_UNIT_CHUNK,
+  KVSIM_DISAGG_UNIT_LAYER
 } kvsim_disagg_unit;
 
 /* The KV-transfer link between the groups (not gpu.h's kvsim_link_kind,
@@ -88,7 +98,7 @@ void kvsim_xfer_link_defaults(kvsim_xfer_link kind, double gpu_spec_GBps, double
 const char *kvsim_xfer_link_name(kvsim_xfer_link kind);
 const char *kvsim_disagg_flow_name(kvsim_disagg_flow flow);
 const char *kvsim_disagg_unit_name(kvsim_disagg_unit unit);
-/* The run's unit (REQUEST or CHUNK): the block's, else CHUNK when the
+/* The run's unit (REQUEST, CHUNK or LAYER): the block's, else CHUNK when the
  * prefill side's profile sends chunks (kvsim_sched_defaults_t.
  * kv_send_chunks) and the flow is sglang, else REQUEST. */
 kvsim_disagg_unit kvsim_disagg_unit_of(const kvsim_disagg_cfg_t *d, bool prefill_sends_chunks);
@@ -104,13 +114,14 @@ typedef struct kvsim_disagg_stats {
   int32_t prefill_replicas, decode_replicas;
   int64_t prefill_pool_blocks, decode_pool_blocks; /* usable blocks per instance */
   double prefill_kv_usage_peak, decode_kv_usage_peak;
-  kvsim_disagg_unit unit; /* the run's (REQUEST or CHUNK, never PROFILE) */
+  kvsim_disagg_unit unit; /* the run's (REQUEST, CHUNK or LAYER, never PROFILE) */
   int64_t transfers;      /* hand-offs completed (a request's last send) */
-  int64_t chunk_sends;    /* sends of a chunk before its request's last */
+  int64_t chunk_sends;    /* sends of a chunk (or a step's layers) before its request's last */
   int64_t bytes_transferred;
   double transfer_s_sum, transfer_s_max; /* link time per hand-off (its sends summed) */
   /* The link time of each hand-off's last send, what its TTFT waits for
-   * after the prefill (REQUEST: all of transfer_s). */
+   * after the prefill (REQUEST: all of transfer_s; LAYER: from the
+   * prefill's end to its last layer send's end). */
   double transfer_exposed_s_sum;
   double handoff_wait_s_sum, handoff_wait_s_max; /* prefill done -> decode blocks allocated */
   int64_t held_blocks_peak;     /* prefill blocks held for hand-offs, max over instances */

@@ -273,8 +273,9 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "pre-allocation)"),
     P(DISAGG_TRANSFER, "disaggregation.transfer", NULL, NULL, S, 0, 0, 0,
       "the prefill profile's (chunk for sglang under the sglang flow, else request)", KVC,
-      "what one transfer moves: request (the whole KV after the prefill) or chunk (each "
-      "chunked-prefill chunk's KV as computed; sglang flow only)"),
+      "what one transfer moves: request (the whole KV after the prefill), chunk (each "
+      "chunked-prefill chunk's KV as computed; sglang flow only) or layer (each layer's KV as "
+      "its forward ends, a step's time split evenly over the layers; vllm flow only)"),
     SIDE(PREFILL, "prefill"),
     SIDE(DECODE, "decode"),
     P(DISAGG_LINK, "disaggregation.link", NULL, NULL, O, 0, 0, 0, "infiniband's defaults", KVC,

@@ -31,7 +31,7 @@ static const char *const *keys_under(const char *prefix, const char **buf, size_
 static const char *const link_names[] = {"nvlink", "infiniband", "roce"};
 static const char *const flow_names[] = {"vllm", "sglang"};
 /* kvsim_disagg_unit's values past PROFILE, which is the key left out. */
-static const char *const unit_names[] = {"request", "chunk"};
+static const char *const unit_names[] = {"request", "chunk", "layer"};
 
 const char *kvsim_xfer_link_name(kvsim_xfer_link k) {
   return (unsigned)k < 3 ? link_names[k] : "?";
@@ -40,7 +40,7 @@ const char *kvsim_disagg_flow_name(kvsim_disagg_flow f) {
   return (unsigned)f < 2 ? flow_names[f] : "?";
 }
 const char *kvsim_disagg_unit_name(kvsim_disagg_unit u) {
-  return u == KVSIM_DISAGG_UNIT_PROFILE ? "profile" : (unsigned)u <= 2 ? unit_names[u - 1] : "?";
+  return u == KVSIM_DISAGG_UNIT_PROFILE ? "profile" : (unsigned)u <= 3 ? unit_names[u - 1] : "?";
 }
 
 kvsim_disagg_unit kvsim_disagg_unit_of(const kvsim_disagg_cfg_t *d, bool prefill_sends_chunks) {
@@ -157,13 +157,20 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
     char wt[4300];
     snprintf(wt, sizeof wt, "%s.transfer", w);
     if ((rc = kvsim__json_str(o, "transfer", unit, sizeof unit, w, err)) < 0 ||
-        (rc = pick(unit_names, 2, unit, KVSIM_PARAM_DISAGG_TRANSFER, w, err)) < 0)
+        (rc = pick(unit_names, 3, unit, KVSIM_PARAM_DISAGG_TRANSFER, w, err)) < 0)
       return rc;
     d->unit = (kvsim_disagg_unit)(rc + 1);
     if (d->unit == KVSIM_DISAGG_UNIT_CHUNK && d->flow != KVSIM_DISAGG_FLOW_SGLANG)
       return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_DISAGG_TRANSFER, wt,
                                  "'chunk' needs flow sglang (the decode side allocates before the "
                                  "prefill); flow %s pulls the whole request after it",
+                                 kvsim_disagg_flow_name(d->flow));
+    /* Layer sends are vLLM's connector hook (save_kv_layer); SGLang's
+     * transfer engines send per chunk. */
+    if (d->unit == KVSIM_DISAGG_UNIT_LAYER && d->flow != KVSIM_DISAGG_FLOW_VLLM)
+      return kvsim_err_set_param(err, KVSIM_EINVAL, KVSIM_PARAM_DISAGG_TRANSFER, wt,
+                                 "'layer' needs flow vllm (its connectors' save_kv_layer); flow %s "
+                                 "sends per chunk or request",
                                  kvsim_disagg_flow_name(d->flow));
   }
   for (int s = 0; s < 2; s++) {

@@ -170,13 +170,18 @@ static int start_step(drun_t *r, int32_t g, kvsim_time_ns now) {
 }
 
 static int start_transfers(drun_t *r, kvsim_time_ns now) {
-  int32_t n = kvsim__handoff_start(&r->ho, now, r->xs, r->xe, r->xcap);
-  for (int32_t i = 0; i < n; i++) {
-    int rc = kvsim_eventq_push(&r->q, r->xe[i], EV_XFER, r->xs[i]);
-    if (rc < 0)
-      return rc;
-    r->pending++;
-  }
+  /* Until the queue has nothing more to start: layer transfers' last
+   * sends hold no endpoint, so more than xcap may start at once. */
+  int32_t n;
+  do {
+    n = kvsim__handoff_start(&r->ho, now, r->xs, r->xe, r->xcap);
+    for (int32_t i = 0; i < n; i++) {
+      int rc = kvsim_eventq_push(&r->q, r->xe[i], EV_XFER, r->xs[i]);
+      if (rc < 0)
+        return rc;
+      r->pending++;
+    }
+  } while (n > 0 && n == r->xcap);
   return KVSIM_OK;
 }
 
@@ -276,6 +281,7 @@ static int on_arrival(drun_t *r, int32_t slot, kvsim_time_ns now) {
 static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
   r->finished.n = 0;
   kvsim__replica_t *rep = &r->side[0].reps[p];
+  const kvsim_time_ns step_start = rep->step_start;
   int rc = kvsim__replica_end_step(rep, now, &r->finished, r->err);
   if (rc < 0)
     return rc;
@@ -285,6 +291,15 @@ static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
     if (pre->status == KVSIM_REQ_RUNNING && pre->num_computed < pre->num_prompt &&
         (e = kvsim__handoff_of(&r->ho, pre)))
       kvsim__handoff_chunk(&r->ho, e, pre->num_computed, now);
+  }
+  /* Layer transfers: every request of the step sent its layers during
+   * it, the finished ones their last blocks too (before they are held). */
+  for (int64_t i = 0; r->ho.layered && i < rep->step.reqs.n; i++) {
+    kvsim_request_t *pre = rep->step.reqs.v[i];
+    kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
+    if (e && e->pre == pre)
+      kvsim__handoff_layer(&r->ho, e, pre->num_computed, pre->num_computed >= pre->num_prompt,
+                           step_start, now);
   }
   for (int64_t i = 0; i < r->finished.n; i++) {
     kvsim_request_t *pre = r->finished.v[i];
@@ -411,7 +426,8 @@ static int setup(drun_t *r) {
   for (int k = 0; k < 2; k++) {
     const kvsim_plan_t *pl = &r->side[k].res.plan;
     hs[k] = (kvsim__handoff_side_t){r->side[k].n, r->side[k].kvs, pl->p.tp,
-                                    pl->block_bytes * pl->p.tp * (pl->p.pp > 0 ? pl->p.pp : 1)};
+                                    pl->block_bytes * pl->p.tp * (pl->p.pp > 0 ? pl->p.pp : 1),
+                                    r->side[k].sc.model.num_layers};
   }
   /* What one transfer moves: the scenario's, else the prefill profile's
    * rule, which needs the decode blocks before the prefill (kvsim/disagg.h). */

@@ -19,10 +19,15 @@ int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg, kvsi
   h->d_busy = kvsim__calloc(nd, sizeof *h->d_busy);
   h->held = kvsim__calloc(np, sizeof *h->held);
   h->inbound = kvsim__calloc(nd, sizeof *h->inbound);
-  if (!h->waitq || !h->waitq_head || !h->p_busy || !h->d_busy || !h->held || !h->inbound)
+  h->p_free = kvsim__calloc(np, sizeof *h->p_free);
+  if (!h->waitq || !h->waitq_head || !h->p_busy || !h->d_busy || !h->held || !h->inbound ||
+      !h->p_free)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the KV hand-off");
   h->chunked = unit == KVSIM_DISAGG_UNIT_CHUNK;
-  h->st.unit = h->chunked ? KVSIM_DISAGG_UNIT_CHUNK : KVSIM_DISAGG_UNIT_REQUEST;
+  h->layered = unit == KVSIM_DISAGG_UNIT_LAYER;
+  h->st.unit = h->chunked   ? KVSIM_DISAGG_UNIT_CHUNK
+               : h->layered ? KVSIM_DISAGG_UNIT_LAYER
+                            : KVSIM_DISAGG_UNIT_REQUEST;
   h->st.prefill_replicas = prefill->n;
   h->st.decode_replicas = decode->n;
   return KVSIM_OK;
@@ -37,6 +42,7 @@ void kvsim__handoff_fini(kvsim__handoff_t *h) {
   kvsim__free(h->d_busy);
   kvsim__free(h->held);
   kvsim__free(h->inbound);
+  kvsim__free(h->p_free);
   kvsim__vec_free(&h->e);
   kvsim__vec_free(&h->dec_of);
   kvsim__vec_free(&h->xferq);
@@ -124,6 +130,57 @@ void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_
     enqueue_send(h, e);
 }
 
+void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          bool last, kvsim_time_ns step_start, kvsim_time_ns step_end) {
+  if (!h->layered || e->state != KVSIM__HO_PREFILL)
+    return;
+  /* The step's forward saved every layer of the tokens it computed
+   * (vLLM: attention/layer.py maybe_save_kv_layer_to_connector ->
+   * KVConnectorBase_V1.save_kv_layer per layer, wait_for_save at the
+   * forward's end). LMCache (vllm_v1_adapter.py, use_layerwise) saves each
+   * step's new tokens past skip_leading_tokens, as here; P2pNcclConnector
+   * (build_connector_meta skips a chunked prompt until its last chunk)
+   * sends the whole prompt's layers in the last chunk's forward, the same
+   * for an unchunked prompt. kvsim moves whole blocks as the other units
+   * do: a chunk's full blocks, all of them after the last. */
+  const kvsim_kvcache_t *kv = h->side[KVSIM_SIDE_PREFILL].kv[e->p];
+  int64_t ready = last ? kvsim_kvcache_held(kv, e->pre) : computed / kv->block_size;
+  if (ready > e->ready_blocks)
+    e->ready_blocks = ready;
+  e->step_start = step_start;
+  e->step_end = step_end;
+  if (e->ready_blocks > e->sent_blocks)
+    enqueue_send(h, e);
+}
+
+/* The end of a step's layer sends of `bytes` that may start at `now`
+ * (the prefill's link idle since p_free): layer i's share is ready when
+ * its forward ends, step_start + i T/L, and the link sends the shares in
+ * order, each paying the link's latency (one send per layer, as
+ * P2pNcclConnector.save_kv_layer). The last share ends at
+ * max(first start + L b, step_end + b), b one share's link time. */
+static kvsim_time_ns layer_send_end(const kvsim__handoff_t *h, const kvsim__handoff_entry_t *e,
+                                    int64_t bytes, kvsim_time_ns now, kvsim_time_ns *start) {
+  const int32_t L = h->side[KVSIM_SIDE_PREFILL].layers > 0 ? h->side[KVSIM_SIDE_PREFILL].layers : 1;
+  const double b = 1e9 * kvsim_disagg_transfer_s(&h->cfg, bytes / L, h->side[KVSIM_SIDE_PREFILL].tp,
+                                                 h->side[KVSIM_SIDE_DECODE].tp);
+  const double T = (double)(e->step_end - e->step_start);
+  double r1 = (double)e->step_start + T / L, idle = (double)h->p_free[e->p];
+  double first = idle > r1 ? idle : r1;
+  if (first > (double)now) /* not before the link is free now */
+    first = (double)now;
+  double end = first + L * b, tail = (double)e->step_end + b;
+  if (tail > end)
+    end = tail;
+  kvsim_time_ns t = (kvsim_time_ns)end;
+  if (t <= now)
+    t = now + 1;
+  /* The link time is the shares' own (L b), not the gaps between layers:
+   * the send is counted as if it ran in one piece up to its end. */
+  *start = t - (kvsim_time_ns)(L * b);
+  return t;
+}
+
 /* What the prefill side holds for e from now until the transfer is done;
  * the bytes to move are its blocks over every rank (the connectors move
  * whole blocks: NixlConnectorWorker._read_blocks by block ids). */
@@ -142,6 +199,7 @@ int kvsim__handoff_prefill_done(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, 
   if (kvsim__vec_reserve(&h->xferq, h->xferq.n + 1) < 0)
     return kvsim_err_set(err, KVSIM_ENOMEM, "out of memory for the transfer queue");
   hold(h, e);
+  e->prefill_end = now;
   if (e->dec_alloc) { /* SGLang: decode blocks are there; send now */
     to_xferq(h, e, now);
     return KVSIM_OK;
@@ -230,16 +288,30 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
     /* One transfer at a time per endpoint: a prefill instance's NICs
      * serve its pulls in turn, a decode instance's receive one request's
      * blocks at a time. */
-    if (started >= cap || h->p_busy[e->p] || h->d_busy[e->d]) {
+    /* Layer transfers: blocks the prefill computed go first, as layer
+     * sends (only the prefill's link: the decode side is picked later);
+     * the last send after them moves nothing and holds no endpoint. */
+    const bool layer = h->layered && e->ready_blocks > e->sent_blocks;
+    const bool last_of_layers = h->layered && !layer;
+    if (started >= cap || (!last_of_layers && h->p_busy[e->p]) ||
+        (!layer && !last_of_layers && h->d_busy[e->d])) {
       h->xferq.v[w++] = s;
       continue;
     }
-    h->p_busy[e->p] = h->d_busy[e->d] = true;
+    e->holds_p = !last_of_layers;
+    e->holds_d = !layer && !last_of_layers;
+    if (e->holds_p)
+      h->p_busy[e->p] = true;
+    if (e->holds_d)
+      h->d_busy[e->d] = true;
     /* The send: after the prefill, what is left of the request (all of it
      * unless chunks went before); during it, the blocks computed since the
      * last send. Each block leaves once. */
     const int64_t bb = h->side[KVSIM_SIDE_PREFILL].block_bytes_all_ranks;
-    if (e->state == KVSIM__HO_QUEUED) {
+    if (layer) {
+      e->send_blocks = e->ready_blocks - e->sent_blocks;
+      e->send_bytes = e->send_blocks * bb;
+    } else if (e->state == KVSIM__HO_QUEUED) {
       e->state = KVSIM__HO_XFER;
       e->send_blocks = e->pre_blocks - e->sent_blocks;
       e->send_bytes = e->bytes - e->sent_blocks * bb;
@@ -255,10 +327,17 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
     e->queued = false;
     e->on_link = true;
     e->xfer_start = now;
-    double secs = kvsim_disagg_transfer_s(&h->cfg, e->send_bytes, tp_p, tp_d);
-    kvsim_time_ns dt = (kvsim_time_ns)(secs * 1e9);
+    kvsim_time_ns end;
+    if (layer) {
+      end = layer_send_end(h, e, e->send_bytes, now, &e->xfer_start);
+    } else {
+      double secs =
+          last_of_layers ? 0 : kvsim_disagg_transfer_s(&h->cfg, e->send_bytes, tp_p, tp_d);
+      kvsim_time_ns dt = (kvsim_time_ns)(secs * 1e9);
+      end = now + (dt > 0 ? dt : 1);
+    }
     slots[started] = s;
-    ends[started++] = now + (dt > 0 ? dt : 1);
+    ends[started++] = end;
     h->bytes_in_flight += e->send_bytes;
     h->in_flight++;
     if (h->bytes_in_flight > h->st.bytes_in_flight_peak)
@@ -270,7 +349,13 @@ int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *sl
 
 kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, kvsim_time_ns now) {
   kvsim__handoff_entry_t *e = &h->e.v[slot];
-  h->p_busy[e->p] = h->d_busy[e->d] = false;
+  if (e->holds_p) {
+    h->p_busy[e->p] = false;
+    h->p_free[e->p] = now;
+  }
+  if (e->holds_d)
+    h->d_busy[e->d] = false;
+  e->holds_p = e->holds_d = false;
   h->bytes_in_flight -= e->send_bytes;
   h->in_flight--;
   h->st.bytes_transferred += e->send_bytes;
@@ -280,13 +365,19 @@ kvsim__handoff_entry_t *kvsim__handoff_done(kvsim__handoff_t *h, int32_t slot, k
   if (e->state != KVSIM__HO_XFER) {
     /* A chunk: the next waits for more blocks, or for the prefill's end. */
     h->st.chunk_sends++;
+    e->layers_end = now;
     if (e->state == KVSIM__HO_QUEUED || e->ready_blocks > e->sent_blocks)
       enqueue_send(h, e);
     return NULL;
   }
   h->st.transfers++;
   h->st.transfer_s_sum += e->link_s;
-  h->st.transfer_exposed_s_sum += secs;
+  /* Layer sends: what the TTFT waits for after the prefill is the link's
+   * tail past the step's end. */
+  h->st.transfer_exposed_s_sum +=
+      h->layered
+          ? (e->layers_end > e->prefill_end ? (double)(e->layers_end - e->prefill_end) / 1e9 : 0)
+          : secs;
   if (e->link_s > h->st.transfer_s_max)
     h->st.transfer_s_max = e->link_s;
   /* The decode side reported the pull done: the prefill side frees
@@ -334,13 +425,26 @@ int kvsim__handoff_check(const kvsim__handoff_t *h, const int64_t *sched_blocks,
     link_bytes += e->on_link ? e->send_bytes : 0;
     on_link += e->on_link;
     queued += e->queued;
-    /* Chunk sends never pass what pre's prefill holds: no block leaves twice. */
-    if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE &&
+    /* Chunk sends never pass what pre's prefill holds: no block leaves
+     * twice (a layered prefill preempted after some of its layers went
+     * recomputes what the receiver already has: it sends only past them). */
+    const bool recomputing =
+        h->layered && e->state == KVSIM__HO_PREFILL && e->pre->num_preemptions > 0;
+    if (e->sent_blocks > 0 && e->state != KVSIM__HO_DONE && !recomputing &&
         e->sent_blocks > kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre)) {
       rc = kvsim_err_set(
           err, KVSIM_EINVAL, "hand-off: request %llu sent %lld blocks of %lld held",
           (unsigned long long)e->dec->spec.id, (long long)e->sent_blocks,
           (long long)kvsim_kvcache_held(h->side[KVSIM_SIDE_PREFILL].kv[e->p], e->pre));
+      break;
+    }
+    /* Layer sends: the last send (XFER) starts only once every block pre
+     * holds has gone on the link, so the prefill frees none before. */
+    if (h->layered && e->state == KVSIM__HO_XFER && e->sent_blocks != e->pre_blocks) {
+      rc = kvsim_err_set(err, KVSIM_EINVAL,
+                         "hand-off: request %llu's last send started with %lld of %lld blocks sent",
+                         (unsigned long long)e->dec->spec.id, (long long)e->sent_blocks,
+                         (long long)e->pre_blocks);
       break;
     }
     const bool pre_held = e->state == KVSIM__HO_PREALLOC || e->state == KVSIM__HO_QUEUED ||

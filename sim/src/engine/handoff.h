@@ -18,6 +18,18 @@
  * send the full blocks its prefill has computed so far (QUEUED and XFER
  * then name only the last send, of the rest, after the prefill): one send
  * of an entry on the link at a time, each block sent once.
+ * With layer transfers (h->layered, vLLM flow) every prefill step's blocks
+ * go on the link layer by layer during the step (kvsim__handoff_layer):
+ * the send is timed as if it began when the step's first layer finished,
+ * and the last send after the prefill moves nothing and only waits for the
+ * link; a prefill preempted after some of its layers went (vLLM's
+ * recompute) does not send them again, the receiver has them (LMCache's
+ * RequestTracker.update resets num_saved_tokens to what LMCache holds),
+ * so while it recomputes it may have sent more blocks than it holds;
+ * pre's blocks are freed when both the last layer's send has ended
+ * and the decode side has its blocks (kvsim keeps no receive buffer
+ * outside the decode pool). Layer sends take only the prefill instance's
+ * link (the decode instance is picked after the prefill).
  * Blocks: pre holds its prompt's blocks from its prefill until DONE; dec
  * holds the prompt's blocks from its allocation (QUEUED, or BOOTSTRAP's
  * end) on. No block is held by two entries, and each pool's used blocks
@@ -57,7 +69,11 @@ typedef struct kvsim__handoff_entry {
    * time of its sends so far. */
   int64_t ready_blocks, sent_blocks, send_blocks, send_bytes;
   bool queued, on_link;
+  bool holds_p, holds_d; /* the send on the link holds the prefill / decode endpoint */
   double link_s;
+  /* Layer transfers: the step whose blocks are ready (its start and end),
+   * when the prefill ended, and when its last layer send ended. */
+  kvsim_time_ns step_start, step_end, prefill_end, layers_end;
 } kvsim__handoff_entry_t;
 
 /* One side's instances as the hand-off sees them. */
@@ -66,12 +82,15 @@ typedef struct kvsim__handoff_side {
   kvsim_kvcache_t **kv;   /* each instance's KV manager (not owned) */
   int32_t tp;
   int64_t block_bytes_all_ranks; /* one block over every TP (and PP) rank */
+  int32_t layers;                /* the model's layers (layer transfers' sends per step) */
 } kvsim__handoff_side_t;
 
 typedef struct kvsim__handoff {
   kvsim_disagg_cfg_t cfg;
   kvsim__handoff_side_t side[2];
   bool chunked;                         /* chunk transfers (kvsim_disagg_unit CHUNK) */
+  bool layered;                         /* layer transfers (kvsim_disagg_unit LAYER) */
+  kvsim_time_ns *p_free;                /* per prefill instance: when its link last fell idle */
   kvsim__vec(kvsim__handoff_entry_t) e; /* indexed by dec's slot */
   kvsim__vec(int32_t) dec_of;           /* pre's slot -> dec's slot */
   /* Per decode instance: FIFO of entries waiting for its blocks. */
@@ -85,7 +104,7 @@ typedef struct kvsim__handoff {
   kvsim_disagg_stats_t st;
 } kvsim__handoff_t;
 
-/* unit: REQUEST or CHUNK (the run's, resolved from the profile). */
+/* unit: REQUEST, CHUNK or LAYER (the run's, resolved from the profile). */
 int kvsim__handoff_init(kvsim__handoff_t *h, const kvsim_disagg_cfg_t *cfg, kvsim_disagg_unit unit,
                         const kvsim__handoff_side_t *prefill, const kvsim__handoff_side_t *decode,
                         kvsim_err *err);
@@ -114,6 +133,14 @@ int kvsim__handoff_prefill_done(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, 
 void kvsim__handoff_chunk(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
                           kvsim_time_ns now);
 
+/* Layer transfers: pre's prefill step [step_start, step_end] has computed
+ * `computed` prompt tokens (`last`: the whole prompt). The blocks it
+ * completed (full ones; all pre holds after the last step) join the
+ * transfer queue as the step's layer sends. No-op unless h->layered and e
+ * is still in PREFILL. */
+void kvsim__handoff_layer(kvsim__handoff_t *h, kvsim__handoff_entry_t *e, int64_t computed,
+                          bool last, kvsim_time_ns step_start, kvsim_time_ns step_end);
+
 /* Allocates decode instance d's blocks to the entries waiting for them,
  * in order, while `room` allows: blocks for the prompt free in its pool
  * and (`max_seqs`) fewer than that many requests running + inbound;
@@ -127,7 +154,9 @@ int kvsim__handoff_alloc(kvsim__handoff_t *h, int32_t d, int64_t running, int64_
                          int64_t reserve_tokens, kvsim_time_ns now, kvsim_request_t **started,
                          int32_t started_cap, int32_t *nstarted, kvsim_err *err);
 
-/* Starts every QUEUED transfer whose two endpoints are idle, in order:
+/* Starts every QUEUED transfer whose two endpoints are idle (a layer
+ * send: its prefill instance's; the last send after layer sends: none),
+ * in order:
  * their entries go to XFER and their indices (dec slots) and end times to
  * the arrays (room for the queue's length). Returns how many started. */
 int32_t kvsim__handoff_start(kvsim__handoff_t *h, kvsim_time_ns now, int32_t *slots, kvsim_time_ns *ends,

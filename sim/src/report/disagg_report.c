@@ -81,11 +81,18 @@ int kvsim_report_scenario_calc(const kvsim_scenario_t *sc, bool json, FILE *out,
               kvsim__commas(pp->per_token_kv_bytes * pp->p.tp, b, sizeof b), pp->p.tp,
               pp->p.tp > 1 ? "s" : "", (long long)pp->p.block_size);
       /* The idle-link times below are one whole transfer's; per chunk, the
-       * prefill's later chunks hide all but the last send (kvsim/disagg.h). */
-      if (kvsim_disagg_unit_of(&sc->disagg, side[0].sched_ops->defaults.kv_send_chunks) ==
-          KVSIM_DISAGG_UNIT_CHUNK)
+       * prefill's later chunks hide all but the last send, per layer the
+       * step's own forward hides all but the link's tail (kvsim/disagg.h). */
+      const kvsim_disagg_unit unit =
+          kvsim_disagg_unit_of(&sc->disagg, side[0].sched_ops->defaults.kv_send_chunks);
+      if (unit == KVSIM_DISAGG_UNIT_CHUNK)
         fprintf(out, "Sent per chunked-prefill chunk as it is computed (transfer chunk): after the "
                      "prefill only the last chunk's share is left to move\n");
+      else if (unit == KVSIM_DISAGG_UNIT_LAYER)
+        fprintf(out,
+                "Sent per layer as each layer's forward ends (transfer layer, %d sends per "
+                "step): after the prefill only what the link has not finished is left\n",
+                side[0].model.num_layers);
       else
         fprintf(out, "Sent whole after the prefill (transfer request)\n");
       for (size_t i = 0; i < sizeof shown_prompts / sizeof *shown_prompts; i++) {
