@@ -331,3 +331,19 @@ Test(core, json_nested_too_deep_says_so) {
   cr_assert_null(kvsim__json_parse("{\"s\": \"[[[[{{{{\", \"t\": }", "s.json", &err), "bad");
   cr_assert_str_eq(err.msg, "s.json:1: invalid JSON", "a syntax error: %s", err.msg);
 }
+
+Test(core, json_at_follows_a_dotted_path) {
+  cJSON *j = cJSON_Parse("{\"engine\": {\"spec\": {\"method\": \"eagle\", \"n\": null}}, \"a\": 1}");
+  cr_assert_not_null(j, "parse");
+  const cJSON *m = kvsim__json_at(j, "engine.spec.method");
+  cr_assert(cJSON_IsString(m) && !strcmp(m->valuestring, "eagle"), "three levels down");
+  cr_assert_eq(kvsim__json_at(j, "a")->valueint, 1, "one level");
+  cr_assert_null(kvsim__json_at(j, "engine.spec.n"), "a null is not given");
+  cr_assert_null(kvsim__json_at(j, "engine.nope.method"), "a missing part");
+  cr_assert_null(kvsim__json_at(j, "a.b"), "below a number");
+  char longpart[200];
+  memset(longpart, 'x', sizeof longpart - 1);
+  longpart[sizeof longpart - 1] = '\0';
+  cr_assert_null(kvsim__json_at(j, longpart), "a part past 127 bytes");
+  cJSON_Delete(j);
+}

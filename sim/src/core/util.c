@@ -220,6 +220,21 @@ static const cJSON *field(const cJSON *obj, const char *key) {
 
 bool kvsim__json_given(const cJSON *obj, const char *key) { return field(obj, key) != NULL; }
 
+const cJSON *kvsim__json_at(const cJSON *obj, const char *path) {
+  char part[128];
+  while (obj && *path) {
+    const char *dot = strchr(path, '.');
+    size_t l = dot ? (size_t)(dot - path) : strlen(path);
+    if (l >= sizeof part)
+      return NULL;
+    memcpy(part, path, l);
+    part[l] = '\0';
+    obj = cJSON_GetObjectItemCaseSensitive(obj, part);
+    path += l + (dot != NULL);
+  }
+  return obj && !cJSON_IsNull(obj) ? obj : NULL;
+}
+
 /* The integers a JSON number carries exactly: cJSON keeps every number as a
  * double, whose 53-bit mantissa holds every integer of magnitude up to
  * 2^53 - 1 (JavaScript's Number.MAX_SAFE_INTEGER); beyond it neighbouring

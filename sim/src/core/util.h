@@ -84,6 +84,9 @@ int kvsim__json_int_min(const cJSON *obj, const char *key, int64_t lo, int64_t h
 /* Whether obj has the key with a value: a JSON null is the key left out,
  * as the getters above take it. */
 bool kvsim__json_given(const cJSON *obj, const char *key);
+/* The value at the dotted `path` below obj ("engine.speculative.method"),
+ * or NULL: absent, null (not given), or a part longer than 127 bytes. */
+const cJSON *kvsim__json_at(const cJSON *obj, const char *path);
 int kvsim__json_bool(const cJSON *obj, const char *key, bool *out, const char *where,
                      kvsim_err *err);
 /* Copies a string value into out[cap]. */

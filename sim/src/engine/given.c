@@ -4,6 +4,7 @@
  * given without reading the tree again. */
 #include <string.h>
 
+#include "core/util.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
@@ -18,21 +19,6 @@ int kvsim__scenario_section(const char *name) {
   return -1;
 }
 
-/* The value at the dotted `path` below obj, or NULL (null is not given). */
-static const cJSON *lookup(const cJSON *obj, const char *path) {
-  char part[128];
-  while (obj && *path) {
-    const char *dot = strchr(path, '.');
-    size_t l = dot ? (size_t)(dot - path) : strlen(path);
-    if (l >= sizeof part)
-      return NULL;
-    memcpy(part, path, l);
-    part[l] = '\0';
-    obj = cJSON_GetObjectItemCaseSensitive(obj, part);
-    path += l + (dot != NULL);
-  }
-  return obj && !cJSON_IsNull(obj) ? obj : NULL;
-}
 
 static void mark_row(struct kvsim_scenario *sc, int id) {
   sc->given_rows[id / 64] |= UINT64_C(1) << (id % 64);
@@ -45,13 +31,13 @@ bool kvsim__scenario_row_given(const struct kvsim_scenario *sc, int id) {
 
 void kvsim__scenario_mark_tree(struct kvsim_scenario *sc, const cJSON *root) {
   for (int id = KVSIM_PARAM_NONE + 1; id < KVSIM_PARAM_COUNT; id++)
-    if (lookup(root, kvsim_param_get(id)->key))
+    if (kvsim__json_at(root, kvsim_param_get(id)->key))
       mark_row(sc, id);
   for (int i = 0; kvsim__scenario_sections[i]; i++)
-    if (cJSON_IsObject(lookup(root, kvsim__scenario_sections[i])))
+    if (cJSON_IsObject(kvsim__json_at(root, kvsim__scenario_sections[i])))
       sc->given_sections |= 1u << i;
   /* The GPU's perf keys, in the order given. */
-  const cJSON *perf = lookup(root, "perf");
+  const cJSON *perf = kvsim__json_at(root, "perf");
   for (const cJSON *c = cJSON_IsObject(perf) ? perf->child : NULL; c; c = c->next)
     for (uint8_t i = 0; kvsim__perf_gpu_keys[i] && !cJSON_IsNull(c); i++)
       if (!strcmp(c->string, kvsim__perf_gpu_keys[i]) && sc->nperf_order < sizeof sc->perf_order)

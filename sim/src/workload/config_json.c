@@ -7,6 +7,8 @@
  * order, then the keys outside it (a dist's, a popularity's) as given. */
 #include <string.h>
 
+#include "core/util.h"
+
 #include "workload/wl.h"
 
 _Static_assert(KVSIM_PARAM_COUNT - KVSIM__WL_ROW_FIRST <= 64,
@@ -21,26 +23,10 @@ bool kvsim__wl_is_given(const kvsim_workload_cfg_t *c, int id) {
          (c->given.rows >> (id - KVSIM__WL_ROW_FIRST) & 1u);
 }
 
-/* The value at the dotted `path` below obj, or NULL (null counts as not
- * given). */
-static const cJSON *lookup(const cJSON *obj, const char *path) {
-  char part[128];
-  while (obj && *path) {
-    const char *dot = strchr(path, '.');
-    size_t l = dot ? (size_t)(dot - path) : strlen(path);
-    if (l >= sizeof part)
-      return NULL;
-    memcpy(part, path, l);
-    part[l] = '\0';
-    obj = cJSON_GetObjectItemCaseSensitive(obj, part);
-    path += l + (dot != NULL);
-  }
-  return obj && !cJSON_IsNull(obj) ? obj : NULL;
-}
 
 void kvsim__wl_mark_tree(kvsim_workload_cfg_t *c, const cJSON *obj) {
   for (int id = KVSIM__WL_ROW_FIRST; id < KVSIM_PARAM_COUNT; id++)
-    if (lookup(obj, kvsim_param_get(id)->key + strlen("workload.")))
+    if (kvsim__json_at(obj, kvsim_param_get(id)->key + strlen("workload.")))
       kvsim__wl_mark(c, id);
 }
 
