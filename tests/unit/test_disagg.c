@@ -249,6 +249,12 @@ Test(disagg, set_gpu_moves_the_links_default_only) {
   cr_assert_float_eq(sc.disagg.link_GBps, 900 * 378.0 / 450, 1e-9, "B200's 900 GB/s link");
   cr_assert_float_eq(sc.disagg.link_latency_s, 10e-6, 1e-12, "NVLink's latency");
   cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 5, "the override kept");
+  cr_assert_eq(kvsim_scenario_set_disagg_replicas(&sc, KVSIM_SIDE_DECODE, KVSIM_MAX_REPLICAS + 1,
+                                                  &err),
+               KVSIM_EINVAL, "past hardware.replicas' bound");
+  cr_assert(strstr(err.msg, "disaggregation.decode.replicas: 4097 is outside [1, 4096]"), "%s",
+            err.msg);
+  cr_assert_eq(sc.disagg.replicas[KVSIM_SIDE_DECODE], 5, "a refused value changes nothing");
   kvsim_scenario_fini(&sc);
   cr_assert_eq(
       parse("disaggregation.link={\"kind\": \"nvlink\", \"bandwidth_GBps\": 100}", &sc, &err),

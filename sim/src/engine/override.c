@@ -66,10 +66,10 @@ int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side s
   if (!sc->disagg.enabled)
     return kvsim_err_set(err, KVSIM_EINVAL, "%s: no disaggregation block for %s instances",
                          sc->name, name);
-  if (n < 1 || n > 4096)
+  if (n < 1 || n > KVSIM_MAX_REPLICAS) /* the registry row's bound (core/params.c) */
     return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: disaggregation.%s.replicas: %lld is outside [1, 4096]", sc->name,
-                         name, (long long)n);
+                         "%s: disaggregation.%s.replicas: %lld is outside [1, %d]", sc->name, name,
+                         (long long)n, KVSIM_MAX_REPLICAS);
   char key[64];
   snprintf(key, sizeof key, "disaggregation.%s.replicas", name);
   sc->disagg.replicas[side == KVSIM_SIDE_DECODE] = (int32_t)n;
