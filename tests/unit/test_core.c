@@ -347,3 +347,26 @@ Test(core, json_at_follows_a_dotted_path) {
   cr_assert_null(kvsim__json_at(j, longpart), "a part past 127 bytes");
   cJSON_Delete(j);
 }
+
+/* An unknown key's suggestion: a near typo first, else the key whose
+ * words' initials it is (users write "tp" for tensor_parallel_size). */
+Test(core, unknown_key_suggests_typo_then_initials) {
+  static const char *const keys[] = {"gpus", "tensor_parallel_size", "max_num_seqs",
+                                     "max_num_batched_tokens", "max_replicas", NULL};
+  const struct {
+    const char *json, *msg;
+  } cases[] = {
+      {"{\"tp\": 1}", "s: tp: unknown key (did you mean 'tensor_parallel_size'?)"},
+      {"{\"mnbt\": 1}", "s: mnbt: unknown key (did you mean 'max_num_batched_tokens'?)"},
+      {"{\"gpu\": 1}", "s: gpu: unknown key (did you mean 'gpus'?)"},
+      {"{\"mn\": 1}", "s: mn: unknown key"}, /* the initials of two keys: no guess */
+      {"{\"zzzzzzzz\": 1}", "s: zzzzzzzz: unknown key"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cJSON *j = cJSON_Parse(cases[i].json);
+    kvsim_err err = {0};
+    cr_assert_eq(kvsim__json_only_keys(j, keys, "s", &err), KVSIM_EINVAL, "%s", cases[i].json);
+    cr_assert_str_eq(err.msg, cases[i].msg, "%s", cases[i].json);
+    cJSON_Delete(j);
+  }
+}

@@ -365,6 +365,39 @@ int kvsim__check_name(const char *name, const char *where, kvsim_err *err) {
   return KVSIM_OK;
 }
 
+/* Whether abbr (two or more letters, no '_') is the first letters of the
+ * words of key ("tp" of tensor_parallel_size, "mnbt" of
+ * max_num_batched_tokens): the shorthand users write for long keys. */
+static bool initials_of(const char *abbr, const char *key) {
+  size_t n = strlen(abbr);
+  if (n < 2 || strchr(abbr, '_'))
+    return false;
+  size_t i = 0;
+  for (const char *k = key; *k && i < n; k = strchr(k, '_') ? strchr(k, '_') + 1 : "")
+    if (*k != abbr[i++])
+      return false;
+  return i == n;
+}
+
+/* The allowed key unknown most likely meant: one whose words' initials it
+ * is, unless a key is one edit away; else the nearest within 3 edits. */
+static const char *suggest(const char *unknown, const char *const *allowed) {
+  const char *best = NULL, *abbr = NULL;
+  int best_d = 1 << 30, nabbr = 0;
+  for (const char *const *a = allowed; *a; a++) {
+    int d = kvsim__edit_distance(*a, unknown);
+    if (d < best_d) {
+      best_d = d;
+      best = *a;
+    }
+    if (initials_of(unknown, *a))
+      abbr = *a, nabbr++;
+  }
+  if (nabbr == 1 && best_d > 1)
+    return abbr;
+  return best && best_d <= 3 ? best : NULL;
+}
+
 int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const char *where,
                           kvsim_err *err) {
   if (!cJSON_IsObject(obj))
@@ -376,16 +409,8 @@ int kvsim__json_only_keys(const cJSON *obj, const char *const *allowed, const ch
     if (!found) {
       /* The suggestion only for a key that is unknown: an edit distance
        * against every allowed key for every valid one cost 1.8 % of a run. */
-      const char *best = NULL;
-      int best_d = 1 << 30;
-      for (const char *const *a = allowed; *a; a++) {
-        int d = kvsim__edit_distance(*a, c->string);
-        if (d < best_d) {
-          best_d = d;
-          best = *a;
-        }
-      }
-      if (best && best_d <= 3)
+      const char *best = suggest(c->string, allowed);
+      if (best)
         return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key (did you mean '%s'?)", where,
                              kvsim__json_sep(where), c->string, best);
       return kvsim_err_set(err, KVSIM_EINVAL, "%s%s%s: unknown key", where, kvsim__json_sep(where),
