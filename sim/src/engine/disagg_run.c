@@ -587,16 +587,16 @@ static int stuck(drun_t *r) {
       snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
     return kvsim_err_set(
         r->err, KVSIM_ETHRESH,
-        "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
+        "%s: %s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
         "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
-        pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n, (long long)s->running.n,
-        held_n, extra, s->ops->name);
+        rep->where, pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n,
+        (long long)s->running.n, held_n, extra, s->ops->name);
   }
   return kvsim_err_set(
       r->err, KVSIM_ETHRESH,
-      "disaggregation: %lld requests in flight in no instance's queues and nothing "
+      "%s: disaggregation: %lld requests in flight in no instance's queues and nothing "
       "pending: the run cannot make progress",
-      (long long)r->in_flight);
+      r->sc->path[0] ? r->sc->path : r->sc->name, (long long)r->in_flight);
 }
 
 /* --check-invariants: after every event, each pool's references are its
