@@ -85,7 +85,15 @@ verdict() {
 # instr NAME ARGS...: instructions of `kvsim ARGS` over all its processes
 # (callgrind). A forked child's count includes its parent's up to the
 # fork; the pools fork after the parent's own runs, so each child's own
-# work is its count less the parent's (final) count.
+# work is its count less the parent's (final) count. Valgrind always
+# follows a fork (the study pools' children report on this log), so no
+# --trace-children=yes: it follows exec only, and kvsim execs nothing but
+# the plot script (bash, awk, sed, gnuplot), which is not simulator work.
+# `compare --jobs 1` runs every candidate in the parent: under strace -f
+# its only fork is the plot script's, and on tests/golden/compare/
+# tiny-study.json --trace-children=yes adds about 1.1 G instructions of
+# plotting (gnuplot 0.99 G, in its own callgrind files; its report goes to
+# the plot's stderr file, not this log) to the 1.29 G of kvsim's.
 instr() {
   local name=$1
   shift

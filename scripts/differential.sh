@@ -9,7 +9,10 @@
 #   git archive BASE | tar -x -C OLD && cmake -S OLD -B OLD/build -DCMAKE_BUILD_TYPE=Release \
 #     && cmake --build OLD/build -j2 --target kvsim
 # Every 8th scenario runs with the band and the advice re-runs (the study
-# paths); the others with --no-band --no-verify-advice.
+# paths); the others with --no-band --no-verify-advice. A scenario with
+# replicas picks its router among all of the registry's (hardware.router's
+# values as NEW_KVSIM's `list params` gives them), prefix_affinity now and
+# then with its own router_imbalance.
 set -euo pipefail
 usage() { echo "usage: scripts/differential.sh OLD_KVSIM NEW_KVSIM [--per-profile N] [--seed S] [--keep DIR]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
@@ -36,10 +39,14 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 profiles="vllm-v1 vllm-v0 sglang tgi static contiguous contiguous-pow2 hf-transformers"
+# The routers: the words of hardware.router's values ("round_robin, least_loaded, ... or X").
+routers=$("$new" list params | awk -F'|' '$2 ~ /`hardware\.router`/ {
+  gsub(/,| or /, " ", $8); print $8 }' | xargs)
+[ -n "$routers" ] || { echo "differential: no routers in '$new list params'" >&2; exit 2; }
 
 # gen PROFILE I: one scenario on stdout, drawn from (seed, profile, i).
 gen() {
-  awk -v prof="$1" -v i="$2" -v seed="$seed" '
+  awk -v prof="$1" -v i="$2" -v seed="$seed" -v routers="$routers" '
     function pick(n) { return int(rand() * n) }
     function oneof(s,   a, n) { n = split(s, a, " "); return a[pick(n) + 1] }
     BEGIN {
@@ -73,17 +80,27 @@ gen() {
         if (prof == "vllm-v0" && rand() < 0.3) eng = eng ", \"preemption_mode\": \"swap\", \"swap_space\": 4"
       }
       hw = "\"gpu\": \"" gpu "\""
-      if (rand() < 0.25) hw = hw ", \"replicas\": " oneof("2 3 4")
+      reps = rand() < 0.25
+      if (reps) hw = hw ", \"replicas\": " oneof("2 3 4")
       wl = "\"requests\": " n ", \"arrival\": { \"process\": \"" proc "\", \"rate\": " rate (proc == "gamma" ? ", \"cv\": 2" : "") " }"
       wl = wl ", \"prompt_tokens\": { \"dist\": \"lognormal\", \"mean\": " pmean ", \"sigma\": 0.6, \"max\": 3000 }"
       wl = wl ", \"output_tokens\": { \"dist\": \"uniform\", \"min\": 1, \"max\": " omax " }"
       if (rand() < 0.3) wl = wl ", \"prefix\": { \"shared_tokens\": " oneof("64 256 1024") ", \"groups\": " oneof("1 4") " }"
       if (prof == "vllm-v1" && rand() < 0.5) wl = wl ", \"priority\": { \"levels\": 3 }"
       slo = rand() < 0.5 ? ", \"slo\": { \"ttft_p99_s\": " oneof("0.5 2") ", \"tpot_p99_s\": " oneof("0.05 0.2") " }" : ""
-      printf "{ \"name\": \"diff-%s-%d\", \"seed\": %d, \"model\": \"%s\",\n", prof, i, 1 + pick(1000), model
+      sseed = 1 + pick(1000)
+      si = oneof("0.25 1 5")
+      # Drawn last, so that the draws above (and the scenarios without
+      # replicas) stay those of the seed before routers varied.
+      if (reps) {
+        rt = oneof(routers)
+        hw = hw ", \"router\": \"" rt "\""
+        if (rt == "prefix_affinity" && rand() < 0.5) hw = hw ", \"router_imbalance\": " oneof("0 2 64")
+      }
+      printf "{ \"name\": \"diff-%s-%d\", \"seed\": %d, \"model\": \"%s\",\n", prof, i, sseed, model
       printf "  \"hardware\": { %s },\n  \"engine\": { %s },\n", hw, eng
       printf "  \"workload\": { \"synthetic\": { %s } }%s,\n", wl, slo
-      printf "  \"output\": { \"sample_interval_s\": %s } }\n", oneof("0.25 1 5")
+      printf "  \"output\": { \"sample_interval_s\": %s } }\n", si
     }'
 }
 

@@ -291,3 +291,74 @@ Test(disagg, the_blocks_link_and_transfer_print_from_the_typed_block) {
   cJSON_Delete(c);
   kvsim_scenario_fini(&sc);
 }
+
+typedef struct preempted {
+  int64_t finished, preempted, preemptions;
+} preempted_t;
+
+static int on_preempted(void *ctx, const kvsim_request_t *r) {
+  preempted_t *p = ctx;
+  p->finished += r->status == KVSIM_REQ_FINISHED;
+  p->preempted += r->status == KVSIM_REQ_FINISHED && r->num_preemptions > 0;
+  p->preemptions += r->num_preemptions;
+  return KVSIM_OK;
+}
+
+/* A request preempted on the prefill side counts as preempted: a
+ * 149-block prefill pool with 512-token chunks preempts prompts halfway
+ * (the decode pool of 9,999 blocks never does), and each request's count
+ * is both sides' (requests.csv's num_preemptions, requests_preempted),
+ * adding up to the instances' total. The decode objects once carried
+ * only the decode side's: 0 preempted requests beside 11 preemptions. */
+Test(disagg, prefill_side_preemptions_count_in_the_requests) {
+  const char *sets[] = {"disaggregation.prefill.engine.num_gpu_blocks_override=150",
+                        "disaggregation.prefill.engine.max_num_batched_tokens=512",
+                        "disaggregation.decode.replicas=1",
+                        "disaggregation.decode.engine.num_gpu_blocks_override=10000",
+                        "workload.synthetic.arrival.rate=40"};
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(base, "d.json", ".", sets, 5, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  preempted_t p = {0};
+  kvsim_sink_t sink = {.ctx = &p, .request = on_preempted};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(p.finished, 40, "every request finishes, got %lld", (long long)p.finished);
+  cr_assert_gt(st.preemptions, 0, "the small prefill pool preempts");
+  cr_assert_gt(st.requests_preempted, 0, "so some requests were preempted (%lld preemptions)",
+               (long long)st.preemptions);
+  cr_assert_eq(st.requests_preempted, p.preempted,
+               "the stats count the requests reported preempted");
+  cr_assert_eq(p.preemptions, st.preemptions,
+               "the requests' counts add up to the instances' total: %lld vs %lld",
+               (long long)p.preemptions, (long long)st.preemptions);
+  kvsim_scenario_fini(&sc);
+}
+
+/* A max_time_s stop while the decode side is saturated (a 199-block pool:
+ * one or two prompts at a time, the prefill side backed up behind it)
+ * ends the run at max_time_s with the rest reported unfinished, as an
+ * aggregated run ends; the loop's "cannot make progress" check does not
+ * take the saturated side for a stuck one. */
+Test(disagg, a_max_time_stop_while_a_side_is_saturated_ends_the_run) {
+  const char *sets[] = {"disaggregation.decode.replicas=1",
+                        "disaggregation.decode.engine.num_gpu_blocks_override=200",
+                        "workload.synthetic.arrival.rate=40", "output.max_time_s=3"};
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(base, "d.json", ".", sets, 4, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  preempted_t p = {0};
+  kvsim_sink_t sink = {.ctx = &p, .request = on_preempted};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(st.end_time, kvsim_time_from_s(3), "the run ends at max_time_s (%.3f s)",
+               kvsim_time_to_s(st.end_time));
+  cr_assert_gt(st.requests_in_flight, 0, "requests are left in the saturated system");
+  cr_assert_lt(p.finished, 40, "not every request finished (%lld)", (long long)p.finished);
+  cr_assert_gt(st.disagg.handoff_wait_s_sum, 0, "prompts waited for decode blocks");
+  kvsim_scenario_fini(&sc);
+}

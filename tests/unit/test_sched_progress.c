@@ -152,6 +152,8 @@ Test(sched_progress, stalled_replica_stops_with_the_request_and_why) {
   const kvsim_plan_t pl = res.plan;
   kvsim_perf_t perf;
   cr_assert_eq(kvsim_perf_init(&perf, &sc.model, &sc.gpu, &pl, &err), KVSIM_OK, "%s", err.msg);
+  /* As kvsim_scenario_load names it: the error names the file. */
+  snprintf(sc.path, sizeof sc.path, "%s", "stall.json");
   kvsim__replica_t rep;
   cr_assert_eq(kvsim__replica_init(&rep, 0, &sc, &res, &err), KVSIM_OK, "%s", err.msg);
   cr_assert(!kvsim__replica_fits(&rep, &pl, 39), "admission refuses it: 3 + 8 residual > 9 blocks");
@@ -178,6 +180,8 @@ Test(sched_progress, stalled_replica_stops_with_the_request_and_why) {
   cr_assert(strstr(err.msg, "request 7: a 40-token request needs 3 blocks, the pool has 1 after the "
                             "residual window") != NULL,
             "the message names the request and why: %s", err.msg);
+  cr_assert(strncmp(err.msg, "stall.json: replica 0: request 7:", 33) == 0,
+            "the message names the scenario file first: %s", err.msg);
   kvsim_sched_t *s = rep.sched;
   cr_assert_eq(s->waiting.n, 1, "the request is still accounted for");
   kvsim_waitq_pop(&s->waiting);

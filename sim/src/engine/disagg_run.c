@@ -306,6 +306,12 @@ static int prefill_end(drun_t *r, int32_t p, kvsim_time_ns now) {
     kvsim__handoff_entry_t *e = kvsim__handoff_of(&r->ho, pre);
     e->dec->first_scheduled = pre->first_scheduled;
     e->dec->num_cached_tokens = pre->num_cached_tokens;
+    /* The request's preemptions are both sides' (as the summary's total):
+     * the decode object carries the prefill twin's into requests.csv and
+     * requests_preempted. Schedulers read the count only as "ever
+     * preempted" of a request they re-admit, which a decode object joining
+     * the running batch is not. */
+    e->dec->num_preemptions += pre->num_preemptions;
     /* vLLM: the proxy sends the request to a decode instance once the
      * prefill has answered; SGLang's was picked at arrival. */
     int32_t d = e->d >= 0 ? e->d : route(r, &r->side[1], e->dec->slot);
@@ -528,11 +534,15 @@ static void totals(drun_t *r) {
 }
 
 /* Requests still in the system at a max_time_s stop: the decode objects
- * of those in an engine or a hand-off. */
+ * of those in an engine or a hand-off (one still in prefill with its
+ * twin's preemptions so far, as prefill_end would add them). */
 static int leftovers(drun_t *r) {
   for (int64_t s = 0; s < r->ho.e.n; s++)
     if (r->ho.e.v[s].state != KVSIM__HO_FREE) {
-      int rc = emit(r, r->ho.e.v[s].dec);
+      kvsim__handoff_entry_t *e = &r->ho.e.v[s];
+      if (e->state == KVSIM__HO_PREFILL && e->pre)
+        e->dec->num_preemptions += e->pre->num_preemptions;
+      int rc = emit(r, e->dec);
       if (rc < 0)
         return rc;
     }
@@ -587,16 +597,16 @@ static int stuck(drun_t *r) {
       snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
     return kvsim_err_set(
         r->err, KVSIM_ETHRESH,
-        "%s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
+        "%s: %s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
         "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
-        pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n, (long long)s->running.n,
-        held_n, extra, s->ops->name);
+        rep->where, pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n,
+        (long long)s->running.n, held_n, extra, s->ops->name);
   }
   return kvsim_err_set(
       r->err, KVSIM_ETHRESH,
-      "disaggregation: %lld requests in flight in no instance's queues and nothing "
+      "%s: disaggregation: %lld requests in flight in no instance's queues and nothing "
       "pending: the run cannot make progress",
-      (long long)r->in_flight);
+      r->sc->path[0] ? r->sc->path : r->sc->name, (long long)r->in_flight);
 }
 
 /* --check-invariants: after every event, each pool's references are its

@@ -10,6 +10,7 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
                         const kvsim_resolved_t *res, kvsim_err *err) {
   memset(rep, 0, sizeof *rep);
   rep->index = index;
+  rep->where = sc->path[0] ? sc->path : sc->name;
   const kvsim_plan_t *pl = &res->plan;
   int rc = kvsim_kvcache_init(&rep->kv, pl, res->pool_blocks, res->sched.enable_prefix_caching, err);
   if (rc < 0)
@@ -28,7 +29,7 @@ int kvsim__replica_init(kvsim__replica_t *rep, int32_t index, const kvsim_scenar
     return rc;
   rc = kvsim_sched_new(sc->sched_ops, &res->sched, &rep->kv, &rep->sched, err);
   if (rc < 0) /* a pool the profile cannot use: name the scenario */
-    return rc == KVSIM_ENOFIT ? kvsim_err_prefix(err, "%s", sc->path[0] ? sc->path : sc->name) : rc;
+    return rc == KVSIM_ENOFIT ? kvsim_err_prefix(err, "%s", rep->where) : rc;
   rep->sched->cpu = &rep->cpu;
   if (res->sched.max_loras > 0 && sc->sched_ops->defaults.lora_adapters) {
     /* Each rank copies its own slot over its own host link. */
@@ -109,12 +110,13 @@ static int guard(kvsim__replica_t *rep, bool progress, kvsim_err *err) {
   int64_t need = kvsim_kvcache_blocks_for(kv, tokens > 0 ? tokens - 1 : 0) - kv->residual_blocks;
   int64_t pool = kvsim_pool_usable(&kv->pool) - kv->residual_blocks;
   return kvsim_err_set(err, KVSIM_ETHRESH,
-                       "replica %d: request %llu: a %lld-token request needs %lld blocks, the pool "
-                       "has %lld%s; no progress in %d attempts with %d waiting and nothing "
+                       "%s: replica %d: request %llu: a %lld-token request needs %lld blocks, the "
+                       "pool has %lld%s; no progress in %d attempts with %d waiting and nothing "
                        "running (profile %s)",
-                       rep->index, (unsigned long long)r->spec.id, (long long)tokens, (long long)need,
-                       (long long)pool, kv->residual_blocks ? " after the residual window" : "",
-                       rep->stalled, sc->waiting.n, sc->ops->name);
+                       rep->where, rep->index, (unsigned long long)r->spec.id, (long long)tokens,
+                       (long long)need, (long long)pool,
+                       kv->residual_blocks ? " after the residual window" : "", rep->stalled,
+                       sc->waiting.n, sc->ops->name);
 }
 
 /* The step's batch shape, as kvsim_batch_shape_add summed over its

@@ -13,6 +13,10 @@
 
 typedef struct kvsim__replica {
   int32_t index;
+  /* The scenario's file (its name when built in) that the progress
+   * guard's error names; borrowed from the scenario, which outlives the
+   * replica. */
+  const char *where;
   kvsim_kvcache_t kv;
   kvsim_cpu_tier_t cpu;
   kvsim_lora_cache_t lora;   /* adapter caches (zero when LoRA is off) */

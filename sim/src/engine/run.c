@@ -582,15 +582,19 @@ static int stuck(run_t *r) {
     kvsim_request_t *const *held = NULL;
     const long long held_n = s->ops->held ? s->ops->held(s, &held) : 0;
     if (s->running.n || s->waiting.n || held_n)
-      return kvsim_err_set(r->err, KVSIM_ETHRESH,
-                           "replica %d: %lld requests waiting, %lld running and %lld held, but no step, "
-                           "arrival or deadline is pending: the run cannot make progress (profile %s)",
-                           (int)i, (long long)s->waiting.n, (long long)s->running.n, held_n, s->ops->name);
+      return kvsim_err_set(
+          r->err, KVSIM_ETHRESH,
+          "%s: replica %d: %lld requests waiting, %lld running and %lld held, but no "
+          "step, arrival or deadline is pending: the run cannot make progress "
+          "(profile %s)",
+          r->reps[i].where, (int)i, (long long)s->waiting.n, (long long)s->running.n, held_n,
+          s->ops->name);
   }
-  return kvsim_err_set(r->err, KVSIM_ETHRESH,
-                       "%lld requests in flight in no replica's queues and nothing pending: the run "
-                       "cannot make progress",
-                       (long long)r->in_flight);
+  return kvsim_err_set(
+      r->err, KVSIM_ETHRESH,
+      "%s: %lld requests in flight in no replica's queues and nothing pending: the "
+      "run cannot make progress",
+      r->sc->path[0] ? r->sc->path : r->sc->name, (long long)r->in_flight);
 }
 
 /* Requests still inside the system when the run stops are reported as

@@ -13,6 +13,7 @@
 #include "kvsim/deploy.h"
 #include "kvsim/gpu.h"
 #include "kvsim/study.h"
+#include "study/deploy_int.h"
 
 static void stem(const char *path, char *out, size_t cap) {
   const char *slash = strrchr(path, '/');
@@ -250,6 +251,9 @@ static int kvsim__compare_parse_search(kvsim_compare_t *c, kvsim_err *err) {
     return kvsim_err_set(err, KVSIM_EINVAL,
                          "%s: %lld configurations (the product of the lists' lengths), at most %d",
                          w, (long long)c->nconfigs, KVSIM_DEPLOY_MAX_CONFIGS);
+  /* The probes' errors follow "FILE: search.KEY[i]": an inline scenario
+   * is "scenario" there, as in probe_candidate, not the file again. */
+  const char *scen = c->scenario_inline ? "scenario" : c->scenario_where;
   kvsim_deploy_config_t base;
   kvsim_deploy_space_config(&s, 0, &base);
   const struct {
@@ -266,7 +270,7 @@ static int kvsim__compare_parse_search(kvsim_compare_t *c, kvsim_err *err) {
       else
         snprintf(cfg.quantization, sizeof cfg.quantization, "%s", s.quantization[j]);
       kvsim_scenario_t probe;
-      if ((rc = kvsim_deploy_config_scenario(c, &cfg, &probe, err)) < 0) {
+      if ((rc = kvsim__deploy_config_scenario_as(c, &cfg, scen, &probe, err)) < 0) {
         kvsim_err_prefix(err, "%s.%s[%d]", w, lists[l].key, j);
         return rc;
       }
@@ -278,7 +282,7 @@ static int kvsim__compare_parse_search(kvsim_compare_t *c, kvsim_err *err) {
     kvsim_deploy_config_t cfg;
     kvsim_scenario_t probe;
     kvsim_deploy_space_config(&s, kvsim_deploy_space_count_aggregated(&s), &cfg);
-    if ((rc = kvsim_deploy_config_scenario(c, &cfg, &probe, err)) < 0)
+    if ((rc = kvsim__deploy_config_scenario_as(c, &cfg, scen, &probe, err)) < 0)
       return kvsim_err_prefix(err, "%s.disaggregation", w);
     kvsim_scenario_fini(&probe);
   }

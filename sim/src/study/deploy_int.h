@@ -7,6 +7,13 @@
 
 #include "kvsim/deploy.h"
 
+/* kvsim_deploy_config_scenario with the scenario named `where` in its
+ * errors (the scenario keeps the name it has there): the search block's
+ * checks, whose errors the study's file and key lead, name an inline
+ * scenario "scenario" rather than the study's file a second time. */
+int kvsim__deploy_config_scenario_as(const kvsim_compare_t *c, const kvsim_deploy_config_t *cfg,
+                                     const char *where, kvsim_scenario_t *sc, kvsim_err *err);
+
 /* search.csv, search_frontier.csv and REPORT.md into opts->out, then the
  * folder's older PNGs removed and frontier.png drawn (REPORT.md written
  * again to link it, or to say why not). Errors: KVSIM_EIO, KVSIM_ENOMEM. */

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "engine/scenario_keys.h"
 #include "kvsim/deploy.h"
 #include "kvsim/gpu.h"
+#include "study/deploy_int.h"
 
 #define DEFAULT_MAX_REPLICAS 32
 
@@ -320,6 +322,11 @@ static int disagg_block(cJSON *root, const kvsim_deploy_config_t *cfg, kvsim_err
 
 int kvsim_deploy_config_scenario(const kvsim_compare_t *c, const kvsim_deploy_config_t *cfg,
                                  kvsim_scenario_t *sc, kvsim_err *err) {
+  return kvsim__deploy_config_scenario_as(c, cfg, c->scenario_where, sc, err);
+}
+
+int kvsim__deploy_config_scenario_as(const kvsim_compare_t *c, const kvsim_deploy_config_t *cfg,
+                                     const char *where, kvsim_scenario_t *sc, kvsim_err *err) {
   memset(sc, 0, sizeof *sc);
   cJSON *root = cJSON_Duplicate(c->scenario, 1);
   if (!root)
@@ -343,7 +350,7 @@ int kvsim_deploy_config_scenario(const kvsim_compare_t *c, const kvsim_deploy_co
   if (rc == KVSIM_OK && cfg->quantization[0])
     rc = put(root, "engine.quantization", cJSON_CreateString(cfg->quantization), err);
   if (rc == KVSIM_OK)
-    rc = kvsim_scenario_from_json(root, c->scenario_where, c->base_dir, sc, err);
+    rc = kvsim__scenario_from_json_as(root, where, c->scenario_where, c->base_dir, sc, err);
   else
     cJSON_Delete(root);
   if (rc == KVSIM_OK && !c->scenario_inline)
