@@ -112,7 +112,10 @@ def scenario(rng, i):
     sc = {"name": "rand-%d" % i, "seed": rng.randrange(1 << 31), "model": "llama-3.2-1b",
           "hardware": {"gpu": "l4", "replicas": 1 + (rng.random() < 0.2)}, "engine": eng,
           "workload": {"synthetic": syn}, "output": {"max_time_s": 3600}}
-    if rng.random() < 0.25:
+    # Admission limits are refused for a disaggregated deployment (not
+    # applied there yet): drawn for every scenario, so that the others'
+    # draws stay as they were, and kept only where they can run.
+    if rng.random() < 0.25 and not disagg:
         sc["admission"] = {"max_queue_length": 1 + rng.randrange(20),
                            "max_wait_s": round(0.5 + rng.random() * 5, 3)}
     if disagg:
