@@ -64,21 +64,29 @@ static int overlay(cJSON *root, const cJSON *g, int32_t replicas, kvsim_err *err
   return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(replicas), err);
 }
 
-/* What the side's block `g` (parsed, so every key known) gave: the rows
- * it sets, and its engine keys not null in the order given. */
+/* Records that the side's block gave the scenario key SECTION.NAME (null
+ * included); an engine key not null also in the order given. */
+static void own_key(side_t *sd, const char *section, const cJSON *k) {
+  char key[160];
+  snprintf(key, sizeof key, "%s.%s", section, k->string);
+  const kvsim_param_t *p = kvsim_param_by_key(key);
+  if (!p)
+    return;
+  sd->own[p->id / 64] |= UINT64_C(1) << (p->id % 64);
+  if (!strcmp(section, "engine") && !cJSON_IsNull(k) && sd->nengine < KVSIM_PARAM_COUNT)
+    sd->engine[sd->nengine++] = (int16_t)p->id;
+}
+
+/* What the side's block `g` (parsed, so every key known) gave: its
+ * hardware keys and its engine object's keys. */
 static void record_own(side_t *sd, const cJSON *g) {
   for (const cJSON *c = g->child; c; c = c->next) {
-    char key[160];
-    const bool engine = !strcmp(c->string, "engine");
-    for (const cJSON *k = engine ? c->child : c; k; k = engine ? k->next : NULL) {
-      snprintf(key, sizeof key, "%s.%s", engine ? "engine" : "hardware", k->string);
-      const kvsim_param_t *p = kvsim_param_by_key(key);
-      if (!p)
-        continue;
-      sd->own[p->id / 64] |= UINT64_C(1) << (p->id % 64);
-      if (engine && !cJSON_IsNull(k) && sd->nengine < KVSIM_PARAM_COUNT)
-        sd->engine[sd->nengine++] = (int16_t)p->id;
+    if (strcmp(c->string, "engine")) {
+      own_key(sd, "hardware", c);
+      continue;
     }
+    for (const cJSON *k = c->child; k; k = k->next)
+      own_key(sd, "engine", k);
   }
 }
 
