@@ -76,8 +76,8 @@ Test(bench, vllm_aggregates_replay_gamma_arrivals_in_a_synthetic_scenario) {
   const char *sets[] = {"seed=9"};
   cr_assert_eq(kvsim_fidelity_measured_scenario(&m, FIX "scenario-synthetic.json", sets, 1, &sc, &err), KVSIM_OK,
                "%s", err.msg);
-  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "workload"),
-                                                      "synthetic");
+  cJSON *wl = kvsim_workload_given_json(sc.workload);
+  const cJSON *syn = cJSON_GetObjectItemCaseSensitive(wl, "synthetic");
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(syn, "arrival");
   const cJSON *proc = cJSON_GetObjectItemCaseSensitive(arr, "process");
   cr_assert(cJSON_IsString(proc) && !strcmp(proc->valuestring, "gamma"), "Gamma gaps for burstiness 0.5");
@@ -87,6 +87,7 @@ Test(bench, vllm_aggregates_replay_gamma_arrivals_in_a_synthetic_scenario) {
   cr_assert_eq((int)cJSON_GetObjectItemCaseSensitive(syn, "requests")->valuedouble, 8, "the requests sent");
   cr_assert_eq(sc.seed, 9, "the user's sets still apply");
   cr_assert(strstr(m.replay, "8 requests at 4 req/s"), "says what it replayed: %s", m.replay);
+  cJSON_Delete(wl);
   kvsim_scenario_fini(&sc);
   /* A trace scenario keeps its trace, and says so. */
   cr_assert_eq(kvsim_fidelity_measured_scenario(&m, FIX "scenario.json", NULL, 0, &sc, &err), KVSIM_OK, "%s",
@@ -108,10 +109,11 @@ Test(bench, a_ramp_up_is_not_replayed) {
   kvsim_scenario_t sc;
   cr_assert_eq(kvsim_fidelity_measured_scenario(&m, FIX "scenario-synthetic.json", NULL, 0, &sc, &err), KVSIM_OK,
                "%s", err.msg);
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "workload"), "synthetic"),
-      "arrival");
+  cJSON *wl = kvsim_workload_given_json(sc.workload);
+  const cJSON *arr =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(wl, "synthetic"), "arrival");
   cr_assert_eq(cJSON_GetObjectItemCaseSensitive(arr, "rate")->valuedouble, 1.0, "the scenario's own arrivals");
+  cJSON_Delete(wl);
   kvsim_scenario_fini(&sc);
   kvsim_fidelity_measured_fini(&m);
 }
@@ -128,12 +130,13 @@ Test(bench, sglang_appended_runs_read_the_last) {
   kvsim_scenario_t sc;
   cr_assert_eq(kvsim_fidelity_measured_scenario(&m, FIX "scenario-synthetic.json", NULL, 0, &sc, &err), KVSIM_OK,
                "%s", err.msg);
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc.resolved, "workload"), "synthetic"),
-      "arrival");
+  cJSON *wl = kvsim_workload_given_json(sc.workload);
+  const cJSON *arr =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(wl, "synthetic"), "arrival");
   cr_assert(!strcmp(cJSON_GetObjectItemCaseSensitive(arr, "process")->valuestring, "closed_loop") &&
                 cJSON_GetObjectItemCaseSensitive(arr, "clients")->valuedouble == 4,
             "inf rate with a cap: 4 closed-loop clients");
+  cJSON_Delete(wl);
   kvsim_scenario_fini(&sc);
   kvsim_fidelity_measured_fini(&m);
 }

@@ -433,9 +433,11 @@ Test(diagnosis, advice_setters_check_and_record) {
   cr_assert_eq(kvsim_scenario_resolve(&sc, &res, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(res.plan.kv_bytes_per_element, 1, "FP8: one byte per element");
   cr_assert_eq(res.sched.max_num_seqs, 12, "max_num_seqs reaches the scheduler");
-  const cJSON *eng = cJSON_GetObjectItemCaseSensitive(sc.resolved, "engine");
+  cJSON *config = kvsim_scenario_config_json(&sc);
+  const cJSON *eng = cJSON_GetObjectItemCaseSensitive(config, "engine");
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(eng, "kv_cache_dtype");
   cr_assert(cJSON_IsString(dt) && !strcmp(dt->valuestring, "fp8"), "config records fp8");
+  cJSON_Delete(config);
   cr_assert_lt(kvsim_scenario_set_gpu(&sc, "h900", &err), 0, "an unknown GPU is an error");
   cr_assert_str_eq(sc.gpu.name, "l4", "and leaves the scenario as it was: %s", sc.gpu.name);
   cr_assert_eq(kvsim_scenario_set_gpu(&sc, "h100-sxm", &err), KVSIM_OK, "%s", err.msg);

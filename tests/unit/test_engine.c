@@ -431,10 +431,13 @@ Test(engine, copy_with_typed_overrides_equals_a_reparse_with_set) {
   cr_assert_eq(a.steps, b.steps, "same steps (%lld vs %lld)", (long long)a.steps, (long long)b.steps);
   cr_assert_eq(a.last_finish, b.last_finish, "same last finish");
   cr_assert_eq(a.plan.num_gpu_blocks, b.plan.num_gpu_blocks, "same pool");
-  char *ja = cJSON_PrintUnformatted(copy.resolved), *jb = cJSON_PrintUnformatted(set.resolved);
+  cJSON *ca = kvsim_scenario_config_json(&copy), *cb = kvsim_scenario_config_json(&set);
+  char *ja = cJSON_PrintUnformatted(ca), *jb = cJSON_PrintUnformatted(cb);
   cr_assert_str_eq(ja, jb, "the recorded config says what ran");
   free(ja);
   free(jb);
+  cJSON_Delete(ca);
+  cJSON_Delete(cb);
   kvsim_run_stats_t c;
   cr_assert_eq(kvsim_run(&base, NULL, NULL, &c, &err), KVSIM_OK, "run base: %s", err.msg);
   cr_assert_neq(c.steps, a.steps, "the base is not changed by overriding its copy");

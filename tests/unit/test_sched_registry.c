@@ -52,6 +52,31 @@ Test(sched_registry, another_profiles_options_are_refused) {
           "not read by the hf-transformers profile");
 }
 
+/* One key checked alone gives parsing's message: what a typed override
+ * reaching a disaggregated side of another profile is refused with. */
+Test(sched_registry, one_key_is_checked_as_parsing_checks_it) {
+  static const struct {
+    const char *profile, *key, *says;
+  } cases[] = {
+      {"sglang", "gpu_memory_utilization",
+       "W.gpu_memory_utilization: not read by the sglang profile (engine.profile); its own is "
+       "engine.mem_fraction_static"},
+      {"vllm-v1", "mem_fraction_static",
+       "W.mem_fraction_static: an option of the sglang profile, not of vllm-v1 (engine.profile)"},
+      {"sglang", "mem_fraction_static", NULL},
+      {"vllm-v1", "gpu_memory_utilization", NULL},
+      {"sglang", "max_num_seqs", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    kvsim_err err = {0};
+    int rc = kvsim_sched_check_key(kvsim_sched_find(cases[i].profile), cases[i].key, "W", &err);
+    cr_assert_eq(rc, cases[i].says ? KVSIM_EINVAL : KVSIM_OK, "%s, %s: rc %d", cases[i].profile,
+                 cases[i].key, rc);
+    if (cases[i].says)
+      cr_assert_str_eq(err.msg, cases[i].says, "%s, %s: the message", cases[i].profile, cases[i].key);
+  }
+}
+
 Test(sched_registry, own_options_shared_keys_and_nulls_still_parse) {
   const char *ok[][2] = {{"sglang", ", \"mem_fraction_static\": 0.8, \"page_size\": 16"},
                          {"tgi", ", \"cuda_memory_fraction\": 0.9, \"max_total_tokens\": 2048"},

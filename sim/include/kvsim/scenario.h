@@ -129,14 +129,13 @@ typedef struct kvsim_scenario {
   /* Output. */
   double sample_interval_s;   /* time-series period (default 1 s) */
   double max_time_s;          /* stop simulating at this time; 0 = run to the end */
-  /* The scenario's JSON after --set and the typed overrides (owned).
-   * Internal to the engine room, which still builds each disaggregated
-   * side from it (the sides a changed GPU checks too; each side's
-   * instances come from disagg.replicas) and prints the sides' gpu,
-   * tensor_parallel_size, router and engine keys from it (given_rows and
-   * given_sections say which keys were given elsewhere); read the
-   * configuration through kvsim_scenario_config_json. */
-  cJSON *resolved;
+  /* A disaggregated scenario's two sides, each a typed scenario of its
+   * own (the side's hardware and engine keys laid over the scenario,
+   * parsed and checked with it), owned; NULL without a disaggregation
+   * block. Internal to the engine room (engine/sides.c): a typed override
+   * reaches each side that did not give its key itself; read a side
+   * through kvsim_scenario_disagg_side. */
+  struct kvsim__sides *sides;
   /* The "disaggregation" block (disagg.h); enabled false without one. */
   kvsim_disagg_cfg_t disagg;
   /* The memory plan parsing computed (its parameters' checks are the
@@ -178,19 +177,21 @@ int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
 /* Same from JSON text; base_dir resolves relative paths. */
 int kvsim_scenario_parse(const char *json_text, const char *where, const char *base_dir,
                          const char *const *sets, int nsets, kvsim_scenario_t *sc, kvsim_err *err);
-/* Same from a parsed tree, which sc takes over (it becomes sc->resolved;
- * on error it is deleted). Reads the model and GPU (catalog names, or
- * files relative to base_dir) but not the scenario file. */
+/* Same from a parsed tree, which is deleted once read (also on error):
+ * the scenario holds its configuration typed. Reads the model and GPU
+ * (catalog names, or files relative to base_dir) but not the scenario
+ * file. */
 int kvsim_scenario_from_json(cJSON *root, const char *where, const char *base_dir,
                              kvsim_scenario_t *sc, kvsim_err *err);
 /* The embedded default study (configs/scenarios/default.json). */
 int kvsim_scenario_load_default(const char *const *sets, int nsets, kvsim_scenario_t *sc,
                                 kvsim_err *err);
-/* Frees what sc owns (description, workload, resolved); sc may be zeroed
+/* Frees what sc owns (description, workload, sides); sc may be zeroed
  * or failed. */
 void kvsim_scenario_fini(kvsim_scenario_t *sc);
 
-/* A deep copy: dst owns its own tree and workload (fini both); the
+/* A deep copy: dst owns its own description, workload and sides (an
+ * override of the copy leaves the original's sides as they were); the
  * workload is copied typed (kvsim_workload_cfg_copy), no file is read.
  * Errors: KVSIM_ENOMEM (dst zeroed). */
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err);
@@ -204,9 +205,11 @@ cJSON *kvsim_scenario_config_json(const kvsim_scenario_t *sc);
 
 /* Typed overrides of a parsed scenario, with the checks parsing makes
  * (KVSIM_EINVAL naming the key); each marks its key given so the
- * summary's "config" says what ran, and (but the sides' replicas, which
- * disagg.replicas holds) also writes sc->resolved, from which the
- * disaggregated sides are still built. */
+ * summary's "config" says what ran. On a disaggregated scenario each also
+ * sets its key on each side that did not give it itself (the sides'
+ * instances are disagg.replicas); a side the change leaves invalid is an
+ * error when it is built (kvsim_scenario_disagg_side, a run), worded as
+ * parsing the side with the key would word it. */
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err);
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err);
 /* The profile's own share of GPU memory (kvsim/sched.h
@@ -255,9 +258,12 @@ int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double va
 int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err);
 
 /* One side of a disaggregated scenario as a scenario of its own: sc with
- * the side's hardware and engine keys laid over it (the caller owns *out:
- * kvsim_scenario_fini). KVSIM_EINVAL naming the side's key, or when sc has
- * no disaggregation block. */
+ * the side's hardware and engine keys laid over it, as parsed and as the
+ * typed overrides since left it, its instances disagg.replicas' and its
+ * workload a copy of sc's (the caller owns *out: kvsim_scenario_fini;
+ * zeroed on error). The side's checks run again: KVSIM_EINVAL naming
+ * "<file>: disaggregation.SIDE (as a scenario): <key>", or when sc has no
+ * disaggregation block. */
 int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
                                kvsim_scenario_t *out, kvsim_err *err);
 

@@ -317,6 +317,13 @@ const char *kvsim_sched_fraction_key(const kvsim_sched_ops_t *ops);
  * "<where>.<key>"). */
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err);
+/* The first check kvsim_sched_parse_opts makes of one engine key: KVSIM_EINVAL,
+ * named "<where>.<key>", when ops ignores it or it is another profile's
+ * option; KVSIM_OK otherwise (ops' own option or a shared key). A typed
+ * override that sets a key on a disaggregated side whose profile differs
+ * is refused with it, as parsing the side with the key would. */
+int kvsim_sched_check_key(const kvsim_sched_ops_t *ops, const char *key, const char *where,
+                          kvsim_err *err);
 /* Marks ops' option `key` given in opts (a typed override that sets it,
  * e.g. the memory share); false when key is none of ops' options. */
 bool kvsim_sched_opts_mark_given(const kvsim_sched_ops_t *ops, kvsim_sched_opts_t *opts,

@@ -10,151 +10,22 @@
  * options (kvsim/sched.h print_opts); engine.speculative, engine.dtype,
  * perf's GPU keys and the description from the scenario's own records of
  * them; the workload by its room (kvsim_workload_given_json), which
- * records its own given keys. Which keys were given is the scenario's
- * record (given.c: given_rows, given_sections, perf_order). Still read
- * from the scenario's tree (sc->resolved): the sides' engine keys inside
- * the disaggregation block, which the engine room holds no typed fields
- * for yet (the block's own rows print from kvsim_disagg_cfg_t). A key outside the
- * registry comes after the registry's keys of its object, in the order
- * given. */
-#include <math.h>
+ * records its own given keys; the disaggregation block from
+ * kvsim_disagg_cfg_t and each side's keys from the side's own typed
+ * scenario (engine/sides.c: its engine keys in the order given). Which
+ * keys were given is the scenario's record (given.c: given_rows,
+ * given_sections, perf_order). */
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/disagg.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/params.h"
 #include "kvsim/scenario.h"
-#include "kvsim/spec.h"
 #include "kvsim/workload.h"
 
 static cJSON *num(double v) { return cJSON_CreateNumber(v); }
 static cJSON *str(const char *s) { return cJSON_CreateString(s); }
-static cJSON *boolean(bool b) { return cJSON_CreateBool(b); }
-
-/* engine.speculative's given keys from the typed fields (the method's
- * canonical name; the drafter as given), in kvsim__spec_keys' order;
- * NULL when none was given or out of memory. */
-static cJSON *spec_value(const kvsim_scenario_t *sc) {
-  const kvsim_plan_spec_params_t *p = &sc->plan.spec;
-  if (!sc->spec_given)
-    return NULL;
-  cJSON *o = cJSON_CreateObject();
-  for (int i = 0; o && kvsim__spec_keys[i]; i++) {
-    const char *k = kvsim__spec_keys[i];
-    cJSON *v = NULL;
-    if (!(sc->spec_given >> i & 1u))
-      continue;
-    if (!strcmp(k, "method"))
-      v = str(kvsim_spec_method_name(p->method));
-    else if (!strcmp(k, "model"))
-      v = p->model[0] ? str(p->model) : NULL; /* ngram reads none */
-    else if (!strcmp(k, "num_speculative_tokens"))
-      v = num(p->num_speculative_tokens);
-    else if (!strcmp(k, "draft_tensor_parallel_size"))
-      v = num(p->draft_tensor_parallel_size);
-    else if (!strcmp(k, "prompt_lookup_min"))
-      v = num(p->prompt_lookup_min);
-    else if (!strcmp(k, "prompt_lookup_max"))
-      v = num(p->prompt_lookup_max);
-    else if (sc->spec_rates_list)
-      v = cJSON_CreateDoubleArray(sc->spec_rates, sc->spec_nrates);
-    else
-      v = num(sc->spec_rates[0]);
-    if (!v && (strcmp(k, "model") || p->model[0])) {
-      cJSON_Delete(o);
-      return NULL;
-    }
-    if (v)
-      cJSON_AddItemToObject(o, k, v);
-  }
-  return o;
-}
-
-/* The scheduler's and the plan's typed fields of the engine section; NULL
- * when the row has no typed field here (the tree's value is printed). */
-static cJSON *engine_value(const kvsim_scenario_t *sc, int id) {
-  const kvsim_plan_params_t *p = &sc->plan;
-  char v[16];
-  switch (id) {
-  case KVSIM_PARAM_PROFILE:
-    return str(sc->profile);
-  case KVSIM_PARAM_GPU_MEMORY_UTILIZATION:
-    return num(p->gpu_memory_utilization);
-  case KVSIM_PARAM_MAX_MODEL_LEN:
-    return num((double)p->max_model_len);
-  case KVSIM_PARAM_BLOCK_SIZE:
-    return num(p->block_size);
-  case KVSIM_PARAM_MAX_NUM_SEQS:
-    return num((double)p->max_num_seqs);
-  case KVSIM_PARAM_MAX_NUM_BATCHED_TOKENS:
-    return num((double)p->max_num_batched_tokens);
-  case KVSIM_PARAM_ENABLE_PREFIX_CACHING:
-    return boolean(sc->sched.enable_prefix_caching);
-  case KVSIM_PARAM_ENABLE_CHUNKED_PREFILL:
-    return p->enable_chunked_prefill < 0 ? NULL : boolean(p->enable_chunked_prefill);
-  case KVSIM_PARAM_KV_CACHE_DTYPE:
-    return str(kvsim_kv_dtype_name(p->kv_dtype));
-  case KVSIM_PARAM_KV_QUANT_GROUP:
-    return num(p->kv_quant_group);
-  case KVSIM_PARAM_KV_RESIDUAL_TOKENS:
-    return num(p->kv_residual_tokens);
-  case KVSIM_PARAM_DTYPE:
-    return sc->dtype[0] ? str(sc->dtype) : NULL;
-  case KVSIM_PARAM_SPECULATIVE:
-    return spec_value(sc);
-  case KVSIM_PARAM_QUANTIZATION:
-    return str(p->quantization);
-  case KVSIM_PARAM_NUM_GPU_BLOCKS_OVERRIDE:
-    return num((double)p->num_gpu_blocks_override);
-  case KVSIM_PARAM_KV_CACHE_MEMORY_BYTES:
-    return num((double)p->kv_cache_memory_bytes);
-  case KVSIM_PARAM_ENFORCE_EAGER:
-    return boolean(p->enforce_eager);
-  case KVSIM_PARAM_ESTIMATE_CUDAGRAPHS:
-    return boolean(p->estimate_cudagraphs);
-  case KVSIM_PARAM_DISABLE_HYBRID_KV_CACHE_MANAGER:
-    return boolean(p->disable_hybrid_kv_cache_manager);
-  case KVSIM_PARAM_SCHEDULING_POLICY:
-    return str(sc->sched.policy == KVSIM_POLICY_PRIORITY ? "priority" : "fcfs");
-  case KVSIM_PARAM_PREEMPTION_MODE:
-    return str(sc->sched.preemption_mode == KVSIM_PREEMPT_SWAP ? "swap" : "recompute");
-  case KVSIM_PARAM_SWAP_SPACE:
-    return num(sc->swap_space_gib);
-  case KVSIM_PARAM_KV_OFFLOADING_SIZE:
-    return num(sc->offload.cpu_gib);
-  case KVSIM_PARAM_OFFLOAD_STORE_THRESHOLD:
-    return num((double)sc->offload.store_threshold);
-  case KVSIM_PARAM_TRANSFER_OVERLAP:
-    return boolean(sc->offload.overlap);
-  case KVSIM_PARAM_QUANT_STEP_FACTOR:
-    return num(sc->quant_step_factor);
-  case KVSIM_PARAM_WEIGHTS_GIB:
-    return num(p->weights_gib);
-  case KVSIM_PARAM_ACTIVATION_GIB:
-    return num(p->activation_gib);
-  case KVSIM_PARAM_NON_TORCH_GIB:
-    return num(p->non_torch_gib);
-  case KVSIM_PARAM_CUDA_GRAPH_GIB:
-    return num(p->cuda_graph_gib);
-  case KVSIM_PARAM_VLLM_VERSION:
-    if (p->vllm_version <= 0)
-      return NULL;
-    kvsim_vllm_version_format(p->vllm_version, v, sizeof v);
-    return str(v);
-  case KVSIM_PARAM_ENABLE_LORA:
-    return boolean(p->lora.enable);
-  case KVSIM_PARAM_MAX_LORAS:
-    return num(p->lora.max_loras);
-  case KVSIM_PARAM_MAX_LORA_RANK:
-    return num(p->lora.max_lora_rank);
-  case KVSIM_PARAM_MAX_CPU_LORAS:
-    return num(p->lora.max_cpu_loras);
-  case KVSIM_PARAM_FULLY_SHARDED_LORAS:
-    return boolean(p->lora.fully_sharded);
-  default:
-    return NULL;
-  }
-}
 
 /* What the printer reads: the scenario, and its profile's given options as
  * the profile prints them back from its typed options (sched.h
@@ -164,7 +35,7 @@ typedef struct printer {
   cJSON *opts;
 } printer_t;
 
-/* The typed value of a registry row, or NULL (the tree's is printed). */
+/* The typed value of a registry row, or NULL (none, or out of memory). */
 static cJSON *typed_value(const printer_t *pr, int id) {
   const kvsim_scenario_t *sc = pr->sc;
   switch (id) {
@@ -239,13 +110,12 @@ static cJSON *typed_value(const printer_t *pr, int id) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(pr->opts, kvsim_param_leaf(p));
     return v ? cJSON_Duplicate(v, 1) : NULL;
   }
-  return engine_value(sc, id);
+  return kvsim__config_engine_value(sc, id);
 }
 
 /* The value of a key outside the registry the scenario holds typed: the
  * workload as its room prints it given, the GPU's perf keys of the perf
- * section as the GPU holds them overridden; NULL otherwise (the tree's is
- * printed). */
+ * section as the GPU holds them overridden; NULL otherwise. */
 static cJSON *unregistered_value(const printer_t *pr, const char *key) {
   const kvsim_gpu_perf_t *g = &pr->sc->gpu.perf;
   if (strncmp(key, "perf.", 5))
@@ -286,66 +156,84 @@ static bool child_of(const char *prefix, const char *key, char *part, size_t cap
   return true;
 }
 
-static bool given(const cJSON *v) { return v && !cJSON_IsNull(v); }
-
-static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out);
-
-/* The disaggregation block: its registry rows those the given marks
- * (given.c) name, in the registry's order, printed from their typed fields
- * (flow, transfer, the link's, the sides' replicas); the sides' other keys
- * are not typed yet: an object's children not in the registry (a side's
- * engine keys) come from the tree, in the order given. */
-static int print_tree_child(const printer_t *pr, const cJSON *v, const char *path, const char *part,
-                            cJSON *out) {
-  char key[512];
-  snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", part);
-  const kvsim_param_t *p = kvsim_param_by_key(key);
-  cJSON *item = p ? typed_value(pr, p->id) : NULL;
-  if (!item && !v)
-    return KVSIM_OK; /* a row no typed field holds, not in the tree */
-  if (!item && cJSON_IsObject(v)) {
-    item = cJSON_CreateObject();
-    if (item && print_tree(pr, v, key, item) < 0) {
-      cJSON_Delete(item);
-      return KVSIM_ENOMEM;
-    }
-  } else if (!item) {
-    item = cJSON_Duplicate(v, 1);
-  }
-  if (!item)
-    return KVSIM_ENOMEM;
-  cJSON_AddItemToObject(out, part, item);
-  return KVSIM_OK;
-}
-
-static int print_tree(const printer_t *pr, const cJSON *tree, const char *path, cJSON *out) {
-  for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
-    char part[128];
-    if (!child_of(path, kvsim_param_get(id)->key, part, sizeof part))
-      continue;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, part);
-    if (cJSON_GetObjectItemCaseSensitive(out, part) || !kvsim__scenario_row_given(pr->sc, id))
-      continue;
-    if (print_tree_child(pr, v, path, part, out) < 0)
-      return KVSIM_ENOMEM;
-  }
-  for (const cJSON *v = tree ? tree->child : NULL; v; v = v->next) {
-    char key[512];
-    snprintf(key, sizeof key, "%s%s%s", path, path[0] ? "." : "", v->string);
-    if (given(v) && !kvsim_param_by_key(key) && !cJSON_GetObjectItemCaseSensitive(out, v->string) &&
-        print_tree_child(pr, v, path, v->string, out) < 0)
-      return KVSIM_ENOMEM;
-  }
-  return KVSIM_OK;
-}
+static int print_rows(const printer_t *pr, const char *path, cJSON *out);
+static cJSON *side_value(const printer_t *pr, int side);
 
 /* A given row's value from its typed field: hardware.gpu_memory_gib as
- * given, an object row given without keys (engine.speculative {}) empty. */
+ * given, the link's rows below it, a side from its own scenario, an object
+ * row given without keys (engine.speculative {}) empty. NULL: out of
+ * memory. */
 static cJSON *row_value(const printer_t *pr, const kvsim_param_t *p) {
   if (p->id == KVSIM_PARAM_GPU_MEMORY_GIB)
     return num(pr->sc->gpu_memory_gib);
-  cJSON *v = typed_value(pr, p->id);
-  return v || p->type != KVSIM_PARAM_OBJECT ? v : cJSON_CreateObject();
+  if (p->id == KVSIM_PARAM_DISAGG_PREFILL || p->id == KVSIM_PARAM_DISAGG_DECODE)
+    return side_value(pr, p->id == KVSIM_PARAM_DISAGG_DECODE);
+  cJSON *v = p->id == KVSIM_PARAM_DISAGG_LINK ? NULL : typed_value(pr, p->id);
+  if (v || p->type != KVSIM_PARAM_OBJECT)
+    return v;
+  if ((v = cJSON_CreateObject()) && p->id == KVSIM_PARAM_DISAGG_LINK && print_rows(pr, p->key, v) < 0) {
+    cJSON_Delete(v);
+    v = NULL;
+  }
+  return v;
+}
+
+/* A side's engine keys given, in the order given, from the side's
+ * scenario as its own printer prints them (its profile's options too). */
+static cJSON *side_engine(const kvsim_scenario_t *side, const int16_t *ids, int n) {
+  printer_t sp = {side, cJSON_CreateObject()};
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !sp.opts || kvsim_sched_print_opts(side->sched_ops, &side->sched.opts, &side->plan, sp.opts) < 0) {
+    cJSON_Delete(o);
+    o = NULL;
+  }
+  for (int i = 0; o && i < n; i++) {
+    const kvsim_param_t *p = kvsim_param_get(ids[i]);
+    cJSON *v = row_value(&sp, p);
+    if (!v) {
+      cJSON_Delete(o);
+      o = NULL;
+    } else {
+      cJSON_AddItemToObject(o, kvsim_param_leaf(p), v);
+    }
+  }
+  cJSON_Delete(sp.opts);
+  return o;
+}
+
+/* disaggregation.SIDE: the block's rows the given marks name, in the
+ * registry's order, from the side's typed scenario (engine/sides.c) as
+ * the scenario's own keys (disaggregation.SIDE.gpu is the side's
+ * hardware.gpu), its instances from disagg.replicas. NULL: out of memory. */
+static cJSON *side_value(const printer_t *pr, int side) {
+  const kvsim_scenario_t *s = kvsim__sides_get(pr->sc, side);
+  const kvsim_param_t *obj = kvsim_param_get(side ? KVSIM_PARAM_DISAGG_DECODE : KVSIM_PARAM_DISAGG_PREFILL);
+  const size_t len = strlen(obj->key);
+  const printer_t sp = {s, NULL}; /* the side's hardware keys need no options */
+  int n;
+  const int16_t *ids = kvsim__sides_engine_keys(pr->sc, side, &n);
+  cJSON *o = cJSON_CreateObject();
+  for (int id = obj->id + 1; o && s && id < KVSIM_PARAM_COUNT; id++) {
+    const kvsim_param_t *p = kvsim_param_get(id);
+    if (strncmp(p->key, obj->key, len) || p->key[len] != '.')
+      break;
+    if (!kvsim__scenario_row_given(pr->sc, id))
+      continue;
+    const char *leaf = kvsim_param_leaf(p);
+    char key[96];
+    snprintf(key, sizeof key, "hardware.%s", leaf);
+    const kvsim_param_t *own = kvsim_param_by_key(key);
+    cJSON *v = !strcmp(leaf, "engine")     ? side_engine(s, ids, n)
+               : !strcmp(leaf, "replicas") ? typed_value(pr, id)
+               : own                       ? typed_value(&sp, own->id)
+                                           : NULL;
+    if (!v) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddItemToObject(o, leaf, v);
+  }
+  return o;
 }
 
 /* The perf section's GPU keys, in the order given, after its rows. */
@@ -364,14 +252,17 @@ static int print_perf_keys(const printer_t *pr, cJSON *out) {
 
 static int print_section(const printer_t *pr, const char *name, cJSON *out);
 
-/* The rows given directly below the object `path` ("" at the top, or a
- * section), in the registry's order; a section below the top printed in
- * its turn when given. */
+/* The rows given directly below the object `path` ("" at the top, a
+ * section, or an object row), in the registry's order; a section below
+ * the top printed in its turn when given. */
 static int print_rows(const printer_t *pr, const char *path, cJSON *out) {
   for (int id = 1; id < KVSIM_PARAM_COUNT; id++) {
     const kvsim_param_t *p = kvsim_param_get(id);
     char part[128];
     if (!child_of(path, p->key, part, sizeof part) || cJSON_GetObjectItemCaseSensitive(out, part))
+      continue;
+    /* Below the top, only the object's own rows (not its objects' rows). */
+    if (path[0] && strlen(p->key) != strlen(path) + 1 + strlen(part))
       continue;
     cJSON *item = NULL;
     int s = path[0] ? -1 : kvsim__scenario_section(part);
@@ -391,18 +282,13 @@ static int print_rows(const printer_t *pr, const char *path, cJSON *out) {
   return KVSIM_OK;
 }
 
-/* A section given: the workload by its room, the disaggregation block
- * walking the tree for its sides' engine keys (not typed yet), the others
- * row by row. */
+/* A section given: the workload by its room, the others row by row. */
 static int print_section(const printer_t *pr, const char *name, cJSON *out) {
   cJSON *item = NULL;
   if (!strcmp(name, "workload")) {
     item = pr->sc->workload ? kvsim_workload_given_json(pr->sc->workload) : cJSON_CreateObject();
   } else if ((item = cJSON_CreateObject())) {
-    int rc =
-        !strcmp(name, "disaggregation")
-            ? print_tree(pr, cJSON_GetObjectItemCaseSensitive(pr->sc->resolved, name), name, item)
-            : print_rows(pr, name, item);
+    int rc = print_rows(pr, name, item);
     if (rc == KVSIM_OK && !strcmp(name, "perf"))
       rc = print_perf_keys(pr, item);
     if (rc < 0) {

@@ -1,9 +1,6 @@
 /* The scenario's "disaggregation" block, read with the registry's rows
- * (kvsim/params.h: its keys, bounds and doc), the link's defaults, and
- * each side's scenario. A side is the scenario itself with the side's
- * hardware (gpu, tensor_parallel_size, replicas, router) and engine keys
- * laid over it, parsed by the scenario parser: every check an aggregated
- * scenario gets, a side gets too. */
+ * (kvsim/params.h: its keys, bounds and doc), and the link's defaults.
+ * Each side's scenario is sides.c's. */
 #include <stdio.h>
 #include <string.h>
 
@@ -216,33 +213,6 @@ int kvsim__disagg_parse(const cJSON *root, kvsim_scenario_t *sc, const char *whe
   return KVSIM_OK;
 }
 
-/* Lays the side's keys over a copy of the scenario's tree, its instances
- * the typed count (disagg.h replicas): the block's, or an override's. A
- * side is one instance unless it says otherwise: the scenario's own
- * hardware.replicas describes an aggregated deployment. */
-static int overlay(cJSON *root, const cJSON *g, int32_t replicas, kvsim_err *err) {
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "disaggregation");
-  for (const cJSON *c = g->child; c; c = c->next) {
-    char path[160];
-    if (!strcmp(c->string, "replicas"))
-      continue;
-    if (!strcmp(c->string, "engine")) {
-      for (const cJSON *k = c->child; k; k = k->next) {
-        snprintf(path, sizeof path, "engine.%s", k->string);
-        int rc = kvsim_json_set_value(root, path, cJSON_Duplicate(k, 1), err);
-        if (rc < 0)
-          return rc;
-      }
-      continue;
-    }
-    snprintf(path, sizeof path, "hardware.%s", c->string);
-    int rc = kvsim_json_set_value(root, path, cJSON_Duplicate(c, 1), err);
-    if (rc < 0)
-      return rc;
-  }
-  return kvsim_json_set_value(root, "hardware.replicas", cJSON_CreateNumber(replicas), err);
-}
-
 void kvsim__disagg_follow_gpu(kvsim_scenario_t *sc) {
   if (!sc->disagg.enabled || kvsim__scenario_row_given(sc, KVSIM_PARAM_DISAGG_LINK_BANDWIDTH_GBPS))
     return;
@@ -250,89 +220,4 @@ void kvsim__disagg_follow_gpu(kvsim_scenario_t *sc) {
   const char *src;
   kvsim_xfer_link_defaults(sc->disagg.link, sc->gpu.gpu_link_GBps, &GBps, &latency_s, &src);
   sc->disagg.link_GBps = GBps;
-}
-
-static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
-                      kvsim_scenario_t *out, kvsim_err *err);
-
-int kvsim_scenario_disagg_side(const kvsim_scenario_t *sc, kvsim_disagg_side side,
-                               kvsim_scenario_t *out, kvsim_err *err) {
-  return build_side(sc, side, sc->path[0] ? sc->path : sc->name, out, err);
-}
-
-static int build_side(const kvsim_scenario_t *sc, kvsim_disagg_side side, const char *where,
-                      kvsim_scenario_t *out, kvsim_err *err) {
-  memset(out, 0, sizeof *out);
-  const char *name = side == KVSIM_SIDE_DECODE ? "decode" : "prefill";
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(sc->resolved, "disaggregation");
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, name);
-  if (!sc->disagg.enabled || !cJSON_IsObject(g))
-    return kvsim_err_set(err, KVSIM_EINVAL, "%s: no disaggregation block", sc->name);
-  cJSON *root = cJSON_Duplicate(sc->resolved, 1);
-  if (!root)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory copying the scenario", sc->name);
-  int rc = overlay(root, g, sc->disagg.replicas[side], err);
-  if (rc < 0) {
-    cJSON_Delete(root);
-    return kvsim_err_prefix(err, "%s: disaggregation.%s", where, name);
-  }
-  char w[4300];
-  snprintf(w, sizeof w, "%s: disaggregation.%s (as a scenario)", where, name);
-  if ((rc = kvsim_scenario_from_json(root, w, sc->base_dir, out, err)) < 0)
-    return rc;
-  snprintf(out->path, sizeof out->path, "%s", sc->path);
-  /* What the hand-off does not model yet, refused rather than run wrong. */
-  const char *why = NULL;
-  if (!out->sched_ops->defaults.kv_connector)
-    why = "its engine profile has no KV connector (vllm-v1 and sglang do)";
-  else if (out->plan.ep > 1)
-    why = "expert parallelism inside a side is not modelled yet";
-  else if (out->sched.num_spec_tokens > 0 || out->plan.spec.method)
-    why = "speculative decoding inside a side is not modelled yet";
-  else if (out->offload.cpu_gib > 0)
-    why = "a CPU offloading tier beside the transfer connector is not modelled";
-  else if (out->workload && kvsim_workload_lora_adapters(out->workload) > 0)
-    why = "requests with LoRA adapters (workload.synthetic.lora) are not modelled in a "
-          "disaggregated deployment yet";
-  if (why) {
-    rc = kvsim_err_set(err, KVSIM_EINVAL, "%s: profile %s: %s", w, out->profile, why);
-    kvsim_scenario_fini(out);
-    return rc;
-  }
-  return KVSIM_OK;
-}
-
-int kvsim__disagg_check(const kvsim_scenario_t *sc, const char *where, kvsim_err *err) {
-  if (kvsim__scenario_row_given(sc, KVSIM_PARAM_REPLICAS))
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: hardware.replicas: a disaggregated deployment counts instances per "
-                         "side (disaggregation.prefill.replicas, disaggregation.decode.replicas)",
-                         where);
-  if (sc->admission.max_queue_length || sc->admission.max_wait_s > 0)
-    return kvsim_err_set(err, KVSIM_EINVAL,
-                         "%s: admission.%s is not applied to a disaggregated deployment yet", where,
-                         sc->admission.max_queue_length ? "max_queue_length" : "max_wait_s");
-  for (int s = 0; s < 2; s++) {
-    kvsim_scenario_t side;
-    int rc = build_side(sc, (kvsim_disagg_side)s, where, &side, err);
-    if (rc < 0)
-      return rc;
-    kvsim_scenario_fini(&side);
-  }
-  return KVSIM_OK;
-}
-
-int kvsim_scenario_gpus_per_replica(const kvsim_scenario_t *sc) {
-  if (!sc->disagg.enabled)
-    return sc->plan.tp * sc->plan.pp;
-  int gpus = 0;
-  for (int k = 0; k < 2; k++) {
-    kvsim_scenario_t side;
-    kvsim_err err = {0};
-    if (kvsim_scenario_disagg_side(sc, (kvsim_disagg_side)k, &side, &err) < 0)
-      return 0;
-    gpus += (k ? sc->disagg.unit_decode : sc->disagg.unit_prefill) * side.plan.tp * side.plan.pp;
-    kvsim_scenario_fini(&side);
-  }
-  return gpus;
 }

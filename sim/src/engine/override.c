@@ -1,5 +1,6 @@
 /* Copies of a parsed scenario and typed overrides of its fields (plan and
- * sweep points), and the check of a sweep's key paths. */
+ * sweep points; each also reaching the disaggregated sides that did not
+ * give the key). */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,11 +13,14 @@
 int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsim_err *err) {
   *dst = *src;
   dst->workload = NULL;
+  dst->sides = NULL;
   dst->description = src->description ? kvsim__strdup(src->description) : NULL;
-  dst->resolved = cJSON_Duplicate(src->resolved, 1);
-  int rc = dst->resolved && (dst->description || !src->description)
-               ? kvsim_workload_cfg_copy(src->workload, &dst->workload, err)
-               : KVSIM_ENOMEM;
+  int rc = dst->description || !src->description ? KVSIM_OK : KVSIM_ENOMEM;
+  /* A side holds no workload (sides.c lends it the scenario's). */
+  if (rc == KVSIM_OK && src->workload)
+    rc = kvsim_workload_cfg_copy(src->workload, &dst->workload, err);
+  if (rc == KVSIM_OK)
+    rc = kvsim__sides_copy(src, dst, err);
   if (rc < 0) {
     kvsim_scenario_fini(dst);
     memset(dst, 0, sizeof *dst);
@@ -25,14 +29,84 @@ int kvsim_scenario_copy(const kvsim_scenario_t *src, kvsim_scenario_t *dst, kvsi
   return KVSIM_OK;
 }
 
-/* Keeps the "config" of summary.json true to a typed override. */
-static int record(kvsim_scenario_t *sc, const char *key, cJSON *v, kvsim_err *err) {
-  if (!v)
-    return kvsim_err_set(err, KVSIM_ENOMEM, "%s: out of memory", key);
-  int rc = kvsim_json_set_value(sc->resolved, key, v, err);
-  if (rc == KVSIM_OK)
-    kvsim__scenario_mark_key(sc, key);
-  return rc;
+/* A typed override of one key: put sets it on one scenario (the typed
+ * field, and the key marked given so that summary.json's config says what
+ * ran); set_all puts it on sc and on each of sc's disaggregated sides that
+ * did not give the key itself, as laying the side's block over the
+ * scenario with the key set would leave it (sides.c). */
+typedef void (*put_fn)(kvsim_scenario_t *sc, int id, const void *v);
+
+static void set_all(kvsim_scenario_t *sc, int id, put_fn put, const void *v) {
+  put(sc, id, v);
+  kvsim_scenario_t *side;
+  for (int i = 0; (side = kvsim__sides_next(sc, id, &i));)
+    put(side, id, v);
+}
+
+static void mark(kvsim_scenario_t *sc, int id) { kvsim__scenario_mark_key(sc, kvsim_param_get(id)->key); }
+
+static void put_int(kvsim_scenario_t *sc, int id, const void *v) {
+  const int64_t n = *(const int64_t *)v;
+  switch (id) {
+  case KVSIM_PARAM_TENSOR_PARALLEL_SIZE:
+    sc->plan.tp = (int)n;
+    break;
+  case KVSIM_PARAM_MAX_NUM_SEQS:
+    sc->plan.max_num_seqs = n;
+    break;
+  case KVSIM_PARAM_MAX_MODEL_LEN:
+    sc->plan.max_model_len = n;
+    break;
+  default:
+    sc->replicas = (int)n;
+    break;
+  }
+  mark(sc, id);
+}
+
+static void put_num(kvsim_scenario_t *sc, int id, const void *v) {
+  const double x = *(const double *)v;
+  if (id == KVSIM_PARAM_STEP_TIME_SCALE)
+    sc->step_time_scale = x;
+  else
+    sc->prefill_time_scale = x;
+  mark(sc, id);
+}
+
+static void put_kv_dtype(kvsim_scenario_t *sc, int id, const void *v) {
+  sc->plan.kv_dtype = *(const kvsim_kv_dtype *)v;
+  mark(sc, id);
+}
+
+static void put_quantization(kvsim_scenario_t *sc, int id, const void *v) {
+  snprintf(sc->plan.quantization, sizeof sc->plan.quantization, "%s", (const char *)v);
+  mark(sc, id);
+}
+
+/* A share of GPU memory under the engine key `key` (gpu_memory_utilization
+ * or a profile's fraction_key) on sc and each side that did not give it:
+ * a side whose profile does not read the key is refused when built, as
+ * parsing it with the key would refuse it (kvsim_sched_check_key). */
+static void set_share(kvsim_scenario_t *sc, const char *key, double f) {
+  char path[96];
+  snprintf(path, sizeof path, "engine.%s", key);
+  const kvsim_param_t *p = kvsim_param_by_key(path);
+  kvsim_scenario_t *s = sc;
+  for (int i = 0; s; s = p ? kvsim__sides_next(sc, p->id, &i) : NULL) {
+    const kvsim_sched_ops_t *ops = s->sched_ops;
+    kvsim_err e = {0};
+    if (s != sc && kvsim_sched_check_key(ops, key, "", &e) < 0) {
+      kvsim__sides_refuse(sc, i - 1, p->id);
+      continue;
+    }
+    if (ops->set_fraction && ops->fraction_key && !strcmp(key, ops->fraction_key)) {
+      ops->set_fraction(&s->plan, f); /* the plan checks the range, as when parsed */
+      kvsim_sched_opts_mark_given(ops, &s->sched.opts, key); /* printed from the plan's */
+    } else {
+      s->plan.gpu_memory_utilization = f; /* the plan's range, as when parsed */
+    }
+    kvsim__scenario_mark_key(s, path);
+  }
 }
 
 int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
@@ -56,8 +130,8 @@ int kvsim_scenario_set_replicas(kvsim_scenario_t *sc, int64_t n, kvsim_err *err)
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   if ((rc = kvsim__scenario_check_ep(ep, sc->plan.tp, n, w, err)) < 0)
     return rc;
-  sc->replicas = (int)n;
-  return record(sc, "hardware.replicas", cJSON_CreateNumber((double)n), err);
+  put_int(sc, KVSIM_PARAM_REPLICAS, &n);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side side, int64_t n,
@@ -78,9 +152,9 @@ int kvsim_scenario_set_disagg_replicas(kvsim_scenario_t *sc, kvsim_disagg_side s
 }
 
 int kvsim_scenario_set_utilization(kvsim_scenario_t *sc, double u, kvsim_err *err) {
-  /* The range is the plan's to check (memory/plan.c), as when parsed. */
-  sc->plan.gpu_memory_utilization = u;
-  return record(sc, "engine.gpu_memory_utilization", cJSON_CreateNumber(u), err);
+  (void)err; /* the range is the plan's to check (memory/plan.c), as when parsed */
+  set_share(sc, "gpu_memory_utilization", u);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err *err) {
@@ -93,11 +167,8 @@ int kvsim_scenario_set_memory_fraction(kvsim_scenario_t *sc, double f, kvsim_err
                          sc->name, ops->name);
   if (!ops->set_fraction)
     return kvsim_scenario_set_utilization(sc, f, err);
-  ops->set_fraction(&sc->plan, f); /* the plan checks the range, as when parsed */
-  kvsim_sched_opts_mark_given(ops, &sc->sched.opts, key); /* printed from the plan's */
-  char path[96];
-  snprintf(path, sizeof path, "engine.%s", key);
-  return record(sc, path, cJSON_CreateNumber(f), err);
+  set_share(sc, key, f);
+  return KVSIM_OK;
 }
 
 /* The registry's range check of a typed override, named "SCENARIO: KEY". */
@@ -116,16 +187,16 @@ int kvsim_scenario_set_step_time_scale(kvsim_scenario_t *sc, double scale, kvsim
   int rc = check_num(sc, KVSIM_PARAM_STEP_TIME_SCALE, scale, err);
   if (rc < 0)
     return rc;
-  sc->step_time_scale = scale;
-  return record(sc, "perf.step_time_scale", cJSON_CreateNumber(scale), err);
+  set_all(sc, KVSIM_PARAM_STEP_TIME_SCALE, put_num, &scale);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_prefill_time_scale(kvsim_scenario_t *sc, double scale, kvsim_err *err) {
   int rc = check_num(sc, KVSIM_PARAM_PREFILL_TIME_SCALE, scale, err);
   if (rc < 0)
     return rc;
-  sc->prefill_time_scale = scale;
-  return record(sc, "perf.prefill_time_scale", cJSON_CreateNumber(scale), err);
+  set_all(sc, KVSIM_PARAM_PREFILL_TIME_SCALE, put_num, &scale);
+  return KVSIM_OK;
 }
 
 static double clamp_scale(double x) {
@@ -152,8 +223,9 @@ int kvsim_scenario_set_band_edge(kvsim_scenario_t *sc, const kvsim_band_edge_t *
 int kvsim_scenario_set_kv_cache_dtype(kvsim_scenario_t *sc, kvsim_kv_dtype d, kvsim_err *err) {
   /* The step-time factor follows the dtype at plan time (perf.c) unless
    * the scenario gave perf.quant_step_factor, which stays the user's. */
-  sc->plan.kv_dtype = d;
-  return record(sc, "engine.kv_cache_dtype", cJSON_CreateString(kvsim_kv_dtype_name(d)), err);
+  (void)err;
+  set_all(sc, KVSIM_PARAM_KV_CACHE_DTYPE, put_kv_dtype, &d);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_err *err) {
@@ -167,16 +239,16 @@ int kvsim_scenario_set_tensor_parallel(kvsim_scenario_t *sc, int64_t tp, kvsim_e
   int64_t ep = sc->plan.ep > 1 ? sc->plan.ep : 1;
   if ((rc = kvsim__scenario_check_ep(ep, tp, sc->replicas, w, err)) < 0)
     return rc;
-  sc->plan.tp = (int)tp;
-  return record(sc, "hardware.tensor_parallel_size", cJSON_CreateNumber((double)tp), err);
+  set_all(sc, KVSIM_PARAM_TENSOR_PARALLEL_SIZE, put_int, &tp);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_max_num_seqs(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
   int rc = check_int(sc, KVSIM_PARAM_MAX_NUM_SEQS, n, err);
   if (rc < 0)
     return rc;
-  sc->plan.max_num_seqs = n;
-  return record(sc, "engine.max_num_seqs", cJSON_CreateNumber((double)n), err);
+  set_all(sc, KVSIM_PARAM_MAX_NUM_SEQS, put_int, &n);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err *err) {
@@ -184,8 +256,8 @@ int kvsim_scenario_set_max_model_len(kvsim_scenario_t *sc, int64_t n, kvsim_err 
   int rc = check_int(sc, KVSIM_PARAM_MAX_MODEL_LEN, n, err);
   if (rc < 0)
     return rc;
-  sc->plan.max_model_len = n;
-  return record(sc, "engine.max_model_len", cJSON_CreateNumber((double)n), err);
+  set_all(sc, KVSIM_PARAM_MAX_MODEL_LEN, put_int, &n);
+  return KVSIM_OK;
 }
 
 int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_err *err) {
@@ -197,8 +269,8 @@ int kvsim_scenario_set_quantization(kvsim_scenario_t *sc, const char *q, kvsim_e
   if (!q[0] || strlen(q) >= sizeof sc->plan.quantization)
     return kvsim_err_set_param(err, KVSIM_EINVAL, p->id, name,
                                "'%s' (expected none, fp8, int8, awq, gptq, int4, mxfp4)", q);
-  snprintf(sc->plan.quantization, sizeof sc->plan.quantization, "%s", q);
-  return record(sc, p->key, cJSON_CreateString(q), err);
+  set_all(sc, p->id, put_quantization, q);
+  return KVSIM_OK;
 }
 
 /* The scenario's perf section's GPU keys (perf_given) laid over the GPU's
@@ -224,13 +296,23 @@ static void keep_perf_overrides(const kvsim_scenario_t *sc, kvsim_gpu_perf_t *to
   }
 }
 
+/* The GPU `g` as loaded, on one scenario: its perf section's keys laid
+ * over the GPU's perf, the plan to compute again. */
+static void put_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_gpu_t g) {
+  keep_perf_overrides(sc, &g.perf);
+  sc->gpu = g;
+  sc->parsed_plan.valid = false;
+  snprintf(sc->gpu_id, sizeof sc->gpu_id, "%s", gpu);
+  mark(sc, KVSIM_PARAM_GPU);
+}
+
 /* What parsing the scenario with hardware.gpu set would do, on the typed
  * fields: the GPU loaded (relative to the scenario's folder, as parsed),
  * the perf section's keys laid over its perf (hardware.gpu_memory_gib
  * stays in the plan's parameters), the plan computed again, and a
  * disaggregated deployment's link default following the GPU and its
- * sides checked again (the sides are built from the tree, where the GPU
- * is recorded first). Errors leave sc as it was. */
+ * sides (those that did not give their own GPU on it) checked again.
+ * Errors leave sc as it was. */
 int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s", sc->path[0] ? sc->path : sc->name);
@@ -241,13 +323,11 @@ int kvsim_scenario_set_gpu(kvsim_scenario_t *sc, const char *gpu, kvsim_err *err
   kvsim_scenario_t fresh;
   if ((rc = kvsim_scenario_copy(sc, &fresh, err)) < 0)
     return rc;
-  keep_perf_overrides(sc, &g.perf);
-  fresh.gpu = g;
-  fresh.parsed_plan.valid = false;
-  snprintf(fresh.gpu_id, sizeof fresh.gpu_id, "%s", gpu);
-  if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK &&
-      (rc = record(&fresh, "hardware.gpu", cJSON_CreateString(gpu), err)) == KVSIM_OK &&
-      fresh.disagg.enabled) {
+  put_gpu(&fresh, gpu, g);
+  if ((rc = kvsim__scenario_check_plan(&fresh, where, err)) == KVSIM_OK && fresh.disagg.enabled) {
+    kvsim_scenario_t *side;
+    for (int i = 0; (side = kvsim__sides_next(&fresh, KVSIM_PARAM_GPU, &i));)
+      put_gpu(side, gpu, g);
     kvsim__disagg_follow_gpu(&fresh);
     rc = kvsim__disagg_check(&fresh, where, err);
   }
@@ -267,61 +347,13 @@ int kvsim_scenario_set_workload(kvsim_scenario_t *sc, const char *key, double va
   /* Set on a copy, so that an error leaves sc as it was. */
   kvsim_workload_cfg_t *cfg = NULL;
   int rc = kvsim_workload_cfg_copy(sc->workload, &cfg, err);
-  if (rc == KVSIM_OK && (rc = kvsim_workload_set(cfg, key, value, w, err)) == KVSIM_OK &&
-      (rc = record(sc, path, cJSON_CreateNumber(value), err)) == KVSIM_OK) {
+  if (rc == KVSIM_OK && (rc = kvsim_workload_set(cfg, key, value, w, err)) == KVSIM_OK) {
+    /* The sides hold none: each built side copies the scenario's. */
+    kvsim__scenario_mark_key(sc, path);
     kvsim_workload_cfg_free(sc->workload);
     sc->workload = cfg;
     return KVSIM_OK;
   }
   kvsim_workload_cfg_free(cfg);
   return rc;
-}
-
-static const char *closest(const char *const *keys, const char *k, int *dist) {
-  const char *best = NULL;
-  *dist = 1 << 30;
-  /* A known key is its own match: no edit distances for it. */
-  for (const char *const *a = keys; *a; a++)
-    if (!strcmp(*a, k)) {
-      *dist = 0;
-      return *a;
-    }
-  for (const char *const *a = keys; *a; a++) {
-    int d = kvsim__edit_distance(*a, k);
-    if (d < *dist) {
-      *dist = d;
-      best = *a;
-    }
-  }
-  return best;
-}
-
-int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err) {
-  char top[64], rest[256] = "";
-  const char *dot = strchr(key_path, '.');
-  size_t n = dot ? (size_t)(dot - key_path) : strlen(key_path);
-  snprintf(top, sizeof top, "%.*s", (int)(n < sizeof top ? n : sizeof top - 1), key_path);
-  if (dot)
-    snprintf(rest, sizeof rest, "%s", dot + 1);
-  int d;
-  const char *best = closest(kvsim__scenario_keys(""), top, &d);
-  if (strcmp(best, top))
-    return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s%s%s'?)",
-                                  where, key_path, best, dot ? "." : "", rest)
-                  : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
-  const char *const *keys = kvsim__scenario_keys(top);
-  if (!keys || !dot)
-    return KVSIM_OK;
-  char second[128];
-  const char *dot2 = strchr(rest, '.');
-  size_t n2 = dot2 ? (size_t)(dot2 - rest) : strlen(rest);
-  snprintf(second, sizeof second, "%.*s", (int)(n2 < sizeof second ? n2 : sizeof second - 1), rest);
-  best = closest(keys, second, &d);
-  if (!strcmp(best, second))
-    return dot2 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': %s.%s takes a value, not keys", where,
-                                key_path, top, second)
-                : KVSIM_OK;
-  return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s.%s'?)",
-                                where, key_path, top, best)
-                : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
 }

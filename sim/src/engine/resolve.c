@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/scenario_keys.h"
 #include "kvsim/scenario.h"
 #include "kvsim/spec.h"
 #include "memory/lora.h"
@@ -93,7 +94,7 @@ static void resolve_lora(const kvsim_scenario_t *sc, kvsim_resolved_t *out) {
 /* The plan parsing computed, while the model, GPU and parameters are the
  * ones it was computed from (an override since changed them: false). The
  * plan is a pure function of the three, so the bytes decide. */
-static bool parsed_plan_holds(const kvsim_scenario_t *sc) {
+bool kvsim__scenario_plan_holds(const kvsim_scenario_t *sc) {
   return sc->parsed_plan.valid &&
          !memcmp(&sc->parsed_plan.params, &sc->plan, sizeof sc->plan) &&
          !memcmp(&sc->parsed_plan.model, &sc->model, sizeof sc->model) &&
@@ -103,7 +104,7 @@ static bool parsed_plan_holds(const kvsim_scenario_t *sc) {
 int kvsim_scenario_resolve(const kvsim_scenario_t *sc, kvsim_resolved_t *out, kvsim_err *err) {
   memset(out, 0, sizeof *out);
   int rc = KVSIM_OK;
-  if (parsed_plan_holds(sc))
+  if (kvsim__scenario_plan_holds(sc))
     out->plan = sc->parsed_plan.plan;
   else
     rc = kvsim_plan_compute(&sc->model, &sc->gpu, &sc->plan, &out->plan, err);

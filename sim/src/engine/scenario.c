@@ -423,15 +423,15 @@ int kvsim__scenario_from_json_as(cJSON *root, const char *where, const char *fil
   if ((rc = kvsim__scenario_check_plan(sc, where, err)) < 0 ||
       (rc = kvsim__disagg_parse(root, sc, where, err)) < 0)
     goto fail;
-  sc->resolved = root;
   kvsim__scenario_mark_tree(sc, root);
-  if (sc->disagg.enabled && (rc = kvsim__disagg_check(sc, where, err)) < 0) {
-    sc->resolved = NULL;
+  /* The sides are read from the tree too; then the scenario is typed only. */
+  if (sc->disagg.enabled && (rc = kvsim__sides_parse(sc, root, where, err)) < 0)
     goto fail;
-  }
+  cJSON_Delete(root);
   return KVSIM_OK;
 fail:
   cJSON_Delete(root);
+  kvsim__sides_free(sc);
   kvsim_workload_cfg_free(sc->workload);
   sc->workload = NULL;
   kvsim__free(sc->description);
@@ -488,7 +488,7 @@ int kvsim_scenario_load(const char *path, const char *const *sets, int nsets,
 
 void kvsim_scenario_fini(kvsim_scenario_t *sc) {
   kvsim_workload_cfg_free(sc->workload);
-  cJSON_Delete(sc->resolved);
+  kvsim__sides_free(sc);
   kvsim__free(sc->description);
   memset(sc, 0, sizeof *sc);
 }

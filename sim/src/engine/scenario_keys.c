@@ -1,11 +1,14 @@
-/* The keys of each scenario section, and the check that names a typo by
- * its path, with a suggestion from any section (scenario.c, override.c). */
+/* The keys of each scenario section, the check that names a typo by its
+ * path, with a suggestion from any section (scenario.c), and the check of
+ * a sweep's or --set's key paths (kvsim_scenario_check_key). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "engine/scenario_keys.h"
 #include "kvsim/params.h"
+#include "kvsim/scenario.h"
 #include "kvsim/sched.h"
 
 /* The keys of each section: a typo is an error naming the path. */
@@ -168,4 +171,53 @@ const char *const *kvsim__scenario_keys(const char *section) {
     if (!strcmp(section, t[i].name))
       return t[i].keys;
   return NULL;
+}
+
+static const char *closest(const char *const *keys, const char *k, int *dist) {
+  const char *best = NULL;
+  *dist = 1 << 30;
+  /* A known key is its own match: no edit distances for it. */
+  for (const char *const *a = keys; *a; a++)
+    if (!strcmp(*a, k)) {
+      *dist = 0;
+      return *a;
+    }
+  for (const char *const *a = keys; *a; a++) {
+    int d = kvsim__edit_distance(*a, k);
+    if (d < *dist) {
+      *dist = d;
+      best = *a;
+    }
+  }
+  return best;
+}
+
+int kvsim_scenario_check_key(const char *key_path, const char *where, kvsim_err *err) {
+  char top[64], rest[256] = "";
+  const char *dot = strchr(key_path, '.');
+  size_t n = dot ? (size_t)(dot - key_path) : strlen(key_path);
+  snprintf(top, sizeof top, "%.*s", (int)(n < sizeof top ? n : sizeof top - 1), key_path);
+  if (dot)
+    snprintf(rest, sizeof rest, "%s", dot + 1);
+  int d;
+  const char *best = closest(kvsim__scenario_keys(""), top, &d);
+  if (strcmp(best, top))
+    return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s%s%s'?)",
+                                  where, key_path, best, dot ? "." : "", rest)
+                  : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
+  const char *const *keys = kvsim__scenario_keys(top);
+  if (!keys || !dot)
+    return KVSIM_OK;
+  char second[128];
+  const char *dot2 = strchr(rest, '.');
+  size_t n2 = dot2 ? (size_t)(dot2 - rest) : strlen(rest);
+  snprintf(second, sizeof second, "%.*s", (int)(n2 < sizeof second ? n2 : sizeof second - 1), rest);
+  best = closest(keys, second, &d);
+  if (!strcmp(best, second))
+    return dot2 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': %s.%s takes a value, not keys", where,
+                                key_path, top, second)
+                : KVSIM_OK;
+  return d <= 3 ? kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key (did you mean '%s.%s'?)",
+                                where, key_path, top, best)
+                : kvsim_err_set(err, KVSIM_EINVAL, "%s: '%s': unknown scenario key", where, key_path);
 }

@@ -73,6 +73,13 @@ int kvsim__scenario_load_relative(const char *name, const char *base, struct kvs
 /* Computes sc's memory plan (kept as sc->parsed_plan); an error names
  * `where` and the parameter's scenario key. */
 int kvsim__scenario_check_plan(struct kvsim_scenario *sc, const char *where, kvsim_err *err);
+/* summary.json's config: the typed value of the engine section's shared
+ * registry row id (its canonical form), NULL when the row has no typed
+ * field there or out of memory (config_engine.c). */
+cJSON *kvsim__config_engine_value(const struct kvsim_scenario *sc, int id);
+/* Whether sc->parsed_plan is still sc's plan: computed from the model,
+ * GPU and plan parameters sc holds now (resolve.c). */
+bool kvsim__scenario_plan_holds(const struct kvsim_scenario *sc);
 
 /* The expert-parallel rule (tp >= 1): ep is tp x a number of replicas <=
  * rep. `w` names the hardware section in the error. */

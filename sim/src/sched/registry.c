@@ -90,6 +90,11 @@ static int foreign_key(const kvsim_sched_ops_t *ops, const char *k, const char *
   return KVSIM_OK;
 }
 
+int kvsim_sched_check_key(const kvsim_sched_ops_t *ops, const char *key, const char *where,
+                          kvsim_err *err) {
+  return foreign_key(ops, key, where, err);
+}
+
 int kvsim_sched_parse_opts(const kvsim_sched_ops_t *ops, const struct cJSON *engine,
                            const char *where, kvsim_sched_opts_t *opts, kvsim_err *err) {
   memset(opts, 0, sizeof *opts);
