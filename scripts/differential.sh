@@ -97,8 +97,25 @@ gen() {
         hw = hw ", \"router\": \"" rt "\""
         if (rt == "prefix_affinity" && rand() < 0.5) hw = hw ", \"router_imbalance\": " oneof("0 2 64")
       }
+      # A disaggregated deployment (the profiles with a KV connector), drawn
+      # after all else for the same reason: each side its own pool, a flow,
+      # a link and sometimes a transfer unit (one the flow refuses is refused
+      # by both binaries alike).
+      dis = ""
+      if ((prof == "vllm-v1" || prof == "sglang") && !reps && rand() < 0.3) {
+        for (k = 0; k < 2; k++) {
+          e = prof == "sglang" ? "\"max_total_tokens\": " oneof("6000 12000 30000") \
+                               : "\"num_gpu_blocks_override\": " oneof("300 600 2000")
+          side[k] = "{ \"engine\": { " e " }" (rand() < 0.3 ? ", \"replicas\": " oneof("1 2") : "") " }"
+        }
+        dis = "  \"disaggregation\": { \"flow\": \"" oneof("vllm sglang") "\", "
+        dis = dis "\"prefill\": " side[0] ", \"decode\": " side[1] ", "
+        dis = dis "\"link\": { \"kind\": \"" oneof("nvlink infiniband roce") "\" }"
+        if (rand() < 0.5) dis = dis ", \"transfer\": \"" oneof("request chunk layer") "\""
+        dis = dis " },\n"
+      }
       printf "{ \"name\": \"diff-%s-%d\", \"seed\": %d, \"model\": \"%s\",\n", prof, i, sseed, model
-      printf "  \"hardware\": { %s },\n  \"engine\": { %s },\n", hw, eng
+      printf "  \"hardware\": { %s },\n  \"engine\": { %s },\n%s", hw, eng, dis
       printf "  \"workload\": { \"synthetic\": { %s } }%s,\n", wl, slo
       printf "  \"output\": { \"sample_interval_s\": %s } }\n", si
     }'
