@@ -62,17 +62,51 @@ Test(logo, logo_quantile_interpolates_between_rows) {
   cr_assert_float_eq(kvsim__logo_quantile(one, 1, 0.9), 7.0, 1e-12, "one row is its own quantile");
 }
 
-Test(logo, logo_rows_keep_ttft_and_tpot_errors_interleaved) {
-  kvsim_fid_logo_group_t g;
-  memset(&g, 0, sizeof g);
-  const double t[3] = {1, 2, 3}, d[3] = {-4, 5, -6};
-  cr_assert_eq(kvsim__logo_set_rows(&g, t, d, 3), KVSIM_OK, "rows");
-  cr_assert_eq(g.nrow_err, 3, "three rows (%d)", g.nrow_err);
-  for (int i = 0; i < 3; i++) {
-    cr_assert_float_eq(g.row_err[2 * i], fabs(t[i]), 1e-12, "ttft of row %d", i);
-    cr_assert_float_eq(g.row_err[2 * i + 1], fabs(d[i]), 1e-12, "tpot of row %d, |error| (fidelity.h)", i);
-  }
-  kvsim__free(g.row_err);
+Test(logo, logo_rows_keep_each_rows_signed_errors_and_print_them) {
+  /* A group keeps a copy of its rows (the caller's array may go), and
+   * --json prints each with its shape and signed errors, so residuals can
+   * be grouped by TP, clients or lengths; a per-request run has no shape. */
+  kvsim_fid_logo_t l;
+  memset(&l, 0, sizeof l);
+  kvsim_fid_logo_group_t *g = kvsim__logo_group(&l, "b200", "llama-3.1-70b", "fp8", "silicon");
+  cr_assert_not_null(g, "group");
+  g->n = 2;
+  kvsim_fid_logo_row_t rows[2];
+  memset(rows, 0, sizeof rows);
+  snprintf(rows[0].id, sizeof rows[0].id, "row-a");
+  rows[0].tp = 8, rows[0].clients = 16, rows[0].isl = 1024, rows[0].osl = 8192;
+  rows[0].err[0] = -12.5, rows[0].err[1] = 21.9, rows[0].err[2] = 20.0;
+  snprintf(rows[1].id, sizeof rows[1].id, "per-request run");
+  rows[1].err[0] = 3, rows[1].err[1] = -4, rows[1].err[2] = NAN;
+  cr_assert_eq(kvsim__logo_set_rows(g, rows, 2), KVSIM_OK, "rows");
+  memset(rows, 0, sizeof rows);
+  cr_assert_eq(g->nrow, 2, "two rows (%d)", g->nrow);
+  cr_assert_str_eq(g->row[0].id, "row-a", "a copy, not the caller's array");
+  cr_assert_float_eq(g->row[0].err[1], 21.9, 1e-12, "signed, not |error|");
+  char *j = kvsim_fidelity_logo_to_json(&l);
+  cr_assert_not_null(j, "json");
+  cJSON *o = cJSON_Parse(j);
+  cr_assert_not_null(o, "valid JSON: %s", j);
+  const cJSON *re = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "groups"), 0), "row_errors");
+  cr_assert(cJSON_IsArray(re) && cJSON_GetArraySize(re) == 2, "row_errors, one a row: %s", j);
+  const cJSON *a = cJSON_GetArrayItem(re, 0), *b = cJSON_GetArrayItem(re, 1);
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(a, "id")->valuestring, "row-a", "id");
+  cr_assert_eq(cJSON_GetObjectItemCaseSensitive(a, "tp")->valueint, 8, "tp");
+  cr_assert_eq(cJSON_GetObjectItemCaseSensitive(a, "clients")->valueint, 16, "clients");
+  cr_assert_eq(cJSON_GetObjectItemCaseSensitive(a, "osl")->valueint, 8192, "osl");
+  const cJSON *ha = cJSON_GetObjectItemCaseSensitive(a, "held_out");
+  cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(ha, "tpot")->valuedouble, 21.9, 1e-9,
+                     "tpot, signed");
+  cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(ha, "ttft")->valuedouble, -12.5, 1e-9,
+                     "ttft, signed");
+  cr_assert_null(cJSON_GetObjectItemCaseSensitive(b, "tp"), "a run has no silicon shape");
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(b, "held_out"), "e2e")),
+            "an error not compared is null");
+  cJSON_Delete(o);
+  free(j);
+  kvsim_fidelity_logo_fini(&l);
 }
 
 Test(logo, logo_bands_are_named_per_status) {

@@ -3,9 +3,10 @@
 # ../shared/validation (skipped when absent; under the sanitizer build,
 # KVSIM_SANITIZED=1, skipped: it replays every run and row several times).
 # Checks the table's shape and what ships from it: every dev source has its
-# groups, each latency group has held-out and in-sample errors, every group
-# is held out by GPU (the host term fitted without its GPU), exclusions name
-# their reason; the host term in perf.h and the client latency in
+# groups, each latency group has held-out and in-sample errors and lists its
+# rows' signed held-out errors, every group is held out by GPU (the host
+# term fitted without its GPU), exclusions name their reason; the host term
+# in perf.h and the client latency in
 # fidelity.h are the table's all-data fit, and each status's band in gpu.h
 # is at least the table's 90th percentile of the held-out errors of that
 # status (and of every better-informed one). A change to the step model
@@ -33,6 +34,13 @@ bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
 bad=$(n '[.groups[] | select(.source != "startup" and .rows > 0)
           | select(. as $g | $g.held_out_from | test("without " + $g.gpu) | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: $bad groups not held out by GPU"; fail=1; }
+# Each latency group lists its rows' signed held-out errors, whose median |error| is the table's.
+bad=$(n 'def abs: if . < 0 then -. else . end;
+         def median: sort | length as $k | if $k % 2 == 1 then .[($k - 1) / 2] else (.[$k / 2 - 1] + .[$k / 2]) / 2 end;
+         [.groups[] | select(.source != "startup" and .rows > 0)
+          | select((.row_errors | length) != .rows or
+                   (([.row_errors[].held_out.tpot | abs] | median) - .held_out.tpot | abs) > 1e-6)] | length')
+[ "$bad" = 0 ] || { echo "FAIL: $bad groups whose row_errors do not give their median"; fail=1; }
 bad=$(n '[.excluded[] | select(.reason | test("dense .* peak|HBM bandwidth|kernel tables|not reproducible") | not)] | length')
 [ "$bad" = 0 ] || { echo "FAIL: an exclusion without its reason"; fail=1; }
 # The shipped host term and client latency are the all-data fit.

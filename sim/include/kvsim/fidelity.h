@@ -637,6 +637,14 @@ int kvsim_fidelity_write_gpu_json(const char *gpu_name, const char *gpu_arg, con
 
 /* ======================= leave-one-group-out ======================= */
 
+/* One held-out measurement of a latency group: which one, and its signed
+ * held-out errors, for grouping the residuals by TP, clients or lengths. */
+typedef struct kvsim_fid_logo_row {
+  char id[160];                  /* the silicon row's id, or "per-request run" */
+  int64_t tp, clients, isl, osl; /* the silicon row's; 0 for a per-request run */
+  double err[3];                 /* (simulated - measured) / measured, %, of mean TTFT, TPOT, E2E */
+} kvsim_fid_logo_row_t;
+
 /* One group of the dev data: GPU x model x precision x source. */
 typedef struct kvsim_fid_logo_group {
   char gpu[64], model[64], precision[16];
@@ -653,11 +661,10 @@ typedef struct kvsim_fid_logo_group {
    * per-request run: its |error|): what the band must reach for the
    * group's rows, not only its median, to fall inside. */
   double held_q90[3];
-  /* The held-out |error| (%) of each row, TTFT and TPOT interleaved
-   * (row_err[2 i], row_err[2 i + 1]); owned, freed by
+  /* Each row held out (signed errors); owned, freed by
    * kvsim_fidelity_logo_fini. */
-  double *row_err;
-  int nrow_err;
+  kvsim_fid_logo_row_t *row;
+  int nrow;
   double kv_err;
   bool shipped_in_sample;   /* the shipped fit was fitted on this group */
   char held_from[96];       /* what the held-out coefficients were fitted on */

@@ -79,9 +79,6 @@ static int predict_gpu(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
     if (rc < 0)
       return kvsim_err_prefix(err, "%s", it->row ? it->row->id : gpu);
     const kvsim_fid_logo_group_t *g = &l->groups[it->group];
-    if (getenv("KVSIM_LOGO_DEBUG"))
-      fprintf(stderr, "DBG %s %s %s ttft %.1f/%.1f tpot %.2f/%.2f at0 %.2f at1 %.2f\n", it->gpu, g->model,
-              it->row ? it->row->id : "run", it->held[0], it->meas[0], it->held[1], it->meas[1], it->at0[1], it->at2[1]);
     /* The bands are vLLM's: the SGLang rows are their own groups. */
     if (it->family != KVSIM_HOST_SGLANG)
       errs_add(e, own_band(it, g->moe), kvsim_fidelity_err_pct(it->held[0], it->meas[0]),
@@ -97,22 +94,39 @@ static int predict_gpu(const kvsim_fid_logo_opts_t *o, kvsim_fid_logo_t *l, kvsi
   return KVSIM_OK;
 }
 
+/* Which measurement an item is, for its group's rows. */
+static void row_of(const kvsim__logo_item_t *it, kvsim_fid_logo_row_t *r) {
+  memset(r, 0, sizeof *r);
+  if (!it->row) {
+    snprintf(r->id, sizeof r->id, "per-request run");
+    return;
+  }
+  snprintf(r->id, sizeof r->id, "%s", it->row->id);
+  r->tp = it->row->tp;
+  r->clients = it->row->batch;
+  r->isl = it->row->isl;
+  r->osl = it->row->osl;
+}
+
 /* A group's held-out and in-sample figures from its items. */
 static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t *items, int n) {
   kvsim_fid_logo_group_t *g = &l->groups[gi];
   double *v[3], *s[3];
   int m = 0, rc = KVSIM_OK;
+  kvsim_fid_logo_row_t *rows = kvsim__malloc((size_t)(n + 1) * sizeof *rows);
   for (int k = 0; k < 3; k++) {
     v[k] = kvsim__malloc((size_t)(n + 1) * sizeof(double));
     s[k] = kvsim__malloc((size_t)(n + 1) * sizeof(double));
   }
-  for (int i = 0; v[0] && v[1] && v[2] && s[0] && s[1] && s[2] && i < n; i++) {
+  for (int i = 0; rows && v[0] && v[1] && v[2] && s[0] && s[1] && s[2] && i < n; i++) {
     const kvsim__logo_item_t *it = &items[i];
     if (it->group != gi)
       continue;
+    row_of(it, &rows[m]);
     for (int k = 0; k < 3; k++) {
       v[k][m] = kvsim_fidelity_err_pct(it->held[k], it->meas[k]);
       s[k][m] = kvsim_fidelity_err_pct(kvsim__logo_linear(it, k, &l->all), it->meas[k]);
+      rows[m].err[k] = v[k][m];
       if (it->run >= 0)
         g->held_signed[k] = v[k][m];
     }
@@ -122,8 +136,10 @@ static int summarize_group(kvsim_fid_logo_t *l, int gi, const kvsim__logo_item_t
              it->client ? it->par.frontend_us / 1e3 : 0.0, g->gpu);
     m++;
   }
-  if (!v[0] || !v[1] || !v[2] || !s[0] || !s[1] || !s[2] || kvsim__logo_set_rows(g, v[0], v[1], m) < 0)
+  if (!rows || !v[0] || !v[1] || !v[2] || !s[0] || !s[1] || !s[2] ||
+      kvsim__logo_set_rows(g, rows, m) < 0)
     rc = KVSIM_ENOMEM;
+  kvsim__free(rows);
   for (int k = 0; k < 3; k++) {
     if (rc == KVSIM_OK && m) {
       g->held[k] = kvsim_fidelity_median_abs(v[k], m);

@@ -12,9 +12,9 @@ kvsim_fid_logo_group_t *kvsim__logo_group(kvsim_fid_logo_t *l, const char *gpu, 
 /* Records an excluded row. */
 int kvsim__logo_exclude(kvsim_fid_logo_t *l, const char *id, const char *reason);
 bool kvsim__logo_is_moe(const char *model);
-/* Keeps the held-out errors (%, signed or not) of a group's n rows as
- * its row_err. KVSIM_ENOMEM when out of memory. */
-int kvsim__logo_set_rows(kvsim_fid_logo_group_t *g, const double *ttft, const double *tpot, int n);
+/* Keeps a copy of the group's n held-out rows as its row. KVSIM_ENOMEM
+ * when out of memory. */
+int kvsim__logo_set_rows(kvsim_fid_logo_group_t *g, const kvsim_fid_logo_row_t *rows, int n);
 /* The q-quantile of x[0..n) by linear interpolation (sorts x; n >= 1). */
 double kvsim__logo_quantile(double *x, int n, double q);
 

@@ -47,23 +47,21 @@ int kvsim__logo_exclude(kvsim_fid_logo_t *l, const char *id, const char *reason)
   return KVSIM_OK;
 }
 
-int kvsim__logo_set_rows(kvsim_fid_logo_group_t *g, const double *ttft, const double *tpot, int n) {
-  kvsim__free(g->row_err);
-  g->nrow_err = 0;
-  g->row_err = kvsim__malloc((size_t)(2 * n + 1) * sizeof *g->row_err);
-  if (!g->row_err)
+int kvsim__logo_set_rows(kvsim_fid_logo_group_t *g, const kvsim_fid_logo_row_t *rows, int n) {
+  kvsim__free(g->row);
+  g->nrow = 0;
+  g->row = kvsim__malloc((size_t)(n + 1) * sizeof *g->row);
+  if (!g->row)
     return KVSIM_ENOMEM;
-  for (int i = 0; i < n; i++) {
-    g->row_err[2 * i] = fabs(ttft[i]);
-    g->row_err[2 * i + 1] = fabs(tpot[i]);
-  }
-  g->nrow_err = n;
+  if (n > 0)
+    memcpy(g->row, rows, (size_t)n * sizeof *rows);
+  g->nrow = n;
   return KVSIM_OK;
 }
 
 void kvsim_fidelity_logo_fini(kvsim_fid_logo_t *l) {
   for (int i = 0; i < l->ngroups; i++)
-    kvsim__free(l->groups[i].row_err);
+    kvsim__free(l->groups[i].row);
   kvsim__free(l->groups);
   kvsim__free(l->excl);
   memset(l, 0, sizeof *l);
@@ -130,6 +128,26 @@ static cJSON *triple(const double *v) {
   return o;
 }
 
+/* Each held-out row's signed errors (%), to group the residuals by TP,
+ * clients or lengths; a silicon row's shape with it. */
+static cJSON *rows_json(const kvsim_fid_logo_group_t *g) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < g->nrow; i++) {
+    const kvsim_fid_logo_row_t *r = &g->row[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(a, o);
+    cJSON_AddStringToObject(o, "id", r->id);
+    if (r->tp > 0) {
+      cJSON_AddNumberToObject(o, "tp", (double)r->tp);
+      cJSON_AddNumberToObject(o, "clients", (double)r->clients);
+      cJSON_AddNumberToObject(o, "isl", (double)r->isl);
+      cJSON_AddNumberToObject(o, "osl", (double)r->osl);
+    }
+    cJSON_AddItemToObject(o, "held_out", triple(r->err));
+  }
+  return a;
+}
+
 char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
   cJSON *o = cJSON_CreateObject(), *gs = cJSON_AddArrayToObject(o, "groups");
   cJSON *ex = cJSON_AddArrayToObject(o, "excluded");
@@ -162,6 +180,8 @@ char *kvsim_fidelity_logo_to_json(const kvsim_fid_logo_t *l) {
     cJSON_AddBoolToObject(j, "shipped_in_sample", g->shipped_in_sample);
     cJSON_AddStringToObject(j, "held_out_from", g->held_from);
     cJSON_AddItemToObject(j, "kv_error", kvsim__fid_num_or_null(g->kv_err));
+    if (g->nrow > 0)
+      cJSON_AddItemToObject(j, "row_errors", rows_json(g));
   }
   /* The host term fitted on every dense row, and the band of each status
    * (90th percentile of the held-out |error|, fractions). */
