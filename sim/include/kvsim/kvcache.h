@@ -128,6 +128,25 @@ static inline int kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_requ
   return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);
 }
 
+/* Whether the caching of a decode row's full block may wait (implicit
+ * decode, sched/v1_implicit.c): for an anonymous request under one
+ * full-attention group without drafts, the step that fills block j only
+ * marks the request's own table (cache_full_blocks: its anon_upto and
+ * cached_blocks, or its own blocks' anonymous marks), which nobody reads
+ * until the request is next touched; kvsim_kvcache_filled does it then.
+ * A request whose blocks carry hashes is not: another request's lookup
+ * or prefill in the same step may meet the hash. */
+static inline bool kvsim_kvcache_fill_deferrable(const kvsim_kvcache_t *kv,
+                                                 const kvsim_request_t *r) {
+  return r->anon && kv->prefix_caching && kv->fast_shift >= 0 && !kv->spec_backoff &&
+         !kv->cache_prompt_only;
+}
+
+/* What kvsim_kvcache_allocate's caching did in the decode step that filled
+ * block `block` of such a request (its last token computed, nothing
+ * allocated): the marks of that block. Idempotent. */
+void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block);
+
 /* Frees all blocks of a request, tail first (eviction order). */
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
 /* The same for a preempted request, whose cached blocks must stay findable

@@ -470,6 +470,14 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
       offload_store(kv, r->hashes[k] ^ salt(r->spec.tenant));
 }
 
+void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block) {
+  assert(kvsim_kvcache_fill_deferrable(kv, r) && block >= 0);
+  /* cache_step of the step that computed the block's last token: first is
+   * that token's block, full the block after it (allocate_simple, which
+   * allocated nothing: the block was held). */
+  cache_full_blocks(kv, r, block, block + 1);
+}
+
 /* The hash room a step's caching needs: blocks full once tokens up to
  * `upto_tokens` are computed (anonymous prompts are cached unhashed). */
 static int reserve_step_hashes(const kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens) {

@@ -40,13 +40,23 @@ bool kvsim__imp_allowed(const kvsim_sched_t *s, int64_t window) {
          (double)mml * 2.0 * (double)s->cfg.max_num_batched_tokens < 0x1p52;
 }
 
-/* r's counts up to date at the clock. */
-static inline void materialize(const kvsim__imp_t *m, kvsim_request_t *r) {
-  const int64_t d = m->clock - r->imp_base;
+/* The caching of a block r filled in the cohort, between `from` and `to`
+ * computed tokens: at most one (steps_to_event), and only where it may
+ * wait (kvsim_kvcache_fill_deferrable; others leave at their fill). */
+static inline void fill_passed(kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t from, int64_t to) {
+  const int32_t sh = kv->fast_shift;
+  if ((from >> sh) != (to >> sh) && kvsim_kvcache_fill_deferrable(kv, r))
+    kvsim_kvcache_filled(kv, r, (int32_t)(from >> sh));
+}
+
+/* r's counts up to date at the clock, and the block it filled on the way. */
+static inline void materialize(const kvsim__imp_t *m, kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  const int64_t d = m->clock - r->imp_base, from = r->num_computed;
   r->num_computed += d;
   r->num_tokens += d;
   r->num_output += d;
   r->imp_base = m->clock;
+  fill_passed(kv, r, from, r->num_computed);
 }
 
 /* The steps from now until r is not a plain decode row any more (0: it
@@ -65,7 +75,11 @@ static int64_t steps_to_event(const kvsim__imp_t *m, const kvsim_sched_t *s, con
    * blocks held and (with prefix caching) fills none. */
   int64_t k = ((int64_t)r->blocks[0].len << sh) - c;
   if (kv->prefix_caching) {
-    const int64_t fill = (bs - ((c + 1) & (bs - 1))) & (bs - 1);
+    /* The step that fills a block caches it. Where that may wait, the
+     * row stays through it and leaves the step after (to take the next
+     * block, usually), its caching done as it leaves (materialize). */
+    int64_t fill = (bs - ((c + 1) & (bs - 1))) & (bs - 1);
+    fill += kvsim_kvcache_fill_deferrable(kv, r);
     k = fill < k ? fill : k;
   }
   /* vllm-v1 cuts a row at max_model_len - 1 tokens; the step whose token
@@ -98,7 +112,7 @@ void kvsim__imp_stop(kvsim__imp_t *m, kvsim_sched_t *s) {
   for (int32_t i = 0; i < s->running.n; i++) {
     kvsim_request_t *r = s->running.v[i];
     if (r->imp) {
-      materialize(m, r);
+      materialize(m, s->kv, r);
       r->imp = false;
     }
   }
@@ -135,7 +149,7 @@ bool kvsim__imp_begin(kvsim__imp_t *m, kvsim_sched_t *s, int64_t budget, int64_t
     }
     for (int32_t i = 0; i < due->n; i++) {
       kvsim_request_t *r = due->v[i];
-      materialize(m, r);
+      materialize(m, s->kv, r);
       r->imp = false;
       m->n--;
       m->ctx -= r->num_computed;
@@ -231,9 +245,14 @@ void kvsim__imp_sync(kvsim__imp_t *m, kvsim_sched_t *s) {
     kvsim_request_t *r = s->running.v[i];
     if (!r->imp)
       continue;
-    materialize(m, r);
-    if (m->in_flight)
+    materialize(m, s->kv, r);
+    if (m->in_flight) {
       r->step_new = 1;
+      /* The step in flight computed its token: a block it fills is
+       * cached now, as the explicit loop's allocation did (done again,
+       * to no effect, when the row next materializes). */
+      fill_passed(s->kv, r, r->num_computed, r->num_computed + 1);
+    }
   }
   m->step_new_set = m->in_flight;
 }
