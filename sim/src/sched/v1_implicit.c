@@ -71,6 +71,13 @@ static int64_t steps_to_event(const kvsim__imp_t *m, const kvsim_sched_t *s, con
   const kvsim_kvcache_t *kv = s->kv;
   const int32_t sh = kv->fast_shift;
   const int64_t bs = (int64_t)1 << sh, c = r->num_computed;
+  /* Its tokens stay within one block, above its start, so that the
+   * blocks they fill or start are one number (kvsim__imp_sums). A row
+   * at a block's start takes its next block first: no event is earlier
+   * (it joins after that step). */
+  const int64_t in_block = c & (bs - 1);
+  if (in_block == 0)
+    return 0;
   /* kvsim_kvcache_allocate_running's fast case: the token fits the
    * blocks held and (with prefix caching) fills none. */
   int64_t k = ((int64_t)r->blocks[0].len << sh) - c;
@@ -86,11 +93,20 @@ static int64_t steps_to_event(const kvsim__imp_t *m, const kvsim_sched_t *s, con
    * is the request's last is its own (update finishes it). */
   const int64_t to_len = s->cfg.max_model_len - 1 - c;
   const int64_t to_last = r->spec.output_tokens - r->num_output - 1;
+  const int64_t to_end = bs - in_block; /* to the block's end, included */
+  k = to_end < k ? to_end : k;
   k = to_len < k ? to_len : k;
   k = to_last < k ? to_last : k;
   if (k > m->mask)
     k = m->mask; /* an early event only looks again */
   return k > 0 ? k : 0;
+}
+
+/* The blocks `tokens` fill or start: the same for every count a request
+ * has in the cohort (steps_to_event). */
+static inline int64_t blocks_started(const kvsim_kvcache_t *kv, int64_t tokens) {
+  const int32_t sh = kv->fast_shift;
+  return (tokens + ((int64_t)1 << sh) - 1) >> sh;
 }
 
 /* Joins r to the cohort if it is in plain decode; false otherwise (or
@@ -103,6 +119,8 @@ static bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r
   r->imp_base = m->clock;
   m->n++;
   m->ctx += r->num_computed;
+  m->live += r->blocks[0].len;
+  m->need += blocks_started(s->kv, r->num_computed);
   return true;
 }
 
@@ -121,6 +139,7 @@ void kvsim__imp_stop(kvsim__imp_t *m, kvsim_sched_t *s) {
   m->ex.n = 0;
   m->n = 0;
   m->ctx = 0;
+  m->live = m->need = 0;
   m->on = false;
 }
 
@@ -153,6 +172,8 @@ bool kvsim__imp_begin(kvsim__imp_t *m, kvsim_sched_t *s, int64_t budget, int64_t
       r->imp = false;
       m->n--;
       m->ctx -= r->num_computed;
+      m->live -= r->blocks[0].len;
+      m->need -= blocks_started(s->kv, r->num_computed);
       m->ex.v[m->ex.n++] = r;
     }
     due->n = 0;
@@ -255,4 +276,16 @@ void kvsim__imp_sync(kvsim__imp_t *m, kvsim_sched_t *s) {
     }
   }
   m->step_new_set = m->in_flight;
+}
+
+bool kvsim__imp_sums(const kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_sched_isums_t *out) {
+  if (!m->on || m->n + m->ex.n != s->running.n)
+    return false;
+  /* A step in flight computes one token of each (sync's step_new). */
+  out->blocks = m->live;
+  out->tokens = m->ctx + (m->in_flight ? m->n : 0);
+  out->needed = m->need;
+  out->rest = m->ex.v;
+  out->nrest = m->ex.n;
+  return true;
 }

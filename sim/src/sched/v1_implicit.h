@@ -11,8 +11,9 @@
 
 /* The cohort: running requests in plain decode (one known token not yet
  * computed, no drafts), each advanced one token a fast step, with nothing
- * to do in the step but that token: no block to allocate or fill, not
- * its last token, not at max_model_len. Their counts are those of clock
+ * to do in the step but that token: no block to allocate or fill (an
+ * anonymous request's fill is done as it leaves: kvsim_kvcache_filled),
+ * not its last token, not at max_model_len. Their counts are those of clock
  * imp_base (request.h), and each waits on the calendar (a ring of buckets
  * keyed by clock) at the first clock where that stops holding: there it
  * leaves the cohort, brought up to date, and is scheduled explicitly.
@@ -31,6 +32,10 @@ typedef struct kvsim__imp {
   int64_t seq;         /* admission stamps (adm_seq) */
   int64_t n;           /* requests in the cohort */
   int64_t ctx;         /* their computed tokens at `clock`, summed */
+  /* Their blocks held, and the blocks their tokens fill or start, summed:
+   * neither changes while a request is in the cohort (steps_to_event
+   * keeps its tokens within one block, above its start). */
+  int64_t live, need;
   kvsim_reqvec_t ex;   /* running requests outside the cohort (running order once sorted) */
   kvsim_reqvec_t *ring;
   int64_t mask;        /* ring size - 1 (a power of two above the block size) */
@@ -66,6 +71,10 @@ void kvsim__imp_after_update(kvsim__imp_t *m, kvsim_sched_t *s, bool fast, int64
 
 /* Dissolves the cohort: every running request up to date, nothing kept. */
 void kvsim__imp_stop(kvsim__imp_t *m, kvsim_sched_t *s);
+
+/* The implicit_sums op: the cohort's sums (false when it is not kept, or
+ * the running list changed outside the scheduler). */
+bool kvsim__imp_sums(const kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_sched_isums_t *out);
 
 /* The sync op: the cohort's counts up to date, and their step_new of 1
  * while a fast step is in flight (cleared by its update). */
