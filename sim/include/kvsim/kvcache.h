@@ -147,6 +147,15 @@ static inline bool kvsim_kvcache_fill_deferrable(const kvsim_kvcache_t *kv,
  * allocated): the marks of that block. Idempotent. */
 void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block);
 
+/* A one-token row whose token starts a block (its table ends at its
+ * computed tokens), given that block as kvsim_kvcache_allocate gives it:
+ * one block off the free queue's head (a count, in a counted pool), and
+ * nothing to cache (no block is full that was not). Returns 1; or 0,
+ * changing nothing, where that call would do more or differently (another
+ * table layout, drafts, max_model_len, no free block, a table or hash
+ * array to grow): then kvsim_kvcache_allocate must run. */
+int kvsim_kvcache_take_next(kvsim_kvcache_t *kv, kvsim_request_t *r);
+
 /* Frees all blocks of a request, tail first (eviction order). */
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);
 /* The same for a preempted request, whose cached blocks must stay findable

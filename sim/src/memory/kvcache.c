@@ -478,6 +478,32 @@ void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block
   cache_full_blocks(kv, r, block, block + 1);
 }
 
+int kvsim_kvcache_take_next(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  const int32_t sh = kv->fast_shift;
+  if (sh < 0 || kv->spec_backoff || kvsim_pool_num_free(&kv->pool) < 1)
+    return 0;
+  kvsim_blocks_t *t = &r->blocks[0];
+  const int64_t c = r->num_computed;
+  /* allocate_simple's need, c + 1 tokens (below max_model_len), is one
+   * block more than the table; its cache_step caches from block c / bs
+   * to (c + 1) / bs, the same block: nothing. */
+  if (((int64_t)t->len << sh) != c || c + 1 > kv->max_model_len)
+    return 0;
+  if (kv->pool.counted) {
+    kvsim_pool_take(&kv->pool, 1);
+    t->len++;
+    return 1;
+  }
+  /* The room allocate_simple reserves: the table's next entry, and the
+   * hashes of the blocks full at c + 1 tokens (reserve_step_hashes). */
+  if (t->len >= t->cap ||
+      (kv->prefix_caching && !r->anon && (c + 1 < r->num_tokens ? c + 1 : r->num_tokens) >> sh > r->hashes_cap))
+    return 0;
+  kvsim_pool_alloc(&kv->pool, 1, t->ids + t->len);
+  t->len++;
+  return 1;
+}
+
 /* The hash room a step's caching needs: blocks full once tokens up to
  * `upto_tokens` are computed (anonymous prompts are cached unhashed). */
 static int reserve_step_hashes(const kvsim_kvcache_t *kv, kvsim_request_t *r, int64_t upto_tokens) {
@@ -605,7 +631,17 @@ static void take_hits(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t hits) {
 static void fill_tables(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t target, int64_t computed) {
   for (int g = 0; g < kv->num_groups; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
-    const int32_t skip = kv->sliding[g] ? skip_blocks(kv, g, computed) : 0;
+    if (!kv->sliding[g]) {
+      /* No null block among them: the run off the queue's head in one
+       * call, the blocks the loop below takes one at a time, in order. */
+      if (target > t->len) {
+        assert(target <= t->cap);
+        kvsim_pool_alloc(&kv->pool, target - t->len, t->ids + t->len);
+        t->len = target;
+      }
+      continue;
+    }
+    const int32_t skip = skip_blocks(kv, g, computed);
     while (t->len < target) {
       kvsim_block_id b = KVSIM_NULL_BLOCK;
       bool skipped = t->len < skip;
