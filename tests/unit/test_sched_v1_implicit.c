@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kvsim/sched.h"
+#include "kvsim/workload.h"
 #include "sched_harness.h"
 
 static void setup(env_t *e, int32_t blocks, bool prefix, bool implicit) {
@@ -53,26 +54,49 @@ static void expect_same_requests(env_t *a, env_t *b, int step) {
 
 /* Request i: prompt and output lengths, and whether its prompt has an
  * identity (two segments, the first shared by every such request), so
- * that its blocks carry hashes; without, it is anonymous. */
+ * that its blocks carry hashes; without, it is anonymous. A request that
+ * follows an earlier hashed one (a next turn, follows > 0: its index +
+ * 1) repeats that one's prompt and the first tokens of its answer (its
+ * output segment), then adds `prompt` tokens of its own: its blocks hash
+ * as those the earlier one fills while it decodes. */
 typedef struct arrival {
   int64_t prompt, output;
   bool hashed;
+  int follows;
 } arrival_t;
 
 static const kvsim_segment_t shared_segs[2][2] = {{{7001, 8}, {7101, 40}}, {{7001, 8}, {7102, 40}}};
 
 static void arrive(env_t *e, int i, arrival_t a) {
   kvsim_request_t *r = &e->reqs[i];
+  static kvsim_segment_t segs[16][4];
+  static int nsegs[16];
   r->spec.segments = NULL;
   r->spec.num_segments = 0;
-  if (a.hashed) {
+  const kvsim_request_t *f = a.follows > 0 ? &e->reqs[a.follows - 1] : NULL;
+  if (f && nsegs[a.follows - 1] > 0 && nsegs[a.follows - 1] <= 2) {
+    const int n = nsegs[a.follows - 1];
+    memcpy(segs[i], segs[a.follows - 1], (size_t)n * sizeof segs[i][0]);
+    int64_t prompt = 0;
+    for (int k = 0; k < n; k++)
+      prompt += segs[i][k].len;
+    const int64_t said = f->spec.output_tokens < 12 ? f->spec.output_tokens : 12;
+    segs[i][n] = (kvsim_segment_t){kvsim_output_segment_id(f->spec.id), said};
+    segs[i][n + 1] = (kvsim_segment_t){9000 + (uint64_t)i, a.prompt};
+    nsegs[i] = n + 2;
+    a.prompt += prompt + said;
+    r->spec.segments = segs[i];
+    r->spec.num_segments = nsegs[i];
+  } else if (a.hashed) {
     /* The prompt's first 8 tokens shared, the rest its own (cut to it). */
-    static kvsim_segment_t segs[16][2];
-    memcpy(segs[i], shared_segs[i & 1], sizeof segs[i]);
+    memcpy(segs[i], shared_segs[i & 1], 2 * sizeof segs[i][0]);
     segs[i][0].len = a.prompt < 8 ? a.prompt : 8;
     segs[i][1].len = a.prompt - segs[i][0].len;
+    nsegs[i] = segs[i][1].len > 0 ? 2 : 1;
     r->spec.segments = segs[i];
-    r->spec.num_segments = segs[i][1].len > 0 ? 2 : 1;
+    r->spec.num_segments = nsegs[i];
+  } else {
+    nsegs[i] = 0;
   }
   add_prio(e, i, a.prompt, a.output, 0);
 }
@@ -123,7 +147,7 @@ static int run_arrivals(int32_t blocks, bool prefix, const arrival_t *arr, int e
 static int run_both(int32_t blocks, bool prefix) {
   arrival_t arr[16];
   for (int i = 0; i < 16; i++)
-    arr[i] = (arrival_t){3 + (i * 11) % 28, 2 + (i * 13) % 32, false};
+    arr[i] = (arrival_t){3 + (i * 11) % 28, 2 + (i * 13) % 32, false, 0};
   int fast = run_arrivals(blocks, prefix, arr, 7);
   cr_assert_eq(blocks > 40, fast >= 0, "the small pool preempts, the large one does not");
   return fast < 0 ? -fast : fast;
@@ -162,12 +186,19 @@ Test(sched_v1_implicit, not_allowed_means_every_row_listed) {
 Test(sched_v1_implicit, random_arrivals_give_the_same_blocks_and_marks) {
   uint64_t x = 0x9e3779b97f4a7c15ull;
   int fast = 0;
-  for (int run = 0; run < 60; run++) {
+  for (int run = 0; run < 120; run++) {
     arrival_t arr[16];
     for (int i = 0; i < 16; i++) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       const uint32_t v = (uint32_t)(x >> 33);
-      arr[i] = (arrival_t){1 + v % 30, 1 + (v >> 8) % 30, run % 3 == 0 ? false : ((v >> 16) & 1)};
+      arr[i] = (arrival_t){1 + v % 30, 1 + (v >> 8) % 30, run % 3 == 0 ? false : ((v >> 16) & 1),
+                           0};
+      if (run % 3 == 2 && i >= 1 && (v >> 20) % 2 == 0) {
+        /* a next turn of an earlier request: short, its own text 1 to 4 */
+        arr[i] = (arrival_t){1 + (v >> 24) % 4, 1 + (v >> 26) % 2, true, 1 + (int)((v >> 12) % (uint32_t)i)};
+      } else if (run % 3 == 2) {
+        arr[i].output = 12 + (v >> 8) % 18; /* long answers, to be followed while they last */
+      }
     }
     const int32_t blocks = 18 + (run * 7) % 60;
     const int f = run_arrivals(blocks, run % 5 != 4, arr, 1 + run % 6);

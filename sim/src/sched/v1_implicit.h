@@ -12,8 +12,10 @@
 /* The cohort: running requests in plain decode (one known token not yet
  * computed, no drafts), each advanced one token a fast step, with nothing
  * to do in the step but that token: no block to allocate or fill (an
- * anonymous request's fill is done as it leaves: kvsim_kvcache_filled),
- * not its last token, not at max_model_len. Their counts are those of clock
+ * anonymous request's fill is done as it leaves: kvsim_kvcache_filled;
+ * a row that only wants its next block may take it as the step begins,
+ * staying, when the explicit rows before it leave the pool's order
+ * alone: kvsim__imp_begin), not its last token, not at max_model_len. Their counts are those of clock
  * imp_base (request.h), and each waits on the calendar (a ring of buckets
  * keyed by clock) at the first clock where that stops holding: there it
  * leaves the cohort, brought up to date, and is scheduled explicitly.
@@ -37,6 +39,7 @@ typedef struct kvsim__imp {
    * keeps its tokens within one block, above its start). */
   int64_t live, need;
   kvsim_reqvec_t ex;   /* running requests outside the cohort (running order once sorted) */
+  kvsim_reqvec_t takes; /* kvsim__imp_begin's rows that only want their next block */
   kvsim_reqvec_t *ring;
   int64_t mask;        /* ring size - 1 (a power of two above the block size) */
 } kvsim__imp_t;
@@ -53,8 +56,10 @@ bool kvsim__imp_allowed(const kvsim_sched_t *s, int64_t window);
 /* The start of a schedule. When the cohort is kept: the requests whose
  * event is due leave it (brought up to date) for ex, ex is put in running
  * order, and true is returned if the step can run fast within `budget`
- * (threshold: long_prefill_token_threshold, 0 = off). Otherwise the
- * cohort is dissolved and false returned: the explicit loop runs. */
+ * (threshold: long_prefill_token_threshold, 0 = off); due rows that only
+ * want their next block take it then and stay, where the order allows.
+ * Otherwise the cohort is dissolved and false returned: the explicit
+ * loop runs. */
 bool kvsim__imp_begin(kvsim__imp_t *m, kvsim_sched_t *s, int64_t budget, int64_t threshold);
 
 /* A request joins running in a fast step: stamped, listed in ex. Room in
