@@ -472,6 +472,16 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
 
 void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block) {
   assert(kvsim_kvcache_fill_deferrable(kv, r) && block >= 0);
+  kvsim_blocks_t *t = &r->blocks[0];
+  if (t->anon_upto == block && block < t->len) {
+    /* cache_full_blocks' anonymous case when the marks are one run up to
+     * this block (a decode row's every fill after its first): the mark
+     * moves on. */
+    t->anon_upto = block + 1;
+    if (block + 1 > r->cached_blocks)
+      r->cached_blocks = block + 1;
+    return;
+  }
   /* cache_step of the step that computed the block's last token: first is
    * that token's block, full the block after it (allocate_simple, which
    * allocated nothing: the block was held). */
