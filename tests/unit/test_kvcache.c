@@ -2,7 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blockhash.h"
 #include "kvsim/kvcache.h"
+#include "kvsim/workload.h"
+#include "memory/hashmemo.h"
 
 /* A pool of `blocks` blocks of 4 tokens, one full-attention group. */
 static void make(kvsim_kvcache_t *kv, int32_t blocks, bool caching, int64_t window) {
@@ -479,4 +482,92 @@ Test(kvcache, runs_and_next_blocks_come_off_the_queue_in_order) {
     }
   kvsim_kvcache_fini(&kv[0]);
   kvsim_kvcache_fini(&kv[1]);
+}
+
+/* The chain of block hashes, by the rule (core/blockhash.h), for the
+ * segments of a request: block k folds its parent with each piece it
+ * covers. Returns the full blocks. */
+static int32_t model_hashes(const kvsim_segment_t *segs, int32_t n, int64_t bs, uint64_t *out,
+                            int32_t cap) {
+  uint64_t x = KVSIM__HASH_NONE;
+  int32_t nh = 0, seg = 0;
+  int64_t off = 0;
+  while (nh < cap) {
+    int64_t need = bs;
+    while (need > 0) {
+      if (seg >= n)
+        return nh;
+      int64_t take = segs[seg].len - off;
+      take = take > need ? need : take;
+      x = kvsim__hash_piece(x, segs[seg].id, off, take);
+      need -= take;
+      off += take;
+      if (off == segs[seg].len)
+        seg++, off = 0;
+    }
+    out[nh++] = x = kvsim__hash_seal(x);
+  }
+  return nh;
+}
+
+/* Requests that start with the same segment copy the hashes of its
+ * blocks from the manager's memo (memory/hashmemo.h): over 3,000 seeded
+ * random requests (first segments from a few ids, of every length, some
+ * shorter than a block; hashed at a lookup, in prefill chunks and while
+ * decoding, and at preemption), every hash a request holds is the
+ * chain's. */
+Test(kvcache, shared_first_segments_hash_as_the_chain) {
+  enum { NR = 3000, CAP = 64 };
+  kvsim_kvcache_t kv;
+  make(&kv, 4096, true, 0);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  int64_t copied = 0;
+  for (int i = 0; i < NR; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    kvsim_segment_t segs[3];
+    const int n = 1 + (int)(x % 3);
+    segs[0] = (kvsim_segment_t){300 + (x >> 8) % 5, (int64_t)((x >> 16) % 70)};
+    for (int k = 1; k < n; k++)
+      segs[k] = (kvsim_segment_t){100000 + (uint64_t)i * 4 + (uint64_t)k, 1 + (int64_t)((x >> (20 + 6 * k)) % 30)};
+    int64_t prompt = 0;
+    for (int k = 0; k < n; k++)
+      prompt += segs[k].len;
+    if (prompt < 2)
+      continue;
+    kvsim_request_t *r = req(&kv, (uint64_t)i + 1, segs, n, 8 + (int64_t)((x >> 40) % 20), 0);
+    int32_t kept = 0;
+    const bool memo = kvsim__hmemo_get(kv.hash_memo, segs[0].id, &kept) && kept > 0;
+    const int64_t hit = kvsim_kvcache_lookup(&kv, r, false);
+    /* The prompt in chunks of 1 to 8 tokens, then some decode rows. */
+    int64_t done = hit;
+    while (done < r->num_tokens) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      int64_t c = 1 + (int64_t)(x % 8);
+      c = c > r->num_tokens - done ? r->num_tokens - done : c;
+      cr_assert_eq(kvsim_kvcache_allocate(&kv, r, done == hit ? hit : 0, c, 0), 1, "request %d", i);
+      r->num_computed = done += c;
+    }
+    for (int d = (int)(x >> 50) % 9; d > 0; d--) {
+      r->num_tokens++;
+      cr_assert_eq(kvsim_kvcache_allocate(&kv, r, 0, 1, 0), 1, "request %d decodes", i);
+      r->num_computed++;
+    }
+    uint64_t want[CAP + 64];
+    kvsim_segment_t all[4];
+    memcpy(all, segs, (size_t)n * sizeof *segs);
+    all[n] = (kvsim_segment_t){kvsim_output_segment_id(r->spec.id), r->spec.output_tokens};
+    const int32_t nm = model_hashes(all, n + 1, 4, want, CAP + 64);
+    cr_assert_leq(r->num_hashes, nm, "request %d: no more hashes than full blocks", i);
+    for (int32_t k = 0; k < r->num_hashes; k++)
+      cr_assert_eq(r->hashes[k], want[k], "request %d: block %d's hash", i, k);
+    copied += memo && segs[0].len >= 4;
+    if (i % 2)
+      cr_assert_eq(kvsim_kvcache_free_preempted(&kv, r), KVSIM_OK, "preempt");
+    else
+      kvsim_kvcache_free(&kv, r);
+    drop(r);
+  }
+  cr_assert_gt(copied, 1000, "requests found their first segment's hashes kept (%lld)", (long long)copied);
+  check(&kv);
+  kvsim_kvcache_fini(&kv);
 }

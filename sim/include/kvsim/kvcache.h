@@ -69,6 +69,9 @@ typedef struct kvsim_kvcache {
    * lookups of previously preempted requests are counted apart. */
   int64_t queries, hits;
   int64_t preempted_queries, preempted_hits;
+  /* Internal (memory/hashmemo.h): the block hashes of first segments
+   * that requests share, copied instead of hashed again. NULL: none. */
+  struct kvsim__hmemo *hash_memo;
   /* Tenant isolation (cache salt): the largest tenant id seen, and hit
    * tokens lost because the content was cached under another tenant. */
   int32_t max_tenant;

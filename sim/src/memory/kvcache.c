@@ -4,6 +4,7 @@
 #include "core/arith.h"
 #include "core/blockhash.h"
 #include "core/vec.h"
+#include "memory/hashmemo.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
   }
   const bool one_full_group = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks;
   kv->fast_shift = one_full_group ? kv->bs_shift : -1;
+  /* Only an optimization: without memory for it, every block is hashed. */
+  kv->hash_memo = prefix_caching ? kvsim__hmemo_new() : NULL;
   /* No block can be reused without prefix caching: nothing is looked up,
    * nothing cached, nothing touched, so a block's id is never read again
    * and a count does (allocate_counted). Sliding windows (null blocks
@@ -102,6 +105,7 @@ static void offload_store(kvsim_kvcache_t *kv, uint64_t hash) {
 }
 
 void kvsim_kvcache_fini(kvsim_kvcache_t *kv) {
+  kvsim__hmemo_free(kv->hash_memo);
   kvsim__free(kv->seen);
   kvsim_pool_fini(&kv->pool);
   kvsim__free(kv->hit_ids);
@@ -157,8 +161,10 @@ static int reserve_hashes(kvsim_request_t *r, int32_t upto) {
 
 /* Hashes of full blocks up to block index `upto` (exclusive), in order,
  * into room made by reserve_hashes(r, upto). Returns the number available
- * (fewer past the known tokens). */
-static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
+ * (fewer past the known tokens). Blocks wholly inside the first segment
+ * come from the manager's memo when it has them (hashmemo.h), and those
+ * hashed here are offered to it. */
+static int32_t ensure_hashes(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t upto, int32_t bs) {
   if (upto <= r->num_hashes)
     return upto;
   assert(upto <= r->hashes_cap);
@@ -169,6 +175,25 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   const kvsim_segment_t *segs = r->segs;
   const int32_t nsegs = r->num_segs;
   uint64_t *hashes = r->hashes;
+  /* In the first segment (the cursor at block nh, offset nh * bs). */
+  const bool first = seg == 0 && nsegs > 0 && kv->hash_memo;
+  int64_t inside = 0;
+  int32_t kept = 0;
+  if (first) {
+    inside = segs[0].len / bs;
+    const uint64_t *h = kvsim__hmemo_get(kv->hash_memo, segs[0].id, &kept);
+    int64_t lim = upto < kept ? upto : kept;
+    lim = lim < inside ? lim : inside;
+    if (lim > nh) {
+      memcpy(hashes + nh, h + nh, (size_t)(lim - nh) * sizeof *hashes);
+      nh = (int32_t)lim;
+      off = (int64_t)nh * bs;
+      if (off == segs[0].len) {
+        seg = 1;
+        off = 0;
+      }
+    }
+  }
   uint64_t x = nh ? hashes[nh - 1] : KVSIM__HASH_NONE;
   while (nh < upto) {
     int64_t need = bs;
@@ -196,6 +221,11 @@ out:
   r->num_hashes = nh;
   r->hash_seg = seg;
   r->hash_off = off;
+  if (first) {
+    const int64_t done = nh < inside ? nh : inside;
+    if (done > kept)
+      kvsim__hmemo_offer(kv->hash_memo, segs[0].id, hashes, (int32_t)done);
+  }
   return upto;
 }
 
@@ -310,7 +340,7 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
   if (reserve_hashes(r, max_blocks) < 0 || grow_hits(kv, max_blocks) < 0)
     return KVSIM_ENOMEM;
-  int32_t avail = ensure_hashes(r, max_blocks, bs);
+  int32_t avail = ensure_hashes(kv, r, max_blocks, bs);
   int32_t L = walk_full_groups(kv, r, avail);
   /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
    * state of the last hit position, so the hit gives back its last block
@@ -456,7 +486,7 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
       r->cached_blocks = full;
     return;
   }
-  full = ensure_hashes(r, full, kv->block_size);
+  full = ensure_hashes(kv, r, full, kv->block_size);
   for (int g = 0; g < kv->num_groups; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
     for (int32_t k = first; k < full && k < t->len; k++) {
@@ -726,7 +756,7 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
      * find them again if they are not evicted first. */
     if (reserve_hashes(r, r->cached_blocks) < 0)
       return KVSIM_ENOMEM;
-    int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
+    int32_t full = ensure_hashes(kv, r, r->cached_blocks, kv->block_size);
     if (r->blocks[0].anon_upto)
       mark_anon(kv, &r->blocks[0]);
     for (int g = 0; g < kv->num_groups; g++) {
