@@ -461,8 +461,8 @@ Test(kvcache, runs_and_next_blocks_come_off_the_queue_in_order) {
           rq[m][i].num_computed++, rq[m][i].num_tokens++;
     }
     cr_assert_eq(a->blocks[0].len, b->blocks[0].len, "op %d: request %d's table", op, i);
-    cr_assert_eq(memcmp(a->blocks[0].ids, b->blocks[0].ids, (size_t)a->blocks[0].len * sizeof(int32_t)),
-                 0, "op %d: request %d's blocks", op, i);
+    for (int32_t k = 0; k < a->blocks[0].len; k++)
+      cr_assert_eq(a->blocks[0].ids[k], b->blocks[0].ids[k], "op %d: request %d's block %d", op, i, k);
     const kvsim_pool_t *p = &kv[0].pool, *o = &kv[1].pool;
     cr_assert(p->head == o->head && p->tail == o->tail && p->num_free == o->num_free &&
                   p->num_cached_free == o->num_cached_free && p->evictions == o->evictions,
