@@ -191,11 +191,6 @@ typedef struct kvsim_sched_defaults {
 
 struct cJSON;
 
-/* The ops table of an engine profile. Hot-path ops (add, schedule,
- * update) return KVSIM_OK or a negative code (KVSIM_ENOMEM); on failure
- * no request is lost — each stays in exactly one of waiting, running,
- * the profile's held list or the finished list — the KV pool is as
- * consistent as before the call, and the op can be called again. */
 /* kvsim_sched_ops_t.implicit_sums' answer. */
 typedef struct kvsim_sched_isums {
   int64_t blocks, tokens, needed;
@@ -203,6 +198,11 @@ typedef struct kvsim_sched_isums {
   int32_t nrest;
 } kvsim_sched_isums_t;
 
+/* The ops table of an engine profile. Hot-path ops (add, schedule,
+ * update) return KVSIM_OK or a negative code (KVSIM_ENOMEM); on failure
+ * no request is lost — each stays in exactly one of waiting, running,
+ * the profile's held list or the finished list — the KV pool is as
+ * consistent as before the call, and the op can be called again. */
 typedef struct kvsim_sched_ops {
   const char *name;
   const char *help;

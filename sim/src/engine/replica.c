@@ -416,22 +416,23 @@ static void waste_paged(const kvsim__replica_t *rep, const kvsim_plan_t *pl, con
   }
 }
 
-/* The commonest pool's waste in one pass of integer sums: one
- * full-attention group, no residual window, paged requests, a whole
- * number of bytes per token. Each of waste_paged's double terms is then a
- * whole number of bytes (tokens x bytes per token, below 2^53), so the
- * sums times the bytes are its totals exactly. False, with *w untouched,
- * when the pool is not of that kind. */
+/* The pool waste_simple sums: one full-attention group, no residual
+ * window, power-of-two blocks, a whole number of bytes per token. */
 static bool waste_simple_pool(const kvsim__replica_t *rep, const kvsim_plan_t *pl) {
   const int32_t sh = rep->kv.fast_shift;
   const int64_t bs = pl->p.block_size;
   return sh >= 0 && bs == ((int64_t)1 << sh) && pl->block_bytes % bs == 0;
 }
 
-/* `imp`: the scheduler's sums of the requests it advances implicitly
- * (kvsim_request_t.imp, whose counts are behind) and the running requests
- * outside them, read instead of `running`; or NULL when every request's
- * counts are up to date (synced). */
+/* The commonest pool's waste in one pass of integer sums: one
+ * full-attention group, no residual window, paged requests, a whole
+ * number of bytes per token. Each of waste_paged's double terms is then a
+ * whole number of bytes (tokens x bytes per token, below 2^53), so the
+ * sums times the bytes are its totals exactly. False, with *w untouched,
+ * when the pool is not of that kind. `imp`: the scheduler's sums of the
+ * requests it advances implicitly (kvsim_request_t.imp, whose counts are
+ * behind) and the running requests outside them, read instead of
+ * `running`; or NULL when every request's counts are up to date (synced). */
 static bool waste_simple(const kvsim__replica_t *rep, const kvsim_plan_t *pl,
                          kvsim_request_t *const *running, int32_t nrun, kvsim_request_t *const *held,
                          int32_t nheld, const kvsim_sched_isums_t *imp, waste_t *w) {
@@ -450,7 +451,7 @@ static bool waste_simple(const kvsim__replica_t *rep, const kvsim_plan_t *pl,
   }
   for (int32_t i = 0; i < nrun + nheld; i++) {
     const kvsim_request_t *r = i < nrun ? running[i] : held[i - nrun];
-    assert(!r->imp);
+    assert(!imp || !r->imp);
     if (r->reserved_tokens > 0)
       return false;
     const kvsim_blocks_t *t = &r->blocks[0];
