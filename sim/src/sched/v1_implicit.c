@@ -28,6 +28,7 @@ void kvsim__imp_fini(kvsim__imp_t *m) {
   kvsim__free(m->ring);
   kvsim_reqvec_fini(&m->ex);
   kvsim_reqvec_fini(&m->takes);
+  kvsim_reqvec_fini(&m->kept);
   memset(m, 0, sizeof *m);
 }
 
@@ -134,10 +135,11 @@ static inline int64_t blocks_started(const kvsim_kvcache_t *kv, int64_t tokens) 
 
 /* Joins r to the cohort if it is in plain decode; false otherwise (or
  * when its bucket cannot grow: it stays explicit). */
-static bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r) {
+static inline bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r) {
   const int64_t k = steps_to_event(m, s, r);
   if (k < 0 || kvsim_reqvec_push(&m->ring[(m->clock + k) & m->mask], r) < 0)
     return false;
+  r->imp_due = m->clock + k;
   r->imp = true;
   r->imp_base = m->clock;
   m->n++;
@@ -147,24 +149,50 @@ static bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r
   return true;
 }
 
-void kvsim__imp_stop(kvsim__imp_t *m, kvsim_sched_t *s) {
+/* Dissolves the cohort. With `keep`, for a step the explicit loop runs
+ * (kvsim__imp_begin's budget or blocks), its rows keep their calendar
+ * entries (m->kept): one that the step advances by its one token, as a
+ * fast step would, joins again after it without a new event
+ * (kvsim__imp_after_update). */
+static void stop(kvsim__imp_t *m, kvsim_sched_t *s, bool keep) {
   if (!m->on)
     return;
+  m->kept.n = 0;
+  keep = keep && kvsim_reqvec_reserve(&m->kept, m->n) == KVSIM_OK;
   for (int32_t i = 0; i < s->running.n; i++) {
     kvsim_request_t *r = s->running.v[i];
     if (r->imp) {
       materialize(m, s->kv, r);
       r->imp = false;
+      if (keep && r->imp_due > m->clock) { /* the due ones' entries are gone */
+        r->imp_kept = true;
+        r->imp_c = r->num_computed;
+        m->kept.v[m->kept.n++] = r;
+      }
     }
   }
-  for (int64_t i = 0; i <= m->mask; i++)
-    m->ring[i].n = 0;
+  if (!keep)
+    for (int64_t i = 0; i <= m->mask; i++)
+      m->ring[i].n = 0;
   m->ex.n = 0;
   m->takes.n = 0;
   m->n = 0;
   m->ctx = 0;
   m->live = m->need = 0;
   m->on = false;
+}
+
+void kvsim__imp_stop(kvsim__imp_t *m, kvsim_sched_t *s) { stop(m, s, false); }
+
+/* Takes r's calendar entry out (its bucket is short). */
+static void drop_entry(kvsim__imp_t *m, const kvsim_request_t *r) {
+  kvsim_reqvec_t *b = &m->ring[r->imp_due & m->mask];
+  for (int32_t i = 0; i < b->n; i++)
+    if (b->v[i] == r) {
+      b->v[i] = b->v[--b->n];
+      return;
+    }
+  assert(!"a kept row has its calendar entry");
 }
 
 /* r leaves the cohort for ex (room reserved). */
@@ -235,6 +263,7 @@ static void take_in_place(kvsim__imp_t *m, kvsim_sched_t *s, int64_t first_alloc
     if (kvsim_reqvec_reserve(b, b->n + 1) < 0 || !kvsim_kvcache_take_next(kv, r))
       break;
     b->v[b->n++] = r;
+    r->imp_due = m->clock + 1 + k;
     m->live++;
     m->need++; /* its token starts the block: computed + 1 tokens in flight */
   }
@@ -309,7 +338,7 @@ bool kvsim__imp_begin(kvsim__imp_t *m, kvsim_sched_t *s, int64_t budget, int64_t
       first_cache = r->adm_seq; /* caches the blocks it fills */
   }
   if (demand > budget || blocks > kvsim_pool_num_free(&kv->pool)) {
-    kvsim__imp_stop(m, s);
+    stop(m, s, true);
     return false;
   }
   if (m->takes.n > 0)
@@ -350,16 +379,51 @@ void kvsim__imp_after_update(kvsim__imp_t *m, kvsim_sched_t *s, bool fast, int64
     return;
   }
   assert(!m->on);
-  if (!kvsim__imp_allowed(s, window) || kvsim_reqvec_reserve(&m->ex, s->running.n) < 0)
+  if (!kvsim__imp_allowed(s, window) || kvsim_reqvec_reserve(&m->ex, s->running.n) < 0) {
+    /* No cohort: nothing kept either. */
+    for (int32_t i = 0; i < m->kept.n; i++)
+      m->kept.v[i]->imp_kept = false;
+    m->kept.n = 0;
+    for (int64_t i = 0; i <= m->mask; i++)
+      m->ring[i].n = 0;
     return;
-  /* The cohort forms from the running list, stamped in its order. */
+  }
+  /* The step advanced the kept rows it scheduled by one token each, as
+   * a fast step: the clock moves on, and those still in plain decode keep
+   * their entries. The cohort forms from the running list, stamped in its
+   * order. */
+  if (m->kept.n > 0)
+    m->clock++;
   m->on = true;
   for (int32_t i = 0; i < s->running.n; i++) {
     kvsim_request_t *r = s->running.v[i];
     r->adm_seq = ++m->seq;
+    if (r->imp_kept) {
+      r->imp_kept = false;
+      if (plain_decode(r) && r->num_computed == r->imp_c + 1) {
+        assert(r->imp_due >= m->clock);
+        r->imp = true;
+        r->imp_base = m->clock;
+        m->n++;
+        m->ctx += r->num_computed;
+        m->live += r->blocks[0].len;
+        m->need += blocks_started(s->kv, r->num_computed);
+        continue;
+      }
+      drop_entry(m, r);
+    }
     if (!try_join(m, s, r))
       m->ex.v[m->ex.n++] = r;
   }
+  /* Those no longer running (preempted) give their entries back. */
+  for (int32_t i = 0; i < m->kept.n; i++) {
+    kvsim_request_t *r = m->kept.v[i];
+    if (r->imp_kept) {
+      r->imp_kept = false;
+      drop_entry(m, r);
+    }
+  }
+  m->kept.n = 0;
 }
 
 void kvsim__imp_sync(kvsim__imp_t *m, kvsim_sched_t *s) {

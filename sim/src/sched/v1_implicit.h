@@ -30,7 +30,7 @@ typedef struct kvsim__imp {
   bool on;             /* cohort, calendar and ex are kept */
   bool in_flight;      /* a fast step was scheduled and not yet updated */
   bool step_new_set;   /* sync set the cohort's step_new during the step */
-  int64_t clock;       /* fast steps so far */
+  int64_t clock;       /* steps so far while the cohort was kept (fast, or explicit after it) */
   int64_t seq;         /* admission stamps (adm_seq) */
   int64_t n;           /* requests in the cohort */
   int64_t ctx;         /* their computed tokens at `clock`, summed */
@@ -40,6 +40,7 @@ typedef struct kvsim__imp {
   int64_t live, need;
   kvsim_reqvec_t ex;   /* running requests outside the cohort (running order once sorted) */
   kvsim_reqvec_t takes; /* kvsim__imp_begin's rows that only want their next block */
+  kvsim_reqvec_t kept;  /* the cohort's rows through an explicit step (kvsim__imp_stop) */
   kvsim_reqvec_t *ring;
   int64_t mask;        /* ring size - 1 (a power of two above the block size) */
 } kvsim__imp_t;
