@@ -2,7 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blockhash.h"
 #include "kvsim/kvcache.h"
+#include "kvsim/workload.h"
+#include "memory/hashmemo.h"
 
 /* A pool of `blocks` blocks of 4 tokens, one full-attention group. */
 static void make(kvsim_kvcache_t *kv, int32_t blocks, bool caching, int64_t window) {
@@ -345,5 +348,226 @@ Test(kvcache, anonymous_blocks_are_cached_as_they_fill) {
   kvsim_kvcache_free(&kv, big);
   check(&kv);
   drop(r), drop(p), drop(big);
+  kvsim_kvcache_fini(&kv);
+}
+
+/* The free queue's first n blocks, head first. */
+static int32_t queue_head(const kvsim_pool_t *p, kvsim_block_id *out, int32_t n) {
+  int32_t k = 0;
+  for (kvsim_block_id b = p->head; b >= 0 && k < n; b = kvsim_pool_next(p, b))
+    out[k++] = b;
+  return k;
+}
+
+static bool in_table(const kvsim_block_id *ids, int32_t n, kvsim_block_id b) {
+  for (int32_t t = 0; t < n; t++)
+    if (ids[t] == b)
+      return true;
+  return false;
+}
+
+/* A prompt's blocks (past its hits) come off the queue's head in order,
+ * after the free hit blocks were taken out of it (touched first); and a
+ * one-token row at a block's start gets the same block from
+ * kvsim_kvcache_take_next as from kvsim_kvcache_allocate: two managers
+ * over the same seeded random admissions (shared prefixes, anonymous
+ * prompts), decode rows, finishes and preemptions, one taking blocks
+ * through take_next where it can, compared record by record. */
+Test(kvcache, runs_and_next_blocks_come_off_the_queue_in_order) {
+  enum { NR = 10, OPS = 5000, BLOCKS = 48 };
+  static const kvsim_segment_t shared[2] = {{500, 20}, {501, 13}};
+  kvsim_kvcache_t kv[2];
+  make(&kv[0], BLOCKS, true, 0);
+  make(&kv[1], BLOCKS, true, 0);
+  kvsim_request_t rq[2][NR];
+  kvsim_segment_t segs[NR][2];
+  memset(rq, 0, sizeof rq);
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  int64_t taken = 0, runs = 0, hits = 0;
+  for (int op = 0; op < OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+    const int i = (int)(x % NR);
+    const int what = (int)((x >> 24) % 8);
+    kvsim_request_t *a = &rq[0][i], *b = &rq[1][i];
+    if (a->blocks[0].len == 0 && a->num_computed == 0) { /* waiting: admit its prompt */
+      if (a->spec.id == 0) { /* a new request: a shared prefix and its own text, or anonymous */
+        const int64_t own = 1 + (int64_t)((x >> 32) % 30);
+        const int n = (x >> 40) % 3 ? 2 : 0;
+        segs[i][0] = shared[(x >> 44) & 1];
+        segs[i][1] = (kvsim_segment_t){1000 + (uint64_t)op, own};
+        for (int m = 0; m < 2; m++) {
+          kvsim_request_t *r = &rq[m][i];
+          r->spec.id = (uint64_t)op + 1;
+          r->spec.segments = n ? segs[i] : NULL;
+          r->spec.num_segments = n;
+          r->spec.prompt_tokens = r->num_prompt = r->num_tokens = n ? segs[i][0].len + own : own;
+          r->spec.output_tokens = 1 << 20;
+          cr_assert_eq(kvsim_kvcache_prepare(&kv[m], r), KVSIM_OK, "prepare");
+        }
+      }
+      kvsim_block_id q[BLOCKS];
+      const int32_t nq = queue_head(&kv[0].pool, q, BLOCKS);
+      int32_t refs[BLOCKS];
+      for (int32_t k = 0; k < BLOCKS; k++)
+        refs[k] = kvsim_pool_ref(&kv[0].pool, k);
+      int rc[2];
+      int64_t hit = 0;
+      for (int m = 0; m < 2; m++) {
+        kvsim_request_t *r = &rq[m][i];
+        hit = kvsim_kvcache_lookup(&kv[m], r, r->num_preemptions > 0);
+        rc[m] = kvsim_kvcache_allocate(&kv[m], r, hit, r->num_tokens - hit, 0);
+        if (rc[m] > 0) {
+          r->num_computed = r->num_tokens;
+          r->num_tokens++; /* its first token sampled */
+        }
+      }
+      cr_assert_eq(rc[0], rc[1], "op %d: admission", op);
+      if (rc[0] > 0) {
+        /* Hits first, then the queue's head less the free hits, in order. */
+        const int32_t h = (int32_t)(hit / 4);
+        int32_t k = 0;
+        for (int32_t j = h; j < a->blocks[0].len; j++, k++) {
+          while (k < nq && refs[q[k]] == 0 && in_table(a->blocks[0].ids, h, q[k]))
+            k++;
+          cr_assert_lt(k, nq, "op %d: more blocks than the queue held", op);
+          cr_assert_eq(a->blocks[0].ids[j], q[k], "op %d: block %d is the queue's next", op, j);
+        }
+        runs += a->blocks[0].len - h > 1;
+        hits += h > 0;
+      }
+    } else if (what == 0) {
+      for (int m = 0; m < 2; m++) {
+        kvsim_kvcache_free(&kv[m], &rq[m][i]);
+        free(rq[m][i].blocks[0].ids), free(rq[m][i].hashes), free(rq[m][i].segs);
+        memset(&rq[m][i], 0, sizeof rq[m][i]);
+      }
+    } else if (what == 1) {
+      for (int m = 0; m < 2; m++) {
+        kvsim_request_t *r = &rq[m][i];
+        cr_assert_eq(kvsim_kvcache_free_preempted(&kv[m], r), KVSIM_OK, "preempt");
+        r->num_computed = 0;
+        r->num_tokens--; /* recomputed with its outputs but the last */
+        r->num_preemptions++;
+      }
+    } else { /* a decode row: take_next where it applies, else allocate */
+      int rc0 = kvsim_kvcache_take_next(&kv[0], a);
+      taken += rc0;
+      if (!rc0)
+        rc0 = kvsim_kvcache_allocate_running(&kv[0], a, 1);
+      const int rc1 = kvsim_kvcache_allocate_running(&kv[1], b, 1);
+      cr_assert_eq(rc0, rc1, "op %d: the decode row's allocation", op);
+      if (rc0 > 0)
+        for (int m = 0; m < 2; m++)
+          rq[m][i].num_computed++, rq[m][i].num_tokens++;
+    }
+    cr_assert_eq(a->blocks[0].len, b->blocks[0].len, "op %d: request %d's table", op, i);
+    for (int32_t k = 0; k < a->blocks[0].len; k++)
+      cr_assert_eq(a->blocks[0].ids[k], b->blocks[0].ids[k], "op %d: request %d's block %d", op, i, k);
+    const kvsim_pool_t *p = &kv[0].pool, *o = &kv[1].pool;
+    cr_assert(p->head == o->head && p->tail == o->tail && p->num_free == o->num_free &&
+                  p->num_cached_free == o->num_cached_free && p->evictions == o->evictions,
+              "op %d: the queues' ends and counters", op);
+    cr_assert_eq(memcmp(p->blocks, o->blocks, BLOCKS * sizeof *p->blocks), 0, "op %d: the records",
+                 op);
+    if (op % 50 == 0)
+      check(&kv[0]);
+  }
+  cr_assert_gt(taken, 100, "take_next gave blocks (%lld)", (long long)taken);
+  cr_assert_gt(runs, 100, "prompts took runs of blocks (%lld)", (long long)runs);
+  cr_assert_gt(hits, 100, "prompts hit the cache (%lld)", (long long)hits);
+  for (int i = 0; i < NR; i++)
+    for (int m = 0; m < 2; m++) {
+      kvsim_kvcache_free(&kv[m], &rq[m][i]);
+      free(rq[m][i].blocks[0].ids), free(rq[m][i].hashes), free(rq[m][i].segs);
+    }
+  kvsim_kvcache_fini(&kv[0]);
+  kvsim_kvcache_fini(&kv[1]);
+}
+
+/* The chain of block hashes, by the rule (core/blockhash.h), for the
+ * segments of a request: block k folds its parent with each piece it
+ * covers. Returns the full blocks. */
+static int32_t model_hashes(const kvsim_segment_t *segs, int32_t n, int64_t bs, uint64_t *out,
+                            int32_t cap) {
+  uint64_t x = KVSIM__HASH_NONE;
+  int32_t nh = 0, seg = 0;
+  int64_t off = 0;
+  while (nh < cap) {
+    int64_t need = bs;
+    while (need > 0) {
+      if (seg >= n)
+        return nh;
+      int64_t take = segs[seg].len - off;
+      take = take > need ? need : take;
+      x = kvsim__hash_piece(x, segs[seg].id, off, take);
+      need -= take;
+      off += take;
+      if (off == segs[seg].len)
+        seg++, off = 0;
+    }
+    out[nh++] = x = kvsim__hash_seal(x);
+  }
+  return nh;
+}
+
+/* Requests that start with the same segment copy the hashes of its
+ * blocks from the manager's memo (memory/hashmemo.h): over 3,000 seeded
+ * random requests (first segments from a few ids, of every length, some
+ * shorter than a block; hashed at a lookup, in prefill chunks and while
+ * decoding, and at preemption), every hash a request holds is the
+ * chain's. */
+Test(kvcache, shared_first_segments_hash_as_the_chain) {
+  enum { NR = 3000, CAP = 64 };
+  kvsim_kvcache_t kv;
+  make(&kv, 4096, true, 0);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  int64_t copied = 0;
+  for (int i = 0; i < NR; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    kvsim_segment_t segs[3];
+    const int n = 1 + (int)(x % 3);
+    segs[0] = (kvsim_segment_t){300 + (x >> 8) % 5, (int64_t)((x >> 16) % 70)};
+    for (int k = 1; k < n; k++)
+      segs[k] = (kvsim_segment_t){100000 + (uint64_t)i * 4 + (uint64_t)k, 1 + (int64_t)((x >> (20 + 6 * k)) % 30)};
+    int64_t prompt = 0;
+    for (int k = 0; k < n; k++)
+      prompt += segs[k].len;
+    if (prompt < 2)
+      continue;
+    kvsim_request_t *r = req(&kv, (uint64_t)i + 1, segs, n, 8 + (int64_t)((x >> 40) % 20), 0);
+    int32_t kept = 0;
+    const bool memo = kvsim__hmemo_get(kv.hash_memo, segs[0].id, &kept) && kept > 0;
+    const int64_t hit = kvsim_kvcache_lookup(&kv, r, false);
+    /* The prompt in chunks of 1 to 8 tokens, then some decode rows. */
+    int64_t done = hit;
+    while (done < r->num_tokens) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      int64_t c = 1 + (int64_t)(x % 8);
+      c = c > r->num_tokens - done ? r->num_tokens - done : c;
+      cr_assert_eq(kvsim_kvcache_allocate(&kv, r, done == hit ? hit : 0, c, 0), 1, "request %d", i);
+      r->num_computed = done += c;
+    }
+    for (int d = (int)(x >> 50) % 9; d > 0; d--) {
+      r->num_tokens++;
+      cr_assert_eq(kvsim_kvcache_allocate(&kv, r, 0, 1, 0), 1, "request %d decodes", i);
+      r->num_computed++;
+    }
+    uint64_t want[CAP + 64];
+    kvsim_segment_t all[4];
+    memcpy(all, segs, (size_t)n * sizeof *segs);
+    all[n] = (kvsim_segment_t){kvsim_output_segment_id(r->spec.id), r->spec.output_tokens};
+    const int32_t nm = model_hashes(all, n + 1, 4, want, CAP + 64);
+    cr_assert_leq(r->num_hashes, nm, "request %d: no more hashes than full blocks", i);
+    for (int32_t k = 0; k < r->num_hashes; k++)
+      cr_assert_eq(r->hashes[k], want[k], "request %d: block %d's hash", i, k);
+    copied += memo && segs[0].len >= 4;
+    if (i % 2)
+      cr_assert_eq(kvsim_kvcache_free_preempted(&kv, r), KVSIM_OK, "preempt");
+    else
+      kvsim_kvcache_free(&kv, r);
+    drop(r);
+  }
+  cr_assert_gt(copied, 1000, "requests found their first segment's hashes kept (%lld)", (long long)copied);
+  check(&kv);
   kvsim_kvcache_fini(&kv);
 }

@@ -2,6 +2,7 @@
  * of integer sums for the commonest pool) against the request-by-request
  * terms, mid-step and between steps, with implicit decode on. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,9 +12,9 @@
 #include "kvsim/scenario.h"
 
 /* Llama-3.2-1B on an L4, fp16 cache, 16-token blocks. */
-static const char *const scenario =
+static const char *const scenario_fmt =
     "{ \"seed\": 3, \"model\": \"llama-3.2-1b\", \"hardware\": { \"gpu\": \"l4\" },"
-    "  \"engine\": { \"profile\": \"vllm-v1\", \"num_gpu_blocks_override\": 400, \"block_size\": 16,"
+    "  \"engine\": { \"profile\": \"vllm-v1\", \"num_gpu_blocks_override\": %d, \"block_size\": 16,"
     "    \"max_model_len\": 1024 },"
     "  \"workload\": { \"synthetic\": { \"requests\": 1, \"arrival\": { \"process\": \"poisson\", \"rate\": 2 },"
     "    \"prompt_tokens\": { \"dist\": \"fixed\", \"value\": 30 },"
@@ -41,6 +42,8 @@ static void expect_waste(const kvsim__replica_t *rep, const kvsim_plan_t *pl, co
   cr_assert_eq(s->kv_internal_frag_bytes, frag, "step %d: fragmentation", step);
 }
 
+#define NREQ 16
+
 /* Two replicas of the scenario over the same requests: `a` schedules
  * every row explicitly, `b` may advance decode rows implicitly. */
 typedef struct twin {
@@ -48,7 +51,7 @@ typedef struct twin {
   kvsim_resolved_t res;
   kvsim_perf_t perf;
   kvsim__replica_t rep[2];
-  kvsim_request_t reqs[2][6];
+  kvsim_request_t reqs[2][NREQ];
 } twin_t;
 
 static void sample_both(twin_t *t, kvsim_time_ns now, int step) {
@@ -63,9 +66,14 @@ static void sample_both(twin_t *t, kvsim_time_ns now, int step) {
   cr_assert_eq(memcmp(&s[0], &s[1], sizeof s[0]), 0, "step %d: the same row", step);
 }
 
-Test(replica_sample, waste_sums_equal_the_request_terms) {
+/* nreq requests, one every 5 steps, over a pool of `blocks`; returns the
+ * preemptions. */
+static int64_t run_twin(int32_t blocks, int nreq, int steps) {
   static twin_t t;
+  memset(&t, 0, sizeof t);
   kvsim_err err = {0};
+  char scenario[1024];
+  snprintf(scenario, sizeof scenario, scenario_fmt, blocks);
   cr_assert_eq(kvsim_scenario_parse(scenario, "inline", ".", NULL, 0, &t.sc, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(kvsim_scenario_resolve(&t.sc, &t.res, &err), KVSIM_OK, "%s", err.msg);
   cr_assert_eq(t.res.plan.block_bytes % 16, 0, "a whole number of bytes per token");
@@ -77,13 +85,14 @@ Test(replica_sample, waste_sums_equal_the_request_terms) {
   kvsim_time_ns now = 0;
   int implicit = 0, finished = 0;
   kvsim_reqvec_t done = {0};
-  for (int step = 0; step < 120; step++) {
+  for (int step = 0; step < steps; step++) {
     const int i = step / 5;
-    if (step % 5 == 0 && i < 6)
+    if (step % 5 == 0 && i < nreq)
       for (int k = 0; k < 2; k++) {
         kvsim_request_t *r = &t.reqs[k][i];
         r->spec.id = (uint64_t)i;
-        r->spec.prompt_tokens = r->num_prompt = r->num_tokens = 7 + 23 * i;
+        /* Prompts 7 to 352 tokens, some a whole number of blocks. */
+        r->spec.prompt_tokens = r->num_prompt = r->num_tokens = i % 4 == 3 ? 16 * i : 7 + 23 * i;
         r->spec.output_tokens = 40 + 9 * i;
         r->arrival = now;
         r->first_scheduled = r->first_token = r->last_token = r->finish = KVSIM_TIME_NEVER;
@@ -109,13 +118,14 @@ Test(replica_sample, waste_sums_equal_the_request_terms) {
   }
   cr_assert_gt(implicit, 10, "steps ran implicit decode");
   cr_assert_gt(finished, 0, "requests finished");
+  const int64_t preempted = t.rep[0].sched->num_preemptions;
   kvsim_reqvec_fini(&done);
   for (int k = 0; k < 2; k++) {
     kvsim_sched_t *s = t.rep[k].sched;
     while (s->running.n > 0)
       kvsim_kvcache_free(&t.rep[k].kv, s->running.v[--s->running.n]);
     kvsim__replica_fini(&t.rep[k]);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < nreq; i++) {
       for (int g = 0; g < KVSIM_MAX_KV_GROUPS; g++)
         free(t.reqs[k][i].blocks[g].ids);
       free(t.reqs[k][i].hashes);
@@ -123,4 +133,15 @@ Test(replica_sample, waste_sums_equal_the_request_terms) {
     }
   }
   kvsim_scenario_fini(&t.sc);
+  return preempted;
+}
+
+Test(replica_sample, waste_sums_equal_the_request_terms) {
+  run_twin(400, 6, 120);
+}
+
+/* More requests than the pool holds: the cohort dissolves and forms
+ * again around preemptions; its sums stay the request-by-request ones. */
+Test(replica_sample, waste_sums_equal_the_request_terms_in_a_pool_that_preempts) {
+  cr_assert_gt(run_twin(60, NREQ, 400), 0, "the pool preempted");
 }

@@ -69,6 +69,9 @@ typedef struct kvsim_kvcache {
    * lookups of previously preempted requests are counted apart. */
   int64_t queries, hits;
   int64_t preempted_queries, preempted_hits;
+  /* Internal (memory/hashmemo.h): the block hashes of first segments
+   * that requests share, copied instead of hashed again. NULL: none. */
+  struct kvsim__hmemo *hash_memo;
   /* Tenant isolation (cache salt): the largest tenant id seen, and hit
    * tokens lost because the content was cached under another tenant. */
   int32_t max_tenant;
@@ -127,6 +130,34 @@ static inline int kvsim_kvcache_allocate_running(kvsim_kvcache_t *kv, kvsim_requ
   }
   return kvsim_kvcache_allocate(kv, r, 0, num_new, 0);
 }
+
+/* Whether the caching of a decode row's full block may wait (implicit
+ * decode, sched/v1_implicit.c): for an anonymous request under one
+ * full-attention group without drafts, the step that fills block j only
+ * marks the request's own table (cache_full_blocks: its anon_upto and
+ * cached_blocks, or its own blocks' anonymous marks), which nobody reads
+ * until the request is next touched; kvsim_kvcache_filled does it then.
+ * A request whose blocks carry hashes is not: another request's lookup
+ * or prefill in the same step may meet the hash. */
+static inline bool kvsim_kvcache_fill_deferrable(const kvsim_kvcache_t *kv,
+                                                 const kvsim_request_t *r) {
+  return r->anon && kv->prefix_caching && kv->fast_shift >= 0 && !kv->spec_backoff &&
+         !kv->cache_prompt_only;
+}
+
+/* What kvsim_kvcache_allocate's caching did in the decode step that filled
+ * block `block` of such a request (its last token computed, nothing
+ * allocated): the marks of that block. Idempotent. */
+void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block);
+
+/* A one-token row whose token starts a block (its table ends at its
+ * computed tokens), given that block as kvsim_kvcache_allocate gives it:
+ * one block off the free queue's head (a count, in a counted pool), and
+ * nothing to cache (no block is full that was not). Returns 1; or 0,
+ * changing nothing, where that call would do more or differently (another
+ * table layout, drafts, max_model_len, no free block, a table or hash
+ * array to grow): then kvsim_kvcache_allocate must run. */
+int kvsim_kvcache_take_next(kvsim_kvcache_t *kv, kvsim_request_t *r);
 
 /* Frees all blocks of a request, tail first (eviction order). */
 void kvsim_kvcache_free(kvsim_kvcache_t *kv, kvsim_request_t *r);

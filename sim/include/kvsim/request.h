@@ -101,6 +101,11 @@ typedef struct kvsim_request {
   bool imp;
   int64_t imp_base;
   int64_t adm_seq;
+  /* The clock of its calendar entry; and, through a step the scheduler
+   * runs explicitly, whether it keeps that entry (imp_kept) and its
+   * computed tokens when the step began (imp_c). */
+  int64_t imp_due, imp_c;
+  bool imp_kept;
 } kvsim_request_t;
 
 /* prompt + output tokens, saturated at INT64_MAX: an output length near

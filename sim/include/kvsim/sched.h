@@ -191,6 +191,13 @@ typedef struct kvsim_sched_defaults {
 
 struct cJSON;
 
+/* kvsim_sched_ops_t.implicit_sums' answer. */
+typedef struct kvsim_sched_isums {
+  int64_t blocks, tokens, needed;
+  kvsim_request_t *const *rest; /* the running requests not in the sums */
+  int32_t nrest;
+} kvsim_sched_isums_t;
+
 /* The ops table of an engine profile. Hot-path ops (add, schedule,
  * update) return KVSIM_OK or a negative code (KVSIM_ENOMEM); on failure
  * no request is lost — each stays in exactly one of waiting, running,
@@ -264,6 +271,16 @@ typedef struct kvsim_sched_ops {
    * their step_new while a step is in flight. The engine calls it before
    * it reads running requests' counts (sampling, the run's end). */
   void (*sync)(kvsim_sched_t *s);
+  /* Optional (NULL = none): the running requests a profile advances
+   * without touching (kvsim_request_t.imp), as sums, so that a sampler
+   * reads them without a sync: the blocks they hold (one table, none
+   * skipped), their tokens as the sampler counts them (computed, plus the
+   * step in flight), and the blocks those tokens fill or start; and the
+   * other running requests, whose counts are up to date (valid until the
+   * next call into the scheduler). False when no request is kept so or
+   * the sums may be stale (the sampler then syncs and reads every
+   * running request). */
+  bool (*implicit_sums)(const kvsim_sched_t *s, kvsim_sched_isums_t *out);
 } kvsim_sched_ops_t;
 
 struct kvsim_sched {

@@ -418,23 +418,42 @@ static void waste_paged(const kvsim__replica_t *rep, const kvsim_plan_t *pl, con
   }
 }
 
+/* The pool waste_simple sums: one full-attention group, no residual
+ * window, power-of-two blocks, a whole number of bytes per token. */
+static bool waste_simple_pool(const kvsim__replica_t *rep, const kvsim_plan_t *pl) {
+  const int32_t sh = rep->kv.fast_shift;
+  const int64_t bs = pl->p.block_size;
+  return sh >= 0 && bs == ((int64_t)1 << sh) && pl->block_bytes % bs == 0;
+}
+
 /* The commonest pool's waste in one pass of integer sums: one
  * full-attention group, no residual window, paged requests, a whole
  * number of bytes per token. Each of waste_paged's double terms is then a
  * whole number of bytes (tokens x bytes per token, below 2^53), so the
  * sums times the bytes are its totals exactly. False, with *w untouched,
- * when the pool is not of that kind. */
+ * when the pool is not of that kind. `imp`: the scheduler's sums of the
+ * requests it advances implicitly (kvsim_request_t.imp, whose counts are
+ * behind) and the running requests outside them, read instead of
+ * `running`; or NULL when every request's counts are up to date (synced). */
 static bool waste_simple(const kvsim__replica_t *rep, const kvsim_plan_t *pl,
                          kvsim_request_t *const *running, int32_t nrun, kvsim_request_t *const *held,
-                         int32_t nheld, waste_t *w) {
+                         int32_t nheld, const kvsim_sched_isums_t *imp, waste_t *w) {
   const int32_t sh = rep->kv.fast_shift;
   const int64_t bs = pl->p.block_size;
-  if (sh < 0 || bs != ((int64_t)1 << sh) || pl->block_bytes % bs != 0)
+  if (!waste_simple_pool(rep, pl))
     return false;
   const int64_t per_tok = pl->block_bytes / bs;
   int64_t live = 0, tokens = 0, needed = 0;
+  if (imp) {
+    live = imp->blocks;
+    tokens = imp->tokens;
+    needed = imp->needed;
+    running = imp->rest;
+    nrun = imp->nrest;
+  }
   for (int32_t i = 0; i < nrun + nheld; i++) {
     const kvsim_request_t *r = i < nrun ? running[i] : held[i - nrun];
+    assert(!imp || !r->imp);
     if (r->reserved_tokens > 0)
       return false;
     const kvsim_blocks_t *t = &r->blocks[0];
@@ -460,7 +479,14 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
                           kvsim_sample_t *s, kvsim_err *err) {
   const kvsim_pool_t *pool = &rep->kv.pool;
   const kvsim_sched_t *sc = rep->sched;
-  kvsim__replica_sync(rep);
+  /* Requests the scheduler advances implicitly come as its sums (no
+   * sync, no visit) where the waste is summed in integers; otherwise
+   * every running request is brought up to date and read. */
+  kvsim_sched_isums_t imp;
+  const bool sums = sc->ops->implicit_sums && waste_simple_pool(rep, pl) &&
+                    sc->ops->implicit_sums(sc, &imp);
+  if (!sums)
+    kvsim__replica_sync(rep);
   memset(s, 0, sizeof *s);
   s->time = now;
   s->replica = rep->index;
@@ -481,7 +507,11 @@ int kvsim__replica_sample(kvsim__replica_t *rep, const kvsim_plan_t *pl, kvsim_t
   kvsim_request_t *const *held = NULL;
   int32_t nheld = sc->ops->held ? sc->ops->held(sc, &held) : 0;
   waste_t w = {0, 0, 0, 0};
-  const bool simple = waste_simple(rep, pl, sc->running.v, sc->running.n, held, nheld, &w);
+  bool simple = waste_simple(rep, pl, sc->running.v, sc->running.n, held, nheld, sums ? &imp : NULL, &w);
+  if (!simple && sums) {
+    kvsim__replica_sync(rep); /* a request the sums cannot take: the loop below */
+    w = (waste_t){0, 0, 0, 0};
+  }
   for (int32_t i = 0; !simple && i < sc->running.n + nheld; i++) {
     const kvsim_request_t *r = i < sc->running.n ? sc->running.v[i] : held[i - sc->running.n];
     int64_t computed = r->num_computed + r->step_new;

@@ -4,6 +4,7 @@
 #include "core/arith.h"
 #include "core/blockhash.h"
 #include "core/vec.h"
+#include "memory/hashmemo.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ int kvsim_kvcache_init(kvsim_kvcache_t *kv, const kvsim_plan_t *pl, int64_t num_
   }
   const bool one_full_group = kv->num_groups == 1 && !kv->sliding[0] && !kv->residual_blocks;
   kv->fast_shift = one_full_group ? kv->bs_shift : -1;
+  /* Only an optimization: without memory for it, every block is hashed. */
+  kv->hash_memo = prefix_caching ? kvsim__hmemo_new() : NULL;
   /* No block can be reused without prefix caching: nothing is looked up,
    * nothing cached, nothing touched, so a block's id is never read again
    * and a count does (allocate_counted). Sliding windows (null blocks
@@ -102,6 +105,7 @@ static void offload_store(kvsim_kvcache_t *kv, uint64_t hash) {
 }
 
 void kvsim_kvcache_fini(kvsim_kvcache_t *kv) {
+  kvsim__hmemo_free(kv->hash_memo);
   kvsim__free(kv->seen);
   kvsim_pool_fini(&kv->pool);
   kvsim__free(kv->hit_ids);
@@ -157,8 +161,10 @@ static int reserve_hashes(kvsim_request_t *r, int32_t upto) {
 
 /* Hashes of full blocks up to block index `upto` (exclusive), in order,
  * into room made by reserve_hashes(r, upto). Returns the number available
- * (fewer past the known tokens). */
-static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
+ * (fewer past the known tokens). Blocks wholly inside the first segment
+ * come from the manager's memo when it has them (hashmemo.h), and those
+ * hashed here are offered to it. */
+static int32_t ensure_hashes(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t upto, int32_t bs) {
   if (upto <= r->num_hashes)
     return upto;
   assert(upto <= r->hashes_cap);
@@ -169,6 +175,25 @@ static int32_t ensure_hashes(kvsim_request_t *r, int32_t upto, int32_t bs) {
   const kvsim_segment_t *segs = r->segs;
   const int32_t nsegs = r->num_segs;
   uint64_t *hashes = r->hashes;
+  /* In the first segment (the cursor at block nh, offset nh * bs). */
+  const bool first = seg == 0 && nsegs > 0 && kv->hash_memo;
+  int64_t inside = 0;
+  int32_t kept = 0;
+  if (first) {
+    inside = segs[0].len / bs;
+    const uint64_t *h = kvsim__hmemo_get(kv->hash_memo, segs[0].id, &kept);
+    int64_t lim = upto < kept ? upto : kept;
+    lim = lim < inside ? lim : inside;
+    if (lim > nh) {
+      memcpy(hashes + nh, h + nh, (size_t)(lim - nh) * sizeof *hashes);
+      nh = (int32_t)lim;
+      off = (int64_t)nh * bs;
+      if (off == segs[0].len) {
+        seg = 1;
+        off = 0;
+      }
+    }
+  }
   uint64_t x = nh ? hashes[nh - 1] : KVSIM__HASH_NONE;
   while (nh < upto) {
     int64_t need = bs;
@@ -196,6 +221,11 @@ out:
   r->num_hashes = nh;
   r->hash_seg = seg;
   r->hash_off = off;
+  if (first) {
+    const int64_t done = nh < inside ? nh : inside;
+    if (done > kept)
+      kvsim__hmemo_offer(kv->hash_memo, segs[0].id, hashes, (int32_t)done);
+  }
   return upto;
 }
 
@@ -310,7 +340,7 @@ int64_t kvsim_kvcache_lookup(kvsim_kvcache_t *kv, kvsim_request_t *r, bool preem
   int32_t max_blocks = (int32_t)((r->num_tokens - 1) / bs);
   if (reserve_hashes(r, max_blocks) < 0 || grow_hits(kv, max_blocks) < 0)
     return KVSIM_ENOMEM;
-  int32_t avail = ensure_hashes(r, max_blocks, bs);
+  int32_t avail = ensure_hashes(kv, r, max_blocks, bs);
   int32_t L = walk_full_groups(kv, r, avail);
   /* EAGLE-style drafters (eagle, eagle3, mtp) need the target's hidden
    * state of the last hit position, so the hit gives back its last block
@@ -456,7 +486,7 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
       r->cached_blocks = full;
     return;
   }
-  full = ensure_hashes(r, full, kv->block_size);
+  full = ensure_hashes(kv, r, full, kv->block_size);
   for (int g = 0; g < kv->num_groups; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
     for (int32_t k = first; k < full && k < t->len; k++) {
@@ -468,6 +498,50 @@ static void cache_full_blocks(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t f
   if (kv->cpu)
     for (int32_t k = first; k < full; k++)
       offload_store(kv, r->hashes[k] ^ salt(r->spec.tenant));
+}
+
+void kvsim_kvcache_filled(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t block) {
+  assert(kvsim_kvcache_fill_deferrable(kv, r) && block >= 0);
+  kvsim_blocks_t *t = &r->blocks[0];
+  if (t->anon_upto == block && block < t->len) {
+    /* cache_full_blocks' anonymous case when the marks are one run up to
+     * this block (a decode row's every fill after its first): the mark
+     * moves on. */
+    t->anon_upto = block + 1;
+    if (block + 1 > r->cached_blocks)
+      r->cached_blocks = block + 1;
+    return;
+  }
+  /* cache_step of the step that computed the block's last token: first is
+   * that token's block, full the block after it (allocate_simple, which
+   * allocated nothing: the block was held). */
+  cache_full_blocks(kv, r, block, block + 1);
+}
+
+int kvsim_kvcache_take_next(kvsim_kvcache_t *kv, kvsim_request_t *r) {
+  const int32_t sh = kv->fast_shift;
+  if (sh < 0 || kv->spec_backoff || kvsim_pool_num_free(&kv->pool) < 1)
+    return 0;
+  kvsim_blocks_t *t = &r->blocks[0];
+  const int64_t c = r->num_computed;
+  /* allocate_simple's need, c + 1 tokens (below max_model_len), is one
+   * block more than the table; its cache_step caches from block c / bs
+   * to (c + 1) / bs, the same block: nothing. */
+  if (((int64_t)t->len << sh) != c || c + 1 > kv->max_model_len)
+    return 0;
+  if (kv->pool.counted) {
+    kvsim_pool_take(&kv->pool, 1);
+    t->len++;
+    return 1;
+  }
+  /* The room allocate_simple reserves: the table's next entry, and the
+   * hashes of the blocks full at c + 1 tokens (reserve_step_hashes). */
+  if (t->len >= t->cap ||
+      (kv->prefix_caching && !r->anon && (c + 1 < r->num_tokens ? c + 1 : r->num_tokens) >> sh > r->hashes_cap))
+    return 0;
+  kvsim_pool_alloc(&kv->pool, 1, t->ids + t->len);
+  t->len++;
+  return 1;
 }
 
 /* The hash room a step's caching needs: blocks full once tokens up to
@@ -597,7 +671,17 @@ static void take_hits(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t hits) {
 static void fill_tables(kvsim_kvcache_t *kv, kvsim_request_t *r, int32_t target, int64_t computed) {
   for (int g = 0; g < kv->num_groups; g++) {
     kvsim_blocks_t *t = &r->blocks[g];
-    const int32_t skip = kv->sliding[g] ? skip_blocks(kv, g, computed) : 0;
+    if (!kv->sliding[g]) {
+      /* No null block among them: the run off the queue's head in one
+       * call, the blocks the loop below takes one at a time, in order. */
+      if (target > t->len) {
+        assert(target <= t->cap);
+        kvsim_pool_alloc(&kv->pool, target - t->len, t->ids + t->len);
+        t->len = target;
+      }
+      continue;
+    }
+    const int32_t skip = skip_blocks(kv, g, computed);
     while (t->len < target) {
       kvsim_block_id b = KVSIM_NULL_BLOCK;
       bool skipped = t->len < skip;
@@ -672,7 +756,7 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r) {
      * find them again if they are not evicted first. */
     if (reserve_hashes(r, r->cached_blocks) < 0)
       return KVSIM_ENOMEM;
-    int32_t full = ensure_hashes(r, r->cached_blocks, kv->block_size);
+    int32_t full = ensure_hashes(kv, r, r->cached_blocks, kv->block_size);
     if (r->blocks[0].anon_upto)
       mark_anon(kv, &r->blocks[0]);
     for (int g = 0; g < kv->num_groups; g++) {

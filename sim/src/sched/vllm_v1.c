@@ -372,6 +372,10 @@ static void fini(kvsim_sched_t *s) { kvsim__imp_fini(&((v1_t *)s)->imp); }
 
 static void sync(kvsim_sched_t *s) { kvsim__imp_sync(&((v1_t *)s)->imp, s); }
 
+static bool implicit_sums(const kvsim_sched_t *s, kvsim_sched_isums_t *out) {
+  return kvsim__imp_sums(&((const v1_t *)s)->imp, s, out);
+}
+
 static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
   return kvsim_waitq_push_back(&s->waiting, r);
@@ -400,4 +404,5 @@ const kvsim_sched_ops_t kvsim__sched_vllm_v1 = {
     .schedule = schedule,
     .update = update,
     .sync = sync,
+    .implicit_sums = implicit_sums,
 };
