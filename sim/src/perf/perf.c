@@ -143,6 +143,7 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
   pf->pp = pl->p.pp;
   pf->num_layers = m->num_layers;
   pf->quant_step_factor = kvsim_perf_default_quant_factor(pl->p.kv_dtype);
+  kvsim__perf_init_mla(pf, m, pl, prec);
   if ((rc = kvsim__perf_init_gemms(pf, m, &q, prec, err)) < 0 || (rc = kvsim__perf_init_attention(pf, m, pl, err)) < 0 ||
       (rc = kvsim__perf_init_moe(pf, m, pl, &q, err)) < 0 || (rc = kvsim__perf_init_comm(pf, m, g, pl, col, err)) < 0)
     return rc;
