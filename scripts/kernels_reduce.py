@@ -40,6 +40,14 @@ GENERIC_HEADS = [1, 8, 32, 64]
 GENERIC_KV = [1, 8]
 MOE_DISTRIBUTIONS = ["balanced", "power_law_1.01"]
 MOE_MAX_GPUS = 8
+# The MLA module tables time the attention block of DeepSeek-V3 as vLLM builds it
+# (collector/vllm/collect_mla_module.py); a catalog model reads them when its MLA block has
+# these dimensions. Context rows: bf16 prefill queries only (vLLM's default; the fp8-query
+# rows need attention_config.use_prefill_query_quantization).
+MLA_MODULE_SHAPE = {"hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+MLA_MODULE_COLS = ["model", "mla_dtype", "kv_cache_dtype", "gemm_type", "num_heads",
+                   "batch_size", "isl", "tp_size", "step", "latency"]
 
 
 class InputError(Exception):
@@ -169,6 +177,22 @@ def attention_needs(models):
             hd = c.get("head_dim") or c["hidden_size"] // h
             needs.add((hd, h // tp, max(1, kv // tp), 0))
     return needs
+
+
+def mla_module_heads(models):
+    """Per-rank heads at TP 1, 2, 4, 8 of the catalog models whose MLA block has the
+    dimensions the module tables were measured with."""
+    heads = set()
+    for name, c in models:
+        h = c.get("num_attention_heads")
+        if not c.get("kv_lora_rank") or not isinstance(h, int):
+            continue
+        dims = {"hidden": c.get("hidden_size")}
+        dims.update({k: c.get(k) for k in MLA_MODULE_SHAPE if k != "hidden"})
+        if dims != MLA_MODULE_SHAPE:
+            continue
+        heads.update(h // tp for tp in TP_SIZES if h % tp == 0)
+    return heads
 
 
 def moe_shapes(models):
@@ -498,6 +522,69 @@ def reduce_moe(path, shapes):
     return out, dups
 
 
+# ---------------------------------------------------------------- MLA module
+
+def read_mla_module(path, generation):
+    """{(gemm_type, kv dtype, heads, mla_dtype): {(batch, length): ms}}. Generation: length =
+    `step` = the sequence length with the new token (the keys it attends to); context:
+    length = `isl`, nothing cached (`step` 0 in every row, checked)."""
+    rows = read_table(path, MLA_MODULE_COLS)
+    cells, dups = {}, Dups()
+    for ln, (model, mdt, kvdt, gt, h, b, isl, tp, step, lat) in rows:
+        h, b, isl, tp, step = (as_int(path, ln, c, v) for c, v in (
+            ("num_heads", h), ("batch_size", b), ("isl", isl), ("tp_size", tp), ("step", step)))
+        if model != "deepseek-ai/DeepSeek-V3" or tp != 1:
+            raise InputError("%s:%d: model '%s' tp_size %d; expected deepseek-ai/DeepSeek-V3 "
+                             "built with tp_size 1" % (path, ln, model, tp))
+        if not generation and step != 0:
+            raise InputError("%s:%d: step %d in a context row; expected 0 (nothing cached)"
+                             % (path, ln, step))
+        x = step if generation else isl
+        dups.add(cells.setdefault((gt, kvdt, h, mdt), {}), (b, x), as_latency(path, ln, lat))
+    return cells, dups
+
+
+def mla_module_entries(cells, heads, generation):
+    out = []
+    xname = "seq_len" if generation else "isl"
+    for key in sorted(cells):
+        gt, kvdt, h, mdt = key
+        if h not in heads or mdt != "bfloat16":
+            continue
+        c = cells[key]
+        batches = sorted({b for b, x in c})
+        xs = sorted({x for b, x in c})
+        e = {"phase": "generation" if generation else "context", "gemm": gt, "kv_dtype": kvdt,
+             "num_heads": h}
+        e.update(MLA_MODULE_SHAPE)
+        e.update({"batch": batches, xname: xs,
+                  "us": [[us(c.get((b, x))) for x in xs] for b in batches]})
+        out.append(e)
+    return out
+
+
+def mla_module_errors(cells, heads):
+    """What reading the kept tables between their grid points costs: each kept cell inside
+    the length grid predicted by linear interpolation between its two neighbours (twice the
+    grid's spacing) at the same batch, as the step model interpolates. Also counts the rows
+    left out (other heads, fp8 prefill queries)."""
+    errs, left = [], 0
+    for key, c in cells.items():
+        if key[2] not in heads or key[3] != "bfloat16":
+            left += len(c)
+            continue
+        for (b, x), ms in c.items():
+            xs = sorted(xx for bb, xx in c if bb == b)
+            i = xs.index(x)
+            if i == 0 or i == len(xs) - 1:
+                continue
+            lo, hi = xs[i - 1], xs[i + 1]
+            w = (x - lo) / (hi - lo)
+            pred = us(c[(b, lo)]) + w * (us(c[(b, hi)]) - us(c[(b, lo)]))
+            errs.append(abs(pred - ms * 1000.0) / (ms * 1000.0))
+    return errs, left
+
+
 # ---------------------------------------------------------------- one GPU
 
 def only_dir(path):
@@ -510,7 +597,7 @@ def only_dir(path):
     return subs[0]
 
 
-def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes):
+def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes, mla_heads):
     vdir = os.path.join(shared, system, "vllm", version)
     g = reduce_gemm(os.path.join(vdir, "gemm_perf.csv"))
     step_is_cached = version != "0.14.0"
@@ -525,6 +612,15 @@ def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes):
     nccl_version = only_dir(ncdir)
     nccl, nccl_dups = reduce_nccl(os.path.join(ncdir, nccl_version, "nccl_perf.csv"))
     moe, moe_dups = reduce_moe(os.path.join(vdir, "moe_perf.csv"), shapes)
+    mla, mla_report, mla_dups = [], {}, []
+    for phase, generation in (("context", False), ("generation", True)):
+        path = os.path.join(vdir, "mla_%s_module_perf.csv" % phase)
+        if not os.path.exists(path):
+            continue  # 0.14.0 tables: no module table (their MLA rows time the kernel alone)
+        cells, dups = read_mla_module(path, generation)
+        mla += mla_module_entries(cells, mla_heads, generation)
+        mla_report[phase] = mla_module_errors(cells, mla_heads)
+        mla_dups.append(("mla_%s_module" % phase, dups))
 
     gemm_note = "gemm: m = 2^0..2^15, every n and k, dtypes %s" % ",".join(g["dtypes"])
     if g["left_out"]:
@@ -537,6 +633,10 @@ def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes):
                  "attention; both kv dtypes, every batch and length; allreduce: all; nccl: half; "
                  "moe: %d catalog shapes, tp*ep<=8, power_law_1.01 (balanced where no power-law row); repeated keys: "
                  "first row" % (gemm_note, len(keep), nshapes))
+    if mla:
+        reduction += ("; mla_module: DeepSeek-V3's attention block at heads %s (the catalog's "
+                      "per-rank heads at TP 1,2,4,8), bf16 prefill queries, every gemm type, kv "
+                      "dtype, batch and length" % ",".join(str(h) for h in sorted(mla_heads)))
     gemm = {"m": GEMM_M, "n": g["n"], "k": g["k"],
             "dtypes": {dt: [[[us(t) for t in col] for col in plane] for plane in grid]
                        for dt, grid in g["dtypes"].items()},
@@ -550,12 +650,15 @@ def reduce_gpu(shared, gpu, system, version, ar_version, device, needs, shapes):
         ("generation_attention", attention_entries(gen, keep, "kv_len")),
         ("allreduce", ar), ("nccl", nccl), ("moe", moe),
     ]
+    if mla:
+        profile.append(("mla_module", mla))
     report = {"gemm": gemm_errors(g), "gemm_cov": g["coverage"], "gemm_left": g["left_out"],
               "ctx": attention_errors(ctx, keep, False),
               "gen": attention_errors(gen, keep, True),
               "dups": [("gemm", g["dups"]), ("context_attention", ctx_dups),
                        ("generation_attention", gen_dups), ("allreduce", ar_dups),
-                       ("nccl", nccl_dups), ("moe", moe_dups)]}
+                       ("nccl", nccl_dups), ("moe", moe_dups)] + mla_dups,
+              "mla": mla_report}
     return profile, report
 
 
@@ -615,6 +718,17 @@ def print_report(reports):
                 print("| %s | %s attention, %s (other heads) | %s | %d |"
                       % (gpu, name, label, stats(errs), missed))
     print()
+    print("MLA module tables: every kept cell inside the length grid predicted from its two "
+          "neighbours (linear, twice the grid's spacing):")
+    print()
+    print("| GPU | table | cells | median | p95 | max | rows left out |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for gpu, r in reports:
+        for phase in ("context", "generation"):
+            if phase in r["mla"]:
+                errs, left = r["mla"][phase]
+                print("| %s | mla %s module | %s | %d |" % (gpu, phase, stats(errs), left))
+    print()
     for gpu, r in reports:
         cov = ", ".join("%s %d/%d%s" % (dt, c, t, " (left out)" if dt in r["gemm_left"] else "")
                         for dt, (c, t) in r["gemm_cov"].items())
@@ -639,10 +753,11 @@ def main():
     try:
         models = load_models(os.path.join(root, "configs", "models"))
         needs, shapes = attention_needs(models), moe_shapes(models)
+        mla_heads = mla_module_heads(models)
         built, reports = [], []
         for gpu, system, version, ar_version, device in SYSTEMS:
             profile, report = reduce_gpu(args.shared, gpu, system, version, ar_version, device,
-                                         needs, shapes)
+                                         needs, shapes, mla_heads)
             built.append((gpu, render(profile)))
             reports.append((gpu, report))
     except InputError as e:

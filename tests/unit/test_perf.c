@@ -695,3 +695,19 @@ Test(perf, gemm_memo_is_exact) {
     free(memo);
   }
 }
+
+Test(perf, quantization_fp8_on_a_block_fp8_checkpoint_keeps_its_blocks) {
+  /* DeepSeek-V3's checkpoint is fp8 with 128x128 blocks; `quantization:
+   * fp8` (the silicon rows' precision) names that same method, so its
+   * experts run the fp8_block MoE kernels, as with the checkpoint's own. */
+  setup_t own, flag;
+  make(&own, "deepseek-v3", "b200", 8, 1, "", KVSIM_KV_FP8);
+  make(&flag, "deepseek-v3", "b200", 8, 1, "fp8", KVSIM_KV_FP8);
+  cr_assert_not_null(own.pf.moe, "the checkpoint's precision has B200's fp8_block MoE table");
+  cr_assert_eq(flag.pf.moe, own.pf.moe, "quantization fp8 reads the same MoE table");
+  kvsim_batch_shape_t b = decode(4, 8191, 0);
+  kvsim_step_cost_t a, c;
+  step_s(&own.pf, &b, &a);
+  step_s(&flag.pf, &b, &c);
+  cr_assert_float_eq(c.total_s, a.total_s, 1e-12, "the same step: %g vs %g s", c.total_s, a.total_s);
+}

@@ -160,6 +160,8 @@ typedef struct kvsim_perf_gemm {
   double count;     /* layers with this GEMM */
   double wbytes;    /* bytes per weight as loaded */
   int per_seq;      /* the lm_head: m = sequences that sample, not tokens */
+  int mla_block;    /* MLA's projections, timed with the MLA module tables when
+                       the step model has them (perf/mla.c) */
   double t_us[KVSIM_PERF_MAX_M];
 } kvsim_perf_gemm_t;
 
@@ -175,6 +177,7 @@ struct kvsim_kernels;
 struct kvsim__kattn;
 struct kvsim__kcoll;
 struct kvsim__kmoe;
+struct kvsim__kmla;
 
 typedef struct kvsim_perf {
   /* Per TP rank, precomputed from model, GPU, kernel profile and plan by
@@ -191,6 +194,10 @@ typedef struct kvsim_perf {
   /* Attention: the nearest measured head shape and its scale. */
   const struct kvsim__kattn *ctx, *gen;
   double ctx_scale, gen_scale;
+  /* MLA: the measured attention block (module tables) of the model's
+   * shape, decode and prefill; NULL when the profile has none (then MLA
+   * takes the GEMM and attention tables). */
+  const struct kvsim__kmla *mla_gen, *mla_ctx;
   double attn_flops_per_pair, kv_bytes_per_token;
   double full_layer_frac, sliding_layer_frac;
   int num_layers;

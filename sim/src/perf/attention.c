@@ -74,10 +74,12 @@ static double layer_us(const kvsim_perf_t *pf, double decodes, double decode_key
 double kvsim__perf_attention(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, kvsim_step_cost_t *k) {
   const double P = (double)b->num_prefill_seqs, D = (double)(b->num_seqs - b->num_prefill_seqs);
   double us = 0;
-  if (pf->full_layer_frac > 0)
+  if (pf->mla_gen) /* MLA's whole attention block, measured (perf/mla.c) */
+    us = kvsim__perf_mla_block_us(pf, b);
+  else if (pf->full_layer_frac > 0)
     us += pf->full_layer_frac * layer_us(pf, D, b->decode_keys_full, P,
                                          b->attn_full - b->decode_keys_full - b->verify_pairs_full);
-  if (pf->sliding_layer_frac > 0)
+  if (pf->sliding_layer_frac > 0 && !pf->mla_gen)
     us += pf->sliding_layer_frac * layer_us(pf, D, b->decode_keys_sliding, P,
                                             b->attn_sliding - b->decode_keys_sliding -
                                                 b->verify_pairs_sliding);

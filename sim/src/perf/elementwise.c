@@ -21,14 +21,17 @@ void kvsim__perf_init_elementwise(kvsim_perf_t *pf, const kvsim_model_t *m, cons
                                   const kvsim_gpu_t *donor) {
   const double tp = pf->tp, b = m->dtype_bytes, h = (double)m->hidden_size;
   const double inter = (double)(m->num_experts > 0 ? m->moe_intermediate_size : m->intermediate_size) / tp;
-  const double rope = ((double)m->num_heads / tp + (double)kvsim_model_kv_heads_per_rank(m, pf->tp)) *
-                      (double)(m->mla ? m->qk_rope_head_dim : m->head_dim);
+  /* MLA's rotary is part of the attention block the MLA module tables time
+   * (perf/mla.c), when the step model reads them. */
+  const double rope = pf->mla_gen ? 0.0
+                                  : ((double)m->num_heads / tp + (double)kvsim_model_kv_heads_per_rank(m, pf->tp)) *
+                                        (double)(m->mla ? m->qk_rope_head_dim : m->head_dim);
   const double L = m->num_layers;
   /* Per token over all layers: norms 2 x 4 h, rotary 2 x rope, activation
    * 3 x inter (dense layers), in the model dtype. */
   pf->elem_bytes_per_token = L * b * (8.0 * h + 2.0 * rope) + (double)(m->num_layers - m->num_moe_layers) * b * 3.0 * inter;
   pf->sample_bytes_per_seq = (double)m->vocab_size / tp * 4.0 * SAMPLER_PASSES;
-  pf->elem_kernels = 4.0 * L + 2.0;
+  pf->elem_kernels = (pf->mla_gen ? 3.0 : 4.0) * L + 2.0;
   pf->min_kernel_us = kvsim_kernels_min_kernel_us(pf->kern);
   pf->stream_bw = kvsim_kernels_stream_bw(pf->kern);
   if (donor)

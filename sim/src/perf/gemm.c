@@ -92,8 +92,12 @@ int kvsim__perf_init_gemms(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim
   const double heads = (double)m->num_heads / tp;
   const double vdim = (double)(m->v_head_dim > 0 ? m->v_head_dim : m->head_dim);
   if (m->mla) {
-    /* The latent projections as one GEMM of the same weights per layer. */
+    /* The latent projections as one GEMM of the same weights per layer;
+     * with the MLA module tables they are timed there (perf/mla.c). */
+    const int at = pf->ngemm;
     add(pf, (double)P.attention / tp / L / h, h, L, wb, 0, lp);
+    if (pf->ngemm > at)
+      pf->gemm[at].mla_block = pf->mla_gen != NULL;
   } else {
     const double kv = (double)kvsim_model_kv_heads_per_rank(m, tp);
     add(pf, heads * m->head_dim + 2.0 * kv * m->head_dim, h, L, wb, 0, lp); /* qkv_proj */
@@ -125,7 +129,9 @@ double kvsim__perf_gemms(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, k
   for (int i = 0; i < pf->ngemm; i++) {
     const kvsim_perf_gemm_t *g = &pf->gemm[i];
     const double rows = g->per_seq ? S : T;
-    us += g->count * kvsim__perf_gemm_us(pf, g, rows);
+    /* Timed by the MLA block (perf/mla.c); its work still counts below. */
+    if (!g->mla_block)
+      us += g->count * kvsim__perf_gemm_us(pf, g, rows);
     k->flops += g->count * 2.0 * rows * g->n * g->k;
     k->weight_bytes += g->count * g->n * g->k * g->wbytes;
     k->bytes += g->count * (g->n * g->k * g->wbytes + rows * (g->n + g->k) * 2.0);

@@ -226,6 +226,75 @@ static int read_attn(rd_t *r, const cJSON *list, bool prefill, kvsim__kattn **ou
   return KVSIM_OK;
 }
 
+/* mla_module: the attention block of an MLA layer per (phase, gemm,
+ * kv_dtype, num_heads) and model dims; grids with holes like attention's. */
+static const char *const MLA_DIMS[6] = {"hidden", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                        "qk_rope_head_dim", "v_head_dim"};
+
+static int read_mla_entry(rd_t *r, const cJSON *e, kvsim__kmla *t) {
+  const char *key = "mla_module";
+  char phase[16], gemm[16], dt[16];
+  int rc;
+  if ((rc = strkey(r, e, "phase", phase, sizeof phase)) < 0 || (rc = strkey(r, e, "gemm", gemm, sizeof gemm)) < 0 ||
+      (rc = strkey(r, e, "kv_dtype", dt, sizeof dt)) < 0 || (rc = intkey(r, e, "num_heads", 1, 4096, &t->heads)) < 0)
+    return rc;
+  if (strcmp(phase, "context") != 0 && strcmp(phase, "generation") != 0)
+    return bad(r, key, "phase must be \"context\" or \"generation\"");
+  t->prefill = phase[0] == 'c';
+  t->gemm = -1;
+  for (int d = 0; d < KVSIM_KGEMM_COUNT; d++)
+    if (!strcmp(gemm, GEMM_KEYS[d]))
+      t->gemm = d;
+  if (t->gemm < 0)
+    return bad(r, key, "gemm must be \"bfloat16\", \"fp8\", \"fp8_block\" or \"nvfp4\"");
+  t->fp8_kv = strcmp(dt, "fp8") == 0;
+  if (!t->fp8_kv && strcmp(dt, "bfloat16") != 0)
+    return bad(r, key, "kv_dtype must be \"bfloat16\" or \"fp8\"");
+  for (int i = 0; i < 6; i++)
+    if ((rc = intkey(r, e, MLA_DIMS[i], 1, 1 << 20, &t->dims[i])) < 0)
+      return rc;
+  if ((rc = axis(r, e, "batch", &t->g.x, &t->g.nx)) < 0 ||
+      (rc = axis(r, e, t->prefill ? "isl" : "seq_len", &t->g.y, &t->g.ny)) < 0)
+    return rc;
+  const cJSON *us = cJSON_GetObjectItemCaseSensitive(e, "us");
+  if (!cJSON_IsArray(us) || cJSON_GetArraySize(us) != t->g.nx)
+    return bad(r, key, "us: expected one row per batch");
+  t->g.v = kvsim__malloc((size_t)t->g.nx * (size_t)t->g.ny * sizeof *t->g.v);
+  if (!t->g.v)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "%s: %s: out of memory", r->where, key);
+  const cJSON *row;
+  int o = 0;
+  cJSON_ArrayForEach(row, us) {
+    double *v;
+    if ((rc = numbers(r, row, key, t->g.ny, NUM_TIME | NUM_HOLES, &v, NULL)) < 0)
+      return rc;
+    memcpy(t->g.v + o, v, (size_t)t->g.ny * sizeof *v);
+    free(v);
+    o += t->g.ny;
+  }
+  if (fill_holes(&t->g, t->prefill) < 0)
+    return bad(r, key, "a table whose shortest length has no measurement");
+  return KVSIM_OK;
+}
+
+static int read_mla(rd_t *r, const cJSON *list, kvsim_kernels_t *k) {
+  if (!list)
+    return KVSIM_OK; /* a GPU without the tables: MLA takes the attention and GEMM tables */
+  if (!cJSON_IsArray(list))
+    return bad(r, "mla_module", "expected an array");
+  const int len = cJSON_GetArraySize(list);
+  k->mla = kvsim__calloc((size_t)(len > 0 ? len : 1), sizeof *k->mla);
+  if (!k->mla)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "%s: mla_module: out of memory", r->where);
+  const cJSON *e;
+  int rc;
+  cJSON_ArrayForEach(e, list) {
+    if ((rc = read_mla_entry(r, e, &k->mla[k->nmla++])) < 0)
+      return rc;
+  }
+  return KVSIM_OK;
+}
+
 static int read_curve(rd_t *r, const cJSON *e, const char *key, const char *xkey, const char *ykey, kvsim__kcurve *c) {
   int rc = axis(r, e, xkey, &c->x, &c->n);
   if (rc < 0)
@@ -347,6 +416,8 @@ static void envelopes(kvsim_kernels_t *k) {
     envelope_curve(&k->nccl[i].c);
   for (int i = 0; i < k->nmoe; i++)
     envelope_curve(&k->moe[i].c);
+  for (int i = 0; i < k->nmla; i++)
+    envelope_grid(&k->mla[i].g);
 }
 
 /* Figures derived once: the best rate per precision, the weight-streaming
@@ -407,6 +478,12 @@ void kvsim_kernels_free(kvsim_kernels_t *k) {
     free(k->moe[i].c.y);
   }
   free(k->moe);
+  for (int i = 0; k->mla && i < k->nmla; i++) {
+    free(k->mla[i].g.x);
+    free(k->mla[i].g.y);
+    free(k->mla[i].g.v);
+  }
+  free(k->mla);
   free(k);
 }
 
@@ -427,7 +504,8 @@ static int read_all(rd_t *r, const cJSON *j, kvsim_kernels_t *k) {
       (rc = read_attn(r, cJSON_GetObjectItemCaseSensitive(j, "generation_attention"), false, &k->gen, &k->ngen)) < 0 ||
       (rc = read_coll(r, cJSON_GetObjectItemCaseSensitive(j, "allreduce"), "allreduce", "mode", &k->ar, &k->nar)) < 0 ||
       (rc = read_coll(r, cJSON_GetObjectItemCaseSensitive(j, "nccl"), "nccl", "op", &k->nccl, &k->nnccl)) < 0 ||
-      (rc = read_moe(r, cJSON_GetObjectItemCaseSensitive(j, "moe"), k)) < 0)
+      (rc = read_moe(r, cJSON_GetObjectItemCaseSensitive(j, "moe"), k)) < 0 ||
+      (rc = read_mla(r, cJSON_GetObjectItemCaseSensitive(j, "mla_module"), k)) < 0)
     return rc;
   envelopes(k);
   derive(k);

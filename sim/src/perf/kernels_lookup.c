@@ -182,3 +182,20 @@ double kvsim_kernels_moe_us(const kvsim_kernels_t *k, const char *dtype, int hid
     return KVSIM_ENOENT;
   return tokens > 0 ? kvsim__kcurve_at(&m->c, tokens) : 0;
 }
+
+const kvsim__kmla *kvsim__kmla_find(const kvsim_kernels_t *k, bool prefill, int gemm, bool fp8_kv, int heads,
+                                   const int dims[6]) {
+  for (int i = 0; i < k->nmla; i++) {
+    const kvsim__kmla *t = &k->mla[i];
+    if (t->prefill == prefill && t->gemm == gemm && t->fp8_kv == fp8_kv && t->heads == heads &&
+        !memcmp(t->dims, dims, sizeof t->dims))
+      return t;
+  }
+  return NULL;
+}
+
+double kvsim__kmla_at(const kvsim__kmla *t, double batch, double len) {
+  if (!(batch > 0) || !(len > 0))
+    return 0;
+  return grid_at(&t->g, batch, len, t->prefill);
+}

@@ -37,6 +37,18 @@ typedef struct kvsim__kmoe {
   kvsim__kcurve c; /* tokens -> us */
 } kvsim__kmoe;
 
+/* The attention block of an MLA layer as vLLM builds it (its projections,
+ * norms, rotary, the MLA attention; configs/kernels/README.md), for one
+ * model shape (dims), GEMM precision, KV dtype and heads per GPU. */
+typedef struct kvsim__kmla {
+  bool prefill;    /* context rows: batch x isl; else batch x seq_len */
+  int gemm;        /* a kvsim_kgemm */
+  bool fp8_kv;
+  int heads;
+  int dims[6];     /* hidden, q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head */
+  kvsim__kgrid g;
+} kvsim__kmla;
+
 struct kvsim_kernels {
   char gpu[64], source[160], vllm[32];
   int nm, nn, nk;
@@ -48,6 +60,8 @@ struct kvsim_kernels {
   int nar, nnccl;
   kvsim__kmoe *moe;
   int nmoe;
+  kvsim__kmla *mla; /* NULL: no MLA module tables */
+  int nmla;
   double peak[KVSIM_KGEMM_COUNT], stream_bw, min_us;
 };
 
@@ -70,5 +84,16 @@ const kvsim__kcoll *kvsim__kcoll_find(const kvsim_kernels_t *k, bool allreduce, 
 /* The fused MoE layer of exactly this shape, or NULL. */
 const kvsim__kmoe *kvsim__kmoe_find(const kvsim_kernels_t *k, const char *dtype, int hidden, int inter, int topk,
                                    int experts, int tp, int ep);
+
+/* The MLA module table of exactly this phase, precision, KV dtype, heads
+ * and model dims (hidden, q_lora, kv_lora, qk_nope, qk_rope, v_head), or
+ * NULL. */
+const kvsim__kmla *kvsim__kmla_find(const kvsim_kernels_t *k, bool prefill, int gemm, bool fp8_kv, int heads,
+                                   const int dims[6]);
+/* Its time (us) at `batch` sequences of `len` tokens (prefill: new tokens
+ * each, nothing cached; decode: the sequence length with the new token),
+ * bilinear in the grid, proportional past its ends (prefill: with the
+ * square of the length). */
+double kvsim__kmla_at(const kvsim__kmla *t, double batch, double len);
 
 #endif

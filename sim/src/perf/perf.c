@@ -134,6 +134,14 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
   kvsim_quant_t q;
   if ((rc = kvsim__quant_resolve(m, pl->p.quantization, &q, err)) < 0)
     return rc;
+  /* `quantization: fp8` on a checkpoint that is itself fp8 names the
+   * checkpoint's own method: vLLM builds Fp8Config from the checkpoint's
+   * quantization_config, weight_block_size included
+   * (vllm/model_executor/model_loader/weight_utils.py get_quant_config;
+   * quantization/fp8.py Fp8Config.from_config), so DeepSeek-V3 stays
+   * block-scaled and its experts run the fp8_block MoE kernels. */
+  if (q.kind == KVSIM_QUANT_FP8 && q.block_size == 0 && m->quant.kind == KVSIM_QUANT_FP8)
+    q.block_size = m->quant.block_size;
   const int prec = gemm_precision(&q, g, pf->kern);
   set_hw(&pf->hw_gemm, g, borrowed ? &donor : NULL, prec < 0 ? KVSIM_KGEMM_BF16 : (kvsim_kgemm)prec);
   set_hw(&pf->hw_attn, g, borrowed ? &donor : NULL, KVSIM_KGEMM_BF16);
@@ -143,6 +151,7 @@ int kvsim_perf_init(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_gpu_t 
   pf->pp = pl->p.pp;
   pf->num_layers = m->num_layers;
   pf->quant_step_factor = kvsim_perf_default_quant_factor(pl->p.kv_dtype);
+  kvsim__perf_init_mla(pf, m, pl, prec);
   if ((rc = kvsim__perf_init_gemms(pf, m, &q, prec, err)) < 0 || (rc = kvsim__perf_init_attention(pf, m, pl, err)) < 0 ||
       (rc = kvsim__perf_init_moe(pf, m, pl, &q, err)) < 0 || (rc = kvsim__perf_init_comm(pf, m, g, pl, col, err)) < 0)
     return rc;

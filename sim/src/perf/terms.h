@@ -26,6 +26,13 @@ void kvsim__perf_fill_gemm(const kvsim_perf_t *pf, kvsim_perf_gemm_t *g, int pre
 int kvsim__perf_init_attention(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_plan_t *pl, kvsim_err *err);
 double kvsim__perf_attention(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b, kvsim_step_cost_t *k);
 
+/* The MLA attention block from the module tables (mla.c): init finds the
+ * tables of the model's shape, precision `prec` (a kvsim_kgemm or -1), KV
+ * dtype and heads per rank (pf->mla_gen/mla_ctx stay NULL when any is
+ * missing); the lookup gives one layer's block time (us) for the step. */
+void kvsim__perf_init_mla(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_plan_t *pl, int prec);
+double kvsim__perf_mla_block_us(const kvsim_perf_t *pf, const kvsim_batch_shape_t *b);
+
 /* Routed experts (moe.c). */
 int kvsim__perf_init_moe(kvsim_perf_t *pf, const kvsim_model_t *m, const kvsim_plan_t *pl,
                          const struct kvsim_quant *q, kvsim_err *err);
