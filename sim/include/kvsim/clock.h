@@ -16,7 +16,7 @@ typedef int64_t kvsim_time_ns;
 
 /* The latest time in seconds an input may give (285 years), inside int64
  * nanoseconds (9.22e9 s). A run whose clock would pass int64 (an arrival
- * there plus a wait, or steps) stops with an error (engine/run.c). */
+ * there plus a wait, or steps) stops with an error (engine/run_state.h). */
 #define KVSIM_TIME_MAX_S 9e9
 
 static inline double kvsim_time_to_s(kvsim_time_ns t) { return (double)t / 1e9; }

@@ -41,7 +41,7 @@ typedef struct kvsim_kvcache {
   int32_t residual_blocks;
   /* Speculative decoding: num_speculative_tokens + 1, how far a verify
    * step can move num_computed; a step caches the blocks that far back
-   * that accepted drafts filled (kvcache.c first_to_cache). 0 without. */
+   * that accepted drafts filled (kvcache_alloc.c first_to_cache). 0 without. */
   int32_t spec_backoff;
   /* vLLM's use_eagle (EAGLE, EAGLE-3, MTP drafters): a prefix hit drops
    * its last block. */

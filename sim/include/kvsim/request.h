@@ -33,7 +33,7 @@ typedef struct kvsim_blocks {
   int32_t num_skipped; /* leading entries replaced by the null block (sliding window) */
   /* An anonymous request's entries below this are full and cached
    * unhashed, their blocks marked KVSIM_ANON_HASH only when they are
-   * released (kvcache.c mark_anon): nothing reads a held block's mark. */
+   * released (kvcache_fill.c mark_anon): nothing reads a held block's mark. */
   int32_t anon_upto;
 } kvsim_blocks_t;
 

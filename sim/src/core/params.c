@@ -130,7 +130,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     P(KV_OFFLOADING_SIZE, "engine.kv_offloading_size", "--kv-offloading-size", NULL, N, 0,
       KVSIM_PLAN_MAX_HOST_GIB, GIB, "0 (off)", "vllm-v1",
       "V1: CPU offload buffer in GiB, total over TP ranks (reports its blocks)"),
-    /* Compared with 32-bit lookup counts (memory/kvcache.c). */
+    /* Compared with 32-bit lookup counts (memory/kvcache_lookup.c). */
     P(OFFLOAD_STORE_THRESHOLD, "engine.offload_store_threshold", NULL, NULL, I, 0, UINT32_MAX, MW,
       "0 (every block stored)", "vllm-v1", "lookups before a block is offloaded to the CPU tier"),
     P(TRANSFER_OVERLAP, "engine.transfer_overlap", NULL, NULL, B, 0, 0, 0, "the profile's", V01,

@@ -31,7 +31,7 @@ int64_t kvsim__budget_replicas_bytes(const kvsim_scenario_t *sc, const kvsim_res
   int64_t per = kvsim_pool_bytes(res->pool_blocks) +
                 kvsim_cpu_tier_bytes(offload ? pl->offload_blocks : pl->swap_blocks, offload) +
                 (int64_t)sizeof(kvsim__replica_t) +
-                (offload ? 65536 * 4 : 0); /* the offload tracker (kvcache.c SEEN_SLOTS) */
+                (offload ? 65536 * 4 : 0); /* the offload tracker (KVSIM__KVCACHE_SEEN_SLOTS) */
   return (int64_t)sc->replicas * per;
 }
 

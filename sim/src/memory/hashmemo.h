@@ -1,5 +1,5 @@
 /* Block hashes of first segments that requests share, kept per KV manager
- * for its hashing (memory/kvcache.c, ensure_hashes). The hash of a block
+ * for its hashing (memory/kvcache_lookup.c, ensure_hashes). The hash of a block
  * wholly inside a request's first segment depends only on that segment's
  * id, the block's index and the block size (core/blockhash.h: each block
  * folds its parent's hash with one piece, the segment's id, the offset
