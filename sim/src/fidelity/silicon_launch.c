@@ -33,8 +33,9 @@
  * samples that many sequences (v1/worker/gpu_model_runner.py,
  * _dummy_sampler_run), which kvsim's plan counts in the activation peak.
  * The B200 script of the same sweep had its `=` taken out on 2025-09-24
- * (InferenceX commit 5e92867f, "typo fix"), the H100 gpt-oss ones on
- * 2025-11-04 (7103d660): those rows ran their config. The release and its
+ * (InferenceX commit 5e92867f, "typo fix"): those rows ran their config.
+ * The H100 gpt-oss scripts kept it until 2025-11-04 (7103d660), but their
+ * config names no KV dtype: nothing here for their rows. The release and its
  * synchronous scheduler are known but not given to these rows: they would
  * leave the asynchronous host term too few rows to be fitted without the
  * B200 (docs/ACCURACY.md, "What the misses are"). */
