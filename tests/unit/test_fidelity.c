@@ -469,6 +469,64 @@ Test(fidelity, silicon_deepseek_r1_rows_run_as_deepseek_v3) {
   kvsim_fidelity_silicon_free(&t);
 }
 
+/* The InferenceMAX H100 Llama-70B rows ran vLLM 0.10.2 with their
+ * config.yaml ignored (`--config=`): the replay gives them a bf16 KV cache
+ * and the clients as max_num_seqs, about half the pool an fp8 cache has; the same sweep's B200 row and a row without a
+ * silicon_data_source column keep the fp8 cache the precision implies. */
+#define SIL_SRC_HEAD                                                                               \
+  "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"     \
+  "batch_size,tp_size,pp_size,attention_dp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+
+static int64_t row_pool(const kvsim_fid_sil_row_t *r, kvsim_plan_t *plan, int64_t *max_num_seqs) {
+  kvsim_scenario_t sc;
+  kvsim_resolved_t res;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_scenario(r, NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, &sc, &err);
+  cr_assert_eq(rc, KVSIM_OK, "scenario of %s: %s", r->id, err.msg);
+  rc = kvsim_scenario_resolve(&sc, &res, &err);
+  cr_assert_eq(rc, KVSIM_OK, "resolve %s: %s", r->id, err.msg);
+  *plan = res.plan;
+  *max_num_seqs = res.sched.max_num_seqs;
+  kvsim_scenario_fini(&sc);
+  return res.plan.kv_cache_tokens;
+}
+
+Test(fidelity, silicon_h100_llama70b_sweep_runs_its_ignored_config) {
+  char path[512];
+  const char *src = "\"source_file=x.csv; model=Llama-3.1-70B; measured=2025-10-29T00:00:00.000Z\"";
+  char text[2048];
+  snprintf(text, sizeof text,
+           SIL_SRC_HEAD "h,%s,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,8192,1024,64,2,1,1,1,59175.4,52.4\n"
+                        "b,%s,vllm,,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,8192,1024,64,2,1,1,1,900.0,30.0\n"
+                        "l,\"measured=2025-10-30\",vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,8192,1024,64,2,"
+                        "1,1,1,900.0,30.0\n",
+           src, src);
+  temp_file("silicon.csv", text, path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(t.n, 3, "three rows, got %lld", (long long)t.n);
+  const kvsim_fid_sil_row_t *h = &t.rows[0], *b = &t.rows[1], *l = &t.rows[2];
+  cr_assert_str_eq(h->measured, "2025-10-29", "the measured date");
+  cr_assert(!strcmp(h->kv_cache_dtype, "auto") && h->max_num_seqs == 64, "bf16 KV, the clients as max_num_seqs");
+  cr_assert(!b->kv_cache_dtype[0] && b->max_num_seqs == 0,
+            "the B200 row ran its config: nothing added");
+  cr_assert(!l->kv_cache_dtype[0] && !strcmp(l->measured, "2025-10-30"), "another date is another campaign");
+  kvsim_plan_t ph, pl;
+  int64_t seqs_h, seqs_l;
+  int64_t pool_h = row_pool(h, &ph, &seqs_h), pool_l = row_pool(l, &pl, &seqs_l);
+  cr_assert(ph.kv_bytes_per_element == 2 && pl.kv_bytes_per_element == 1, "bf16 against fp8: %g, %g",
+            ph.kv_bytes_per_element, pl.kv_bytes_per_element);
+  cr_assert(seqs_h == 64 && seqs_l > 64, "max_num_seqs %lld and %lld", (long long)seqs_h, (long long)seqs_l);
+  /* 80 layers x 4 KV heads x 128 x 2 x 2 bytes a token on each of 2 GPUs:
+   * a pool of 200-240k tokens against 400-430k for an fp8 cache. */
+  cr_assert(pool_h > 150000 && pool_h < 260000 && pool_l > 380000, "pools %lld and %lld tokens",
+            (long long)pool_h, (long long)pool_l);
+  kvsim_fidelity_silicon_free(&t);
+}
+
 #define SU_HEAD                                                                                    \
   "source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,"            \
   "kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,"           \

@@ -279,6 +279,13 @@ typedef struct kvsim_fid_sil_row {
   char model[64], gpu[64];
   bool skipped;
   char reason[128];
+  /* The date of silicon_data_source's `measured=` item ("" without one),
+   * and what the row's campaign launched that its columns do not say,
+   * from the campaign's own scripts (silicon_launch.c): the KV cache dtype
+   * when not the precision's, max_num_seqs ("" / 0: the precision's, the
+   * engine's default). */
+  char measured[16], kv_cache_dtype[16];
+  int64_t max_num_seqs;
 } kvsim_fid_sil_row_t;
 
 typedef struct kvsim_fid_sil_table {

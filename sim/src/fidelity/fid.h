@@ -54,4 +54,9 @@ int kvsim__fid_simulate(const struct kvsim_scenario *sc, bool client, bool every
                         struct kvsim_fid_lat *lat, struct kvsim_fid_series *ser,
                         struct kvsim_run_stats *st, kvsim_err *err);
 
+/* Fills a silicon row's measured date and its campaign's launch facts
+ * from its silicon_data_source cell (silicon_launch.c). */
+struct kvsim_fid_sil_row;
+void kvsim__fid_sil_launch(struct kvsim_fid_sil_row *w, const char *source);
+
 #endif

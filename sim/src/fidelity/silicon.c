@@ -40,6 +40,7 @@ typedef struct reader {
   int nfilters;
   kvsim__csvrow_t *csv;
   int map[C_NCOLS];   /* column of each needed field */
+  int source;         /* silicon_data_source's column, -1 when the file has none */
 } reader_t;
 
 static const char *field(const reader_t *r, int c) {
@@ -236,12 +237,16 @@ static int read_rows(reader_t *r, kvsim_fid_sil_table_t *t, kvsim_err *err) {
     if ((r->map[k] = kvsim__csvrow_column(r->csv, col_names[k])) < 0)
       return kvsim_err_set(err, KVSIM_EINVAL, "%s:1: no column '%s' (expected AIConfigurator's silicon CSV)",
                            path, col_names[k]);
+  /* Optional: where and when the row was measured (its campaign). */
+  r->source = kvsim__csvrow_column(r->csv, "silicon_data_source");
   int rc;
   while ((rc = kvsim__csvrow_next(r->csv, err)) == 1) {
     kvsim_fid_sil_row_t w;
     if ((rc = read_row(r, &w, err)) < 0)
       return rc;
     resolve(&w);
+    const char *source = kvsim__csvrow_field(r->csv, r->source);
+    kvsim__fid_sil_launch(&w, source ? source : "");
     if (!row_matches(r, &w))
       continue;
     if (kvsim__grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows) < 0)

@@ -29,17 +29,34 @@ double kvsim_fidelity_sil_range_ratio(const kvsim_fid_sil_row_t *r, double range
   return !strcasecmp(r->backend, "sglang") ? KVSIM_FID_SIL_RANGE_RATIO_SGLANG : KVSIM_FID_SIL_RANGE_RATIO;
 }
 
+/* The engine keys a row sets beyond its profile: fp8 weights and the KV
+ * cache the precision implies (fp8) unless the campaign's launch says
+ * otherwise, the campaign's max_num_seqs (silicon_launch.c), and the
+ * release the row ran (its host time per step and its sizing rules
+ * differ: perf.h, plan.h); a nightly or an empty version runs as the
+ * newest. */
+static void engine_keys(const kvsim_fid_sil_row_t *r, bool sglang, char *out, size_t cap) {
+  const bool fp8 = !strcasecmp(r->precision, "fp8");
+  const char *kv = r->kv_cache_dtype[0] ? r->kv_cache_dtype : fp8 ? "fp8" : "";
+  size_t n = 0;
+  out[0] = '\0';
+  if (fp8)
+    n += (size_t)snprintf(out + n, cap - n, ", \"quantization\": \"fp8\"");
+  if (kv[0] && n < cap)
+    n += (size_t)snprintf(out + n, cap - n, ", \"kv_cache_dtype\": \"%s\"", kv);
+  if (r->max_num_seqs > 0 && n < cap)
+    n += (size_t)snprintf(out + n, cap - n, ", \"max_num_seqs\": %lld", (long long)r->max_num_seqs);
+  int v;
+  if (!sglang && r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK && n < cap)
+    snprintf(out + n, cap - n, ", \"vllm_version\": \"%s\"", r->version);
+}
+
 int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
                                     double range_ratio, kvsim_scenario_t *sc, kvsim_err *err) {
   range_ratio = kvsim_fidelity_sil_range_ratio(r, range_ratio);
-  bool fp8 = !strcasecmp(r->precision, "fp8");
-  char text[2048], in[128], out[128], ver[96] = "";
-  /* The release the row ran (its host time per step differs: perf.h); a
-   * nightly or an empty version runs as the newest. */
-  int v;
+  char text[2048], in[128], out[128], engine[256];
   const bool sglang = !strcasecmp(r->backend, "sglang");
-  if (!sglang && r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK)
-    snprintf(ver, sizeof ver, ", \"vllm_version\": \"%s\"", r->version);
+  engine_keys(r, sglang, engine, sizeof engine);
   length_json(r->isl, range_ratio, in, sizeof in);
   length_json(r->osl, range_ratio, out, sizeof out);
   /* The engine's own defaults for everything the row does not say (vLLM
@@ -50,12 +67,11 @@ int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gp
   snprintf(text, sizeof text,
            "{\"name\": \"silicon-%d\", \"seed\": 1, \"model\": \"%s\","
            " \"hardware\": {\"gpu\": \"%s\", \"tensor_parallel_size\": %lld, \"pipeline_parallel_size\": %lld},"
-           " \"engine\": {\"profile\": \"%s\"%s%s},"
+           " \"engine\": {\"profile\": \"%s\"%s},"
            " \"workload\": {\"synthetic\": {\"requests\": %lld,"
            " \"arrival\": {\"process\": \"closed_loop\", \"clients\": %lld, \"think_s\": 0},"
            " \"prompt_tokens\": %s, \"output_tokens\": %s}}}",
-           r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp, sglang ? "sglang" : "vllm-v1",
-           fp8 ? ", \"quantization\": \"fp8\", \"kv_cache_dtype\": \"fp8\"" : "", ver,
+           r->line, r->model, r->gpu, (long long)r->tp, (long long)r->pp, sglang ? "sglang" : "vllm-v1", engine,
            (long long)(10 * r->batch), (long long)r->batch, in, out);
   int rc = kvsim_scenario_parse(text, r->id, ".", NULL, 0, sc, err);
   if (rc < 0)
