@@ -13,7 +13,11 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$kvsim" validate --measured "$d/requests.jsonl" "$d/scenario.json" --band >"$tmp/own.txt" || fail "--measured --band"
-grep -q "^coefficients: kernel tables of h100-sxm (kernels); step-time scales 0.85 and 1.15, prefill 0.56 and 1.44" "$tmp/own.txt" \
+# The scales are 1 -/+ the kernels status's bands (gpu.h), printed to two places.
+band() { sed -n "s/^#define KVSIM_GPU_BAND_KERNELS_$1 \\([0-9.]*\\).*/\\1/p" "$src/sim/include/kvsim/gpu.h"; }
+scales=$(awk -v p="$(band TPOT)" -v t="$(band TTFT)" \
+  'BEGIN { printf "step-time scales %.2f and %.2f, prefill %.2f and %.2f", 1 - p, 1 + p, 1 - t, 1 + t }')
+grep -q "^coefficients: kernel tables of h100-sxm (kernels); $scales" "$tmp/own.txt" \
   || fail "own tables not labelled with their status and band: $(cat "$tmp/own.txt")"
 grep -Eq '^  held-out :  TTFT [01]/1 ' "$tmp/own.txt" || fail "no coverage fraction: $(cat "$tmp/own.txt")"
 # --perf NAME: another GPU's kernel profile replaces the H100's tables; the

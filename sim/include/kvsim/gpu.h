@@ -129,18 +129,18 @@ void kvsim_gpu_band_moe(const kvsim_gpu_perf_t *p, bool moe, double *ttft_rel, d
  * |error| that `kvsim validate --all` prints under "band per status",
  * rounded up, and never narrower than a better-informed status's (a GPU
  * that borrows tables is not known better than one with its own):
- * kernels 43.4 % / 14.1 %, kernels-borrowed 44.5 % / 9.2 %, spec-only
- * 64.4 % / 13.9 %, MoE models 85.7 % / 57.7 % (TTFT / TPOT).
+ * kernels 41.8 % / 11.9 %, kernels-borrowed 43.3 % / 8.4 %, spec-only
+ * 62.0 % / 13.7 %, MoE models 86.5 % / 54.3 % (TTFT / TPOT).
  * tests/validation/test_validate_all.sh fails when one falls below the
  * table's figure. */
-#define KVSIM_GPU_BAND_KERNELS_TTFT 0.44
-#define KVSIM_GPU_BAND_KERNELS_TPOT 0.15
-#define KVSIM_GPU_BAND_BORROWED_TTFT 0.45
-#define KVSIM_GPU_BAND_BORROWED_TPOT 0.15
-#define KVSIM_GPU_BAND_SPEC_TTFT 0.65
-#define KVSIM_GPU_BAND_SPEC_TPOT 0.15
-#define KVSIM_GPU_BAND_MOE_TTFT 0.86
-#define KVSIM_GPU_BAND_MOE_TPOT 0.58
+#define KVSIM_GPU_BAND_KERNELS_TTFT 0.42
+#define KVSIM_GPU_BAND_KERNELS_TPOT 0.12
+#define KVSIM_GPU_BAND_BORROWED_TTFT 0.44
+#define KVSIM_GPU_BAND_BORROWED_TPOT 0.12
+#define KVSIM_GPU_BAND_SPEC_TTFT 0.63
+#define KVSIM_GPU_BAND_SPEC_TPOT 0.14
+#define KVSIM_GPU_BAND_MOE_TTFT 0.87
+#define KVSIM_GPU_BAND_MOE_TPOT 0.55
 
 /* One edge of the band as the two scales an edge run uses: `step`
  * multiplies the duration of every step (scenario perf.step_time_scale),
