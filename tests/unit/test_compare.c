@@ -917,6 +917,26 @@ Test(compare, a_verdict_that_flips_inside_the_band_says_so) {
   free(ab);
 }
 
+/* Regression: a verdict that flips at both edges opened the clause twice
+ * ("the verdict flips inside the band: ...; the verdict flips inside the
+ * band: ..."); it opens once and names each edge. */
+Test(compare, a_verdict_that_flips_at_both_edges_says_so_once) {
+  kvsim_compare_row_t *ab = calloc(2, sizeof *ab);
+  cr_assert(ab, "rows");
+  met_row(&ab[0], 2.9, 1.0); /* a: $2.00/h; 3 replicas at the slow edge, 2 at the fast */
+  ab[0].replicas_range[0] = 2;
+  met_row(&ab[1], 2.9, 1.2); /* b: $2.40/h; 2 replicas at the slow edge, 1 at the fast */
+  ab[1].replicas_range[0] = 1, ab[1].replicas_range[1] = 2;
+  char d[2048], a[2048];
+  decide("ab", &ab[0], &ab[1], d, a, sizeof d);
+  cr_assert(!strncmp(d, "Buy 2 x (a) on 2 GPUs for $2.00/h", 33), "a is cheaper nominally: %s", d);
+  cr_assert(strstr(d, "; the verdict flips inside the band: at its slow edge buy 2 x (b) on 2 GPUs "
+                      "for $2.40/h; at its fast edge buy 1 x (b) on 1 GPU for $1.20/h."),
+            "b is cheaper at both edges, said in one clause: %s", d);
+  cr_assert(!strstr(strstr(d, "verdict flips") + 1, "verdict flips"), "the clause opens once: %s", d);
+  free(ab);
+}
+
 /* Regression (issue 28, item 2): a deployment whose unloaded p99 is at
  * its target was answered with a replica count (162 replicas = 324 GPUs
  * for a 32B model at TTFT 1 s). Feasibility comes first: the unloaded

@@ -103,14 +103,18 @@ static void why(out_t *o, const kvsim_compare_t *c, const kvsim_compare_row_t *r
     put(o, " (but it misses the SLO at the band's slow edge)");
 }
 
-/* The winner at each edge of the band, when another. */
+/* The winner at each edge of the band, when another; the clause opens
+ * once, so that two flips read "...: at its slow edge buy X; at its fast
+ * edge buy Y". */
 static void flips(out_t *o, const kvsim_compare_t *c, const kvsim_compare_row_t *rows, int n, int best) {
   static const char *const edge[] = {"", "slow", "fast"};
+  bool opened = false;
   for (int at = KVSIM__AT_SLOW; at <= KVSIM__AT_FAST; at++) {
     int e = kvsim__compare_best(c, rows, n, (kvsim__band_at)at, NULL, NULL);
     if (e < 0 || e == best)
       continue;
-    put(o, "; the verdict flips inside the band: at its %s edge buy ", edge[at]);
+    put(o, "; %sat its %s edge buy ", opened ? "" : "the verdict flips inside the band: ", edge[at]);
+    opened = true;
     what(o, c, rows, e, at == KVSIM__AT_SLOW ? rows[e].replicas_range[1] : rows[e].replicas_range[0]);
   }
 }
