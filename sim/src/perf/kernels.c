@@ -168,6 +168,34 @@ static int fill_holes(kvsim__kgrid *g, bool prefill) {
   return 0;
 }
 
+/* One entry's grid: axes "batch" and `len_key`, and "us", one row per
+ * batch with holes (null) filled as fill_holes says. */
+static int read_grid(rd_t *r, const cJSON *e, const char *key, const char *len_key, bool prefill,
+                     kvsim__kgrid *g) {
+  int rc;
+  if ((rc = axis(r, e, "batch", &g->x, &g->nx)) < 0 || (rc = axis(r, e, len_key, &g->y, &g->ny)) < 0)
+    return rc;
+  const cJSON *us = cJSON_GetObjectItemCaseSensitive(e, "us");
+  if (!cJSON_IsArray(us) || cJSON_GetArraySize(us) != g->nx)
+    return bad(r, key, "us: expected one row per batch");
+  g->v = kvsim__malloc((size_t)g->nx * (size_t)g->ny * sizeof *g->v);
+  if (!g->v)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "%s: %s: out of memory", r->where, key);
+  const cJSON *row;
+  int o = 0;
+  cJSON_ArrayForEach(row, us) {
+    double *v;
+    if ((rc = numbers(r, row, key, g->ny, NUM_TIME | NUM_HOLES, &v, NULL)) < 0)
+      return rc;
+    memcpy(g->v + o, v, (size_t)g->ny * sizeof *v);
+    free(v);
+    o += g->ny;
+  }
+  if (fill_holes(g, prefill) < 0)
+    return bad(r, key, "a table whose shortest length has no measurement");
+  return KVSIM_OK;
+}
+
 static int read_attn(rd_t *r, const cJSON *list, bool prefill, kvsim__kattn **out, int *n) {
   const char *key = prefill ? "context_attention" : "generation_attention";
   if (!cJSON_IsArray(list))
@@ -199,26 +227,8 @@ static int read_attn(rd_t *r, const cJSON *list, bool prefill, kvsim__kattn **ou
     t->fp8_kv = strcmp(dt, "fp8") == 0;
     if (!t->fp8_kv && strcmp(dt, "bfloat16") != 0)
       return bad(r, key, "kv_dtype must be \"bfloat16\" or \"fp8\"");
-    if ((rc = axis(r, e, "batch", &t->g.x, &t->g.nx)) < 0 || (rc = axis(r, e, prefill ? "isl" : "kv_len", &t->g.y, &t->g.ny)) < 0)
+    if ((rc = read_grid(r, e, key, prefill ? "isl" : "kv_len", prefill, &t->g)) < 0)
       return rc;
-    const cJSON *us = cJSON_GetObjectItemCaseSensitive(e, "us");
-    if (!cJSON_IsArray(us) || cJSON_GetArraySize(us) != t->g.nx)
-      return bad(r, key, "us: expected one row per batch");
-    t->g.v = kvsim__malloc((size_t)t->g.nx * (size_t)t->g.ny * sizeof *t->g.v);
-    if (!t->g.v)
-      return kvsim_err_set(r->err, KVSIM_ENOMEM, "%s: %s: out of memory", r->where, key);
-    const cJSON *row;
-    int o = 0;
-    cJSON_ArrayForEach(row, us) {
-      double *v;
-      if ((rc = numbers(r, row, key, t->g.ny, NUM_TIME | NUM_HOLES, &v, NULL)) < 0)
-        return rc;
-      memcpy(t->g.v + o, v, (size_t)t->g.ny * sizeof *v);
-      free(v);
-      o += t->g.ny;
-    }
-    if (fill_holes(&t->g, prefill) < 0)
-      return bad(r, key, "a table whose shortest length has no measurement");
   }
   *n = i;
   if (i == 0)
@@ -253,28 +263,7 @@ static int read_mla_entry(rd_t *r, const cJSON *e, kvsim__kmla *t) {
   for (int i = 0; i < 6; i++)
     if ((rc = intkey(r, e, MLA_DIMS[i], 1, 1 << 20, &t->dims[i])) < 0)
       return rc;
-  if ((rc = axis(r, e, "batch", &t->g.x, &t->g.nx)) < 0 ||
-      (rc = axis(r, e, t->prefill ? "isl" : "seq_len", &t->g.y, &t->g.ny)) < 0)
-    return rc;
-  const cJSON *us = cJSON_GetObjectItemCaseSensitive(e, "us");
-  if (!cJSON_IsArray(us) || cJSON_GetArraySize(us) != t->g.nx)
-    return bad(r, key, "us: expected one row per batch");
-  t->g.v = kvsim__malloc((size_t)t->g.nx * (size_t)t->g.ny * sizeof *t->g.v);
-  if (!t->g.v)
-    return kvsim_err_set(r->err, KVSIM_ENOMEM, "%s: %s: out of memory", r->where, key);
-  const cJSON *row;
-  int o = 0;
-  cJSON_ArrayForEach(row, us) {
-    double *v;
-    if ((rc = numbers(r, row, key, t->g.ny, NUM_TIME | NUM_HOLES, &v, NULL)) < 0)
-      return rc;
-    memcpy(t->g.v + o, v, (size_t)t->g.ny * sizeof *v);
-    free(v);
-    o += t->g.ny;
-  }
-  if (fill_holes(&t->g, t->prefill) < 0)
-    return bad(r, key, "a table whose shortest length has no measurement");
-  return KVSIM_OK;
+  return read_grid(r, e, key, t->prefill ? "isl" : "seq_len", t->prefill, &t->g);
 }
 
 static int read_mla(rd_t *r, const cJSON *list, kvsim_kernels_t *k) {
