@@ -133,6 +133,16 @@ static inline int64_t blocks_started(const kvsim_kvcache_t *kv, int64_t tokens) 
   return (tokens + ((int64_t)1 << sh) - 1) >> sh;
 }
 
+/* r enters the cohort's running sums (the sampling pass reads them). */
+static inline void count_in(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r) {
+  r->imp = true;
+  r->imp_base = m->clock;
+  m->n++;
+  m->ctx += r->num_computed;
+  m->live += r->blocks[0].len;
+  m->need += blocks_started(s->kv, r->num_computed);
+}
+
 /* Joins r to the cohort if it is in plain decode; false otherwise (or
  * when its bucket cannot grow: it stays explicit). */
 static inline bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_request_t *r) {
@@ -140,12 +150,7 @@ static inline bool try_join(kvsim__imp_t *m, const kvsim_sched_t *s, kvsim_reque
   if (k < 0 || kvsim_reqvec_push(&m->ring[(m->clock + k) & m->mask], r) < 0)
     return false;
   r->imp_due = m->clock + k;
-  r->imp = true;
-  r->imp_base = m->clock;
-  m->n++;
-  m->ctx += r->num_computed;
-  m->live += r->blocks[0].len;
-  m->need += blocks_started(s->kv, r->num_computed);
+  count_in(m, s, r);
   return true;
 }
 
@@ -402,12 +407,7 @@ void kvsim__imp_after_update(kvsim__imp_t *m, kvsim_sched_t *s, bool fast, int64
       r->imp_kept = false;
       if (plain_decode(r) && r->num_computed == r->imp_c + 1) {
         assert(r->imp_due >= m->clock);
-        r->imp = true;
-        r->imp_base = m->clock;
-        m->n++;
-        m->ctx += r->num_computed;
-        m->live += r->blocks[0].len;
-        m->need += blocks_started(s->kv, r->num_computed);
+        count_in(m, s, r);
         continue;
       }
       drop_entry(m, r);
