@@ -45,14 +45,17 @@ seed() { # TARGET DIR
     fuzz_kernels)
       # A small profile of every table (the catalog's are 120-480 KB, too
       # large for the fuzzer to mutate well): 2 x 2 x 2 GEMM cells, one
-      # head shape with a hole, collectives, a MoE curve.
+      # head shape with a hole, collectives, a MoE curve, an MLA module
+      # (context with a hole, generation).
       printf '%s' '{"gpu": "x", "source": "s", "vllm_version": "0.24.0", "units": "us",
  "gemm": {"m": [1, 8], "n": [32, 4096], "k": [32, 4096], "dtypes": {"bfloat16": [[[2, 2.5], [3, 9]], [[3, 8], [15, 40]]], "fp8": [[[5, 6], [6, 9]], [[6, 8], [9, 30]]]}},
  "context_attention": [{"head_dim": 128, "window": 0, "kv_dtype": "bfloat16", "num_heads": 32, "num_kv_heads": 8, "batch": [1, 4], "isl": [16, 1024], "us": [[5, 60], [9, null]]}],
  "generation_attention": [{"head_dim": 128, "window": 0, "kv_dtype": "fp8", "num_heads": 32, "num_kv_heads": 8, "batch": [1, 64], "kv_len": [2, 4096], "us": [[4, 9], [6, 120]]}],
  "allreduce": [{"num_gpus": 2, "mode": "graph", "bytes": [256, 1048576], "us": [5, 30]}, {"num_gpus": 2, "mode": "eager", "bytes": [256, 1048576], "us": [9, 40]}],
  "nccl": [{"op": "all_gather", "num_gpus": 4, "bytes": [512, 2097152], "us": [12, 60]}],
- "moe": [{"dtype": "bfloat16", "hidden": 2048, "inter": 768, "topk": 8, "experts": 128, "tp": 1, "ep": 1, "distribution": "power_law_1.01", "tokens": [1, 256], "us": [30, 400]}]}' >"$d/small.json" ;;
+ "moe": [{"dtype": "bfloat16", "hidden": 2048, "inter": 768, "topk": 8, "experts": 128, "tp": 1, "ep": 1, "distribution": "power_law_1.01", "tokens": [1, 256], "us": [30, 400]}],
+ "mla_module": [{"phase": "context", "gemm": "fp8_block", "kv_dtype": "bfloat16", "num_heads": 16, "hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "batch": [1, 4], "isl": [16, 1024], "us": [[40, 600], [45, null]]},
+  {"phase": "generation", "gemm": "fp8_block", "kv_dtype": "fp8", "num_heads": 16, "hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "batch": [1, 64], "seq_len": [2, 8192], "us": [[50, 60], [55, 90]]}]}' >"$d/small.json" ;;
     fuzz_scenario)
       for f in configs/scenarios/*.json tests/golden/data/*.json tests/golden/cases/*/scenario.json; do
         { printf 'engine.max_num_seqs=8\0'; cat "$f"; } >"$d/scen-$((i++))"; done ;;
