@@ -68,17 +68,20 @@ def side(r, s):
 # sa-submission-q1-2026 (NVIDIA/srt-slurm, merged as 5063eb43), one recipe
 # per config: the servers' flags per side (kvsim's names), the link
 # (MC_FORCE_MNNVL=1 with the NIXL backend: the transfer stays on the NVL72
-# domain's NVLink). Both recipes also set --scheduler-recv-interval 10,
-# --disable-radix-cache and --cuda-graph-max-bs; stream-interval 10
-# (1k/1k) still streams the first token at once.
+# domain's NVLink), --scheduler-recv-interval 10 on both sides (kvsim's
+# decode side reads it: a busy decode instance receives a request only
+# every 10 decode steps, and the prefill waits for it). Both recipes also
+# set --disable-radix-cache (the random prompts share nothing) and
+# --cuda-graph-max-bs; stream-interval 10 (1k/1k) still streams the first
+# token at once.
 LAUNCH = {
     # recipes/gb200-fp8/8k1k/low-latency.yaml
-    "536": {"engine": {"mem_fraction_static": 0.8},
+    "536": {"engine": {"mem_fraction_static": 0.8, "scheduler_recv_interval": 10},
             "prefill": {"chunked_prefill_size": 24576, "max_total_tokens": 32768, "max_running_requests": 512},
             "decode": {"chunked_prefill_size": 8192, "max_running_requests": 512},
             "link": {"kind": "nvlink"}},
     # recipes/gb200-fp8/1k1k/low-latency.yaml
-    "502": {"engine": {"mem_fraction_static": 0.95},
+    "502": {"engine": {"mem_fraction_static": 0.95, "scheduler_recv_interval": 10},
             "prefill": {"chunked_prefill_size": 8192, "max_total_tokens": 8192, "max_running_requests": 512},
             "decode": {"chunked_prefill_size": 8192, "max_running_requests": 128},
             "link": {"kind": "nvlink"}},
