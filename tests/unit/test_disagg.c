@@ -424,3 +424,40 @@ Test(disagg, recv_interval_is_sglangs_and_bounded) {
                 "vllm-v1 refuses SGLang's key");
   cr_assert(strstr(err2.msg, "scheduler_recv_interval"), "names the key: %s", err2.msg);
 }
+
+/* SGLang's first token is the prefill side's: it travels with the KV and
+ * the decode side streams it without a forward (decode.py
+ * get_new_prebuilt_batch), so a request of N output tokens takes N - 1
+ * decode steps there; vLLM's decode side recomputes the prompt's last
+ * token, N steps. A lone token finishes as its KV lands. */
+static int64_t steps_of(const char *flow, int out, int64_t *finished, int64_t *xfers) {
+  char sets[2][96];
+  snprintf(sets[0], sizeof sets[0], "disaggregation.flow=%s", flow);
+  snprintf(sets[1], sizeof sets[1], "workload.synthetic.output_tokens={\"dist\":\"fixed\",\"value\":%d}", out);
+  const char *set[3] = {sets[0], sets[1], "workload.synthetic.requests=1"};
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(recv_base, "r.json", ".", set, 3, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  two_t t;
+  memset(&t, 0, sizeof t);
+  kvsim_sink_t sink = {.ctx = &t, .request = on_two};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  *finished = st.requests_finished;
+  *xfers = st.disagg.transfers;
+  kvsim_scenario_fini(&sc);
+  return st.steps;
+}
+
+Test(disagg, sglang_streams_the_prefill_sides_first_token) {
+  int64_t fin;
+  int64_t xfers;
+  cr_assert_eq(steps_of("sglang", 50, &fin, &xfers), 1 + 49, "SGLang: 1 prefill step, 49 decode steps");
+  cr_assert_eq(fin, 1);
+  cr_assert_eq(steps_of("vllm", 50, &fin, &xfers), 1 + 50, "vLLM: 1 prefill step, 50 decode steps");
+  cr_assert_eq(steps_of("sglang", 1, &fin, &xfers), 1, "a lone token: no decode step");
+  cr_assert_eq(fin, 1, "and the request finished");
+  cr_assert_eq(xfers, 1, "after its transfer");
+}

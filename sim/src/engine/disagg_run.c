@@ -9,8 +9,10 @@
  * prefill side, the wait for decode blocks and the transfer, and the
  * decode side's first step (vLLM recomputes the prompt's last token there:
  * scheduler.py _update_waiting_for_remote_kv sets num_computed_tokens to
- * the prompt length minus one when every block arrived). TPOT is the
- * decode side's alone. */
+ * the prompt length minus one when every block arrived; SGLang streams
+ * the prefill side's token once its step in flight ends, and before the
+ * prefill waits for its decode instance's poll: recv_gate_t,
+ * sglang_first_token). TPOT is the decode side's alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,7 @@ typedef struct drun {
   side_t side[2];
   kvsim__handoff_t ho;
   recv_gate_t gate; /* the SGLang flow's decode side */
+  kvsim_time_ns *step_end; /* per instance (prefill first): when its step in flight ends */
   kvsim_eventq_t q;
   kvsim_source_t *src;
   bool src_end, src_blocked;
@@ -193,6 +196,7 @@ static int start_step(drun_t *r, int32_t g, kvsim_time_ns now) {
   if (dt > KVSIM_TIME_NEVER - 1 - now)
     return kvsim_err_set(r->err, KVSIM_EINVAL, "run: the simulated clock would overflow");
   r->pending++;
+  r->step_end[g] = now + dt;
   return kvsim_eventq_push(&r->q, now + dt, EV_STEP, g);
 }
 
@@ -402,6 +406,25 @@ static int decode_end(drun_t *r, int32_t d, kvsim_time_ns now) {
   return KVSIM_OK;
 }
 
+/* SGLang: the first token, sampled by the prefill side, came with the
+ * KV (the metadata buffers' output_ids); the decode side streams it from
+ * its prebuilt batch at its next loop iteration, without a forward
+ * (python/sglang/srt/disaggregation/decode.py get_new_prebuilt_batch,
+ * then the event loop's stream_output), once its step in flight, if any,
+ * has ended, and decodes from the second token on. Returns whether that
+ * was the request's only token (then finished and its blocks freed). */
+static bool sglang_first_token(drun_t *r, int32_t d, kvsim_request_t *dec, kvsim_time_ns now) {
+  kvsim__replica_t *rep = &r->side[1].reps[d];
+  const bool only = dec->spec.output_tokens <= 1;
+  /* A lone token finishes on arrival: the request leaves now. */
+  kvsim_time_ns at = rep->busy && !only ? r->step_end[r->side[0].n + d] : now;
+  dec->num_computed = dec->num_prompt;
+  if (!kvsim_sched_emit_token(rep->sched, dec, at))
+    return false;
+  kvsim_kvcache_free(&rep->kv, dec);
+  return true;
+}
+
 /* A transfer ended: the prefill side frees, the decode side's request
  * joins its running batch with the prompt's KV in place. */
 static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
@@ -411,15 +434,24 @@ static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim_request_t *dec = e->dec;
   int32_t p = e->p, d = e->d;
   kvsim__reqpool_put(&r->pool, e->pre);
+  kvsim__handoff_landed(&r->ho, e);
+  int rc;
+  if (r->sc->disagg.flow != KVSIM_DISAGG_FLOW_SGLANG)
+    /* vLLM: the decode side recomputes the prompt's last token, and that
+     * step gives the first token. */
+    dec->num_computed = dec->num_prompt > 0 ? dec->num_prompt - 1 : 0;
+  else if (sglang_first_token(r, d, dec, now)) {
+    if ((rc = retire(r, dec, now)) < 0 || (rc = alloc_decode(r, d, now)) < 0 ||
+        (rc = start_transfers(r, now)) < 0)
+      return rc;
+    return start_step(r, p, now);
+  }
   kvsim_sched_t *s = r->side[1].reps[d].sched;
   if (kvsim_reqvec_push(&s->running, dec) < 0)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode batch");
-  dec->num_computed = dec->num_prompt > 0 ? dec->num_prompt - 1 : 0;
   dec->status = KVSIM_REQ_RUNNING;
-  kvsim__handoff_landed(&r->ho, e);
   if (r->gate.interval > 1)
     r->gate.landed[d] = true;
-  int rc;
   if ((rc = start_transfers(r, now)) < 0 || (rc = start_step(r, p, now)) < 0)
     return rc;
   return start_step(r, r->side[0].n + d, now);
@@ -516,6 +548,9 @@ static int setup(drun_t *r) {
     if (!r->gate.weight || !r->gate.landed || !r->gate.inbox)
       return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode inboxes");
   }
+  r->step_end = kvsim__calloc((size_t)(r->side[0].n + r->side[1].n), sizeof *r->step_end);
+  if (!r->step_end)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the instances' steps");
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
   r->started_cap = 64;
   r->xs = kvsim__calloc((size_t)r->xcap, sizeof *r->xs);
@@ -548,6 +583,7 @@ static void teardown(drun_t *r) {
   kvsim__free(r->gate.inbox);
   kvsim__free(r->gate.weight);
   kvsim__free(r->gate.landed);
+  kvsim__free(r->step_end);
   kvsim__free(r->xs);
   kvsim__free(r->xe);
   kvsim__free(r->started);
