@@ -10,10 +10,14 @@ copied into the repository) and
 2. excludes, with a reason, each row kvsim cannot model (the first rule
    that applies, in the order of `excluded` below);
 3. simulates the rest, one scenario per row: the row's prefill and decode
-   workers and TP, fp8 weights and KV, fixed isl/osl, a closed loop of the
-   row's recorded concurrency as clients, ten requests per client, and
-   prints simulated against measured mean TTFT (plus the benchmark client's
-   35.2 ms, KVSIM_FID_CLIENT_US) and TPOT per row, with the median |error|
+   workers and TP, fp8 weights and KV, and, for the InferenceX campaigns
+   whose launch is known (LAUNCH below), each side's server flags and the
+   link as they ran; the benchmark client as it ran (CLIENT below): the
+   row's recorded concurrency as closed-loop clients, ten requests each,
+   lengths uniform in [int(0.8 x len), len], the mean over every request
+   (the first wave too, as the client's calculate_metrics takes it), plus
+   the client's 35.2 ms (KVSIM_FID_CLIENT_US) on TTFT; prints simulated
+   against measured mean TTFT and TPOT per row, with the median |error|
    per GPU and over all. Nothing in kvsim was fitted on these rows: the
    step tables, the host terms and the client's 35.2 ms come from the
    aggregated rows and the kernel profiles.
@@ -57,23 +61,82 @@ def side(r, s):
         (f" EP{ep}" if ep not in ("0", "1") else "")
 
 
+# The launch of the campaigns whose recipe is public: InferenceX ran the
+# GB200 fp8 disaggregated SGLang rows of 2026-02-09 (PR #635 of
+# SemiAnalysisAI/InferenceX, .github/configs/nvidia-master.yaml
+# dsr1-fp8-gb200-dynamo-sglang) through srt-slurm's branch
+# sa-submission-q1-2026 (NVIDIA/srt-slurm, merged as 5063eb43), one recipe
+# per config: the servers' flags per side (kvsim's names), the link
+# (MC_FORCE_MNNVL=1 with the NIXL backend: the transfer stays on the NVL72
+# domain's NVLink), --scheduler-recv-interval 10 on both sides (kvsim's
+# decode side reads it: a busy decode instance receives a request only
+# every 10 decode steps, and the prefill waits for it). Both recipes also
+# set --disable-radix-cache (the random prompts share nothing) and
+# --cuda-graph-max-bs; stream-interval 10 (1k/1k) still streams the first
+# token at once.
+LAUNCH = {
+    # recipes/gb200-fp8/8k1k/low-latency.yaml
+    "536": {"engine": {"mem_fraction_static": 0.8, "scheduler_recv_interval": 10},
+            "prefill": {"chunked_prefill_size": 24576, "max_total_tokens": 32768, "max_running_requests": 512},
+            "decode": {"chunked_prefill_size": 8192, "max_running_requests": 512},
+            "link": {"kind": "nvlink"}},
+    # recipes/gb200-fp8/1k1k/low-latency.yaml
+    "502": {"engine": {"mem_fraction_static": 0.95, "scheduler_recv_interval": 10},
+            "prefill": {"chunked_prefill_size": 8192, "max_total_tokens": 8192, "max_running_requests": 512},
+            "decode": {"chunked_prefill_size": 8192, "max_running_requests": 128},
+            "link": {"kind": "nvlink"}},
+}
+# The client as it ran: srt-slurm's sa-bench (src/srtctl/benchmarks/scripts/
+# sa-bench/bench.sh of that branch): per concurrency c, a warm-up of 2 x c
+# prompts drained first, then 10 x c prompts at --request-rate inf with
+# --max-concurrency c and --random-range-ratio 0.8, which its
+# benchmark_serving.py reads as lengths uniform in [int(len x 0.8), len]
+# (sample_random_requests); the mean TTFT and TPOT are over every request
+# (calculate_metrics), the first wave of c at once included.
+RANGE_RATIO = 0.8
+REQUESTS_PER_CLIENT = 10
+
+
+def config_id(r):
+    m = re.search(r"config_id=(\d+)", r["silicon_data_source"])
+    return m.group(1) if m else None
+
+
+def lengths(n):
+    lo = int(n * RANGE_RATIO)
+    return {"dist": "uniform", "min": lo, "max": n} if lo < n else {"dist": "fixed", "value": n}
+
+
 def scenario(flow, r, clients, i):
-    """The row as a kvsim scenario: both sides from the row, the link the
-    script has always used (the rows do not record theirs)."""
+    """The row as a kvsim scenario: both sides from the row, the launch's
+    flags and link where LAUNCH knows the campaign (else the engine's
+    defaults and InfiniBand), the client as it ran."""
     tp = lambda s: int(r[f"{s}_tp_size"])
+    launch = LAUNCH.get(config_id(r), {})
+    engine = {"profile": "sglang" if flow == "sglang" else "vllm-v1", "quantization": "fp8", "kv_cache_dtype": "fp8"}
+    engine.update(launch.get("engine", {}))
+    sides = {}
+    for s in ("prefill", "decode"):
+        sides[s] = {"tensor_parallel_size": tp(s), "replicas": int(r[f"{s}_num_workers"] or 1)}
+        if launch.get(s):
+            sides[s]["engine"] = launch[s]
     return {"name": f"silicon-disagg-{i}", "seed": 1, "model": MODELS[r["model_path"]],
             "hardware": {"gpu": GPUS[r["system"]]},
-            "engine": {"profile": "sglang" if flow == "sglang" else "vllm-v1",
-                       "quantization": "fp8", "kv_cache_dtype": "fp8"},
-            "disaggregation": {"flow": flow, "link": {"kind": "infiniband"},
-                               "prefill": {"tensor_parallel_size": tp("prefill"),
-                                           "replicas": int(r["prefill_num_workers"] or 1)},
-                               "decode": {"tensor_parallel_size": tp("decode"),
-                                          "replicas": int(r["decode_num_workers"] or 1)}},
-            "workload": {"synthetic": {"requests": 10 * clients,
+            "engine": engine,
+            "disaggregation": {"flow": flow, "link": launch.get("link", {"kind": "infiniband"}), **sides},
+            "workload": {"synthetic": {"requests": REQUESTS_PER_CLIENT * clients,
                                        "arrival": {"process": "closed_loop", "clients": clients, "think_s": 0},
-                                       "prompt_tokens": {"dist": "fixed", "value": int(r["isl"])},
-                                       "output_tokens": {"dist": "fixed", "value": int(r["osl"])}}}}
+                                       "prompt_tokens": lengths(int(r["isl"])),
+                                       "output_tokens": lengths(int(r["osl"]))}}}
+
+
+def client_means(out):
+    """Mean TTFT and TPOT (ms) over every finished request of a run, as the
+    benchmark client averages them (requests.csv; the summary's TTFT drops
+    a closed loop's first wave, which the client counts)."""
+    rows = [x for x in csv.DictReader(open(os.path.join(out, "requests.csv"))) if x["status"] == "finished"]
+    return (statistics.mean(float(x["ttft_s"]) for x in rows) * 1e3,
+            statistics.mean(float(x["tpot_s"]) for x in rows) * 1e3)
 
 
 def plans(sc, tmp):
@@ -190,7 +253,9 @@ def main():
         print("  the rows without a recorded concurrency, at decode_batch_size clients per decode worker:")
         assumed_load(rows, tmp)
         keep = [(f, r) for f, r, w in why if not w]
-        print(f"simulated: {len(keep)} rows, the row's concurrency as closed-loop clients, 10 requests each "
+        print(f"simulated: {len(keep)} rows, the row's concurrency as closed-loop clients, "
+              f"{REQUESTS_PER_CLIENT} requests each, lengths uniform in [{RANGE_RATIO} x len, len], the mean "
+              f"over every request; the launch's flags for campaigns {', '.join(sorted(LAUNCH))} "
               f"(nothing in kvsim was fitted on these rows)")
         err = collections.defaultdict(lambda: ([], []))
         for i, (flow, r) in enumerate(keep):
@@ -198,8 +263,8 @@ def main():
             p = os.path.join(tmp, f"{i}.json")
             json.dump(scenario(flow, r, clients, i), open(p, "w"))
             subprocess.run([kvsim, "run", p, "--no-band", "--quiet", "--out", os.path.join(tmp, str(i))], check=True)
-            lat = json.load(open(os.path.join(tmp, str(i), "summary.json")))["latency"]
-            st, sp = lat["ttft_s"]["mean"] * 1e3 + CLIENT_MS, lat["tpot_s"]["mean"] * 1e3
+            st, sp = client_means(os.path.join(tmp, str(i)))
+            st += CLIENT_MS
             mt, mp = float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])
             err[r["system"]][0].append(abs(st - mt) / mt)
             err[r["system"]][1].append(abs(sp - mp) / mp)

@@ -132,6 +132,11 @@ def scenario(rng, i):
                         latency_us=round(rng.random() * 5000, 1))
         sc["disaggregation"] = {"flow": rng.choice(["vllm", "sglang"]), "prefill": side(),
                                 "decode": side(), "link": link}
+        # SGLang's decode side polling every N decode steps: its own
+        # generator, so that the other draws stay as they were.
+        poll = random.Random(i)
+        if sgl and sc["disaggregation"]["flow"] == "sglang" and poll.random() < 0.5:
+            sc["disaggregation"]["decode"]["engine"]["scheduler_recv_interval"] = 1 + poll.randrange(20)
         sc["hardware"].pop("replicas")
     return sc
 

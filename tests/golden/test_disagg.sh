@@ -90,6 +90,27 @@ gt "$(get "$tmp/sgl" disaggregation.decode_prealloc_queue_peak)" 10 "SGLang's pr
 head -1 "$tmp/sgl/transfer.csv" | grep -q '^time_s,prefill_kv_cache_usage_perc,decode_kv_cache_usage_perc,' ||
   { echo "FAIL: transfer.csv header"; exit 1; }
 
+# 3a. SGLang's decode scheduler with --scheduler-recv-interval 10 polls
+# for new requests once every 10 decode steps (SchedulerRecvSkipper), and
+# a request it has not received cannot bootstrap: with 8 clients keeping
+# the decode instance busy, each prefill starts later, by more than one
+# and at most 10 decode steps on the mean (TPOT is one step).
+for iv in 1 10; do
+  "$kvsim" run "$scen" --quiet --no-band --out "$tmp/recv$iv" --check-invariants --set engine.profile=sglang \
+    --set disaggregation.flow=sglang --set 'workload.synthetic.arrival={"process":"closed_loop","clients":8}' \
+    --set workload.synthetic.requests=40 --set 'disaggregation.prefill.engine={"max_total_tokens":19200}' \
+    --set "disaggregation.decode.engine={\"max_total_tokens\":96000,\"scheduler_recv_interval\":$iv}"
+done
+queue() { awk -F, 'NR > 1 { s += $4 - $3; n++ } END { print s / n }' "$1/requests.csv"; }
+step=$(get "$tmp/recv10" latency.tpot_s.mean)
+echo "SGLang decode side polling every 10 steps: prefill start $(queue "$tmp/recv1") -> $(queue "$tmp/recv10") s after arrival (step $step s)"
+gt "$(queue "$tmp/recv10")" "$(awk -v a="$(queue "$tmp/recv1")" -v s="$step" 'BEGIN { print a + s }')" \
+  "a decode side polling every 10 steps should delay the prefill by more than a step"
+gt "$(awk -v a="$(queue "$tmp/recv1")" -v s="$step" 'BEGIN { print a + 10 * s }')" "$(queue "$tmp/recv10")" \
+  "the delay should stay within 10 decode steps on the mean"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; assert 'scheduler_recv_interval' in json.dumps(c), c" \
+  "$tmp/recv10/summary.json" || { echo "FAIL: summary.json's config lacks the decode side's scheduler_recv_interval"; exit 1; }
+
 # 3b. What one transfer moves. SGLang sends each chunked-prefill chunk's
 # KV as it is computed (prefill.py send_kv_chunk), so on a long prompt over
 # a slow link the transfer overlaps the later chunks and TTFT waits for the

@@ -351,3 +351,113 @@ Test(disagg, a_max_time_stop_while_a_side_is_saturated_ends_the_run) {
   cr_assert_gt(st.disagg.handoff_wait_s_sum, 0, "prompts waited for decode blocks");
   kvsim_scenario_fini(&sc);
 }
+
+/* SGLang's decode scheduler with --scheduler-recv-interval N polls for
+ * new requests once every N decode steps (SchedulerRecvSkipper), and a
+ * request it has not received cannot bootstrap, so its prefill waits: the
+ * second request arrives while the first decodes. */
+static const char *recv_base =
+    "{\"name\": \"r\", \"seed\": 1, \"model\": \"llama-3.1-8b\", \"hardware\": {\"gpu\": \"h100-sxm\"},"
+    " \"engine\": {\"profile\": \"sglang\", \"max_model_len\": 4096},"
+    " \"disaggregation\": {\"flow\": \"sglang\", \"prefill\": {}, \"decode\": {}},"
+    " \"workload\": {\"synthetic\": {\"requests\": 2, \"arrival\": {\"process\": \"constant\", \"rate\": 4},"
+    "   \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 1000},"
+    "   \"output_tokens\": {\"dist\": \"fixed\", \"value\": 200}}}}";
+
+typedef struct two {
+  kvsim_time_ns arrival[2], sched[2];
+  double tpot[2];
+} two_t;
+
+static int on_two(void *ctx, const kvsim_request_t *r) {
+  two_t *t = ctx;
+  if (r->status == KVSIM_REQ_FINISHED && r->spec.id < 2) {
+    t->arrival[r->spec.id] = r->arrival;
+    t->sched[r->spec.id] = r->first_scheduled;
+    t->tpot[r->spec.id] = kvsim_time_to_s(r->finish - r->first_token) / (double)(r->num_output - 1);
+  }
+  return KVSIM_OK;
+}
+
+static void run_two(const char *set, two_t *t) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  const char *sets[1] = {set};
+  cr_assert_eq(kvsim_scenario_parse(recv_base, "r.json", ".", sets, set ? 1 : 0, &sc, &err), KVSIM_OK,
+               "parse: %s", err.msg);
+  memset(t, 0, sizeof *t);
+  kvsim_sink_t sink = {.ctx = t, .request = on_two};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  cr_assert_eq(st.requests_finished, 2, "both finish");
+  kvsim_scenario_fini(&sc);
+}
+
+Test(disagg, sglang_decode_side_receives_every_recv_interval_decode_steps) {
+  two_t every, ten;
+  run_two(NULL, &every);
+  run_two("disaggregation.decode.engine.scheduler_recv_interval=10", &ten);
+  /* The first request finds both instances idle: received at once. */
+  cr_assert_eq(ten.sched[0], ten.arrival[0], "an idle decode instance receives at once");
+  /* The second arrives while the first decodes: without the interval its
+   * prefill starts on arrival (the prefill instance is idle). */
+  cr_assert_gt(every.arrival[1], every.sched[0], "the second arrives after the first's prefill began");
+  cr_assert_eq(every.sched[1], every.arrival[1], "interval 1: bootstrapped on arrival");
+  /* With 10 it waits for the decode instance's next poll: more than
+   * nothing, at most 10 of its decode steps (the first one's TPOT). */
+  double wait = kvsim_time_to_s(ten.sched[1] - ten.arrival[1]);
+  cr_assert_gt(wait, 0, "interval 10: the prefill waits for the decode side's poll");
+  cr_assert_leq(wait, 10 * ten.tpot[0] * 1.01, "at most 10 decode steps (%.4f s, TPOT %.4f s)", wait,
+                ten.tpot[0]);
+}
+
+Test(disagg, recv_interval_is_sglangs_and_bounded) {
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  const char *big[1] = {"disaggregation.decode.engine.scheduler_recv_interval=1001"};
+  cr_assert_neq(kvsim_scenario_parse(recv_base, "r.json", ".", big, 1, &sc, &err), KVSIM_OK);
+  cr_assert(strstr(err.msg, "scheduler_recv_interval"), "names the key: %s", err.msg);
+  kvsim_err err2 = {0};
+  const char *vllm[1] = {"engine.scheduler_recv_interval=10"};
+  cr_assert_neq(kvsim_scenario_parse(base, "d.json", ".", vllm, 1, &sc, &err2), KVSIM_OK,
+                "vllm-v1 refuses SGLang's key");
+  cr_assert(strstr(err2.msg, "scheduler_recv_interval"), "names the key: %s", err2.msg);
+}
+
+/* SGLang's first token is the prefill side's: it travels with the KV and
+ * the decode side streams it without a forward (decode.py
+ * get_new_prebuilt_batch), so a request of N output tokens takes N - 1
+ * decode steps there; vLLM's decode side recomputes the prompt's last
+ * token, N steps. A lone token finishes as its KV lands. */
+static int64_t steps_of(const char *flow, int out, int64_t *finished, int64_t *xfers) {
+  char sets[2][96];
+  snprintf(sets[0], sizeof sets[0], "disaggregation.flow=%s", flow);
+  snprintf(sets[1], sizeof sets[1], "workload.synthetic.output_tokens={\"dist\":\"fixed\",\"value\":%d}", out);
+  const char *set[3] = {sets[0], sets[1], "workload.synthetic.requests=1"};
+  kvsim_scenario_t sc;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_scenario_parse(recv_base, "r.json", ".", set, 3, &sc, &err), KVSIM_OK, "parse: %s",
+               err.msg);
+  two_t t;
+  memset(&t, 0, sizeof t);
+  kvsim_sink_t sink = {.ctx = &t, .request = on_two};
+  kvsim_run_opts_t opts = {.check_invariants = true};
+  kvsim_run_stats_t st;
+  cr_assert_eq(kvsim_run(&sc, &opts, &sink, &st, &err), KVSIM_OK, "run: %s", err.msg);
+  *finished = st.requests_finished;
+  *xfers = st.disagg.transfers;
+  kvsim_scenario_fini(&sc);
+  return st.steps;
+}
+
+Test(disagg, sglang_streams_the_prefill_sides_first_token) {
+  int64_t fin;
+  int64_t xfers;
+  cr_assert_eq(steps_of("sglang", 50, &fin, &xfers), 1 + 49, "SGLang: 1 prefill step, 49 decode steps");
+  cr_assert_eq(fin, 1);
+  cr_assert_eq(steps_of("vllm", 50, &fin, &xfers), 1 + 50, "vLLM: 1 prefill step, 50 decode steps");
+  cr_assert_eq(steps_of("sglang", 1, &fin, &xfers), 1, "a lone token: no decode step");
+  cr_assert_eq(fin, 1, "and the request finished");
+  cr_assert_eq(xfers, 1, "after its transfer");
+}

@@ -28,7 +28,7 @@ static const char *every_option(const char *profile) {
            "\"max_running_requests\": 64, \"chunked_prefill_size\": -1, \"max_prefill_tokens\": "
            "8192, \"schedule_policy\": \"lof\", \"schedule_conservativeness\": 0.5, "
            "\"gpu_memory_capacity_mib\": 81559, \"speculative_num_steps\": 3, "
-           "\"speculative_eagle_topk\": 2, \"speculative_num_draft_tokens\": 4}";
+           "\"speculative_eagle_topk\": 2, \"speculative_num_draft_tokens\": 4, \"scheduler_recv_interval\": 10}";
   if (!strcmp(profile, "tgi"))
     return "{\"cuda_memory_fraction\": 0.9, \"tgi_version\": \"3.2.1\", \"attention\": \"paged\", "
            "\"max_input_tokens\": 1000, \"max_total_tokens\": 2000, \"max_batch_prefill_tokens\": "

@@ -149,6 +149,10 @@ typedef struct kvsim_plan_sglang_params {
    * nvidia-smi's memory.total in MiB, a few hundred MiB above the
    * runtime's total; <= 0: the runtime's total. */
   double gpu_memory_capacity_mib;
+  /* --scheduler-recv-interval: new requests are received once every N
+   * decode iterations (0 or 1: every iteration). Not a memory setting:
+   * the disaggregated run's decode side reads it. */
+  int64_t scheduler_recv_interval;
 } kvsim_plan_sglang_params_t;
 
 /* vLLM LoRA serving (--enable-lora; vllm/config/lora.py LoRAConfig):

@@ -178,6 +178,13 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
       "default: by GPU memory; -1 disables chunking"),
     P(MAX_PREFILL_TOKENS, "engine.max_prefill_tokens", "--max-prefill-tokens", NULL, I, 1, CTX, POZ,
       "16384", "sglang", "prefill budget per batch (default 16384)"),
+    /* SchedulerRecvSkipper (python/sglang/srt/managers/
+     * scheduler_recv_skipper.py): with N > 1 the scheduler polls for new
+     * requests once its last batches' weights reach N, a decode batch
+     * weighing 1 and an extend (prefill, prebuilt) batch 1000. */
+    P(SCHEDULER_RECV_INTERVAL, "engine.scheduler_recv_interval", "--scheduler-recv-interval", NULL, I, 1,
+      1000, POZ, "1", "sglang",
+      "poll for new requests every N decode steps (read by a disaggregated run's decode side)"),
     P(GPU_MEMORY_CAPACITY_MIB, "engine.gpu_memory_capacity_mib", "--gpu-memory-capacity-mib", NULL,
       N, 1024, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0, PO, "the GPU's", "sglang",
       "nvidia-smi's memory.total, which the automatic fraction reads (default: the runtime total)"),

@@ -9,8 +9,10 @@
  * prefill side, the wait for decode blocks and the transfer, and the
  * decode side's first step (vLLM recomputes the prompt's last token there:
  * scheduler.py _update_waiting_for_remote_kv sets num_computed_tokens to
- * the prompt length minus one when every block arrived). TPOT is the
- * decode side's alone. */
+ * the prompt length minus one when every block arrived; SGLang streams
+ * the prefill side's token once its step in flight ends, and before the
+ * prefill waits for its decode instance's poll: recv_gate_t,
+ * sglang_first_token). TPOT is the decode side's alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,32 @@ enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_XFER = 5 };
  * python/sglang/srt/disaggregation/decode.py DecodePreallocQueue). */
 #define SGLANG_RESERVED_DECODE_TOKENS 512
 
+/* SGLang's decode scheduler with --scheduler-recv-interval N > 1
+ * (python/sglang/srt/managers/scheduler_recv_skipper.py,
+ * SchedulerRecvSkipper.handle, which Scheduler.recv_requests asks at the
+ * top of every event-loop iteration): it polls for new requests only once
+ * the weights of its last batches reach N, a decode batch weighing 1
+ * (SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_DECODE) and any other, such as the
+ * prebuilt batch of requests whose KV landed, 1000 (_WEIGHT_DEFAULT); an
+ * idle loop (no batch, weight 1) spins without a forward, so an idle
+ * instance takes a request at once. A request its decode instance has not
+ * received cannot bootstrap: the prefill side's PrefillBootstrapQueue
+ * holds it until the decode side's DecodePreallocQueue has pre-allocated
+ * (python/sglang/srt/disaggregation/prefill.py pop_bootstrapped, decode.py
+ * pop_preallocated). */
+#define SGLANG_RECV_WEIGHT_DEFAULT 1000
+
+typedef struct inbox_entry {
+  int32_t slot, p; /* the decode object's slot, its prefill instance */
+} inbox_entry_t;
+
+typedef struct recv_gate {
+  int64_t interval;                 /* the decode side's scheduler_recv_interval; <= 1: off */
+  int64_t *weight;                  /* per decode instance: its batches' weights since its last poll */
+  bool *landed;                     /* per decode instance: requests landed in its last step */
+  kvsim__vec(inbox_entry_t) *inbox; /* per decode instance: arrived, not yet received */
+} recv_gate_t;
+
 typedef struct side {
   kvsim_scenario_t sc;
   kvsim_resolved_t res;
@@ -53,6 +81,8 @@ typedef struct drun {
   kvsim_err *err;
   side_t side[2];
   kvsim__handoff_t ho;
+  recv_gate_t gate; /* the SGLang flow's decode side */
+  kvsim_time_ns *step_end; /* per instance (prefill first): when its step in flight ends */
   kvsim_eventq_t q;
   kvsim_source_t *src;
   bool src_end, src_blocked;
@@ -166,6 +196,7 @@ static int start_step(drun_t *r, int32_t g, kvsim_time_ns now) {
   if (dt > KVSIM_TIME_NEVER - 1 - now)
     return kvsim_err_set(r->err, KVSIM_EINVAL, "run: the simulated clock would overflow");
   r->pending++;
+  r->step_end[g] = now + dt;
   return kvsim_eventq_push(&r->q, now + dt, EV_STEP, g);
 }
 
@@ -205,6 +236,29 @@ static int alloc_decode(drun_t *r, int32_t d, kvsim_time_ns now) {
       return rc;
   }
   return start_transfers(r, now);
+}
+
+/* SGLang: decode instance d has received the request (dec's slot) and
+ * pre-allocates its blocks before prefill instance p may run it. */
+static int bootstrap(drun_t *r, int32_t slot, int32_t p, int32_t d, kvsim_time_ns now) {
+  kvsim_request_t *dec = kvsim__reqpool_at(&r->pool, slot);
+  kvsim_request_t *pre = kvsim__reqpool_at(&r->pool, r->pre_of.v[slot]);
+  int rc = kvsim__handoff_add(&r->ho, pre, dec, p, d, KVSIM__HO_BOOTSTRAP, now, r->err);
+  return rc < 0 ? rc : alloc_decode(r, d, now);
+}
+
+/* Decode instance d polls: every request waiting in its inbox, in order of
+ * arrival, is received and bootstraps. */
+static int receive(drun_t *r, int32_t d, kvsim_time_ns now) {
+  r->gate.weight[d] = 0;
+  for (int64_t i = 0; i < r->gate.inbox[d].n; i++) {
+    inbox_entry_t e = r->gate.inbox[d].v[i];
+    int rc = bootstrap(r, e.slot, e.p, d, now);
+    if (rc < 0)
+      return rc;
+  }
+  r->gate.inbox[d].n = 0;
+  return KVSIM_OK;
 }
 
 static const char *admit(drun_t *r, const kvsim_request_t *q) {
@@ -258,13 +312,15 @@ static int on_arrival(drun_t *r, int32_t slot, kvsim_time_ns now) {
   int32_t p = route(r, &r->side[0], slot);
   dec->status = KVSIM_REQ_WAITING;
   if (r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG) {
-    /* The load balancer picks both instances at once and the decode one
-     * pre-allocates before the prefill may run (bootstrap). */
+    /* The load balancer picks both instances at once; the decode one
+     * receives the request when its scheduler next polls (recv_gate_t). */
     int32_t d = route(r, &r->side[1], slot);
     dec->replica = r->side[0].n + d;
-    if ((rc = kvsim__handoff_add(&r->ho, pre, dec, p, d, KVSIM__HO_BOOTSTRAP, now, r->err)) < 0)
-      return rc;
-    return alloc_decode(r, d, now);
+    if (r->gate.interval > 1 && r->side[1].reps[d].busy)
+      return kvsim__vec_push(&r->gate.inbox[d], ((inbox_entry_t){slot, p})) < 0
+                 ? kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode inbox")
+                 : KVSIM_OK;
+    return bootstrap(r, slot, p, d, now);
   }
   dec->replica = p;
   if ((rc = kvsim__handoff_add(&r->ho, pre, dec, p, -1, KVSIM__HO_PREFILL, now, r->err)) < 0)
@@ -333,9 +389,40 @@ static int decode_end(drun_t *r, int32_t d, kvsim_time_ns now) {
   for (int64_t i = 0; i < r->finished.n; i++)
     if ((rc = retire(r, r->finished.v[i], now)) < 0)
       return rc;
-  if ((rc = alloc_decode(r, d, now)) < 0)
+  /* The next iteration's poll (recv_gate_t): this step's weight, 1 for a
+   * decode batch, the default if requests landed (their prebuilt batch). */
+  recv_gate_t *g = &r->gate;
+  if (g->interval > 1) {
+    g->weight[d] += g->landed[d] ? SGLANG_RECV_WEIGHT_DEFAULT : 1;
+    g->landed[d] = false;
+    if (g->weight[d] >= g->interval && (rc = receive(r, d, now)) < 0)
+      return rc;
+  }
+  if ((rc = alloc_decode(r, d, now)) < 0 || (rc = start_step(r, r->side[0].n + d, now)) < 0)
     return rc;
-  return start_step(r, r->side[0].n + d, now);
+  /* Nothing to run: the idle loop polls at once. */
+  if (g->interval > 1 && g->inbox[d].n > 0 && !r->side[1].reps[d].busy)
+    return receive(r, d, now);
+  return KVSIM_OK;
+}
+
+/* SGLang: the first token, sampled by the prefill side, came with the
+ * KV (the metadata buffers' output_ids); the decode side streams it from
+ * its prebuilt batch at its next loop iteration, without a forward
+ * (python/sglang/srt/disaggregation/decode.py get_new_prebuilt_batch,
+ * then the event loop's stream_output), once its step in flight, if any,
+ * has ended, and decodes from the second token on. Returns whether that
+ * was the request's only token (then finished and its blocks freed). */
+static bool sglang_first_token(drun_t *r, int32_t d, kvsim_request_t *dec, kvsim_time_ns now) {
+  kvsim__replica_t *rep = &r->side[1].reps[d];
+  const bool only = dec->spec.output_tokens <= 1;
+  /* A lone token finishes on arrival: the request leaves now. */
+  kvsim_time_ns at = rep->busy && !only ? r->step_end[r->side[0].n + d] : now;
+  dec->num_computed = dec->num_prompt;
+  if (!kvsim_sched_emit_token(rep->sched, dec, at))
+    return false;
+  kvsim_kvcache_free(&rep->kv, dec);
+  return true;
 }
 
 /* A transfer ended: the prefill side frees, the decode side's request
@@ -347,13 +434,24 @@ static int on_xfer(drun_t *r, int32_t slot, kvsim_time_ns now) {
   kvsim_request_t *dec = e->dec;
   int32_t p = e->p, d = e->d;
   kvsim__reqpool_put(&r->pool, e->pre);
+  kvsim__handoff_landed(&r->ho, e);
+  int rc;
+  if (r->sc->disagg.flow != KVSIM_DISAGG_FLOW_SGLANG)
+    /* vLLM: the decode side recomputes the prompt's last token, and that
+     * step gives the first token. */
+    dec->num_computed = dec->num_prompt > 0 ? dec->num_prompt - 1 : 0;
+  else if (sglang_first_token(r, d, dec, now)) {
+    if ((rc = retire(r, dec, now)) < 0 || (rc = alloc_decode(r, d, now)) < 0 ||
+        (rc = start_transfers(r, now)) < 0)
+      return rc;
+    return start_step(r, p, now);
+  }
   kvsim_sched_t *s = r->side[1].reps[d].sched;
   if (kvsim_reqvec_push(&s->running, dec) < 0)
     return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode batch");
-  dec->num_computed = dec->num_prompt > 0 ? dec->num_prompt - 1 : 0;
   dec->status = KVSIM_REQ_RUNNING;
-  kvsim__handoff_landed(&r->ho, e);
-  int rc;
+  if (r->gate.interval > 1)
+    r->gate.landed[d] = true;
   if ((rc = start_transfers(r, now)) < 0 || (rc = start_step(r, p, now)) < 0)
     return rc;
   return start_step(r, r->side[0].n + d, now);
@@ -441,6 +539,18 @@ static int setup(drun_t *r) {
       kvsim_disagg_unit_of(&r->sc->disagg, r->side[0].sc.sched_ops->defaults.kv_send_chunks);
   if ((rc = kvsim__handoff_init(&r->ho, &r->sc->disagg, unit, &hs[0], &hs[1], r->err)) < 0)
     return rc;
+  if (r->sc->disagg.flow == KVSIM_DISAGG_FLOW_SGLANG) {
+    const int32_t nd = r->side[1].n;
+    r->gate.interval = r->side[1].res.plan.p.sglang.scheduler_recv_interval;
+    r->gate.weight = kvsim__calloc((size_t)nd, sizeof *r->gate.weight);
+    r->gate.landed = kvsim__calloc((size_t)nd, sizeof *r->gate.landed);
+    r->gate.inbox = kvsim__calloc((size_t)nd, sizeof *r->gate.inbox);
+    if (!r->gate.weight || !r->gate.landed || !r->gate.inbox)
+      return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the decode inboxes");
+  }
+  r->step_end = kvsim__calloc((size_t)(r->side[0].n + r->side[1].n), sizeof *r->step_end);
+  if (!r->step_end)
+    return kvsim_err_set(r->err, KVSIM_ENOMEM, "out of memory for the instances' steps");
   r->xcap = r->side[0].n < r->side[1].n ? r->side[0].n : r->side[1].n;
   r->started_cap = 64;
   r->xs = kvsim__calloc((size_t)r->xcap, sizeof *r->xs);
@@ -468,6 +578,12 @@ static void teardown(drun_t *r) {
     kvsim_scenario_fini(&sd->sc);
   }
   kvsim__handoff_fini(&r->ho);
+  for (int32_t i = 0; r->gate.inbox && i < r->side[1].n; i++)
+    kvsim__vec_free(&r->gate.inbox[i]);
+  kvsim__free(r->gate.inbox);
+  kvsim__free(r->gate.weight);
+  kvsim__free(r->gate.landed);
+  kvsim__free(r->step_end);
   kvsim__free(r->xs);
   kvsim__free(r->xe);
   kvsim__free(r->started);
@@ -543,6 +659,12 @@ static int leftovers(drun_t *r) {
       if (e->state == KVSIM__HO_PREFILL && e->pre)
         e->dec->num_preemptions += e->pre->num_preemptions;
       int rc = emit(r, e->dec);
+      if (rc < 0)
+        return rc;
+    }
+  for (int32_t i = 0; r->gate.inbox && i < r->side[1].n; i++)
+    for (int64_t k = 0; k < r->gate.inbox[i].n; k++) {
+      int rc = emit(r, kvsim__reqpool_at(&r->pool, r->gate.inbox[i].v[k].slot));
       if (rc < 0)
         return rc;
     }

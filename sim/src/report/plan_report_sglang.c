@@ -173,7 +173,7 @@ static int compute(const kvsim_calc_args_t *args, kvsim_calc_t *c, kvsim_err *er
   p.max_model_len = a->ctx;
   p.block_size = a->page > KVSIM_MAX_BLOCK_SIZE ? KVSIM_MAX_BLOCK_SIZE + 1
                                                 : (int)a->page; /* the plan names the range */
-  p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib};
+  p.sglang = (kvsim_plan_sglang_params_t){a->mfs, a->mtt, a->mrr, a->cps, a->mpt, a->before, a->after, a->cap_mib, 0};
   if (a->spec && kvsim_spec_parse_sglang_text(a->spec, &p.spec, "--speculative-config", err) < 0)
     return err->code;
   if (!a->spec && (a->steps || a->topk || a->drafts))

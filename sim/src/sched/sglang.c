@@ -36,7 +36,7 @@ static const char *const option_keys[] = {
     "mem_fraction_static", "page_size", "max_total_tokens", "max_running_requests",
     "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
     "gpu_memory_capacity_mib", "speculative_num_steps", "speculative_eagle_topk",
-    "speculative_num_draft_tokens", NULL};
+    "speculative_num_draft_tokens", "scheduler_recv_interval", NULL};
 static const char *const policy_names[] = {"fcfs", "lpm", "lof", "random"};
 
 /* python/sglang/srt/environ.py (earlier global_config.py):
@@ -71,6 +71,8 @@ static int parse_opts(const cJSON *e, const char *w, kvsim_sched_opts_t *opts, k
       (rc = chunk_given = kvsim__json_param_int(e, KVSIM_PARAM_CHUNKED_PREFILL_SIZE,
                                                 &o->chunked_prefill_size, w, err)) < 0 ||
       (rc = kvsim__json_param_int(e, KVSIM_PARAM_MAX_PREFILL_TOKENS, &o->max_prefill_tokens, w,
+                                  err)) < 0 ||
+      (rc = kvsim__json_param_int(e, KVSIM_PARAM_SCHEDULER_RECV_INTERVAL, &o->scheduler_recv_interval, w,
                                   err)) < 0)
     return rc;
   int64_t tree[3] = {0, 0, 0};
@@ -114,6 +116,7 @@ static int print_opts(const kvsim_sched_opts_t *opts, const kvsim_plan_params_t 
   kvsim__optout_num(&out, "speculative_num_steps", o->spec_num_steps);
   kvsim__optout_num(&out, "speculative_eagle_topk", o->spec_eagle_topk);
   kvsim__optout_num(&out, "speculative_num_draft_tokens", o->spec_num_draft_tokens);
+  kvsim__optout_num(&out, "scheduler_recv_interval", (double)o->scheduler_recv_interval);
   return out.rc;
 }
 
@@ -124,6 +127,7 @@ static void plan_params(const kvsim_sched_opts_t *opts, kvsim_plan_params_t *p) 
   p->sglang.max_running_requests = o->max_running_requests;
   p->sglang.chunked_prefill_size = o->chunked_prefill_size;
   p->sglang.max_prefill_tokens = o->max_prefill_tokens;
+  p->sglang.scheduler_recv_interval = o->scheduler_recv_interval;
   p->sglang.gpu_memory_capacity_mib = o->gpu_memory_capacity_mib;
   if (o->page_size > 0)
     p->block_size = o->page_size;

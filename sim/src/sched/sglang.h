@@ -13,6 +13,7 @@ typedef struct sgl_opts {
   double schedule_conservativeness; /* --schedule-conservativeness, 1.0 */
   double gpu_memory_capacity_mib;   /* nvidia-smi's memory.total; 0: the runtime's */
   int64_t max_total_tokens, max_running_requests, chunked_prefill_size, max_prefill_tokens;
+  int64_t scheduler_recv_interval; /* --scheduler-recv-interval; 0: 1 */
   int32_t page_size;
   int32_t policy;
   /* --speculative-num-steps, --speculative-eagle-topk,
