@@ -226,6 +226,9 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
     /* server_args.py --schedule-conservativeness; the bounds are parse_opts'. */
     P(SCHEDULE_CONSERVATIVENESS, "engine.schedule_conservativeness", NULL, NULL, N, 1e-3, 1e3, PO,
       "1.0", "sglang", "scales the new-token ratio that admission reserves for decodes"),
+    /* server_args.py --scheduler-recv-interval (managers/scheduler_recv_skipper.py). */
+    P(SCHEDULER_RECV_INTERVAL, "engine.scheduler_recv_interval", NULL, NULL, I, 1, 1e6, PO, "1",
+      "sglang", "new requests are read once this many decode steps have run, or after a prefill"),
     /* launcher/src/main.rs Args: --waiting-served-ratio, --max-waiting-tokens. */
     P(WAITING_SERVED_RATIO, "engine.waiting_served_ratio", NULL, NULL, N, 0, 1e6, PO, "0.3", "tgi",
       "without chunking, a new batch forms once it has batch size x this many entries"),

@@ -18,6 +18,7 @@ typedef struct sgl_opts {
   /* --speculative-num-steps, --speculative-eagle-topk,
    * --speculative-num-draft-tokens; 0: SGLang's automatic tree. */
   int32_t spec_num_steps, spec_eagle_topk, spec_num_draft_tokens;
+  int32_t recv_interval; /* --scheduler-recv-interval; 1: every step */
 } sgl_opts_t;
 _Static_assert(sizeof(sgl_opts_t) <= KVSIM_SCHED_OPTS_BYTES, "sglang options fit the buffer");
 
@@ -33,6 +34,12 @@ typedef struct sgl {
   int64_t *keys;             /* scratch: their sort keys */
   int64_t keys_cap;
   uint64_t rng;              /* random policy: splitmix64, fixed seed */
+  /* --scheduler-recv-interval > 1: arrivals the scheduler has not read
+   * yet (the tokenizer's socket), in arrival order; the receive skipper's
+   * counter, and whether the last batch was a prefill. */
+  kvsim_reqvec_t inbox;
+  int64_t recv_counter;
+  bool last_prefill;
 } sgl_t;
 
 static inline const sgl_opts_t *kvsim__sgl_opts(const kvsim_sched_t *s) {
