@@ -555,25 +555,29 @@ Test(fidelity, silicon_inferencex_deepseek_b200_rows_get_their_launch) {
   unlink(path);
   cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
   cr_assert_eq(t.n, 6, "six rows, got %lld", (long long)t.n);
-  const kvsim_fid_sil_row_t *db = &t.rows[0], *tp4 = &t.rows[1], *mtp = &t.rows[2], *either = &t.rows[3],
-                            *dec = &t.rows[4], *other = &t.rows[5];
+  const kvsim_fid_sil_row_t *db = &t.rows[0], *tp4 = &t.rows[1], *mtp = &t.rows[2],
+                            *either = &t.rows[3], *dec = &t.rows[4], *other = &t.rows[5];
   cr_assert(!db->skipped && db->max_running_requests == 128 && db->chunked_prefill_size == 32768 &&
-                db->max_prefill_tokens == 32768 && db->mem_fraction_static == 0.82 && db->no_radix_cache &&
-                !strcmp(db->kv_cache_dtype, "fp8_e4m3") && db->scheduler_recv_interval == 30,
+                db->max_prefill_tokens == 32768 && db->mem_fraction_static == 0.82 &&
+                db->no_radix_cache && !strcmp(db->kv_cache_dtype, "fp8_e4m3") &&
+                db->scheduler_recv_interval == 30,
             "TP 8 at 32 clients: dsr1_fp8_b200.sh's options (%s)", db->reason);
-  cr_assert(kvsim_fidelity_sil_range_ratio(db, KVSIM_FID_SIL_RANGE_AUTO) == 0.8, "InferenceX's client spread");
+  cr_assert(kvsim_fidelity_sil_range_ratio(db, KVSIM_FID_SIL_RANGE_AUTO) == 0.8,
+            "InferenceX's client spread");
   cr_assert(!tp4->skipped && tp4->max_running_requests == 32 && tp4->chunked_prefill_size == 8192 &&
                 tp4->mem_fraction_static == 0.95 && tp4->scheduler_recv_interval == 10,
             "TP 4 (the MTP script runs TP 8 only): its own options (%s)", tp4->reason);
-  cr_assert(mtp->skipped && strstr(mtp->reason, "MTP launch"), "128 clients at TP 8: the MTP sweep: %s",
-            mtp->reason);
+  cr_assert(mtp->skipped && strstr(mtp->reason, "MTP launch"),
+            "128 clients at TP 8: the MTP sweep: %s", mtp->reason);
   cr_assert(either->skipped && strstr(either->reason, "the columns do not say"),
             "a per-day TP 8 row inside the plain sweep may be either: %s", either->reason);
   cr_assert(!dec->skipped && dec->max_running_requests == 128 && dec->scheduler_recv_interval == 30,
             "the 2025-12-31 row: dsr1_fp8_b200_docker.sh's options");
-  cr_assert(!other->skipped && other->max_running_requests == 0 && other->mem_fraction_static == 0 &&
-                !other->no_radix_cache && !other->kv_cache_dtype[0] && other->scheduler_recv_interval == 0 &&
-                kvsim_fidelity_sil_range_ratio(other, KVSIM_FID_SIL_RANGE_AUTO) == KVSIM_FID_SIL_RANGE_RATIO_SGLANG,
+  cr_assert(!other->skipped && other->max_running_requests == 0 &&
+                other->mem_fraction_static == 0 && !other->no_radix_cache &&
+                !other->kv_cache_dtype[0] && other->scheduler_recv_interval == 0 &&
+                kvsim_fidelity_sil_range_ratio(other, KVSIM_FID_SIL_RANGE_AUTO) ==
+                    KVSIM_FID_SIL_RANGE_RATIO_SGLANG,
             "another date is another campaign: SGLang's defaults, fixed lengths");
   /* The launch reaches the scenario: the plan's fraction and the profile's options. */
   kvsim_scenario_t sc;
@@ -582,7 +586,8 @@ Test(fidelity, silicon_inferencex_deepseek_b200_rows_get_their_launch) {
   kvsim_resolved_t res;
   rc = kvsim_scenario_resolve(&sc, &res, &err);
   cr_assert_eq(rc, KVSIM_OK, "resolve: %s", err.msg);
-  cr_assert(res.plan.p.sglang.mem_fraction_static == 0.95 && res.plan.p.sglang.chunked_prefill_size == 8192 &&
+  cr_assert(res.plan.p.sglang.mem_fraction_static == 0.95 &&
+                res.plan.p.sglang.chunked_prefill_size == 8192 &&
                 res.plan.p.sglang.max_running_requests == 32 && !res.sched.enable_prefix_caching,
             "the plan runs the launch's fraction, chunk, cap and no radix cache");
   cr_assert(res.plan.kv_cache_tokens > 0, "at 0.95 a pool is left at TP 4");

@@ -36,8 +36,8 @@ static void sgl_setup_recv(env_t *e, int32_t blocks, int64_t chunk, int64_t max_
   e->s->cpu = &e->cpu;
 }
 
-static void sgl_setup(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs,
-                      const char *policy, double conservativeness) {
+static void sgl_setup(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs, const char *policy,
+                      double conservativeness) {
   sgl_setup_recv(e, blocks, chunk, max_seqs, policy, conservativeness, 0);
 }
 
@@ -70,7 +70,8 @@ Test(sched_sglang, recv_interval_holds_arrivals_for_that_many_decode_steps) {
     sgl_setup_recv(&e, 401, 512, 8, "fcfs", 1.0, recv);
     kvsim_request_t *a = add(&e, 0, 20, 30), *b = add(&e, 1, 12, 30);
     schedule(&e);
-    cr_assert(tokens_of(&e, a) == 20 && tokens_of(&e, b) == 12, "idle: read at once (interval %d)", recv);
+    cr_assert(tokens_of(&e, a) == 20 && tokens_of(&e, b) == 12, "idle: read at once (interval %d)",
+              recv);
     finish_step(&e);
     kvsim_request_t *c = add(&e, 2, 8, 30);
     schedule(&e);
@@ -89,7 +90,8 @@ Test(sched_sglang, recv_interval_holds_arrivals_for_that_many_decode_steps) {
       cr_assert(decodes < 10, "d is read at last");
     }
     cr_assert_eq(decodes, recv == 1 ? 0 : 2,
-                 "interval %d: d waits %d decode steps (the one before it arrived counts)", recv, decodes);
+                 "interval %d: d waits %d decode steps (the one before it arrived counts)", recv,
+                 decodes);
     finish_step(&e);
     teardown_env(&e);
   }

@@ -139,10 +139,11 @@ static void sglang_launch(kvsim_fid_sil_row_t *w, const char *source) {
   if (!mar25 && !dec31)
     return;
   if (mar25 && w->tp == 8 && !has_config_id(source, "87")) {
-    skip(w, outside_plain_sweep(w) ? "InferenceX's MTP launch (EAGLE speculative decoding): its acceptance is not "
-                                     "recorded"
-                                   : "InferenceX 2026-03-25 at TP 8: the plain or the MTP launch, the columns do "
-                                     "not say (the config_id=87 rows are the plain one)");
+    skip(w, outside_plain_sweep(w)
+                ? "InferenceX's MTP launch (EAGLE speculative decoding): its acceptance is not "
+                  "recorded"
+                : "InferenceX 2026-03-25 at TP 8: the plain or the MTP launch, the columns do "
+                  "not say (the config_id=87 rows are the plain one)");
     return;
   }
   for (size_t i = 0; i < sizeof dsr1_b200_fp8 / sizeof *dsr1_b200_fp8; i++)

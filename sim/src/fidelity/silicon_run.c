@@ -59,7 +59,8 @@ static void engine_keys(const kvsim_fid_sil_row_t *r, bool sglang, char *out, si
     if (sgl[i].v > 0 && n < cap)
       n += (size_t)snprintf(out + n, cap - n, ", \"%s\": %lld", sgl[i].key, (long long)sgl[i].v);
   if (sglang && r->mem_fraction_static > 0 && n < cap)
-    n += (size_t)snprintf(out + n, cap - n, ", \"mem_fraction_static\": %.17g", r->mem_fraction_static);
+    n += (size_t)snprintf(out + n, cap - n, ", \"mem_fraction_static\": %.17g",
+                          r->mem_fraction_static);
   if (r->no_radix_cache && n < cap)
     n += (size_t)snprintf(out + n, cap - n, ", \"enable_prefix_caching\": false");
   int v;
