@@ -228,7 +228,7 @@ int cmd_validate(int argc, char **argv) {
        NULL},
       {"--range-ratio", ARG_NUM, &o.range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
-       "benchmark's random dataset (default the row's own: 0.8 for vLLM rows, 1 = fixed lengths for SGLang's)",
+       "benchmark's random dataset (default the row's: its campaign's, else 0.8 vLLM, 1 SGLang)",
        &o.range_seen},
       {"--band", ARG_FLAG, &o.band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
       {"--all", ARG_FLAG, &o.all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},

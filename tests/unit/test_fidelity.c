@@ -527,6 +527,74 @@ Test(fidelity, silicon_h100_llama70b_sweep_runs_its_ignored_config) {
   kvsim_fidelity_silicon_free(&t);
 }
 
+/* InferenceX's DeepSeek-R1 fp8 B200 SGLang sweeps (silicon_launch.c): the
+ * plain launch's rows get its scheduler options, the client's spread and
+ * the receive interval; its MTP twin's rows, and the per-day rows that
+ * may be either, are skipped with the reason; another campaign's rows get
+ * nothing. */
+Test(fidelity, silicon_inferencex_deepseek_b200_rows_get_their_launch) {
+  char path[512];
+  temp_file("silicon.csv",
+            SIL_SRC_HEAD
+            "db,\"db-dump/x; config_id=87; measured=2026-03-25T00:00:00.000Z\",sglang,0.5.9,"
+            "deepseek-ai/DeepSeek-V3,b200_sxm,fp8,agg,1024,1024,32,8,1,1,1,527.5,16.9\n"
+            "tp4,\"source_file=x.csv; measured=2026-03-25T16:34:14Z\",sglang,0.5.9,"
+            "deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,8192,1024,16,4,1,1,1,997.3,22.3\n"
+            "mtp,\"source_file=x.csv; measured=2026-03-25T16:34:14Z\",sglang,0.5.9,"
+            "deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,8192,1024,128,8,1,1,1,4533.9,66.5\n"
+            "either,\"source_file=x.csv; measured=2026-03-25T16:34:14Z\",sglang,0.5.9,"
+            "deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,32,8,1,1,1,642.3,14.8\n"
+            "dec,\"source_file=x.csv; measured=2025-12-31T15:18:00Z\",sglang,0.5.6,"
+            "deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,8192,1024,64,8,1,1,1,3089.7,40.6\n"
+            "other,\"db-dump/x; config_id=87; measured=2026-03-26T00:00:00.000Z\",sglang,0.5.9,"
+            "deepseek-ai/DeepSeek-V3,b200_sxm,fp8,agg,1024,1024,32,8,1,1,1,527.5,16.9\n",
+            path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  unlink(path);
+  cr_assert_eq(rc, KVSIM_OK, "read: %s", err.msg);
+  cr_assert_eq(t.n, 6, "six rows, got %lld", (long long)t.n);
+  const kvsim_fid_sil_row_t *db = &t.rows[0], *tp4 = &t.rows[1], *mtp = &t.rows[2],
+                            *either = &t.rows[3], *dec = &t.rows[4], *other = &t.rows[5];
+  cr_assert(!db->skipped && db->max_running_requests == 128 && db->chunked_prefill_size == 32768 &&
+                db->max_prefill_tokens == 32768 && db->mem_fraction_static == 0.82 &&
+                db->no_radix_cache && !strcmp(db->kv_cache_dtype, "fp8_e4m3") &&
+                db->scheduler_recv_interval == 30,
+            "TP 8 at 32 clients: dsr1_fp8_b200.sh's options (%s)", db->reason);
+  cr_assert(kvsim_fidelity_sil_range_ratio(db, KVSIM_FID_SIL_RANGE_AUTO) == 0.8,
+            "InferenceX's client spread");
+  cr_assert(!tp4->skipped && tp4->max_running_requests == 32 && tp4->chunked_prefill_size == 8192 &&
+                tp4->mem_fraction_static == 0.95 && tp4->scheduler_recv_interval == 10,
+            "TP 4 (the MTP script runs TP 8 only): its own options (%s)", tp4->reason);
+  cr_assert(mtp->skipped && strstr(mtp->reason, "MTP launch"),
+            "128 clients at TP 8: the MTP sweep: %s", mtp->reason);
+  cr_assert(either->skipped && strstr(either->reason, "the columns do not say"),
+            "a per-day TP 8 row inside the plain sweep may be either: %s", either->reason);
+  cr_assert(!dec->skipped && dec->max_running_requests == 128 && dec->scheduler_recv_interval == 30,
+            "the 2025-12-31 row: dsr1_fp8_b200_docker.sh's options");
+  cr_assert(!other->skipped && other->max_running_requests == 0 &&
+                other->mem_fraction_static == 0 && !other->no_radix_cache &&
+                !other->kv_cache_dtype[0] && other->scheduler_recv_interval == 0 &&
+                kvsim_fidelity_sil_range_ratio(other, KVSIM_FID_SIL_RANGE_AUTO) ==
+                    KVSIM_FID_SIL_RANGE_RATIO_SGLANG,
+            "another date is another campaign: SGLang's defaults, fixed lengths");
+  /* The launch reaches the scenario: the plan's fraction and the profile's options. */
+  kvsim_scenario_t sc;
+  rc = kvsim_fidelity_silicon_scenario(tp4, NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, &sc, &err);
+  cr_assert_eq(rc, KVSIM_OK, "scenario: %s", err.msg);
+  kvsim_resolved_t res;
+  rc = kvsim_scenario_resolve(&sc, &res, &err);
+  cr_assert_eq(rc, KVSIM_OK, "resolve: %s", err.msg);
+  cr_assert(res.plan.p.sglang.mem_fraction_static == 0.95 &&
+                res.plan.p.sglang.chunked_prefill_size == 8192 &&
+                res.plan.p.sglang.max_running_requests == 32 && !res.sched.enable_prefix_caching,
+            "the plan runs the launch's fraction, chunk, cap and no radix cache");
+  cr_assert(res.plan.kv_cache_tokens > 0, "at 0.95 a pool is left at TP 4");
+  kvsim_scenario_fini(&sc);
+  kvsim_fidelity_silicon_free(&t);
+}
+
 #define SU_HEAD                                                                                    \
   "source_url,vllm_version,engine,model,gpu,num_gpus,tp,gpu_mem_util,max_model_len,"            \
   "kv_cache_dtype,block_size,weights_gib,available_kv_gib,kv_cache_tokens,gpu_blocks,"           \

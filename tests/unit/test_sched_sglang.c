@@ -5,9 +5,10 @@
  * batch finds no page, back to the end of the queue; the policies. */
 #include "sched_harness.h"
 
-/* The harness with SGLang's own engine keys (pages of 4 tokens). */
-static void sgl_setup(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs,
-                      const char *policy, double conservativeness) {
+/* The harness with SGLang's own engine keys (pages of 4 tokens), and
+ * --scheduler-recv-interval when recv > 0. */
+static void sgl_setup_recv(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs,
+                           const char *policy, double conservativeness, int recv) {
   memset(e, 0, sizeof *e);
   kvsim_plan_t pl;
   memset(&pl, 0, sizeof pl);
@@ -26,11 +27,18 @@ static void sgl_setup(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs,
   cJSON *engine = cJSON_CreateObject();
   cJSON_AddStringToObject(engine, "schedule_policy", policy);
   cJSON_AddNumberToObject(engine, "schedule_conservativeness", conservativeness);
+  if (recv > 0)
+    cJSON_AddNumberToObject(engine, "scheduler_recv_interval", recv);
   cr_assert_eq(kvsim_sched_parse_opts(ops, engine, "engine", &cfg.opts, &err), KVSIM_OK,
                "options: %s", err.msg);
   cJSON_Delete(engine);
   cr_assert_eq(kvsim_sched_new(ops, &cfg, &e->kv, &e->s, &err), KVSIM_OK, "sched: %s", err.msg);
   e->s->cpu = &e->cpu;
+}
+
+static void sgl_setup(env_t *e, int32_t blocks, int64_t chunk, int64_t max_seqs, const char *policy,
+                      double conservativeness) {
+  sgl_setup_recv(e, blocks, chunk, max_seqs, policy, conservativeness, 0);
 }
 
 Test(sched_sglang, prefill_batch_then_decode_batch) {
@@ -51,6 +59,42 @@ Test(sched_sglang, prefill_batch_then_decode_batch) {
   cr_assert_eq(tokens_of(&e, a), 1, "one token each");
   finish_step(&e);
   teardown_env(&e);
+}
+
+/* --scheduler-recv-interval 3 (SchedulerRecvSkipper): an arrival during
+ * decode waits until three decode steps have run; after a prefill, or
+ * with nothing to run, the scheduler reads it at once. */
+Test(sched_sglang, recv_interval_holds_arrivals_for_that_many_decode_steps) {
+  for (int recv = 1; recv <= 3; recv += 2) {
+    env_t e;
+    sgl_setup_recv(&e, 401, 512, 8, "fcfs", 1.0, recv);
+    kvsim_request_t *a = add(&e, 0, 20, 30), *b = add(&e, 1, 12, 30);
+    schedule(&e);
+    cr_assert(tokens_of(&e, a) == 20 && tokens_of(&e, b) == 12, "idle: read at once (interval %d)",
+              recv);
+    finish_step(&e);
+    kvsim_request_t *c = add(&e, 2, 8, 30);
+    schedule(&e);
+    cr_assert_eq(tokens_of(&e, c), 8, "after a prefill the next loop reads c (interval %d)", recv);
+    finish_step(&e);
+    schedule(&e);
+    cr_assert_eq(e.step.reqs.n, 3, "a decode batch of a, b, c");
+    finish_step(&e);
+    kvsim_request_t *d = add(&e, 3, 8, 30);
+    int decodes = 0;
+    for (schedule(&e); tokens_of(&e, d) != 8; schedule(&e)) {
+      cr_assert_eq(e.step.reqs.n, 3, "d unread: the decode batch goes on without it");
+      cr_assert_eq(e.s->waiting.n, 0, "d is not in the waiting queue before it is read");
+      decodes++;
+      finish_step(&e);
+      cr_assert(decodes < 10, "d is read at last");
+    }
+    cr_assert_eq(decodes, recv == 1 ? 0 : 2,
+                 "interval %d: d waits %d decode steps (the one before it arrived counts)", recv,
+                 decodes);
+    finish_step(&e);
+    teardown_env(&e);
+  }
 }
 
 Test(sched_sglang, admission_reserves_new_token_ratio_of_running_outputs) {

@@ -283,9 +283,15 @@ typedef struct kvsim_fid_sil_row {
    * and what the row's campaign launched that its columns do not say,
    * from the campaign's own scripts (silicon_launch.c): the KV cache dtype
    * when not the precision's, max_num_seqs ("" / 0: the precision's, the
-   * engine's default). */
+   * engine's default); for SGLang the scheduler's launch options
+   * (0: SGLang's default) and the radix cache turned off; and the
+   * benchmark client's length spread (0: the backend's default,
+   * kvsim_fidelity_sil_range_ratio). */
   char measured[16], kv_cache_dtype[16];
   int64_t max_num_seqs;
+  int64_t max_running_requests, chunked_prefill_size, max_prefill_tokens, scheduler_recv_interval;
+  double mem_fraction_static, range_ratio;
+  bool no_radix_cache;
 } kvsim_fid_sil_row_t;
 
 typedef struct kvsim_fid_sil_table {
@@ -313,16 +319,20 @@ void kvsim_fidelity_silicon_free(kvsim_fid_sil_table_t *t);
  * not (TTFT 21.8 -> 46.9 % held out): they keep this spread as a stand-in
  * (docs/ACCURACY.md, "What the misses are"). */
 #define KVSIM_FID_SIL_RANGE_RATIO 0.8
-/* The SGLang rows ran fixed lengths: their clients move in lockstep, every
+/* The SGLang rows of AIConfigurator's runner ran fixed lengths (the
+ * InferenceX campaigns' did not: silicon_launch.c gives them their
+ * client's 0.8): their clients move in lockstep, every
  * wave's prompts prefilled together before its decodes (TTFT the wave's
  * whole prefill, TPOT without prefill interference). Replayed at 0.8 they
  * came out 84 % fast on TTFT and 32 % slow on TPOT with E2E within 4 %;
  * at 1, within 15 % and 4 % (H100 Qwen3-32B, TP 2; docs/ACCURACY.md). */
 #define KVSIM_FID_SIL_RANGE_RATIO_SGLANG 1.0
-/* A row's own spread (the two above by its backend), where a caller
+/* A row's own spread (its campaign's, or the two above by its backend), where a caller
  * passes this instead of a ratio. */
 #define KVSIM_FID_SIL_RANGE_AUTO (-1.0)
-/* range_ratio, or the row's own for KVSIM_FID_SIL_RANGE_AUTO. */
+/* range_ratio, or the row's own for KVSIM_FID_SIL_RANGE_AUTO: its
+ * campaign's client (r->range_ratio) when known, else the two above by
+ * its backend. */
 double kvsim_fidelity_sil_range_ratio(const kvsim_fid_sil_row_t *r, double range_ratio);
 
 /* The scenario that reproduces a row (sc is the caller's, _fini it): a

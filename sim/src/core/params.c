@@ -184,7 +184,7 @@ static const kvsim_param_t table[KVSIM_PARAM_COUNT] = {
      * weighing 1 and an extend (prefill, prebuilt) batch 1000. */
     P(SCHEDULER_RECV_INTERVAL, "engine.scheduler_recv_interval", "--scheduler-recv-interval", NULL, I, 1,
       1000, POZ, "1", "sglang",
-      "poll for new requests every N decode steps (read by a disaggregated run's decode side)"),
+      "read new requests once N decode steps have run, or after a prefill (a disaggregated run: both sides)"),
     P(GPU_MEMORY_CAPACITY_MIB, "engine.gpu_memory_capacity_mib", "--gpu-memory-capacity-mib", NULL,
       N, 1024, (double)KVSIM_GPU_MAX_MEMORY_BYTES / 1048576.0, PO, "the GPU's", "sglang",
       "nvidia-smi's memory.total, which the automatic fraction reads (default: the runtime total)"),

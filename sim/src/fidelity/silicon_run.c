@@ -26,15 +26,17 @@ static void length_json(int64_t len, double ratio, char *out, size_t cap) {
 double kvsim_fidelity_sil_range_ratio(const kvsim_fid_sil_row_t *r, double range_ratio) {
   if (range_ratio >= 0)
     return range_ratio;
+  if (r->range_ratio > 0)
+    return r->range_ratio;
   return !strcasecmp(r->backend, "sglang") ? KVSIM_FID_SIL_RANGE_RATIO_SGLANG : KVSIM_FID_SIL_RANGE_RATIO;
 }
 
 /* The engine keys a row sets beyond its profile: fp8 weights and the KV
  * cache the precision implies (fp8) unless the campaign's launch says
- * otherwise, the campaign's max_num_seqs (silicon_launch.c), and the
- * release the row ran (its host time per step and its sizing rules
- * differ: perf.h, plan.h); a nightly or an empty version runs as the
- * newest. */
+ * otherwise, the campaign's max_num_seqs, SGLang scheduler options and
+ * radix cache (silicon_launch.c), and the release the row ran (its host
+ * time per step and its sizing rules differ: perf.h, plan.h); a nightly
+ * or an empty version runs as the newest. */
 static void engine_keys(const kvsim_fid_sil_row_t *r, bool sglang, char *out, size_t cap) {
   const bool fp8 = !strcasecmp(r->precision, "fp8");
   const char *kv = r->kv_cache_dtype[0] ? r->kv_cache_dtype : fp8 ? "fp8" : "";
@@ -46,6 +48,21 @@ static void engine_keys(const kvsim_fid_sil_row_t *r, bool sglang, char *out, si
     n += (size_t)snprintf(out + n, cap - n, ", \"kv_cache_dtype\": \"%s\"", kv);
   if (r->max_num_seqs > 0 && n < cap)
     n += (size_t)snprintf(out + n, cap - n, ", \"max_num_seqs\": %lld", (long long)r->max_num_seqs);
+  const struct {
+    const char *key;
+    int64_t v;
+  } sgl[] = {{"max_running_requests", r->max_running_requests},
+             {"chunked_prefill_size", r->chunked_prefill_size},
+             {"max_prefill_tokens", r->max_prefill_tokens},
+             {"scheduler_recv_interval", r->scheduler_recv_interval}};
+  for (size_t i = 0; sglang && i < sizeof sgl / sizeof *sgl; i++)
+    if (sgl[i].v > 0 && n < cap)
+      n += (size_t)snprintf(out + n, cap - n, ", \"%s\": %lld", sgl[i].key, (long long)sgl[i].v);
+  if (sglang && r->mem_fraction_static > 0 && n < cap)
+    n += (size_t)snprintf(out + n, cap - n, ", \"mem_fraction_static\": %.17g",
+                          r->mem_fraction_static);
+  if (r->no_radix_cache && n < cap)
+    n += (size_t)snprintf(out + n, cap - n, ", \"enable_prefix_caching\": false");
   int v;
   if (!sglang && r->version[0] && kvsim_vllm_version_parse(r->version, &v) == KVSIM_OK && n < cap)
     snprintf(out + n, cap - n, ", \"vllm_version\": \"%s\"", r->version);
@@ -54,7 +71,7 @@ static void engine_keys(const kvsim_fid_sil_row_t *r, bool sglang, char *out, si
 int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
                                     double range_ratio, kvsim_scenario_t *sc, kvsim_err *err) {
   range_ratio = kvsim_fidelity_sil_range_ratio(r, range_ratio);
-  char text[2048], in[128], out[128], engine[256];
+  char text[2048], in[128], out[128], engine[512];
   const bool sglang = !strcasecmp(r->backend, "sglang");
   engine_keys(r, sglang, engine, sizeof engine);
   length_json(r->isl, range_ratio, in, sizeof in);

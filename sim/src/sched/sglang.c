@@ -161,6 +161,7 @@ static int init(kvsim_sched_t *s, kvsim_err *err) {
 static void fini(kvsim_sched_t *s) {
   sgl_t *v = (sgl_t *)s;
   kvsim_reqvec_fini(&v->order);
+  kvsim_reqvec_fini(&v->inbox);
   kvsim__free(v->keys);
 }
 
@@ -402,17 +403,61 @@ static int decode(sgl_t *v, kvsim_step_t *step) {
   return KVSIM_OK;
 }
 
-static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
-  sgl_t *v = (sgl_t *)s;
+/* Moves what arrived unread into the waiting queue, in arrival order. */
+static int receive(sgl_t *v) {
+  kvsim_sched_t *s = &v->s;
+  if (kvsim_waitq_reserve(&s->waiting, (int64_t)s->waiting.n + v->inbox.n) < 0)
+    return KVSIM_ENOMEM;
+  for (int32_t i = 0; i < v->inbox.n; i++)
+    (void)kvsim_waitq_push_back(&s->waiting, v->inbox.v[i]); /* room reserved */
+  v->inbox.n = 0;
+  return KVSIM_OK;
+}
+
+/* SchedulerRecvSkipper.handle (python/sglang/srt/managers/
+ * scheduler_recv_skipper.py), asked by Scheduler.recv_requests once per
+ * loop: the counter grows by the last batch's weight (a decode or a
+ * target-verify batch, or none, 1; any other, i.e. a prefill, 1000) and
+ * the socket is read when it reaches the interval, which resets it. */
+static int recv_requests(sgl_t *v) {
+  const int64_t interval = kvsim__sgl_opts(&v->s)->scheduler_recv_interval;
+  if (interval <= 1)
+    return KVSIM_OK;
+  v->recv_counter += v->last_prefill ? 1000 : 1;
+  if (v->recv_counter < interval)
+    return KVSIM_OK;
+  v->recv_counter = 0;
+  return receive(v);
+}
+
+static int form_batch(sgl_t *v, kvsim_time_ns now, kvsim_step_t *step) {
   /* get_next_batch_to_run: a new prefill batch first, else decode. */
   int rc = prefill(v, now, step);
+  v->last_prefill = rc >= 0 && step->reqs.n > 0;
   if (rc < 0 || step->reqs.n > 0)
     return rc;
   return decode(v, step);
 }
 
+static int schedule(kvsim_sched_t *s, kvsim_time_ns now, kvsim_step_t *step) {
+  sgl_t *v = (sgl_t *)s;
+  int rc = recv_requests(v);
+  if (rc == KVSIM_OK)
+    rc = form_batch(v, now, step);
+  if (rc < 0 || step->reqs.n > 0 || v->inbox.n == 0)
+    return rc;
+  /* Idle, the loop turns without GPU work (each turn weighs 1) and reads
+   * the socket within the interval's turns: at once, on kvsim's clock. */
+  v->recv_counter = 0;
+  if ((rc = receive(v)) < 0)
+    return rc;
+  return form_batch(v, now, step);
+}
+
 static int add(kvsim_sched_t *s, kvsim_request_t *r, kvsim_time_ns now) {
   (void)now;
+  if (kvsim__sgl_opts(s)->scheduler_recv_interval > 1)
+    return kvsim_reqvec_push(&((sgl_t *)s)->inbox, r);
   return kvsim_waitq_push_back(&s->waiting, r);
 }
 

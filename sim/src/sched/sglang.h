@@ -13,7 +13,7 @@ typedef struct sgl_opts {
   double schedule_conservativeness; /* --schedule-conservativeness, 1.0 */
   double gpu_memory_capacity_mib;   /* nvidia-smi's memory.total; 0: the runtime's */
   int64_t max_total_tokens, max_running_requests, chunked_prefill_size, max_prefill_tokens;
-  int64_t scheduler_recv_interval; /* --scheduler-recv-interval; 0: 1 */
+  int64_t scheduler_recv_interval; /* --scheduler-recv-interval; 0 or 1: every loop */
   int32_t page_size;
   int32_t policy;
   /* --speculative-num-steps, --speculative-eagle-topk,
@@ -34,6 +34,12 @@ typedef struct sgl {
   int64_t *keys;             /* scratch: their sort keys */
   int64_t keys_cap;
   uint64_t rng;              /* random policy: splitmix64, fixed seed */
+  /* --scheduler-recv-interval > 1: arrivals the scheduler has not read
+   * yet (the tokenizer's socket), in arrival order; the receive skipper's
+   * counter, and whether the last batch was a prefill. */
+  kvsim_reqvec_t inbox;
+  int64_t recv_counter;
+  bool last_prefill;
 } sgl_t;
 
 static inline const sgl_opts_t *kvsim__sgl_opts(const kvsim_sched_t *s) {
