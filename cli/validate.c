@@ -17,6 +17,14 @@ static bool put_json(char *s) {
   return true;
 }
 
+/* The parsed flags of kvsim validate. */
+typedef struct vopts {
+  const char *startup, *measured, *silicon, *series, *perf_file;
+  cli_list metas, sets, filters, gpus;
+  bool json, band, terms, all, no_refit, range_seen, max_error_seen;
+  double max_error, range_ratio;
+} vopts_t;
+
 /* --band: the library's coverage report (text or JSON) of a filled cov. */
 static int put_coverage(int rc, kvsim_fid_coverage_t *cov, bool json, kvsim_err *err) {
   rc = rc == KVSIM_OK && kvsim_fidelity_coverage_report(cov, json, stdout) < 0 ? kvsim_err_set(err, KVSIM_ENOMEM, "out of memory") : rc;
@@ -69,19 +77,20 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
   return 0;
 }
 
-static int run_silicon(const char *file, const cli_list *filters, const cli_list *gpus, double range_ratio,
-                       const kvsim_gpu_perf_t *perf, const char *perf_name, bool json, double max_error, bool band) {
+static int run_silicon(const vopts_t *o, const kvsim_gpu_perf_t *perf) {
+  const cli_list *filters = &o->filters, *gpus = &o->gpus;
+  const double range_ratio = o->range_seen ? o->range_ratio : KVSIM_FID_SIL_RANGE_AUTO, max_error = o->max_error;
   kvsim_err err = {0};
   kvsim_gpu_t ov[sizeof gpus->items / sizeof *gpus->items];
   for (int i = 0; i < gpus->n; i++)
     if (kvsim_gpu_load(gpus->items[i], &ov[i], &err) < 0)
       return cli_fail("validate", "--gpu: %s", err.msg);
   kvsim_fid_coverage_t cov = {0};
-  if (band)
-    return put_coverage(kvsim_fidelity_coverage_silicon(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf,
-                                                        perf_name, &cov, &err), &cov, json, &err) < 0 ? cli_fail("validate", "--silicon: %s", err.msg) : 0;
+  if (o->band)
+    return put_coverage(kvsim_fidelity_coverage_silicon(o->silicon, filters->items, filters->n, ov, gpus->n, range_ratio, perf,
+                                                        o->perf_file, &cov, &err), &cov, o->json, &err) < 0 ? cli_fail("validate", "--silicon: %s", err.msg) : 0;
   kvsim_fid_silicon_t s;
-  if (kvsim_fidelity_silicon_compare(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf, &s,
+  if (kvsim_fidelity_silicon_compare(o->silicon, filters->items, filters->n, ov, gpus->n, range_ratio, perf, &s,
                                      &err) < 0) {
     kvsim_fidelity_silicon_fini(&s);
     return err.code == KVSIM_ENOMEM ? cli_fail("validate", "out of memory")
@@ -92,13 +101,15 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
     snprintf(why, sizeof why, "%d skipped%s%s; %d failed%s", s.skipped, s.nreasons ? ": " : "",
              s.nreasons ? s.reasons[0].reason : "", s.failed, filters->n ? "; check --filter" : "");
     kvsim_fidelity_silicon_fini(&s);
-    return cli_fail("validate", "--silicon: %s: no row could be compared (%s)", file, why);
+    return cli_fail("validate", "--silicon: %s: no row could be compared (%s)", o->silicon, why);
   }
   bool ok = true;
-  if (json)
-    ok = put_json(kvsim_fidelity_silicon_to_json(&s, file));
+  if (o->json)
+    ok = put_json(kvsim_fidelity_silicon_to_json(&s, o->silicon));
   else
     kvsim_fidelity_silicon_print(stdout, &s);
+  if (o->terms && !o->json)
+    kvsim_fidelity_silicon_print_terms(stdout, &s);
   int n = s.compared;
   double mt = s.ttft_med, mp = s.tpot_med;
   kvsim_fidelity_silicon_fini(&s);
@@ -150,14 +161,6 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
   return 0;
 }
 
-/* The parsed flags of kvsim validate. */
-typedef struct vopts {
-  const char *startup, *measured, *silicon, *series, *perf_file;
-  cli_list metas, sets, filters, gpus;
-  bool json, band, all, no_refit, range_seen, max_error_seen;
-  double max_error, range_ratio;
-} vopts_t;
-
 /* One mode of the four, with the flags that go with it. */
 static int dispatch(vopts_t *o, const char *const *pos, int npos) {
   if (o->max_error_seen && !(o->max_error >= 0)) /* -1 is "no threshold", not a value to give */
@@ -188,12 +191,14 @@ static int dispatch(vopts_t *o, const char *const *pos, int npos) {
   if (o->silicon) {
     if (o->range_seen && !(o->range_ratio > 0 && o->range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", o->range_ratio);
-    return run_silicon(o->silicon, &o->filters, &o->gpus, o->range_seen ? o->range_ratio : KVSIM_FID_SIL_RANGE_AUTO,
-                       o->perf_file ? &perf : NULL, o->perf_file, o->json, o->max_error, o->band);
+    if (o->terms && (o->band || o->json))
+      return cli_fail("validate", "--terms is the text report's (--json has them as decode_step_ms; not with --band)");
+    return run_silicon(o, o->perf_file ? &perf : NULL);
   }
-  if (o->filters.n || o->gpus.n || o->range_seen || o->band)
-    return cli_fail("validate", "%s", o->band ? "--band goes with --measured or --silicon"
-                                              : "--filter, --gpu and --range-ratio go with --silicon");
+  if (o->filters.n || o->gpus.n || o->range_seen || o->band || o->terms)
+    return cli_fail("validate", "%s", o->band    ? "--band goes with --measured or --silicon"
+                                      : o->terms ? "--terms goes with --silicon"
+                                                 : "--filter, --gpu and --range-ratio go with --silicon");
   return o->all ? run_all(o->no_refit, o->json) : run_startup(o->startup, &o->metas, o->json, o->max_error);
 }
 
@@ -215,22 +220,17 @@ int cmd_validate(int argc, char **argv) {
       {"--silicon", ARG_PATH, &o.silicon,
        "fixed-concurrency table (AIConfigurator silicon CSV): each row reproduced by a closed-loop run", NULL},
       {"--filter", ARG_LIST, &o.filters,
-       "with --silicon: keep rows with KEY=VALUE (model, gpu, or a column such as system, precision, "
-       "tp_size); repeatable, the same key twice = either value",
-       NULL},
+       "with --silicon: keep rows with KEY=VALUE (model, gpu, or a column such as system, precision, tp_size); repeatable, the same key twice = either value", NULL},
       {"--gpu", ARG_LIST, &o.gpus,
-       "with --silicon: a GPU JSON file replacing the catalog GPU of the same name (e.g. calibrated "
-       "coefficients); repeatable",
-       NULL},
+       "with --silicon: a GPU JSON file replacing the catalog GPU of the same name (e.g. calibrated coefficients); repeatable", NULL},
       {"--perf", ARG_STR, &o.perf_file,
-       "with --measured or --silicon: this kernel profile (configs/kernels NAME, e.g. h200) replaces every "
-       "GPU's own tables, scaled to the GPU by its spec figures, as a GPU without tables of its own runs",
-       NULL},
+       "with --measured or --silicon: this kernel profile (configs/kernels NAME, e.g. h200) replaces every GPU's own tables, scaled to the GPU by its spec figures, as a GPU without tables of its own runs", NULL},
       {"--range-ratio", ARG_NUM, &o.range_ratio,
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
        "benchmark's random dataset (default the row's: its campaign's, else 0.8 vLLM, 1 SGLang)",
        &o.range_seen},
       {"--band", ARG_FLAG, &o.band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
+      {"--terms", ARG_FLAG, &o.terms, "with --silicon: each row's mean decode step by term (gemm, attention, moe, comm, elementwise, host)", NULL},
       {"--all", ARG_FLAG, &o.all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
       {"--no-refit", ARG_FLAG, &o.no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
       {"--json", ARG_FLAG, &o.json, "print one JSON object", NULL},
@@ -244,7 +244,7 @@ int cmd_validate(int argc, char **argv) {
   int rc = cli_parse("validate",
                      "--startup FILE [--meta FILE]... | --measured FILE SCENARIO.json [--set K=V]... "
                      "[--series FILE] [--perf GPU] | --silicon FILE [--filter K=V]... [--gpu FILE]... "
-                     "[--perf GPU] [--range-ratio R] [--band] | --all  [--json] [--max-error PCT]",
+                     "[--perf GPU] [--range-ratio R] [--band] [--terms] | --all  [--json] [--max-error PCT]",
                      args, argc, argv, 2, pos, 1, &npos);
   return rc ? (rc == 1 ? 0 : rc) : dispatch(&o, pos, npos);
 }

@@ -56,6 +56,18 @@ base=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --js
 jq '.perf = {"kernels": "h100-sxm", "host_us": 5000}' "$2/configs/gpus/h100-sxm.json" >"$tmp/h100-slow.json"
 slow=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --gpu "$tmp/h100-slow.json" --json | tpot)
 awk -v a="$base" -v b="$slow" 'BEGIN { exit !(a > 0 && b > 1.2 * a) }' || fail "--gpu host_us 5000: TPOT $slow vs $base ms"
+# --terms: each simulated row's mean decode step by term; the six terms
+# add up to the total, and the host term is the --gpu file's 5,000 us plus
+# its part per request.
+terms=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --gpu "$tmp/h100-slow.json" --terms) \
+  || fail "--terms exited $?"
+grep -q '^mean decode step by term (ms): gemm, attention, moe, comm, elementwise, host = total$' <<<"$terms" \
+  || fail "--terms header: $terms"
+awk '$1 == 2 && $(NF - 1) == "=" { s = $(NF-7) + $(NF-6) + $(NF-5) + $(NF-4) + $(NF-3) + $(NF-2); d = s - $NF
+     ok = d < 0.0035 && d > -0.0035 && $(NF-2) >= 5.0; found = 1 }
+     END { exit !(found && ok) }' <<<"$terms" || fail "--terms row 2: terms do not add up or host < 5 ms: $terms"
+dj=$("$kvsim" validate --silicon "$d/silicon.csv" --filter precision=bf16 --json | jq '.rows[0].simulated.decode_step_ms | .total > 0 and .gemm > 0 and .host > 0')
+[ "$dj" = true ] || fail "--json: simulated.decode_step_ms with its terms"
 # --perf NAME replaces the H100's kernel tables with another profile's (a
 # change in the simulated TPOT), and --perf FILE with a profile file gives
 # the same tables as its name.

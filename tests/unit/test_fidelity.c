@@ -12,6 +12,7 @@
 
 #include "tmpdir.h"
 #include "kvsim/fidelity.h"
+#include "kvsim/kernels.h"
 
 #ifndef KVSIM_SOURCE_DIR
 #define KVSIM_SOURCE_DIR "."
@@ -592,6 +593,50 @@ Test(fidelity, silicon_inferencex_deepseek_b200_rows_get_their_launch) {
             "the plan runs the launch's fraction, chunk, cap and no radix cache");
   cr_assert(res.plan.kv_cache_tokens > 0, "at 0.95 a pool is left at TP 4");
   kvsim_scenario_fini(&sc);
+  kvsim_fidelity_silicon_free(&t);
+}
+
+/* A row's mean decode step by term (what its TPOT is made of): the MoE
+ * term is the B200 table's fused MXFP4 layer at gpt-oss-120b's shape and
+ * the step's tokens, once per layer; the host term is the fixed part plus
+ * the part per running request; the terms add up to the step. */
+Test(fidelity, silicon_decode_step_terms_are_the_tables_and_the_host) {
+  char path[512];
+  temp_file("silicon.csv",
+            SIL_HEAD "g4,vllm,0.15.1,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,4,8,1,,1,25.4,2.99\n"
+                     "g8,vllm,0.15.1,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,8,8,1,,1,30.7,3.47\n",
+            path, sizeof path);
+  kvsim_fid_sil_table_t t;
+  kvsim_err err = {0};
+  int rc = kvsim_fidelity_silicon_read(path, NULL, 0, &t, &err);
+  unlink(path);
+  cr_assert(rc == KVSIM_OK && t.n == 2, "read: %s", err.msg);
+  kvsim_step_cost_t c4, c8, c0;
+  rc = kvsim_fidelity_sil_decode_step(&t.rows[0], NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, NULL, &c4, &err);
+  cr_assert_eq(rc, KVSIM_OK, "decode step: %s", err.msg);
+  cr_assert_eq(kvsim_fidelity_sil_decode_step(&t.rows[1], NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, NULL, &c8, &err),
+               KVSIM_OK, "%s", err.msg);
+  const kvsim_kernels_t *k;
+  cr_assert_eq(kvsim_kernels_get("b200", &k, &err), KVSIM_OK, "%s", err.msg);
+  /* 36 MoE layers, 128 experts, top-4, hidden 2880, intermediate 2880, TP 8. */
+  const double layer_us = kvsim_kernels_moe_us(k, "w4a16_mxfp4", 2880, 2880, 4, 128, 8, 1, 4);
+  cr_assert(layer_us > 10 && layer_us < 50, "the table's layer at 4 tokens: %g us", layer_us);
+  cr_assert(near(c4.moe_s, 36 * layer_us * 1e-6, 1e-9), "moe %g s, 36 x %g us", c4.moe_s, layer_us);
+  cr_assert(near(c8.host_s - c4.host_s, 4 * KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC * 1e-6, 1e-9),
+            "host per request: %g s for 4 more", c8.host_s - c4.host_s);
+  cr_assert(near(c4.host_s, (KVSIM_HOST_US_VLLM_ASYNC + 4 * KVSIM_HOST_PER_SEQ_US_VLLM_ASYNC) * 1e-6, 1e-9),
+            "host %g s", c4.host_s);
+  const double sum = c4.gemm_s + c4.attn_s + c4.moe_s + c4.comm_s + c4.elem_s + c4.host_s;
+  cr_assert(c4.roofline_s < sum - c4.host_s && near(c4.total_s, sum, 1e-9), "terms %g s, total %g s", sum,
+            c4.total_s);
+  /* Coefficients given replace the GPU's: no host time, the same device. */
+  kvsim_gpu_perf_t perf;
+  memset(&perf, 0, sizeof perf);
+  perf.host_us = perf.host_per_seq_us = 0;
+  perf.frontend_us = perf.frontend_per_token_us = 0;
+  cr_assert_eq(kvsim_fidelity_sil_decode_step(&t.rows[0], NULL, 0, KVSIM_FID_SIL_RANGE_AUTO, &perf, &c0, &err),
+               KVSIM_OK, "%s", err.msg);
+  cr_assert(c0.host_s == 0 && near(c0.total_s, c4.total_s - c4.host_s, 1e-9), "without host %g s", c0.total_s);
   kvsim_fidelity_silicon_free(&t);
 }
 

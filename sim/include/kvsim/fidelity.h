@@ -351,10 +351,20 @@ int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gp
                                     double range_ratio, const kvsim_gpu_perf_t *perf, double *ttft_ms,
                                     double *tpot_ms, kvsim_err *err);
 
+/* The step model's terms at a row's mean decode step (what its TPOT is
+ * made of): min(batch, max_num_seqs) sequences decoding one token each at
+ * the row's mean context (the mean prompt plus half the mean output), on
+ * the GPU and coefficients kvsim_fidelity_silicon_simulate uses. The
+ * plan's error when kvsim cannot plan the row. */
+int kvsim_fidelity_sil_decode_step(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                   double range_ratio, const kvsim_gpu_perf_t *perf, kvsim_step_cost_t *cost,
+                                   kvsim_err *err);
+
 typedef struct kvsim_fid_sil_result {
   bool ok;                  /* simulated; else error says why (skipped rows: neither) */
   double ttft_ms, tpot_ms;  /* simulated */
   double err_ttft, err_tpot; /* percent */
+  kvsim_step_cost_t decode_step; /* kvsim_fidelity_sil_decode_step, when ok */
   char error[160];
 } kvsim_fid_sil_result_t;
 
@@ -789,6 +799,9 @@ int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3
 void kvsim_fidelity_measured_print(FILE *f, const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
                                    const kvsim_fid_measured_cmp_t *c);
 void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s);
+/* Each simulated row's mean decode step by term (ms), what its TPOT is
+ * made of (kvsim validate --silicon --terms), after a blank line. */
+void kvsim_fidelity_silicon_print_terms(FILE *f, const kvsim_fid_silicon_t *s);
 void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const char *file);
 
 /* As `kvsim validate --all --json` prints it. */

@@ -118,6 +118,25 @@ void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s) {
            s->skipped);
 }
 
+/* One line per simulated row, in the table's order: the mean decode
+ * step's terms (ms) beside the measured and simulated TPOT. */
+void kvsim_fidelity_silicon_print_terms(FILE *f, const kvsim_fid_silicon_t *s) {
+  fprintf(f, "\nmean decode step by term (ms): gemm, attention, moe, comm, elementwise, host = total\n");
+  fprintf(f, "%7s %-5s %4s %5s %5s %5s | %7s %7s | %6s %6s %6s %6s %6s %6s = %6s\n", "line", "prec", "tp", "isl",
+          "osl", "conc", "TPOT", "sim", "gemm", "attn", "moe", "comm", "elem", "host", "total");
+  for (int64_t i = 0; i < s->table.n; i++) {
+    const kvsim_fid_sil_row_t *r = &s->table.rows[s->order[i]];
+    const kvsim_fid_sil_result_t *x = &s->res[s->order[i]];
+    if (!x->ok)
+      continue;
+    const kvsim_step_cost_t *c = &x->decode_step;
+    fprintf(f, "%7d %-5s %4lld %5lld %5lld %5lld | %7.2f %7.2f | %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f = %6.3f\n", r->line,
+            r->precision[0] ? r->precision : "bf16", (long long)r->tp, (long long)r->isl, (long long)r->osl,
+            (long long)r->batch, r->tpot_ms, x->tpot_ms, c->gemm_s * 1e3, c->attn_s * 1e3, c->moe_s * 1e3,
+            c->comm_s * 1e3, c->elem_s * 1e3, c->host_s * 1e3, c->total_s * 1e3);
+  }
+}
+
 /* ---- --startup ---- */
 
 static void pool_text(const kvsim_plan_t *pl, const char *metric, char *buf, size_t cap) {

@@ -26,6 +26,16 @@ static cJSON *row_json(const kvsim_fid_sil_row_t *r, const kvsim_fid_sil_result_
     cJSON *sm = cJSON_AddObjectToObject(e, "simulated");
     cJSON_AddNumberToObject(sm, "ttft_ms", s->ttft_ms);
     cJSON_AddNumberToObject(sm, "tpot_ms", s->tpot_ms);
+    const kvsim_step_cost_t *c = &s->decode_step;
+    cJSON *d = cJSON_AddObjectToObject(sm, "decode_step_ms");
+    cJSON_AddNumberToObject(d, "gemm", c->gemm_s * 1e3);
+    cJSON_AddNumberToObject(d, "attention", c->attn_s * 1e3);
+    cJSON_AddNumberToObject(d, "moe", c->moe_s * 1e3);
+    cJSON_AddNumberToObject(d, "comm", c->comm_s * 1e3);
+    cJSON_AddNumberToObject(d, "elementwise", c->elem_s * 1e3);
+    cJSON_AddNumberToObject(d, "host", c->host_s * 1e3);
+    cJSON_AddNumberToObject(d, "roofline", c->roofline_s * 1e3);
+    cJSON_AddNumberToObject(d, "total", c->total_s * 1e3);
     cJSON *ep = cJSON_AddObjectToObject(e, "error_pct");
     cJSON_AddNumberToObject(ep, "ttft", s->err_ttft);
     cJSON_AddNumberToObject(ep, "tpot", s->err_tpot);

@@ -128,3 +128,36 @@ int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gp
   kvsim_scenario_fini(&sc);
   return rc;
 }
+
+int kvsim_fidelity_sil_decode_step(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
+                                   double range_ratio, const kvsim_gpu_perf_t *perf, kvsim_step_cost_t *cost,
+                                   kvsim_err *err) {
+  memset(cost, 0, sizeof *cost);
+  kvsim_scenario_t sc;
+  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
+  if (rc < 0)
+    return rc;
+  if (perf && perf->kernels[0])
+    rc = kvsim_gpu_use_kernels(&sc.gpu, perf->kernels, err);
+  if (perf)
+    kvsim_fidelity_apply_coefs(&sc.gpu.perf, perf);
+  kvsim_resolved_t res;
+  kvsim_perf_t pf;
+  if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
+      (rc = kvsim_perf_init(&pf, &sc.model, &sc.gpu, &res.plan, err)) == KVSIM_OK) {
+    /* The mean context of a decode step, as the bandwidth floor takes it
+     * (physical.c): the mean prompt (uniform in [len x ratio, len]) plus
+     * half the mean output. Past max_num_seqs the clients queue. */
+    const double rr = kvsim_fidelity_sil_range_ratio(r, range_ratio);
+    const double in = (double)r->isl * (1 + rr) / 2, out = (double)r->osl * (1 + rr) / 2;
+    const int64_t cap = res.sched.max_num_seqs;
+    const int64_t seqs = cap > 0 && r->batch > cap ? cap : r->batch;
+    kvsim_batch_shape_t b;
+    memset(&b, 0, sizeof b);
+    for (int64_t i = 0; i < seqs; i++)
+      kvsim_batch_shape_add(&b, (int64_t)(in + out / 2), 1, sc.model.sliding_window);
+    (void)kvsim_perf_step_time(&pf, &b, cost);
+  }
+  kvsim_scenario_fini(&sc);
+  return rc;
+}
