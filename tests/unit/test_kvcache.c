@@ -6,6 +6,7 @@
 #include "kvsim/kvcache.h"
 #include "kvsim/workload.h"
 #include "memory/hashmemo.h"
+#include "memory/kvcache_internal.h"
 
 /* A pool of `blocks` blocks of 4 tokens, one full-attention group. */
 static void make(kvsim_kvcache_t *kv, int32_t blocks, bool caching, int64_t window) {
@@ -569,5 +570,80 @@ Test(kvcache, shared_first_segments_hash_as_the_chain) {
   }
   cr_assert_gt(copied, 1000, "requests found their first segment's hashes kept (%lld)", (long long)copied);
   check(&kv);
+  kvsim_kvcache_fini(&kv);
+}
+
+/* The prefix walk of one full-attention group (kvcache_lookup.c, its
+ * inline probe) against the chain's rule read through the pool's public
+ * lookup: the hit is the longest run of blocks from the first whose keys
+ * (the block hash salted by the tenant) the map holds, and hit_ids holds
+ * those blocks and, where the run stops inside the prompt, the miss (-1).
+ * Seeded random prompts over three shared first segments, two tenants,
+ * preemptions of anonymous requests (their blocks hashed), releases and
+ * evictions in a small pool. */
+Test(kvcache, single_group_walk_is_the_chain_rule) {
+  enum { N = 40, OPS = 1500 };
+  kvsim_kvcache_t kv;
+  make(&kv, 48, true, 0);
+  kvsim_segment_t segs[N][2];
+  kvsim_request_t *live[N] = {0};
+  uint64_t x = 977;
+  int64_t hits = 0, misses_inside = 0;
+  for (int op = 0; op < OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int i = (int)(x % N);
+    if (live[i]) { /* release it, sometimes as a preemption */
+      if ((x >> 8) & 1)
+        cr_assert_eq(kvsim_kvcache_free_preempted(&kv, live[i]), KVSIM_OK, "preempt");
+      else
+        kvsim_kvcache_free(&kv, live[i]);
+      drop(live[i]);
+      live[i] = NULL;
+      continue;
+    }
+    kvsim_request_t *r;
+    if ((x >> 9) % 4 == 0) {
+      r = anon_req(&kv, (uint64_t)op, 4 + (int64_t)((x >> 12) % 40));
+    } else {
+      segs[i][0] = (kvsim_segment_t){500 + (x >> 12) % 3, 4 + (int64_t)((x >> 16) % 24)};
+      segs[i][1] = (kvsim_segment_t){100000 + (uint64_t)op, 1 + (int64_t)((x >> 22) % 12)};
+      r = req(&kv, (uint64_t)op, segs[i], 2, 4, (int32_t)((x >> 28) % 2));
+    }
+    const int64_t hit = kvsim_kvcache_lookup(&kv, r, false);
+    const int32_t L = kv.hit_blocks;
+    cr_assert_eq(hit, (int64_t)L * kv.block_size, "op %d: hit tokens", op);
+    if (!r->anon) {
+      /* the model: the chain read through kvsim_pool_lookup */
+      const int32_t avail = (int32_t)((r->num_tokens - 1) / kv.block_size);
+      int32_t m = 0;
+      while (m < avail && kvsim_pool_lookup(&kv.pool, kvsim__kvcache_block_key(r, m, 0)) > 0)
+        m++;
+      cr_assert_eq(L, m, "op %d: hit %d blocks, the chain %d", op, L, m);
+      for (int32_t k = 0; k < L; k++)
+        cr_assert_eq(kv.hit_ids[k], kvsim_pool_lookup(&kv.pool, kvsim__kvcache_block_key(r, k, 0)),
+                     "op %d: hit block %d", op, k);
+      if (L < avail) {
+        cr_assert_eq(kv.hit_ids[L], -1, "op %d: the miss is recorded", op);
+        misses_inside++;
+      }
+      hits += L > 0;
+    }
+    if (kvsim_kvcache_allocate(&kv, r, hit, r->num_tokens - hit, 0) == 1) {
+      r->num_computed = r->num_tokens;
+      live[i] = r;
+    } else {
+      kvsim_kvcache_free(&kv, r);
+      drop(r);
+    }
+    check(&kv);
+  }
+  cr_assert_gt(hits, 100, "lookups that hit (%lld)", (long long)hits);
+  cr_assert_gt(misses_inside, 100, "runs that stop inside the prompt (%lld)", (long long)misses_inside);
+  cr_assert_gt(kv.pool.evictions, 50, "evictions (%lld)", (long long)kv.pool.evictions);
+  for (int i = 0; i < N; i++)
+    if (live[i]) {
+      kvsim_kvcache_free(&kv, live[i]);
+      drop(live[i]);
+    }
   kvsim_kvcache_fini(&kv);
 }

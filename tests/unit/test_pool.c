@@ -461,3 +461,70 @@ Test(pool, taking_an_unhashed_head_commutes_with_caching_a_held_block) {
   cr_assert_gt(commuted, 500, "unhashed heads taken (%d)", commuted);
   cr_assert_gt(differed, 10, "a hashed head's key met the cached one: the orders differ (%d)", differed);
 }
+
+/* kvsim_pool_alloc_one (the inline take of a decode row's next block)
+ * against kvsim_pool_alloc(p, 1): two pools driven by the same seeded
+ * random operations (multi-block takes, hashed and anonymous caching,
+ * whole-table releases, touches; a small pool, so the queue empties and
+ * its last block is taken), one taking single blocks each way. Every
+ * record, the queue's ends, the counters and the map must stay equal. */
+Test(pool, alloc_one_is_alloc_of_one) {
+  enum { N = 16, KEYS = 8, OPS = 4000, MAXH = 12 };
+  const uint64_t keys[KEYS] = {21, 22, 23, 24, 25, 26, 27, 28};
+  kvsim_pool_t p[2];
+  kvsim_err err = {0};
+  for (int m = 0; m < 2; m++)
+    cr_assert_eq(kvsim_pool_init(&p[m], N, &err), KVSIM_OK, "init: %s", err.msg);
+  kvsim_block_id held[MAXH][N];
+  int32_t hn[MAXH] = {0};
+  int64_t ones = 0, hashed_heads = 0, emptied = 0;
+  uint64_t x = 2463534242ull;
+  for (int op = 0; op < OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int t = (int)(x % MAXH), kind = (int)((x >> 8) % 6);
+    if (kind <= 1 && p[0].num_free > 0 && hn[t] < N) {
+      /* a single block: the inline take on pool 0, the general one on 1 */
+      hashed_heads += p[0].blocks[p[0].head].cached >= KVSIM_BLOCK_HASHED;
+      const kvsim_block_id a = kvsim_pool_alloc_one(&p[0]);
+      kvsim_block_id b;
+      kvsim_pool_alloc(&p[1], 1, &b);
+      cr_assert_eq(a, b, "op %d: block %d vs %d", op, a, b);
+      held[t][hn[t]++] = a;
+      ones++;
+      emptied += p[0].num_free == 0;
+    } else if (kind == 2 && hn[t] == 0) {
+      const int32_t n = (int32_t)((x >> 16) % 4) + 1;
+      if (n <= p[0].num_free) {
+        for (int m = 0; m < 2; m++)
+          kvsim_pool_alloc(&p[m], n, held[t]);
+        hn[t] = n;
+      }
+    } else if (kind == 3 && hn[t] > 0) {
+      const kvsim_block_id b = held[t][(x >> 20) % (uint64_t)hn[t]];
+      const uint64_t h = (x >> 30) & 1 ? keys[(x >> 32) % KEYS] : KVSIM_ANON_HASH;
+      for (int m = 0; m < 2; m++)
+        if (!kvsim_pool_cached(&p[m], b))
+          kvsim_pool_cache(&p[m], b, h);
+    } else if (kind == 4 && hn[t] > 0) {
+      const int32_t upto = (int32_t)((x >> 24) % (uint64_t)(hn[t] + 1));
+      for (int m = 0; m < 2; m++)
+        kvsim_pool_release_table(&p[m], held[t], hn[t], upto);
+      hn[t] = 0;
+    } else if (kind == 5) {
+      const kvsim_block_id b = kvsim_pool_lookup(&p[0], keys[(x >> 36) % KEYS]);
+      if (b > 0 && hn[t] < N) {
+        for (int m = 0; m < 2; m++)
+          kvsim_pool_touch(&p[m], b);
+        held[t][hn[t]++] = b;
+      }
+    }
+    same_pool(&p[0], &p[1], keys, KEYS, op);
+    check(&p[0]);
+  }
+  cr_assert_gt(ones, 500, "single takes (%lld)", (long long)ones);
+  cr_assert_gt(hashed_heads, 20, "hashed heads taken (%lld)", (long long)hashed_heads);
+  cr_assert_gt(emptied, 20, "the queue emptied (%lld)", (long long)emptied);
+  cr_assert_gt(p[0].evictions, 50, "evictions (%lld)", (long long)p[0].evictions);
+  for (int m = 0; m < 2; m++)
+    kvsim_pool_fini(&p[m]);
+}

@@ -92,6 +92,35 @@ int64_t kvsim_pool_refs(const kvsim_pool_t *p);
  * hash they carried. The caller checked n <= num_free. */
 void kvsim_pool_alloc(kvsim_pool_t *p, int32_t n, kvsim_block_id *out);
 
+/* kvsim_pool_alloc(p, 1, &b), inline: a decode row's next block
+ * (kvsim_kvcache_take_next) is most of the pool's takes, and the call's
+ * setup cost more than the take. A head block carrying a findable hash
+ * (its eviction edits the map) goes through kvsim_pool_alloc. The caller
+ * checked num_free >= 1. */
+static inline kvsim_block_id kvsim_pool_alloc_one(kvsim_pool_t *p) {
+  kvsim_block_id b = p->head;
+  kvsim_pool_block_t *const e = &p->blocks[b];
+  if (e->cached >= KVSIM_BLOCK_HASHED) {
+    kvsim_pool_alloc(p, 1, &b);
+    return b;
+  }
+  const int32_t nx = e->next ? e->next : b + 1; /* the links as stored: 0 = b + 1 */
+  const int32_t was = e->cached != KVSIM_BLOCK_UNCACHED; /* an anonymous mark, evicted */
+  e->ref_cnt = 1;
+  e->prev = -1;
+  e->next = -1;
+  e->cached = KVSIM_BLOCK_UNCACHED;
+  p->head = nx;
+  if (nx >= 0)
+    p->blocks[nx].prev = -1;
+  else
+    p->tail = -1;
+  p->num_free--;
+  p->num_cached_free -= was;
+  p->evictions += was;
+  return b;
+}
+
 /* Drops one reference; at zero the block goes to the TAIL of the free
  * queue, keeping its hash. Free a request's blocks tail-first so that its
  * last block is evicted before its prefix. */

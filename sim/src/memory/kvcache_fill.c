@@ -119,7 +119,6 @@ int kvsim_kvcache_take_next(kvsim_kvcache_t *kv, kvsim_request_t *r) {
   if (t->len >= t->cap ||
       (kv->prefix_caching && !r->anon && (c + 1 < r->num_tokens ? c + 1 : r->num_tokens) >> sh > r->hashes_cap))
     return 0;
-  kvsim_pool_alloc(&kv->pool, 1, t->ids + t->len);
-  t->len++;
+  t->ids[t->len++] = kvsim_pool_alloc_one(&kv->pool);
   return 1;
 }

@@ -8,6 +8,7 @@
 #include "core/blockhash.h"
 #include "memory/hashmemo.h"
 #include "memory/kvcache_internal.h"
+#include "memory/pool_map.h"
 
 #include <assert.h>
 #include <string.h>
@@ -99,6 +100,21 @@ static int grow_hits(kvsim_kvcache_t *kv, int32_t n) {
 /* Full-attention groups walk the chain from the first block: the hit is
  * the longest run of blocks every full group has cached. */
 static int32_t walk_full_groups(kvsim_kvcache_t *kv, const kvsim_request_t *r, int32_t avail) {
+  if (kv->num_groups == 1 && !kv->sliding[0]) {
+    /* One full-attention group (group 0's key is the salted hash): the
+     * same probes and hit_ids as below, the probe inline. */
+    const uint64_t s = salt(r->spec.tenant);
+    const uint64_t *h = r->hashes;
+    kvsim_block_id *ids = kv->hit_ids;
+    int32_t L = 0;
+    for (; L < avail; L++) {
+      const kvsim_block_id b = kvsim__pool_find(&kv->pool, h[L] ^ s);
+      ids[L] = b;
+      if (b <= 0)
+        break;
+    }
+    return L;
+  }
   int32_t L = 0;
   while (L < avail) {
     bool ok = true;

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "memory/pool_map.h"
 
-#define MAP_EMPTY 0ull
-
-/* Block hashes are never 0 (the map's empty marker). */
-static uint64_t key_of(uint64_t h) { return h ? h : 1; }
+#define MAP_EMPTY KVSIM__POOL_MAP_EMPTY
+#define key_of kvsim__pool_key
+#define slot_of kvsim__pool_slot
 
 /* The prefix map's slots: load <= 1/4 (1/2 past a million blocks, to
  * bound memory): short probe runs for lookups, inserts and deletions. */
@@ -109,11 +109,6 @@ void kvsim_pool_fini(kvsim_pool_t *p) {
   memset(p, 0, sizeof *p);
 }
 
-static uint32_t slot_of(const kvsim_pool_t *p, uint64_t key) {
-  /* The key is already a well-mixed hash; fold the high bits in anyway. */
-  return (uint32_t)(key ^ (key >> 29)) & p->map_mask;
-}
-
 /* Linear probing at low load with backward-shift deletion: no
  * tombstones, so probe runs stay short however much the cache churns.
  * Not the core u64 map on purpose: this one never grows (its capacity is
@@ -122,14 +117,7 @@ static uint32_t slot_of(const kvsim_pool_t *p, uint64_t key) {
  * zero-filled keys let calloc hand out untouched pages, so a 17.7 M-block
  * pool costs no memory until its cache fills. */
 kvsim_block_id kvsim_pool_lookup(const kvsim_pool_t *p, uint64_t hash) {
-  uint64_t key = key_of(hash);
-  for (uint32_t i = slot_of(p, key);; i = (i + 1) & p->map_mask) {
-    uint64_t k = p->map_keys[i];
-    if (k == MAP_EMPTY)
-      return -1;
-    if (k == key)
-      return p->map_vals[i];
-  }
+  return kvsim__pool_find(p, hash);
 }
 
 /* Takes block b's hash out of the map: b is hashed, so its slot holds
