@@ -172,6 +172,10 @@ int kvsim_kvcache_free_preempted(kvsim_kvcache_t *kv, kvsim_request_t *r);
 bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t *r, int g,
                                 int32_t k);
 
+/* The bytes of the offload store's lookup counter (`seen`), which a
+ * manager with a CPU tier allocates: the memory budget counts them. */
+int64_t kvsim_kvcache_tracker_bytes(void);
+
 /* Blocks currently held by the request (non-null, all groups). */
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r);
 

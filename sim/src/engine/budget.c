@@ -9,6 +9,7 @@
 
 #include "engine/replica.h"
 #include "kvsim/cputier.h"
+#include "kvsim/kvcache.h"
 #include "kvsim/pool.h"
 
 static _Atomic int64_t budget = KVSIM_MEMORY_BUDGET_DEFAULT;
@@ -31,7 +32,7 @@ int64_t kvsim__budget_replicas_bytes(const kvsim_scenario_t *sc, const kvsim_res
   int64_t per = kvsim_pool_bytes(res->pool_blocks) +
                 kvsim_cpu_tier_bytes(offload ? pl->offload_blocks : pl->swap_blocks, offload) +
                 (int64_t)sizeof(kvsim__replica_t) +
-                (offload ? 65536 * 4 : 0); /* the offload tracker (KVSIM__KVCACHE_SEEN_SLOTS) */
+                (offload ? kvsim_kvcache_tracker_bytes() : 0);
   return (int64_t)sc->replicas * per;
 }
 

@@ -128,6 +128,10 @@ bool kvsim_kvcache_block_cached(const kvsim_kvcache_t *kv, const kvsim_request_t
   return kvsim_pool_cached(&kv->pool, t->ids[k]) || k < t->anon_upto;
 }
 
+int64_t kvsim_kvcache_tracker_bytes(void) {
+  return (int64_t)KVSIM__KVCACHE_SEEN_SLOTS * (int64_t)sizeof(((kvsim_kvcache_t *)0)->seen[0]);
+}
+
 int64_t kvsim_kvcache_held(const kvsim_kvcache_t *kv, const kvsim_request_t *r) {
   int64_t n = 0;
   int tables = kv->num_groups + (kv->residual_blocks ? 1 : 0);
