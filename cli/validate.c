@@ -70,14 +70,14 @@ static int run_measured(const char *file, const char *scenario, const cli_list *
 }
 
 static int run_silicon(const char *file, const cli_list *filters, const cli_list *gpus, double range_ratio,
-                       const kvsim_gpu_perf_t *perf, const char *perf_name, bool json, double max_error, bool band) {
+                       const kvsim_gpu_perf_t *perf, const char *perf_name, bool json, double max_error, int mode) {
   kvsim_err err = {0};
   kvsim_gpu_t ov[sizeof gpus->items / sizeof *gpus->items];
   for (int i = 0; i < gpus->n; i++)
     if (kvsim_gpu_load(gpus->items[i], &ov[i], &err) < 0)
       return cli_fail("validate", "--gpu: %s", err.msg);
   kvsim_fid_coverage_t cov = {0};
-  if (band)
+  if (mode == 1) /* --band */
     return put_coverage(kvsim_fidelity_coverage_silicon(file, filters->items, filters->n, ov, gpus->n, range_ratio, perf,
                                                         perf_name, &cov, &err), &cov, json, &err) < 0 ? cli_fail("validate", "--silicon: %s", err.msg) : 0;
   kvsim_fid_silicon_t s;
@@ -99,6 +99,8 @@ static int run_silicon(const char *file, const cli_list *filters, const cli_list
     ok = put_json(kvsim_fidelity_silicon_to_json(&s, file));
   else
     kvsim_fidelity_silicon_print(stdout, &s);
+  if (mode == 2) /* --terms */
+    kvsim_fidelity_silicon_print_terms(stdout, &s, range_ratio);
   int n = s.compared;
   double mt = s.ttft_med, mp = s.tpot_med;
   kvsim_fidelity_silicon_fini(&s);
@@ -154,7 +156,7 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
 typedef struct vopts {
   const char *startup, *measured, *silicon, *series, *perf_file;
   cli_list metas, sets, filters, gpus;
-  bool json, band, all, no_refit, range_seen, max_error_seen;
+  bool json, band, all, no_refit, range_seen, max_error_seen, terms;
   double max_error, range_ratio;
 } vopts_t;
 
@@ -188,12 +190,14 @@ static int dispatch(vopts_t *o, const char *const *pos, int npos) {
   if (o->silicon) {
     if (o->range_seen && !(o->range_ratio > 0 && o->range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", o->range_ratio);
+    if (o->terms && (o->band || o->json || o->perf_file))
+      return cli_fail("validate", "--terms (text, each row's own GPU tables) goes without --band, --json and --perf");
     return run_silicon(o->silicon, &o->filters, &o->gpus, o->range_seen ? o->range_ratio : KVSIM_FID_SIL_RANGE_AUTO,
-                       o->perf_file ? &perf : NULL, o->perf_file, o->json, o->max_error, o->band);
+                       o->perf_file ? &perf : NULL, o->perf_file, o->json, o->max_error, o->band ? 1 : o->terms ? 2 : 0);
   }
-  if (o->filters.n || o->gpus.n || o->range_seen || o->band)
+  if (o->filters.n || o->gpus.n || o->range_seen || o->band || o->terms)
     return cli_fail("validate", "%s", o->band ? "--band goes with --measured or --silicon"
-                                              : "--filter, --gpu and --range-ratio go with --silicon");
+                                              : "--filter, --gpu, --range-ratio and --terms go with --silicon");
   return o->all ? run_all(o->no_refit, o->json) : run_startup(o->startup, &o->metas, o->json, o->max_error);
 }
 
@@ -202,16 +206,10 @@ int cmd_validate(int argc, char **argv) {
   const cli_arg args[] = {
       {"--startup", ARG_PATH, &o.startup,
        "start-up log table (vllm_startup_logs.csv): logged vs kvsim KV budget per row", NULL},
-      {"--meta", ARG_LIST, &o.metas,
-       "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable",
-       NULL},
-      {"--measured", ARG_PATH, &o.measured,
-       "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark "
-       "JSON); the scenario that replays it is the positional argument",
-       NULL},
+      {"--meta", ARG_LIST, &o.metas, "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable", NULL},
+      {"--measured", ARG_PATH, &o.measured, "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark JSON); the scenario that replays it is the positional argument", NULL},
       {"--set", ARG_LIST, &o.sets, "with --measured: override a scenario key (repeatable)", NULL},
-      {"--series", ARG_PATH, &o.series,
-       "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
+      {"--series", ARG_PATH, &o.series, "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
       {"--silicon", ARG_PATH, &o.silicon,
        "fixed-concurrency table (AIConfigurator silicon CSV): each row reproduced by a closed-loop run", NULL},
       {"--filter", ARG_LIST, &o.filters,
@@ -230,6 +228,7 @@ int cmd_validate(int argc, char **argv) {
        "with --silicon: lengths uniform in [ratio x isl, isl] and [ratio x osl, osl] like the "
        "benchmark's random dataset (default the row's: its campaign's, else 0.8 vLLM, 1 SGLang)",
        &o.range_seen},
+      {"--terms", ARG_FLAG, &o.terms, "with --silicon: the prefill step of one prompt of each row's length, term by term (attention, experts, all-reduce, GEMMs, elementwise, host)", NULL},
       {"--band", ARG_FLAG, &o.band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
       {"--all", ARG_FLAG, &o.all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
       {"--no-refit", ARG_FLAG, &o.no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
@@ -244,7 +243,7 @@ int cmd_validate(int argc, char **argv) {
   int rc = cli_parse("validate",
                      "--startup FILE [--meta FILE]... | --measured FILE SCENARIO.json [--set K=V]... "
                      "[--series FILE] [--perf GPU] | --silicon FILE [--filter K=V]... [--gpu FILE]... "
-                     "[--perf GPU] [--range-ratio R] [--band] | --all  [--json] [--max-error PCT]",
+                     "[--perf GPU] [--range-ratio R] [--band | --terms] | --all  [--json] [--max-error PCT]",
                      args, argc, argv, 2, pos, 1, &npos);
   return rc ? (rc == 1 ? 0 : rc) : dispatch(&o, pos, npos);
 }

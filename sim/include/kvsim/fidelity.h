@@ -765,6 +765,14 @@ double kvsim_fidelity_logo_peak_frac(const kvsim_fid_sil_row_t *r);
 int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
                                     double *floor_ms, kvsim_err *err);
 
+/* The step that prefills one prompt of the row's full input length on an
+ * empty cache, as kvsim plans the row (its launch's flags, its GPU's own
+ * tables), term by term (kvsim validate --silicon --terms): where a
+ * row's TTFT error comes from. The plan's error when kvsim cannot plan
+ * the row. */
+int kvsim_fidelity_sil_prefill_terms(const kvsim_fid_sil_row_t *r, double range_ratio, kvsim_step_cost_t *cost,
+                                     kvsim_err *err);
+
 /* Whether a silicon row is physically possible on its GPU; when not, why
  * (into why[0..cap)): it implies more than 80 % of the dense peak of its
  * precision (kvsim_fidelity_logo_peak_frac), or its TPOT is below the
@@ -789,6 +797,10 @@ int kvsim_fidelity_logo_targets(const kvsim_fid_logo_group_t *g, double target[3
 void kvsim_fidelity_measured_print(FILE *f, const kvsim_fid_measured_t *m, const kvsim_scenario_t *sc,
                                    const kvsim_fid_measured_cmp_t *c);
 void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s);
+/* validate --silicon --terms: for each simulated row (once per GPU, model,
+ * precision, TP and input length) the prefill step of one prompt of its
+ * length, term by term (kvsim_fidelity_sil_prefill_terms). */
+void kvsim_fidelity_silicon_print_terms(FILE *f, const kvsim_fid_silicon_t *s, double range_ratio);
 void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const char *file);
 
 /* As `kvsim validate --all --json` prints it. */
