@@ -110,6 +110,8 @@ static int run_silicon(const vopts_t *o, const kvsim_gpu_perf_t *perf) {
     kvsim_fidelity_silicon_print(stdout, &s);
   if (o->terms && !o->json)
     kvsim_fidelity_silicon_print_terms(stdout, &s);
+  if (o->terms && !o->json) /* the prefill's terms read the catalog GPU's own tables */
+    kvsim_fidelity_silicon_print_prefill_terms(stdout, &s, range_ratio, gpus->n == 0 && !perf);
   int n = s.compared;
   double mt = s.ttft_med, mp = s.tpot_med;
   kvsim_fidelity_silicon_fini(&s);
@@ -207,16 +209,10 @@ int cmd_validate(int argc, char **argv) {
   const cli_arg args[] = {
       {"--startup", ARG_PATH, &o.startup,
        "start-up log table (vllm_startup_logs.csv): logged vs kvsim KV budget per row", NULL},
-      {"--meta", ARG_LIST, &o.metas,
-       "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable",
-       NULL},
-      {"--measured", ARG_PATH, &o.measured,
-       "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark "
-       "JSON); the scenario that replays it is the positional argument",
-       NULL},
+      {"--meta", ARG_LIST, &o.metas, "with --startup: a run's meta.json (engine_kwargs, kv_cache, hardware) as one more row; repeatable", NULL},
+      {"--measured", ARG_PATH, &o.measured, "measured run (LLMServingSim requests.jsonl, kvsim requests.csv, aiperf profile_export.jsonl, a vLLM or SGLang benchmark JSON); the scenario that replays it is the positional argument", NULL},
       {"--set", ARG_LIST, &o.sets, "with --measured: override a scenario key (repeatable)", NULL},
-      {"--series", ARG_PATH, &o.series,
-       "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
+      {"--series", ARG_PATH, &o.series, "with --measured: measured time series (default: vllm/timeseries.csv beside requests.jsonl)", NULL},
       {"--silicon", ARG_PATH, &o.silicon,
        "fixed-concurrency table (AIConfigurator silicon CSV): each row reproduced by a closed-loop run", NULL},
       {"--filter", ARG_LIST, &o.filters,
@@ -230,7 +226,7 @@ int cmd_validate(int argc, char **argv) {
        "benchmark's random dataset (default the row's: its campaign's, else 0.8 vLLM, 1 SGLang)",
        &o.range_seen},
       {"--band", ARG_FLAG, &o.band, "with --measured or --silicon: coverage: is each measured mean TTFT/TPOT/E2E inside the range of runs at the band's edge step times", NULL},
-      {"--terms", ARG_FLAG, &o.terms, "with --silicon: each row's mean decode step by term (gemm, attention, moe, comm, elementwise, host)", NULL},
+      {"--terms", ARG_FLAG, &o.terms, "with --silicon: each row's mean decode step, and one prompt's prefill, by term", NULL},
       {"--all", ARG_FLAG, &o.all, "leave-one-group-out over ../shared/validation, run from the checkout", NULL},
       {"--no-refit", ARG_FLAG, &o.no_refit, "with --all: skip the passes on other GPUs' tables (the borrowed and spec-only bands)", NULL},
       {"--json", ARG_FLAG, &o.json, "print one JSON object", NULL},

@@ -284,3 +284,67 @@ Test(logo, targets_are_the_issues_and_a_per_request_run_is_held_to_five_percent)
   g.held[0] = g.held[1] = g.held[2] = NAN;
   cr_assert_eq(kvsim_fidelity_logo_targets(&g, t, m), 0, "NAN never misses");
 }
+
+/* The fused MoE row of DeepSeek-V3 (fp8_block, 7168 / 2048, top-8 of 256)
+ * at tp and `tokens` in the B200 profile, read here with cJSON. */
+static double b200_dsv3_moe_us(int tp, int tokens) {
+#ifndef KVSIM_SOURCE_DIR
+#define KVSIM_SOURCE_DIR "."
+#endif
+  FILE *f = fopen(KVSIM_SOURCE_DIR "/configs/kernels/b200.json", "rb");
+  cr_assert_not_null(f, "open the B200 profile");
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)n + 1);
+  cr_assert_not_null(text);
+  cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+  text[n] = '\0';
+  fclose(f);
+  cJSON *j = cJSON_Parse(text);
+  free(text);
+  double us = NAN;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "moe")) {
+    if (strcmp(cJSON_GetObjectItem(e, "dtype")->valuestring, "fp8_block") ||
+        cJSON_GetObjectItem(e, "hidden")->valueint != 7168 || cJSON_GetObjectItem(e, "experts")->valueint != 256 ||
+        cJSON_GetObjectItem(e, "tp")->valueint != tp || cJSON_GetObjectItem(e, "ep")->valueint != 1 ||
+        strcmp(cJSON_GetObjectItem(e, "distribution")->valuestring, "power_law_1.01"))
+      continue;
+    const cJSON *t = cJSON_GetObjectItem(e, "tokens");
+    for (int i = 0; i < cJSON_GetArraySize(t); i++)
+      if (cJSON_GetArrayItem(t, i)->valueint == tokens)
+        us = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "us"), i)->valuedouble;
+  }
+  cJSON_Delete(j);
+  cr_assert(!isnan(us), "the profile has DeepSeek-V3's MoE row at tp %d, %d tokens", tp, tokens);
+  return us;
+}
+
+Test(logo, prefill_terms_of_a_row_are_its_step_term_by_term) {
+  /* A B200 DeepSeek-V3 fp8 row at TP 8 with 8,192-token prompts (kvsim
+   * validate --silicon --terms): the experts are the table's fused MoE row
+   * at 8,192 tokens in each of the 58 MoE layers, and the terms add up to
+   * the step (the device's share is above its roofline here). */
+  kvsim_fid_sil_row_t r = sil_row("b200", "deepseek-v3", "fp8", 8, 4, 8192, 479, 9.6);
+  r.pp = 1;
+  kvsim_step_cost_t c;
+  kvsim_err err = {0};
+  cr_assert_eq(kvsim_fidelity_sil_prefill_terms(&r, KVSIM_FID_SIL_RANGE_AUTO, &c, &err), KVSIM_OK, "%s", err.msg);
+  const double moe = 58 * b200_dsv3_moe_us(8, 8192) * 1e-6;
+  cr_assert_float_eq(c.moe_s, moe, 1e-9, "experts %g s, table %g s", c.moe_s, moe);
+  const double sum = c.attn_s + c.moe_s + c.comm_s + c.gemm_s + c.elem_s + c.host_s;
+  cr_assert_float_eq(c.total_s, sum, 1e-12, "the terms add up: %g vs %g", c.total_s, sum);
+  cr_assert_gt(c.total_s - c.host_s, c.roofline_s, "above the roofline");
+  /* One prompt of the row's whole length: an eighth of it costs less. */
+  kvsim_fid_sil_row_t s = sil_row("b200", "deepseek-v3", "fp8", 8, 4, 1024, 183, 8.8);
+  s.pp = 1;
+  kvsim_step_cost_t d;
+  cr_assert_eq(kvsim_fidelity_sil_prefill_terms(&s, KVSIM_FID_SIL_RANGE_AUTO, &d, &err), KVSIM_OK, "%s", err.msg);
+  cr_assert_lt(d.total_s, c.total_s);
+  /* A row kvsim cannot plan: the plan's error. */
+  kvsim_fid_sil_row_t unk = sil_row("b200", "no-such-model", "fp8", 8, 4, 8192, 479, 9.6);
+  unk.pp = 1;
+  cr_assert_lt(kvsim_fidelity_sil_prefill_terms(&unk, KVSIM_FID_SIL_RANGE_AUTO, &c, &err), 0);
+  cr_assert(strstr(err.msg, "no-such-model") != NULL, "names the model: %s", err.msg);
+}

@@ -221,3 +221,88 @@ Test(perf_mla, gpus_models_and_precisions_without_a_module_table_keep_the_ordina
                                       (const int[6]){7168, 1536, 512, 128, 64, 128}),
                      "heads 128 (TP 1) are kept");
 }
+
+/* The table row of DeepSeek-V3's fused MoE layer (fp8_block, 7168 / 2048,
+ * top-8 of 256) at moe_tp = tp, under the skew the step model reads, after
+ * the reader's lower envelope (at 1,024 tokens the measured 475 us at TP 8
+ * is above the 441 us of 1,536: a tile switch). */
+static double moe_cell(const cJSON *j, int tp, double tokens) {
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "moe")) {
+    if (!strcmp(cJSON_GetObjectItem(e, "dtype")->valuestring, "fp8_block") &&
+        cJSON_GetObjectItem(e, "hidden")->valueint == 7168 && cJSON_GetObjectItem(e, "inter")->valueint == 2048 &&
+        cJSON_GetObjectItem(e, "topk")->valueint == 8 && cJSON_GetObjectItem(e, "experts")->valueint == 256 &&
+        cJSON_GetObjectItem(e, "tp")->valueint == tp && cJSON_GetObjectItem(e, "ep")->valueint == 1 &&
+        !strcmp(cJSON_GetObjectItem(e, "distribution")->valuestring, "power_law_1.01")) {
+      const cJSON *us = cJSON_GetObjectItem(e, "us");
+      double best = INFINITY;
+      for (int i = index_of(cJSON_GetObjectItem(e, "tokens"), tokens); i < cJSON_GetArraySize(us); i++)
+        best = fmin(best, cJSON_GetArrayItem(us, i)->valuedouble);
+      return best;
+    }
+  }
+  cr_assert_fail("no fp8_block MoE row of DeepSeek-V3's shape at tp %d", tp);
+  return 0;
+}
+
+/* vLLM's eager all-reduce on tp GPUs at `bytes`, linear between the two
+ * table sizes around it. */
+static double allreduce_cell(const cJSON *j, int tp, double bytes) {
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "allreduce")) {
+    if (cJSON_GetObjectItem(e, "num_gpus")->valueint != tp || strcmp(cJSON_GetObjectItem(e, "mode")->valuestring, "eager"))
+      continue;
+    const cJSON *bs = cJSON_GetObjectItem(e, "bytes"), *us = cJSON_GetObjectItem(e, "us");
+    for (int i = 1; i < cJSON_GetArraySize(bs); i++) {
+      const double b0 = cJSON_GetArrayItem(bs, i - 1)->valuedouble, b1 = cJSON_GetArrayItem(bs, i)->valuedouble;
+      if (bytes >= b0 && bytes <= b1) {
+        const double u0 = cJSON_GetArrayItem(us, i - 1)->valuedouble, u1 = cJSON_GetArrayItem(us, i)->valuedouble;
+        return u0 + (u1 - u0) * (bytes - b0) / (b1 - b0);
+      }
+    }
+  }
+  cr_assert_fail("no eager all-reduce row around %g bytes on %d GPUs", bytes, tp);
+  return 0;
+}
+
+/* The prefill of one prompt on an empty cache (issue 27: SGLang's measured
+ * DeepSeek prefill on B200 is about twice this step): each of its large
+ * terms is the table row it claims to read, summed over the layers that
+ * run it: the MLA context module (all 61 layers: SGLang's
+ * DeepseekV2AttentionMLA.forward_normal_prepare / forward_normal_core and
+ * vLLM's MLA prefill both decompress the latent with kv_b_proj inside the
+ * block the module times), the fused MoE (58 layers; the router GEMM and
+ * shared expert are in the GEMM term), and two all-reduces of the
+ * hidden state per layer (o_proj and the MLP, at 8192 or 1024 x 7168 x
+ * 2 bytes, eager: above vLLM's graph sizes). */
+Test(perf_mla, deepseek_v3_prefill_terms_are_the_b200_table_rows) {
+  cJSON *j = b200_json();
+  const int tps[2] = {8, 4};
+  const double lens[2] = {8192, 1024};
+  for (int t = 0; t < 2; t++) {
+    setup_t s;
+    make(&s, "deepseek-v3", "b200", tps[t], "fp8", KVSIM_KV_FP8);
+    const cJSON *ctx = mla_row(j, "context", "fp8_block", "fp8", 128 / tps[t]);
+    cr_assert_not_null(ctx, "the context module row at %d heads", 128 / tps[t]);
+    for (int l = 0; l < 2; l++) {
+      kvsim_batch_shape_t b;
+      memset(&b, 0, sizeof b);
+      kvsim_batch_shape_add(&b, 0, (int64_t)lens[l], 0);
+      kvsim_step_cost_t c;
+      kvsim_perf_step_time(&s.pf, &b, &c);
+      const double mla = 61 * cell(ctx, "isl", 1, lens[l]) * 1e-6;
+      const double moe = 58 * moe_cell(j, tps[t], lens[l]) * 1e-6;
+      const double ar = 122 * allreduce_cell(j, tps[t], lens[l] * 7168 * 2) * 1e-6;
+      cr_assert_float_eq(c.attn_s, mla, 1e-9, "TP%d, %g tokens: MLA %g s, table %g", tps[t], lens[l], c.attn_s, mla);
+      cr_assert_float_eq(c.moe_s, moe, 1e-9, "TP%d, %g tokens: MoE %g s, table %g", tps[t], lens[l], c.moe_s, moe);
+      cr_assert_float_eq(c.comm_s, ar, 1e-6 * ar, "TP%d, %g tokens: all-reduce %g s, table %g", tps[t], lens[l],
+                         c.comm_s, ar);
+      /* What is left (the dense layers' and shared experts' GEMMs, the
+       * router, the lm_head on one row, norms) is a small share. */
+      const double rest = c.gemm_s + c.elem_s;
+      cr_assert(rest > 0 && rest < 0.15 * (mla + moe + ar), "TP%d, %g tokens: the rest %g s", tps[t], lens[l], rest);
+      cr_assert(c.total_s >= c.roofline_s, "never under the roofline");
+    }
+  }
+  cJSON_Delete(j);
+}

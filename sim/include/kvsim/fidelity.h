@@ -775,6 +775,14 @@ double kvsim_fidelity_logo_peak_frac(const kvsim_fid_sil_row_t *r);
 int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_ratio, double *bytes,
                                     double *floor_ms, kvsim_err *err);
 
+/* The step that prefills one prompt of the row's full input length on an
+ * empty cache, as kvsim plans the row (its launch's flags, its GPU's own
+ * tables), term by term (kvsim validate --silicon --terms): where a
+ * row's TTFT error comes from. The plan's error when kvsim cannot plan
+ * the row. */
+int kvsim_fidelity_sil_prefill_terms(const kvsim_fid_sil_row_t *r, double range_ratio, kvsim_step_cost_t *cost,
+                                     kvsim_err *err);
+
 /* Whether a silicon row is physically possible on its GPU; when not, why
  * (into why[0..cap)): it implies more than 80 % of the dense peak of its
  * precision (kvsim_fidelity_logo_peak_frac), or its TPOT is below the
@@ -802,6 +810,14 @@ void kvsim_fidelity_silicon_print(FILE *f, const kvsim_fid_silicon_t *s);
 /* Each simulated row's mean decode step by term (ms), what its TPOT is
  * made of (kvsim validate --silicon --terms), after a blank line. */
 void kvsim_fidelity_silicon_print_terms(FILE *f, const kvsim_fid_silicon_t *s);
+/* validate --silicon --terms, after the decode steps: for each simulated
+ * row (once per GPU, model, precision, TP and input length) the prefill
+ * step of one prompt of its length, term by term
+ * (kvsim_fidelity_sil_prefill_terms). Those read the catalog GPU's own
+ * tables: with own_gpu false (--gpu or --perf given) one line says so
+ * instead. */
+void kvsim_fidelity_silicon_print_prefill_terms(FILE *f, const kvsim_fid_silicon_t *s, double range_ratio,
+                                                bool own_gpu);
 void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const char *file);
 
 /* As `kvsim validate --all --json` prints it. */

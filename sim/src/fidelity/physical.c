@@ -82,6 +82,19 @@ int kvsim_fidelity_sil_decode_floor(const kvsim_fid_sil_row_t *r, double range_r
   return KVSIM_OK;
 }
 
+int kvsim_fidelity_sil_prefill_terms(const kvsim_fid_sil_row_t *r, double range_ratio, kvsim_step_cost_t *cost,
+                                     kvsim_err *err) {
+  row_model_t m;
+  int rc = row_model(r, range_ratio, &m, err);
+  if (rc < 0)
+    return rc;
+  kvsim_batch_shape_t b;
+  memset(&b, 0, sizeof b);
+  kvsim_batch_shape_add(&b, 0, r->isl, m.window);
+  (void)kvsim_perf_step_time(&m.pf, &b, cost);
+  return KVSIM_OK;
+}
+
 /* The GPU time one round of the closed loop needs by the kernel tables:
  * every client's prompt prefilled (as one batch, the cheapest way the
  * tables allow) and the output's decode steps at the whole batch (the

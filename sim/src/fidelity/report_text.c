@@ -186,3 +186,33 @@ void kvsim_fidelity_startup_print(FILE *f, const kvsim_fid_startup_t *t, const c
   else
     fprintf(f, "Median absolute error of the prediction (b): n/a (no row with full inputs)\n");
 }
+
+/* ---- --silicon --terms ---- (the rows in order[], so a run of rows that
+ * differ only in clients or output length prints once) */
+void kvsim_fidelity_silicon_print_prefill_terms(FILE *f, const kvsim_fid_silicon_t *s, double range_ratio,
+                                                bool own_gpu) {
+  if (!own_gpu) {
+    fprintf(f, "\nprefill of one prompt by term: not with --gpu or --perf (it reads the catalog GPU's tables)\n");
+    return;
+  }
+  fprintf(f, "\nprefill of one prompt on an empty cache (ms): step = attention + experts + all-reduce + GEMMs + "
+         "elementwise + host   [roofline]\n");
+  const kvsim_fid_sil_row_t *last = NULL;
+  for (int64_t k = 0; k < s->table.n; k++) {
+    const int64_t i = s->order[k];
+    const kvsim_fid_sil_row_t *r = &s->table.rows[i];
+    if (!s->res[i].ok || (last && !strcmp(last->gpu, r->gpu) && !strcmp(last->model, r->model) &&
+                          !strcmp(last->precision, r->precision) && last->tp == r->tp && last->isl == r->isl))
+      continue;
+    last = r;
+    kvsim_step_cost_t c;
+    kvsim_err err = {0};
+    if (kvsim_fidelity_sil_prefill_terms(r, range_ratio, &c, &err) < 0) {
+      fprintf(f, "  %s %s tp %lld isl %lld: %s\n", r->gpu, r->model, (long long)r->tp, (long long)r->isl, err.msg);
+      continue;
+    }
+    fprintf(f, "  %s %s %s tp %lld isl %6lld: %8.1f = %.1f + %.1f + %.1f + %.1f + %.1f + %.1f   [%.1f]\n", r->gpu,
+           r->model, r->precision, (long long)r->tp, (long long)r->isl, c.total_s * 1e3, c.attn_s * 1e3,
+           c.moe_s * 1e3, c.comm_s * 1e3, c.gemm_s * 1e3, c.elem_s * 1e3, c.host_s * 1e3, c.roofline_s * 1e3);
+  }
+}
