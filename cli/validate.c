@@ -128,8 +128,7 @@ static int run_silicon(const vopts_t *o, const kvsim_gpu_perf_t *perf) {
 static int run_all(bool no_refit, bool json) {
   kvsim_fid_logo_opts_t o = {"../shared/validation", "configs/scenarios", 8, no_refit, NULL, NULL};
   kvsim_err err = {0};
-  char *s = kvsim_fidelity_logo_report(&o, json, &err);
-  return put_json(s) ? 0 : cli_fail("validate", "--all: %s", err.msg);
+  return put_json(kvsim_fidelity_logo_report(&o, json, &err)) ? 0 : cli_fail("validate", "--all: %s", err.msg);
 }
 
 static int run_startup(const char *file, const cli_list *metas, bool json, double max_error) {
@@ -163,7 +162,7 @@ static int run_startup(const char *file, const cli_list *metas, bool json, doubl
   return 0;
 }
 
-/* One mode of the four, with the flags that go with it. */
+/* One mode of the four, with the flags that go with it: another mode's are refused, never ignored. */
 static int dispatch(vopts_t *o, const char *const *pos, int npos) {
   if (o->max_error_seen && !(o->max_error >= 0)) /* -1 is "no threshold", not a value to give */
     return cli_fail("validate", "--max-error: %g must be >= 0", o->max_error);
@@ -181,6 +180,13 @@ static int dispatch(vopts_t *o, const char *const *pos, int npos) {
                                 "see kvsim validate --help)");
   if (modes > 1)
     return cli_fail("validate", "give only one of --startup, --measured, --silicon, --all");
+  const char *alien = !o->silicon && o->terms ? "--terms goes with --silicon"
+      : !o->silicon && (o->filters.n || o->gpus.n || o->range_seen) ? "--filter, --gpu and --range-ratio go with --silicon"
+      : o->terms && (o->band || o->json) ? "--terms is the text report's (--json has them as decode_step_ms; not with --band)"
+      : o->band && (o->startup || o->all) ? "--band goes with --measured or --silicon"
+      : o->metas.n && !o->startup ? "--meta goes with --startup" : o->no_refit && !o->all ? "--no-refit goes with --all" : NULL;
+  if (alien)
+    return cli_fail("validate", "%s", alien);
   if (o->measured) {
     if (npos != 1)
       return cli_fail("validate", "--measured FILE needs the SCENARIO.json that replays it");
@@ -193,14 +199,8 @@ static int dispatch(vopts_t *o, const char *const *pos, int npos) {
   if (o->silicon) {
     if (o->range_seen && !(o->range_ratio > 0 && o->range_ratio <= 1))
       return cli_fail("validate", "--range-ratio: %g must be in (0, 1]", o->range_ratio);
-    if (o->terms && (o->band || o->json))
-      return cli_fail("validate", "--terms is the text report's (--json has them as decode_step_ms; not with --band)");
     return run_silicon(o, o->perf_file ? &perf : NULL);
   }
-  if (o->filters.n || o->gpus.n || o->range_seen || o->band || o->terms)
-    return cli_fail("validate", "%s", o->band    ? "--band goes with --measured or --silicon"
-                                      : o->terms ? "--terms goes with --silicon"
-                                                 : "--filter, --gpu and --range-ratio go with --silicon");
   return o->all ? run_all(o->no_refit, o->json) : run_startup(o->startup, &o->metas, o->json, o->max_error);
 }
 

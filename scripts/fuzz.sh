@@ -55,10 +55,40 @@ seed() { # TARGET DIR
  "nccl": [{"op": "all_gather", "num_gpus": 4, "bytes": [512, 2097152], "us": [12, 60]}],
  "moe": [{"dtype": "bfloat16", "hidden": 2048, "inter": 768, "topk": 8, "experts": 128, "tp": 1, "ep": 1, "distribution": "power_law_1.01", "tokens": [1, 256], "us": [30, 400]}],
  "mla_module": [{"phase": "context", "gemm": "fp8_block", "kv_dtype": "bfloat16", "num_heads": 16, "hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "batch": [1, 4], "isl": [16, 1024], "us": [[40, 600], [45, null]]},
-  {"phase": "generation", "gemm": "fp8_block", "kv_dtype": "fp8", "num_heads": 16, "hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "batch": [1, 64], "seq_len": [2, 8192], "us": [[50, 60], [55, 90]]}]}' >"$d/small.json" ;;
+  {"phase": "generation", "gemm": "fp8_block", "kv_dtype": "fp8", "num_heads": 16, "hidden": 7168, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "batch": [1, 64], "seq_len": [2, 8192], "us": [[50, 60], [55, 90]]}]}' >"$d/small.json"
+      # The fast reader's number paths (core/jsonfast.c), each against
+      # cJSON's tree in the target: Clinger's fast path and its edges (1e22,
+      # 2^53, 2^53 + 1), the strtod path (long mantissas, exponents past 22,
+      # 1e400 and 1e-400, denormals, DBL_MAX), -0, leading fraction zeros,
+      # upper-case and signed exponents, 2^53 + 1 scaled (double rounding),
+      # the literals; a 64-character number goes to cJSON alone.
+      nums='[0, -0, -0.0, 0e0, -0E-0, 1e22, 1e23, 1E+22, 9007199254740992, 9007199254740993, 18446744073709551616,
+ 0.1, 0.000000000000000000001234, 1234567890123456789, 12345678901234567890, 123456789012345678901234567890.5,
+ 1.7976931348623157e308, 1.7976931348623159e308, 1e308, 1e309, 1e400, 1e999, -1e400, 1e-400, 4.9e-324, 2.4703282292062327e-324,
+ 2.2250738585072011e-308, 2.2250738585072014e-308, 5e-324, 1e-22, 1e-23, 3.0e-5, 2147483647, 2147483648, -2147483648, -2147483649,
+ 0.30000000000000004, 1.00000000000000000000001, 123456789012345678901234567890123456789012345678901234567890123,
+ 1e0000000000000000000000000000000000000000000000000000000001, 90071992547409930, 9007199254740993e1, 9007199254740993e-1,
+ true, false, null, {"k": [], "": {"z": "é ok"}, "t": true}]'
+      printf '%s' "$nums" >"$d/numbers.json"
+      # 64 characters: past the fast reader, cJSON's alone.
+      printf '[1234567890123456789012345678901234567890123456789012345678901234, -0]' >"$d/numbers-long.json"
+      sed 's/"us": \[5, 30\]/"us": [4.9e-324, 1e400]/; s/"us": \[12, 60\]/"us": [-0, 1.7976931348623157e308]/; s/\[30, 400\]/[3.0e1, 4E+2]/; s/"m": \[1, 8\]/"m": [1.000000000000000000001, 8e0]/' "$d/small.json" >"$d/small-numbers.json"
+      { printf '\357\273\277'; cat "$d/small.json"; } >"$d/small-bom.json" ;;
     fuzz_scenario)
       for f in configs/scenarios/*.json tests/golden/data/*.json tests/golden/cases/*/scenario.json; do
-        { printf 'engine.max_num_seqs=8\0'; cat "$f"; } >"$d/scen-$((i++))"; done ;;
+        { printf 'engine.max_num_seqs=8\0'; cat "$f"; } >"$d/scen-$((i++))"; done
+      # SGLang's receive interval (engine.scheduler_recv_interval): aggregated,
+      # on both sides of a disaggregated run, on the decode side only, set by
+      # --set, and out of range or under another profile.
+      local g=tests/golden/cases/sglang-retraction/scenario.json dg=tests/golden/cases/disagg-decode-full/scenario.json
+      local sg='engine.profile=sglang\ndisaggregation.prefill.engine={"max_total_tokens":19200}\n'
+      for v in 1 7 1000; do { printf 'engine.scheduler_recv_interval=%d\0' $v; cat $g; } >"$d/recv-set-$v"; done
+      { printf '\0'; python3 -c 'import json, sys; sc = json.load(open(sys.argv[1])); sc["engine"]["scheduler_recv_interval"] = 30; print(json.dumps(sc))' $g; } >"$d/recv-agg"
+      { printf "${sg}"'disaggregation.flow=sglang\ndisaggregation.decode.engine={"max_total_tokens":96000,"scheduler_recv_interval":10}\0'; cat $dg; } >"$d/recv-disagg-decode"
+      { printf "${sg}"'disaggregation.flow=sglang\ndisaggregation.decode.engine={"max_total_tokens":96000}\nengine.scheduler_recv_interval=4\0'; cat $dg; } >"$d/recv-disagg-both"
+      { printf "${sg}"'disaggregation.flow=vllm\ndisaggregation.decode.engine={"max_total_tokens":96000,"scheduler_recv_interval":3}\0'; cat $dg; } >"$d/recv-disagg-vllm-flow"
+      for v in 0 1001 1.5 -1 '"2"'; do { printf 'engine.scheduler_recv_interval=%s\0' "$v"; cat $g; } >"$d/recv-bad-$((i++))"; done
+      { printf 'engine.scheduler_recv_interval=4\0'; cat tests/golden/data/small-synthetic.json; } >"$d/recv-vllm" ;;
     fuzz_sweep)
       cp tests/golden/data/small-sweep.json configs/sweeps/*.json "$d/" 2>/dev/null || true
       printf '{"name": "z", "scenario": "small-synthetic.json", "mode": "zip", "grid": {"engine.max_num_seqs": [4, 8], "engine.block_size": [16, 32]}}' >"$d/zip.json" ;;
@@ -104,7 +134,13 @@ seed() { # TARGET DIR
       printf 'vllm:num_requests_running{engine="a,}b\\"\\\\"} NaN 1000000000000 # {x="y"} 1 2\nvllm:num_requests_waiting 0 1.5e9\n' >"$d/escapes" ;;
     fuzz_series_promjson) cp tests/golden/fidelity/query-range.json "$d/" ;;
     fuzz_sim)
-      for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done ;;
+      for s in 1 2 3 4 5 6 7 8; do head -c $((8 + 5 * s * 7)) /dev/urandom >"$d/rand-$s"; done
+      # SGLang's scheduler (tier bits 3-4 both set, fuzz_sim.c): aggregated,
+      # disaggregated by vLLM's flow and by SGLang's; receive intervals
+      # 1 + (h[6] >> 3) % 32; 20 requests a few ms apart.
+      for hdr in '0 0 3 20 27 4 42 1' '0 1 2 9 59 7 2 0' '0 0 4 30 251 3 250 2' '0 1 0 3 219 15 129 3'; do
+        python3 -c 'import sys; h = bytes(int(x) for x in sys.argv[1].split()); sys.stdout.buffer.write(h + b"".join(bytes([k % 3, 1 + k * 7 % 50, 5 + k % 40, k % 4, k * 11 % 256]) for k in range(20)))' "$hdr" >"$d/sglang-$((i++))"
+      done ;;
     fuzz_steady)
       # Arrivals of a Poisson-like run, ties at the edges, one arrival, spread to the clock's range.
       python3 -c 'import struct, sys; sys.stdout.buffer.write(b"\0" + b"".join(struct.pack("<I", k * 4096 + k * 997 % 4093) for k in range(1, 41)))' >"$d/ramp"

@@ -3,7 +3,7 @@
 
 Generates N random small scenarios (every engine profile; tiny pools, block
 sizes 1-128, chunked or not, prefix caching, swap and offload tiers,
-priorities, admission limits, bursty arrivals, extreme lengths; a share of
+SGLang's receive interval (aggregated and on a decode side), priorities, admission limits, bursty arrivals, extreme lengths; a share of
 them disaggregated: vLLM's or SGLang's flow, a prefill and a decode pool of
 their own sizes) and runs each as `kvsim run S --check-invariants --no-band`
 under a timeout, in a folder of its own. What it counts:
@@ -138,6 +138,12 @@ def scenario(rng, i):
         if sgl and sc["disaggregation"]["flow"] == "sglang" and poll.random() < 0.5:
             sc["disaggregation"]["decode"]["engine"]["scheduler_recv_interval"] = 1 + poll.randrange(20)
         sc["hardware"].pop("replicas")
+    elif sgl:
+        # The aggregated scheduler's receive skipper (SGLang's
+        # SchedulerRecvSkipper), from its own generator as above.
+        poll = random.Random(i)
+        if poll.random() < 0.75:
+            eng["scheduler_recv_interval"] = 1 + poll.randrange(40)
     return sc
 
 

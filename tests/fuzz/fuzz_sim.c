@@ -5,7 +5,10 @@
  * kvsim CSV trace. The run must end (no hang), lose no request, and keep
  * its invariants (checked after every step). The header's top bits add a
  * disaggregation block (vllm-v1 instances, vLLM's or SGLang's flow, a
- * prefill and a decode pool of their own sizes, NVLink or InfiniBand). */
+ * prefill and a decode pool of their own sizes, NVLink or InfiniBand).
+ * The fourth tier value runs SGLang's scheduler instead (pages, token
+ * pool, receive interval: sched/sglang.c's recv_requests; disaggregated,
+ * both sides sglang, the decode side's gate in engine/disagg_run.c). */
 #include <math.h>
 
 #include "fuzz_common.h"
@@ -28,8 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int chunked = h[4] & 1, prefix = (h[4] >> 1) & 1, prio = (h[4] >> 2) & 1;
   int tier = (h[4] >> 3) & 3;               /* 0 none, 1 swap (v0), 2 offload (v1) */
   int disagg = (h[4] >> 5) & 1, sglang_flow = (h[4] >> 6) & 1, nvlink = h[4] >> 7;
-  if (disagg) /* the instances of both flows are vllm-v1's, the one connector profile here */
+  const int sgl = tier == 3;
+  if (sgl) {
+    profile = "sglang";
+    dtype = dtypes[h[1] % 2]; /* SGLang's KV: auto or fp8 */
+  } else if (disagg) { /* vllm-v1 instances, the one connector profile here */
     profile = "vllm-v1";
+  }
+  const int recv = 1 + (h[6] >> 3) % 32; /* scheduler_recv_interval */
   int decode_pool = 4 + (uint8_t)(h[3] ^ h[5] ^ h[6]) * 2; /* blocks */
   int max_seqs = 1 + h[5] % 16;
   int max_len = 64 << (h[6] % 6);           /* 64 .. 2048 */
@@ -61,23 +70,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (disagg)
     snprintf(disagg_json, sizeof disagg_json,
              " \"disaggregation\": {\"flow\": \"%s\","
-             " \"prefill\": {\"engine\": {\"num_gpu_blocks_override\": %d}},"
-             " \"decode\": {\"engine\": {\"num_gpu_blocks_override\": %d}},"
+             " \"prefill\": {\"engine\": {\"%s\": %d}},"
+             " \"decode\": {\"engine\": {\"%s\": %d}},"
              " \"link\": {\"kind\": \"%s\"}},",
-             sglang_flow ? "sglang" : "vllm", pool, decode_pool, nvlink ? "nvlink" : "infiniband");
+             sglang_flow ? "sglang" : "vllm", sgl ? "max_total_tokens" : "num_gpu_blocks_override",
+             sgl ? pool * bs : pool, sgl ? "max_total_tokens" : "num_gpu_blocks_override",
+             sgl ? decode_pool * bs : decode_pool, nvlink ? "nvlink" : "infiniband");
   char json[2560];
-  snprintf(json, sizeof json,
-           "{\"name\": \"fuzz\", \"seed\": 1, \"model\": \"llama-3.2-1b\","
-           " \"hardware\": {\"gpu\": \"l4\"},"
-           " \"engine\": {\"profile\": \"%s\", \"kv_cache_dtype\": \"%s\", \"block_size\": %d,"
-           " \"num_gpu_blocks_override\": %d, \"max_num_seqs\": %d, \"max_model_len\": %d,"
-           " \"max_num_batched_tokens\": %d, \"enable_chunked_prefill\": %s,"
-           " \"enable_prefix_caching\": %s%s%s%s},%s"
-           " \"workload\": {\"trace\": \"%s\", \"format\": \"kvsim\"}}",
-           profile, dtype, bs, pool, max_seqs, max_len, mnbt, chunked ? "true" : "false",
-           prefix ? "true" : "false", prio ? ", \"scheduling_policy\": \"priority\"" : "",
-           tier == 1 ? ", \"swap_space\": 0.001, \"preemption_mode\": \"swap\"" : "",
-           tier == 2 ? ", \"kv_offloading_size\": 0.01" : "", disagg_json, path);
+  if (sgl)
+    snprintf(json, sizeof json,
+             "{\"name\": \"fuzz\", \"seed\": 1, \"model\": \"llama-3.2-1b\","
+             " \"hardware\": {\"gpu\": \"l4\"},"
+             " \"engine\": {\"profile\": \"sglang\", \"kv_cache_dtype\": \"%s\", \"page_size\": %d,"
+             " \"max_total_tokens\": %d, \"max_running_requests\": %d, \"max_model_len\": %d,"
+             " \"chunked_prefill_size\": %d, \"enable_prefix_caching\": %s,"
+             " \"scheduler_recv_interval\": %d},%s"
+             " \"workload\": {\"trace\": \"%s\", \"format\": \"kvsim\"}}",
+             dtype, bs, pool * bs, max_seqs, max_len, chunked ? mnbt : -1, prefix ? "true" : "false",
+             recv, disagg_json, path);
+  else
+    snprintf(json, sizeof json,
+             "{\"name\": \"fuzz\", \"seed\": 1, \"model\": \"llama-3.2-1b\","
+             " \"hardware\": {\"gpu\": \"l4\"},"
+             " \"engine\": {\"profile\": \"%s\", \"kv_cache_dtype\": \"%s\", \"block_size\": %d,"
+             " \"num_gpu_blocks_override\": %d, \"max_num_seqs\": %d, \"max_model_len\": %d,"
+             " \"max_num_batched_tokens\": %d, \"enable_chunked_prefill\": %s,"
+             " \"enable_prefix_caching\": %s%s%s%s},%s"
+             " \"workload\": {\"trace\": \"%s\", \"format\": \"kvsim\"}}",
+             profile, dtype, bs, pool, max_seqs, max_len, mnbt, chunked ? "true" : "false",
+             prefix ? "true" : "false", prio ? ", \"scheduling_policy\": \"priority\"" : "",
+             tier == 1 ? ", \"swap_space\": 0.001, \"preemption_mode\": \"swap\"" : "",
+             tier == 2 ? ", \"kv_offloading_size\": 0.01" : "", disagg_json, path);
   kvsim_scenario_t sc;
   kvsim_err err = {0};
   if (kvsim_scenario_parse(json, "fuzz: scenario", "/", NULL, 0, &sc, &err) == KVSIM_OK) {
