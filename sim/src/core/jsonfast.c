@@ -115,7 +115,9 @@ int kvsim__jsonfast_number(const char *s, double *out, size_t *len) {
       ex = -ex;
   }
   const size_t n = (size_t)(p - s);
-  /* cJSON copies at most 63 characters of a number before strtod. */
+  /* A longer number goes to cJSON: upstream cJSON 1.7.15's parse_number
+   * copies at most 63 characters before strtod, while some distribution
+   * builds read longer ones; either way the tree is cJSON's own. */
   if (n > 63)
     return 0;
   const long e10 = ex + drop - frac;
