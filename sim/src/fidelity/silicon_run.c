@@ -102,17 +102,29 @@ int kvsim_fidelity_silicon_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gp
   return KVSIM_OK;
 }
 
+/* The row's scenario with the coefficients (and kernel profile) given,
+ * if any; on an error nothing is left to free. */
+static int row_scenario(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus, double range_ratio,
+                        const kvsim_gpu_perf_t *perf, kvsim_scenario_t *sc, kvsim_err *err) {
+  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, sc, err);
+  if (rc < 0)
+    return rc;
+  if (perf && perf->kernels[0] && (rc = kvsim_gpu_use_kernels(&sc->gpu, perf->kernels, err)) < 0) {
+    kvsim_scenario_fini(sc);
+    return rc;
+  }
+  if (perf)
+    kvsim_fidelity_apply_coefs(&sc->gpu.perf, perf);
+  return KVSIM_OK;
+}
+
 int kvsim_fidelity_silicon_simulate(const kvsim_fid_sil_row_t *r, const kvsim_gpu_t *gpus, int ngpus,
                                     double range_ratio, const kvsim_gpu_perf_t *perf, double *ttft_ms,
                                     double *tpot_ms, kvsim_err *err) {
   kvsim_scenario_t sc;
-  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
+  int rc = row_scenario(r, gpus, ngpus, range_ratio, perf, &sc, err);
   if (rc < 0)
     return rc;
-  if (perf && perf->kernels[0])
-    rc = kvsim_gpu_use_kernels(&sc.gpu, perf->kernels, err);
-  if (perf)
-    kvsim_fidelity_apply_coefs(&sc.gpu.perf, perf);
   kvsim_fid_lat_t lat;
   kvsim_fidelity_lat_init(&lat);
   /* The rows' TTFT is the benchmark client's (mean_ttft of vllm bench). */
@@ -134,13 +146,9 @@ int kvsim_fidelity_sil_decode_step(const kvsim_fid_sil_row_t *r, const kvsim_gpu
                                    kvsim_err *err) {
   memset(cost, 0, sizeof *cost);
   kvsim_scenario_t sc;
-  int rc = kvsim_fidelity_silicon_scenario(r, gpus, ngpus, range_ratio, &sc, err);
+  int rc = row_scenario(r, gpus, ngpus, range_ratio, perf, &sc, err);
   if (rc < 0)
     return rc;
-  if (perf && perf->kernels[0])
-    rc = kvsim_gpu_use_kernels(&sc.gpu, perf->kernels, err);
-  if (perf)
-    kvsim_fidelity_apply_coefs(&sc.gpu.perf, perf);
   kvsim_resolved_t res;
   kvsim_perf_t pf;
   if (rc == KVSIM_OK && (rc = kvsim_scenario_resolve(&sc, &res, err)) == KVSIM_OK &&
