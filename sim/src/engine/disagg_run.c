@@ -21,6 +21,7 @@
 
 #include "engine/budget.h"
 #include "engine/disagg.h"
+#include "engine/disagg_state.h"
 #include "engine/handoff.h"
 #include "engine/lifecycle.h"
 #include "engine/replica.h"
@@ -29,7 +30,6 @@
 #include "kvsim/engine.h"
 #include "kvsim/events.h"
 
-enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_XFER = 5 };
 
 /* SGLang's decode side keeps this many tokens free per running and
  * incoming request (SGLANG_NUM_RESERVED_DECODE_TOKENS, default 512:
@@ -51,64 +51,7 @@ enum { EV_ARRIVAL = 1, EV_STEP = 2, EV_SAMPLE = 3, EV_STOP = 4, EV_XFER = 5 };
  * pop_preallocated). */
 #define SGLANG_RECV_WEIGHT_DEFAULT 1000
 
-typedef struct inbox_entry {
-  int32_t slot, p; /* the decode object's slot, its prefill instance */
-} inbox_entry_t;
 
-typedef struct recv_gate {
-  int64_t interval;                 /* the decode side's scheduler_recv_interval; <= 1: off */
-  int64_t *weight;                  /* per decode instance: its batches' weights since its last poll */
-  bool *landed;                     /* per decode instance: requests landed in its last step */
-  kvsim__vec(inbox_entry_t) *inbox; /* per decode instance: arrived, not yet received */
-} recv_gate_t;
-
-typedef struct side {
-  kvsim_scenario_t sc;
-  kvsim_resolved_t res;
-  kvsim_perf_t perf;
-  kvsim__replica_t *reps;
-  int32_t n;
-  kvsim__router_t router;
-  kvsim__router_load_t *loads;
-  kvsim_kvcache_t **kvs;
-  double usage_peak;
-} side_t;
-
-typedef struct drun {
-  const kvsim_scenario_t *sc;
-  const kvsim_sink_t *sink;
-  kvsim_run_stats_t *st;
-  kvsim_err *err;
-  side_t side[2];
-  kvsim__handoff_t ho;
-  recv_gate_t gate; /* the SGLang flow's decode side */
-  kvsim_time_ns *step_end; /* per instance (prefill first): when its step in flight ends */
-  kvsim_eventq_t q;
-  kvsim_source_t *src;
-  bool src_end, src_blocked;
-  kvsim__reqpool_t pool;
-  kvsim__vec(int32_t) pre_of;      /* dec slot -> pre slot, from pull to arrival */
-  kvsim__vec(uint64_t) prefix_key; /* dec slot -> the routers' prefix key */
-  int64_t in_flight, pending;      /* requests in the system; steps and transfers in flight */
-  int64_t arrivals;                /* pulled, not yet arrived */
-  int64_t fixed_bytes;             /* both sides' pools (budget.h) */
-  kvsim_reqvec_t finished;
-  int32_t *xs;
-  kvsim_time_ns *xe;
-  int32_t xcap;
-  kvsim_request_t **started;
-  int32_t started_cap;
-  /* The summary's means over every instance's ticks (run.c's
-   * account_sample): usage, queues, time full or at max_num_seqs, and
-   * allocation waste. */
-  int64_t samples, kv_full, seq_bound, frac_samples;
-  double usage_sum, running_sum, waiting_sum, frac_sum, frag_sum, unused_sum;
-} drun_t;
-
-static kvsim__replica_t *rep_of(drun_t *r, int32_t g) {
-  int32_t np = r->side[0].n;
-  return g < np ? &r->side[0].reps[g] : &r->side[1].reps[g - np];
-}
 
 static int emit(drun_t *r, kvsim_request_t *q) { return kvsim__emit_request(r->sink, q); }
 
@@ -596,58 +539,6 @@ static void teardown(drun_t *r) {
   kvsim_reqvec_fini(&r->finished);
 }
 
-/* The run's totals, both sides summed; generated tokens and TPOT are the
- * decode side's (the prefill side's one token per request is dropped by
- * the proxy), prompt tokens the prefill side's. */
-static void totals(drun_t *r) {
-  kvsim_run_stats_t *st = r->st;
-  for (int k = 0; k < 2; k++)
-    for (int32_t i = 0; i < r->side[k].n; i++) {
-      const kvsim__replica_t *rep = &r->side[k].reps[i];
-      st->preemptions += rep->sched->num_preemptions;
-      st->prefix_queries += rep->kv.queries;
-      st->prefix_hits += rep->kv.hits;
-      if (k == 0)
-        st->prompt_tokens += rep->sched->prompt_tokens_total;
-      else
-        st->generation_tokens += rep->sched->generation_tokens_total;
-      st->steps += rep->steps;
-      st->sequence_steps += rep->sequence_steps;
-      st->busy_s += rep->busy_s;
-      if (rep->kv_usage_peak > st->kv_usage_peak)
-        st->kv_usage_peak = rep->kv_usage_peak;
-      int32_t g = k ? r->side[0].n + i : i;
-      if (g < KVSIM_RUN_MAX_REPLICA_STATS)
-        st->replica[g] = (kvsim_replica_stats_t){r->side[k].router.routed[i], rep->kv_usage_peak,
-                                                 rep->kv.queries, rep->kv.hits};
-    }
-  st->replicas = r->side[0].n + r->side[1].n;
-  st->router = r->side[0].sc.router;
-  if (r->samples) {
-    double n = (double)r->samples;
-    st->kv_usage_mean = r->usage_sum / n;
-    st->running_mean = r->running_sum / n;
-    st->waiting_mean = r->waiting_sum / n;
-    st->frac_samples_kv_full = (double)r->kv_full / n;
-    st->frac_samples_seq_bound = (double)r->seq_bound / n;
-  }
-  if (r->frac_samples) {
-    double n = (double)r->frac_samples;
-    st->kv_token_fraction_mean = r->frac_sum / n;
-    st->kv_internal_frag_bytes_mean = r->frag_sum / n;
-    st->kv_reserved_unused_bytes_mean = r->unused_sum / n;
-  }
-  st->disaggregated = true;
-  st->disagg = r->ho.st;
-  st->disagg.prefill_pool_blocks = r->side[0].res.pool_usable;
-  st->disagg.decode_pool_blocks = r->side[1].res.pool_usable;
-  st->disagg.prefill_kv_usage_peak = r->side[0].usage_peak;
-  st->disagg.decode_kv_usage_peak = r->side[1].usage_peak;
-  for (int k = 0; k < 2; k++)
-    for (int32_t i = 0; i < r->side[k].n; i++)
-      *(k ? &st->disagg.decode_busy_s : &st->disagg.prefill_busy_s) += r->side[k].reps[i].busy_s;
-  st->disagg_prefill_plan = r->side[0].res.plan;
-}
 
 /* Requests still in the system at a max_time_s stop: the decode objects
  * of those in an engine or a hand-off (one still in prefill with its
@@ -684,72 +575,7 @@ static int leftovers(drun_t *r) {
   return KVSIM_OK;
 }
 
-/* Requests in flight and nothing pending but the sampling tick: no
- * arrival, step end or transfer end will come, and only those start a
- * step, an allocation or a transfer, so the run would sample for ever (as
- * run.c's stuck()). Names the first instance holding requests, prefill
- * side first, with its queues and the hand-off's share of them. No input
- * reaches this today: admission lets in only prompts each side's empty
- * pool holds and each profile would schedule alone (refuse), a decode
- * instance with nothing running or inbound takes the head of its queue,
- * held prefill blocks and inbound decode ones free or land when a
- * transfer ends, transfers start whenever their endpoints are idle, and
- * the replica's own progress guard stops an instance that cannot run
- * what it holds; the guard keeps a future hole to one error line. */
-static int stuck(drun_t *r) {
-  const int32_t np = r->side[0].n;
-  for (int32_t g = 0; g < np + r->side[1].n; g++) {
-    kvsim__replica_t *rep = rep_of(r, g);
-    const kvsim_sched_t *s = rep->sched;
-    kvsim__replica_sync(rep);
-    kvsim_request_t *const *held = NULL;
-    const long long held_n = s->ops->held ? s->ops->held(s, &held) : 0;
-    const bool pre = g < np;
-    const int32_t i = pre ? g : g - np;
-    /* The hand-off's: blocks held for hand-offs (prefill), requests
-     * allocated and not yet landed, or waiting for blocks (decode). */
-    const long long ho = pre ? r->ho.held[i] : r->ho.inbound[i];
-    const long long waitq = pre ? 0 : r->ho.waitq[i].n - r->ho.waitq_head[i];
-    if (!s->running.n && !s->waiting.n && !held_n && !ho && !waitq)
-      continue;
-    char extra[96];
-    if (pre)
-      snprintf(extra, sizeof extra, "%lld blocks held for hand-offs", ho);
-    else
-      snprintf(extra, sizeof extra, "%lld inbound and %lld waiting for its blocks", ho, waitq);
-    return kvsim_err_set(
-        r->err, KVSIM_ETHRESH,
-        "%s: %s instance %d: %lld requests waiting, %lld running and %lld held, %s, but no "
-        "step, arrival or transfer is pending: the run cannot make progress (profile %s)",
-        rep->where, pre ? "prefill" : "decode", (int)i, (long long)s->waiting.n,
-        (long long)s->running.n, held_n, extra, s->ops->name);
-  }
-  return kvsim_err_set(
-      r->err, KVSIM_ETHRESH,
-      "%s: disaggregation: %lld requests in flight in no instance's queues and nothing "
-      "pending: the run cannot make progress",
-      r->sc->path[0] ? r->sc->path : r->sc->name, (long long)r->in_flight);
-}
 
-/* --check-invariants: after every event, each pool's references are its
- * scheduler's requests' plus the hand-off's (kvsim__handoff_check), and
- * the blocks of every scheduled request are live (the replica's own
- * step check). O(pools) per event: for goldens and tests. */
-static int check_all(drun_t *r) {
-  int32_t n = r->side[0].n + r->side[1].n, g = 0;
-  int64_t *blocks = kvsim__calloc((size_t)n, sizeof *blocks);
-  if (!blocks)
-    return kvsim_err_set(r->err, KVSIM_ENOMEM, "invariant check: out of memory");
-  for (int k = 0; k < 2; k++)
-    for (int32_t i = 0; i < r->side[k].n; i++, g++) {
-      const kvsim_sched_t *s = r->side[k].reps[i].sched;
-      for (int64_t j = 0; j < s->running.n; j++)
-        blocks[g] += kvsim_kvcache_held(&r->side[k].reps[i].kv, s->running.v[j]);
-    }
-  int rc = kvsim__handoff_check(&r->ho, blocks, r->err);
-  kvsim__free(blocks);
-  return rc;
-}
 
 int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, const kvsim_sink_t *sink,
                       kvsim_run_stats_t *stats, kvsim_err *err) {
@@ -795,13 +621,13 @@ int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, 
       stopped = true;
       break;
     }
-    if (rc < 0 || (opts && opts->check_invariants && (rc = check_all(&r)) < 0))
+    if (rc < 0 || (opts && opts->check_invariants && (rc = kvsim__drun_check_all(&r)) < 0))
       goto out;
     if (r.in_flight == 0 && r.src_end && r.pending == 0)
       break;
     /* Requests in flight with nothing scheduled: nothing can move them. */
     if (r.pending == 0 && r.arrivals == 0 && r.in_flight > 0) {
-      rc = stuck(&r);
+      rc = kvsim__drun_stuck(&r);
       goto out;
     }
   }
@@ -809,7 +635,7 @@ int kvsim__disagg_run(const kvsim_scenario_t *sc, const kvsim_run_opts_t *opts, 
   if ((rc = on_sample(&r, stats->end_time)) < 0 || (rc = leftovers(&r)) < 0)
     goto out;
   stats->requests_in_flight = r.in_flight;
-  totals(&r);
+  kvsim__drun_totals(&r);
   stats->skipped_rows = kvsim_source_skipped(r.src);
   rc = KVSIM_OK;
 out:
